@@ -1,0 +1,39 @@
+# Every target creates .venv itself when missing; only Python 3.11+ and make are needed.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
+PROTO_OUT := sdk/arena_sdk/_proto
+
+.PHONY: help install test demo bench proto clean
+
+help:
+	@echo "make demo   - run a real Take 5 round-robin tournament between sample bot processes, print the ladder"
+	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
+	@echo "make bench  - engine and gRPC benchmarks"
+	@echo "make proto  - regenerate the Python code from proto/"
+
+$(STAMP): pyproject.toml sdk/pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ./sdk -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) tools/demo.py
+
+bench: $(STAMP)
+	$(PY) tools/bench.py
+
+# Generated code is committed; tests/test_proto_fresh.py fails when it differs from what this target writes.
+proto: $(STAMP)
+	$(PY) tools/gen_proto.py $(PROTO_OUT)
+
+clean:
+	rm -rf $(VENV) .arena .pytest_cache .hypothesis
