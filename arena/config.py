@@ -1,0 +1,39 @@
+"""Defaults of the platform, in one place (STYLE.md habit 12). Every CLI option falls back to these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Platform defaults.
+
+    Attributes:
+        server: address of the referee's Arena service, "host:port" (CLI ``--server`` / ``ARENA_SERVER``).
+        listen: address ``arena serve`` binds.
+        data_dir: folder of the private Redis (appendonly files, pid and URL files), ``--data-dir``.
+        deadline_ms: deadline of every Decide call, milliseconds.
+        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls, milliseconds.
+        workers: embedded workers of ``arena serve``.
+        concurrency: matches one worker runs at once.
+        seats_per_match: default k of a round robin (capped by the number of bots).
+        rounds: default R of a round robin.
+        initial_rating: Elo start, points. k_factor: Elo K, points.
+    """
+
+    server: str = "localhost:50051"
+    listen: str = "0.0.0.0:50051"
+    data_dir: Path = Path(".arena")
+    deadline_ms: int = 1000
+    call_deadline_ms: int = 5000
+    workers: int = 2
+    concurrency: int = 4
+    seats_per_match: int = 4
+    rounds: int = 1
+    initial_rating: float = 1500.0
+    k_factor: float = 32.0
+
+
+DEFAULTS = Defaults()
