@@ -1,0 +1,157 @@
+"""Benchmarks (``make bench``): a script that measures and prints, never a timed test.
+
+1. Engine: complete Take 5 games per second with uniformly random players, at 4 and at 10 seats (pure Python,
+   one core, no I/O).
+2. gRPC: Decide calls per second and per-decision latency p50/p99 against sample bots running as separate
+   processes, beside a bare gRPC unary echo (raw bytes, no protobuf, no bot logic) measured in the same run on the
+   same loopback, so the protocol's own cost can be told apart from the transport's.
+
+Usage: python tools/bench.py [--seconds S] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.local_bots import start_bot  # noqa: E402
+from arena_sdk import wire  # noqa: E402
+from arena_sdk.games import take5  # noqa: E402
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
+
+
+def random_game(num_players: int, rnd: random.Random) -> int:
+    """Play one complete game with random legal actions; returns the number of decisions taken."""
+    state = take5.new_game(num_players, seed=rnd.randrange(2**32))
+    decisions = 0
+    while not take5.is_over(state):
+        for seat in take5.pending_seats(state):
+            state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
+            decisions += 1
+    return decisions
+
+
+def bench_engine(num_players: int, seconds: float) -> dict:
+    rnd = random.Random(1)
+    games = decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        decisions += random_game(num_players, rnd)
+        games += 1
+    return {"seats": num_players, "games": games, "seconds": round(elapsed, 2),
+            "games_per_s": round(games / elapsed, 1), "decisions_per_s": round(decisions / elapsed)}
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+def latency_summary(name: str, latencies_ms: list[float], elapsed: float) -> dict:
+    return {"name": name, "calls": len(latencies_ms), "calls_per_s": round(len(latencies_ms) / elapsed),
+            "p50_ms": round(percentile(latencies_ms, 50), 3), "p99_ms": round(percentile(latencies_ms, 99), 3),
+            "mean_ms": round(statistics.fmean(latencies_ms), 3)}
+
+
+def timed_calls(call, seconds: float) -> tuple[list[float], float]:
+    latencies = []
+    start = time.perf_counter()
+    while (now := time.perf_counter()) - start < seconds:
+        call()
+        latencies.append((time.perf_counter() - now) * 1000)
+    return latencies, time.perf_counter() - start
+
+
+def bench_echo(seconds: float) -> dict:
+    """A bare unary echo: generic handler on raw bytes, no serialisation, no application code."""
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request)}
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            echo = channel.unary_unary("/bench.Echo/Echo")
+            payload = bytes(200)  # about the size of a serialised DecideRequest
+            echo(payload, timeout=5)
+            latencies, elapsed = timed_calls(lambda: echo(payload, timeout=5), seconds)
+    finally:
+        server.stop(0)
+    return latency_summary("bare unary echo", latencies, elapsed)
+
+
+def decide_requests(num_players: int, count: int) -> list[bot_pb2.DecideRequest]:
+    """Real card-choice requests of seat 0 from random games (varied hands and rows)."""
+    rnd = random.Random(7)
+    requests: list[bot_pb2.DecideRequest] = []
+    while len(requests) < count:
+        state = take5.new_game(num_players, seed=rnd.randrange(2**32))
+        while not take5.is_over(state) and len(requests) < count:
+            if take5.decision_kind(state, 0) == take5.CHOOSE_CARD:
+                requests.append(bot_pb2.DecideRequest(
+                    match_id="bench", seat=0, kind=bot_pb2.TAKE5_CHOOSE_CARD,
+                    take5=wire.view_to_proto(take5.observe(state, 0))))
+            for seat in take5.pending_seats(state):
+                state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
+    return requests
+
+
+def bench_bot(sample: str, seconds: float, requests: list[bot_pb2.DecideRequest]) -> dict:
+    bot = start_bot(f"sample:{sample}")
+    try:
+        with grpc.insecure_channel(bot.endpoint) as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            stub.StartMatch(bot_pb2.StartMatchRequest(
+                match_id="bench", game="take5", seat=0, num_players=4,
+                player_names=["a", "b", "c", "d"]), timeout=5)
+            it = iter(range(10**9))
+            latencies, elapsed = timed_calls(
+                lambda: stub.Decide(requests[next(it) % len(requests)], timeout=5), seconds)
+    finally:
+        bot.stop()
+    return latency_summary(f"Decide on sample:{sample} (separate process)", latencies, elapsed)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per item (default 5)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    args = parser.parse_args()
+
+    results: dict = {"engine": [], "grpc": []}
+    for n in (4, 10):
+        results["engine"].append(bench_engine(n, args.seconds))
+    requests = decide_requests(4, 500)
+    results["grpc"].append(bench_echo(args.seconds))
+    for sample in ("random", "heuristic", "montecarlo"):
+        results["grpc"].append(bench_bot(sample, args.seconds, requests))
+
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print("Engine: complete Take 5 games with random players (one core)")
+    for r in results["engine"]:
+        print(f"  {r['seats']:>2} seats: {r['games_per_s']:>8} games/s  {r['decisions_per_s']:>9} decisions/s"
+              f"  ({r['games']} games in {r['seconds']} s)")
+    print("gRPC over loopback, one client, sequential calls")
+    for r in results["grpc"]:
+        print(f"  {r['name']:<48} {r['calls_per_s']:>7} calls/s  p50 {r['p50_ms']:>7} ms  "
+              f"p99 {r['p99_ms']:>7} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
