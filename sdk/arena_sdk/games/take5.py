@@ -50,6 +50,7 @@ INFO = GameInfo(
 
 Phase = Literal["draft", "choose", "row", "over"]
 LimitRule = Literal["at_least", "more_than"]
+_LIMIT_RULES = ("at_least", "more_than")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,17 @@ class Take5Config:
     limit_rule: LimitRule = "at_least"
     known_cards: bool = False
     draft: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise RulesError(f"Take5Config.limit must be a whole number of bullheads >= 1, got {self.limit!r}")
+        if self.limit_rule not in _LIMIT_RULES:
+            raise RulesError(
+                f"Take5Config.limit_rule must be one of {', '.join(map(repr, _LIMIT_RULES))}, got {self.limit_rule!r}"
+            )
+        for name in ("known_cards", "draft"):
+            if not isinstance(getattr(self, name), bool):
+                raise RulesError(f"Take5Config.{name} must be True or False, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)
@@ -194,11 +206,17 @@ class Take5State:
         num_players, config, seed (None when only explicit deals drive the game), deals (explicit deals for hands
         0, 1, ...; later hands come from the seed).
         hand_number, turn, phase.
-        hands: each seat's cards, ascending. rows: the 4 rows. totals: bullheads from completed hands.
+        hands: each seat's cards, ascending; a chosen card stays in the hand until the reveal.
+        rows: the 4 rows (empty tuples during the draft). totals: bullheads from completed hands.
         piles: each seat's penalty pile this hand (cards). history: completed turns of this hand.
-        chosen: each seat's hidden choice this turn or None. revealed: this turn's (seat, card) in ascending card
-        order once all have chosen; resolved: how many of them are resolved; current_plays: their Plays.
+        chosen: each seat's hidden choice this turn or None (all None again once revealed). revealed: this
+        turn's (seat, card) in ascending card order once all have chosen, kept while resolution waits for a
+        rule-4 row choice; resolved: how many of them are resolved; current_plays: their Plays.
         draft_pool / draft_picks: draft variant state. dealt: the deals actually used so far, one per hand.
+        previous_history: the completed turns of the previous hand (public), so that a reader can account for
+        the totals it added.
+    In phase ``"over"`` the hands are empty and rows, piles and history are those of the last hand, whose
+    bullheads are already counted in ``totals``.
     """
 
     num_players: int
@@ -220,34 +238,224 @@ class Take5State:
     draft_pool: tuple[int, ...] = ()
     draft_picks: tuple[Pick, ...] = ()
     dealt: tuple[Take5Deal, ...] = field(default=())
+    previous_history: tuple[Turn, ...] = ()
+
+
+def _bullheads_of(card: int) -> int:
+    if card == 55:
+        return 7
+    if card % 11 == 0:
+        return 5
+    if card % 10 == 0:
+        return 3
+    if card % 5 == 0:
+        return 2
+    return 1
+
+
+# Index = card; index 0 is unused. Built once from the rule text's tests, read by every hot path.
+_BULLHEADS: tuple[int, ...] = (0,) + tuple(_bullheads_of(c) for c in range(1, DECK_SIZE + 1))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def bullheads(card: int) -> int:
     """Bullheads (penalty points) of ``card`` (1..104), tested in order: 55 -> 7; other multiples of 11 -> 5;
     multiples of 10 -> 3; other multiples of 5 -> 2; else 1. Raises ``RulesError`` outside 1..104."""
-    raise NotImplementedError
+    if not _is_int(card) or not 1 <= card <= DECK_SIZE:
+        raise RulesError(f"no Take 5 card {card!r}: cards are whole numbers 1..{DECK_SIZE}")
+    return _BULLHEADS[card]
+
+
+def _check_players(num_players: object) -> int:
+    if not _is_int(num_players) or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:  # type: ignore[operator]
+        raise RulesError(f"Take 5 is played by {MIN_PLAYERS}..{MAX_PLAYERS} players, got {num_players!r}")
+    return num_players  # type: ignore[return-value]
+
+
+def _check_config(config: object) -> Take5Config:
+    if not isinstance(config, Take5Config):
+        raise RulesError(f"config must be a Take5Config, got {config!r}")
+    return config
+
+
+def _deck_top(num_players: int, config: Take5Config) -> int:
+    return HAND_SIZE * num_players + NUM_ROWS if config.known_cards else DECK_SIZE
 
 
 def deck(num_players: int, config: Take5Config) -> tuple[int, ...]:
-    """Cards used in a hand: 1..104, or 1..(10 * num_players + 4) with ``known_cards`` (variant 1)."""
-    raise NotImplementedError
+    """Cards used in a hand: 1..104, or 1..(10 * num_players + 4) with ``known_cards`` (variant 1).
+
+    Raises ``RulesError`` for a player count outside 2..10."""
+    _check_players(num_players)
+    return tuple(range(1, _deck_top(num_players, _check_config(config)) + 1))
 
 
 def target_row(rows: tuple[tuple[int, ...], ...], card: int) -> int | None:
-    """Rules 1-2: the row whose end is highest below ``card``; None when every row end is above (rule 4)."""
-    raise NotImplementedError
+    """Rules 1-2: the row whose end is highest below ``card``; None when every row end is above (rule 4).
+
+    Empty rows (only during the draft) are never a target."""
+    best: int | None = None
+    best_end = 0
+    for index, row in enumerate(rows):
+        if row:
+            end = row[-1]
+            if best_end < end < card:
+                best, best_end = index, end
+    return best
 
 
 def penalty_if_played(rows: tuple[tuple[int, ...], ...], card: int) -> int | None:
     """Bullheads ``card`` takes if it resolves now: the full row's bullheads on rule 3, 0 when it simply extends
     a row, None when rule 4 applies (the cost is then the seat's choice)."""
-    raise NotImplementedError
+    index = target_row(rows, card)
+    if index is None:
+        return None
+    row = rows[index]
+    if len(row) >= ROW_CAPACITY:
+        return sum(_BULLHEADS[c] for c in row)
+    return 0
 
 
 def deal_hand(seed: int, hand_number: int, num_players: int, config: Take5Config) -> Take5Deal:
     """The deal of hand ``hand_number`` derived from ``seed`` alone (``random.Random`` seeded with a string of
-    game id, seed and hand number; the full deck of the hand is reshuffled every hand, rules step 1)."""
-    raise NotImplementedError
+    game id, seed and hand number; the full deck of the hand is reshuffled every hand, rules step 1).
+
+    Normal play: seat ``i`` gets shuffled cards ``10*i .. 10*i+9`` (sorted), the next 4 start rows 0..3.
+    Draft variant: the pool is the first ``10 * num_players + 4`` shuffled cards, sorted.
+    Raises ``RulesError`` for a seed or hand number that is not a whole number (hand number >= 0) or a bad
+    player count. No global random state is read or changed."""
+    if not _is_int(seed):
+        raise RulesError(f"a Take 5 seed must be a whole number, got {seed!r}")
+    if not _is_int(hand_number) or hand_number < 0:
+        raise RulesError(f"hand_number must be a whole number >= 0, got {hand_number!r}")
+    _check_players(num_players)
+    _check_config(config)
+    cards = list(range(1, _deck_top(num_players, config) + 1))
+    random.Random(f"{GAME_ID}:{seed}:{hand_number}").shuffle(cards)
+    in_play = HAND_SIZE * num_players
+    if config.draft:
+        return Take5Deal(pool=tuple(sorted(cards[: in_play + NUM_ROWS])))
+    hands = tuple(tuple(sorted(cards[i : i + HAND_SIZE])) for i in range(0, in_play, HAND_SIZE))
+    return Take5Deal(hands=hands, rows=tuple(cards[in_play : in_play + NUM_ROWS]))
+
+
+def _as_cards(value: object, what: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)):
+        raise RulesError(f"{what} must be a sequence of cards, got {value!r}")
+    try:
+        return tuple(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise RulesError(f"{what} must be a sequence of cards, got {value!r}") from None
+
+
+def _validate_deal(deal: object, hand_number: int, num_players: int, config: Take5Config) -> Take5Deal:
+    """A copy of an explicit ``deal`` with tuples everywhere; ``RulesError`` naming the first problem found."""
+    where = f"deal of hand {hand_number}"
+    if not isinstance(deal, Take5Deal):
+        raise RulesError(f"{where}: expected a Take5Deal, got {deal!r}")
+    top = _deck_top(num_players, config)
+    hands = tuple(_as_cards(h, f"{where}: the hand of seat {i}") for i, h in enumerate(_as_cards(deal.hands, where)))
+    rows = _as_cards(deal.rows, f"{where}: rows")
+    pool = _as_cards(deal.pool, f"{where}: pool")
+    if config.draft:
+        if hands or rows:
+            raise RulesError(f"{where}: the draft variant deals only a pool; hands and rows must be empty")
+        wanted = HAND_SIZE * num_players + NUM_ROWS
+        if len(pool) != wanted:
+            raise RulesError(
+                f"{where}: the draft pool holds {len(pool)} cards, {num_players} players need {wanted} "
+                f"(10 per seat + 4 rows)"
+            )
+        cards = pool
+    else:
+        if pool:
+            raise RulesError(f"{where}: a pool is only dealt in the draft variant; deal hands and rows instead")
+        if len(hands) != num_players:
+            raise RulesError(f"{where}: {len(hands)} hands for {num_players} players")
+        for seat, hand in enumerate(hands):
+            if len(hand) != HAND_SIZE:
+                raise RulesError(f"{where}: seat {seat} is dealt {len(hand)} cards, needs {HAND_SIZE}")
+        if len(rows) != NUM_ROWS:
+            raise RulesError(f"{where}: {len(rows)} row starters, needs {NUM_ROWS}")
+        cards = tuple(c for hand in hands for c in hand) + rows
+    seen: set[int] = set()
+    for card in cards:
+        if not _is_int(card) or not 1 <= card <= top:
+            variant = " (known cards variant)" if config.known_cards else ""
+            raise RulesError(f"{where}: card {card!r} is outside the deck 1..{top}{variant}")
+        if card in seen:
+            raise RulesError(f"{where}: card {card} is dealt more than once")
+        seen.add(card)
+    return Take5Deal(hands=hands, rows=rows, pool=pool)
+
+
+def _evolve(state: Take5State, **changes: object) -> Take5State:
+    """``dataclasses.replace`` without its per-call field introspection (the hot path of ``apply``).
+
+    Take5State has no ``__post_init__`` and no slots, so copying the field dict gives the same frozen object."""
+    evolved = object.__new__(Take5State)
+    fields_ = evolved.__dict__
+    fields_.update(state.__dict__)
+    fields_.update(changes)
+    return evolved
+
+
+def _empty_rows() -> tuple[tuple[int, ...], ...]:
+    return ((),) * NUM_ROWS
+
+
+def _start_hand(state: Take5State, hand_number: int, previous_history: tuple[Turn, ...]) -> Take5State:
+    """``state`` with hand ``hand_number`` dealt (rules step 1-2): explicit deal, else from the seed."""
+    n = state.num_players
+    if hand_number < len(state.deals):
+        deal = state.deals[hand_number]
+    elif state.seed is not None:
+        deal = deal_hand(state.seed, hand_number, n, state.config)
+    else:
+        raise RulesError(
+            f"hand {hand_number} needs a deal: only {len(state.deals)} explicit deal(s) were given and no seed"
+        )
+    empty: tuple[tuple[int, ...], ...] = ((),) * n
+    common = dict(
+        hand_number=hand_number,
+        turn=0,
+        totals=state.totals,
+        piles=empty,
+        history=(),
+        chosen=(None,) * n,
+        revealed=(),
+        resolved=0,
+        current_plays=(),
+        draft_picks=(),
+        dealt=state.dealt + (deal,),
+        previous_history=previous_history,
+    )
+    if state.config.draft:
+        return Take5State(
+            num_players=n,
+            config=state.config,
+            seed=state.seed,
+            deals=state.deals,
+            phase="draft",
+            hands=empty,
+            rows=_empty_rows(),
+            draft_pool=tuple(sorted(deal.pool)),
+            **common,  # type: ignore[arg-type]
+        )
+    return Take5State(
+        num_players=n,
+        config=state.config,
+        seed=state.seed,
+        deals=state.deals,
+        phase="choose",
+        hands=tuple(tuple(sorted(h)) for h in deal.hands),
+        rows=tuple((c,) for c in deal.rows),
+        draft_pool=(),
+        **common,  # type: ignore[arg-type]
+    )
 
 
 def new_game(
@@ -262,29 +470,89 @@ def new_game(
     Raises ``RulesError`` for a player count outside 2..10, when neither seed nor deals are given, or for an
     invalid explicit deal (wrong sizes, repeated cards, cards outside the deck of the variant).
     """
-    raise NotImplementedError
+    n = _check_players(num_players)
+    config = Take5Config() if config is None else _check_config(config)
+    if seed is not None and not _is_int(seed):
+        raise RulesError(f"a Take 5 seed must be a whole number or None, got {seed!r}")
+    checked = tuple(_validate_deal(d, h, n, config) for h, d in enumerate(_as_cards(deals, "deals")))
+    if seed is None and not checked:
+        raise RulesError("a Take 5 game needs a seed or at least one explicit deal")
+    blank = Take5State(
+        num_players=n,
+        config=config,
+        seed=seed,
+        deals=checked,
+        hand_number=0,
+        turn=0,
+        phase="choose",
+        hands=((),) * n,
+        rows=_empty_rows(),
+        totals=(0,) * n,
+        piles=((),) * n,
+    )
+    return _start_hand(blank, 0, ())
 
 
 def pending_seats(state: Take5State) -> tuple[int, ...]:
     """Seats that have a decision to make now, ascending (several in the choose phase, one otherwise)."""
-    raise NotImplementedError
+    phase = state.phase
+    if phase == "choose":
+        return tuple(seat for seat, card in enumerate(state.chosen) if card is None)
+    if phase == "row":
+        return (state.revealed[state.resolved].seat,)
+    if phase == "draft":
+        return (len(state.draft_picks) % state.num_players,)
+    return ()
+
+
+_KIND_OF_PHASE = {"choose": CHOOSE_CARD, "row": CHOOSE_ROW, "draft": DRAFT_PICK}
+_ACTION_OF_PHASE: dict[str, type] = {"choose": ChooseCard, "row": ChooseRow, "draft": DraftPick}
+
+
+def _is_pending(state: Take5State, seat: int) -> bool:
+    phase = state.phase
+    if phase == "choose":
+        return 0 <= seat < state.num_players and state.chosen[seat] is None
+    return phase != "over" and seat in pending_seats(state)
 
 
 def decision_kind(state: Take5State, seat: int) -> str | None:
     """The decision kind pending for ``seat`` (``CHOOSE_CARD``, ``CHOOSE_ROW``, ``DRAFT_PICK``) or None."""
-    raise NotImplementedError
+    if _is_int(seat) and _is_pending(state, seat):
+        return _KIND_OF_PHASE[state.phase]
+    return None
 
 
 def legal_actions(state: Take5State, seat: int) -> tuple[Take5Action, ...]:
     """Every legal action of ``seat`` now, in ascending card / row order; () when the seat is not pending."""
-    raise NotImplementedError
+    if not (_is_int(seat) and _is_pending(state, seat)):
+        return ()
+    phase = state.phase
+    if phase == "choose":
+        return tuple(ChooseCard(c) for c in state.hands[seat])
+    if phase == "row":
+        return tuple(ChooseRow(r) for r in range(NUM_ROWS))
+    return tuple(DraftPick(c) for c in state.draft_pool)
 
 
 def default_action(state: Take5State, seat: int) -> Take5Action:
     """The documented default the referee applies after a fault: the lowest card of the hand (choose), the row
     with the fewest bullheads, lowest index on ties (rule 4), the lowest card of the pool (draft).
     Raises ``IllegalActionError`` when ``seat`` is not pending."""
-    raise NotImplementedError
+    if not (_is_int(seat) and _is_pending(state, seat)):
+        raise IllegalActionError(f"no default action for seat {seat!r}: it has no decision pending")
+    phase = state.phase
+    if phase == "choose":
+        return ChooseCard(state.hands[seat][0])
+    if phase == "row":
+        costs = [sum(_BULLHEADS[c] for c in row) for row in state.rows]
+        return ChooseRow(costs.index(min(costs)))
+    return DraftPick(state.draft_pool[0])
+
+
+def _refuse(state: Take5State, seat: int, action: object, reason: str) -> IllegalActionError:
+    where = f"hand {state.hand_number}, turn {state.turn}"
+    return IllegalActionError(f"{action!r} by seat {seat!r} refused ({where}): {reason}")
 
 
 def apply(state: Take5State, seat: int, action: Take5Action) -> Take5State:
@@ -295,20 +563,208 @@ def apply(state: Take5State, seat: int, action: Take5Action) -> Take5State:
     the action is of the wrong kind or the card/row is not allowed; ``RulesError`` when a new hand is needed
     but there is neither an explicit deal left nor a seed.
     """
-    raise NotImplementedError
+    phase = state.phase
+    if phase == "over":
+        raise _refuse(state, seat, action, "the game is over")
+    if not _is_int(seat) or not 0 <= seat < state.num_players:
+        raise _refuse(state, seat, action, f"no such seat in a {state.num_players}-player game")
+    if not _is_pending(state, seat):
+        if phase == "choose":
+            reason = f"seat {seat} already chose a card this turn"
+        else:
+            reason = f"it is seat {pending_seats(state)[0]}'s decision ({_KIND_OF_PHASE[phase]}), not seat {seat}'s"
+        raise _refuse(state, seat, action, reason)
+    expected = _ACTION_OF_PHASE[phase]
+    if type(action) is not expected:
+        raise _refuse(
+            state,
+            seat,
+            action,
+            f"the pending decision is {_KIND_OF_PHASE[phase]}, which takes a {expected.__name__}, "
+            f"not a {type(action).__name__}",
+        )
+    if phase == "choose":
+        return _choose(state, seat, action)  # type: ignore[arg-type]
+    if phase == "row":
+        return _choose_row(state, seat, action)  # type: ignore[arg-type]
+    return _draft_pick(state, seat, action)  # type: ignore[arg-type]
+
+
+def _choose(state: Take5State, seat: int, action: ChooseCard) -> Take5State:
+    """Rules step 3: record the hidden choice; reveal and resolve once the last seat has chosen."""
+    card = action.card
+    if not _is_int(card) or card not in state.hands[seat]:
+        raise _refuse(state, seat, action, f"card {card!r} is not in seat {seat}'s hand")
+    chosen = list(state.chosen)
+    chosen[seat] = card
+    if None in chosen:
+        return _evolve(state, chosen=tuple(chosen))
+    # Reveal: every choice is in. Chosen cards leave the hands; resolution goes lowest first (rule step 4).
+    revealed = tuple(sorted((Pick(s, c) for s, c in enumerate(chosen)), key=lambda p: p.card))  # type: ignore[arg-type]
+    hands = tuple(tuple(c for c in hand if c != chosen[s]) for s, hand in enumerate(state.hands))
+    return _resolve(state, hands, list(state.rows), list(state.piles), revealed, 0, [], None)
+
+
+def _choose_row(state: Take5State, seat: int, action: ChooseRow) -> Take5State:
+    """Rule 4: the seat takes the row of its choice; resolution continues."""
+    row = action.row
+    if not _is_int(row) or not 0 <= row < NUM_ROWS:
+        raise _refuse(state, seat, action, f"row {row!r} does not exist; rows are 0..{NUM_ROWS - 1}")
+    return _resolve(
+        state,
+        state.hands,
+        list(state.rows),
+        list(state.piles),
+        state.revealed,
+        state.resolved,
+        list(state.current_plays),
+        row,
+    )
+
+
+def _resolve(
+    state: Take5State,
+    hands: tuple[tuple[int, ...], ...],
+    rows: list[tuple[int, ...]],
+    piles: list[tuple[int, ...]],
+    revealed: tuple[Pick, ...],
+    start: int,
+    plays: list[Play],
+    chosen_row: int | None,
+) -> Take5State:
+    """Rules step 4-5: resolve ``revealed[start:]`` lowest first, recomputing the target after every card.
+
+    ``chosen_row`` answers the rule-4 question of ``revealed[start]``. Stops (phase ``"row"``) at the next card
+    that needs a row choice; otherwise completes the turn."""
+    for index in range(start, len(revealed)):
+        pick = revealed[index]
+        card = pick.card
+        target = target_row(rows, card)  # type: ignore[arg-type]
+        if target is None:  # rule 4: every row end is above the card; the seat chooses the row it takes
+            if index != start or chosen_row is None:
+                return _evolve(
+                    state,
+                    phase="row",
+                    hands=hands,
+                    rows=tuple(rows),
+                    piles=tuple(piles),
+                    chosen=(None,) * state.num_players,
+                    revealed=revealed,
+                    resolved=index,
+                    current_plays=tuple(plays),
+                )
+            taken = rows[chosen_row]
+            rows[chosen_row] = (card,)
+            piles[pick.seat] = piles[pick.seat] + taken
+            plays.append(Play(pick.seat, card, chosen_row, taken, True))
+        elif len(rows[target]) >= ROW_CAPACITY:  # rule 3: the sixth card takes the five
+            taken = rows[target]
+            rows[target] = (card,)
+            piles[pick.seat] = piles[pick.seat] + taken
+            plays.append(Play(pick.seat, card, target, taken))
+        else:  # rules 1-2: onto the row whose end is closest below
+            rows[target] = rows[target] + (card,)
+            plays.append(Play(pick.seat, card, target))
+    history = state.history + (Turn(state.turn, tuple(plays)),)
+    if state.turn + 1 < HAND_SIZE:
+        return _evolve(
+            state,
+            turn=state.turn + 1,
+            phase="choose",
+            hands=hands,
+            rows=tuple(rows),
+            piles=tuple(piles),
+            history=history,
+            chosen=(None,) * state.num_players,
+            revealed=(),
+            resolved=0,
+            current_plays=(),
+        )
+    # Rules step 7: the hand is over; totals grow by the bullheads taken; the limit is checked only now.
+    totals = tuple(t + sum(_BULLHEADS[c] for c in pile) for t, pile in zip(state.totals, piles))
+    limit = state.config.limit
+    if state.config.limit_rule == "more_than":
+        over = any(t > limit for t in totals)
+    else:
+        over = any(t >= limit for t in totals)
+    ended = _evolve(
+        state,
+        phase="over",
+        hands=hands,
+        rows=tuple(rows),
+        piles=tuple(piles),
+        totals=totals,
+        history=history,
+        chosen=(None,) * state.num_players,
+        revealed=(),
+        resolved=0,
+        current_plays=(),
+    )
+    if over:
+        return ended
+    return _start_hand(ended, state.hand_number + 1, history)
+
+
+def _draft_pick(state: Take5State, seat: int, action: DraftPick) -> Take5State:
+    """Variant 2: the pending seat takes a face-up card; after the last pick the 4 left start the rows."""
+    card = action.card
+    pool = state.draft_pool
+    if not _is_int(card) or card not in pool:
+        raise _refuse(state, seat, action, f"card {card!r} is not in the draft pool")
+    pool = tuple(c for c in pool if c != card)
+    hands = list(state.hands)
+    hands[seat] = tuple(sorted(hands[seat] + (card,)))
+    picks = state.draft_picks + (Pick(seat, card),)
+    if len(picks) < HAND_SIZE * state.num_players:
+        return _evolve(state, hands=tuple(hands), draft_pool=pool, draft_picks=picks)
+    return _evolve(
+        state,
+        phase="choose",
+        hands=tuple(hands),
+        rows=tuple((c,) for c in pool),  # pool is ascending: the lowest leftover starts row 0
+        draft_pool=(),
+        draft_picks=picks,
+    )
 
 
 def observe(state: Take5State, seat: int) -> Take5View:
     """The view of ``seat``: own hand, rows, totals, public history; never another seat's hand or hidden
-    choice, the undealt cards or the seed."""
-    raise NotImplementedError
+    choice, the undealt cards or the seed.
+
+    The draft pool and picks are public (variant 2 is played face up). Raises ``RulesError`` for a seat outside
+    0..num_players-1."""
+    if not _is_int(seat) or not 0 <= seat < state.num_players:
+        raise RulesError(f"no seat {seat!r} in a {state.num_players}-player game")
+    kind = decision_kind(state, seat)
+    row_choice = kind == CHOOSE_ROW
+    return Take5View(
+        seat=seat,
+        num_players=state.num_players,
+        config=state.config,
+        hand_number=state.hand_number,
+        turn=state.turn,
+        hand=state.hands[seat],
+        rows=state.rows,
+        totals=state.totals,
+        hand_penalties=tuple(sum(_BULLHEADS[c] for c in pile) for pile in state.piles),
+        history=state.history,
+        kind=kind,
+        resolving_card=state.revealed[state.resolved].card if row_choice else None,
+        revealed=state.revealed if row_choice else (),
+        draft_pool=state.draft_pool if state.phase == "draft" else (),
+        draft_picks=state.draft_picks if state.config.draft else (),
+    )
 
 
 def is_over(state: Take5State) -> bool:
     """True once a complete hand ended with a total at the limit."""
-    raise NotImplementedError
+    return state.phase == "over"
 
 
 def outcome(state: Take5State) -> Outcome:
     """Final totals and standard competition ranks (fewest bullheads first). Raises ``RulesError`` if not over."""
-    raise NotImplementedError
+    if state.phase != "over":
+        raise RulesError(
+            f"the game is not over (hand {state.hand_number}, turn {state.turn}, phase {state.phase!r})"
+        )
+    return Outcome(scores=state.totals, ranks=competition_ranks(state.totals, lower_is_better=True))
