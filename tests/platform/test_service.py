@@ -1,0 +1,251 @@
+"""The Arena gRPC service over real loopback gRPC, a real redis-server and real bot processes."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from arena.redis_server import PrivateRedis
+from arena.service import ArenaServer, ServiceError
+from arena.store import Store
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+
+WAIT_S = 180.0  # a hang guard, not a speed requirement
+
+
+@pytest.fixture
+def dead_endpoint() -> Iterator[str]:
+    """A bound but not listening port: connections are refused."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+def _serve(redis_url: str, **kwargs: Any) -> Iterator[tuple[ArenaServer, arena_pb2_grpc.ArenaStub,
+                                                                grpc.Channel]]:
+    server = ArenaServer("127.0.0.1:0", redis_url, **kwargs)
+    port = server.start()
+    assert port == server.port and port > 0
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield server, arena_pb2_grpc.ArenaStub(channel), channel
+    finally:
+        channel.close()
+        server.stop()
+
+
+@pytest.fixture
+def arena(redis_url: str) -> Iterator[arena_pb2_grpc.ArenaStub]:
+    """An Arena stub on a server without workers that registers endpoints without checking them."""
+    for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=False):
+        yield stub
+
+
+def _code(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as excinfo:
+        call()
+    return excinfo.value.code(), excinfo.value.details()
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str = "127.0.0.1:5001") -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5"))
+
+
+# -- validation and errors ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "endpoint", "game", "message"),
+    [
+        ("bad name", "127.0.0.1:5001", "take5", "bad bot name 'bad name'"),
+        ("x" * 65, "127.0.0.1:5001", "take5", "bad bot name"),
+        ("", "127.0.0.1:5001", "take5", "bad bot name ''"),
+        ("ok", "127.0.0.1", "take5", "bad endpoint '127.0.0.1': expected HOST:PORT"),
+        ("ok", "127.0.0.1:70000", "take5", "port 1..65535"),
+        ("ok", "127.0.0.1:5001", "chess", "unknown game 'chess'; known games: take5"),
+        ("ok", "127.0.0.1:5001", "", "game is required"),
+    ],
+)
+def test_register_bot_refuses_bad_input(arena: arena_pb2_grpc.ArenaStub, name: str, endpoint: str, game: str,
+                                        message: str) -> None:
+    code, details = _code(lambda: arena.RegisterBot(
+        arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in details
+
+
+def test_register_upserts_and_list_filters_by_game(arena: arena_pb2_grpc.ArenaStub) -> None:
+    first = _register(arena, "alpha", "127.0.0.1:5001")
+    again = _register(arena, "alpha", "[::1]:6001")
+    _register(arena, "bravo", "bots.example:5002")
+    assert again.endpoint == "[::1]:6001" and again.registered_at == first.registered_at > 0
+    listed = arena.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots
+    assert [(b.name, b.endpoint) for b in listed] == [("alpha", "[::1]:6001"), ("bravo", "bots.example:5002")]
+    assert len(arena.ListBots(arena_pb2.ListBotsRequest()).bots) == 2
+    code, details = _code(lambda: arena.ListBots(arena_pb2.ListBotsRequest(game="chess")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "unknown game" in details
+
+
+def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
+    for name in ("a", "b", "c"):
+        _register(arena, name)
+
+    def create(**kwargs: Any) -> Any:
+        kwargs.setdefault("game", "take5")
+        return arena.CreateTournament(arena_pb2.CreateTournamentRequest(**kwargs))
+
+    code, details = _code(lambda: create(bots=["a", "b", "zed", "yan"]))
+    assert code == grpc.StatusCode.NOT_FOUND
+    assert "not registered for take5: zed, yan" in details and "arena bot register" in details
+    for kwargs, message in [
+        ({"bots": []}, "at least 2 bots"),
+        ({"bots": ["a", "b", "a"]}, "more than once: a"),
+        ({"bots": ["a", "b"], "seats_per_match": 3}, "at least 3 bots, got 2"),
+        ({"bots": ["a", "b"], "seats_per_match": 1}, "2..10 seats"),
+        ({"bots": ["a", "b"], "game": "chess"}, "unknown game 'chess'"),
+        ({"bots": ["a", "b"], "seed": 2**63}, "seed must be in"),
+        ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit_rule=9))},
+         "limit_rule"),
+    ]:
+        code, details = _code(lambda: create(**kwargs))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (kwargs, details)
+        assert message in details, (kwargs, details)
+    # nothing was created by the refused requests
+    assert create(bots=["a", "b"], seed=3).id == "t1"
+
+
+def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> None:
+    for name in ("a", "b", "c", "d", "e"):
+        _register(arena, name)
+    t = arena.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["e", "d", "c", "b", "a"]))
+    assert (t.id, t.seats_per_match, t.rounds, t.deadline_ms, t.state) == ("t1", 4, 1, 1000, "running")
+    assert t.matches_total == 5 * 4 and t.matches_done == 0 and t.seed > 0
+    assert t.config.take5.limit == 66 and list(t.bots) == ["e", "d", "c", "b", "a"]
+    got = arena.GetTournament(arena_pb2.GetTournamentRequest(id="t1"))
+    assert got == t
+    t2 = arena.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["a", "b"], rounds=3, seed=77, deadline_ms=200,
+        config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=30, known_cards=True))))
+    assert (t2.id, t2.matches_total, t2.seed, t2.deadline_ms) == ("t2", 6, 77, 200)
+    assert t2.config.take5.limit == 30 and t2.config.take5.known_cards
+    code, details = _code(lambda: arena.GetTournament(arena_pb2.GetTournamentRequest(id="t9")))
+    assert code == grpc.StatusCode.NOT_FOUND and "no tournament t9" in details
+    code, details = _code(lambda: arena.GetTournament(arena_pb2.GetTournamentRequest(id="nine")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "t1, t2" in details
+
+
+def test_ladder_of_an_unknown_game_and_an_empty_ladder(arena: arena_pb2_grpc.ArenaStub) -> None:
+    code, _ = _code(lambda: arena.GetLadder(arena_pb2.GetLadderRequest(game="nope")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    ladder = arena.GetLadder(arena_pb2.GetLadderRequest(game="take5"))
+    assert ladder.game == "take5" and list(ladder.entries) == []
+
+
+def test_health_and_reflection(redis_url: str) -> None:
+    for _server, _stub, channel in _serve(redis_url, workers=0):
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "arena.v1.Arena"):
+            reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        reflect = reflection_pb2_grpc.ServerReflectionStub(channel)
+        replies = list(reflect.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+            list_services="")]), timeout=5))
+        names = {s.name for s in replies[0].list_services_response.service}
+        assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= names
+
+
+def test_registering_checks_the_endpoint_answers_and_plays_the_game(
+        redis_url: str, dead_endpoint: str, start_bot: Callable[..., Any]) -> None:
+    bot = start_bot("sample:random")
+    for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
+        code, details = _code(lambda: _register(stub, "ghost", dead_endpoint))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+        assert f"the bot at {dead_endpoint} did not answer GetInfo" in details and "start the bot" in details
+        assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
+        record = _register(stub, "rnd", bot.endpoint)
+        assert (record.name, record.endpoint, record.game) == ("rnd", bot.endpoint, "take5")
+
+
+def test_redis_going_away_is_unavailable_and_an_absent_redis_refuses_start(tmp_path: Path) -> None:
+    private = PrivateRedis(tmp_path)
+    url = private.start()
+    try:
+        for _server, stub, _channel in _serve(url, workers=0):
+            private.stop()
+            code, details = _code(lambda: stub.ListBots(arena_pb2.ListBotsRequest()))
+            assert code == grpc.StatusCode.UNAVAILABLE and url in details
+    finally:
+        private.stop()
+    with pytest.raises(ServiceError, match=f"cannot reach Redis at {url}"):
+        ArenaServer("127.0.0.1:0", url).start()
+
+
+def test_a_taken_listen_address_is_a_clear_error(redis_url: str) -> None:
+    for server, _stub, _channel in _serve(redis_url, workers=0):
+        with pytest.raises(ServiceError, match=f"cannot listen on 127.0.0.1:{server.port}"):
+            ArenaServer(f"127.0.0.1:{server.port}", redis_url, workers=0).start()
+
+
+# -- end to end ---------------------------------------------------------------------------------------------------
+
+
+def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
+        redis_url: str, start_bot: Callable[..., Any]) -> None:
+    """Three bot processes registered over gRPC; a round robin with k=3, R=1 (3 rotations of one deal) run by two
+    embedded workers through the Redis stream; the ladder counts each match once per bot."""
+    bots = {"rand": start_bot("sample:random"), "heur": start_bot("sample:heuristic"),
+            "mc": start_bot("sample:montecarlo")}
+    for server, stub, _channel in _serve(redis_url, workers=2, concurrency=2):
+        for name, bot in bots.items():
+            _register(stub, name, bot.endpoint)
+        assert {b.name for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots} == set(bots)
+        created = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+            game="take5", bots=sorted(bots), seats_per_match=3, rounds=1, seed=2024,
+            config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=20))))
+        assert (created.matches_total, created.state, created.seed) == (3, "running", 2024)
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            t = stub.GetTournament(arena_pb2.GetTournamentRequest(id=created.id))
+            assert t.matches_done <= t.matches_total
+            if t.state == "finished" or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert (t.state, t.matches_done, t.faults) == ("finished", 3, 0)
+        ladder = stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries
+        assert sorted(e.bot for e in ladder) == sorted(bots)
+        assert [e.matches for e in ladder] == [3, 3, 3]
+        assert sum(e.rating for e in ladder) == pytest.approx(1500.0 * 3, abs=1e-6)
+        assert [e.rank for e in ladder] == [1 + sum(o.rating > e.rating for o in ladder) for e in ladder]
+        assert [e.rating for e in ladder] == sorted((e.rating for e in ladder), reverse=True)
+        assert 3 <= sum(e.wins for e in ladder) <= 9  # at least one winner per match; shared wins possible
+
+        store = Store.from_url(redis_url)
+        try:
+            records = [store.get_match_record(f"{created.id}-{i:06d}") for i in range(3)]
+            assert all(r is not None for r in records)
+            # duplicate deals: the three matches share one seed, each bot in a different seat each time
+            assert len({r["seed"] for r in records}) == 1  # type: ignore[index]
+            assert {tuple(s["name"] for s in r["seats"]) for r in records} == {  # type: ignore[index]
+                ("heur", "mc", "rand"), ("mc", "rand", "heur"), ("rand", "heur", "mc")}
+            # the mean score on the ladder is the mean of the bullheads of the recorded results
+            for entry in ladder:
+                scores = [r["result"]["scores"][[s["name"] for s in r["seats"]].index(entry.bot)]  # type: ignore
+                          for r in records]
+                assert entry.mean_score == pytest.approx(sum(scores) / 3)
+            rebuilt = store.rebuild_ladder("take5")
+            assert [(e.bot, e.rating, e.matches, e.wins) for e in rebuilt] == [
+                (e.bot, e.rating, e.matches, e.wins) for e in ladder]
+            assert store.pending_jobs() == 0
+        finally:
+            store.close()

@@ -1,0 +1,143 @@
+"""Round robin with duplicate deals: counts, seat rotations, shared deal seeds, ids and validation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.tournaments import (
+    MAX_MATCHES,
+    MatchSpec,
+    TournamentError,
+    deal_seed,
+    match_id,
+    round_robin,
+    round_robin_size,
+    validate_round_robin,
+)
+
+BOTS = ["delta", "alpha", "charlie", "bravo", "echo"]
+
+
+def test_three_bots_three_seats_one_round_is_three_rotations_of_one_deal() -> None:
+    specs = round_robin("t1", "take5", ["c", "a", "b"], 3, 1, seed=42, config={"limit": 20})
+    assert [s.seats for s in specs] == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
+    assert [s.match_id for s in specs] == ["t1-000000", "t1-000001", "t1-000002"]
+    assert len({s.seed for s in specs}) == 1
+    assert specs[0].seed == deal_seed(42, 0, 0)
+    assert all(s.config == {"limit": 20} and s.game == "take5" and s.tournament == "t1" for s in specs)
+    assert [s.rotation for s in specs] == [0, 1, 2]
+
+
+def test_count_is_combinations_times_seats_times_rounds() -> None:
+    specs = round_robin("t7", "take5", BOTS, 3, 2, seed=1)
+    assert len(specs) == math.comb(5, 3) * 3 * 2 == 60 == round_robin_size(5, 3, 2)
+    assert len({s.match_id for s in specs}) == 60
+    assert specs[-1].match_id == "t7-000059"
+
+
+def test_every_subset_plays_every_rotation_of_the_same_deal() -> None:
+    specs = round_robin("t1", "take5", BOTS, 3, 2, seed=9)
+    groups: dict[tuple[int, int], list[MatchSpec]] = {}
+    for s in specs:
+        groups.setdefault((s.round, s.subset), []).append(s)
+    assert len(groups) == math.comb(5, 3) * 2
+    for (round_, subset), group in groups.items():
+        assert len(group) == 3
+        assert len({s.seed for s in group}) == 1, "rotations of one subset in one round share the deal"
+        assert len({frozenset(s.seats) for s in group}) == 1
+        # each bot of the subset sits in every seat exactly once
+        for seat in range(3):
+            assert sorted(s.seats[seat] for s in group) == sorted(group[0].seats)
+    subsets = {frozenset(g[0].seats) for g in groups.values()}
+    assert subsets == {frozenset(c) for c in itertools.combinations(BOTS, 3)}
+
+
+def test_rounds_and_subsets_get_different_deals() -> None:
+    specs = round_robin("t1", "take5", BOTS, 2, 3, seed=5)
+    seeds = {(s.round, s.subset): s.seed for s in specs}
+    assert len(set(seeds.values())) == len(seeds) == math.comb(5, 2) * 3
+
+
+def test_same_seed_same_tournament_other_seed_other_deals() -> None:
+    a = round_robin("t1", "take5", BOTS, 4, 1, seed=123)
+    b = round_robin("t1", "take5", list(reversed(BOTS)), 4, 1, seed=123)
+    c = round_robin("t1", "take5", BOTS, 4, 1, seed=124)
+    assert a == b  # the order the bots are listed in does not matter
+    assert [s.seed for s in a] != [s.seed for s in c]
+
+
+def test_spec_json_round_trip() -> None:
+    spec = round_robin("t3", "take5", BOTS, 2, 1, seed=7, config={"limit": 30}, deadline_ms=250)[4]
+    assert MatchSpec.from_dict(spec.to_dict()) == spec
+    assert spec.deadline_ms == 250
+    with pytest.raises(TournamentError, match="malformed"):
+        MatchSpec.from_dict({"match_id": "t1-000000"})
+
+
+def test_match_id_format() -> None:
+    assert match_id("t12", 41) == "t12-000041"
+
+
+@pytest.mark.parametrize(
+    ("game", "bots", "k", "rounds", "message"),
+    [
+        ("chess", ["a", "b"], 2, 1, "unknown game 'chess'"),
+        ("take5", ["a", "b", "a"], 2, 1, "more than once: a"),
+        ("take5", ["a", "b"], 1, 1, "2..10 seats"),
+        ("take5", ["a"], 2, 1, "tournament needs at least 2 bots, got 1"),
+        ("take5", [f"b{i}" for i in range(12)], 11, 1, "2..10 seats"),
+        ("take5", ["a", "b"], 3, 1, "at least 3 bots, got 2"),
+        ("take5", ["a", "b"], 2, 0, "rounds must be at least 1"),
+        ("take5", ["a", "b c"], 2, 1, "bad bot name 'b c'"),
+        ("take5", ["a", ""], 2, 1, "bad bot name ''"),
+        ("take5", [f"b{i}" for i in range(30)], 10, 1, f"the limit is {MAX_MATCHES}"),
+    ],
+)
+def test_bad_requests_are_refused_with_the_reason(game: str, bots: list[str], k: int, rounds: int,
+                                                  message: str) -> None:
+    with pytest.raises(TournamentError, match=message):
+        validate_round_robin(game, bots, k, rounds)
+    with pytest.raises(ValueError):  # TournamentError is a ValueError
+        round_robin("t1", game, bots, k, rounds, seed=1)
+
+
+def test_bad_seed_and_deadline() -> None:
+    with pytest.raises(TournamentError, match="seed"):
+        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=-1)
+    with pytest.raises(TournamentError, match="seed"):
+        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**63)
+    with pytest.raises(TournamentError, match="deadline"):
+        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    num_bots=st.integers(min_value=2, max_value=7),
+    data=st.data(),
+    rounds=st.integers(min_value=1, max_value=3),
+    seed=st.integers(min_value=0, max_value=2**63 - 1),
+)
+def test_properties_of_any_round_robin(num_bots: int, data: st.DataObject, rounds: int, seed: int) -> None:
+    k = data.draw(st.integers(min_value=2, max_value=num_bots))
+    bots = [f"bot{i}" for i in range(num_bots)]
+    specs = round_robin("t1", "take5", bots, k, rounds, seed)
+    assert len(specs) == math.comb(num_bots, k) * k * rounds
+    assert len({s.match_id for s in specs}) == len(specs)
+    assert all(len(set(s.seats)) == k for s in specs)
+    # Fairness: every bot plays the same number of matches, and holds each seat equally often.
+    per_bot = Counter(b for s in specs for b in s.seats)
+    assert set(per_bot.values()) == {math.comb(num_bots - 1, k - 1) * k * rounds}
+    per_seat = Counter((b, i) for s in specs for i, b in enumerate(s.seats))
+    assert set(per_seat.values()) == {math.comb(num_bots - 1, k - 1) * rounds}
+    # Duplicate deals: exactly k matches per deal seed, all with the same set of bots.
+    by_seed: dict[int, list[MatchSpec]] = {}
+    for s in specs:
+        by_seed.setdefault(s.seed, []).append(s)
+    assert all(len(g) == k and len({frozenset(s.seats) for s in g}) == 1 for g in by_seed.values())
+    assert all(0 <= s.seed < 2**63 for s in specs)
