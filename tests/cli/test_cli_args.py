@@ -1,0 +1,180 @@
+"""The `arena` command line without a server: help texts, argument errors, an unreachable server.
+
+Every error must be one line on stderr, a non-zero exit code and no traceback (issue 2 item 9).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli, parse_endpoint
+
+ARENA = Path(sys.executable).parent / "arena"
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], bool]]:
+    """Every (command path, is_group) of the tree under ``group``, the root included."""
+    found = [(prefix, True)]
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            found += _commands(command, prefix + (name,))
+        else:
+            found.append((prefix + (name,), False))
+    return found
+
+
+ALL_COMMANDS = _commands(cli)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _assert_one_line_error(result, *fragments: str) -> str:  # type: ignore[no-untyped-def]
+    assert result.exit_code not in (0, None), result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def test_the_command_tree_is_complete() -> None:
+    expected = {("serve",), ("worker",), ("bot", "register"), ("bot", "list"), ("tournament", "create"),
+                ("tournament", "status"), ("ladder",), ("play", "take5"), ("replay",)}
+    assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
+
+
+@pytest.mark.parametrize("path, is_group", ALL_COMMANDS, ids=lambda p: " ".join(p) if isinstance(p, tuple) else "")
+def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
+    result = CliRunner().invoke(cli, [*path, "--help"], prog_name="arena")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"Usage: {' '.join(('arena',) + path)} ")
+    if not is_group:  # every command says what it does, with an example
+        assert "Example" in result.output, result.output
+        assert f"arena {' '.join(path)}" in result.output.split("Example", 1)[1], result.output
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["tournament", "create", "--seats", "1", "--bots", "a,b"], ["--seats", "2<=x<=10"]),
+    (["tournament", "create", "--seats", "11", "--bots", "a,b"], ["--seats"]),
+    (["tournament", "create", "--rounds", "0", "--bots", "a,b"], ["--rounds"]),
+    (["tournament", "create", "--bots", "a,b", "--seats", "3"], ["--seats 3 needs at least 3 bots"]),
+    (["tournament", "create", "--bots", "a,a"], ["more than once", "a"]),
+    (["tournament", "create", "--bots", "a"], ["at least 2 bots"]),
+    (["tournament", "create", "--all", "--bots", "a,b"], ["either --bots or --all"]),
+    (["tournament", "create"], ["--bots"]),
+    (["tournament", "create", "--bots", "a,b", "--variant", "nope"], ["--variant"]),
+    (["tournament", "create", "--bots", "a,b", "--limit", "0"], ["--limit"]),
+    (["bot", "register", "mybot", "localhost"], ["HOST:PORT"]),
+    (["bot", "register", "mybot", "localhost:http"], ["not a number"]),
+    (["bot", "register", "mybot", "localhost:70000"], ["1..65535"]),
+    (["bot", "register", "mybot", ":50061"], ["HOST:PORT"]),
+    (["bot", "register", "my bot", "localhost:50061"], ["bot name"]),
+    (["bot", "register", "x" * 65, "localhost:50061"], ["bot name"]),
+    (["play", "take5", "--bot", "sample:random"], ["2..10"]),
+    (["play", "take5", "--bot", "sample:nosuch", "--bot", "sample:random"], ["unknown sample bot", "nosuch"]),
+    (["play", "take5", "--bot", "nowhere", "--bot", "sample:random"], ["HOST:PORT"]),
+    (["play", "take5", "--bot", "missing_bot.py", "--bot", "sample:random"], ["does not exist"]),
+    (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--deadline-ms", "0"],
+     ["--deadline-ms"]),
+    (["serve", "--listen", "nohost"], ["HOST:PORT"]),
+    (["serve", "--workers", "-1"], ["--workers"]),
+    (["worker", "--concurrency", "0"], ["--concurrency"]),
+    (["replay", "no/such/record.json"], ["does not exist"]),
+    (["ladder", "--game", "chess"], ["--game"]),
+    (["nosuchcommand"], ["nosuchcommand"]),
+])
+def test_bad_arguments_give_one_line_and_exit_2(args: list[str], fragments: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    _assert_one_line_error(result, *fragments)
+    assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("args", [
+    ["ladder"],
+    ["bot", "list"],
+    ["bot", "register", "mybot", "127.0.0.1:50061"],
+    ["tournament", "status", "t1"],
+    ["tournament", "create", "--bots", "a,b,c", "--no-wait"],
+    ["tournament", "create", "--all"],
+])
+def test_unreachable_server_is_one_clear_line(args: list[str]) -> None:
+    server = f"127.0.0.1:{_free_port()}"
+    result = CliRunner().invoke(cli, [*args, "--server", server])
+    line = _assert_one_line_error(result, f"cannot reach the arena server at {server}", "arena serve")
+    assert result.exit_code == 1, line
+
+
+def test_server_comes_from_ARENA_SERVER() -> None:
+    server = f"127.0.0.1:{_free_port()}"
+    result = CliRunner(env={"ARENA_SERVER": server}).invoke(cli, ["ladder"])
+    _assert_one_line_error(result, f"at {server}")
+
+
+def test_options_come_from_ARENA_variables() -> None:
+    result = CliRunner(env={"ARENA_TOURNAMENT_CREATE_SEATS": "1"}).invoke(cli, ["tournament", "create",
+                                                                               "--bots", "a,b"])
+    _assert_one_line_error(result, "--seats")
+
+
+def test_worker_without_redis_is_a_clear_error(tmp_path: Path) -> None:
+    env = {"ARENA_REDIS_URL": None}
+    result = CliRunner(env=env).invoke(cli, ["worker", "--data-dir", str(tmp_path / "empty")])
+    _assert_one_line_error(result, "no Redis", "ARENA_REDIS_URL")
+    assert result.exit_code == 1
+
+
+def test_the_installed_script_prints_no_traceback() -> None:
+    """The real console script, as a user runs it: one line on stderr, nothing on stdout, exit 1."""
+    assert ARENA.exists(), "install the project: pip install -e ./sdk -e '.[dev]'"
+    server = f"127.0.0.1:{_free_port()}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    done = subprocess.run([str(ARENA), "ladder", "--server", server], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"Error: cannot reach the arena server at {server}: is `arena serve` running?"]
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("127.0.0.1:50061", True), ("localhost:1", True), ("[::1]:50061", True), ("bots.example.org:65535", True),
+    ("127.0.0.1", False), ("127.0.0.1:0", False), ("127.0.0.1:65536", False), (":50061", False),
+    ("::1:50061", False), ("host:-1", False), ("a b:1", False), ("[]:1", False),
+])
+def test_parse_endpoint(text: str, ok: bool) -> None:
+    if ok:
+        assert parse_endpoint(text) == text
+    else:
+        with pytest.raises(ValueError, match="HOST:PORT|port"):
+            parse_endpoint(text)
+
+
+def test_listen_address_may_use_port_zero() -> None:
+    assert parse_endpoint("0.0.0.0:0", allow_port_zero=True) == "0.0.0.0:0"
+
+
+@pytest.mark.parametrize("command", [["worker"], ["serve", "--listen", "127.0.0.1:0"]])
+@pytest.mark.parametrize("url, fragment", [
+    ("redis://127.0.0.1:{port}/0", "cannot reach Redis at redis://127.0.0.1:"),
+    ("http://127.0.0.1:{port}", "bad Redis URL"),
+])
+def test_unusable_redis_is_one_line(command: list[str], url: str, fragment: str) -> None:
+    env = {"ARENA_REDIS_URL": url.format(port=_free_port())}
+    result = CliRunner(env=env).invoke(cli, command)
+    _assert_one_line_error(result, fragment)
+    assert result.exit_code == 1

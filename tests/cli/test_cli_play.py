@@ -1,0 +1,104 @@
+"""`arena play take5` with real sample bot processes over real gRPC, and `arena replay` of its record."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+
+THREE_SEATS = ["--bot", "sample:random", "--bot", "sample:heuristic", "--bot", "sample:random"]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One short game (limit 15) between three sample bot processes; its record path and the CLI output."""
+    record = tmp_path_factory.mktemp("play") / "game.json"
+    result = CliRunner().invoke(cli, ["play", "take5", *THREE_SEATS, "--limit", "15", "--seed", "11",
+                                      "--record", str(record)])
+    assert result.exit_code == 0, result.output
+    return record, result.stdout
+
+
+def test_play_prints_the_result_table_and_saves_the_record(played: tuple[Path, str]) -> None:
+    path, out = played
+    data = json.loads(path.read_text())
+    assert [s["name"] for s in data["seats"]] == ["random", "heuristic", "random-2"]  # repeats get a suffix
+    assert data["seed"] == 11 and data["config"]["limit"] == 15
+    assert max(data["result"]["scores"]) >= 15  # the game ran until a total reached the limit
+    for header in ("seat", "bot", "bullheads", "rank", "faults"):
+        assert header in out
+    for seat, name in enumerate(("random", "heuristic", "random-2")):
+        score = int(data["result"]["scores"][seat])
+        rank = data["result"]["ranks"][seat]
+        assert any(f"│ {name} " in line and f" {score} " in line and f" {rank} " in line
+                   for line in out.splitlines()), out
+    assert f"record saved to {path}" in out
+
+
+def test_replay_of_a_played_record_is_identical(played: tuple[Path, str]) -> None:
+    path, _ = played
+    result = CliRunner().invoke(cli, ["replay", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("identical")
+
+
+def test_replay_of_a_tampered_result_exits_1(played: tuple[Path, str], tmp_path: Path) -> None:
+    data = json.loads(played[0].read_text())
+    data["result"]["scores"][0] += 1
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["replay", str(tampered)])
+    assert result.exit_code == 1, result.output
+    assert "identical" not in result.stdout
+    assert "difference" in result.stdout and "Traceback" not in result.output
+
+
+def test_replay_of_a_tampered_decision_exits_1(played: tuple[Path, str], tmp_path: Path) -> None:
+    data = json.loads(played[0].read_text())
+    first = data["decisions"][0]
+    assert first["kind"] == "TAKE5_CHOOSE_CARD"
+    first["action"]["card"] = 105  # not a card at all
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["replay", str(tampered)])
+    assert result.exit_code == 1, result.output
+    assert "decision 0" in result.stdout
+
+
+@pytest.mark.parametrize("content", ["not json at all", "{}", "[1, 2]", '{"version": 1, "game": "take5"}'])
+def test_replay_of_a_malformed_record_is_one_line(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = CliRunner().invoke(cli, ["replay", str(path)])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: cannot read the match record {path}")
+
+
+def test_play_against_a_bot_that_is_not_running_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = CliRunner().invoke(cli, ["play", "take5", "--bot", f"127.0.0.1:{port}", "--bot", "sample:random",
+                                      "--record", str(tmp_path / "r.json")])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [f"Error: cannot reach the bot at 127.0.0.1:{port}: is it running?"]
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_play_against_a_running_endpoint_uses_its_name(start_bot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bot = start_bot("sample:heuristic")
+    record = tmp_path / "r.json"
+    result = CliRunner().invoke(cli, ["play", "take5", "--bot", bot.endpoint, "--bot", "sample:random",
+                                      "--limit", "5", "--variant", "known-cards", "--record", str(record)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(record.read_text())
+    assert data["seats"][0] == {"name": bot.name, "endpoint": bot.endpoint}
+    assert data["config"]["known_cards"] is True
+    assert bot.running  # a bot the CLI did not start is left running
