@@ -1,0 +1,72 @@
+"""arena-sdk: write a bot for the card-game arena in a few lines.
+
+    from arena_sdk import Take5Bot, serve
+
+    class Lowest(Take5Bot):
+        name = "lowest"
+        version = "1.0"
+
+        def choose_card(self, view):       # view: take5.Take5View, typed, never protobuf
+            return min(view.hand)
+
+    if __name__ == "__main__":
+        serve(Lowest)                      # python lowest.py --port 50100  (--port 0: a free port)
+
+Needs only grpcio and protobuf. What a bot author uses is re-exported here: the base class and its records
+(``Take5Bot``, ``MatchInfo``, ``MatchResult``), the server (``serve``, ``create_server``), the Take 5 view and
+rules helpers (``Take5View``, ``bullheads``, ``target_row``, ``penalty_if_played``, ``cheapest_row``), and the
+decision kinds, and ``play_game`` (an in-process game between bot objects). The full rules engine is
+``arena_sdk.games.take5``.
+"""
+
+from ._version import SDK_VERSION, __version__
+from .bot import (
+    BotDefinitionError,
+    IllegalAnswerError,
+    MatchInfo,
+    MatchResult,
+    Take5Bot,
+    cheapest_row,
+    check_answer,
+    decide,
+)
+from .games import take5
+from .games.take5 import (
+    CHOOSE_CARD,
+    CHOOSE_ROW,
+    DRAFT_PICK,
+    Take5Config,
+    Take5View,
+    bullheads,
+    penalty_if_played,
+    target_row,
+)
+from .local import play_game
+from .server import BotServicer, ServeError, create_server, serve
+
+__all__ = [
+    "CHOOSE_CARD",
+    "CHOOSE_ROW",
+    "DRAFT_PICK",
+    "SDK_VERSION",
+    "BotDefinitionError",
+    "BotServicer",
+    "IllegalAnswerError",
+    "MatchInfo",
+    "MatchResult",
+    "ServeError",
+    "Take5Bot",
+    "Take5Config",
+    "Take5View",
+    "__version__",
+    "bullheads",
+    "cheapest_row",
+    "check_answer",
+    "create_server",
+    "decide",
+    "penalty_if_played",
+    "play_game",
+    "serve",
+    "take5",
+    "target_row",
+]

@@ -1,0 +1,390 @@
+"""Serve a bot class as an ``arena.v1.Bot`` gRPC server: ``serve(MyBot)`` for a bot's ``__main__``,
+``create_server(MyBot, "127.0.0.1:0")`` for tests and embedding.
+
+The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` or lazily by the first
+``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's complete
+view). Calls run on a thread pool, so concurrent matches are served in parallel; calls to one bot object are
+serialised by a per-object lock, so an author never needs locks of their own.
+
+Errors leave as canonical gRPC status codes with a message a person can act on:
+
+* ``INVALID_ARGUMENT``: a malformed request (empty match id, unknown game, decision kind unspecified or not
+  matching the view, missing or inconsistent view).
+* ``INTERNAL``: the author's method raised (the message carries the exception) or returned an answer that is not a
+  legal card/row of the view (the message says what it returned).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import signal
+import sys
+import threading
+from collections import OrderedDict
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import grpc
+
+from . import wire
+from ._version import SDK_VERSION
+from .bot import BOT_NAME_RE, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult, Take5Bot, check_answer
+from .games import take5
+from .pb import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger("arena_sdk")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
+DEFAULT_MAX_WORKERS = 32  # threads serving calls; a worker may run several matches with the bot in every seat
+STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
+MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
+
+_METHODS = {
+    take5.CHOOSE_CARD: "choose_card",
+    take5.CHOOSE_ROW: "choose_row",
+    take5.DRAFT_PICK: "draft_pick",
+}
+
+
+class ServeError(RuntimeError):
+    """The server could not start (e.g. the address is in use or invalid); the message names the address."""
+
+
+class _Abort(Exception):
+    """Internal: a status code and message to send back."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _invalid(message: str) -> _Abort:
+    return _Abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def _handles_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(self: "BotServicer", request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except _Abort as exc:
+            context.abort(exc.code, exc.message)
+
+    return wrapper
+
+
+@dataclass
+class _Entry:
+    bot: Take5Bot
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    started: bool = False
+
+
+class BotServicer(bot_pb2_grpc.BotServicer):
+    """The ``arena.v1.Bot`` service for one bot class.
+
+    ``factory()`` makes a new bot object (default: the class itself, called without arguments). ``name``
+    overrides the class's ``name`` in ``GetInfo`` (to run two instances under different names). Thread-safe.
+    Raises ``BotDefinitionError`` when ``bot_cls`` is not a ``Take5Bot`` subclass or the name is invalid.
+    """
+
+    def __init__(
+        self, bot_cls: type[Take5Bot], factory: Callable[[], Take5Bot] | None = None, name: str | None = None
+    ) -> None:
+        if not (isinstance(bot_cls, type) and issubclass(bot_cls, Take5Bot)):
+            raise BotDefinitionError(f"serve() needs a Take5Bot subclass, got {bot_cls!r}")
+        if name is None:
+            bot_cls.check_definition()
+        elif not BOT_NAME_RE.fullmatch(name):
+            raise BotDefinitionError(f"a bot name must be 1..64 characters of [A-Za-z0-9_.-], got {name!r}")
+        self.bot_cls = bot_cls
+        self.name: str = bot_cls.name if name is None else name
+        self._factory = factory or bot_cls
+        self._lock = threading.Lock()
+        self._matches: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
+
+    # --- match table ---------------------------------------------------------------------------------------
+
+    def active_matches(self) -> list[tuple[str, int]]:
+        """(match id, seat) of every bot object alive now, oldest first."""
+        with self._lock:
+            return list(self._matches)
+
+    def _entry(self, key: tuple[str, int]) -> _Entry:
+        with self._lock:
+            entry = self._matches.get(key)
+            if entry is not None:
+                self._matches.move_to_end(key)
+                return entry
+        try:
+            bot = self._factory()
+        except Exception as exc:  # the author's constructor
+            log.exception("creating a %s object failed", self.bot_cls.__name__)
+            raise _Abort(grpc.StatusCode.INTERNAL, f"creating the bot object raised {_describe(exc)}") from exc
+        with self._lock:
+            entry = self._matches.setdefault(key, _Entry(bot))  # another thread may have won the race
+            self._matches.move_to_end(key)
+            while len(self._matches) > MAX_MATCHES:
+                old, _ = self._matches.popitem(last=False)
+                log.warning("dropping the bot object of match %s seat %d (over %d live matches)", *old, MAX_MATCHES)
+            return entry
+
+    def _start(self, key: tuple[str, int], entry: _Entry, info: MatchInfo) -> None:
+        """Call on_start once per object; the caller holds ``entry.lock``."""
+        if entry.started:
+            return
+        entry.bot.match = info
+        try:
+            entry.bot.on_start(info)
+        except Exception as exc:
+            log.exception("%s.on_start raised", self.bot_cls.__name__)
+            self._drop(key, entry)
+            raise _Abort(grpc.StatusCode.INTERNAL, f"{self.name}: on_start raised {_describe(exc)}") from exc
+        entry.started = True
+
+    def _drop(self, key: tuple[str, int], entry: _Entry) -> None:
+        with self._lock:
+            if self._matches.get(key) is entry:
+                del self._matches[key]
+
+    # --- RPCs ----------------------------------------------------------------------------------------------
+
+    def GetInfo(self, request: bot_pb2.GetInfoRequest, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+        cls = self.bot_cls
+        return bot_pb2.BotInfo(
+            name=self.name, version=cls.version, games=list(cls.games), sdk_version=SDK_VERSION, author=cls.author
+        )
+
+    @_handles_errors
+    def StartMatch(
+        self, request: bot_pb2.StartMatchRequest, context: grpc.ServicerContext
+    ) -> bot_pb2.StartMatchResponse:
+        info = self._match_info(request)
+        key = (info.match_id, info.seat)
+        entry = self._entry(key)
+        with entry.lock:
+            self._start(key, entry, info)  # a repeated StartMatch for a live object changes nothing
+        return bot_pb2.StartMatchResponse()
+
+    @_handles_errors
+    def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+        if not request.match_id:
+            raise _invalid("DecideRequest.match_id is empty")
+        try:
+            kind = wire.kind_name(request.kind)
+        except wire.WireError as exc:
+            raise _invalid(f"DecideRequest.kind: {exc}") from exc
+        if request.WhichOneof("view") != take5.GAME_ID:
+            raise _invalid(f"DecideRequest carries no view; {kind} needs the take5 view")
+        try:
+            view = wire.view_from_proto(request.take5, kind)
+        except wire.WireError as exc:
+            raise _invalid(f"DecideRequest.take5: {exc}") from exc
+        if view.seat != request.seat:
+            raise _invalid(f"DecideRequest.seat is {request.seat} but the view is of seat {view.seat}")
+        mismatch = _kind_mismatch(view, kind)
+        if mismatch:
+            raise _invalid(f"{kind} does not match the view: {mismatch}")
+
+        key = (request.match_id, request.seat)
+        entry = self._entry(key)
+        name = self.name
+        with entry.lock:
+            self._start(
+                key,
+                entry,
+                MatchInfo(request.match_id, take5.GAME_ID, view.seat, view.num_players, (), view.config),
+            )
+            method = getattr(entry.bot, _METHODS[kind])
+            try:
+                answer = method(view)
+            except Exception as exc:
+                log.exception("%s.%s raised (match %s seat %d)", name, _METHODS[kind], *key)
+                raise _Abort(
+                    grpc.StatusCode.INTERNAL, f"{name}: {_METHODS[kind]} raised {_describe(exc)}"
+                ) from exc
+        try:
+            value = check_answer(view, kind, answer)
+        except IllegalAnswerError as exc:
+            log.error("%s: illegal answer (match %s seat %d): %s", name, *key, exc)
+            raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: illegal answer: {exc}") from exc
+        action: take5.Take5Action
+        if kind == take5.CHOOSE_ROW:
+            action = take5.ChooseRow(value)
+        elif kind == take5.DRAFT_PICK:
+            action = take5.DraftPick(value)
+        else:
+            action = take5.ChooseCard(value)
+        return wire.action_to_proto(action)
+
+    @_handles_errors
+    def EndMatch(self, request: bot_pb2.EndMatchRequest, context: grpc.ServicerContext) -> bot_pb2.EndMatchResponse:
+        if not request.match_id:
+            raise _invalid("EndMatchRequest.match_id is empty")
+        key = (request.match_id, request.seat)
+        with self._lock:
+            entry = self._matches.pop(key, None)
+        if entry is None:  # never started here, or already ended: nothing to do
+            return bot_pb2.EndMatchResponse()
+        r = request.result
+        result = MatchResult(request.match_id, request.seat, tuple(r.scores), tuple(r.ranks), tuple(r.faults))
+        with entry.lock:
+            if entry.started:
+                try:
+                    entry.bot.on_end(result)
+                except Exception as exc:
+                    log.exception("%s.on_end raised", self.bot_cls.__name__)
+                    raise _Abort(
+                        grpc.StatusCode.INTERNAL, f"{self.name}: on_end raised {_describe(exc)}"
+                    ) from exc
+        return bot_pb2.EndMatchResponse()
+
+    # --- validation ----------------------------------------------------------------------------------------
+
+    def _match_info(self, request: bot_pb2.StartMatchRequest) -> MatchInfo:
+        if not request.match_id:
+            raise _invalid("StartMatchRequest.match_id is empty")
+        games = self.bot_cls.games
+        if request.game not in games:
+            raise _invalid(f"{self.name} plays {', '.join(games)}; StartMatchRequest.game is {request.game!r}")
+        n = request.num_players
+        if not take5.MIN_PLAYERS <= n <= take5.MAX_PLAYERS:
+            raise _invalid(
+                f"StartMatchRequest.num_players must be {take5.MIN_PLAYERS}..{take5.MAX_PLAYERS}, got {n}"
+            )
+        if request.seat >= n:
+            raise _invalid(f"StartMatchRequest.seat {request.seat} is not below num_players {n}")
+        names = tuple(request.player_names)
+        if names and len(names) != n:
+            raise _invalid(f"StartMatchRequest.player_names holds {len(names)} names for {n} seats")
+        try:
+            config = wire.config_from_proto(request.game, request.config if request.HasField("config") else None)
+        except wire.WireError as exc:
+            raise _invalid(f"StartMatchRequest.config: {exc}") from exc
+        return MatchInfo(request.match_id, request.game, request.seat, n, names, config)
+
+
+def _kind_mismatch(view: take5.Take5View, kind: str) -> str:
+    """Why ``view`` cannot carry a decision of ``kind`` ("" when it can)."""
+    if kind == take5.CHOOSE_CARD:
+        if not view.hand:
+            return "the hand is empty"
+        if len(view.rows) != take5.NUM_ROWS:
+            return "the view has no rows"
+    elif kind == take5.CHOOSE_ROW:
+        if view.resolving_card is None:
+            return "resolving_card is not set"
+        if len(view.rows) != take5.NUM_ROWS:
+            return "the view has no rows"
+    elif kind == take5.DRAFT_PICK:
+        if not view.draft_pool:
+            return "the draft pool is empty"
+    else:
+        return f"{kind} is not a Take 5 decision"
+    return ""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def create_server(
+    bot_cls: type[Take5Bot],
+    address: str = f"{DEFAULT_HOST}:0",
+    *,
+    options: dict[str, Any] | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    name: str | None = None,
+) -> tuple[grpc.Server, int]:
+    """A gRPC server serving ``bot_cls`` on ``address`` ("host:port"; port 0 picks a free port), not started.
+
+    Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
+    Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
+    the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
+    address cannot be bound (in use, bad host).
+    """
+    factory = functools.partial(bot_cls, **options) if options else None
+    servicer = BotServicer(bot_cls, factory, name)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"bot-{servicer.name}"),
+        options=[("grpc.so_reuseport", 0)],  # a second bot on the same port must fail, not share it
+    )
+    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise ServeError(f"cannot listen on {address}: {exc}") from exc
+    if port == 0:
+        raise ServeError(f"cannot listen on {address}")
+    server.servicer = servicer  # type: ignore[attr-defined]  # for tests and embedding
+    return server, port
+
+
+def serve(bot_cls: type[Take5Bot], argv: list[str] | None = None) -> None:
+    """Run ``bot_cls`` as a bot process until SIGTERM or SIGINT, then stop cleanly (the process exits 0).
+
+    Command line (``argv``, default ``sys.argv[1:]``): ``--host H`` (default 127.0.0.1), ``--port N`` (default
+    50100; 0 picks a free port), ``--name NAME`` (the name reported in ``GetInfo``, default the class's ``name``;
+    to run two instances side by side), ``--max-workers N`` (threads serving calls, default 32), plus the options
+    of ``bot_cls.add_arguments``. Once the server is ready it prints exactly one line to stdout (flushed):
+    ``arena-bot <name> listening on <host>:<port>``. Exits with status 2 and a one-line message on stderr when the
+    address cannot be bound or the class cannot be served.
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"{bot_cls.__module__}" if bot_cls.__module__ != "__main__" else None,
+        description=f"Serve the {getattr(bot_cls, 'name', '?')!s} bot (arena.v1.Bot over gRPC).",
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="port to listen on; 0 picks a free port (default %(default)s)"
+    )
+    parser.add_argument("--name", default=None, help="bot name reported to the arena (default: the class's name)")
+    parser.add_argument(
+        "--max-workers", type=int, default=DEFAULT_MAX_WORKERS, help="threads serving calls (default %(default)s)"
+    )
+    if isinstance(bot_cls, type) and issubclass(bot_cls, Take5Bot):
+        bot_cls.add_arguments(parser)
+    args = parser.parse_args(argv)
+    options = {k: v for k, v in vars(args).items() if k not in ("host", "port", "name", "max_workers")}
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        )
+
+    try:
+        server, port = create_server(
+            bot_cls, _address(args.host, args.port), options=options, max_workers=args.max_workers, name=args.name
+        )
+    except (BotDefinitionError, ServeError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.start()
+        name = server.servicer.name  # type: ignore[attr-defined]
+        print(f"arena-bot {name} listening on {args.host}:{port}", flush=True)
+        # Poll: a signal may be delivered to one of gRPC's threads, which does not wake a blocked main thread;
+        # the Python-level handler then runs in the main thread as soon as it returns from a timed wait.
+        while not stop.wait(0.2):
+            pass
+        log.info("stopping %s (grace %.1f s)", name, STOP_GRACE_S)
+        server.stop(STOP_GRACE_S).wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

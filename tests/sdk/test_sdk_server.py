@@ -1,0 +1,365 @@
+"""The SDK's Bot service over real gRPC on loopback: create_server on port 0, a real channel, the generated stub."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import grpc
+import pytest
+
+from arena_sdk import (
+    SDK_VERSION,
+    BotDefinitionError,
+    MatchInfo,
+    MatchResult,
+    ServeError,
+    Take5Bot,
+    Take5View,
+    create_server,
+    wire,
+)
+from arena_sdk.games import take5
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+# --- real engine views ---------------------------------------------------------------------------------------
+
+
+def choose_view(seat: int = 0, seed: int = 11, players: int = 3) -> Take5View:
+    """A TAKE5_CHOOSE_CARD view of a fresh game, from the engine."""
+    return take5.observe(take5.new_game(players, seed=seed), seat)
+
+
+def row_view() -> Take5View:
+    """A TAKE5_CHOOSE_ROW view: seat 0 plays 1, below every row end (rule 4). Row ends 55 (7
+    bullheads), 60 (3), 44 (5), 70 (3): rows 1 and 3 tie as the cheapest, row 1 is the first."""
+    deal = take5.Take5Deal(
+        hands=(tuple(range(1, 11)), tuple(range(90, 100))),
+        rows=(55, 60, 44, 70),
+    )
+    state = take5.new_game(2, deals=[deal])
+    state = take5.apply(state, 0, take5.ChooseCard(1))
+    state = take5.apply(state, 1, take5.ChooseCard(90))
+    view = take5.observe(state, 0)
+    assert view.kind == take5.CHOOSE_ROW and view.resolving_card == 1
+    return view
+
+
+def draft_view() -> Take5View:
+    state = take5.new_game(2, take5.Take5Config(draft=True, known_cards=True), seed=5)
+    view = take5.observe(state, 0)
+    assert view.kind == take5.DRAFT_PICK
+    return view
+
+
+def decide_request(view: Take5View, match_id: str = "m1", kind: str | None = None) -> bot_pb2.DecideRequest:
+    return bot_pb2.DecideRequest(
+        match_id=match_id,
+        seat=view.seat,
+        kind=wire.kind_value(kind or view.kind),  # type: ignore[arg-type]
+        take5=wire.view_to_proto(view),
+    )
+
+
+def start_request(match_id: str = "m1", seat: int = 0, players: int = 3, game: str = "take5"):
+    return bot_pb2.StartMatchRequest(
+        match_id=match_id,
+        game=game,
+        seat=seat,
+        num_players=players,
+        player_names=[f"p{i}" for i in range(players)],
+        config=wire.config_to_proto("take5", take5.Take5Config(limit=50)),
+    )
+
+
+# --- bots under test -----------------------------------------------------------------------------------------
+
+
+class RecordingBot(Take5Bot):
+    """Plays its highest card; records everything it is told in instance state."""
+
+    name = "recorder"
+    version = "2.5"
+    author = "tests"
+    created: list["RecordingBot"] = []
+    lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.started: list[MatchInfo] = []
+        self.ended: list[MatchResult] = []
+        self.views: list[Take5View] = []
+        with RecordingBot.lock:
+            RecordingBot.created.append(self)
+
+    def on_start(self, match: MatchInfo) -> None:
+        self.started.append(match)
+
+    def on_end(self, result: MatchResult) -> None:
+        self.ended.append(result)
+
+    def choose_card(self, view: Take5View) -> int:
+        self.views.append(view)
+        return max(view.hand)
+
+
+class FaultyBot(Take5Bot):
+    """Misbehaves on purpose, depending on the turn of the view."""
+
+    name = "faulty"
+
+    def choose_card(self, view: Take5View) -> int:
+        if view.turn == 0:
+            raise RuntimeError("my strategy table is empty")
+        return 1000  # never in a hand
+
+    def choose_row(self, view: Take5View) -> int:
+        return 7
+
+    def draft_pick(self, view: Take5View):  # type: ignore[override]
+        return "the lowest"
+
+
+class BarrierBot(Take5Bot):
+    """Two decisions must be inside choose_card at the same time, or the barrier breaks."""
+
+    name = "barrier"
+    barrier = threading.Barrier(2, timeout=10)
+
+    def choose_card(self, view: Take5View) -> int:
+        self.barrier.wait()
+        return view.hand[0]
+
+
+class Served:
+    def __init__(self, bot_cls: type[Take5Bot]) -> None:
+        self.server, self.port = create_server(bot_cls, "127.0.0.1:0")
+        self.server.start()
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.stub = bot_pb2_grpc.BotStub(self.channel)
+        self.servicer = self.server.servicer  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.channel.close()
+        self.server.stop(None)
+
+
+@pytest.fixture
+def recorder() -> Iterator[Served]:
+    RecordingBot.created.clear()
+    served = Served(RecordingBot)
+    yield served
+    served.close()
+
+
+@pytest.fixture
+def faulty() -> Iterator[Served]:
+    served = Served(FaultyBot)
+    yield served
+    served.close()
+
+
+def rpc_error(call, request) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        call(request, timeout=10)
+    return info.value
+
+
+# --- tests ---------------------------------------------------------------------------------------------------
+
+
+def test_get_info_reports_the_class_attributes(recorder: Served) -> None:
+    info = recorder.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=10)
+    assert (info.name, info.version, list(info.games), info.author) == ("recorder", "2.5", ["take5"], "tests")
+    assert info.sdk_version == SDK_VERSION == "arena-sdk 0.1.0"
+
+
+def test_start_decide_end_sequence(recorder: Served) -> None:
+    stub = recorder.stub
+    stub.StartMatch(start_request("m1", seat=1), timeout=10)
+    view = choose_view(seat=1)
+    response = stub.Decide(decide_request(view, "m1"), timeout=10)
+    assert response.take5.WhichOneof("choice") == "card"
+    assert response.take5.card == max(view.hand)
+    assert recorder.servicer.active_matches() == [("m1", 1)]
+
+    (bot,) = RecordingBot.created
+    assert bot.started == [MatchInfo("m1", "take5", 1, 3, ("p0", "p1", "p2"), take5.Take5Config(limit=50))]
+    assert bot.match == bot.started[0]
+    assert bot.views == [view]  # the typed view arrives intact, with its decision kind
+
+    result = bot_pb2.MatchResult(scores=[70, 12, 33], ranks=[3, 1, 2], faults=[0, 0, 1])
+    stub.EndMatch(bot_pb2.EndMatchRequest(match_id="m1", seat=1, result=result), timeout=10)
+    assert bot.ended == [MatchResult("m1", 1, (70.0, 12.0, 33.0), (3, 1, 2), (0, 0, 1))]
+    assert bot.ended[0].score == 12.0 and bot.ended[0].rank == 1
+    assert recorder.servicer.active_matches() == []
+    # EndMatch for a match that is gone (or never started) is harmless
+    stub.EndMatch(bot_pb2.EndMatchRequest(match_id="m1", seat=1, result=result), timeout=10)
+    assert len(bot.ended) == 1
+
+
+def test_default_row_choice_is_the_cheapest_row_and_draft_the_lowest(recorder: Served) -> None:
+    rview = row_view()
+    response = recorder.stub.Decide(decide_request(rview, "m2"), timeout=10)
+    assert response.take5.WhichOneof("choice") == "row"
+    assert response.take5.row == 1  # rows cost 7, 3, 5, 3 bullheads: the first cheapest
+    dview = draft_view()
+    response = recorder.stub.Decide(decide_request(dview, "m3"), timeout=10)
+    assert response.take5.WhichOneof("choice") == "card"
+    assert response.take5.card == min(dview.draft_pool) == 1
+
+
+def test_one_object_per_match_and_seat_and_repeated_start_changes_nothing(recorder: Served) -> None:
+    stub = recorder.stub
+    stub.StartMatch(start_request("a", seat=0), timeout=10)
+    stub.StartMatch(start_request("a", seat=0), timeout=10)
+    stub.StartMatch(start_request("a", seat=2), timeout=10)
+    stub.StartMatch(start_request("b", seat=0), timeout=10)
+    assert len(RecordingBot.created) == 3
+    assert [len(b.started) for b in RecordingBot.created] == [1, 1, 1]
+    assert sorted(recorder.servicer.active_matches()) == [("a", 0), ("a", 2), ("b", 0)]
+
+
+def test_decide_for_an_unknown_match_creates_the_object_lazily(recorder: Served) -> None:
+    view = choose_view(seat=2, players=4)
+    response = recorder.stub.Decide(decide_request(view, "restarted"), timeout=10)
+    assert response.take5.card == max(view.hand)
+    (bot,) = RecordingBot.created
+    assert bot.started == [MatchInfo("restarted", "take5", 2, 4, (), view.config)]
+
+
+def test_concurrent_matches_keep_separate_state(recorder: Served) -> None:
+    views = {f"m{i}": choose_view(seat=i % 3, seed=100 + i) for i in range(8)}
+
+    def play(match_id: str) -> list[int]:
+        view = views[match_id]
+        recorder.stub.StartMatch(start_request(match_id, seat=view.seat), timeout=10)
+        return [recorder.stub.Decide(decide_request(view, match_id), timeout=10).take5.card for _ in range(5)]
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = dict(zip(views, pool.map(play, views)))
+    assert all(answers[m] == [max(views[m].hand)] * 5 for m in views)
+    assert len(RecordingBot.created) == 8
+    for bot in RecordingBot.created:
+        (info,) = bot.started
+        assert bot.views == [views[info.match_id]] * 5  # only its own match's requests
+
+
+def test_decisions_of_different_matches_run_in_parallel() -> None:
+    served = Served(BarrierBot)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            futures = [
+                pool.submit(served.stub.Decide, decide_request(choose_view(), f"par{i}"), timeout=20) for i in range(2)
+            ]
+            cards = [f.result().take5.card for f in futures]
+        assert cards == [choose_view().hand[0]] * 2
+        assert not BarrierBot.barrier.broken
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda r: r.ClearField("match_id"), "match_id is empty"),
+        (lambda r: setattr(r, "kind", bot_pb2.DECISION_KIND_UNSPECIFIED), "unspecified"),
+        (lambda r: setattr(r, "kind", 99), "unknown decision kind"),
+        (lambda r: r.ClearField("take5"), "carries no view"),
+        (lambda r: setattr(r, "kind", bot_pb2.TAKE5_CHOOSE_ROW), "resolving_card is not set"),
+        (lambda r: setattr(r, "kind", bot_pb2.TAKE5_DRAFT_PICK), "draft pool is empty"),
+        (lambda r: setattr(r, "seat", 2), "view is of seat 0"),
+        (lambda r: setattr(r.take5, "num_players", 0), "num_players"),
+        (lambda r: r.take5.hand.append(105), "outside 1..104"),
+        (lambda r: r.take5.ClearField("hand"), "the hand is empty"),
+    ],
+)
+def test_malformed_decide_is_invalid_argument(recorder: Served, mutate, expected: str) -> None:
+    request = decide_request(choose_view())
+    mutate(request)
+    error = rpc_error(recorder.stub.Decide, request)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert expected in error.details()
+    assert RecordingBot.created == []  # no bot object is made for a malformed request
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (start_request(game="taki"), "plays take5; StartMatchRequest.game is 'taki'"),
+        (start_request(game=""), "StartMatchRequest.game is ''"),
+        (start_request(match_id=""), "match_id is empty"),
+        (start_request(seat=3, players=3), "seat 3 is not below num_players 3"),
+        (start_request(players=1), "num_players must be 2..10"),
+        (bot_pb2.StartMatchRequest(match_id="x", game="take5", seat=0, num_players=3, player_names=["a"]),
+         "holds 1 names for 3 seats"),
+    ],
+)
+def test_malformed_start_match_is_invalid_argument(recorder: Served, request_, expected: str) -> None:
+    error = rpc_error(recorder.stub.StartMatch, request_)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert expected in error.details()
+    assert RecordingBot.created == []
+
+
+def test_start_match_without_config_uses_the_default_rules(recorder: Served) -> None:
+    request = start_request("plain")
+    request.ClearField("config")
+    recorder.stub.StartMatch(request, timeout=10)
+    (bot,) = RecordingBot.created
+    assert bot.started[0].config == take5.Take5Config()
+
+
+def test_a_raising_bot_method_is_internal_with_the_exception_text(faulty: Served) -> None:
+    error = rpc_error(faulty.stub.Decide, decide_request(choose_view()))
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert "choose_card raised RuntimeError: my strategy table is empty" in error.details()
+
+
+def test_an_illegal_answer_is_internal_saying_what_the_bot_returned(faulty: Served) -> None:
+    later = replace(choose_view(), turn=3)
+    error = rpc_error(faulty.stub.Decide, decide_request(later))
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert "returned card 1000, not in its hand" in error.details()
+
+    error = rpc_error(faulty.stub.Decide, decide_request(row_view()))
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert "returned row 7, rows are 0..3" in error.details()
+
+    error = rpc_error(faulty.stub.Decide, decide_request(draft_view()))
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert "returned 'the lowest' (str), not an int" in error.details()
+
+
+def test_a_bot_class_without_a_valid_name_cannot_be_served() -> None:
+    class Nameless(Take5Bot):
+        def choose_card(self, view: Take5View) -> int:
+            return view.hand[0]
+
+    class Spaced(Nameless):
+        name = "my bot"
+
+    for cls in (Nameless, Spaced):
+        with pytest.raises(BotDefinitionError, match="name must be 1..64 characters"):
+            create_server(cls, "127.0.0.1:0")
+    with pytest.raises(BotDefinitionError, match="Take5Bot subclass"):
+        create_server(object, "127.0.0.1:0")  # type: ignore[arg-type]
+
+
+def test_the_reported_name_can_be_overridden() -> None:
+    server, port = create_server(RecordingBot, "127.0.0.1:0", name="recorder-2")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=10)
+        assert (info.name, info.version) == ("recorder-2", "2.5")
+    finally:
+        server.stop(None)
+    with pytest.raises(BotDefinitionError, match="got 'two words'"):
+        create_server(RecordingBot, "127.0.0.1:0", name="two words")
+
+
+def test_a_port_in_use_is_a_serve_error(recorder: Served) -> None:
+    with pytest.raises(ServeError, match=f"cannot listen on 127.0.0.1:{recorder.port}"):
+        create_server(RecordingBot, f"127.0.0.1:{recorder.port}")
