@@ -25,7 +25,8 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.local_bots import start_bot  # noqa: E402
+from arena.local_bots import start_bot, started_bots  # noqa: E402
+from arena.referee import SeatSpec, run_match_sync  # noqa: E402
 from arena_sdk import wire  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
@@ -125,6 +126,24 @@ def bench_bot(sample: str, seconds: float, requests: list[bot_pb2.DecideRequest]
     return latency_summary(f"Decide on sample:{sample} (separate process)", latencies, elapsed)
 
 
+def bench_matches(sample: str, seats: int, matches: int) -> dict:
+    """Complete refereed matches between ``seats`` processes of one sample bot: decisions per second of wall time
+    (each Take 5 turn asks every seat at once) and the latency of every Decide as the referee saw it."""
+    with started_bots([f"sample:{sample}"] * seats) as bots:
+        specs = [SeatSpec(f"{sample}-{i}", b.endpoint) for i, b in enumerate(bots)]
+        latencies: list[float] = []
+        faults = 0
+        start = time.perf_counter()
+        for m in range(matches):
+            record = run_match_sync(f"bench-{m}", "take5", specs, take5.Take5Config(), seed=m)
+            latencies += [d["latency_ms"] for d in record.decisions if d["latency_ms"] is not None]
+            faults += len(record.faults)
+        elapsed = time.perf_counter() - start
+    summary = latency_summary(f"{matches} refereed matches, {seats} x sample:{sample}", latencies, elapsed)
+    summary["faults"] = faults
+    return summary
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per item (default 5)")
@@ -138,6 +157,7 @@ def main() -> int:
     results["grpc"].append(bench_echo(args.seconds))
     for sample in ("random", "heuristic", "montecarlo"):
         results["grpc"].append(bench_bot(sample, args.seconds, requests))
+    results["matches"] = [bench_matches("heuristic", 4, 10), bench_matches("montecarlo", 4, 2)]
 
     if args.json:
         print(json.dumps(results, indent=2))
@@ -150,6 +170,10 @@ def main() -> int:
     for r in results["grpc"]:
         print(f"  {r['name']:<48} {r['calls_per_s']:>7} calls/s  p50 {r['p50_ms']:>7} ms  "
               f"p99 {r['p99_ms']:>7} ms")
+    print("Refereed matches (all seats asked at once each turn; latency as the referee measured it)")
+    for r in results["matches"]:
+        print(f"  {r['name']:<48} {r['calls_per_s']:>7} decisions/s  p50 {r['p50_ms']:>7} ms  "
+              f"p99 {r['p99_ms']:>7} ms  faults {r['faults']}")
     return 0
 
 
