@@ -5,7 +5,12 @@ The Arena service: what the referee (`arena serve`) offers to the CLI and other 
 
 Version: arena.v1. Errors leave as canonical gRPC status codes with a message a person can act on:
 INVALID_ARGUMENT for bad input, NOT_FOUND for unknown names or ids, ALREADY_EXISTS for a duplicate name,
-FAILED_PRECONDITION when the request cannot be served in the current state.
+FAILED_PRECONDITION when the request cannot be served in the current state (e.g. the bot does not answer
+GetInfo), PERMISSION_DENIED for a missing or wrong owner token.
+
+Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
+and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
+takes a `bot` string, "NAME" means the latest registered version of NAME.
 """
 
 from . import bot_pb2 as _bot_pb2
@@ -31,22 +36,26 @@ class RegisterBotRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Ladder name, 1..64 characters of [A-Za-z0-9_.-]; unique per game."""
     endpoint: _builtins.str
     """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers."""
     game: _builtins.str
     """Game id, "take5"."""
+    owner_token: _builtins.str
+    """Owner token of NAME; required when NAME is already registered (new version or re-registration)."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         endpoint: _builtins.str = ...,
         game: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -60,11 +69,33 @@ class BotRecord(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     REGISTERED_AT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    SDK_VERSION_FIELD_NUMBER: _builtins.int
+    AUTHOR_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """NAME part of the bot's identity."""
     endpoint: _builtins.str
+    """gRPC endpoint "host:port"."""
     game: _builtins.str
+    """Game id."""
     registered_at: _builtins.float
-    """Registration time, seconds since the Unix epoch."""
+    """First registration time of this version, seconds since the Unix epoch."""
+    version: _builtins.str
+    """VERSION part of the identity, as the bot's GetInfo reported it at registration."""
+    bot_id: _builtins.str
+    """The ladder identity, "NAME@VERSION"."""
+    owner_token: _builtins.str
+    """Set only in the answer to the FIRST RegisterBot of a NAME: the secret that later updates, new versions and
+    removals of NAME need. The server keeps only a hash of it.
+    """
+    sdk_version: _builtins.str
+    """sdk_version and author as reported by GetInfo at registration."""
+    author: _builtins.str
+    updated_at: _builtins.float
+    """Last change (registration or update), seconds since the Unix epoch."""
     def __init__(
         self,
         *,
@@ -72,14 +103,102 @@ class BotRecord(_message.Message):
         endpoint: _builtins.str = ...,
         game: _builtins.str = ...,
         registered_at: _builtins.float = ...,
+        version: _builtins.str = ...,
+        bot_id: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
+        sdk_version: _builtins.str = ...,
+        author: _builtins.str = ...,
+        updated_at: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "registered_at", b"registered_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotRecord: _TypeAlias = BotRecord  # noqa: Y015
+
+@_typing.final
+class UpdateBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    ENDPOINT_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """"NAME@VERSION", or "NAME" for its latest version."""
+    game: _builtins.str
+    """Game id."""
+    endpoint: _builtins.str
+    """New endpoint "host:port"."""
+    owner_token: _builtins.str
+    """Owner token of NAME."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        game: _builtins.str = ...,
+        endpoint: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "endpoint", b"endpoint", "game", b"game", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateBotRequest: _TypeAlias = UpdateBotRequest  # noqa: Y015
+
+@_typing.final
+class RemoveBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """"NAME@VERSION" removes that version; "NAME" removes every version of NAME."""
+    game: _builtins.str
+    """Game id."""
+    owner_token: _builtins.str
+    """Owner token of NAME."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        game: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game", b"game", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveBotRequest: _TypeAlias = RemoveBotRequest  # noqa: Y015
+
+@_typing.final
+class RemoveBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REMOVED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """bot_ids removed."""
+
+    def __init__(
+        self,
+        *,
+        removed: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["removed", b"removed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveBotResponse: _TypeAlias = RemoveBotResponse  # noqa: Y015
 
 @_typing.final
 class ListBotsRequest(_message.Message):
@@ -136,6 +255,7 @@ class CreateTournamentRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5"."""
     seats_per_match: _builtins.int
@@ -146,6 +266,8 @@ class CreateTournamentRequest(_message.Message):
     """Tournament seed; every deal is derived from it. Unset (0) lets the server choose one and report it."""
     deadline_ms: _builtins.int
     """Deadline of each Decide call, milliseconds. 0 means the default, 1000."""
+    dry_run: _builtins.bool
+    """Only validate and count: nothing is stored or queued; the answer has an empty id."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Names of registered bots (at least seats_per_match of them, no repeats)."""
@@ -164,10 +286,11 @@ class CreateTournamentRequest(_message.Message):
         seed: _builtins.int = ...,
         config: _bot_pb2.GameConfig | None = ...,
         deadline_ms: _builtins.int = ...,
+        dry_run: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "game", b"game", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "dry_run", b"dry_run", "game", b"game", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -209,6 +332,8 @@ class Tournament(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    FORMULA_FIELD_NUMBER: _builtins.int
+    MATCHES_CANCELLED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -222,14 +347,23 @@ class Tournament(_message.Message):
     faults: _builtins.int
     """Faults recorded across the finished matches."""
     state: _builtins.str
-    """"running" until every match is done, then "finished"."""
+    """"planned" (dry run), "running" until every match is done, then "finished"; "cancelled" after
+    CancelTournament.
+    """
     created_at: _builtins.float
     """Creation time, seconds since the Unix epoch."""
     deadline_ms: _builtins.int
+    """Deadline of each Decide call, milliseconds."""
+    formula: _builtins.str
+    """How matches_total follows from the request, e.g. "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"."""
+    matches_cancelled: _builtins.int
+    """Matches dropped by a cancellation (never played)."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
-    def config(self) -> _bot_pb2.GameConfig: ...
+    def config(self) -> _bot_pb2.GameConfig:
+        """Rules options of every match."""
+
     def __init__(
         self,
         *,
@@ -246,14 +380,320 @@ class Tournament(_message.Message):
         created_at: _builtins.float = ...,
         config: _bot_pb2.GameConfig | None = ...,
         deadline_ms: _builtins.int = ...,
+        formula: _builtins.str = ...,
+        matches_cancelled: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "game", b"game", "id", b"id", "matches_done", b"matches_done", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class ListTournamentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """Game id to filter on; empty lists every game."""
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsRequest: _TypeAlias = ListTournamentsRequest  # noqa: Y015
+
+@_typing.final
+class ListTournamentsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tournament]: ...
+    def __init__(
+        self,
+        *,
+        tournaments: _abc.Iterable[Global___Tournament] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournaments", b"tournaments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsResponse: _TypeAlias = ListTournamentsResponse  # noqa: Y015
+
+@_typing.final
+class CancelTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelTournamentRequest: _TypeAlias = CancelTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetStandingsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Tournament id."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetStandingsRequest: _TypeAlias = GetStandingsRequest  # noqa: Y015
+
+@_typing.final
+class StandingsEntry(_message.Message):
+    """One bot's line in a tournament's standings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    MEAN_SCORE_FIELD_NUMBER: _builtins.int
+    PERFORMANCE_FIELD_NUMBER: _builtins.int
+    SCORE_RATE_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """Standard competition rank by points, 1 = best."""
+    bot: _builtins.str
+    """bot_id "NAME@VERSION"."""
+    points: _builtins.float
+    """Pairwise points: in every match, 1 per opponent finished ahead of, 1/2 per opponent tied with."""
+    matches: _builtins.int
+    """Matches played in this tournament."""
+    mean_score: _builtins.float
+    """Mean game score per match (Take 5: bullheads, lower is better)."""
+    performance: _builtins.float
+    """Elo performance over the tournament's pairs: mean opponent rating (live ladder) + 400 * (wins - losses) / pairs."""
+    score_rate: _builtins.float
+    """Points divided by pairs played, 0..1."""
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        points: _builtins.float = ...,
+        matches: _builtins.int = ...,
+        mean_score: _builtins.float = ...,
+        performance: _builtins.float = ...,
+        score_rate: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "score_rate", b"score_rate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandingsEntry: _TypeAlias = StandingsEntry  # noqa: Y015
+
+@_typing.final
+class Standings(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingsEntry]: ...
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        entries: _abc.Iterable[Global___StandingsEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Standings: _TypeAlias = Standings  # noqa: Y015
+
+@_typing.final
+class ListMatchesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """Tournament id to filter on; empty for every tournament."""
+    bot: _builtins.str
+    """bot_id or NAME to filter on; empty for every bot."""
+    limit: _builtins.int
+    """At most this many matches (0 means 50)."""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMatchesRequest: _TypeAlias = ListMatchesRequest  # noqa: Y015
+
+@_typing.final
+class MatchSummary(_message.Message):
+    """A finished match, in seat order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    RANKS_FIELD_NUMBER: _builtins.int
+    FAULTS_FIELD_NUMBER: _builtins.int
+    RATING_DELTAS_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    tournament_id: _builtins.str
+    game: _builtins.str
+    finished_at: _builtins.float
+    """Time the result was stored, seconds since the Unix epoch."""
+    seed: _builtins.int
+    """Deal seed of the match."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """bot_ids in seat order."""
+
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Game scores in seat order (Take 5: bullheads)."""
+
+    @_builtins.property
+    def ranks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Standard competition ranks in seat order, 1 = best."""
+
+    @_builtins.property
+    def faults(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Faults per seat."""
+
+    @_builtins.property
+    def rating_deltas(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Elo change of every seat applied by this match, points."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        tournament_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.str] | None = ...,
+        scores: _abc.Iterable[_builtins.float] | None = ...,
+        ranks: _abc.Iterable[_builtins.int] | None = ...,
+        faults: _abc.Iterable[_builtins.int] | None = ...,
+        rating_deltas: _abc.Iterable[_builtins.float] | None = ...,
+        finished_at: _builtins.float = ...,
+        seed: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "finished_at", b"finished_at", "game", b"game", "match_id", b"match_id", "ranks", b"ranks", "rating_deltas", b"rating_deltas", "scores", b"scores", "seats", b"seats", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchSummary: _TypeAlias = MatchSummary  # noqa: Y015
+
+@_typing.final
+class ListMatchesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]: ...
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMatchesResponse: _TypeAlias = ListMatchesResponse  # noqa: Y015
+
+@_typing.final
+class GetMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchRequest: _TypeAlias = GetMatchRequest  # noqa: Y015
+
+@_typing.final
+class MatchDetail(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    RECORD_JSON_FIELD_NUMBER: _builtins.int
+    record_json: _builtins.str
+    """The full match record as JSON (format of `arena play --record`; `arena replay` re-simulates it)."""
+    @_builtins.property
+    def summary(self) -> Global___MatchSummary: ...
+    def __init__(
+        self,
+        *,
+        summary: Global___MatchSummary | None = ...,
+        record_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchDetail: _TypeAlias = MatchDetail  # noqa: Y015
 
 @_typing.final
 class GetLadderRequest(_message.Message):
@@ -276,6 +716,149 @@ class GetLadderRequest(_message.Message):
 Global___GetLadderRequest: _TypeAlias = GetLadderRequest  # noqa: Y015
 
 @_typing.final
+class RebuildLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """Game id, "take5"."""
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RebuildLadderRequest: _TypeAlias = RebuildLadderRequest  # noqa: Y015
+
+@_typing.final
+class RebuildLadderResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REBUILT_FIELD_NUMBER: _builtins.int
+    LIVE_FIELD_NUMBER: _builtins.int
+    EQUAL_FIELD_NUMBER: _builtins.int
+    RESULTS_FIELD_NUMBER: _builtins.int
+    equal: _builtins.bool
+    """True when both agree on every bot's rating (to 1e-6 points), matches, wins and mean score."""
+    results: _builtins.int
+    """Number of results replayed."""
+    @_builtins.property
+    def rebuilt(self) -> Global___Ladder:
+        """The ladder recomputed from the results log, in the order the results were applied."""
+
+    @_builtins.property
+    def live(self) -> Global___Ladder:
+        """The live ladder read at the same moment."""
+
+    def __init__(
+        self,
+        *,
+        rebuilt: Global___Ladder | None = ...,
+        live: Global___Ladder | None = ...,
+        equal: _builtins.bool = ...,
+        results: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["live", b"live", "rebuilt", b"rebuilt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["equal", b"equal", "live", b"live", "rebuilt", b"rebuilt", "results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RebuildLadderResponse: _TypeAlias = RebuildLadderResponse  # noqa: Y015
+
+@_typing.final
+class ListWorkersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkersRequest: _TypeAlias = ListWorkersRequest  # noqa: Y015
+
+@_typing.final
+class WorkerInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    HOST_FIELD_NUMBER: _builtins.int
+    PID_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    LAST_SEEN_FIELD_NUMBER: _builtins.int
+    ALIVE_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    MATCHES_DONE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Worker name (unique; default host-pid-random)."""
+    host: _builtins.str
+    pid: _builtins.int
+    started_at: _builtins.float
+    """Seconds since the Unix epoch."""
+    last_seen: _builtins.float
+    """Last heartbeat, seconds since the Unix epoch."""
+    alive: _builtins.bool
+    """True when the last heartbeat is younger than the worker timeout."""
+    concurrency: _builtins.int
+    """Matches the worker can run at once."""
+    matches_done: _builtins.int
+    """Matches it has finished since it started."""
+    @_builtins.property
+    def running(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Match ids it is running now."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        host: _builtins.str = ...,
+        pid: _builtins.int = ...,
+        started_at: _builtins.float = ...,
+        last_seen: _builtins.float = ...,
+        alive: _builtins.bool = ...,
+        concurrency: _builtins.int = ...,
+        running: _abc.Iterable[_builtins.str] | None = ...,
+        matches_done: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alive", b"alive", "concurrency", b"concurrency", "host", b"host", "last_seen", b"last_seen", "matches_done", b"matches_done", "name", b"name", "pid", b"pid", "running", b"running", "started_at", b"started_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkerInfo: _TypeAlias = WorkerInfo  # noqa: Y015
+
+@_typing.final
+class ListWorkersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def workers(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkerInfo]: ...
+    def __init__(
+        self,
+        *,
+        workers: _abc.Iterable[Global___WorkerInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkersResponse: _TypeAlias = ListWorkersResponse  # noqa: Y015
+
+@_typing.final
 class LadderEntry(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -288,6 +871,7 @@ class LadderEntry(_message.Message):
     rank: _builtins.int
     """Standard competition rank by rating, 1 = best."""
     bot: _builtins.str
+    """bot_id "NAME@VERSION"."""
     rating: _builtins.float
     """Elo rating, points (start 1500)."""
     matches: _builtins.int

@@ -39,6 +39,16 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.RegisterBotRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.BotRecord.FromString,
                 _registered_method=True)
+        self.UpdateBot = channel.unary_unary(
+                '/arena.v1.Arena/UpdateBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.UpdateBotRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotRecord.FromString,
+                _registered_method=True)
+        self.RemoveBot = channel.unary_unary(
+                '/arena.v1.Arena/RemoveBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RemoveBotRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RemoveBotResponse.FromString,
+                _registered_method=True)
         self.ListBots = channel.unary_unary(
                 '/arena.v1.Arena/ListBots',
                 request_serializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
@@ -54,10 +64,45 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Tournament.FromString,
                 _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/arena.v1.Arena/ListTournaments',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/arena.v1.Arena/CancelTournament',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CancelTournamentRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Tournament.FromString,
+                _registered_method=True)
+        self.GetStandings = channel.unary_unary(
+                '/arena.v1.Arena/GetStandings',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetStandingsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Standings.FromString,
+                _registered_method=True)
+        self.ListMatches = channel.unary_unary(
+                '/arena.v1.Arena/ListMatches',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListMatchesRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListMatchesResponse.FromString,
+                _registered_method=True)
+        self.GetMatch = channel.unary_unary(
+                '/arena.v1.Arena/GetMatch',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetMatchRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.MatchDetail.FromString,
+                _registered_method=True)
         self.GetLadder = channel.unary_unary(
                 '/arena.v1.Arena/GetLadder',
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetLadderRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Ladder.FromString,
+                _registered_method=True)
+        self.RebuildLadder = channel.unary_unary(
+                '/arena.v1.Arena/RebuildLadder',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RebuildLadderRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RebuildLadderResponse.FromString,
+                _registered_method=True)
+        self.ListWorkers = channel.unary_unary(
+                '/arena.v1.Arena/ListWorkers',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListWorkersRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListWorkersResponse.FromString,
                 _registered_method=True)
 
 
@@ -65,7 +110,24 @@ class ArenaServicer:
     """Missing associated documentation comment in .proto file."""
 
     def RegisterBot(self, request, context):
-        """Register a bot endpoint for a game. The name is the bot's ladder identity.
+        """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
+        (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
+        GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
+        registering again (same or new version) needs it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateBot(self, request, context):
+        """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveBot(self, request, context):
+        """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -79,7 +141,7 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateTournament(self, request, context):
-        """Expand a tournament into matches and queue them for the workers.
+        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -92,8 +154,57 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTournaments(self, request, context):
+        """List tournaments, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTournament(self, request, context):
+        """Cancel a tournament: matches not yet started are dropped; running ones finish and count.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStandings(self, request, context):
+        """Standings of one tournament: points, mean score and Elo performance per bot.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMatches(self, request, context):
+        """List finished matches, newest first, optionally of one tournament or one bot.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMatch(self, request, context):
+        """One finished match with its full record.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLadder(self, request, context):
         """Read the Elo ladder of one game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RebuildLadder(self, request, context):
+        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWorkers(self, request, context):
+        """The workers that sent a heartbeat recently, and what they are doing.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -106,6 +217,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.RegisterBot,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.RegisterBotRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.BotRecord.SerializeToString,
+            ),
+            'UpdateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.UpdateBotRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotRecord.SerializeToString,
+            ),
+            'RemoveBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RemoveBotRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RemoveBotResponse.SerializeToString,
             ),
             'ListBots': grpc.unary_unary_rpc_method_handler(
                     servicer.ListBots,
@@ -122,10 +243,45 @@ def add_ArenaServicer_to_server(servicer, server):
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetTournamentRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Tournament.SerializeToString,
             ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Tournament.SerializeToString,
+            ),
+            'GetStandings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStandings,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetStandingsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Standings.SerializeToString,
+            ),
+            'ListMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMatches,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListMatchesRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListMatchesResponse.SerializeToString,
+            ),
+            'GetMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatch,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetMatchRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.MatchDetail.SerializeToString,
+            ),
             'GetLadder': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLadder,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetLadderRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Ladder.SerializeToString,
+            ),
+            'RebuildLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.RebuildLadder,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RebuildLadderRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RebuildLadderResponse.SerializeToString,
+            ),
+            'ListWorkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkers,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListWorkersRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListWorkersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -155,6 +311,60 @@ class Arena:
             '/arena.v1.Arena/RegisterBot',
             arena_dot_v1_dot_arena__pb2.RegisterBotRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.BotRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/UpdateBot',
+            arena_dot_v1_dot_arena__pb2.UpdateBotRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/RemoveBot',
+            arena_dot_v1_dot_arena__pb2.RemoveBotRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RemoveBotResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -247,6 +457,141 @@ class Arena:
             _registered_method=True)
 
     @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/ListTournaments',
+            arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/CancelTournament',
+            arena_dot_v1_dot_arena__pb2.CancelTournamentRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Tournament.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStandings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetStandings',
+            arena_dot_v1_dot_arena__pb2.GetStandingsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Standings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/ListMatches',
+            arena_dot_v1_dot_arena__pb2.ListMatchesRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetMatch',
+            arena_dot_v1_dot_arena__pb2.GetMatchRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.MatchDetail.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetLadder(request,
             target,
             options=(),
@@ -263,6 +608,60 @@ class Arena:
             '/arena.v1.Arena/GetLadder',
             arena_dot_v1_dot_arena__pb2.GetLadderRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Ladder.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RebuildLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/RebuildLadder',
+            arena_dot_v1_dot_arena__pb2.RebuildLadderRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RebuildLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWorkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/ListWorkers',
+            arena_dot_v1_dot_arena__pb2.ListWorkersRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListWorkersResponse.FromString,
             options,
             channel_credentials,
             insecure,

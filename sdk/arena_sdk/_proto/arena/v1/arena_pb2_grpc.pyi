@@ -5,7 +5,12 @@ The Arena service: what the referee (`arena serve`) offers to the CLI and other 
 
 Version: arena.v1. Errors leave as canonical gRPC status codes with a message a person can act on:
 INVALID_ARGUMENT for bad input, NOT_FOUND for unknown names or ids, ALREADY_EXISTS for a duplicate name,
-FAILED_PRECONDITION when the request cannot be served in the current state.
+FAILED_PRECONDITION when the request cannot be served in the current state (e.g. the bot does not answer
+GetInfo), PERMISSION_DENIED for a missing or wrong owner token.
+
+Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
+and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
+takes a `bot` string, "NAME" means the latest registered version of NAME.
 """
 
 from . import arena_pb2 as _arena_pb2
@@ -37,29 +42,73 @@ class ArenaStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ArenaAsyncStub: ...
     RegisterBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RegisterBotRequest, _arena_pb2.BotRecord]
-    """Register a bot endpoint for a game. The name is the bot's ladder identity."""
+    """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
+    (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
+    GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
+    registering again (same or new version) needs it.
+    """
+    UpdateBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]
+    """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
+    RemoveBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RemoveBotRequest, _arena_pb2.RemoveBotResponse]
+    """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]
     """List the registered bots, optionally of one game."""
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.Tournament]
-    """Expand a tournament into matches and queue them for the workers."""
+    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
     GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.Tournament]
     """Read a tournament and its progress."""
+    ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]
+    """List tournaments, newest first."""
+    CancelTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CancelTournamentRequest, _arena_pb2.Tournament]
+    """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+    GetStandings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetStandingsRequest, _arena_pb2.Standings]
+    """Standings of one tournament: points, mean score and Elo performance per bot."""
+    ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]
+    """List finished matches, newest first, optionally of one tournament or one bot."""
+    GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]
+    """One finished match with its full record."""
     GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]
     """Read the Elo ladder of one game."""
+    RebuildLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]
+    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+    ListWorkers: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]
+    """The workers that sent a heartbeat recently, and what they are doing."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     RegisterBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.RegisterBotRequest, _arena_pb2.BotRecord]  # type: ignore[assignment]
-    """Register a bot endpoint for a game. The name is the bot's ladder identity."""
+    """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
+    (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
+    GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
+    registering again (same or new version) needs it.
+    """
+    UpdateBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]  # type: ignore[assignment]
+    """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
+    RemoveBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.RemoveBotRequest, _arena_pb2.RemoveBotResponse]  # type: ignore[assignment]
+    """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]  # type: ignore[assignment]
     """List the registered bots, optionally of one game."""
     CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
-    """Expand a tournament into matches and queue them for the workers."""
+    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
     GetTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
     """Read a tournament and its progress."""
+    ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    """List tournaments, newest first."""
+    CancelTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.CancelTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
+    """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+    GetStandings: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetStandingsRequest, _arena_pb2.Standings]  # type: ignore[assignment]
+    """Standings of one tournament: points, mean score and Elo performance per bot."""
+    ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]  # type: ignore[assignment]
+    """List finished matches, newest first, optionally of one tournament or one bot."""
+    GetMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]  # type: ignore[assignment]
+    """One finished match with its full record."""
     GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
     """Read the Elo ladder of one game."""
+    RebuildLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]  # type: ignore[assignment]
+    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+    ListWorkers: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]  # type: ignore[assignment]
+    """The workers that sent a heartbeat recently, and what they are doing."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -68,7 +117,27 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.RegisterBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.BotRecord, _abc.Awaitable[_arena_pb2.BotRecord]]:
-        """Register a bot endpoint for a game. The name is the bot's ladder identity."""
+        """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
+        (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
+        GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
+        registering again (same or new version) needs it.
+        """
+
+    @_abc_1.abstractmethod
+    def UpdateBot(
+        self,
+        request: _arena_pb2.UpdateBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotRecord, _abc.Awaitable[_arena_pb2.BotRecord]]:
+        """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
+
+    @_abc_1.abstractmethod
+    def RemoveBot(
+        self,
+        request: _arena_pb2.RemoveBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.RemoveBotResponse, _abc.Awaitable[_arena_pb2.RemoveBotResponse]]:
+        """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
 
     @_abc_1.abstractmethod
     def ListBots(
@@ -84,7 +153,7 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.CreateTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Tournament, _abc.Awaitable[_arena_pb2.Tournament]]:
-        """Expand a tournament into matches and queue them for the workers."""
+        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
 
     @_abc_1.abstractmethod
     def GetTournament(
@@ -95,11 +164,67 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """Read a tournament and its progress."""
 
     @_abc_1.abstractmethod
+    def ListTournaments(
+        self,
+        request: _arena_pb2.ListTournamentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListTournamentsResponse, _abc.Awaitable[_arena_pb2.ListTournamentsResponse]]:
+        """List tournaments, newest first."""
+
+    @_abc_1.abstractmethod
+    def CancelTournament(
+        self,
+        request: _arena_pb2.CancelTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Tournament, _abc.Awaitable[_arena_pb2.Tournament]]:
+        """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+
+    @_abc_1.abstractmethod
+    def GetStandings(
+        self,
+        request: _arena_pb2.GetStandingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Standings, _abc.Awaitable[_arena_pb2.Standings]]:
+        """Standings of one tournament: points, mean score and Elo performance per bot."""
+
+    @_abc_1.abstractmethod
+    def ListMatches(
+        self,
+        request: _arena_pb2.ListMatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListMatchesResponse, _abc.Awaitable[_arena_pb2.ListMatchesResponse]]:
+        """List finished matches, newest first, optionally of one tournament or one bot."""
+
+    @_abc_1.abstractmethod
+    def GetMatch(
+        self,
+        request: _arena_pb2.GetMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.MatchDetail, _abc.Awaitable[_arena_pb2.MatchDetail]]:
+        """One finished match with its full record."""
+
+    @_abc_1.abstractmethod
     def GetLadder(
         self,
         request: _arena_pb2.GetLadderRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Ladder, _abc.Awaitable[_arena_pb2.Ladder]]:
         """Read the Elo ladder of one game."""
+
+    @_abc_1.abstractmethod
+    def RebuildLadder(
+        self,
+        request: _arena_pb2.RebuildLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.RebuildLadderResponse, _abc.Awaitable[_arena_pb2.RebuildLadderResponse]]:
+        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+
+    @_abc_1.abstractmethod
+    def ListWorkers(
+        self,
+        request: _arena_pb2.ListWorkersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListWorkersResponse, _abc.Awaitable[_arena_pb2.ListWorkersResponse]]:
+        """The workers that sent a heartbeat recently, and what they are doing."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
