@@ -424,6 +424,8 @@ class _Match:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             return None, _fault_kind(code), _rpc_detail(method, exc, timeout_ms)
+        if response is None:  # grpc.aio yields None when the bot's bytes do not parse as the response message
+            return None, "malformed", f"{method}: the answer could not be decoded as a {method} response message"
         return response, None, ""
 
     async def start(self) -> None:

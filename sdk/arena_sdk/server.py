@@ -330,6 +330,17 @@ def create_server(
     return server, port
 
 
+def _port(text: str) -> int:
+    """argparse type of ``--port``: an integer 0..65535 (0 = any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"the port must be 0..65535, got {port}")
+    return port
+
+
 def serve(bot_cls: type[Take5Bot], argv: list[str] | None = None) -> None:
     """Run ``bot_cls`` as a bot process until SIGTERM or SIGINT, then stop cleanly (the process exits 0).
 
@@ -346,7 +357,8 @@ def serve(bot_cls: type[Take5Bot], argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="port to listen on; 0 picks a free port (default %(default)s)"
+        "--port", type=_port, default=DEFAULT_PORT,
+        help="port to listen on, 0..65535; 0 picks a free port (default %(default)s)",
     )
     parser.add_argument("--name", default=None, help="bot name reported to the arena (default: the class's name)")
     parser.add_argument(

@@ -26,6 +26,9 @@ _LIMIT_RULE_NAMES = {v: k for k, v in _LIMIT_RULES.items()}
 _LIMIT_RULE_NAMES[bot_pb2.TAKE5_LIMIT_RULE_UNSPECIFIED] = "at_least"
 
 KNOWN_GAMES = (take5.GAME_ID,)
+# Highest accepted Take 5 limit: every hand hands out at least one bullhead, so a game lasts at most this many
+# hands; the cap keeps a match (and a worker slot) from running for days. The rules' default is 66.
+MAX_TAKE5_LIMIT = 1000
 
 
 def _check_game(game: str) -> None:
@@ -39,8 +42,8 @@ def _check_game(game: str) -> None:
 def take5_config(limit: int = 66, limit_rule: str = "at_least", known_cards: bool = False,
                  draft: bool = False) -> take5.Take5Config:
     """A validated ``Take5Config``. Raises ``WireError`` for a limit < 1 or an unknown limit rule."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise WireError(f"take5 limit must be a positive integer of bullheads, got {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TAKE5_LIMIT:
+        raise WireError(f"take5 limit must be 1..{MAX_TAKE5_LIMIT} bullheads, got {limit!r}")
     if limit_rule not in _LIMIT_RULES:
         raise WireError(f"take5 limit_rule must be one of {sorted(_LIMIT_RULES)}, got {limit_rule!r}")
     return take5.Take5Config(limit=limit, limit_rule=limit_rule,  # type: ignore[arg-type]
@@ -180,6 +183,15 @@ def view_from_proto(msg: bot_pb2.Take5View, kind: str | None = None) -> take5.Ta
     bad = [c for c in cards if not 1 <= c <= take5.DECK_SIZE]
     if bad:
         raise WireError(f"view holds cards outside 1..{take5.DECK_SIZE}: {bad}")
+    if len(set(cards)) != len(cards):
+        repeated = sorted({c for c in cards if cards.count(c) > 1})
+        raise WireError(f"view holds cards twice (hand, rows and draft pool share {repeated})")
+    if len(msg.hand) > take5.HAND_SIZE:
+        raise WireError(f"view.hand holds {len(msg.hand)} cards, at most {take5.HAND_SIZE}")
+    drafting = all(not row for row in rows)  # the rows start only after the draft
+    for i, row in enumerate(rows):
+        if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or list(row) != sorted(row):
+            raise WireError(f"view.rows[{i}] must hold 1..{take5.ROW_CAPACITY} ascending cards, got {list(row)}")
     config = config_from_proto(take5.GAME_ID, bot_pb2.GameConfig(take5=msg.config))
     return take5.Take5View(
         seat=msg.seat,

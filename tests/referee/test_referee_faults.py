@@ -81,6 +81,14 @@ def test_empty_response_is_malformed(seats_of, test_bot) -> None:
     assert_defaults_applied(record)
 
 
+def test_undecodable_response_is_malformed_with_a_reason(seats_of, test_bot) -> None:
+    bot = test_bot("undecodable_bot", "--at", "1")
+    record = play_with(seats_of, seat(bot))
+    assert faults_by(record) == Counter({("malformed", BAD): 1})
+    assert "could not be decoded" in record.faults[0].detail
+    assert_defaults_applied(record)
+
+
 def test_raising_bot_is_an_error_fault(seats_of, test_bot) -> None:
     bot = test_bot("raising_bot", "--at", "3")
     record = play_with(seats_of, seat(bot))
