@@ -216,6 +216,9 @@ class MatchRecord:
             ranks=tuple(_int_list(r, "ranks", "result")),
             faults=tuple(_int_list(r, "faults", "result")),
         )
+        deadline_ms = _get(d, "deadline_ms", int)
+        if deadline_ms < 1:
+            raise RecordError(f"record.deadline_ms must be a positive number of milliseconds, got {deadline_ms}")
         started_at = _get(d, "started_at", (int, float))
         duration_s = _get(d, "duration_s", (int, float))
         return cls(
@@ -225,7 +228,7 @@ class MatchRecord:
             seed=seed,
             deals=[dict(x) for x in deals],
             seats=tuple(seats),
-            deadline_ms=_get(d, "deadline_ms", int),
+            deadline_ms=deadline_ms,
             decisions=decisions,
             faults=faults,
             result=result,

@@ -83,6 +83,7 @@ def test_missing_field_is_a_record_error(record, key) -> None:
         (lambda d: d.update(version=99), "version"),
         (lambda d: d.update(seed="7"), "seed"),
         (lambda d: d.update(deadline_ms=True), "deadline_ms"),
+        (lambda d: d.update(deadline_ms=-3), "deadline_ms must be a positive"),
         (lambda d: d["config"].update(colour="red"), "config"),
         (lambda d: d["config"].update(limit=0), "config"),
         (lambda d: d.update(deals=[{"hands": [["a"]]}]), "deals"),
