@@ -1,10 +1,15 @@
 """`make demo`: the main job of the arena, end to end, on one machine, done the way a user would do it.
 
-1. ``arena serve`` as its own process (private redis-server in ./.arena, a free port on 127.0.0.1);
+1. ``arena serve`` as its own process (private redis-server in ./.arena, on 127.0.0.1; the port of the previous
+   run when it is free, so the owner tokens saved for that server address apply again);
 2. the sample bots as separate processes (random, heuristic, montecarlo, and a second random bot);
-3. ``arena bot register`` for each (a second run re-registers the same names: endpoints updated, ladder kept);
-4. ``arena tournament create ... --wait``: a Take 5 round robin through the Redis queue, with a progress bar;
-5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists);
+3. ``arena bot register`` for each: the first run prints and saves each NAME's owner token (./.arena/tokens.json);
+   a second run re-registers the same NAMEs with those saved tokens (endpoints updated, same NAME@VERSION, so the
+   ladder is kept);
+4. ``arena tournament create ... --no-wait`` then ``arena tournament status ID --watch``: a Take 5 round robin
+   through the Redis queue, with a progress bar, then the tournament's standings;
+5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists), and
+   ``arena ladder --rebuild``: the ladder recomputed from the results log equals the live one;
 6. everything started here is stopped again, also on Ctrl-C, SIGTERM or a failure.
 
 The server and the bots run in sessions of their own, so Ctrl-C reaches only this script and the command in the
@@ -21,6 +26,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -33,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python tools/demo.py` from a checkout finds arena/ and sample_bots/
 
+from arena.cli import TokenStore  # noqa: E402
 from arena.local_bots import READY_RE, bot_command  # noqa: E402
 
 # (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 12 matches a round.
@@ -45,6 +52,7 @@ BOTS = (
 SEATS = int(os.environ.get("DEMO_SEATS", "3"))
 ROUNDS = int(os.environ.get("DEMO_ROUNDS", "10"))  # 10 x 12 matches: about a minute on 2 cores
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
+SERVER_FILE = "demo-server"  # in DATA_DIR: the address of the previous run's `arena serve`
 START_TIMEOUT_S = 30.0
 SERVE_STOP_TIMEOUT_S = 90.0  # running matches drain first
 BOT_STOP_TIMEOUT_S = 5.0
@@ -116,9 +124,32 @@ def start_background(label: str, command: list[str], is_ready: Callable[[str], s
     return bg
 
 
+def _port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _previous_server() -> str | None:
+    try:
+        text = (Path(DATA_DIR) / SERVER_FILE).read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
 def start_serve() -> tuple[Background, str]:
-    """``arena serve`` on a free port; returns it and the address it listens on."""
-    args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", DATA_DIR]
+    """``arena serve`` on 127.0.0.1, on the previous run's port when it is free (else a free one); returns it and
+    the address it listens on. When the address changed, the owner tokens saved for the old address are copied to
+    the new one (they belong to the same arena: the same ./.arena)."""
+    previous = _previous_server()
+    port = previous.rpartition(":")[2] if previous else "0"
+    if not (port.isdigit() and int(port) > 0 and _port_is_free(int(port))):
+        port = "0"
+    args = ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", DATA_DIR]
     say("$ arena " + shlex.join(args) + " &")
 
     def listening(line: str) -> str | None:
@@ -126,7 +157,25 @@ def start_serve() -> tuple[Background, str]:
 
     serve = start_background("serve", arena_command() + args, listening, echo=True)
     assert serve.ready is not None
-    return serve, serve.ready
+    server = serve.ready
+    if previous and previous != server:
+        moved = copy_tokens(previous, server)
+        if moved:
+            say(f"  the demo server moved from {previous} to {server}: its {moved} saved owner token(s) copied")
+    (Path(DATA_DIR) / SERVER_FILE).write_text(server + "\n")
+    return serve, server
+
+
+def copy_tokens(old: str, new: str) -> int:
+    """Copy the owner tokens saved for the demo's bots on server ``old`` to server ``new``; how many."""
+    tokens = TokenStore(Path(DATA_DIR))
+    moved = 0
+    for name, _ in BOTS:
+        token = tokens.get(old, "take5", name)
+        if token is not None and tokens.get(new, "take5", name) is None:
+            tokens.put(new, "take5", name, token)
+            moved += 1
+    return moved
 
 
 def start_sample_bot(name: str, spec: str) -> tuple[Background, str]:
@@ -160,15 +209,60 @@ def run_arena(*args: str) -> None:
         raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}")
 
 
-def check_strength_order(server: str) -> None:
-    """Say whether the ladder shows the sample bots' strength order: random < heuristic < montecarlo."""
-    done = subprocess.run(arena_command() + ["ladder", "--json", "--server", server], cwd=ROOT,
-                          capture_output=True, text=True)
+def run_arena_json(*args: str, echo: bool = True) -> Any:
+    """Run one ``arena ... --json`` command and return its parsed output; DemoError on failure."""
+    if echo:
+        say("$ arena " + shlex.join(args))
+    done = subprocess.run(arena_command() + list(args), cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
-        raise DemoError(f"`arena ladder --json` failed: {done.stderr.strip()}")
-    rating = {e["bot"]: e["rating"] for e in json.loads(done.stdout)["entries"]}
-    randoms = [rating[n] for n, spec in BOTS if spec == "sample:random" and n in rating]
-    shown = bool(randoms) and rating.get("montecarlo", 0) > rating.get("heuristic", 0) > max(randoms)
+        raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}: "
+                        f"{done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def register(name: str, endpoint: str, server: str) -> str:
+    """``arena bot register NAME ENDPOINT``: on the first run it prints the owner token and saves it; later runs
+    find the saved token. Returns the bot id NAME@VERSION."""
+    args = ["bot", "register", name, endpoint, "--server", server, "--data-dir", DATA_DIR]
+    say("$ arena " + shlex.join(args))
+    done = subprocess.run(arena_command() + args + ["--json"], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}: "
+                        f"{done.stderr.strip()}")
+    record = json.loads(done.stdout)
+    print(f"registered {record['game']} bot {record['bot_id']} at {record['endpoint']}", flush=True)
+    if record.get("owner_token"):
+        print(f"owner token of {name}: {record['owner_token'][:6]}... (shown once; saved in {record['token_file']})",
+              flush=True)
+    else:
+        print(f"  (re-registered with the owner token saved in {TokenStore(Path(DATA_DIR)).path})", flush=True)
+    return str(record["bot_id"])
+
+
+def check_rebuild(server: str) -> None:
+    """``arena ladder --rebuild``: the ladder recomputed from the results log must equal the live one."""
+    args = ("ladder", "--rebuild", "--json", "--server", server)
+    say("$ arena " + shlex.join(args[:2]) + " --server " + server)
+    done = subprocess.run(arena_command() + list(args), cwd=ROOT, capture_output=True, text=True)
+    try:
+        data = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise DemoError(f"`arena ladder --rebuild` failed: {done.stderr.strip()}") from None
+    if not data["equal"]:
+        raise DemoError(f"the ladder rebuilt from {data['results']} results differs from the live ladder: "
+                        f"{'; '.join(data['differences'])}")
+    print(f"the ladder rebuilt from the {data['results']} stored results equals the live ladder "
+          f"({len(data['live']['entries'])} bots)", flush=True)
+
+
+def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
+    """Say whether the ladder shows the sample bots' strength order: random < heuristic < montecarlo."""
+    ladder = run_arena_json("ladder", "--json", "--server", server, echo=False)
+    rating = {e["bot"]: e["rating"] for e in ladder["entries"]}
+    of = {name: rating.get(bot_id) for name, bot_id in bot_ids.items()}
+    randoms = [of[n] for n, spec in BOTS if spec == "sample:random" and of.get(n) is not None]
+    mc, heur = of.get("montecarlo"), of.get("heuristic")
+    shown = bool(randoms) and mc is not None and heur is not None and mc > heur > max(randoms)
     say("strength order on the ladder: random < heuristic < montecarlo"
         + (" (as expected)" if shown else " is NOT shown this time (too few matches? run again to add more)"))
 
@@ -190,13 +284,17 @@ def main() -> int:
             bot, endpoint = start_sample_bot(name, spec)
             bots.append(bot)
             endpoints.append(endpoint)
-        for (name, _), endpoint in zip(BOTS, endpoints, strict=True):
-            run_arena("bot", "register", name, endpoint, "--server", server)
+        bot_ids = {name: register(name, endpoint, server)
+                   for (name, _), endpoint in zip(BOTS, endpoints, strict=True)}
         names = ",".join(name for name, _ in BOTS)
-        run_arena("tournament", "create", "--bots", names, "--seats", str(SEATS), "--rounds", str(ROUNDS),
-                  "--wait", "--server", server)
+        created = run_arena_json("tournament", "create", "--bots", names, "--seats", str(SEATS),
+                                 "--rounds", str(ROUNDS), "--no-wait", "--json", "--server", server)
+        print(f"tournament {created['id']}: {created['formula'] or created['matches_total']} matches, "
+              f"seed {created['seed']}", flush=True)
+        run_arena("tournament", "status", created["id"], "--watch", "--server", server)
         run_arena("ladder", "--server", server)
-        check_strength_order(server)
+        check_rebuild(server)
+        check_strength_order(server, bot_ids)
         return 0
     except (KeyboardInterrupt, Terminated):
         print("\ninterrupted: stopping the server (running matches finish first), then the bots", file=sys.stderr)

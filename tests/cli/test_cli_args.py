@@ -53,9 +53,24 @@ def _assert_one_line_error(result, *fragments: str) -> str:  # type: ignore[no-u
 
 
 def test_the_command_tree_is_complete() -> None:
-    expected = {("serve",), ("worker",), ("bot", "register"), ("bot", "list"), ("tournament", "create"),
-                ("tournament", "status"), ("ladder",), ("play", "take5"), ("replay",)}
+    expected = {("serve",), ("worker", "list"), ("bot", "register"), ("bot", "update"), ("bot", "remove"),
+                ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
+                ("tournament", "standings"), ("tournament", "cancel"), ("match", "list"), ("match", "show"),
+                ("ladder",), ("play", "take5"), ("replay",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
+    assert isinstance(cli.commands["worker"], click.Group) and cli.commands["worker"].invoke_without_command
+
+
+READS = [("bot", "list"), ("tournament", "list"), ("tournament", "status"), ("tournament", "standings"),
+         ("match", "list"), ("match", "show"), ("ladder",), ("worker", "list")]
+
+
+@pytest.mark.parametrize("path", READS, ids=" ".join)
+def test_every_read_has_json(path: tuple[str, ...]) -> None:
+    command: click.Command = cli
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    assert "--json" in {opt for param in command.params for opt in param.opts}
 
 
 @pytest.mark.parametrize("path, is_group", ALL_COMMANDS, ids=lambda p: " ".join(p) if isinstance(p, tuple) else "")
@@ -63,7 +78,7 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="arena")
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"Usage: {' '.join(('arena',) + path)} ")
-    if not is_group:  # every command says what it does, with an example
+    if not is_group or path == ("worker",):  # every command says what it does, with an example
         assert "Example" in result.output, result.output
         assert f"arena {' '.join(path)}" in result.output.split("Example", 1)[1], result.output
 
@@ -94,6 +109,23 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     (["serve", "--listen", "nohost"], ["HOST:PORT"]),
     (["serve", "--workers", "-1"], ["--workers"]),
     (["worker", "--concurrency", "0"], ["--concurrency"]),
+    (["worker", "--visibility-timeout", "0"], ["--visibility-timeout"]),
+    (["serve", "--visibility-timeout", "-1"], ["--visibility-timeout"]),
+    (["worker", "nosuch"], ["nosuch"]),
+    (["bot", "update", "mybot"], ["--endpoint"]),
+    (["bot", "update", "my bot", "--endpoint", "h:1"], ["bot name"]),
+    (["bot", "update", "mybot@", "--endpoint", "h:1"], ["NAME@VERSION"]),
+    (["bot", "update", "mybot@1 2", "--endpoint", "h:1"], ["NAME@VERSION"]),
+    (["bot", "update", "mybot", "--endpoint", "h"], ["HOST:PORT"]),
+    (["bot", "remove", "a@b@c"], ["NAME@VERSION"]),
+    (["bot", "remove"], ["NAME[@VERSION]"]),
+    (["tournament", "create", "--bots", "a,b@", "--dry-run"], ["--bots", "NAME@VERSION"]),
+    (["tournament", "cancel"], ["ID"]),
+    (["tournament", "standings"], ["ID"]),
+    (["match", "list", "--limit", "0"], ["--limit"]),
+    (["match", "list", "--bot", "x y"], ["bot name"]),
+    (["match", "show"], ["ID"]),
+    (["ladder", "--rebuild", "--game", "chess"], ["--game"]),
     (["replay", "no/such/record.json"], ["does not exist"]),
     (["ladder", "--game", "chess"], ["--game"]),
     (["nosuchcommand"], ["nosuchcommand"]),
@@ -111,10 +143,20 @@ def test_bad_arguments_give_one_line_and_exit_2(args: list[str], fragments: list
     ["tournament", "status", "t1"],
     ["tournament", "create", "--bots", "a,b,c", "--no-wait"],
     ["tournament", "create", "--all"],
+    ["tournament", "create", "--bots", "a,b", "--dry-run"],
+    ["tournament", "list"],
+    ["tournament", "standings", "t1"],
+    ["tournament", "cancel", "t1"],
+    ["bot", "update", "mybot", "--endpoint", "127.0.0.1:50061", "--token", "x"],
+    ["bot", "remove", "mybot@1.0", "--token", "x"],
+    ["match", "list"],
+    ["match", "show", "t1-r0-s0-p0"],
+    ["ladder", "--rebuild"],
+    ["worker", "list"],
 ])
-def test_unreachable_server_is_one_clear_line(args: list[str]) -> None:
+def test_unreachable_server_is_one_clear_line(args: list[str], tmp_path: Path) -> None:
     server = f"127.0.0.1:{_free_port()}"
-    result = CliRunner().invoke(cli, [*args, "--server", server])
+    result = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path)}).invoke(cli, [*args, "--server", server])
     line = _assert_one_line_error(result, f"cannot reach the arena server at {server}", "arena serve")
     assert result.exit_code == 1, line
 
