@@ -21,6 +21,14 @@ class Defaults:
         seats_per_match: default k of a round robin (capped by the number of bots).
         rounds: default R of a round robin.
         initial_rating: Elo start, points. k_factor: Elo K, points.
+        visibility_timeout_s: a claimed match job whose worker has not refreshed it for this many seconds is
+            reclaimed by another worker (its worker is taken for dead); a live worker refreshes its running jobs
+            every ``min(heartbeat_s, visibility_timeout_s / 3)`` seconds, so a long match never loses its job.
+        heartbeat_s: seconds between two worker heartbeats (``arena worker list``); a worker whose last
+            heartbeat is older than 3 heartbeat intervals is shown as not alive.
+        worker_forget_s: seconds a worker that stopped sending heartbeats stays listed (its key's TTL).
+        max_deliveries: a match job delivered this many times without being settled (its workers died, or a
+            platform error each time) is recorded as failed and acknowledged, so its tournament can finish.
     """
 
     server: str = "localhost:50051"
@@ -34,6 +42,10 @@ class Defaults:
     rounds: int = 1
     initial_rating: float = 1500.0
     k_factor: float = 32.0
+    visibility_timeout_s: float = 30.0
+    heartbeat_s: float = 5.0
+    worker_forget_s: float = 3600.0
+    max_deliveries: int = 5
 
 
 DEFAULTS = Defaults()

@@ -1,28 +1,51 @@
 """Match specs -> Redis Stream jobs, and the worker loop that runs them (DESIGN.md "Scheduling and storage").
 
-A tournament's matches are appended to the stream ``arena:jobs``; workers claim them through the consumer group
+A tournament's matches are appended to its game's jobs stream; workers claim them through the consumer group
 ``workers`` (XREADGROUP), run each with the referee (``arena.referee.run_match``, up to ``concurrency`` at once,
 since a match mostly waits on bots over the network), store the result and its Elo update in one atomic,
-idempotent step (``Store.record_result``), then acknowledge the job. A job whose result is already stored is just
-acknowledged. A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in
-the group, unacknowledged, so that a later reclaim can hand it to another worker.
+idempotent step (``Store.record_result``), then acknowledge the job.
+
+Settling a job (what a worker does with each job it claims, in this order):
+
+1. Delivered more than ``max_deliveries`` times (its workers kept dying, or a platform error every time): a
+   *poison* job. It is recorded as failed in its tournament (``Store.drop_job(job, "failed")``, which also lets
+   the tournament finish once everything else is settled) and acknowledged without running; the log says so.
+2. Its result is already stored (a worker died between storing and acknowledging): acknowledged.
+3. Its tournament was cancelled: acknowledged without running, counted in the tournament's matches_cancelled.
+4. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
+   failed (it can never run).
+
+A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
+unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
+``visibility_timeout_s`` (their worker is taken for dead: SIGKILL, a lost machine) and runs them again; each such
+claim counts as a delivery. A live worker refreshes the idle time of the jobs it is running at every heartbeat
+(every ``min(heartbeat_s, visibility_timeout_s / 3)`` seconds), so a long match never loses its job and the
+visibility timeout can stay short. Should a stalled worker lose a job anyway, the match is stored once: the result
+script refuses a second result of the same match id.
+
+Heartbeat: each worker writes its status (host, pid, start time, concurrency, running match ids, matches stored)
+at every refresh and when a match starts or ends; ``Store.list_workers`` reads them (``arena worker list``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import redis
 
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
-from arena.store import Job, Store
+from arena.store import Job, Store, WorkerStatus
 from arena.tournaments import MatchSpec
 
 log = logging.getLogger(__name__)
@@ -30,10 +53,11 @@ log = logging.getLogger(__name__)
 BLOCK_MS = 500  # longest wait for new jobs; bounds how long a stop request takes to be noticed
 DRAIN_S = 60.0  # on stop, how long running matches may take to finish before they are cancelled (left pending)
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
+MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
-    """Queue the matches of a tournament as jobs on the stream, in order."""
+    """Queue the matches of a tournament as jobs on their game's stream, in order."""
     store.enqueue(specs)
 
 
@@ -42,11 +66,20 @@ def default_worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> bool:
-    """Run one claimed job to completion: referee the match, store the result atomically, acknowledge.
+def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float:
+    """Seconds between two heartbeats (and refreshes of the running jobs): ``heartbeat_s``, but at most a third of
+    the visibility timeout, so that a live worker's jobs are refreshed several times before they could be
+    reclaimed."""
+    return min(heartbeat_s, visibility_timeout_s / 3)
 
-    Returns True when the job was acknowledged (result stored now or before, or a malformed job dropped), False
-    when it was left pending because of an error that is not a bot's (logged).
+
+async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                  max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "") -> str:
+    """Settle one claimed job (see the module docstring for the order of the checks).
+
+    Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
+    "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
+    "dropped" (malformed job, acknowledged) or "pending" (a platform error: left pending for a reclaim; logged).
     """
     from arena.referee import SeatSpec, run_match  # the referee is only needed where matches are run
     from arena_sdk.wire import config_from_dict
@@ -54,19 +87,35 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     spec = job.spec
     if spec is None:
         log.error("dropping %s", job.error)
-        await asyncio.to_thread(store.ack_job, job.entry_id)
-        return True
+        await asyncio.to_thread(store.drop_job, job, "")
+        return "dropped"
     try:
+        if job.deliveries > max_deliveries:
+            settled = await asyncio.to_thread(store.drop_job, job, "failed")
+            if settled == 2:
+                return "duplicate"
+            if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+                return "dropped"
+            log.error("match %s (job %s of %s) was delivered %d times without being settled, more than %d: "
+                      "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
+                      job.game, job.deliveries, max_deliveries)
+            return "failed"
         if await asyncio.to_thread(store.has_result, spec.game, spec.match_id):
             log.info("match %s already has a stored result; acknowledging", spec.match_id)
-            await asyncio.to_thread(store.ack_job, job.entry_id)
-            return True
+            await asyncio.to_thread(store.ack_job, job)
+            return "duplicate"
+        if spec.tournament and await asyncio.to_thread(store.tournament_state, spec.game,
+                                                       spec.tournament) == "cancelled":
+            settled = await asyncio.to_thread(store.drop_job, job, "cancelled")
+            log.info("match %s not played: tournament %s is cancelled", spec.match_id, spec.tournament)
+            return "duplicate" if settled == 2 else "cancelled"
         try:
             config = config_from_dict(spec.game, spec.config)
         except ValueError as exc:
-            log.error("dropping job %s: match %s has a bad config: %s", job.entry_id, spec.match_id, exc)
-            await asyncio.to_thread(store.ack_job, job.entry_id)
-            return True
+            log.error("match %s (job %s) has a bad config and can never run: %s; recorded as failed",
+                      spec.match_id, job.entry_id, exc)
+            await asyncio.to_thread(store.drop_job, job, "failed")
+            return "failed"
         seats = []
         for name in spec.seats:
             bot = await asyncio.to_thread(store.get_bot, spec.game, name)
@@ -80,77 +129,221 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
         stored = await asyncio.to_thread(
             store.record_result, spec.game, spec.match_id, list(spec.seats), list(result.scores),
             list(result.ranks), list(result.faults), record.to_dict(), tournament_id=spec.tournament or None,
+            seed=spec.seed, worker=worker,
         )
-        await asyncio.to_thread(store.ack_job, job.entry_id)
+        await asyncio.to_thread(store.ack_job, job)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
     except Exception:  # a platform error, not a bot's: keep the job pending for a reclaim
-        log.exception("match %s failed; its job %s stays pending", spec.match_id, job.entry_id)
-        return False
+        log.exception("match %s failed; its job %s stays pending (delivery %d of at most %d)", spec.match_id,
+                      job.entry_id, job.deliveries, max_deliveries)
+        return "pending"
     log.info("match %s %s: scores %s, ranks %s, faults %s", spec.match_id,
              "stored" if stored else "was already stored", list(result.scores), list(result.ranks),
              list(result.faults))
-    return True
+    return "stored" if stored else "duplicate"
+
+
+class _Worker:
+    """State of one worker loop: its running jobs, counts and heartbeat."""
+
+    def __init__(self, store: Store, name: str, *, concurrency: int, visibility_timeout_s: float,
+                 heartbeat_s: float, forget_s: float) -> None:
+        self.store = store
+        self.name = name
+        self.concurrency = concurrency
+        self.interval = heartbeat_interval(heartbeat_s, visibility_timeout_s)
+        self.forget_s = forget_s
+        self.started_at = time.time()
+        self.running: dict[asyncio.Task[str], Job] = {}
+        self.matches_done = 0
+        self.poke = asyncio.Event()
+        self.closing = False
+
+    def status(self, *, stopped: bool = False) -> WorkerStatus:
+        return WorkerStatus(
+            name=self.name, host=socket.gethostname(), pid=os.getpid(), started_at=self.started_at,
+            last_seen=time.time(), concurrency=self.concurrency,
+            running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
+            matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
+
+    async def beat(self, *, stopped: bool = False) -> None:
+        jobs = list(self.running.values())
+        if jobs and not stopped:
+            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, jobs)
+            for entry_id, holder in lost.items():
+                if holder:  # "" = settled: acknowledged by its match, which is finishing
+                    log.warning("worker %s: job %s was reclaimed by worker %s (this one looked dead); the match "
+                                "is stored once, by whoever finishes first", self.name, entry_id, holder)
+        await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
+
+    async def heartbeats(self) -> None:
+        """Beat every ``interval`` seconds, and at once when poked (a match started or ended), until ``closing``
+        is set (and poked). Stopped by that flag, not by cancellation: Python 3.11's ``wait_for`` may swallow a
+        cancellation that arrives as its inner wait completes."""
+        while not self.closing:
+            try:
+                await self.beat()
+            except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
+                log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.poke.wait(), self.interval)
+            self.poke.clear()
+
+    def finished(self, task: asyncio.Task[str]) -> None:
+        self.running.pop(task, None)
+        if not task.cancelled() and task.exception() is None and task.result() == "stored":
+            self.matches_done += 1
+        self.poke.set()
 
 
 async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurrency: int = DEFAULTS.concurrency,
                       block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
-                      call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> None:
+                      call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                      visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                      heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                      forget_s: float = DEFAULTS.worker_forget_s) -> None:
     """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
-    once. On stop, running matches get ``drain_s`` seconds to finish; the rest are cancelled and stay pending."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    running: set[asyncio.Task[bool]] = set()
+    once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
+    Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
+    visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
+    cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped."""
+    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    worker = _Worker(store, name, concurrency=concurrency, visibility_timeout_s=visibility_timeout_s,
+                     heartbeat_s=heartbeat_s, forget_s=forget_s)
+    reclaim_every = min(visibility_timeout_s / 2, 5.0)
+    next_reclaim = 0.0
     group_ready = False
-    while not stop.is_set():
-        free = concurrency - len(running)
-        if free <= 0:
-            await asyncio.wait(running, timeout=block_ms / 1000, return_when=asyncio.FIRST_COMPLETED)
-            continue
-        try:
-            if not group_ready:
-                await asyncio.to_thread(store.ensure_job_group)
-                group_ready = True
-            jobs = await asyncio.to_thread(store.read_jobs, name, free, block_ms)
-        except redis.RedisError as exc:
-            log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
-            await asyncio.sleep(1.0)
-            continue
-        for job in jobs:
-            task = asyncio.create_task(run_job(store, job, call_deadline_ms=call_deadline_ms),
-                                       name=f"match {job.spec.match_id if job.spec else job.entry_id}")
-            running.add(task)
-            task.add_done_callback(running.discard)
-    if running:
-        log.info("worker %s stopping: waiting up to %.0f s for %d running matches", name, drain_s, len(running))
-        _, late = await asyncio.wait(set(running), timeout=drain_s)
-        for task in late:
+    beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    try:
+        while not stop.is_set():
+            free = concurrency - len(worker.running)
+            if free <= 0:
+                await asyncio.wait(set(worker.running), timeout=block_ms / 1000,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                if not group_ready:
+                    await asyncio.to_thread(store.ensure_job_group)
+                    group_ready = True
+                jobs: list[Job] = []
+                if time.monotonic() >= next_reclaim:
+                    next_reclaim = time.monotonic() + reclaim_every
+                    jobs = await asyncio.to_thread(store.reclaim_jobs, name, free,
+                                                   int(visibility_timeout_s * 1000))
+                    for job in jobs:
+                        log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
+                                    "refreshing it for %.1f s", name, job.entry_id,
+                                    job.spec.match_id if job.spec else "?", job.deliveries, visibility_timeout_s)
+                if not jobs:
+                    jobs = await asyncio.to_thread(store.read_jobs, name, free, block_ms)
+            except redis.RedisError as exc:
+                log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
+                await asyncio.sleep(1.0)
+                continue
+            for job in jobs:
+                task = asyncio.create_task(
+                    run_job(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
+                            worker=name),
+                    name=f"match {job.spec.match_id if job.spec else job.entry_id}")
+                worker.running[task] = job
+                task.add_done_callback(worker.finished)
+            if jobs:
+                worker.poke.set()
+        if worker.running:
+            log.info("worker %s stopping: waiting up to %.0f s for %d running matches", name, drain_s,
+                     len(worker.running))
+            _, late = await asyncio.wait(set(worker.running), timeout=drain_s)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+    finally:
+        worker.closing = True
+        worker.poke.set()
+        _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
+        for task in late_beat:  # a heartbeat stuck in Redis: give up on it
             task.cancel()
-        await asyncio.gather(*late, return_exceptions=True)
+        with contextlib.suppress(redis.RedisError):
+            await worker.beat(stopped=True)
 
 
-def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name: str | None = None,
-               stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S) -> None:
-    """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
-
-    Args:
-        redis_url: ``redis://host:port/db``. concurrency: matches run at once (>= 1).
-        name: consumer name in the group (default ``<host>-<pid>-<6 hex>``).
-        stop: set it to stop; running matches then get ``drain_s`` seconds to finish.
-        block_ms: longest wait for new jobs, ms (bounds the reaction time to ``stop``).
-    Raises:
-        ValueError: concurrency < 1. redis.ConnectionError: Redis unreachable at start.
-    """
+def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
+                         max_deliveries: int) -> None:
+    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if not visibility_timeout_s > 0:
+        raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
+    if not heartbeat_s > 0:
+        raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
+    if max_deliveries < 1:
+        raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
+
+
+def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFAULTS.concurrency,
+                stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
+                visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> None:
+    """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
+    loop in the calling thread, blocking until ``stop`` is set (forever when ``None``).
+
+    One event loop per process, because the referee's gRPC AsyncIO clients are not safe across several event
+    loops in several threads of one process (grpc/grpc#25364: a loop that stops may swallow the completion events
+    of another, whose calls then hang). Run extra workers in other processes (``arena worker``), or here.
+
+    Args: as ``run_worker``; ``names`` must be distinct (at least one).
+    Raises: ValueError (bad option, no or repeated names); redis.ConnectionError (Redis unreachable at start).
+    """
+    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"workers need distinct names, got {list(names)}")
     store = Store.from_url(redis_url)
     try:
         store.ping()
-        name = name or default_worker_name()
-        log.info("worker %s started on %s with concurrency %d", name, redact_url(redis_url), concurrency)
-        asyncio.run(worker_loop(store, name, stop or threading.Event(), concurrency=concurrency,
-                                block_ms=block_ms, drain_s=drain_s))
-        log.info("worker %s stopped", name)
+        log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
+                 redact_url(redis_url), concurrency, visibility_timeout_s)
+        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), concurrency=concurrency,
+                               block_ms=block_ms, drain_s=drain_s, call_deadline_ms=call_deadline_ms,
+                               visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
+                               max_deliveries=max_deliveries))
+        log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
+
+
+async def _run_loops(store: Store, names: list[str], stop: threading.Event, **kwargs: Any) -> None:
+    # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + kwargs["concurrency"],
+                                                 thread_name_prefix="arena-worker-io"))
+    await asyncio.gather(*(worker_loop(store, name, stop, **kwargs) for name in names))
+
+
+def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name: str | None = None,
+               stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
+               visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+               heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+               call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> None:
+    """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
+
+    Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
+    ``run_workers``, which runs several workers in one loop).
+
+    Args:
+        redis_url: ``redis://host:port/db``. concurrency: matches run at once (>= 1).
+        name: consumer name in the group (default ``<host>-<pid>-<6 hex>``; must be unique among live workers).
+        stop: set it to stop; running matches then get ``drain_s`` seconds to finish.
+        block_ms: longest wait for new jobs, ms (bounds the reaction time to ``stop``).
+        visibility_timeout_s: jobs pending this long without a refresh are reclaimed from their (dead) worker, s.
+        heartbeat_s: seconds between heartbeats (capped at a third of the visibility timeout).
+        max_deliveries: a job delivered more often is recorded as failed and acknowledged without running.
+        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
+    Raises:
+        ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1.
+        redis.ConnectionError: Redis unreachable at start.
+    """
+    run_workers(redis_url, [name or default_worker_name()], concurrency=concurrency, stop=stop,
+                block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
+                heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms)

@@ -2,13 +2,22 @@
 
 The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``arena.store``,
 ``arena.tournaments`` and ``arena.scheduler``, and reports errors as canonical status codes with a message a
-person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot or tournament), FAILED_PRECONDITION (a
-bot endpoint that does not answer or does not play the game), UNAVAILABLE (Redis unreachable).
+person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS,
+FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game or reports another version; a
+finished tournament cancelled), PERMISSION_DENIED (a missing or wrong owner token), UNAVAILABLE (Redis
+unreachable).
+
+Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
+GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
+the store keeps only its SHA-256, compared in constant time); registering NAME again or a new version of it, and
+UpdateBot / RemoveBot, need that token. A NAME that has no owner (registered before owner tokens existed, or
+through ``Store.register_bot`` without one) is claimed by its next registration through this service.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 import secrets
@@ -16,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent import futures
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 import redis
@@ -26,12 +35,17 @@ from grpc_reflection.v1alpha import reflection
 from arena import scheduler
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
-from arena.store import BotEntry, Store, TournamentInfo
+from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.tournaments import (
     BOT_NAME_RE,
     TOURNAMENT_ID_RE,
+    VERSION_RE,
     TournamentError,
     round_robin,
+    round_robin_formula,
+    round_robin_size,
+    split_bot_ref,
+    standings,
     validate_round_robin,
 )
 from arena_sdk.games import GAMES
@@ -44,12 +58,20 @@ ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "are
 ENDPOINT_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 VERIFY_TIMEOUT_S = 3.0
 MAX_SEED_CHOICE = 2**31 - 1  # server-chosen seeds stay short enough to type back
+DEFAULT_MATCH_LIMIT = 50
+MAX_MATCH_LIMIT = 1000
+OWNER_TOKEN_BYTES = 32
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class ServiceError(RuntimeError):
     """The Arena server cannot start: Redis unreachable, or the listen address cannot be bound."""
+
+
+class EndpointError(RuntimeError):
+    """A bot endpoint cannot be registered: it does not answer GetInfo, or does not play the game; the message
+    says which, in one sentence."""
 
 
 def _known_games() -> str:
@@ -72,16 +94,42 @@ def _rpc(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
 def _check_game(game: str, context: grpc.ServicerContext) -> None:
     if not game:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"game is required; known games: {_known_games()}")
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"game is required; known games: {_known_games()}")
     if game not in GAMES:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown game {game!r}; known games: {_known_games()}")
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown game {game!r}; known games: {_known_games()}")
+
+
+def _check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
+    m = ENDPOINT_RE.match(endpoint)
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061")
+
+
+def _check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:
+    if not TOURNAMENT_ID_RE.match(tournament_id):
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad tournament id {tournament_id!r}: ids look like t1, t2, ...")
+
+
+def _split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:
+    try:
+        return split_bot_ref(ref)
+    except TournamentError as exc:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
 
 
 def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
     return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
-                               registered_at=bot.registered_at)
+                               registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
+                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at)
 
 
 def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
@@ -91,30 +139,63 @@ def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
         rounds=info.rounds, seed=info.seed, matches_total=info.matches_total, matches_done=info.matches_done,
         faults=info.faults, state=info.state, created_at=info.created_at,
         config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
+        formula=info.formula, matches_cancelled=info.matches_cancelled,
     )
+
+
+def match_summary(result: dict[str, Any]) -> arena_pb2.MatchSummary:
+    """The ``MatchSummary`` of a stored result (``Store.get_result``)."""
+    return arena_pb2.MatchSummary(
+        match_id=result["match_id"], tournament_id=result.get("tournament") or "", game=result["game"],
+        seats=list(result["seats"]), scores=[float(x) for x in result["scores"]],
+        ranks=[int(x) for x in result["ranks"]], faults=[int(x) for x in result["faults"]],
+        rating_deltas=[float(x) for x in result.get("deltas", [])], finished_at=float(result.get("stored_at", 0.0)),
+        seed=int(result.get("seed") or 0),
+    )
+
+
+def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
+    return arena_pb2.Ladder(game=game, entries=[
+        arena_pb2.LadderEntry(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
+                              mean_score=e.mean_score)
+        for e in entries
+    ])
+
+
+def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
+    """Ask the bot at ``endpoint`` for its ``BotInfo``. Raises ``EndpointError`` (one sentence) when it does not
+    answer within ``timeout_s`` seconds or does not play ``game``."""
+    with grpc.insecure_channel(endpoint) as channel:
+        try:
+            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+        except grpc.RpcError as exc:
+            raise EndpointError(
+                f"the bot at {endpoint} did not answer GetInfo within {timeout_s:.0f} s "
+                f"({exc.code().name}: {exc.details()}); start the bot first, or check host and port") from None
+    if game not in info.games:
+        raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
+    return info
 
 
 def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
     """Ask the bot at ``endpoint`` for its ``BotInfo``; ``None`` when it answers and plays ``game``, else the
     reason it cannot be registered (one sentence)."""
-    with grpc.insecure_channel(endpoint) as channel:
-        try:
-            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-        except grpc.RpcError as exc:
-            return (f"the bot at {endpoint} did not answer GetInfo within {timeout_s:.0f} s "
-                    f"({exc.code().name}: {exc.details()}); start the bot first, or check host and port")
-    if game not in info.games:
-        return f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}"
+    try:
+        fetch_bot_info(endpoint, game, timeout_s)
+    except EndpointError as exc:
+        return str(exc)
     return None
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
-    """The Arena service: bots, tournaments and the ladder, stored in Redis through ``Store``.
+    """The Arena service: bots, tournaments, matches, the ladder and the workers, stored in Redis through
+    ``Store``.
 
     Args:
         store: the arena's store. redis_url: for error messages.
-        verify_bots: when True, RegisterBot calls the bot's GetInfo and refuses an endpoint that does not answer
-            or does not play the game (FAILED_PRECONDITION).
+        verify_bots: when True, RegisterBot and UpdateBot call the bot's GetInfo, refuse an endpoint that does not
+            answer or does not play the game (FAILED_PRECONDITION) and take the version from it. When False
+            (tests only) nothing is called and every bot is version "0".
     """
 
     def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True) -> None:
@@ -122,25 +203,102 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.redis_url = redis_url
         self.verify_bots = verify_bots
 
+    # -- bots -----------------------------------------------------------------------------------------------
+
+    def _bot_info(self, endpoint: str, game: str, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+        if not self.verify_bots:
+            return bot_pb2.BotInfo(version="0", games=[game])
+        try:
+            info = fetch_bot_info(endpoint, game)
+        except EndpointError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        if not VERSION_RE.match(info.version):
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {endpoint} reports version {info.version!r} in GetInfo; a version must be 1..64 "
+                   f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
+        return info
+
+    def _check_owner(self, game: str, name: str, token: str, action: str, context: grpc.ServicerContext) -> None:
+        """PERMISSION_DENIED unless ``token`` is NAME's owner token (an unowned NAME needs none)."""
+        matches = self.store.owner_token_matches(game, name, token) if token else None
+        if matches is None and self.store.owner_hash(game, name) is None:
+            return
+        if not token:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
+                   f"returned; none was given")
+        if not matches:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
+                   f"first registration of {name} returned")
+
     @_rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest,
                     context: grpc.ServicerContext) -> arena_pb2.BotRecord:
-        _check_game(request.game, context)
-        if not BOT_NAME_RE.match(request.name):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"bad bot name {request.name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
-        m = ENDPOINT_RE.match(request.endpoint)
-        if not m or not 1 <= int(m.group(2)) <= 65535:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"bad endpoint {request.endpoint!r}: expected HOST:PORT with a port 1..65535, "
-                          f"e.g. 127.0.0.1:50061")
-        if self.verify_bots:
-            problem = verify_endpoint(request.endpoint, request.game)
-            if problem is not None:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
-        bot = self.store.register_bot(request.game, request.name, request.endpoint)
-        log.info("registered bot %s (%s) at %s", bot.name, bot.game, bot.endpoint)
-        return _bot_message(bot)
+        game, name, endpoint = request.game, request.name, request.endpoint
+        _check_game(game, context)
+        if not BOT_NAME_RE.match(name):
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
+        _check_endpoint(endpoint, context)
+        owned = self.store.owner_hash(game, name) is not None
+        if owned:
+            self._check_owner(game, name, request.owner_token,
+                              f"bot name {name!r} is registered already: registering it again or a new version",
+                              context)
+        info = self._bot_info(endpoint, game, context)
+        token = request.owner_token if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
+        try:
+            bot, claimed = self.store.register_bot_claim(
+                game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
+                owner_hash=token_hash(token))
+        except OwnershipError:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
+                   f"owner token its first registration returned")
+        log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
+                 " (new owner)" if claimed else "")
+        message = _bot_message(bot)
+        if claimed:
+            message.owner_token = token
+        return message
+
+    @_rpc
+    def UpdateBot(self, request: arena_pb2.UpdateBotRequest,
+                  context: grpc.ServicerContext) -> arena_pb2.BotRecord:
+        game = request.game
+        _check_game(game, context)
+        name, _version = _split_ref(request.bot, context)
+        _check_endpoint(request.endpoint, context)
+        bot = self.store.get_bot(game, request.bot)
+        if bot is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"no bot {request.bot} registered for {game}")
+        self._check_owner(game, name, request.owner_token, f"updating {bot.bot_id}", context)
+        info = self._bot_info(request.endpoint, game, context)
+        if self.verify_bots and info.version != bot.version:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
+                   f"it as a new version of {name} instead (RegisterBot with the owner token)")
+        updated = self.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
+                                        author=info.author)
+        if updated is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
+        log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
+        return _bot_message(updated)
+
+    @_rpc
+    def RemoveBot(self, request: arena_pb2.RemoveBotRequest,
+                  context: grpc.ServicerContext) -> arena_pb2.RemoveBotResponse:
+        game = request.game
+        _check_game(game, context)
+        name, version = _split_ref(request.bot, context)
+        registered = self.store.bot_versions(game, name)
+        if not registered or (version is not None and version not in registered):
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"no bot {request.bot} registered for {game}")
+        self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
+        removed = self.store.remove_bot(game, request.bot)
+        log.info("removed bots %s (%s); their ladder history stays", removed, game)
+        return arena_pb2.RemoveBotResponse(removed=removed)
 
     @_rpc
     def ListBots(self, request: arena_pb2.ListBotsRequest,
@@ -149,64 +307,161 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _check_game(request.game, context)
         return arena_pb2.ListBotsResponse(bots=[_bot_message(b) for b in self.store.list_bots(request.game)])
 
+    # -- tournaments ----------------------------------------------------------------------------------------
+
     @_rpc
     def CreateTournament(self, request: arena_pb2.CreateTournamentRequest,
                          context: grpc.ServicerContext) -> arena_pb2.Tournament:
         game = request.game
         _check_game(game, context)
-        bots = list(request.bots)
-        if not bots:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
-        seats = request.seats_per_match or min(len(bots), DEFAULTS.seats_per_match)
+        refs = list(request.bots)
+        if not refs:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
+        seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
         rounds = request.rounds or DEFAULTS.rounds
         deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
         seed = request.seed or secrets.randbelow(MAX_SEED_CHOICE) + 1
         try:
             config = config_from_proto(game, request.config if request.HasField("config") else None)
-            validate_round_robin(game, bots, seats, rounds, seed, deadline_ms)
+            validate_round_robin(game, refs, seats, rounds, seed, deadline_ms)
         except (TournamentError, ValueError) as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        unknown = [b for b in bots if self.store.get_bot(game, b) is None]
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
+        unknown = [ref for ref, bid in resolved.items() if bid is None]
         if unknown:
-            context.abort(grpc.StatusCode.NOT_FOUND,
-                          f"not registered for {game}: {', '.join(unknown)}; register them first "
-                          f"(arena bot register NAME HOST:PORT)")
+            _abort(context, grpc.StatusCode.NOT_FOUND,
+                   f"not registered for {game}: {', '.join(unknown)}; register them first "
+                   f"(arena bot register NAME HOST:PORT)")
+        bots = [resolved[ref] or ref for ref in refs]
+        same = {bid: [r for r in refs if resolved[r] == bid] for bid in bots if bots.count(bid) > 1}
+        if same:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
+                f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
         config_json = config_to_dict(game, config)
+        if request.dry_run:
+            return arena_pb2.Tournament(
+                id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds, seed=seed,
+                matches_total=round_robin_size(len(bots), seats, rounds), state="planned",
+                config=config_to_proto(game, config), deadline_ms=deadline_ms,
+                formula=round_robin_formula(len(bots), seats, rounds))
         tournament_id = self.store.next_tournament_id()
         try:
             specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms)
         except TournamentError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         info = TournamentInfo(
             id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
             config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
         )
-        self.store.create_tournament(info)
+        try:
+            self.store.create_tournament(info)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
         scheduler.enqueue_matches(self.store, specs)
         log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, seed %d)",
                  tournament_id, len(specs), game, len(bots), seats, rounds, seed)
         return tournament_message(info)
 
+    def _tournament(self, tournament_id: str, context: grpc.ServicerContext) -> TournamentInfo:
+        _check_tournament_id(tournament_id, context)
+        info = self.store.get_tournament(tournament_id)
+        if info is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
+        return info
+
     @_rpc
     def GetTournament(self, request: arena_pb2.GetTournamentRequest,
                       context: grpc.ServicerContext) -> arena_pb2.Tournament:
-        if not TOURNAMENT_ID_RE.match(request.id):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"bad tournament id {request.id!r}: ids look like t1, t2, ...")
-        info = self.store.get_tournament(request.id)
-        if info is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament {request.id} in this arena")
+        return tournament_message(self._tournament(request.id, context))
+
+    @_rpc
+    def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
+                        context: grpc.ServicerContext) -> arena_pb2.ListTournamentsResponse:
+        if request.game:
+            _check_game(request.game, context)
+        return arena_pb2.ListTournamentsResponse(
+            tournaments=[tournament_message(t) for t in self.store.list_tournaments(request.game or None)])
+
+    @_rpc
+    def CancelTournament(self, request: arena_pb2.CancelTournamentRequest,
+                         context: grpc.ServicerContext) -> arena_pb2.Tournament:
+        self._tournament(request.id, context)
+        info, dropped = self.store.cancel_tournament(request.id)
+        if info.state == "finished":
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
+                   f"played); there is nothing to cancel")
+        log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
         return tournament_message(info)
+
+    @_rpc
+    def GetStandings(self, request: arena_pb2.GetStandingsRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.Standings:
+        info = self._tournament(request.id, context)
+        tally = self.store.tournament_tally(info.game, info.id)
+        bots = set(tally) | {o for t in tally.values() for o in t.opponents}
+        lines = standings(tally, self.store.ratings(info.game, sorted(bots)), self.store.initial_rating)
+        return arena_pb2.Standings(tournament_id=info.id, entries=[
+            arena_pb2.StandingsEntry(rank=s.rank, bot=s.bot, points=s.points, matches=s.matches,
+                                     mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate)
+            for s in lines
+        ])
+
+    # -- matches and the ladder -----------------------------------------------------------------------------
+
+    @_rpc
+    def ListMatches(self, request: arena_pb2.ListMatchesRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.ListMatchesResponse:
+        if request.tournament_id:
+            self._tournament(request.tournament_id, context)
+        if request.bot:
+            _split_ref(request.bot, context)
+        limit = min(request.limit or DEFAULT_MATCH_LIMIT, MAX_MATCH_LIMIT)
+        results = self.store.list_matches(tournament_id=request.tournament_id or None, bot=request.bot or None,
+                                          limit=limit)
+        return arena_pb2.ListMatchesResponse(matches=[match_summary(r) for r in results])
+
+    @_rpc
+    def GetMatch(self, request: arena_pb2.GetMatchRequest, context: grpc.ServicerContext) -> arena_pb2.MatchDetail:
+        if not request.match_id:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id is required, e.g. t3-000041")
+        game = self.store.match_game(request.match_id)
+        result = self.store.get_result(game, request.match_id) if game else None
+        if game is None or result is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND,
+                   f"no finished match {request.match_id} in this arena (matches of a running tournament appear "
+                   f"once played)")
+        record = self.store.get_match_record(request.match_id, game)
+        return arena_pb2.MatchDetail(summary=match_summary(result),
+                                     record_json=json.dumps(record) if record is not None else "")
 
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:
         _check_game(request.game, context)
-        entries = [
-            arena_pb2.LadderEntry(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
-                                  mean_score=e.mean_score)
-            for e in self.store.ladder(request.game)
-        ]
-        return arena_pb2.Ladder(game=request.game, entries=entries)
+        return _ladder_message(request.game, self.store.ladder(request.game))
+
+    @_rpc
+    def RebuildLadder(self, request: arena_pb2.RebuildLadderRequest,
+                      context: grpc.ServicerContext) -> arena_pb2.RebuildLadderResponse:
+        _check_game(request.game, context)
+        try:
+            check = self.store.check_ladder(request.game)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be replayed: {exc}")
+        return arena_pb2.RebuildLadderResponse(
+            rebuilt=_ladder_message(request.game, check.rebuilt), live=_ladder_message(request.game, check.live),
+            equal=check.equal, results=check.results)
+
+    @_rpc
+    def ListWorkers(self, request: arena_pb2.ListWorkersRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.ListWorkersResponse:
+        now = time.time()
+        return arena_pb2.ListWorkersResponse(workers=[
+            arena_pb2.WorkerInfo(name=w.name, host=w.host, pid=w.pid, started_at=w.started_at,
+                                 last_seen=w.last_seen, alive=w.alive(now), concurrency=w.concurrency,
+                                 running=list(w.running), matches_done=w.matches_done)
+            for w in self.store.list_workers()
+        ])
 
 
 class ArenaServer:
@@ -215,19 +470,26 @@ class ArenaServer:
     Args:
         listen: address to bind, "host:port"; port 0 picks a free port (see ``port`` after ``start``).
         redis_url: the arena's Redis, ``redis://host:port/db``.
-        workers: embedded worker threads (0 for none: then run ``arena worker`` elsewhere).
+        workers: embedded workers, each its own consumer; they share one thread and event loop
+            (``scheduler.run_workers``). 0 for none: then run ``arena worker`` elsewhere.
         concurrency: matches each worker runs at once.
         verify_bots: RegisterBot checks the endpoint answers GetInfo and plays the game.
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
+        visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
+            ``arena.scheduler.run_worker``).
+    Raises ``ValueError`` for workers < 0, concurrency < 1, or a bad worker option.
     """
 
     def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
                  concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
-                 drain_s: float = scheduler.DRAIN_S) -> None:
+                 drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries) -> None:
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+        self.visibility_timeout_s = visibility_timeout_s
+        self.heartbeat_s = heartbeat_s
+        self.max_deliveries = max_deliveries
         self.listen = listen
         self.redis_url = redis_url
         self.workers = workers
@@ -276,12 +538,15 @@ class ArenaServer:
             health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
         self._server, self._health, self._store, self.port = server, health_servicer, store, port
         self._stop_workers.clear()
-        for i in range(self.workers):
+        if self.workers:
+            # one thread and one event loop for every embedded worker (see scheduler.run_workers)
+            base = scheduler.default_worker_name()
             thread = threading.Thread(
-                target=scheduler.run_worker, name=f"arena-worker-{i}", daemon=True,
-                kwargs={"redis_url": self.redis_url, "concurrency": self.concurrency,
-                        "name": f"{scheduler.default_worker_name()}-w{i}", "stop": self._stop_workers,
-                        "drain_s": self.drain_s},
+                target=scheduler.run_workers, name="arena-workers", daemon=True,
+                args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)]),
+                kwargs={"concurrency": self.concurrency, "stop": self._stop_workers, "drain_s": self.drain_s,
+                        "visibility_timeout_s": self.visibility_timeout_s, "heartbeat_s": self.heartbeat_s,
+                        "max_deliveries": self.max_deliveries},
             )
             thread.start()
             self._threads.append(thread)

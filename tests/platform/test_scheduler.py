@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from arena import scheduler
-from arena.store import JOBS_STREAM, Store, TournamentInfo
+from arena.store import Store, TournamentInfo, jobs_key
 from arena.tournaments import round_robin
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
@@ -138,9 +138,9 @@ def test_an_unregistered_bot_plays_as_unreachable_and_the_match_completes(
 def test_malformed_jobs_are_dropped_and_acknowledged(redis_url: str, store: Store) -> None:
     store.ensure_job_group()
     raw = redis.Redis.from_url(redis_url)
-    raw.xadd(JOBS_STREAM, {"spec": "{broken"})
+    raw.xadd(jobs_key("take5"), {"spec": "{broken"})
     bad_config = round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, config={"limit": -3})[0]
-    raw.xadd(JOBS_STREAM, {"spec": json.dumps(bad_config.to_dict())})
+    raw.xadd(jobs_key("take5"), {"spec": json.dumps(bad_config.to_dict())})
     raw.close()
     worker = Worker(redis_url)
     try:

@@ -58,8 +58,10 @@ def _code(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
     return excinfo.value.code(), excinfo.value.details()
 
 
-def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str = "127.0.0.1:5001") -> arena_pb2.BotRecord:
-    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5"))
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str = "127.0.0.1:5001",
+              token: str = "") -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5",
+                                                         owner_token=token))
 
 
 # -- validation and errors ----------------------------------------------------------------------------------------
@@ -85,13 +87,17 @@ def test_register_bot_refuses_bad_input(arena: arena_pb2_grpc.ArenaStub, name: s
     assert message in details
 
 
-def test_register_upserts_and_list_filters_by_game(arena: arena_pb2_grpc.ArenaStub) -> None:
+def test_register_with_the_owner_token_upserts_and_list_filters_by_game(arena: arena_pb2_grpc.ArenaStub) -> None:
     first = _register(arena, "alpha", "127.0.0.1:5001")
-    again = _register(arena, "alpha", "[::1]:6001")
+    assert first.owner_token and first.bot_id == "alpha@0" and first.version == "0"
+    again = _register(arena, "alpha", "[::1]:6001", token=first.owner_token)
+    assert again.owner_token == ""  # shown only once
     _register(arena, "bravo", "bots.example:5002")
     assert again.endpoint == "[::1]:6001" and again.registered_at == first.registered_at > 0
+    assert again.updated_at >= first.updated_at > 0
     listed = arena.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots
-    assert [(b.name, b.endpoint) for b in listed] == [("alpha", "[::1]:6001"), ("bravo", "bots.example:5002")]
+    assert [(b.bot_id, b.endpoint) for b in listed] == [("alpha@0", "[::1]:6001"), ("bravo@0", "bots.example:5002")]
+    assert all(b.owner_token == "" for b in listed)
     assert len(arena.ListBots(arena_pb2.ListBotsRequest()).bots) == 2
     code, details = _code(lambda: arena.ListBots(arena_pb2.ListBotsRequest(game="chess")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "unknown game" in details
@@ -131,7 +137,8 @@ def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> 
     t = arena.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["e", "d", "c", "b", "a"]))
     assert (t.id, t.seats_per_match, t.rounds, t.deadline_ms, t.state) == ("t1", 4, 1, 1000, "running")
     assert t.matches_total == 5 * 4 and t.matches_done == 0 and t.seed > 0
-    assert t.config.take5.limit == 66 and list(t.bots) == ["e", "d", "c", "b", "a"]
+    assert t.formula == "C(5,4) subsets x 4 seat rotations x 1 round = 20"
+    assert t.config.take5.limit == 66 and list(t.bots) == ["e@0", "d@0", "c@0", "b@0", "a@0"]
     got = arena.GetTournament(arena_pb2.GetTournamentRequest(id="t1"))
     assert got == t
     t2 = arena.CreateTournament(arena_pb2.CreateTournamentRequest(
@@ -209,7 +216,8 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
     for server, stub, _channel in _serve(redis_url, workers=2, concurrency=2):
         for name, bot in bots.items():
             _register(stub, name, bot.endpoint)
-        assert {b.name for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots} == set(bots)
+        assert {b.bot_id for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots} == {
+            f"{name}@1.0" for name in bots}
         created = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
             game="take5", bots=sorted(bots), seats_per_match=3, rounds=1, seed=2024,
             config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=20))))
@@ -223,7 +231,7 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
             time.sleep(0.1)
         assert (t.state, t.matches_done, t.faults) == ("finished", 3, 0)
         ladder = stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries
-        assert sorted(e.bot for e in ladder) == sorted(bots)
+        assert sorted(e.bot for e in ladder) == sorted(f"{name}@1.0" for name in bots)
         assert [e.matches for e in ladder] == [3, 3, 3]
         assert sum(e.rating for e in ladder) == pytest.approx(1500.0 * 3, abs=1e-6)
         assert [e.rank for e in ladder] == [1 + sum(o.rating > e.rating for o in ladder) for e in ladder]
@@ -237,7 +245,8 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
             # duplicate deals: the three matches share one seed, each bot in a different seat each time
             assert len({r["seed"] for r in records}) == 1  # type: ignore[index]
             assert {tuple(s["name"] for s in r["seats"]) for r in records} == {  # type: ignore[index]
-                ("heur", "mc", "rand"), ("mc", "rand", "heur"), ("rand", "heur", "mc")}
+                ("heur@1.0", "mc@1.0", "rand@1.0"), ("mc@1.0", "rand@1.0", "heur@1.0"),
+                ("rand@1.0", "heur@1.0", "mc@1.0")}
             # the mean score on the ladder is the mean of the bullheads of the recorded results
             for entry in ladder:
                 scores = [r["result"]["scores"][[s["name"] for s in r["seats"]].index(entry.bot)]  # type: ignore

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arena import store as store_module
 from arena.redis_server import PrivateRedis
-from arena.store import JOBS_STREAM, Store, TournamentInfo
+from arena.store import Store, TournamentInfo, jobs_key
 from arena.tournaments import round_robin
 
 
@@ -218,10 +218,10 @@ def test_jobs_are_claimed_once_stay_pending_until_acked(store: Store, redis_url:
     assert store.read_jobs("w3", count=10, block_ms=10) == []
     assert store.pending_jobs() == 6
     for job in first:
-        store.ack_job(job.entry_id)
+        store.ack_job(job)
     assert store.pending_jobs() == 2 and store.queued_jobs() == 2
     raw = redis.Redis.from_url(redis_url)
-    raw.xadd(JOBS_STREAM, {"spec": "{not json"})
+    raw.xadd(jobs_key("take5"), {"spec": "{not json"})
     raw.close()
     (bad,) = store.read_jobs("w1", count=10, block_ms=10)
     assert bad.spec is None and "malformed job" in bad.error

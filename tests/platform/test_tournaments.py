@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 
 from arena.tournaments import (
     MAX_MATCHES,
+    BotTally,
     MatchSpec,
     TournamentError,
+    bot_id,
     deal_seed,
     match_id,
     round_robin,
+    round_robin_formula,
     round_robin_size,
+    split_bot_ref,
+    standings,
+    tally_match,
     validate_round_robin,
 )
 
@@ -141,3 +147,64 @@ def test_properties_of_any_round_robin(num_bots: int, data: st.DataObject, round
         by_seed.setdefault(s.seed, []).append(s)
     assert all(len(g) == k and len({frozenset(s.seats) for s in g}) == 1 for g in by_seed.values())
     assert all(0 <= s.seed < 2**63 for s in specs)
+
+
+# -- bot references, formula, standings (pure) -----------------------------------------------------------------
+
+
+def test_bot_references_and_formula() -> None:
+    assert split_bot_ref("heur") == ("heur", None)
+    assert split_bot_ref("heur@1.2.0+build-7") == ("heur", "1.2.0+build-7")
+    assert bot_id("heur", "1.2") == "heur@1.2"
+    for bad in ("", "a b", "a@", "@1", "a@1@2", "a@1 2", "x" * 65, "a@" + "1" * 65):
+        with pytest.raises(TournamentError, match="bad bot name"):
+            split_bot_ref(bad)
+    validate_round_robin("take5", ["a@1", "a@2", "b"], 3, 1)  # versions of one NAME may meet
+    assert round_robin_formula(4, 3, 2) == "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"
+    assert round_robin_formula(5, 4, 1) == "C(5,4) subsets x 4 seat rotations x 1 round = 20"
+    assert round_robin_formula(2, 2, 3) == "C(2,2) subset x 2 seat rotations x 3 rounds = 6"
+    for b, k, r in [(4, 3, 2), (7, 2, 5), (10, 10, 1)]:
+        assert round_robin_formula(b, k, r).endswith(f"= {round_robin_size(b, k, r)}")
+
+
+def test_standings_of_a_hand_checked_case() -> None:
+    tally: dict[str, BotTally] = {}
+    tally_match(tally, ["a", "b", "c"], [5, 10, 10], [1, 2, 2])     # a ahead of both; b and c tie
+    tally_match(tally, ["b", "c", "a"], [3, 20, 8], [1, 3, 2])      # b, then a, then c
+    assert tally["a"] == BotTally(matches=2, score_sum=13.0, half_points=6, pairs=4, wins=3, losses=1,
+                                  opponents={"b": 2, "c": 2})
+    assert (tally["b"].half_points, tally["b"].wins, tally["b"].losses) == (5, 2, 1)
+    ratings = {"a": 1600.0, "b": 1500.0, "c": 1400.0}
+    lines = standings(tally, ratings, 1500.0)
+    assert [(s.rank, s.bot, s.points, s.matches, s.mean_score, s.score_rate) for s in lines] == [
+        (1, "a", 3.0, 2, 6.5, 0.75), (2, "b", 2.5, 2, 6.5, 0.625), (3, "c", 0.5, 2, 15.0, 0.125)]
+    # performance = mean opponent rating + 400 * (wins - losses) / pairs
+    assert [s.performance for s in lines] == [1450.0 + 200.0, 1500.0 + 100.0, 1550.0 - 300.0]
+    # equal points share a rank; an opponent missing from the ratings counts as the initial rating
+    tied: dict[str, BotTally] = {}
+    tally_match(tied, ["x", "y"], [4, 4], [1, 1])
+    assert [(s.rank, s.bot, s.points, s.performance) for s in standings(tied, {}, 1500.0)] == [
+        (1, "x", 0.5, 1500.0), (1, "y", 0.5, 1500.0)]
+    assert standings({}, {}, 1500.0) == []
+    with pytest.raises(ValueError, match="one score and one rank per seat"):
+        tally_match({}, ["a", "b"], [1], [1, 2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("abcdef"), min_size=2, max_size=6, unique=True),
+                          st.lists(st.integers(0, 3), min_size=6, max_size=6)), min_size=1, max_size=15))
+def test_properties_of_standings(matches: list[tuple[list[str], list[int]]]) -> None:
+    tally: dict[str, BotTally] = {}
+    for seats, raw in matches:
+        scores = raw[:len(seats)]
+        tally_match(tally, seats, scores, [1 + sum(o < s for o in scores) for s in scores])
+    lines = standings(tally, {}, 1500.0)
+    pairs = sum(len(seats) * (len(seats) - 1) for seats, _ in matches)
+    assert sum(s.pairs for s in lines) == pairs
+    assert sum(s.points for s in lines) == pairs / 2  # every pair hands out exactly one point
+    assert sum(s.wins for s in lines) == sum(s.losses for s in lines)
+    assert all(0.0 <= s.score_rate <= 1.0 for s in lines)
+    assert [s.points for s in lines] == sorted((s.points for s in lines), reverse=True)
+    assert all(s.rank == 1 + sum(o.points > s.points for o in lines) for s in lines)
+    # with every rating equal, performance is that rating + 400 (wins - losses) / pairs
+    assert all(s.performance == pytest.approx(1500.0 + 400 * (s.wins - s.losses) / s.pairs) for s in lines)

@@ -1,0 +1,28 @@
+"""Test bot for the bot lifecycle: an SDK bot whose GetInfo reports the version and games given on the command
+line (``--bot-version 2.0``, ``--games take5,taki``); it plays the lowest card of its hand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from arena_sdk import Take5Bot, Take5View, serve
+
+
+class VersionedBot(Take5Bot):
+    name = "versioned"
+    version = "1.0"
+    author = "arena tests"
+
+    def choose_card(self, view: Take5View) -> int:
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--bot-version", default="1.0")
+    parser.add_argument("--games", default="take5")
+    ours, rest = parser.parse_known_args(sys.argv[1:])
+    VersionedBot.version = ours.bot_version
+    VersionedBot.games = tuple(g for g in ours.games.split(",") if g)
+    serve(VersionedBot, rest)

@@ -1,0 +1,109 @@
+"""Helpers of the platform tests (imported by the tests and by conftest.py), all on real parts: workers in
+threads or in separate OS processes (which a test may SIGKILL), and a waiting loop with a hang guard (never a
+speed assertion)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from arena import scheduler
+
+HERE = Path(__file__).parent
+SLOW_BOT = str(HERE.parent / "bots" / "slow_bot.py")
+VERSIONED_BOT = str(HERE / "bots" / "versioned_bot.py")
+WAIT_S = 120.0  # a hang guard, not a speed requirement
+
+# A worker process: run_worker until SIGTERM (graceful stop) or SIGKILL (a crash).
+_WORKER_CODE = """
+import logging, signal, sys, threading
+from arena.scheduler import run_worker
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+run_worker(sys.argv[1], name=sys.argv[2], concurrency=int(sys.argv[3]), visibility_timeout_s=float(sys.argv[4]),
+           heartbeat_s=float(sys.argv[5]), block_ms=100, stop=stop)
+"""
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    """Poll ``predicate`` every 50 ms until it returns something truthy (returned); fail the test after
+    ``timeout`` seconds saying ``what`` was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting {timeout:.0f} s for {what}")
+        time.sleep(0.05)
+
+
+class ThreadWorker:
+    """``run_workers`` (one worker per name, one event loop) in a thread of the test process; ``stop()`` sets its
+    stop event and joins it. Run at most one at a time in a process: the referee's gRPC AsyncIO clients are not
+    safe across event loops in several threads (see ``arena.scheduler.run_workers``); use ``ProcessWorker`` for
+    more."""
+
+    def __init__(self, redis_url: str, name: str | list[str], **kwargs: Any) -> None:
+        kwargs.setdefault("concurrency", 2)
+        kwargs.setdefault("block_ms", 100)
+        names = [name] if isinstance(name, str) else list(name)
+        self.name = ", ".join(names)
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=scheduler.run_workers, args=(redis_url, names),
+                                       kwargs={"stop": self.stop_event, **kwargs}, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join(timeout=WAIT_S)
+        assert not self.thread.is_alive(), f"worker {self.name} did not honour its stop event"
+
+
+class ProcessWorker:
+    """``run_worker`` in a separate OS process (``python -c``); its log goes to ``log_path``."""
+
+    def __init__(self, redis_url: str, name: str, log_path: Path, *, concurrency: int = 1,
+                 visibility_timeout_s: float = 2.0, heartbeat_s: float = 0.3) -> None:
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_CODE, redis_url, name, str(concurrency), str(visibility_timeout_s),
+             str(heartbeat_s)], stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        """SIGKILL: the worker dies at once, leaving its jobs pending."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(WAIT_S)
+
+    def stop(self) -> None:
+        """SIGTERM (a graceful stop), SIGKILL after the hang guard; idempotent."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def rpc_error(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
+    """The status code and details of the ``grpc.RpcError`` that ``call()`` raises (fails if none)."""
+    with pytest.raises(grpc.RpcError) as excinfo:
+        call()
+    return excinfo.value.code(), excinfo.value.details()

@@ -1,0 +1,159 @@
+"""Bot lifecycle (issue 3, item 3) over real gRPC with real bot processes: registration refusals, owner tokens,
+versions kept apart on the ladder, update and removal."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import VERSIONED_BOT, rpc_error, wait_until
+
+from arena.store import Store, owner_key, token_hash
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+
+
+@pytest.fixture
+def dead_endpoint() -> Iterator[str]:
+    """A bound but not listening port: connections are refused."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+def _versioned(start_bot: Callable[..., Any], version: str = "1.0", games: str = "take5") -> str:
+    return start_bot(VERSIONED_BOT, extra_args=["--bot-version", version, "--games", games]).endpoint
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str, token: str = "") -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5",
+                                                         owner_token=token))
+
+
+def _bots(stub: arena_pb2_grpc.ArenaStub) -> list[tuple[str, str]]:
+    return [(b.bot_id, b.endpoint) for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots]
+
+
+def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
+        arena_server: Any, start_bot: Callable[..., Any], dead_endpoint: str, store: Store) -> None:
+    _server, stub = arena_server()
+    code, details = rpc_error(lambda: _register(stub, "ghost", dead_endpoint))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert f"the bot at {dead_endpoint} did not answer GetInfo" in details and "start the bot first" in details
+
+    taki = _versioned(start_bot, games="taki")
+    code, details = rpc_error(lambda: _register(stub, "taki-bot", taki))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert details == f"the bot at {taki} (versioned) plays ['taki'], not 'take5'"
+
+    spaced = _versioned(start_bot, version="1 beta")
+    code, details = rpc_error(lambda: _register(stub, "spaced", spaced))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "reports version '1 beta'" in details and "1..64 characters" in details
+
+    assert _bots(stub) == []
+    # a refused first registration does not take the name: the next one gets its token
+    assert store.owner_hash("take5", "ghost") is None
+    good = _versioned(start_bot, version="3.1")
+    record = _register(stub, "ghost", good)
+    assert (record.bot_id, record.version, record.author) == ("ghost@3.1", "3.1", "arena tests")
+    assert record.sdk_version and record.owner_token
+
+
+def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
+        arena_server: Any, start_bot: Callable[..., Any], store: Store) -> None:
+    _server, stub = arena_server(workers=1, concurrency=3)
+    v1, v2, v1_again, rival = (_versioned(start_bot, "1.0"), _versioned(start_bot, "2.0"),
+                               _versioned(start_bot, "1.0"), _versioned(start_bot, "0.9"))
+    first = _register(stub, "vb", v1)
+    token = first.owner_token
+    assert first.bot_id == "vb@1.0" and len(token) >= 40
+    assert store.owner_hash("take5", "vb") == token_hash(token)
+    assert token not in str(store.client.get(owner_key("take5", "vb")))  # only the hash is kept
+
+    # a new version (or the same one again) needs the token
+    code, details = rpc_error(lambda: _register(stub, "vb", v2))
+    assert code == DENIED and "needs the owner token of bot 'vb'" in details and "none was given" in details
+    code, details = rpc_error(lambda: _register(stub, "vb", v2, token="not-the-token"))
+    assert code == DENIED and "wrong owner token for bot 'vb'" in details
+    code, _ = rpc_error(lambda: _register(stub, "vb", v1, token="x" + token))
+    assert code == DENIED
+    second = _register(stub, "vb", v2, token=token)
+    assert (second.bot_id, second.owner_token) == ("vb@2.0", "")
+    other = _register(stub, "rival", rival)
+    assert other.owner_token and other.owner_token != token
+    code, _ = rpc_error(lambda: _register(stub, "rival", rival, token=token))  # vb's token is not rival's
+    assert code == DENIED
+    assert _bots(stub) == [("rival@0.9", rival), ("vb@1.0", v1), ("vb@2.0", v2)]
+
+    # update: token needed; the new endpoint must report the same version
+    update = arena_pb2.UpdateBotRequest(bot="vb@1.0", game="take5", endpoint=v1_again)
+    code, details = rpc_error(lambda: stub.UpdateBot(update))
+    assert code == DENIED and "updating vb@1.0 needs the owner token" in details
+    code, _ = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        bot="vb@1.0", game="take5", endpoint=v1_again, owner_token=other.owner_token)))
+    assert code == DENIED
+    code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        bot="vb@1.0", game="take5", endpoint=v2, owner_token=token)))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "reports version '2.0', not '1.0'" in details
+    moved = stub.UpdateBot(arena_pb2.UpdateBotRequest(bot="vb@1.0", game="take5", endpoint=v1_again,
+                                                      owner_token=token))
+    assert (moved.bot_id, moved.endpoint, moved.registered_at) == ("vb@1.0", v1_again, first.registered_at)
+    assert moved.updated_at >= first.updated_at
+    code, _ = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        bot="vb@7.0", game="take5", endpoint=v1, owner_token=token)))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+    # tournaments take NAME (latest version) or NAME@VERSION; both versions of vb play each other
+    code, details = rpc_error(lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["vb", "vb@2.0", "rival"])))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "vb and vb@2.0 name the same bot vb@2.0" in details
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["vb@1.0", "vb", "rival"], seats_per_match=3, seed=4,
+        config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=10))))
+    assert list(t.bots) == ["vb@1.0", "vb@2.0", "rival@0.9"] and t.matches_total == 3
+    wait_until(lambda: stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).state == "finished",
+               f"tournament {t.id} to finish")
+    ladder = {e.bot: e.matches for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    assert ladder == {"vb@1.0": 3, "vb@2.0": 3, "rival@0.9": 3}
+
+    # removal: token needed; the ladder history stays; NAME stays its owner's
+    code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@1.0", game="take5")))
+    assert code == DENIED and "removing vb@1.0 needs the owner token" in details
+    code, _ = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@3.0", game="take5",
+                                                                        owner_token=token)))
+    assert code == grpc.StatusCode.NOT_FOUND
+    removed = stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@1.0", game="take5", owner_token=token))
+    assert list(removed.removed) == ["vb@1.0"]
+    assert _bots(stub) == [("rival@0.9", rival), ("vb@2.0", v2)]
+    removed = stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb", game="take5", owner_token=token))
+    assert list(removed.removed) == ["vb@2.0"]
+    assert _bots(stub) == [("rival@0.9", rival)]
+    after = {e.bot: e.matches for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    assert after == ladder
+    code, _ = rpc_error(lambda: _register(stub, "vb", v2))  # nobody else can take over vb's history
+    assert code == DENIED
+    again = _register(stub, "vb", v2, token=token)
+    assert again.bot_id == "vb@2.0" and again.owner_token == ""
+    code, _ = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="nobody", game="take5")))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_bad_references_are_invalid_arguments(arena_server: Any) -> None:
+    _server, stub = arena_server(verify_bots=False)
+    for call in (
+        lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(bot="a b", game="take5", endpoint="h:1")),
+        lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="a@", game="take5")),
+        lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(bot="a", game="take5", endpoint="nohost")),
+        lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="a", game="chess")),
+        lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["a@1@2", "b"])),
+    ):
+        code, details = rpc_error(call)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, details

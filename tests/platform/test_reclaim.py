@@ -1,0 +1,133 @@
+"""Reclaim (issue 3, item 1) on real parts: a worker process SIGKILLed in mid-match, its job reclaimed by another
+worker and the match counted exactly once; a live worker running a match longer than the visibility timeout keeps
+its job; a job that always fails is recorded as failed after max_deliveries and its tournament finishes."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from platform_helpers import SLOW_BOT, wait_until
+
+from arena import scheduler
+from arena.store import Store, TournamentInfo, results_log_key
+from arena.tournaments import MatchSpec, round_robin
+
+SLOW_ARGS = ["--sleep", "0.25"]  # every Decide answers after 0.25 s: one hand of Take 5 takes ~3 s
+ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after its first hand
+
+
+def _tournament(store: Store, bots: list[str], *, seed: int = 5,
+                edit: Callable[[list[MatchSpec]], list[MatchSpec]] | None = None) -> list[MatchSpec]:
+    """A stored round robin (k=2, one hand per match) whose specs, changed by ``edit``, are queued."""
+    tid = store.next_tournament_id()
+    config = dict(ONE_HAND)
+    specs = round_robin(tid, "take5", bots, 2, 1, seed, config, deadline_ms=1000)
+    if edit is not None:
+        specs = edit(specs)
+    store.create_tournament(TournamentInfo(
+        id=tid, game="take5", bots=tuple(bots), seats_per_match=2, rounds=1, seed=seed, config=config,
+        deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
+    scheduler.enqueue_matches(store, specs)
+    return specs
+
+
+def _slow_bots(store: Store, start_bot: Callable[..., Any], names: list[str]) -> list[str]:
+    ids = []
+    for name in names:
+        bot = start_bot(SLOW_BOT, extra_args=SLOW_ARGS)
+        ids.append(store.register_bot("take5", name, bot.endpoint, version="test").bot_id)
+    return ids
+
+
+def _running(store: Store, worker: str) -> tuple[str, ...]:
+    return next((w.running for w in store.list_workers() if w.name == worker), ())
+
+
+def test_a_worker_killed_mid_match_has_its_job_reclaimed_and_the_match_counted_once(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    bots = _slow_bots(store, start_bot, ["slow-a", "slow-b"])
+    doomed = workers.process("doomed", concurrency=1, visibility_timeout_s=2.0, heartbeat_s=0.3)
+    wait_until(lambda: any(w.name == "doomed" for w in store.list_workers()), "the doomed worker's heartbeat")
+    specs = _tournament(store, bots)
+    assert len(specs) == 2
+    (in_flight,) = wait_until(lambda: _running(store, "doomed"), "the doomed worker to start a match")
+    time.sleep(0.5)  # well into the match: StartMatch done, Decide calls under way
+    assert not store.has_result("take5", in_flight)
+    doomed.kill()
+    pending = store.pending_details("take5")
+    assert [(p["consumer"], p["times_delivered"]) for p in pending] == [("doomed", 1)]
+
+    rescuer = workers.thread("rescuer", concurrency=2, visibility_timeout_s=2.0, heartbeat_s=0.3)
+    tid = specs[0].tournament
+    info = wait_until(lambda: (t := store.get_tournament(tid)) and t.state == "finished" and t,
+                      f"tournament {tid} to finish; doomed worker log:\n{doomed.log()}")
+    rescuer.stop()
+
+    # counted exactly once: the tournament, the results log, the ladder and the rebuilt ladder agree
+    assert (info.matches_done, info.matches_total, info.matches_failed) == (2, 2, 0)
+    assert store.client.llen(results_log_key("take5")) == 2
+    assert sorted(store.client.lrange(results_log_key("take5"), 0, -1)) == sorted(s.match_id for s in specs)
+    assert {e.bot: e.matches for e in store.ladder("take5")} == {bots[0]: 2, bots[1]: 2}
+    assert store.check_ladder("take5").equal
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+    # the match the dead worker was running was played again, by the rescuer
+    result = store.get_result("take5", in_flight)
+    assert result is not None and result["worker"] == "rescuer"
+    by_name = {w.name: w for w in store.list_workers()}
+    assert not by_name["doomed"].alive(time.time()) and by_name["doomed"].running == (in_flight,)
+    assert by_name["rescuer"].matches_done == 2 and by_name["rescuer"].stopped
+
+
+def test_a_live_worker_keeps_a_match_longer_than_the_visibility_timeout(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Visibility timeout 1 s, a match of ~3 s: the running worker refreshes its job, so the other worker (another
+    process), which tries to reclaim every 0.5 s, never gets it."""
+    bots = _slow_bots(store, start_bot, ["slow-a", "slow-b"])
+    specs = _tournament(store, bots)
+    owner = workers.thread("owner", concurrency=1, visibility_timeout_s=1.0, heartbeat_s=0.2)
+    (first,) = wait_until(lambda: _running(store, "owner"), "the owner to start a match")
+    thief = workers.process("thief", concurrency=1, visibility_timeout_s=1.0, heartbeat_s=0.2)
+    deliveries: set[int] = set()
+
+    def finished() -> bool:
+        deliveries.update(p["times_delivered"] for p in store.pending_details("take5")
+                          if p["message_id"] and p["consumer"] == "owner")
+        return store.has_result("take5", first)
+
+    wait_until(finished, f"match {first} to finish")
+    owner.stop()
+    thief.stop()
+    result = store.get_result("take5", first)
+    assert result is not None and result["worker"] == "owner"
+    assert deliveries == {1}  # never reclaimed: its delivery count stayed 1 while it ran
+    assert result["ranks"] and max(result["scores"]) >= 1
+    info = store.get_tournament(specs[0].tournament)
+    assert info is not None and info.matches_done == len(specs) == 2
+
+
+def test_a_job_that_always_fails_is_recorded_as_failed_after_max_deliveries(
+        store: Store, workers: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A match that seats the same bot twice is played, but its result is refused (a platform error, not a bot
+    fault), every time: after 3 deliveries it is recorded as failed, acknowledged, and the tournament finishes."""
+    caplog.set_level("WARNING", logger="arena.scheduler")
+    # match 0 seats "ghost" twice: the referee plays it (both seats unreachable), the store refuses its result
+    specs = _tournament(store, ["ghost", "ghost@2"],
+                        edit=lambda specs: [dataclasses.replace(specs[0], seats=("ghost", "ghost")), specs[1]])
+    tid = specs[0].tournament
+    poison = specs[0]
+    worker = workers.thread("w", concurrency=1, visibility_timeout_s=0.3, heartbeat_s=0.1, max_deliveries=3)
+    info = wait_until(lambda: (t := store.get_tournament(tid)) and t.state == "finished" and t,
+                      f"tournament {tid} to finish")
+    worker.stop()
+    assert (info.matches_done, info.matches_failed, info.matches_total) == (1, 1, 2)
+    assert store.failed_matches("take5", tid) == [poison.match_id]
+    assert not store.has_result("take5", poison.match_id)
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+    failures = [r for r in caplog.records if f"match {poison.match_id} failed" in r.getMessage()]
+    assert len(failures) == 3  # played 3 times, never a 4th
+    assert any("delivered 4 times" in r.getMessage() and "recorded as failed" in r.getMessage()
+               for r in caplog.records)

@@ -1,0 +1,180 @@
+"""Tournaments and matches through the Arena service (issue 3, items 4 and 5): dry run, reruns with the same seed,
+listing, cancelling, standings on a hand-checked case, ListMatches and GetMatch. Real redis-server, real gRPC,
+real bot processes where matches are played."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import SLOW_BOT, rpc_error, wait_until
+
+from arena.store import Store, TournamentInfo
+from arena_sdk.games import take5
+from arena_sdk.games.base import competition_ranks
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+
+ONE_HAND = bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1))  # a 2-seat match ends after one hand
+
+
+def _create(stub: arena_pb2_grpc.ArenaStub, bots: list[str], **kwargs: Any) -> arena_pb2.Tournament:
+    return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=bots, **kwargs))
+
+
+def _get(stub: arena_pb2_grpc.ArenaStub, tid: str) -> arena_pb2.Tournament:
+    return stub.GetTournament(arena_pb2.GetTournamentRequest(id=tid))
+
+
+def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, store: Store) -> None:
+    _server, stub = arena_server(verify_bots=False)
+    for name in ("a", "b", "c", "d"):
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint="127.0.0.1:5001", game="take5"))
+    keys_before = sorted(store.client.keys("*"))
+    plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, seed=99, dry_run=True)
+    assert (plan.id, plan.state, plan.matches_total, plan.seed) == ("", "planned", 24, 99)
+    assert plan.formula == "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"
+    assert list(plan.bots) == ["a@0", "b@0", "c@0", "d@0"] and plan.matches_done == 0
+    chosen = _create(stub, ["a", "b"], dry_run=True)  # no seed: the server picks one and reports it
+    assert chosen.seed > 0 and chosen.formula == "C(2,2) subset x 2 seat rotations x 1 round = 2"
+    assert sorted(store.client.keys("*")) == keys_before  # nothing stored, nothing queued, no id used
+    assert list(stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments) == []
+    # a dry run validates like the real thing
+    code, details = rpc_error(lambda: _create(stub, ["a", "zed"], dry_run=True))
+    assert code == grpc.StatusCode.NOT_FOUND and "zed" in details
+    code, _ = rpc_error(lambda: _create(stub, ["a", "b"], seats_per_match=3, dry_run=True))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert _create(stub, ["a", "b"], seed=5).id == "t1"
+
+
+def test_a_rerun_with_the_same_seed_plays_the_same_deals(arena_server: Any, start_bot: Callable[..., Any]) -> None:
+    _server, stub = arena_server(workers=1, concurrency=4)
+    for name in ("r1", "r2", "r3"):
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=start_bot("sample:random").endpoint,
+                                                      game="take5"))
+    runs = [_create(stub, ["r1", "r2", "r3"], seats_per_match=2, seed=seed, config=ONE_HAND)
+            for seed in (31337, 31337, 31338)]
+    for t in runs:
+        wait_until(lambda t=t: _get(stub, t.id).state == "finished", f"tournament {t.id} to finish")
+    deals = []
+    for t in runs:
+        records = [json.loads(stub.GetMatch(arena_pb2.GetMatchRequest(match_id=m.match_id)).record_json)
+                   for m in stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=t.id)).matches]
+        assert len(records) == t.matches_total == 6
+        played: dict[tuple[str, tuple[str, ...]], Any] = {}
+        for r in records:
+            deal = take5.deal_hand(r["seed"], 0, 2, take5.Take5Config(limit=1))
+            cards = [(d["seat"], d["action"]["card"]) for d in r["decisions"] if d["kind"] == take5.CHOOSE_CARD]
+            assert len(cards) == 20  # one hand of 10 turns, 2 seats
+            # the cards each seat played came from the hand the recorded seed dealt it
+            assert all(card in deal.hands[seat] for seat, card in cards)
+            played[(r["match_id"][-6:], tuple(s["name"] for s in r["seats"]))] = (r["seed"], deal)
+        deals.append(played)
+    assert deals[0] == deals[1]  # same seed: every match of the rerun has the same deal seed, so the same deal
+    assert deals[0].keys() == deals[2].keys()
+    assert all(deals[0][k] != deals[2][k] for k in deals[0])  # another seed: other deals
+    # duplicate deals: the two seat rotations of one pair share the deal, with the hands swapped between bots
+    assert deals[0][("000000", ("r1@1.0", "r2@1.0"))] == deals[0][("000001", ("r2@1.0", "r1@1.0"))]
+
+
+def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[..., Any], store: Store,
+                                     workers: Any) -> None:
+    _server, stub = arena_server()
+    for name in ("s1", "s2", "s3"):  # slow: a match of t1 takes ~3 s
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(
+            name=name, endpoint=start_bot(SLOW_BOT, extra_args=["--sleep", "0.3"]).endpoint, game="take5"))
+    for name in ("r1", "r2"):
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(
+            name=name, endpoint=start_bot("sample:random").endpoint, game="take5"))
+    t1 = _create(stub, ["s1", "s2", "s3"], seats_per_match=2, config=ONE_HAND, seed=1)
+    t2 = _create(stub, ["r1", "r2"], seats_per_match=2, config=ONE_HAND, seed=2)
+    listed = stub.ListTournaments(arena_pb2.ListTournamentsRequest(game="take5")).tournaments
+    assert [t.id for t in listed] == ["t2", "t1"] and [t.formula for t in listed] == [t2.formula, t1.formula]
+    # a worker that died holding t1's second match, then a live worker running its first
+    (held,) = store.read_jobs("dead-worker", 1, 10)
+    assert held.spec is not None and held.spec.match_id == "t1-000000"
+    worker = workers.thread("live", concurrency=1, visibility_timeout_s=2.0, heartbeat_s=0.3)
+    running = wait_until(lambda: next((w.running for w in store.list_workers() if w.name == "live"), ()),
+                         "the live worker to start a match")
+    assert running == ("t1-000001",)
+    cancelled = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))
+    # queued and never delivered: t1-000002 .. t1-000005 dropped at once; t2 untouched
+    assert (cancelled.state, cancelled.matches_cancelled, cancelled.matches_done) == ("cancelled", 4, 0)
+    again = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))  # idempotent
+    assert (again.state, again.matches_cancelled, again.created_at) == ("cancelled", 4, cancelled.created_at)
+    # the running match finishes and counts; the dead worker's match is dropped when reclaimed; t2 runs
+    t = wait_until(lambda: (t := _get(stub, "t1")).matches_done + t.matches_cancelled == 6 and t,
+                   "t1's last two matches to be settled")
+    assert (t.state, t.matches_done, t.matches_cancelled) == ("cancelled", 1, 5)
+    assert store.has_result("take5", "t1-000001") and not store.has_result("take5", "t1-000000")
+    wait_until(lambda: _get(stub, "t2").state == "finished", "t2 to finish")
+    worker.stop()
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+    code, details = rpc_error(lambda: stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t2")))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "t2 is finished" in details
+    code, _ = rpc_error(lambda: stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t7")))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = rpc_error(lambda: stub.ListTournaments(arena_pb2.ListTournamentsRequest(game="chess")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _record(store: Store, match_id: str, seats: list[str], scores: list[float], tournament: str) -> None:
+    ranks = list(competition_ranks(scores, lower_is_better=True))
+    assert store.record_result("take5", match_id, seats, scores, ranks, [0] * len(seats),
+                               {"match_id": match_id, "seed": 7, "hand": "recorded"}, tournament_id=tournament)
+
+
+def test_standings_matches_and_match_details_on_a_hand_checked_case(arena_server: Any, store: Store) -> None:
+    _server, stub = arena_server(verify_bots=False)
+    for tid in ("t1", "t2"):
+        store.create_tournament(TournamentInfo(
+            id=tid, game="take5", bots=("a@1", "b@1", "c@1"), seats_per_match=3, rounds=1, seed=5, config={},
+            deadline_ms=1000, matches_total=3, created_at=time.time()))
+    _record(store, "t1-000000", ["a@1", "b@1", "c@1"], [5, 10, 10], "t1")   # a first; b and c tie second
+    _record(store, "t2-000000", ["a@1", "b@1"], [0, 30], "t2")              # another tournament
+    _record(store, "t1-000001", ["b@1", "c@1", "a@1"], [3, 20, 8], "t1")    # b first, a second, c third
+
+    # pairwise points: a 2 + 1 = 3 (wins 3, losses 1); b 1/2 + 2 = 2.5 (wins 2, losses 1, a tie);
+    # c 1/2 + 0 = 0.5 (wins 0, losses 3, a tie); 4 pairs each
+    ratings = {e.bot: e.rating for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    standings = stub.GetStandings(arena_pb2.GetStandingsRequest(id="t1"))
+    assert standings.tournament_id == "t1"
+    rows = [(e.rank, e.bot, e.points, e.matches, e.mean_score, e.score_rate) for e in standings.entries]
+    assert rows == [(1, "a@1", 3.0, 2, 6.5, 0.75), (2, "b@1", 2.5, 2, 6.5, 0.625), (3, "c@1", 0.5, 2, 15.0, 0.125)]
+    performance = {e.bot: e.performance for e in standings.entries}
+    # mean opponent rating over the 4 pairs (2 per opponent) + 400 * (wins - losses) / 4
+    assert performance["a@1"] == pytest.approx((ratings["b@1"] + ratings["c@1"]) / 2 + 400 * (3 - 1) / 4)
+    assert performance["b@1"] == pytest.approx((ratings["a@1"] + ratings["c@1"]) / 2 + 400 * (2 - 1) / 4)
+    assert performance["c@1"] == pytest.approx((ratings["a@1"] + ratings["b@1"]) / 2 + 400 * (0 - 3) / 4)
+    assert list(stub.GetStandings(arena_pb2.GetStandingsRequest(id="t2")).entries)[0].points == 1.0
+    code, _ = rpc_error(lambda: stub.GetStandings(arena_pb2.GetStandingsRequest(id="t9")))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+    def ids(**kwargs: Any) -> list[str]:
+        return [m.match_id for m in stub.ListMatches(arena_pb2.ListMatchesRequest(**kwargs)).matches]
+
+    assert ids() == ["t1-000001", "t2-000000", "t1-000000"]  # newest first
+    assert ids(tournament_id="t1") == ["t1-000001", "t1-000000"]
+    assert ids(bot="c") == ["t1-000001", "t1-000000"] == ids(bot="c@1")
+    assert ids(bot="c@2") == [] and ids(bot="a", tournament_id="t2") == ["t2-000000"]
+    assert ids(limit=1) == ["t1-000001"] and ids(tournament_id="t1", bot="b", limit=1) == ["t1-000001"]
+    code, _ = rpc_error(lambda: ids(tournament_id="t9"))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = rpc_error(lambda: ids(bot="not a bot"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+    detail = stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000001"))
+    result = store.get_result("take5", "t1-000001")
+    assert result is not None
+    s = detail.summary
+    assert (s.match_id, s.tournament_id, s.game, list(s.seats)) == ("t1-000001", "t1", "take5",
+                                                                    ["b@1", "c@1", "a@1"])
+    assert (list(s.scores), list(s.ranks), list(s.faults), s.seed) == ([3, 20, 8], [1, 3, 2], [0, 0, 0], 7)
+    assert list(s.rating_deltas) == pytest.approx(result["deltas"]) and abs(sum(s.rating_deltas)) < 1e-9
+    assert s.rating_deltas[0] > 0 > s.rating_deltas[1] and s.finished_at == result["stored_at"]
+    assert json.loads(detail.record_json) == {"match_id": "t1-000001", "seed": 7, "hand": "recorded"}
+    code, details = rpc_error(lambda: stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000002")))
+    assert code == grpc.StatusCode.NOT_FOUND and "no finished match t1-000002" in details
