@@ -265,7 +265,7 @@ class CreateTournamentRequest(_message.Message):
     seed: _builtins.int
     """Tournament seed; every deal is derived from it. Unset (0) lets the server choose one and report it."""
     deadline_ms: _builtins.int
-    """Deadline of each Decide call, milliseconds. 0 means the default, 1000."""
+    """Deadline of each Decide call, milliseconds, 10..60000. 0 means the default, 1000."""
     dry_run: _builtins.bool
     """Only validate and count: nothing is stored or queued; the answer has an empty id."""
     @_builtins.property
@@ -334,6 +334,7 @@ class Tournament(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     FORMULA_FIELD_NUMBER: _builtins.int
     MATCHES_CANCELLED_FIELD_NUMBER: _builtins.int
+    MATCHES_FAILED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -358,6 +359,11 @@ class Tournament(_message.Message):
     """How matches_total follows from the request, e.g. "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"."""
     matches_cancelled: _builtins.int
     """Matches dropped by a cancellation (never played)."""
+    matches_failed: _builtins.int
+    """Matches given up after too many failed deliveries (a platform error each time, never a bot's fault: bot
+    faults are recorded inside a completed match). They are not rated. The tournament finishes when
+    matches_done + matches_cancelled + matches_failed = matches_total.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -382,10 +388,11 @@ class Tournament(_message.Message):
         deadline_ms: _builtins.int = ...,
         formula: _builtins.str = ...,
         matches_cancelled: _builtins.int = ...,
+        matches_failed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
