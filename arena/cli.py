@@ -6,15 +6,19 @@ Thin by design (STYLE.md habit 9): every command parses its options, calls one p
 the referee's ``arena.v1.Arena`` service, and prints the answer with rich (tables, progress bars) or as JSON
 (``--json`` on every read). Every option can also come from an environment variable: ``ARENA_SERVER``,
 ``ARENA_REDIS_URL``, ``ARENA_DATA_DIR`` and ``ARENA_TOKEN`` are shared by the commands that use them; any other
-option reads
-``ARENA_<COMMAND>_<OPTION>`` (click's ``auto_envvar_prefix``), e.g. ``ARENA_SERVE_WORKERS=4``.
+option reads ``ARENA_<COMMAND>_<OPTION>``: the command path and the option's long name, upper case, ``-`` as ``_``
+(``ArenaOption``), e.g. ``ARENA_SERVE_WORKERS=4``, ``ARENA_LADDER_JSON=1``,
+``ARENA_TOURNAMENT_CREATE_DEADLINE_MS=200``. Several values of a repeatable option are separated by spaces
+(``ARENA_PLAY_TAKE5_BOT="sample:random sample:heuristic"``).
 
 Owner tokens: the first ``arena bot register`` of a NAME prints its owner token once and saves it in
 ``<data-dir>/tokens.json`` (mode 0600, keyed by server address, game and NAME), where later ``register``,
 ``update`` and ``remove`` of that NAME on this machine find it (``TokenStore``).
 
 Errors are one line on stderr and a non-zero exit code, never a traceback: 1 for a failed operation, 2 for a bad
-command line, 130 after Ctrl-C. Set ``ARENA_DEBUG=1`` to see the traceback of an unexpected error.
+command line, 130 after Ctrl-C, 143 after SIGTERM (which unwinds like Ctrl-C: whatever the command started, such
+as the bot processes of ``arena play``, is stopped first). Set ``ARENA_DEBUG=1`` to see the traceback of an
+unexpected error.
 
 The heavy platform modules (referee, service, Redis) are imported inside the commands that need them, so
 ``--help`` stays fast and works everywhere.
@@ -58,7 +62,9 @@ from rich.progress import (  # noqa: E402
 )
 from rich.table import Table  # noqa: E402
 
-from .config import DEFAULTS  # noqa: E402
+from arena_sdk.wire import MAX_TAKE5_LIMIT  # noqa: E402
+
+from .config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS  # noqa: E402
 
 GAMES = ("take5",)
 VARIANTS = ("known-cards", "draft")
@@ -66,7 +72,11 @@ LIMIT_RULES = ("at-least", "more-than")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 RPC_TIMEOUT_S = 30.0
 POLL_INTERVAL_S = 0.5
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+# click >= 8.2 raises NoArgsIsHelpError (a UsageError whose message is the whole help) for a group called without
+# a subcommand; older click prints the help itself.
+_NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (Exception,), {}))
 
 
 # --- errors ------------------------------------------------------------------------------------------------
@@ -80,9 +90,39 @@ class ArenaCliError(click.ClickException):
 
 
 class ArenaInterrupted(ArenaCliError):
-    """Ctrl-C while the CLI waits on something that goes on without it (a tournament): exit code 130."""
+    """Ctrl-C while the CLI waits on something that goes on without it (a tournament): exit code 130 (143 after
+    SIGTERM)."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the CLI. Raised by the SIGTERM handler that ``ArenaGroup.main`` installs, it unwinds the
+    command exactly as Ctrl-C does (a ``KeyboardInterrupt``, so asyncio lets it through too): every ``finally``
+    runs, the bot processes ``arena play`` started are stopped. Exit code 143 (128 + SIGTERM)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``Terminated`` in the main thread (once: a second SIGTERM during the
+    clean-up is ignored, so the clean-up finishes). Does nothing outside the main thread, where Python cannot set
+    signal handlers. The previous handler comes back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal raised
+        if not raised:
+            raised = True
+            raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, str] | None = None) -> ArenaCliError:
@@ -112,8 +152,10 @@ class ArenaGroup(click.Group):
     """The root group: turns every failure into one line on stderr and an exit code.
 
     Usage errors print ``Error: <what is wrong> (see `arena ... --help`)`` with exit code 2 instead of click's
-    usage block; ``ClickException``s print their message; Ctrl-C exits 130; an unexpected exception prints its type
-    and message (``ARENA_DEBUG=1`` re-raises it for the traceback).
+    usage block; a group called without a subcommand (``arena``, ``arena bot``) prints its help as click does
+    (stderr, exit code 2); ``ClickException``s print their message; Ctrl-C exits 130, SIGTERM 143 (both after the
+    same clean-up); an unexpected exception prints its type and message (``ARENA_DEBUG=1`` re-raises it for the
+    traceback).
     """
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
@@ -121,7 +163,11 @@ class ArenaGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with _sigterm_raises():
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # `arena`, `arena bot`: the group's help, as click prints it
+            exc.show()
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
             click.echo(f"Error: {' '.join(exc.format_message().split())}{where}", err=True)
@@ -129,7 +175,11 @@ class ArenaGroup(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except (click.Abort, KeyboardInterrupt, EOFError):
+        except (click.Abort, KeyboardInterrupt, EOFError) as exc:
+            # click turns a KeyboardInterrupt (Terminated included) into Abort, keeping it as the context
+            if isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated):
+                click.echo("\nTerminated.", err=True)
+                sys.exit(EXIT_TERMINATED)
             click.echo("\nAborted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # never a traceback for a user; ARENA_DEBUG=1 shows it
@@ -142,7 +192,39 @@ class ArenaGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-# --- parameter types ---------------------------------------------------------------------------------------
+# --- options and parameter types ---------------------------------------------------------------------------
+
+
+class ArenaOption(click.Option):
+    """A click option whose environment variable is named after its long name: ``--deadline-ms`` of ``arena
+    tournament create`` reads ``ARENA_TOURNAMENT_CREATE_DEADLINE_MS`` (click's ``auto_envvar_prefix`` would use
+    the Python parameter name instead, e.g. ``..._AS_JSON`` for ``--json``). An explicit ``envvar=`` (the shared
+    ``ARENA_SERVER``, ``ARENA_REDIS_URL``, ``ARENA_DATA_DIR``, ``ARENA_TOKEN``) replaces it. An empty variable counts
+    as unset, as in click."""
+
+    def auto_envvar(self, ctx: click.Context) -> str | None:
+        """``ARENA_<COMMAND PATH>_<LONG NAME>`` (upper case, ``-`` as ``_``) in ``ctx``, or None when the option
+        has an explicit ``envvar``, no long name, or the context no prefix."""
+        if self.envvar or not self.allow_from_autoenv or ctx.auto_envvar_prefix is None:
+            return None
+        long_names = [o for o in self.opts if o.startswith("--")]
+        if not long_names:
+            return None
+        return f"{ctx.auto_envvar_prefix}_{long_names[0][2:].upper().replace('-', '_')}"
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        rv = click.Parameter.resolve_envvar_value(self, ctx)  # the explicit envvar=, if any
+        if rv is not None:
+            return rv
+        name = self.auto_envvar(ctx)
+        return (os.environ.get(name) or None) if name else None
+
+
+def option(*param_decls: str, **attrs: Any) -> Any:
+    """``click.option`` with ``ArenaOption``: every option of the CLI is declared through it."""
+    attrs.setdefault("cls", ArenaOption)
+    return click.option(*param_decls, **attrs)
+
 
 
 def parse_endpoint(value: str, *, allow_port_zero: bool = False) -> str:
@@ -281,50 +363,55 @@ class ArenaClient:
 
 
 def server_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--server", envvar="ARENA_SERVER", default=DEFAULTS.server, show_default=True, metavar="HOST:PORT",
         help="Address of the referee (`arena serve`); env ARENA_SERVER.")(f)
 
 
 def json_option(f: Any) -> Any:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts instead of a table.")(f)
+    return option("--json", "as_json", is_flag=True, help="Print JSON for scripts instead of a table.")(f)
 
 
 def game_option(f: Any) -> Any:
-    return click.option("--game", type=click.Choice(GAMES), default="take5", show_default=True,
-                        help="Game id.")(f)
+    return option("--game", type=click.Choice(GAMES), default="take5", show_default=True,
+                  help="Game id.")(f)
 
 
 def data_dir_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ARENA_DATA_DIR",
         default=DEFAULTS.data_dir, show_default=True,
         help="Folder of the private redis-server (used when ARENA_REDIS_URL is unset); env ARENA_DATA_DIR.")(f)
 
 
 def redis_url_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--redis-url", envvar="ARENA_REDIS_URL", default=None, metavar="URL",
         help="External Redis, e.g. redis://host:6379/0; env ARENA_REDIS_URL. Unset: the private server of "
              "--data-dir.")(f)
 
 
 def visibility_timeout_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--visibility-timeout", "visibility_timeout", type=click.FloatRange(min=0, min_open=True),
         default=DEFAULTS.visibility_timeout_s, show_default=True, metavar="SECONDS",
         help="A claimed match job whose worker has not refreshed it for this long is taken for dead and reclaimed "
              "by another worker, which runs the match again (the result still counts once).")(f)
 
 
+def deadline_option(f: Any) -> Any:
+    return option("--deadline-ms", type=click.IntRange(MIN_DEADLINE_MS, MAX_DEADLINE_MS),
+                  default=DEFAULTS.deadline_ms, show_default=True, help="Deadline of each decision, milliseconds.")(f)
+
+
 def variant_options(f: Any) -> Any:
-    f = click.option("--limit-rule", type=click.Choice(LIMIT_RULES), default="at-least", show_default=True,
-                     help="Game end: a total at least (>=) or more than (>) the limit after a complete hand.")(f)
-    f = click.option("--limit", type=click.IntRange(min=1), default=66, show_default=True,
-                     help="Bullhead limit, checked after each complete hand.")(f)
-    f = click.option("--variant", "variants", type=click.Choice(VARIANTS), multiple=True,
-                     help="Rules variant (repeatable, combinable): known-cards (only cards 1..10*players+4), "
-                          "draft (cards are drafted face up).")(f)
+    f = option("--limit-rule", type=click.Choice(LIMIT_RULES), default="at-least", show_default=True,
+               help="Game end: a total at least (>=) or more than (>) the limit after a complete hand.")(f)
+    f = option("--limit", type=click.IntRange(1, MAX_TAKE5_LIMIT), default=66, show_default=True,
+               help="Bullhead limit, checked after each complete hand.")(f)
+    f = option("--variant", "variants", type=click.Choice(VARIANTS), multiple=True,
+               help="Rules variant (repeatable, combinable): known-cards (only cards 1..10*players+4), "
+                    "draft (cards are drafted face up).")(f)
     return f
 
 
@@ -379,7 +466,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 @click.group(cls=ArenaGroup, context_settings={"auto_envvar_prefix": "ARENA", "help_option_names": ["-h", "--help"],
                                                 "max_content_width": 110})
 @click.version_option(package_name="bot-arena", prog_name="arena")
-@click.option("-v", "--verbose", is_flag=True, help="Log what the referee and workers do (INFO) on stderr.")
+@option("-v", "--verbose", is_flag=True, help="Log what the referee and workers do (INFO) on stderr.")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """Bot arena for multiplayer card games (Take 5!).
@@ -396,7 +483,8 @@ def cli(ctx: click.Context, verbose: bool) -> None:
       arena play take5 --bot sample:random --bot sample:heuristic --bot 127.0.0.1:50061
 
     Every read takes --json. Every option can come from an environment variable: ARENA_SERVER, ARENA_REDIS_URL,
-    ARENA_DATA_DIR, ARENA_TOKEN, or ARENA_<COMMAND>_<OPTION> (e.g. ARENA_SERVE_WORKERS=4).
+    ARENA_DATA_DIR, ARENA_TOKEN, or ARENA_<COMMAND>_<OPTION> with the option's long name (e.g.
+    ARENA_SERVE_WORKERS=4, ARENA_LADDER_JSON=1, ARENA_TOURNAMENT_CREATE_BOTS=a,b,c).
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -409,12 +497,12 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
-@click.option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.listen, show_default=True,
-              help="Address to serve the Arena gRPC service on (port 0: a free port, printed).")
-@click.option("--workers", type=click.IntRange(min=0), default=DEFAULTS.workers, show_default=True,
-              help="Workers embedded in this process (0: only separate `arena worker`s run matches).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
-              help="Matches each worker runs at once.")
+@option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.listen, show_default=True,
+        help="Address to serve the Arena gRPC service on (port 0: a free port, printed).")
+@option("--workers", type=click.IntRange(min=0), default=DEFAULTS.workers, show_default=True,
+        help="Workers embedded in this process (0: only separate `arena worker`s run matches).")
+@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+        help="Matches each worker runs at once.")
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option
@@ -517,9 +605,9 @@ def _redis_errors() -> tuple[type[BaseException], ...]:
 
 @cli.group(short_help="Run an extra worker for the match queue (or list the workers).",
            invoke_without_command=True)
-@click.option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
-              help="Matches this worker runs at once (a match mostly waits on bots).")
-@click.option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
+@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+        help="Matches this worker runs at once (a match mostly waits on bots).")
+@option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option
@@ -559,7 +647,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 
 
 @worker.command("list", short_help="List the workers and what they run.")
-@click.option("--all", "show_all", is_flag=True, help="Also the workers whose heartbeat stopped.")
+@option("--all", "show_all", is_flag=True, help="Also the workers whose heartbeat stopped.")
 @server_option
 @json_option
 @click.pass_obj
@@ -677,14 +765,14 @@ def _bot_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def token_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
         help="Owner token of the bot's NAME; env ARENA_TOKEN. Default: the one saved in <data-dir>/tokens.json "
              "when NAME was first registered from this machine.")(f)
 
 
 def tokens_dir_option(f: Any) -> Any:
-    return click.option(
+    return option(
         "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ARENA_DATA_DIR",
         default=DEFAULTS.data_dir, show_default=True,
         help="Folder of this machine's owner-token file (tokens.json); env ARENA_DATA_DIR.")(f)
@@ -771,7 +859,7 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
 
 @bot.command("update", short_help="Move a bot version to a new endpoint (owner token).")
 @click.argument("bot_ref", metavar="NAME[@VERSION]", callback=_bot_ref)
-@click.option("--endpoint", type=EndpointType(), required=True, help="The new HOST:PORT of the bot.")
+@option("--endpoint", type=EndpointType(), required=True, help="The new HOST:PORT of the bot.")
 @game_option
 @token_option
 @tokens_dir_option
@@ -823,7 +911,7 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
 
 
 @bot.command("list")
-@click.option("--game", type=click.Choice(GAMES), default=None, help="Only the bots of this game.")
+@option("--game", type=click.Choice(GAMES), default=None, help="Only the bots of this game.")
 @server_option
 @json_option
 @click.pass_obj
@@ -895,25 +983,24 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 
 
 @tournament.command("create", short_help="Create a round robin (optionally wait, or only count it).")
-@click.option("--bots", "bot_lists", multiple=True, metavar="A,B,C",
-              help="Registered bots, comma separated (repeatable): NAME (its latest version) or NAME@VERSION.")
-@click.option("--all", "all_bots", is_flag=True, help="Every registered bot version of the game.")
+@option("--bots", "bot_lists", multiple=True, metavar="A,B,C",
+        help="Registered bots, comma separated (repeatable): NAME (its latest version) or NAME@VERSION.")
+@option("--all", "all_bots", is_flag=True, help="Every registered bot version of the game.")
 @game_option
-@click.option("--seats", type=click.IntRange(2, 10), default=None,
-              help="Seats per match, k (2..10); default min(number of bots, 4).")
-@click.option("--rounds", type=click.IntRange(min=1), default=DEFAULTS.rounds, show_default=True,
-              help="Rounds; each round plays new deals.")
-@click.option("--seed", type=click.IntRange(1, 2**64 - 1), default=None,
-              help="Tournament seed (every deal derives from it; the same seed plays the same deals); default: the "
-                   "server picks one and reports it.")
-@click.option("--deadline-ms", type=click.IntRange(1, 2**32 - 1), default=DEFAULTS.deadline_ms, show_default=True,
-              help="Deadline of each decision, milliseconds.")
+@option("--seats", type=click.IntRange(2, 10), default=None,
+        help="Seats per match, k (2..10); default min(number of bots, 4).")
+@option("--rounds", type=click.IntRange(min=1), default=DEFAULTS.rounds, show_default=True,
+        help="Rounds; each round plays new deals.")
+@option("--seed", type=click.IntRange(1, 2**64 - 1), default=None,
+        help="Tournament seed (every deal derives from it; the same seed plays the same deals); default: the "
+             "server picks one and reports it.")
+@deadline_option
 @variant_options
-@click.option("--dry-run", is_flag=True,
-              help="Only validate and count: print the number of matches and its formula, queue nothing.")
-@click.option("--wait/--no-wait", default=None,
-              help="Show a live progress bar until every match is done. Default: --wait when stdout is a "
-                   "terminal, --no-wait otherwise (scripts).")
+@option("--dry-run", is_flag=True,
+        help="Only validate and count: print the number of matches and its formula, queue nothing.")
+@option("--wait/--no-wait", default=None,
+        help="Show a live progress bar until every match is done. Default: --wait when stdout is a "
+             "terminal, --no-wait otherwise (scripts).")
 @server_option
 @json_option
 @click.pass_obj
@@ -954,7 +1041,7 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
     request = arena_pb2.CreateTournamentRequest(
         game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, seed=seed or 0,
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run)
-    t = client.call("CreateTournament", request)
+    t = _create_tournament(client, request)
     if dry_run:
         if as_json:
             _print_json(_tournament_dict(t))
@@ -981,12 +1068,26 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
     if as_json:
         _print_json(_tournament_dict(t))
     else:
-        click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches, {t.faults} faults; "
-                   f"see `arena tournament standings {t.id}` and `arena ladder`")
+        click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches{_failed_note(t)}, "
+                   f"{t.faults} faults; see `arena tournament standings {t.id}` and `arena ladder`")
+
+
+BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints"
+
+
+def _create_tournament(client: ArenaClient, request: Any) -> Any:
+    """CreateTournament; a refusal is the one-line ``rpc_error`` with the server's message, which names the bots
+    that do not answer (FAILED_PRECONDITION "bots not answering: ..."), followed by ``BOTS_DOWN_HINT`` then."""
+    try:
+        return client.stub.CreateTournament(request, timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        details = exc.details() if callable(getattr(exc, "details", None)) else None
+        hints = {grpc.StatusCode.FAILED_PRECONDITION: BOTS_DOWN_HINT} if "not answering" in (details or "") else None
+        raise rpc_error(exc, client.server, hints) from None
 
 
 @tournament.command("list", short_help="List tournaments, newest first.")
-@click.option("--game", type=click.Choice(GAMES), default=None, help="Only the tournaments of this game.")
+@option("--game", type=click.Choice(GAMES), default=None, help="Only the tournaments of this game.")
 @server_option
 @json_option
 @click.pass_obj
@@ -1010,14 +1111,17 @@ def tournament_list(app: AppContext, game: str | None, server: str, as_json: boo
         table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     table.add_column("bots")
     for t in reply.tournaments:
-        table.add_row(t.id, t.state, t.game, f"{t.matches_done}/{t.matches_total}", str(t.faults),
+        progress = f"{t.matches_done}/{t.matches_total}"
+        if t.matches_failed:
+            progress += f" ({t.matches_failed} failed)"
+        table.add_row(t.id, t.state, t.game, progress, str(t.faults),
                       str(t.seats_per_match), str(t.rounds), _when(t.created_at), ", ".join(t.bots))
     app.console.print(table)
 
 
 @tournament.command("status", short_help="Show a tournament's progress and standings.")
 @click.argument("tournament_id", metavar="ID")
-@click.option("--watch", is_flag=True, help="Show a live progress bar until every match is done.")
+@option("--watch", is_flag=True, help="Show a live progress bar until every match is done.")
 @server_option
 @json_option
 @click.pass_obj
@@ -1031,7 +1135,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     """
     client = app.arena(server)
     t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
-    if watch and t.state == "running":
+    if watch and not _settled(t):
         t = _watch(app, client, t, quiet=as_json)
     standings = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=t.id))
     if as_json:
@@ -1045,8 +1149,13 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     cfg = t.config.take5
     variants = [v for v, on in (("known-cards", cfg.known_cards), ("draft", cfg.draft)) if on]
     progress = f"{t.matches_done}/{t.matches_total} matches"
+    notes = []
+    if t.matches_failed:
+        notes.append(f"{t.matches_failed} failed: given up after repeated platform errors, not rated")
     if t.matches_cancelled:
-        progress += f" ({t.matches_cancelled} dropped by the cancellation)"
+        notes.append(f"{t.matches_cancelled} dropped by the cancellation")
+    if notes:
+        progress += f" ({'; '.join(notes)})"
     rows = [
         ("state", t.state),
         ("progress", progress),
@@ -1131,7 +1240,7 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
         _print_json(_tournament_dict(t))
         return
     click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches done, "
-               f"{t.matches_cancelled} dropped; running matches finish and count")
+               f"{t.matches_cancelled} dropped{_failed_note(t)}; running matches finish and count")
 
 
 def _tournament_dict(t: Any) -> dict[str, Any]:
@@ -1139,32 +1248,53 @@ def _tournament_dict(t: Any) -> dict[str, Any]:
     return {
         "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
         "seed": t.seed, "matches_total": t.matches_total, "matches_done": t.matches_done,
-        "matches_cancelled": t.matches_cancelled, "faults": t.faults, "state": t.state, "formula": t.formula,
-        "created_at": t.created_at, "deadline_ms": t.deadline_ms,
+        "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
+        "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
         "config": {"limit": cfg.limit or 66,
                    "limit_rule": "more_than" if cfg.limit_rule == bot_pb2.TAKE5_LIMIT_MORE_THAN else "at_least",
                    "known_cards": cfg.known_cards, "draft": cfg.draft},
     }
 
 
+def _settled(t: Any) -> bool:
+    """True when nothing is left to wait for in tournament ``t``: its state is no longer "running", or every match
+    is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
+    matches_total, arena.proto)."""
+    return t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total
+
+
+def _failed_note(t: Any) -> str:
+    """", N failed" when matches of ``t`` failed (given up after repeated platform errors), else ""."""
+    return f", {t.matches_failed} failed" if t.matches_failed else ""
+
+
 def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
-    """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar while the state is "running"; returns
-    the last Tournament (finished or cancelled). Ctrl-C stops watching (exit 130), the tournament keeps running
-    on the server."""
+    """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
+    (``_settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
+    beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
+    server."""
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("matches · faults {task.fields[faults]}"), TimeElapsedColumn())
+               TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
     console = Console(stderr=True) if quiet else app.console
+
+    def failed(t: Any) -> str:
+        return f" · failed {t.matches_failed}" if t.matches_failed else ""
+
     try:
         with Progress(*columns, console=console, disable=quiet) as progress:
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
-                                     completed=t.matches_done, faults=t.faults)
-            while t.state == "running":
+                                     completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
+            while not _settled(t):
                 time.sleep(POLL_INTERVAL_S)
                 t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
-                progress.update(task, completed=t.matches_done, faults=t.faults)
-    except KeyboardInterrupt:
-        raise ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
-                               f"(`arena tournament status {t.id} --watch`)") from None
+                progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
+                                failed=failed(t))
+    except KeyboardInterrupt as exc:
+        error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
+                                 f"(`arena tournament status {t.id} --watch`)")
+        if isinstance(exc, Terminated):
+            error.exit_code = EXIT_TERMINATED
+        raise error from None
     return t
 
 
@@ -1183,9 +1313,9 @@ def _summary_dict(m: Any) -> dict[str, Any]:
 
 
 @match.command("list", short_help="List finished matches, newest first.")
-@click.option("--tournament", "tournament_id", default=None, metavar="ID", help="Only the matches of this tournament.")
-@click.option("--bot", "bot_ref", default=None, metavar="NAME[@VERSION]", help="Only the matches of this bot.")
-@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="At most this many.")
+@option("--tournament", "tournament_id", default=None, metavar="ID", help="Only the matches of this tournament.")
+@option("--bot", "bot_ref", default=None, metavar="NAME[@VERSION]", help="Only the matches of this bot.")
+@option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="At most this many.")
 @server_option
 @json_option
 @click.pass_obj
@@ -1317,9 +1447,9 @@ def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[st
 
 @cli.command(short_help="Show (or rebuild and check) the Elo ladder of a game.")
 @game_option
-@click.option("--rebuild", is_flag=True,
-              help="Recompute the ladder from the append-only results log and compare it with the live one "
-                   "(exit 1 when they differ).")
+@option("--rebuild", is_flag=True,
+        help="Recompute the ladder from the append-only results log and compare it with the live one "
+             "(exit 1 when they differ).")
 @server_option
 @json_option
 @click.pass_obj
@@ -1380,18 +1510,17 @@ def play() -> None:
 
 
 @play.command("take5", short_help="Play one game of Take 5.")
-@click.option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
-              metavar="HOST:PORT|sample:NAME|FILE.py",
-              help="A seat, in seat order (repeat 2..10 times): HOST:PORT of a running bot, sample:NAME "
-                   "(random, heuristic, montecarlo; started as a separate process and stopped after), or a bot "
-                   ".py file to start.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the deals; default: a random one, printed and kept in the record.")
+@option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
+        metavar="HOST:PORT|sample:NAME|FILE.py",
+        help="A seat, in seat order (repeat 2..10 times): HOST:PORT of a running bot, sample:NAME "
+             "(random, heuristic, montecarlo; started as a separate process and stopped after), or a bot "
+             ".py file to start.")
+@option("--seed", type=click.IntRange(min=0), default=None,
+        help="Seed of the deals; default: a random one, printed and kept in the record.")
 @variant_options
-@click.option("--deadline-ms", type=click.IntRange(min=1), default=DEFAULTS.deadline_ms, show_default=True,
-              help="Deadline of each decision, milliseconds.")
-@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to save the match record (JSON); default records/<match id>.json.")
+@deadline_option
+@option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="Where to save the match record (JSON); default records/<match id>.json.")
 @json_option
 @click.pass_obj
 def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str], limit: int,

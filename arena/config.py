@@ -14,7 +14,8 @@ class Defaults:
         server: address of the referee's Arena service, "host:port" (CLI ``--server`` / ``ARENA_SERVER``).
         listen: address ``arena serve`` binds.
         data_dir: folder of the private Redis (appendonly files, pid and URL files), ``--data-dir``.
-        deadline_ms: deadline of every Decide call, milliseconds.
+        deadline_ms: deadline of every Decide call, milliseconds (a tournament's may be
+            ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS``).
         call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls, milliseconds.
         workers: embedded workers of ``arena serve``.
         concurrency: matches one worker runs at once.
@@ -27,6 +28,8 @@ class Defaults:
         heartbeat_s: seconds between two worker heartbeats (``arena worker list``); a worker whose last
             heartbeat is older than 3 heartbeat intervals is shown as not alive.
         worker_forget_s: seconds a worker that stopped sending heartbeats stays listed (its key's TTL).
+        verify_timeout_s: how long the referee waits for a bot's GetInfo answer when it checks the bot
+            (registration, update, and every bot of a new tournament), seconds.
         max_deliveries: a match job delivered this many times without being settled (its workers died, or a
             platform error each time) is recorded as failed and acknowledged, so its tournament can finish.
     """
@@ -46,6 +49,12 @@ class Defaults:
     heartbeat_s: float = 5.0
     worker_forget_s: float = 3600.0
     max_deliveries: int = 5
+    verify_timeout_s: float = 3.0
 
 
 DEFAULTS = Defaults()
+
+# The range of a tournament's Decide deadline, milliseconds (CreateTournamentRequest.deadline_ms in the protocol):
+# under 10 ms a loopback round trip alone can miss it; over a minute a hung bot stalls its matches for too long.
+MIN_DEADLINE_MS = 10
+MAX_DEADLINE_MS = 60_000

@@ -24,11 +24,17 @@ PID_FILE = "redis.pid"
 LOG_FILE = "redis.log"
 ENV_URL = "ARENA_REDIS_URL"
 START_TIMEOUT_S = 10.0
+LOADING_TIMEOUT_S = 120.0  # a restarted Redis reads its appendonly file before it serves commands
 STOP_TIMEOUT_S = 10.0
 
 
 class RedisStartError(RuntimeError):
     """``redis-server`` could not be found or started; the message ends with the tail of its log."""
+
+
+class _LoadingFailed(RedisStartError):
+    """The server started but died or timed out while loading its data: starting it on another port would not
+    help."""
 
 
 def find_redis_server() -> str:
@@ -86,6 +92,24 @@ def _server_pid(url: str, timeout: float = 0.5) -> int | None:
         client.close()
 
 
+def _loading(url: str, timeout: float = 1.0) -> bool | None:
+    """True while the Redis at ``url`` is still loading its data (INFO persistence ``loading:1``; meanwhile
+    other commands answer LOADING errors), False once it serves commands, None when it does not answer in time
+    (while loading it answers only between chunks of the file)."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        if int(client.info("persistence")["loading"]):
+            return True
+        client.ping()
+        return False
+    except redis.BusyLoadingError:
+        return True
+    except (redis.RedisError, OSError, KeyError, ValueError):
+        return None
+    finally:
+        client.close()
+
+
 def resolve_redis_url(data_dir: Path) -> str | None:
     """The Redis to use: ``ARENA_REDIS_URL`` when set (not checked), else the URL of a live private server of
     ``data_dir`` (its ``redis.url`` file exists and the server answers PING), else ``None``."""
@@ -123,14 +147,17 @@ class PrivateRedis:
         data_dir: folder of the appendonly file, the log (``redis.log``), and while running ``redis.url`` and
             ``redis.pid``; created when missing.
         port: TCP port on 127.0.0.1; 0 picks a free one.
+        loading_timeout_s: how long ``start()`` waits for the server to load its appendonly data, seconds.
 
-    ``start()`` returns the URL (also ``self.url``); ``stop()`` shuts the server down with SHUTDOWN (so the
-    appendonly file is complete) and removes ``redis.url``. Usable as a context manager.
+    ``start()`` returns the URL (also ``self.url``) once the server has loaded its data and serves commands;
+    ``stop()`` shuts the server down with SHUTDOWN (so the appendonly file is complete) and removes ``redis.url``.
+    Usable as a context manager.
     """
 
-    def __init__(self, data_dir: Path, port: int = 0) -> None:
+    def __init__(self, data_dir: Path, port: int = 0, *, loading_timeout_s: float = LOADING_TIMEOUT_S) -> None:
         self.data_dir = Path(data_dir)
         self.requested_port = port
+        self.loading_timeout_s = loading_timeout_s
         self.port = 0
         self.url = ""
         self.process: subprocess.Popen[bytes] | None = None
@@ -138,10 +165,14 @@ class PrivateRedis:
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def start(self) -> str:
-        """Start the server and wait until it answers PING; returns its URL ``redis://127.0.0.1:PORT/0``.
+        """Start the server and wait until it has loaded its appendonly data and answers PING (a restart with
+        a large appendonly file first answers LOADING errors for a while); returns its URL
+        ``redis://127.0.0.1:PORT/0``.
 
-        Raises ``RedisStartError`` (with the server's log tail) when it cannot start, or when a live private
-        server of the same data directory is already running (two servers must not share appendonly files).
+        Raises ``RedisStartError`` (with the server's log tail) when it cannot start, does not answer within
+        ``START_TIMEOUT_S`` seconds, is still loading after ``loading_timeout_s`` seconds (it is stopped then),
+        or when a live private server of the same data directory is already running (two servers must not share
+        appendonly files).
         """
         if self.process is not None:
             return self.url
@@ -160,6 +191,8 @@ class PrivateRedis:
         for _ in range(attempts):
             try:
                 return self._start_once(binary, self.requested_port or _free_port())
+            except _LoadingFailed:
+                raise
             except RedisStartError as exc:
                 last_error = exc
         assert last_error is not None
@@ -216,10 +249,31 @@ class PrivateRedis:
                     f"log tail:\n{_tail(log_path)}"
                 )
             time.sleep(0.05)
+        self._wait_loaded(process, port, url, log_path)
         self.process, self.port, self.url = process, port, url
         (self.data_dir / URL_FILE).write_text(url + "\n")
         (self.data_dir / PID_FILE).write_text(f"{process.pid}\n")
         return url
+
+    def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:
+        """Wait until the started server has loaded its appendonly data and serves commands."""
+        deadline = time.monotonic() + self.loading_timeout_s
+        while True:
+            if process.poll() is not None:
+                raise _LoadingFailed(
+                    f"redis-server exited with code {process.returncode} while loading its data on port {port} "
+                    f"(data dir {self.data_dir}); log tail:\n{_tail(log_path)}"
+                )
+            if _loading(url) is False:
+                return
+            if time.monotonic() > deadline:
+                process.kill()
+                process.wait()
+                raise _LoadingFailed(
+                    f"redis-server on port {port} was still loading its data from {self.data_dir} after "
+                    f"{self.loading_timeout_s:g} s; it was stopped; log tail:\n{_tail(log_path)}"
+                )
+            time.sleep(0.05)
 
     def stop(self) -> None:
         """SHUTDOWN the server (appendonly data flushed), wait for it to exit, remove ``redis.url`` and

@@ -169,14 +169,38 @@ class _Worker:
             matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
 
     async def beat(self, *, stopped: bool = False) -> None:
-        jobs = list(self.running.values())
-        if jobs and not stopped:
-            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, jobs)
-            for entry_id, holder in lost.items():
-                if holder:  # "" = settled: acknowledged by its match, which is finishing
-                    log.warning("worker %s: job %s was reclaimed by worker %s (this one looked dead); the match "
-                                "is stored once, by whoever finishes first", self.name, entry_id, holder)
+        snapshot = dict(self.running)
+        if snapshot and not stopped:
+            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, list(snapshot.values()))
+            if lost:
+                await self.report_lost(lost, snapshot)
         await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
+
+    def _still_running(self, task: asyncio.Task[str]) -> bool:
+        return not task.done() and task in self.running
+
+    async def report_lost(self, lost: dict[str, str], snapshot: dict[asyncio.Task[str], Job]) -> None:
+        """Log the jobs a refresh found no longer pending for this worker (``Store.refresh_jobs``).
+
+        Most are a benign race: the match finished, and its job was settled by this worker, between the snapshot
+        of the running jobs and the refresh; or the match ended here (its job left pending after a platform
+        error) and another worker took the job over. Those are logged at debug level. Only a job that another
+        worker holds, checked again, while its match still runs here is a warning: this worker was taken for
+        dead (it stalled for longer than the visibility timeout), and the match is played twice (stored once).
+        """
+        tasks = {job.entry_id: (task, job) for task, job in snapshot.items()}
+        for entry_id, holder in lost.items():
+            task, job = tasks[entry_id]
+            match_id = job.spec.match_id if job.spec else "?"
+            if holder and self._still_running(task):
+                holder = await asyncio.to_thread(self.store.job_holder, job)  # settled meanwhile by this one?
+            if holder and holder != self.name and self._still_running(task):
+                log.warning("worker %s: job %s (match %s) was reclaimed by worker %s while its match still runs "
+                            "here (this worker looked dead: no refresh for the visibility timeout); the match is "
+                            "stored once, by whoever finishes first", self.name, entry_id, match_id, holder)
+            else:
+                log.debug("worker %s: job %s (match %s) was settled or handed over as its match ended here "
+                          "(now held by %s)", self.name, entry_id, match_id, holder or "nobody: settled")
 
     async def heartbeats(self) -> None:
         """Beat every ``interval`` seconds, and at once when poked (a match started or ended), until ``closing``

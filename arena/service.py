@@ -4,8 +4,8 @@ The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``a
 ``arena.tournaments`` and ``arena.scheduler``, and reports errors as canonical status codes with a message a
 person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS,
 FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game or reports another version; a
-finished tournament cancelled), PERMISSION_DENIED (a missing or wrong owner token), UNAVAILABLE (Redis
-unreachable).
+new tournament, or its dry run, with a bot that does not answer GetInfo; a finished tournament cancelled),
+PERMISSION_DENIED (a missing or wrong owner token), UNAVAILABLE (Redis unreachable).
 
 Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
 GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
@@ -23,7 +23,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from typing import Any, NoReturn, TypeVar
 
@@ -33,9 +33,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena import scheduler
-from arena.config import DEFAULTS
+from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.redis_server import redact_url
-from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
+from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.tournaments import (
     BOT_NAME_RE,
     TOURNAMENT_ID_RE,
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 ENDPOINT_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
-VERIFY_TIMEOUT_S = 3.0
+VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
 MAX_SEED_CHOICE = 2**31 - 1  # server-chosen seeds stay short enough to type back
 DEFAULT_MATCH_LIMIT = 50
 MAX_MATCH_LIMIT = 1000
@@ -139,7 +139,7 @@ def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
         rounds=info.rounds, seed=info.seed, matches_total=info.matches_total, matches_done=info.matches_done,
         faults=info.faults, state=info.state, created_at=info.created_at,
         config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
-        formula=info.formula, matches_cancelled=info.matches_cancelled,
+        formula=info.formula, matches_cancelled=info.matches_cancelled, matches_failed=info.matches_failed,
     )
 
 
@@ -162,16 +162,55 @@ def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
     ])
 
 
+def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
+    """What a failed call to a bot means, in a few words: "connection refused" (nothing listens on that port),
+    "host name not found (...)", "unreachable (...)" (another transport failure), "no answer within 3 s" (the
+    deadline passed: a hung or overloaded bot, or a port that is not a gRPC server), or "error status CODE:
+    details" (the bot answered with an error)."""
+    code = exc.code() if callable(getattr(exc, "code", None)) else None
+    details = (exc.details() if callable(getattr(exc, "details", None)) else "") or ""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"no answer within {timeout_s:g} s"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        lowered = details.lower()
+        if "connection refused" in lowered:
+            return "connection refused"
+        if "resolv" in lowered or "domain name not found" in lowered or "dns" in lowered:
+            return f"host name not found ({details})"
+        return f"unreachable ({details})"
+    name = code.name if code is not None else "UNKNOWN"
+    return f"error status {name}: {details}" if details else f"error status {name}"
+
+
+_FAILURE_HINTS = {
+    "connection refused": "start the bot first, or check the port",
+    "host name not found": "check the host name",
+    "unreachable": "check that the bot runs and that host and port are right",
+    "no answer within": "the bot may be hung or overloaded, or that port is not a bot's gRPC server",
+    "error status": "is that endpoint an arena bot serving arena.v1.Bot?",
+}
+
+
+def _failure_hint(reason: str) -> str:
+    for prefix, hint in _FAILURE_HINTS.items():
+        if reason.startswith(prefix):
+            return hint
+    return _FAILURE_HINTS["error status"]
+
+
 def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
-    """Ask the bot at ``endpoint`` for its ``BotInfo``. Raises ``EndpointError`` (one sentence) when it does not
-    answer within ``timeout_s`` seconds or does not play ``game``."""
+    """Ask the bot at ``endpoint`` for its ``BotInfo``, waiting at most ``timeout_s`` seconds. Raises
+    ``EndpointError`` (one sentence saying what happened: connection refused, unreachable, no answer within the
+    timeout, or an error status; see ``describe_rpc_failure``) when the call fails, or when the bot does not play
+    ``game``."""
     with grpc.insecure_channel(endpoint) as channel:
         try:
             info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
         except grpc.RpcError as exc:
+            reason = describe_rpc_failure(exc, timeout_s)
             raise EndpointError(
-                f"the bot at {endpoint} did not answer GetInfo within {timeout_s:.0f} s "
-                f"({exc.code().name}: {exc.details()}); start the bot first, or check host and port") from None
+                f"the bot at {endpoint} cannot be reached: GetInfo failed ({reason}); {_failure_hint(reason)}"
+            ) from None
     if game not in info.games:
         raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
     return info
@@ -187,6 +226,42 @@ def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_
     return None
 
 
+def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+    """Ask every bot of ``bots`` for its GetInfo, all at once, waiting at most ``timeout_s`` seconds in all.
+
+    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
+    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
+    (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
+    game, another version). A bot registered without a check (version "0", ``verify_bots=False``) is not held
+    to its version."""
+    channels = [grpc.insecure_channel(bot.endpoint) for bot in bots]
+    try:
+        calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                 for ch in channels]
+        down: list[str] = []
+        changed: list[str] = []
+        for bot, call in zip(bots, calls):
+            try:
+                info = call.result()
+            except grpc.RpcError as exc:
+                down.append(f"{bot.bot_id} ({bot.endpoint}: {describe_rpc_failure(exc, timeout_s)})")
+                continue
+            if game not in info.games:
+                changed.append(f"{bot.bot_id} ({bot.endpoint} now plays {list(info.games)}, not {game!r})")
+            elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
+                changed.append(f"{bot.bot_id} ({bot.endpoint} now reports version {info.version!r}; register it "
+                               f"as a new version)")
+    finally:
+        for ch in channels:
+            ch.close()
+    parts = []
+    if down:
+        parts.append("bots not answering: " + ", ".join(down))
+    if changed:
+        parts.append("bots not as registered: " + ", ".join(changed))
+    return "; ".join(parts) if parts else None
+
+
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     """The Arena service: bots, tournaments, matches, the ladder and the workers, stored in Redis through
     ``Store``.
@@ -194,14 +269,20 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     Args:
         store: the arena's store. redis_url: for error messages.
         verify_bots: when True, RegisterBot and UpdateBot call the bot's GetInfo, refuse an endpoint that does not
-            answer or does not play the game (FAILED_PRECONDITION) and take the version from it. When False
-            (tests only) nothing is called and every bot is version "0".
+            answer or does not play the game (FAILED_PRECONDITION) and take the version from it; CreateTournament
+            (dry runs too) calls the GetInfo of every bot of the tournament, concurrently, and refuses
+            (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
+            another version than registered, before anything is stored or queued. When False (tests only)
+            nothing is called and every bot is version "0".
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
     """
 
-    def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True) -> None:
+    def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s) -> None:
         self.store = store
         self.redis_url = redis_url
         self.verify_bots = verify_bots
+        self.verify_timeout_s = verify_timeout_s
 
     # -- bots -----------------------------------------------------------------------------------------------
 
@@ -209,7 +290,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if not self.verify_bots:
             return bot_pb2.BotInfo(version="0", games=[game])
         try:
-            info = fetch_bot_info(endpoint, game)
+            info = fetch_bot_info(endpoint, game, self.verify_timeout_s)
         except EndpointError as exc:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         if not VERSION_RE.match(info.version):
@@ -319,6 +400,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
         seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
         rounds = request.rounds or DEFAULTS.rounds
+        if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
+                   f"call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
         deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
         seed = request.seed or secrets.randbelow(MAX_SEED_CHOICE) + 1
         try:
@@ -337,6 +422,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if same:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
                 f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
+        if self.verify_bots:
+            self._check_bots_ready(game, bots, context)
         config_json = config_to_dict(game, config)
         if request.dry_run:
             return arena_pb2.Tournament(
@@ -361,6 +448,20 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, seed %d)",
                  tournament_id, len(specs), game, len(bots), seats, rounds, seed)
         return tournament_message(info)
+
+    def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
+        """FAILED_PRECONDITION unless every bot of a new tournament answers GetInfo as registered: a tournament
+        among bots that are down would only record faults, and rate them."""
+        entries = [self.store.get_bot(game, bid) for bid in bots]
+        gone = [bid for bid, entry in zip(bots, entries) if entry is None]
+        if gone:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
+                                                       f"meanwhile); register them first")
+        problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s)
+        if problem:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
+                   f"create the tournament again")
 
     def _tournament(self, tournament_id: str, context: grpc.ServicerContext) -> TournamentInfo:
         _check_tournament_id(tournament_id, context)
@@ -473,19 +574,25 @@ class ArenaServer:
         workers: embedded workers, each its own consumer; they share one thread and event loop
             (``scheduler.run_workers``). 0 for none: then run ``arena worker`` elsewhere.
         concurrency: matches each worker runs at once.
-        verify_bots: RegisterBot checks the endpoint answers GetInfo and plays the game.
+        verify_bots: RegisterBot and UpdateBot check the endpoint answers GetInfo and plays the game, and
+            CreateTournament checks every bot of the tournament answers (see ``ArenaServicer``). Keep it on;
+            off only in tests with endpoints where nothing listens.
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
         visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
             ``arena.scheduler.run_worker``).
-    Raises ``ValueError`` for workers < 0, concurrency < 1, or a bad worker option.
+    Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, or a bad worker option.
     """
 
     def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
                  concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s,
                  drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries) -> None:
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
+        if not verify_timeout_s > 0:
+            raise ValueError(f"verify timeout must be more than 0 s, got {verify_timeout_s}")
         scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
         self.visibility_timeout_s = visibility_timeout_s
         self.heartbeat_s = heartbeat_s
@@ -495,6 +602,7 @@ class ArenaServer:
         self.workers = workers
         self.concurrency = concurrency
         self.verify_bots = verify_bots
+        self.verify_timeout_s = verify_timeout_s
         self.drain_s = drain_s
         self.port = 0
         self._server: grpc.Server | None = None
@@ -519,7 +627,8 @@ class ArenaServer:
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="arena-rpc"),
                              options=[("grpc.so_reuseport", 0)])
         arena_pb2_grpc.add_ArenaServicer_to_server(
-            ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots), server)
+            ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
+                          verify_timeout_s=self.verify_timeout_s), server)
         health_servicer = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

@@ -14,7 +14,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:tournaments                        hash   tournament id -> game
     arena:{G}:tournament:<id>                hash   id, game, spec (JSON), matches_total, matches_done, faults,
                                                     state ("running" | "finished" | "cancelled"), created_at,
-                                                    finished_at, cancelled_at
+                                                    finished_at, cancelled_at. "running" becomes "finished"
+                                                    when matches_done + |cancelled| + |failed| = matches_total;
+                                                    "cancelled" (CancelTournament) is final
     arena:{G}:tournament:<id>:standings      hash   per-bot counters of the tournament (see ``BotTally``):
                                                     matches:<b>, score_sum:<b>, half_points:<b>, pairs:<b>,
                                                     wins:<b>, losses:<b>, vs:<b>|<opponent>
@@ -240,8 +242,8 @@ if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
     end
   end
   local total = tonumber(redis.call('HGET', KEYS[5], 'matches_total'))
-  local failed = redis.call('SCARD', KEYS[11])
-  if total and done + failed >= total and redis.call('HGET', KEYS[5], 'state') == 'running' then
+  local settled = done + redis.call('SCARD', KEYS[10]) + redis.call('SCARD', KEYS[11])
+  if total and settled >= total and redis.call('HGET', KEYS[5], 'state') == 'running' then
     redis.call('HSET', KEYS[5], 'state', 'finished', 'finished_at', ARGV[7])
   end
 end
@@ -249,9 +251,9 @@ return 1
 """
 
 # Settle a job without running it: acknowledge and delete it; when it was still pending and its result is not
-# stored, add its match id to KEYS[4] (the cancelled or failed set, ARGV[5] names which) and, for a failed match,
-# finish the tournament when nothing is left to run.
-# KEYS: 1 jobs stream, 2 result, 3 tournament hash, 4 cancelled or failed set
+# stored, add its match id to the cancelled set (ARGV[5] "cancelled") or the failed set ("failed") and finish a
+# running tournament when nothing is left to run (done + cancelled + failed = total).
+# KEYS: 1 jobs stream, 2 result, 3 tournament hash, 4 cancelled set, 5 failed set
 # ARGV: 1 group, 2 entry id, 3 match id, 4 now, 5 "cancelled" | "failed" | "" (only acknowledge)
 # Returns 0 the job was not pending (settled before), 2 its result is stored, 1 settled now.
 _DROP_JOB = """
@@ -260,14 +262,12 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 if acked == 0 then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
 if ARGV[5] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
-  redis.call('SADD', KEYS[4], ARGV[3])
-  if ARGV[5] == 'failed' then
-    local total = tonumber(redis.call('HGET', KEYS[3], 'matches_total'))
-    local done = tonumber(redis.call('HGET', KEYS[3], 'matches_done'))
-    if total and done and done + redis.call('SCARD', KEYS[4]) >= total
-        and redis.call('HGET', KEYS[3], 'state') == 'running' then
-      redis.call('HSET', KEYS[3], 'state', 'finished', 'finished_at', ARGV[4])
-    end
+  if ARGV[5] == 'cancelled' then redis.call('SADD', KEYS[4], ARGV[3]) else redis.call('SADD', KEYS[5], ARGV[3]) end
+  local total = tonumber(redis.call('HGET', KEYS[3], 'matches_total'))
+  local done = tonumber(redis.call('HGET', KEYS[3], 'matches_done'))
+  if total and done and done + redis.call('SCARD', KEYS[4]) + redis.call('SCARD', KEYS[5]) >= total
+      and redis.call('HGET', KEYS[3], 'state') == 'running' then
+    redis.call('HSET', KEYS[3], 'state', 'finished', 'finished_at', ARGV[4])
   end
 end
 return 1
@@ -891,6 +891,15 @@ class Store:
                 lost[entry_id] = holder
         return lost
 
+    def job_holder(self, job: Job) -> str:
+        """The consumer that holds ``job`` now (delivered to it, not settled), or "" when it is settled
+        (acknowledged) or its stream is gone."""
+        try:
+            pending = self.client.xpending_range(jobs_key(job.game), JOBS_GROUP, job.entry_id, job.entry_id, 1)
+        except redis.ResponseError:  # no stream or group
+            return ""
+        return str(pending[0]["consumer"]) if pending else ""
+
     def ack_job(self, job: Job) -> None:
         """Acknowledge a settled job and delete it from its stream."""
         pipe = self.client.pipeline(transaction=True)
@@ -911,9 +920,9 @@ class Store:
         game = job.game or (spec.game if spec else "")
         tid = spec.tournament if spec and spec.tournament else "-"
         mid = spec.match_id if spec else "-"
-        the_set = cancelled_key(game, tid) if reason == "cancelled" else failed_key(game, tid)
         return int(self._drop_job(
-            keys=[jobs_key(game), result_key(game, mid), tournament_key(game, tid), the_set],
+            keys=[jobs_key(game), result_key(game, mid), tournament_key(game, tid), cancelled_key(game, tid),
+                  failed_key(game, tid)],
             args=[JOBS_GROUP, job.entry_id, mid, repr(time.time()), reason if spec and spec.tournament else ""]))
 
     def pending_jobs(self) -> int:

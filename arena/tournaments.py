@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.config import MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena_sdk.games import GAMES
 
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -157,7 +158,7 @@ def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, r
     Rules: a known game; at least as many bots as the game's fewest players; bots named NAME or NAME@VERSION
     (``split_bot_ref``), no repeats; the game's player range
     (Take 5: 2..10) holds k; k <= B; R >= 1; at most ``MAX_MATCHES`` matches; a seed in 0 .. 2**63-1; a Decide
-    deadline of at least 1 ms.
+    deadline of ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS`` (10..60000) ms.
     """
     if game not in GAMES:
         raise TournamentError(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
@@ -188,8 +189,9 @@ def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, r
         )
     if not 0 <= seed <= MAX_SEED:
         raise TournamentError(f"tournament seed must be in 0..{MAX_SEED}, got {seed}")
-    if deadline_ms < 1:
-        raise TournamentError(f"deadline must be at least 1 ms, got {deadline_ms}")
+    if not MIN_DEADLINE_MS <= deadline_ms <= MAX_DEADLINE_MS:
+        raise TournamentError(
+            f"deadline_ms (of each Decide call) must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms, got {deadline_ms}")
 
 
 def round_robin(

@@ -10,14 +10,16 @@
    through the Redis queue, with a progress bar, then the tournament's standings;
 5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists), and
    ``arena ladder --rebuild``: the ladder recomputed from the results log equals the live one;
-6. everything started here is stopped again, also on Ctrl-C, SIGTERM or a failure.
+6. everything started here is stopped again, also on Ctrl-C, SIGTERM or a failure, at any step (a process is
+   on the list of things to stop from the moment it is started, before it is ready).
 
 The server and the bots run in sessions of their own, so Ctrl-C reaches only this script and the command in the
 foreground; the script then stops the server first (its workers finish the matches they are running while the
 bots are still up, so no match is stored with bots that vanished) and the bots after it. Queued matches of an
 interrupted tournament stay in Redis and are played by the workers of the next run.
 
-Prints the wall time at the end. Environment: DEMO_ROUNDS (default 10), DEMO_SEATS (3), DEMO_DATA_DIR (.arena).
+Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
+Environment: DEMO_ROUNDS (default 10), DEMO_SEATS (3), DEMO_DATA_DIR (.arena).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ SERVER_FILE = "demo-server"  # in DATA_DIR: the address of the previous run's `a
 START_TIMEOUT_S = 30.0
 SERVE_STOP_TIMEOUT_S = 90.0  # running matches drain first
 BOT_STOP_TIMEOUT_S = 5.0
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class DemoError(RuntimeError):
@@ -95,10 +99,15 @@ class Background:
                 self.process.wait()
 
 
+# Every process the demo started, in start order; main() stops them all at the end.
+STARTED: list[Background] = []
+
+
 def start_background(label: str, command: list[str], is_ready: Callable[[str], str | None],
                      echo: bool, stderr: Any = None) -> Background:
     """Start ``command`` in its own session and wait until a stdout line passes ``is_ready`` (which returns
     what the line tells, e.g. an address). ``stderr``: a file for the process's stderr (default: ours).
+    The process goes on ``STARTED`` at once, so an interruption while it starts up still stops it.
     Raises DemoError when the process exits or is not ready in time."""
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                                bufsize=1, start_new_session=True, stderr=stderr)
@@ -117,6 +126,7 @@ def start_background(label: str, command: list[str], is_ready: Callable[[str], s
                 print(f"  [{label}] {line}", flush=True)
         seen.set()
 
+    STARTED.append(bg)  # from now on the clean-up of main() stops it, even if we never see it ready
     threading.Thread(target=pump, daemon=True).start()
     if not seen.wait(START_TIMEOUT_S) or bg.ready is None:
         bg.stop(BOT_STOP_TIMEOUT_S)
@@ -271,18 +281,22 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def stop_everything() -> None:
+    """Stop every process on ``STARTED``: the server first (its workers finish their running matches while the
+    bots are still up), then the bots."""
+    for bg in sorted(STARTED, key=lambda b: b.label != "serve"):
+        bg.stop(SERVE_STOP_TIMEOUT_S if bg.label == "serve" else BOT_STOP_TIMEOUT_S)
+
+
 def main() -> int:
     os.chdir(ROOT)
     started_at = time.monotonic()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    serve: Background | None = None
-    bots: list[Background] = []
     try:
-        serve, server = start_serve()
+        _, server = start_serve()
         endpoints = []
         for name, spec in BOTS:
-            bot, endpoint = start_sample_bot(name, spec)
-            bots.append(bot)
+            _, endpoint = start_sample_bot(name, spec)
             endpoints.append(endpoint)
         bot_ids = {name: register(name, endpoint, server)
                    for (name, _), endpoint in zip(BOTS, endpoints, strict=True)}
@@ -296,19 +310,16 @@ def main() -> int:
         check_rebuild(server)
         check_strength_order(server, bot_ids)
         return 0
-    except (KeyboardInterrupt, Terminated):
+    except (KeyboardInterrupt, Terminated) as exc:
         print("\ninterrupted: stopping the server (running matches finish first), then the bots", file=sys.stderr)
-        return 130
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except (DemoError, OSError, ValueError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
         return 1
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # another Ctrl-C must not leave processes behind
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if serve is not None:
-            serve.stop(SERVE_STOP_TIMEOUT_S)
-        for bot in bots:
-            bot.stop(BOT_STOP_TIMEOUT_S)
+        stop_everything()
         print(f"demo wall time: {time.monotonic() - started_at:.1f} s "
               f"(ladder kept in {DATA_DIR}/; run `make demo` again to add to it)", flush=True)
 

@@ -106,6 +106,15 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     (["play", "take5", "--bot", "missing_bot.py", "--bot", "sample:random"], ["does not exist"]),
     (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--deadline-ms", "0"],
      ["--deadline-ms"]),
+    (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--deadline-ms", "9"],
+     ["--deadline-ms", "10<=x<=60000"]),
+    (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--deadline-ms", "60001"],
+     ["--deadline-ms", "10<=x<=60000"]),
+    (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--limit", "1001"],
+     ["--limit", "1<=x<=1000"]),
+    (["tournament", "create", "--bots", "a,b", "--deadline-ms", "9"], ["--deadline-ms", "10<=x<=60000"]),
+    (["tournament", "create", "--bots", "a,b", "--deadline-ms", "60001"], ["--deadline-ms", "10<=x<=60000"]),
+    (["tournament", "create", "--bots", "a,b", "--limit", "1001"], ["--limit", "1<=x<=1000"]),
     (["serve", "--listen", "nohost"], ["HOST:PORT"]),
     (["serve", "--workers", "-1"], ["--workers"]),
     (["worker", "--concurrency", "0"], ["--concurrency"]),
@@ -171,6 +180,87 @@ def test_options_come_from_ARENA_variables() -> None:
     result = CliRunner(env={"ARENA_TOURNAMENT_CREATE_SEATS": "1"}).invoke(cli, ["tournament", "create",
                                                                                "--bots", "a,b"])
     _assert_one_line_error(result, "--seats")
+
+
+SHARED_ENVVARS = {"ARENA_SERVER", "ARENA_REDIS_URL", "ARENA_DATA_DIR", "ARENA_TOKEN"}
+
+
+def _options_with_context() -> list[tuple[tuple[str, ...], click.Option, click.Context]]:
+    """Every option of every command (--help and --version aside), with the context the command runs in."""
+    found = []
+    for path, _ in ALL_COMMANDS:
+        ctx = click.Context(cli, info_name="arena", auto_envvar_prefix="ARENA")
+        command: click.Command = cli
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+            ctx = click.Context(command, parent=ctx, info_name=name)
+        for param in command.params:
+            if isinstance(param, click.Option) and not {"--help", "--version"} & set(param.opts):
+                found.append((path, param, ctx))
+    return found
+
+
+@pytest.mark.parametrize("path, param, ctx", _options_with_context(),
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else (
+                             max(v.opts, key=len) if isinstance(v, click.Option) else ""))
+def test_every_option_reads_ARENA_COMMAND_OPTION_after_its_long_name(
+        path: tuple[str, ...], param: click.Option, ctx: click.Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("ARENA_"):
+            monkeypatch.delenv(name)
+    if param.envvar:  # one of the variables shared by several commands
+        assert param.envvar in SHARED_ENVVARS
+        expected = param.envvar
+    else:
+        long_name = next(o for o in param.opts if o.startswith("--"))
+        expected = "_".join(["ARENA", *path, long_name[2:]]).upper().replace("-", "_")
+    assert param.resolve_envvar_value(ctx) is None
+    monkeypatch.setenv(expected, "from-env")
+    assert param.resolve_envvar_value(ctx) == "from-env", expected
+
+
+@pytest.mark.parametrize("env, fragments", [
+    ({"ARENA_TOURNAMENT_CREATE_BOTS": "a,b"}, ["cannot reach the arena server"]),  # the bots were read
+    ({"ARENA_TOURNAMENT_CREATE_BOTS": "a,b", "ARENA_TOURNAMENT_CREATE_DEADLINE_MS": "5"}, ["--deadline-ms"]),
+    ({"ARENA_TOURNAMENT_CREATE_ALL": "1", "ARENA_TOURNAMENT_CREATE_BOTS": "a,b"}, ["either --bots or --all"]),
+    ({"ARENA_TOURNAMENT_CREATE_BOTS": "a,b", "ARENA_TOURNAMENT_CREATE_LIMIT": "1001"}, ["--limit"]),
+])
+def test_tournament_create_options_from_ARENA_variables(env: dict[str, str], fragments: list[str]) -> None:
+    result = CliRunner(env=env).invoke(cli, ["tournament", "create", "--no-wait", "--server",
+                                             f"127.0.0.1:{_free_port()}"])
+    _assert_one_line_error(result, *fragments)
+
+
+def test_play_bots_from_ARENA_variables() -> None:
+    env = {"ARENA_PLAY_TAKE5_BOT": "sample:random sample:nosuch", "ARENA_PLAY_TAKE5_DEADLINE_MS": "60001"}
+    result = CliRunner(env=env).invoke(cli, ["play", "take5"])
+    _assert_one_line_error(result, "unknown sample bot", "nosuch")  # the seats came from the variable
+    del env["ARENA_PLAY_TAKE5_BOT"]
+    result = CliRunner(env=env).invoke(cli, ["play", "take5", "--bot", "sample:random", "--bot", "sample:random"])
+    _assert_one_line_error(result, "--deadline-ms", "10<=x<=60000")
+
+
+GROUPS = [path for path, is_group in ALL_COMMANDS if is_group and path != ("worker",)]
+
+
+@pytest.mark.parametrize("path", GROUPS, ids=lambda p: " ".join(("arena",) + p))
+def test_a_group_without_a_subcommand_prints_its_help(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(cli, list(path), prog_name="arena")
+    assert result.exit_code == 2  # click's exit code for a missing command
+    assert "Traceback" not in result.output and "Error" not in result.output
+    help_text = CliRunner().invoke(cli, [*path, "--help"], prog_name="arena").stdout
+    assert result.stderr == help_text  # the normal multi-line help, as `--help` prints it
+    assert result.stderr.startswith(f"Usage: {' '.join(('arena',) + path)} [OPTIONS] COMMAND [ARGS]...\n")
+    assert "\nCommands:\n" in result.stderr
+
+
+def test_the_installed_script_without_a_command_prints_the_help() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    done = subprocess.run([str(ARENA), "bot"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Usage: arena bot [OPTIONS] COMMAND [ARGS]..."
+    assert "Commands:" in lines and any(line.strip().startswith("register ") for line in lines)
 
 
 def test_worker_without_redis_is_a_clear_error(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from arena.cli import cli
+from arena.cli import BOTS_DOWN_HINT, cli
 from arena.local_bots import BotProcess, started_bots
 
 ARENA = Path(sys.executable).parent / "arena"
@@ -319,6 +319,19 @@ def test_worker_list_shows_both_worker_processes(arena: Arena, played: dict[str,
     assert workers["w1"]["matches_done"] + workers["w2"]["matches_done"] >= played["matches_total"]
     text = arena.ok("worker", "list")
     assert any(line.startswith("│ w1 ") for line in text.splitlines()), text
+
+
+def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[no-untyped-def]
+        arena: Arena, start_bot) -> None:
+    gone = start_bot("sample:random")
+    up = arena.register("up-rnd", "random")
+    down = arena.json("bot", "register", "down-rnd", gone.endpoint)["bot_id"]
+    gone.stop()
+    before = arena.json("tournament", "list")
+    line = arena.fails("tournament", "create", "--bots", f"{up},{down}", "--no-wait")
+    assert "bots not answering: " in line and down in line and up not in line.split("not answering: ")[1]
+    assert "FAILED_PRECONDITION" in line and line.endswith(f"; {BOTS_DOWN_HINT}")
+    assert arena.json("tournament", "list") == before  # nothing was created
 
 
 def test_cancel_drops_queued_matches(arena: Arena, played: dict[str, Any]) -> None:

@@ -46,7 +46,8 @@ def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
     _server, stub = arena_server()
     code, details = rpc_error(lambda: _register(stub, "ghost", dead_endpoint))
     assert code == grpc.StatusCode.FAILED_PRECONDITION
-    assert f"the bot at {dead_endpoint} did not answer GetInfo" in details and "start the bot first" in details
+    assert f"the bot at {dead_endpoint} cannot be reached: GetInfo failed (connection refused)" in details
+    assert "start the bot first" in details
 
     taki = _versioned(start_bot, games="taki")
     code, details = rpc_error(lambda: _register(stub, "taki-bot", taki))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import redis
+from platform_helpers import wait_until
 
 from arena.redis_server import (
     LOG_FILE,
@@ -103,3 +105,50 @@ def test_passwords_never_reach_messages() -> None:
     assert redact_url("redis://:s3cret@db.example:6380/1") == "redis://:***@db.example:6380/1"
     assert redact_url("rediss://arena:s3cret@[::1]/0") == "rediss://arena:***@[::1]/0"
     assert redact_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+def _slow_loading_redis_server(bin_dir: Path) -> Path:
+    """A ``redis-server`` wrapper (first on PATH in the test) that runs the real binary with ``key-load-delay``
+    (Redis's own debugging option: a pause after each key loaded), so loading an appendonly file takes seconds."""
+    bin_dir.mkdir()
+    wrapper = bin_dir / "redis-server"
+    wrapper.write_text(f'#!/bin/sh\nexec "{find_redis_server()}" "$@" --key-load-delay 1000\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_start_waits_until_the_appendonly_data_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart with ~20 MB of appendonly data (2000 keys, 1 ms pause each while loading): ``start`` returns only
+    once Redis serves commands; before that it answers LOADING errors (the CLI used to work around it)."""
+    data = tmp_path / "data"
+    keys = 2000
+    with PrivateRedis(data) as first:
+        client = redis.Redis.from_url(first.url)
+        pipe = client.pipeline(transaction=False)
+        for i in range(keys):
+            pipe.set(f"arena:test:{i}", os.urandom(10_000))  # incompressible: the file stays ~20 MB
+        pipe.execute()
+        client.bgrewriteaof()  # an RDB preamble, which key-load-delay slows down
+        wait_until(lambda: not any(int(client.info("persistence")[k]) for k in (
+            "aof_rewrite_in_progress", "aof_rewrite_scheduled")), "the appendonly rewrite")
+        client.close()
+    monkeypatch.setenv("PATH", f"{_slow_loading_redis_server(tmp_path / 'bin').parent}:{os.environ['PATH']}")
+    assert find_redis_server() == str(tmp_path / "bin" / "redis-server")
+    with PrivateRedis(data) as second:
+        client = redis.Redis.from_url(second.url)
+        try:
+            assert client.ping()  # raised BusyLoadingError before the fix
+            assert int(client.info("persistence")["loading"]) == 0
+            assert client.dbsize() == keys
+        finally:
+            client.close()
+    assert "DB loaded from append only file" in (data / LOG_FILE).read_text()
+
+
+def test_a_server_that_dies_while_loading_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corrupt appendonly file: redis-server exits while loading; ``start`` says so with the log tail."""
+    (tmp_path / "appendonly.aof").write_bytes(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGARBAGE")
+    with pytest.raises(RedisStartError) as excinfo:
+        PrivateRedis(tmp_path).start()
+    assert "log tail" in str(excinfo.value) and "exited with code" in str(excinfo.value)
+    assert not (tmp_path / URL_FILE).exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -163,3 +164,102 @@ def test_a_worker_stops_when_told_and_leaves_unclaimed_jobs_queued(redis_url: st
 def test_bad_concurrency_is_refused(redis_url: str) -> None:
     with pytest.raises(ValueError, match="concurrency"):
         scheduler.run_worker(redis_url, concurrency=0)
+
+
+# -- the heartbeat's refresh and jobs it no longer holds --------------------------------------------------------
+
+
+class _RacingStore(Store):
+    """A real store that runs ``race`` (in the refresh's thread) just before the refresh script: what other
+    workers and this worker's own matches do between the heartbeat's snapshot of the running jobs and its
+    refresh, made to happen every time."""
+
+    race: Callable[[], None] = staticmethod(lambda: None)
+
+    def refresh_jobs(self, consumer: str, jobs: Any) -> dict[str, str]:
+        self.race()
+        return super().refresh_jobs(consumer, jobs)
+
+
+def _beat_during(redis_url: str, race: Callable[[Store, Any, threading.Event], None]) -> None:
+    """Worker "w1" runs one match (a task waiting on an event); one heartbeat beats while ``race(store, job,
+    finish)`` happens; ``finish.set()`` ends the match (the call returns once it has ended)."""
+    racing = _RacingStore.from_url(redis_url)
+    try:
+        _create(racing, ["a", "b"], 2)
+
+        async def scenario() -> None:
+            (job,) = racing.read_jobs("w1", 1, 100)
+            worker = scheduler._Worker(racing, "w1", concurrency=1, visibility_timeout_s=30.0, heartbeat_s=5.0,
+                                       forget_s=60.0)
+            finish = threading.Event()
+            ended = threading.Event()
+
+            async def match() -> str:
+                await asyncio.to_thread(finish.wait, WAIT_S)
+                return "pending"
+
+            task = asyncio.create_task(match())
+            worker.running[task] = job
+            task.add_done_callback(worker.finished)
+            task.add_done_callback(lambda _t: ended.set())
+
+            def race_once() -> None:
+                race(racing, job, finish)
+                if finish.is_set():
+                    assert ended.wait(WAIT_S), "the match did not end"
+
+            racing.race = race_once  # type: ignore[method-assign]
+            await worker.beat()
+            racing.race = lambda: None  # type: ignore[method-assign]
+            finish.set()
+            await task
+
+        asyncio.run(scenario())
+    finally:
+        racing.close()
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name == "arena.scheduler"]
+
+
+def test_a_job_handed_over_as_its_match_ends_here_is_no_warning(redis_url: str,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """The match ends here (its job left pending after a platform error) and worker w2 takes the job over, both
+    between the snapshot and the refresh: a benign race, logged at debug level, not a warning."""
+    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+
+    def race(store: Store, job: Any, finish: threading.Event) -> None:
+        finish.set()
+        assert [j.entry_id for j in store.reclaim_jobs("w2", 1, 0)] == [job.entry_id]
+
+    _beat_during(redis_url, race)
+    assert _warnings(caplog) == []
+    assert any("handed over as its match ended here (now held by w2)" in r.getMessage() for r in caplog.records)
+
+
+def test_a_job_settled_here_during_the_refresh_is_no_warning(redis_url: str,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+
+    def race(store: Store, job: Any, finish: threading.Event) -> None:
+        finish.set()
+        store.ack_job(job)
+
+    _beat_during(redis_url, race)
+    assert _warnings(caplog) == []
+    assert any("(now held by nobody: settled)" in r.getMessage() for r in caplog.records)
+
+
+def test_a_job_reclaimed_while_its_match_still_runs_here_is_a_warning(redis_url: str,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+
+    def race(store: Store, job: Any, finish: threading.Event) -> None:
+        assert [j.entry_id for j in store.reclaim_jobs("w2", 1, 0)] == [job.entry_id]
+        assert store.job_holder(job) == "w2"
+
+    _beat_during(redis_url, race)
+    (warning,) = _warnings(caplog)
+    assert "was reclaimed by worker w2 while its match still runs here" in warning

@@ -123,12 +123,25 @@ def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
         ({"bots": ["a", "b"], "seed": 2**63}, "seed must be in"),
         ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit_rule=9))},
          "limit_rule"),
+        ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1001))},
+         "take5 limit must be 1..1000 bullheads, got 1001"),
+        ({"bots": ["a", "b"], "deadline_ms": 9},
+         "deadline_ms must be 10..60000 ms (the deadline of each Decide call; 0 means the default, 1000 ms), got 9"),
+        ({"bots": ["a", "b"], "deadline_ms": 60001}, "deadline_ms must be 10..60000 ms"),
+        ({"bots": ["a", "b"], "deadline_ms": 2**32 - 1}, f"got {2**32 - 1}"),
+        ({"bots": ["a", "b"], "deadline_ms": 5, "dry_run": True}, "deadline_ms must be 10..60000 ms"),
     ]:
         code, details = _code(lambda: create(**kwargs))
         assert code == grpc.StatusCode.INVALID_ARGUMENT, (kwargs, details)
         assert message in details, (kwargs, details)
     # nothing was created by the refused requests
     assert create(bots=["a", "b"], seed=3).id == "t1"
+    # the ends of the ranges are accepted
+    edges = [create(bots=["a", "b"], deadline_ms=10), create(bots=["a", "b"], deadline_ms=60000,
+                                                              config=bot_pb2.GameConfig(
+                                                                  take5=bot_pb2.Take5Config(limit=1000)))]
+    assert [(t.id, t.deadline_ms) for t in edges] == [("t2", 10), ("t3", 60000)]
+    assert edges[1].config.take5.limit == 1000
 
 
 def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> None:
@@ -178,7 +191,8 @@ def test_registering_checks_the_endpoint_answers_and_plays_the_game(
     for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
         code, details = _code(lambda: _register(stub, "ghost", dead_endpoint))
         assert code == grpc.StatusCode.FAILED_PRECONDITION
-        assert f"the bot at {dead_endpoint} did not answer GetInfo" in details and "start the bot" in details
+        assert f"the bot at {dead_endpoint} cannot be reached: GetInfo failed (connection refused)" in details
+        assert "start the bot" in details
         assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
         record = _register(stub, "rnd", bot.endpoint)
         assert (record.name, record.endpoint, record.game) == ("rnd", bot.endpoint, "take5")

@@ -3,6 +3,7 @@ refresh and settling, cancellation of queued jobs, worker heartbeats, tournament
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -116,6 +117,35 @@ def test_settling_a_job_without_running_it(store: Store) -> None:
     store.ack_job(jobs[5])
     info = store.get_tournament("t1")
     assert info is not None and (info.state, info.matches_done, info.matches_failed) == ("finished", 2, 4)
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+
+
+def test_a_tournament_finishes_exactly_when_every_match_is_done_cancelled_or_failed(store: Store) -> None:
+    """Every way of settling 3 matches (stored, dropped as cancelled, dropped as failed), in every order: the state
+    stays "running" until matches_done + matches_cancelled + matches_failed = matches_total, then is "finished"."""
+    outcomes = ("done", "cancelled", "failed")
+    n = 0
+    for kinds in itertools.product(outcomes, repeat=3):
+        for order in itertools.permutations(range(3)):
+            n += 1
+            tid = f"t{n}"
+            specs = _tournament(store, tid, k=3)  # 3 bots, 3 seats: 3 seat rotations
+            jobs = {j.spec.match_id: j for j in store.read_jobs("w", 3, 10)}  # type: ignore[union-attr]
+            for step, i in enumerate(order, start=1):
+                spec = specs[i]
+                if kinds[i] == "done":
+                    assert store.record_result("take5", spec.match_id, list(spec.seats), [1, 2, 3], [1, 2, 3],
+                                               [0, 0, 0], {}, tournament_id=tid)
+                    store.ack_job(jobs[spec.match_id])
+                else:
+                    assert store.drop_job(jobs[spec.match_id], kinds[i]) == 1
+                info = store.get_tournament(tid)
+                assert info is not None
+                settled = info.matches_done + info.matches_cancelled + info.matches_failed
+                assert settled == step
+                assert info.state == ("finished" if settled == info.matches_total else "running"), (kinds, order)
+            assert (info.matches_done, info.matches_cancelled, info.matches_failed) == tuple(
+                kinds.count(k) for k in outcomes)
     assert store.pending_jobs() == 0 and store.queued_jobs() == 0
 
 

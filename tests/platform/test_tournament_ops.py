@@ -13,7 +13,9 @@ import grpc
 import pytest
 from platform_helpers import SLOW_BOT, rpc_error, wait_until
 
+from arena import scheduler
 from arena.store import Store, TournamentInfo
+from arena.tournaments import round_robin
 from arena_sdk.games import take5
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -178,3 +180,27 @@ def test_standings_matches_and_match_details_on_a_hand_checked_case(arena_server
     assert json.loads(detail.record_json) == {"match_id": "t1-000001", "seed": 7, "hand": "recorded"}
     code, details = rpc_error(lambda: stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000002")))
     assert code == grpc.StatusCode.NOT_FOUND and "no finished match t1-000002" in details
+
+
+def test_get_tournament_reports_failed_matches_and_finishes_with_them(arena_server: Any, store: Store) -> None:
+    """Matches given up after too many deliveries show in Tournament.matches_failed (GetTournament and
+    ListTournaments), and the tournament is "finished" once done + cancelled + failed = total."""
+    _server, stub = arena_server(verify_bots=False)
+    specs = round_robin("t1", "take5", ["a@1", "b@1", "c@1"], 3, 1, seed=8, config={}, deadline_ms=1000)
+    store.create_tournament(TournamentInfo(
+        id="t1", game="take5", bots=("a@1", "b@1", "c@1"), seats_per_match=3, rounds=1, seed=8, config={},
+        deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
+    scheduler.enqueue_matches(store, specs)
+    jobs = store.read_jobs("w", 3, 10)
+    assert store.drop_job(jobs[0], "failed") == 1  # what a worker does with a poison job
+    t = _get(stub, "t1")
+    assert (t.state, t.matches_done, t.matches_failed, t.matches_cancelled, t.matches_total) == (
+        "running", 0, 1, 0, 3)
+    _record(store, specs[1].match_id, list(specs[1].seats), [4, 9, 2], "t1")
+    store.ack_job(jobs[1])
+    assert store.drop_job(jobs[2], "failed") == 1
+    t = _get(stub, "t1")
+    assert (t.state, t.matches_done, t.matches_failed, t.matches_cancelled) == ("finished", 1, 2, 0)
+    assert t.matches_done + t.matches_cancelled + t.matches_failed == t.matches_total
+    (listed,) = stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
+    assert listed == t

@@ -118,8 +118,11 @@ def test_bad_seed_and_deadline() -> None:
         round_robin("t1", "take5", ["a", "b"], 2, 1, seed=-1)
     with pytest.raises(TournamentError, match="seed"):
         round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**63)
-    with pytest.raises(TournamentError, match="deadline"):
-        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=0)
+    for bad in (0, 9, 60001):
+        with pytest.raises(TournamentError, match=f"deadline_ms .* must be 10..60000 ms, got {bad}"):
+            round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=bad)
+    assert [s.deadline_ms for s in round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=10)] == [10, 10]
+    assert round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=60000)[0].deadline_ms == 60000
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,0 +1,138 @@
+"""The referee checks bots before it relies on them, over real gRPC with real bot processes: registration says
+what went wrong with an endpoint (connection refused, no answer within the timeout, an error status), and a new
+tournament is refused, with nothing queued, while any of its bots does not answer GetInfo as registered."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import VERSIONED_BOT, rpc_error
+
+from arena.service import ArenaServer
+from arena.store import Store
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+CHECK_S = 0.5  # the servers here wait this long for a GetInfo answer
+
+
+@pytest.fixture
+def refused_endpoint() -> Iterator[str]:
+    """A bound but not listening port: connections are refused at once."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """A listening port that never answers: the connection is made (by the kernel), then nothing comes back."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str) -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5"))
+
+
+def _create(stub: arena_pb2_grpc.ArenaStub, bots: list[str], **kwargs: Any) -> arena_pb2.Tournament:
+    return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=bots, seats_per_match=2,
+                                                                   seed=11, **kwargs))
+
+
+def test_registration_says_what_happened_to_getinfo(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], refused_endpoint: str,
+        silent_endpoint: str) -> None:
+    server, stub = arena_server(verify_timeout_s=CHECK_S)
+    refused_code, refused = rpc_error(lambda: _register(stub, "ghost", refused_endpoint))
+    assert refused_code == grpc.StatusCode.FAILED_PRECONDITION
+    assert refused == (f"the bot at {refused_endpoint} cannot be reached: GetInfo failed (connection refused); "
+                       f"start the bot first, or check the port")
+    silent_code, silent = rpc_error(lambda: _register(stub, "mute", silent_endpoint))
+    assert silent_code == grpc.StatusCode.FAILED_PRECONDITION
+    assert f"the bot at {silent_endpoint} cannot be reached: GetInfo failed (no answer within 0.5 s)" in silent
+    assert "hung or overloaded" in silent
+    # a gRPC server that is not a bot: the arena's own port answers UNIMPLEMENTED
+    arena_endpoint = f"127.0.0.1:{server.port}"
+    wrong_code, wrong = rpc_error(lambda: _register(stub, "arena", arena_endpoint))
+    assert wrong_code == grpc.StatusCode.FAILED_PRECONDITION
+    assert f"the bot at {arena_endpoint} cannot be reached: GetInfo failed (error status UNIMPLEMENTED" in wrong
+    assert "is that endpoint an arena bot" in wrong
+    for details in (refused, silent, wrong):
+        assert details.count("(") == details.count(")")
+    assert "within" not in refused and "within" not in wrong
+    assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
+
+
+def test_a_tournament_whose_bots_are_down_is_refused_and_nothing_is_queued(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], start_bot: Callable[..., Any],
+        store: Store, silent_endpoint: str) -> None:
+    """The reviewer's case: bots registered, then stopped; a tournament among them would only rate faults."""
+    _server, stub = arena_server(verify_timeout_s=CHECK_S)
+    bots = {name: start_bot("sample:random") for name in ("up", "down", "mute", "up2")}
+    for name, bot in bots.items():
+        _register(stub, name, bot.endpoint)
+    bots["down"].stop()  # its port now refuses connections
+    store.update_bot("take5", "mute@1.0", silent_endpoint)  # moved to a port that never answers
+    keys_before = sorted(store.client.keys("*"))
+
+    for dry_run in (False, True):
+        code, details = rpc_error(lambda dry_run=dry_run: _create(stub, ["up", "down", "mute", "up2"],
+                                                                  dry_run=dry_run))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+        assert details.startswith(
+            f"bots not answering: down@1.0 ({bots['down'].endpoint}: connection refused), "
+            f"mute@1.0 ({silent_endpoint}: no answer within 0.5 s); nothing was queued: ")
+        assert "up@1.0" not in details and "up2@1.0" not in details
+    assert sorted(store.client.keys("*")) == keys_before  # no tournament, no job, no id used
+    assert store.queued_jobs() == 0
+    assert list(stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments) == []
+
+    # the bots that answer can play; the first tournament stored gets the first id
+    t = _create(stub, ["up", "up2"])
+    assert (t.id, t.state, t.matches_total) == ("t1", "running", 2)
+    assert store.queued_jobs() == 2
+
+
+def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], start_bot: Callable[..., Any],
+        store: Store) -> None:
+    _server, stub = arena_server(verify_timeout_s=CHECK_S)
+    for name in ("v", "g", "ok"):
+        _register(stub, name, start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0"]).endpoint)
+    # behind the arena's back, new code now answers at the registered endpoints
+    newer = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "2.0"]).endpoint
+    taki = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--games", "taki"]).endpoint
+    store.update_bot("take5", "v@1.0", newer)
+    store.update_bot("take5", "g@1.0", taki)
+    code, details = rpc_error(lambda: _create(stub, ["ok", "v", "g"]))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert details.startswith(
+        f"bots not as registered: v@1.0 ({newer} now reports version '2.0'; register it as a new version), "
+        f"g@1.0 ({taki} now plays ['taki'], not 'take5'); nothing was queued")
+    assert store.queued_jobs() == 0
+
+
+def test_without_verification_nothing_is_called(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], refused_endpoint: str) -> None:
+    """``verify_bots=False`` (tests with made-up endpoints): registration and tournaments call no bot."""
+    _server, stub = arena_server(verify_bots=False)
+    for name in ("a", "b"):
+        _register(stub, name, refused_endpoint)
+    assert _create(stub, ["a", "b"]).id == "t1"
+
+
+def test_a_bad_verify_timeout_is_refused(redis_url: str) -> None:
+    with pytest.raises(ValueError, match="verify timeout must be more than 0 s, got 0"):
+        ArenaServer("127.0.0.1:0", redis_url, verify_timeout_s=0)
