@@ -6,12 +6,13 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench proto clean
+.PHONY: help install test demo bench scale proto clean
 
 help:
 	@echo "make demo   - run a real Take 5 round-robin tournament between sample bot processes, print the ladder"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
 	@echo "make bench  - engine and gRPC benchmarks"
+	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
@@ -30,6 +31,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tools/bench.py
+
+scale: $(STAMP)
+	$(PY) tools/scale.py
 
 # Generated code is committed; tests/test_proto_fresh.py fails when it differs from what this target writes.
 proto: $(STAMP)
