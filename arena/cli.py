@@ -641,7 +641,11 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
                    f"worker reclaimed after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
         sys.stdout.flush()
         try:
-            run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout)
+            # a URL found in the data directory is looked up again after Redis errors: `arena serve` may have been
+            # restarted and its private Redis may listen on another port now
+            resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
+            run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout,
+                       resolve_url=resolve)
         except _redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis at {_redact(url)}: {exc}") from None
 
@@ -790,6 +794,22 @@ def _owner_token(token: str | None, tokens: TokenStore, server: str, game: str, 
     return saved
 
 
+def _owner_call(app: "AppContext", server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
+                game: str, name: str) -> Any:
+    """``Arena.<method>(request)`` with NAME's owner token (--token / ARENA_TOKEN, else the token file) set in
+    ``request.owner_token``. Without any token the call is still made, so that an unknown bot is answered
+    NOT_FOUND by the referee; a PERMISSION_DENIED answer then becomes "no owner token for ... on SERVER"."""
+    owner = token or tokens.get(server, game, name) or ""
+    request.owner_token = owner
+    client = app.arena(server)
+    try:
+        return getattr(client.stub, method)(request, timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if not owner and exc.code() == grpc.StatusCode.PERMISSION_DENIED:
+            _owner_token(None, tokens, server, game, name)  # raises the "no owner token" error
+        raise rpc_error(exc, client.server, _token_hints(bool(token), tokens, name)) from None
+
+
 def _token_hints(token_given: bool, tokens: TokenStore, name: str) -> dict[grpc.StatusCode, str]:
     """What to add to a PERMISSION_DENIED answer: where the token that was refused came from."""
     where = "--token / ARENA_TOKEN" if token_given else tokens.path
@@ -876,10 +896,9 @@ def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: s
     """
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
-    owner = _owner_token(token, tokens, server, game, name)
-    record = app.arena(server).call(
-        "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game, endpoint=endpoint, owner_token=owner),
-        hints=_token_hints(bool(token), tokens, name))
+    record = _owner_call(app, server, "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game,
+                                                                              endpoint=endpoint),
+                         token, tokens, game, name)
     click.echo(f"updated {record.game} bot {_bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 
 
@@ -901,10 +920,8 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
     """
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
-    owner = _owner_token(token, tokens, server, game, name)
-    reply = app.arena(server).call(
-        "RemoveBot", arena_pb2.RemoveBotRequest(bot=bot_ref, game=game, owner_token=owner),
-        hints=_token_hints(bool(token), tokens, name))
+    reply = _owner_call(app, server, "RemoveBot", arena_pb2.RemoveBotRequest(bot=bot_ref, game=game), token,
+                        tokens, game, name)
     removed = list(reply.removed)
     click.echo(f"removed {game} bot{'s' if len(removed) != 1 else ''} {', '.join(removed) or '(none)'}; "
                "ladder history kept")

@@ -30,6 +30,8 @@ class Defaults:
         worker_forget_s: seconds a worker that stopped sending heartbeats stays listed (its key's TTL).
         verify_timeout_s: how long the referee waits for a bot's GetInfo answer when it checks the bot
             (registration, update, and every bot of a new tournament), seconds.
+        health_check_s: seconds between two PINGs of Redis by the referee; its gRPC health status ("" and
+            "arena.v1.Arena") is SERVING while Redis answers, NOT_SERVING while it does not.
         max_deliveries: a match job delivered this many times without being settled (its workers died, or a
             platform error each time) is recorded as failed and acknowledged, so its tournament can finish.
     """
@@ -50,6 +52,7 @@ class Defaults:
     worker_forget_s: float = 3600.0
     max_deliveries: int = 5
     verify_timeout_s: float = 3.0
+    health_check_s: float = 2.0
 
 
 DEFAULTS = Defaults()

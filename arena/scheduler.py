@@ -23,6 +23,10 @@ claim counts as a delivery. A live worker refreshes the idle time of the jobs it
 visibility timeout can stay short. Should a stalled worker lose a job anyway, the match is stored once: the result
 script refuses a second result of the same match id.
 
+Redis moving: a worker whose Redis URL came from a data directory (``arena worker --data-dir D`` on the machine of
+``arena serve``) is given a resolver (``resolve_url``); after a Redis error it re-resolves the URL (at most once a
+second) and, when the private Redis came back on another port, carries on there (``Store.retarget``).
+
 Heartbeat: each worker writes its status (host, pid, start time, concurrency, running match ids, matches stored)
 at every refresh and when a match starts or ends; ``Store.list_workers`` reads them (``arena worker list``).
 """
@@ -37,7 +41,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -53,6 +57,8 @@ log = logging.getLogger(__name__)
 BLOCK_MS = 500  # longest wait for new jobs; bounds how long a stop request takes to be noticed
 DRAIN_S = 60.0  # on stop, how long running matches may take to finish before they are cancelled (left pending)
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
+SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
+SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
 
 
@@ -145,12 +151,52 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     return "stored" if stored else "duplicate"
 
 
+class Reconnector:
+    """Follows a Redis that moved: after a Redis error, ``after_error()`` asks ``resolve`` for the current URL (at
+    most once every ``min_interval_s`` seconds) and, when it differs from the one in use, points ``store`` there
+    (``Store.retarget``). With ``resolve=None`` it does nothing. Thread-safe (the workers call it from executor
+    threads)."""
+
+    def __init__(self, store: Store, url: str, resolve: Callable[[], str | None] | None, *,
+                 min_interval_s: float = 1.0) -> None:
+        self.store = store
+        self.url = url
+        self.resolve = resolve
+        self.min_interval_s = min_interval_s
+        self._lock = threading.Lock()
+        self._last = float("-inf")
+        self.moves = 0
+
+    def after_error(self) -> bool:
+        """Re-resolve the URL; True when the store now uses another Redis."""
+        if self.resolve is None:
+            return False
+        with self._lock:
+            if time.monotonic() - self._last < self.min_interval_s:
+                return False
+            self._last = time.monotonic()
+            try:
+                url = self.resolve()
+            except Exception as exc:  # noqa: BLE001 - a resolver failure must not stop the worker
+                log.warning("cannot re-resolve the Redis URL (%s: %s)", type(exc).__name__, exc)
+                return False
+            if not url or url == self.url:
+                return False
+            log.warning("Redis moved from %s to %s: the workers carry on there", redact_url(self.url),
+                        redact_url(url))
+            self.store.retarget(url)
+            self.url = url
+            self.moves += 1
+            return True
+
+
 class _Worker:
     """State of one worker loop: its running jobs, counts and heartbeat."""
 
     def __init__(self, store: Store, name: str, *, concurrency: int, visibility_timeout_s: float,
-                 heartbeat_s: float, forget_s: float) -> None:
+                 heartbeat_s: float, forget_s: float, reconnector: Reconnector | None = None) -> None:
         self.store = store
+        self.reconnector = reconnector
         self.name = name
         self.concurrency = concurrency
         self.interval = heartbeat_interval(heartbeat_s, visibility_timeout_s)
@@ -211,6 +257,8 @@ class _Worker:
                 await self.beat()
             except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
                 log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
+                if isinstance(exc, redis.RedisError) and self.reconnector is not None:
+                    await asyncio.to_thread(self.reconnector.after_error)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.poke.wait(), self.interval)
             self.poke.clear()
@@ -227,15 +275,16 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                       call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                       visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                       heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                      forget_s: float = DEFAULTS.worker_forget_s) -> None:
+                      forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None) -> None:
     """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
     once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
     Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
     visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
-    cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped."""
+    cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped.
+    After a Redis error, ``reconnector`` (when given) re-resolves the Redis URL (see ``Reconnector``)."""
     check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
     worker = _Worker(store, name, concurrency=concurrency, visibility_timeout_s=visibility_timeout_s,
-                     heartbeat_s=heartbeat_s, forget_s=forget_s)
+                     heartbeat_s=heartbeat_s, forget_s=forget_s, reconnector=reconnector)
     reclaim_every = min(visibility_timeout_s / 2, 5.0)
     next_reclaim = 0.0
     group_ready = False
@@ -264,6 +313,9 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                     jobs = await asyncio.to_thread(store.read_jobs, name, free, block_ms)
             except redis.RedisError as exc:
                 log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
+                if reconnector is not None and await asyncio.to_thread(reconnector.after_error):
+                    group_ready = False  # a new server: make sure its consumer group exists
+                    continue
                 await asyncio.sleep(1.0)
                 continue
             for job in jobs:
@@ -309,7 +361,8 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
                 stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
                 visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> None:
+                call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
     loop in the calling thread, blocking until ``stop`` is set (forever when ``None``).
 
@@ -317,21 +370,25 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
     loops in several threads of one process (grpc/grpc#25364: a loop that stops may swallow the completion events
     of another, whose calls then hang). Run extra workers in other processes (``arena worker``), or here.
 
-    Args: as ``run_worker``; ``names`` must be distinct (at least one).
+    Args: as ``run_worker``; ``names`` must be distinct (at least one); ``resolve_url`` is shared by them all.
     Raises: ValueError (bad option, no or repeated names); redis.ConnectionError (Redis unreachable at start).
     """
     check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
-    store = Store.from_url(redis_url)
+    # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
+    # hanging it forever; the blocking job read waits block_ms on the server, hence the margin
+    store = Store.from_url(redis_url, client_options={"socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
+                                                      "socket_timeout": block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
     try:
         store.ping()
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
                  redact_url(redis_url), concurrency, visibility_timeout_s)
+        reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
         asyncio.run(_run_loops(store, list(names), stop or threading.Event(), concurrency=concurrency,
                                block_ms=block_ms, drain_s=drain_s, call_deadline_ms=call_deadline_ms,
                                visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
-                               max_deliveries=max_deliveries))
+                               max_deliveries=max_deliveries, reconnector=reconnector))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
@@ -349,7 +406,8 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
                stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
                visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-               call_deadline_ms: int = DEFAULTS.call_deadline_ms) -> None:
+               call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+               resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
 
     Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
@@ -364,10 +422,13 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
         heartbeat_s: seconds between heartbeats (capped at a third of the visibility timeout).
         max_deliveries: a job delivered more often is recorded as failed and acknowledged without running.
         call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
+        resolve_url: where the Redis is now (e.g. ``lambda: resolve_redis_url(data_dir)`` when the URL came from a
+            data directory); asked again after Redis errors, and the worker follows a Redis that moved.
     Raises:
         ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1.
         redis.ConnectionError: Redis unreachable at start.
     """
     run_workers(redis_url, [name or default_worker_name()], concurrency=concurrency, stop=stop,
                 block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
-                heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms)
+                heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms,
+                resolve_url=resolve_url)

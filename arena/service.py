@@ -3,8 +3,9 @@
 The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``arena.store``,
 ``arena.tournaments`` and ``arena.scheduler``, and reports errors as canonical status codes with a message a
 person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS,
-FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game or reports another version; a
-new tournament, or its dry run, with a bot that does not answer GetInfo; a finished tournament cancelled),
+FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game, says it is another bot than
+the NAME it is registered as, or reports another version; a new tournament, or its dry run, with a bot that does
+not answer GetInfo; a finished tournament cancelled),
 PERMISSION_DENIED (a missing or wrong owner token), UNAVAILABLE (Redis unreachable).
 
 Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
@@ -262,6 +263,14 @@ def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VER
     return "; ".join(parts) if parts else None
 
 
+def _not_found(store: Store, game: str, name: str, ref: str) -> str:
+    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
+    versions = store.bot_versions(game, name)
+    if not versions:
+        return f"no bot named {name} is registered for {game}"
+    return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"
+
+
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     """The Arena service: bots, tournaments, matches, the ladder and the workers, stored in Redis through
     ``Store``.
@@ -269,7 +278,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     Args:
         store: the arena's store. redis_url: for error messages.
         verify_bots: when True, RegisterBot and UpdateBot call the bot's GetInfo, refuse an endpoint that does not
-            answer or does not play the game (FAILED_PRECONDITION) and take the version from it; CreateTournament
+            answer, does not play the game or gives another name than NAME (FAILED_PRECONDITION) and take the
+            version from it; CreateTournament
             (dry runs too) calls the GetInfo of every bot of the tournament, concurrently, and refuses
             (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
             another version than registered, before anything is stored or queued. When False (tests only)
@@ -286,13 +296,19 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     # -- bots -----------------------------------------------------------------------------------------------
 
-    def _bot_info(self, endpoint: str, game: str, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+    def _bot_info(self, endpoint: str, game: str, name: str, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+        """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name`` and report a
+        well-formed version (else FAILED_PRECONDITION), so that no bot plays under another's ladder line."""
         if not self.verify_bots:
-            return bot_pb2.BotInfo(version="0", games=[game])
+            return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
             info = fetch_bot_info(endpoint, game, self.verify_timeout_s)
         except EndpointError as exc:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        if info.name != name:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {endpoint} says it is {info.name!r}, not {name!r}; start it with --name {name} or "
+                   f"register it as {info.name}")
         if not VERSION_RE.match(info.version):
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {endpoint} reports version {info.version!r} in GetInfo; a version must be 1..64 "
@@ -323,11 +339,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
         _check_endpoint(endpoint, context)
         owned = self.store.owner_hash(game, name) is not None
+        if owned and not self.store.bot_versions(game, name) and not (
+                request.owner_token and self.store.owner_token_matches(game, name, request.owner_token)):
+            given = " (the token given is not it)" if request.owner_token else ""
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
+                   f"token{given}")
         if owned:
             self._check_owner(game, name, request.owner_token,
                               f"bot name {name!r} is registered already: registering it again or a new version",
                               context)
-        info = self._bot_info(endpoint, game, context)
+        info = self._bot_info(endpoint, game, name, context)
         token = request.owner_token if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
         try:
             bot, claimed = self.store.register_bot_claim(
@@ -353,9 +375,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         _check_endpoint(request.endpoint, context)
         bot = self.store.get_bot(game, request.bot)
         if bot is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND, f"no bot {request.bot} registered for {game}")
+            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
         self._check_owner(game, name, request.owner_token, f"updating {bot.bot_id}", context)
-        info = self._bot_info(request.endpoint, game, context)
+        info = self._bot_info(request.endpoint, game, name, context)
         if self.verify_bots and info.version != bot.version:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
@@ -375,7 +397,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         name, version = _split_ref(request.bot, context)
         registered = self.store.bot_versions(game, name)
         if not registered or (version is not None and version not in registered):
-            _abort(context, grpc.StatusCode.NOT_FOUND, f"no bot {request.bot} registered for {game}")
+            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
         self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
         removed = self.store.remove_bot(game, request.bot)
         log.info("removed bots %s (%s); their ladder history stays", removed, game)
@@ -581,18 +603,26 @@ class ArenaServer:
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
         visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
             ``arena.scheduler.run_worker``).
-    Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, or a bad worker option.
+        health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
+            "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
+            service needs Redis).
+    Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
+    bad worker option.
     """
 
     def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
                  concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s,
                  drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
-                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries) -> None:
+                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                 health_check_s: float = DEFAULTS.health_check_s) -> None:
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
         if not verify_timeout_s > 0:
             raise ValueError(f"verify timeout must be more than 0 s, got {verify_timeout_s}")
+        if not health_check_s > 0:
+            raise ValueError(f"health check interval must be more than 0 s, got {health_check_s}")
+        self.health_check_s = health_check_s
         scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
         self.visibility_timeout_s = visibility_timeout_s
         self.heartbeat_s = heartbeat_s
@@ -609,7 +639,9 @@ class ArenaServer:
         self._health: health.HealthServicer | None = None
         self._store: Store | None = None
         self._stop_workers = threading.Event()
+        self._stop_health = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._health_thread: threading.Thread | None = None
 
     def start(self) -> int:
         """Check Redis, bind, start serving and start the embedded workers. Returns the bound port.
@@ -646,6 +678,10 @@ class ArenaServer:
         for service in ("", ARENA_SERVICE):
             health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
         self._server, self._health, self._store, self.port = server, health_servicer, store, port
+        self._stop_health.clear()
+        self._health_thread = threading.Thread(target=self._watch_redis, args=(health_servicer,),
+                                               name="arena-health", daemon=True)
+        self._health_thread.start()
         self._stop_workers.clear()
         if self.workers:
             # one thread and one event loop for every embedded worker (see scheduler.run_workers)
@@ -663,9 +699,40 @@ class ArenaServer:
                  redact_url(self.redis_url))
         return port
 
+    def _watch_redis(self, servicer: health.HealthServicer) -> None:
+        """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
+        service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
+        timeout = max(0.5, min(self.health_check_s, 5.0))
+        client = redis.Redis.from_url(self.redis_url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        serving = True
+        try:
+            while not self._stop_health.wait(self.health_check_s):
+                try:
+                    up = bool(client.ping())
+                    error = ""
+                except (redis.RedisError, OSError) as exc:
+                    up, error = False, f"{type(exc).__name__}: {exc}"
+                if up == serving:
+                    continue
+                serving = up
+                status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+                for service in ("", ARENA_SERVICE):
+                    servicer.set(service, status)
+                if up:
+                    log.warning("Redis at %s answers again: health SERVING", redact_url(self.redis_url))
+                else:
+                    log.warning("Redis at %s does not answer (%s): health NOT_SERVING", redact_url(self.redis_url),
+                                error)
+        finally:
+            client.close()
+
     def stop(self, grace: float = 5.0) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then stop the embedded workers (running
         matches get ``drain_s`` seconds to finish). Safe to call twice."""
+        self._stop_health.set()
+        if self._health_thread is not None:
+            self._health_thread.join(timeout=15.0)
+            self._health_thread = None
         if self._health is not None:
             self._health.enter_graceful_shutdown()
         if self._server is not None:

@@ -554,9 +554,13 @@ class Store:
 
     def __init__(self, client: redis.Redis, *, initial_rating: float = DEFAULTS.initial_rating,
                  k_factor: float = DEFAULTS.k_factor) -> None:
-        self.client = client
         self.initial_rating = float(initial_rating)
         self.k_factor = float(k_factor)
+        self._client_options: dict[str, Any] = {}
+        self._bind(client)
+
+    def _bind(self, client: redis.Redis) -> None:
+        self.client = client
         self._record_result = client.register_script(_RECORD_RESULT)
         self._drop_job = client.register_script(_DROP_JOB)
         self._cancel = client.register_script(_CANCEL_TOURNAMENT)
@@ -566,12 +570,22 @@ class Store:
         self._update = client.register_script(_UPDATE_BOT)
 
     @classmethod
-    def from_url(cls, url: str, **kwargs: Any) -> "Store":
-        """A store on the Redis at ``url`` (``redis://host:port/db``)."""
-        return cls(redis.Redis.from_url(url, decode_responses=True), **kwargs)
+    def from_url(cls, url: str, *, client_options: dict[str, Any] | None = None, **kwargs: Any) -> "Store":
+        """A store on the Redis at ``url`` (``redis://host:port/db``); ``client_options`` go to
+        ``redis.Redis.from_url`` (e.g. ``socket_timeout``, seconds), also when the store is retargeted."""
+        store = cls(redis.Redis.from_url(url, decode_responses=True, **(client_options or {})), **kwargs)
+        store._client_options = dict(client_options or {})
+        return store
 
     def close(self) -> None:
         self.client.close()
+
+    def retarget(self, url: str) -> None:
+        """Use the Redis at ``url`` from now on (a private Redis restarted on another port): later calls go
+        there; the old client is closed, so a call still running on it fails with a Redis error."""
+        old = self.client
+        self._bind(redis.Redis.from_url(url, decode_responses=True, **self._client_options))
+        old.close()
 
     def ping(self) -> bool:
         return bool(self.client.ping())

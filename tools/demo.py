@@ -189,8 +189,11 @@ def copy_tokens(old: str, new: str) -> int:
 
 
 def start_sample_bot(name: str, spec: str) -> tuple[Background, str]:
-    """A sample bot as a user starts one (``python -m sample_bots.X --port 0``); returns it and its endpoint."""
-    command = bot_command(spec)
+    """A sample bot as a user starts one (``python -m sample_bots.X --port 0``, plus ``--name NAME`` when the
+    ladder name is not the bot's own, e.g. a second random bot: registration checks the name GetInfo reports);
+    returns it and its endpoint."""
+    own = spec.removeprefix("sample:")
+    command = bot_command(spec, extra_args=[] if name == own else ["--name", name])
     say(f"$ {shlex.join(['python'] + command[1:])} &")
 
     def listening(line: str) -> str | None:

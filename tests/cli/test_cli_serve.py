@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import BOTS_DOWN_HINT, cli
-from arena.local_bots import BotProcess, started_bots
+from arena.local_bots import BotProcess, start_bot as start_bot_process, started_bots
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30
@@ -90,6 +90,7 @@ class Arena:
     server: str
     data_dir: Path
     bots: dict[str, BotProcess]  # "random", "heuristic", "montecarlo"
+    named: list[BotProcess] = field(default_factory=list)  # sample bots started under other names (--name)
 
     def run(self, *args: str, data_dir: Path | None = None, env: dict[str, Any] | None = None) -> Result:
         """``arena ARGS --server S --data-dir D`` in this process (CliRunner); ARENA_TOKEN unset unless given."""
@@ -116,8 +117,11 @@ class Arena:
         return lines[0]
 
     def register(self, name: str, bot: str) -> str:
-        """Register the module's ``bot`` under ``name``; returns its bot id."""
-        return self.json("bot", "register", name, self.bots[bot].endpoint)["bot_id"]
+        """Start the sample ``bot`` as ``--name NAME`` (registration checks the name its GetInfo gives) and
+        register it; returns its bot id."""
+        process = start_bot_process(f"sample:{bot}", extra_args=["--name", name])
+        self.named.append(process)
+        return self.json("bot", "register", name, process.endpoint)["bot_id"]
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +136,12 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             workers.append(worker)
             worker.wait_for(f"arena worker {name} working for redis")
         with started_bots(["sample:random", "sample:heuristic", "sample:montecarlo"]) as bots:
-            yield Arena(server, data_dir, dict(zip(("random", "heuristic", "montecarlo"), bots)))
+            arena = Arena(server, data_dir, dict(zip(("random", "heuristic", "montecarlo"), bots)))
+            try:
+                yield arena
+            finally:
+                for bot in arena.named:
+                    bot.stop()
     finally:
         for proc in workers:
             proc.terminate()
@@ -153,7 +162,7 @@ def _wait_until_idle(arena: Arena, timeout: float = 60.0) -> None:
 
 
 def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot) -> None:  # type: ignore[no-untyped-def]
-    endpoint = arena.bots["random"].endpoint
+    endpoint = start_bot("sample:random", extra_args=["--name", "life"]).endpoint
     out = arena.ok("bot", "register", "life", endpoint)
     lines = out.strip().splitlines()
     assert lines[0] == f"registered take5 bot life@1.0 at {endpoint}"
@@ -176,7 +185,7 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     assert again["bot_id"] == "life@1.0" and again["owner_token"] is None
 
     # a new version of the same NAME, with the saved token: the ladder keeps versions apart
-    v2 = start_bot(VERSION2_BOT)
+    v2 = start_bot(VERSION2_BOT, extra_args=["--name", "life"])
     out = arena.ok("bot", "register", "life", v2.endpoint)
     assert out.strip() == f"registered take5 bot life@2.0 at {v2.endpoint}"  # no token printed again
     listed = {b["bot_id"]: b for b in arena.json("bot", "list") if b["name"] == "life"}
@@ -186,7 +195,17 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     # update: needs the token; the new endpoint is verified
     line = arena.fails("bot", "update", "life@1.0", "--endpoint", v2.endpoint, data_dir=elsewhere)
     assert line.startswith("Error: no owner token for take5 bot life on ")
-    moved = start_bot("sample:random")
+    line = arena.fails("bot", "remove", "life", data_dir=elsewhere, env={"ARENA_TOKEN": None})
+    assert line == (f"Error: no owner token for take5 bot life on {arena.server}: pass --token TOKEN or set "
+                    f"ARENA_TOKEN (the token was printed when life was first registered; "
+                    f"{elsewhere / 'tokens.json'} on this machine has none)")
+    line = arena.fails("bot", "remove", "nobody", data_dir=elsewhere)
+    assert "no bot named nobody" in line and "NOT_FOUND" in line and "owner token" not in line
+    # a bot that says it is another is refused; one started with --name life is taken
+    other = arena.bots["random"].endpoint
+    line = arena.fails("bot", "update", "life@1.0", "--endpoint", other)
+    assert "FAILED_PRECONDITION" in line and "says it is 'random', not 'life'; start it with --name life" in line
+    moved = start_bot("sample:random", extra_args=["--name", "life"])
     assert arena.ok("bot", "update", "life@1.0", "--endpoint", moved.endpoint).strip() == \
         f"updated take5 bot life@1.0: endpoint {moved.endpoint}"
     assert {b["bot_id"]: b["endpoint"] for b in arena.json("bot", "list")}["life@1.0"] == moved.endpoint
@@ -201,6 +220,11 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     assert "NOT_FOUND" in line
     arena.ok("bot", "remove", "life")
     assert not [b for b in arena.json("bot", "list") if b["name"] == "life"]
+    # NAME stays its owner's
+    line = arena.fails("bot", "register", "life", v2.endpoint, data_dir=elsewhere)
+    assert "the name life is reserved by its owner (all its versions were removed); pass its owner token" in line
+    assert "PERMISSION_DENIED" in line
+    assert arena.ok("bot", "register", "life", v2.endpoint).strip() == f"registered take5 bot life@2.0 at {v2.endpoint}"
 
 
 def test_registering_an_endpoint_that_does_not_answer_is_refused(arena: Arena) -> None:
@@ -323,7 +347,7 @@ def test_worker_list_shows_both_worker_processes(arena: Arena, played: dict[str,
 
 def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[no-untyped-def]
         arena: Arena, start_bot) -> None:
-    gone = start_bot("sample:random")
+    gone = start_bot("sample:random", extra_args=["--name", "down-rnd"])
     up = arena.register("up-rnd", "random")
     down = arena.json("bot", "register", "down-rnd", gone.endpoint)["bot_id"]
     gone.stop()

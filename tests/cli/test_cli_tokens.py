@@ -63,15 +63,15 @@ def test_a_broken_token_file_is_a_clear_error(tmp_path: Path, content: str, frag
 
 @pytest.mark.parametrize("command", [["bot", "update", "mybot@1.0", "--endpoint", "127.0.0.1:50061"],
                                      ["bot", "remove", "mybot"]])
-def test_update_and_remove_without_a_token_say_where_to_get_one(tmp_path: Path, command: list[str]) -> None:
+def test_update_and_remove_without_a_token_still_ask_the_referee(tmp_path: Path, command: list[str]) -> None:
+    """Without a token the referee is asked anyway, so that an unknown bot is answered NOT_FOUND (the "no owner
+    token" message for a bot that exists is checked against a real referee in test_cli_serve.py)."""
     server = _free_server()
     result = CliRunner(env={"ARENA_TOKEN": None}).invoke(cli, [*command, "--data-dir", str(tmp_path),
                                                                "--server", server])
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
-    assert lines == [f"Error: no owner token for take5 bot mybot on {server}: pass --token TOKEN or set ARENA_TOKEN "
-                     f"(the token was printed when mybot was first registered; {tmp_path / 'tokens.json'} on this "
-                     "machine has none)"]
+    assert len(lines) == 1 and "cannot reach the arena server" in lines[0] and "owner token" not in lines[0]
 
 
 @pytest.mark.parametrize("how", ["env", "file"])

@@ -80,7 +80,7 @@ def test_a_tournament_whose_bots_are_down_is_refused_and_nothing_is_queued(
         store: Store, silent_endpoint: str) -> None:
     """The reviewer's case: bots registered, then stopped; a tournament among them would only rate faults."""
     _server, stub = arena_server(verify_timeout_s=CHECK_S)
-    bots = {name: start_bot("sample:random") for name in ("up", "down", "mute", "up2")}
+    bots = {name: start_bot("sample:random", extra_args=["--name", name]) for name in ("up", "down", "mute", "up2")}
     for name, bot in bots.items():
         _register(stub, name, bot.endpoint)
     bots["down"].stop()  # its port now refuses connections
@@ -110,7 +110,7 @@ def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
         store: Store) -> None:
     _server, stub = arena_server(verify_timeout_s=CHECK_S)
     for name in ("v", "g", "ok"):
-        _register(stub, name, start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0"]).endpoint)
+        _register(stub, name, start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", name]).endpoint)
     # behind the arena's back, new code now answers at the registered endpoints
     newer = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "2.0"]).endpoint
     taki = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--games", "taki"]).endpoint

@@ -28,8 +28,10 @@ def dead_endpoint() -> Iterator[str]:
         sock.close()
 
 
-def _versioned(start_bot: Callable[..., Any], version: str = "1.0", games: str = "take5") -> str:
-    return start_bot(VERSIONED_BOT, extra_args=["--bot-version", version, "--games", games]).endpoint
+def _versioned(start_bot: Callable[..., Any], name: str, version: str = "1.0", games: str = "take5") -> str:
+    """A versioned test bot whose GetInfo says it is ``name`` (registration checks the name)."""
+    return start_bot(VERSIONED_BOT, extra_args=["--bot-version", version, "--games", games,
+                                                "--name", name]).endpoint
 
 
 def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str, token: str = "") -> arena_pb2.BotRecord:
@@ -49,12 +51,12 @@ def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
     assert f"the bot at {dead_endpoint} cannot be reached: GetInfo failed (connection refused)" in details
     assert "start the bot first" in details
 
-    taki = _versioned(start_bot, games="taki")
+    taki = _versioned(start_bot, "taki-bot", games="taki")
     code, details = rpc_error(lambda: _register(stub, "taki-bot", taki))
     assert code == grpc.StatusCode.FAILED_PRECONDITION
-    assert details == f"the bot at {taki} (versioned) plays ['taki'], not 'take5'"
+    assert details == f"the bot at {taki} (taki-bot) plays ['taki'], not 'take5'"
 
-    spaced = _versioned(start_bot, version="1 beta")
+    spaced = _versioned(start_bot, "spaced", version="1 beta")
     code, details = rpc_error(lambda: _register(stub, "spaced", spaced))
     assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert "reports version '1 beta'" in details and "1..64 characters" in details
@@ -62,7 +64,7 @@ def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
     assert _bots(stub) == []
     # a refused first registration does not take the name: the next one gets its token
     assert store.owner_hash("take5", "ghost") is None
-    good = _versioned(start_bot, version="3.1")
+    good = _versioned(start_bot, "ghost", version="3.1")
     record = _register(stub, "ghost", good)
     assert (record.bot_id, record.version, record.author) == ("ghost@3.1", "3.1", "arena tests")
     assert record.sdk_version and record.owner_token
@@ -71,8 +73,8 @@ def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
 def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
         arena_server: Any, start_bot: Callable[..., Any], store: Store) -> None:
     _server, stub = arena_server(workers=1, concurrency=3)
-    v1, v2, v1_again, rival = (_versioned(start_bot, "1.0"), _versioned(start_bot, "2.0"),
-                               _versioned(start_bot, "1.0"), _versioned(start_bot, "0.9"))
+    v1, v2, v1_again, rival = (_versioned(start_bot, "vb", "1.0"), _versioned(start_bot, "vb", "2.0"),
+                               _versioned(start_bot, "vb", "1.0"), _versioned(start_bot, "rival", "0.9"))
     first = _register(stub, "vb", v1)
     token = first.owner_token
     assert first.bot_id == "vb@1.0" and len(token) >= 40
@@ -128,9 +130,10 @@ def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
     # removal: token needed; the ladder history stays; NAME stays its owner's
     code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@1.0", game="take5")))
     assert code == DENIED and "removing vb@1.0 needs the owner token" in details
-    code, _ = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@3.0", game="take5",
-                                                                        owner_token=token)))
+    code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@3.0", game="take5",
+                                                                              owner_token=token)))
     assert code == grpc.StatusCode.NOT_FOUND
+    assert details == "no bot vb@3.0 registered for take5 (registered versions of vb: 1.0, 2.0)"
     removed = stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@1.0", game="take5", owner_token=token))
     assert list(removed.removed) == ["vb@1.0"]
     assert _bots(stub) == [("rival@0.9", rival), ("vb@2.0", v2)]
@@ -139,12 +142,19 @@ def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
     assert _bots(stub) == [("rival@0.9", rival)]
     after = {e.bot: e.matches for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
     assert after == ladder
-    code, _ = rpc_error(lambda: _register(stub, "vb", v2))  # nobody else can take over vb's history
+    code, details = rpc_error(lambda: _register(stub, "vb", v2))  # nobody else can take over vb's history
     assert code == DENIED
+    assert details == ("the name vb is reserved by its owner (all its versions were removed); pass its owner "
+                       "token")
+    code, details = rpc_error(lambda: _register(stub, "vb", v2, token=other.owner_token))
+    assert code == DENIED and details.endswith("pass its owner token (the token given is not it)")
     again = _register(stub, "vb", v2, token=token)
     assert again.bot_id == "vb@2.0" and again.owner_token == ""
-    code, _ = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="nobody", game="take5")))
-    assert code == grpc.StatusCode.NOT_FOUND
+    code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="nobody", game="take5")))
+    assert code == grpc.StatusCode.NOT_FOUND and details == "no bot named nobody is registered for take5"
+    code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(bot="nobody", game="take5",
+                                                                              endpoint=v1)))
+    assert code == grpc.StatusCode.NOT_FOUND and details == "no bot named nobody is registered for take5"
 
 
 def test_bad_references_are_invalid_arguments(arena_server: Any) -> None:

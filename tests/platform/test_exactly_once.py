@@ -57,8 +57,8 @@ def test_rebuild_ladder_equals_the_live_ladder_after_a_tournament(
         arena_server: Any, start_bot: Callable[..., Any], store: Store) -> None:
     _server, stub = arena_server(workers=1, concurrency=4)
     for name, sample in (("rand", "random"), ("heur", "heuristic"), ("rand2", "random")):
-        stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=start_bot(f"sample:{sample}").endpoint,
-                                                      game="take5"))
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(
+            name=name, endpoint=start_bot(f"sample:{sample}", extra_args=["--name", name]).endpoint, game="take5"))
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
         game="take5", bots=["rand", "heur", "rand2"], seats_per_match=2, rounds=2, seed=12,
         config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=15))))

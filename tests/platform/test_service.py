@@ -185,9 +185,38 @@ def test_health_and_reflection(redis_url: str) -> None:
         assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= names
 
 
+def test_health_follows_redis(tmp_path: Path) -> None:
+    from platform_helpers import wait_until
+
+    private = PrivateRedis(tmp_path / "redis")
+    url = private.start()
+    try:
+        for _server, _stub, channel in _serve(url, workers=0, health_check_s=0.1):
+            health = health_pb2_grpc.HealthStub(channel)
+
+            def statuses() -> set[int]:
+                return {health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+                        for service in ("", "arena.v1.Arena")}
+
+            assert statuses() == {health_pb2.HealthCheckResponse.SERVING}
+            private.stop()
+            wait_until(lambda: statuses() == {health_pb2.HealthCheckResponse.NOT_SERVING},
+                       "health NOT_SERVING while Redis is down", timeout=WAIT_S)
+            assert private.start() == url  # the same port again: the referee's URL is valid once more
+            wait_until(lambda: statuses() == {health_pb2.HealthCheckResponse.SERVING},
+                       "health SERVING once Redis is back", timeout=WAIT_S)
+    finally:
+        private.stop()
+
+
+def test_a_bad_health_check_interval_is_refused(redis_url: str) -> None:
+    with pytest.raises(ValueError, match="health check interval must be more than 0 s, got 0"):
+        ArenaServer("127.0.0.1:0", redis_url, health_check_s=0)
+
+
 def test_registering_checks_the_endpoint_answers_and_plays_the_game(
         redis_url: str, dead_endpoint: str, start_bot: Callable[..., Any]) -> None:
-    bot = start_bot("sample:random")
+    bot = start_bot("sample:random", extra_args=["--name", "rnd"])
     for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
         code, details = _code(lambda: _register(stub, "ghost", dead_endpoint))
         assert code == grpc.StatusCode.FAILED_PRECONDITION
@@ -196,6 +225,27 @@ def test_registering_checks_the_endpoint_answers_and_plays_the_game(
         assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
         record = _register(stub, "rnd", bot.endpoint)
         assert (record.name, record.endpoint, record.game) == ("rnd", bot.endpoint, "take5")
+
+
+def test_a_bot_registers_and_updates_only_under_the_name_it_gives(
+        redis_url: str, start_bot: Callable[..., Any]) -> None:
+    """No bot plays under another's ladder line: GetInfo's name must be the NAME registered or updated."""
+    rand, heur = start_bot("sample:random"), start_bot("sample:heuristic")
+    for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
+        code, details = _code(lambda: _register(stub, "heuristic", rand.endpoint))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+        assert details == (f"the bot at {rand.endpoint} says it is 'random', not 'heuristic'; start it with "
+                           f"--name heuristic or register it as random")
+        assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
+        owner = _register(stub, "heuristic", heur.endpoint).owner_token
+        assert _register(stub, "random", rand.endpoint).bot_id == "random@1.0"
+        code, details = _code(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+            bot="heuristic@1.0", game="take5", endpoint=rand.endpoint, owner_token=owner)))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+        assert f"the bot at {rand.endpoint} says it is 'random', not 'heuristic'" in details
+        assert stub.ListBots(arena_pb2.ListBotsRequest()).bots[0].endpoint == heur.endpoint  # unchanged
+        second = start_bot("sample:random", extra_args=["--name", "random-2"])
+        assert _register(stub, "random-2", second.endpoint).bot_id == "random-2@1.0"
 
 
 def test_redis_going_away_is_unavailable_and_an_absent_redis_refuses_start(tmp_path: Path) -> None:
@@ -225,8 +275,9 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
         redis_url: str, start_bot: Callable[..., Any]) -> None:
     """Three bot processes registered over gRPC; a round robin with k=3, R=1 (3 rotations of one deal) run by two
     embedded workers through the Redis stream; the ladder counts each match once per bot."""
-    bots = {"rand": start_bot("sample:random"), "heur": start_bot("sample:heuristic"),
-            "mc": start_bot("sample:montecarlo")}
+    bots = {"rand": start_bot("sample:random", extra_args=["--name", "rand"]),
+            "heur": start_bot("sample:heuristic", extra_args=["--name", "heur"]),
+            "mc": start_bot("sample:montecarlo", extra_args=["--name", "mc"])}
     for server, stub, _channel in _serve(redis_url, workers=2, concurrency=2):
         for name, bot in bots.items():
             _register(stub, name, bot.endpoint)

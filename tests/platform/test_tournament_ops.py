@@ -55,8 +55,8 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
 def test_a_rerun_with_the_same_seed_plays_the_same_deals(arena_server: Any, start_bot: Callable[..., Any]) -> None:
     _server, stub = arena_server(workers=1, concurrency=4)
     for name in ("r1", "r2", "r3"):
-        stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=start_bot("sample:random").endpoint,
-                                                      game="take5"))
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(
+            name=name, endpoint=start_bot("sample:random", extra_args=["--name", name]).endpoint, game="take5"))
     runs = [_create(stub, ["r1", "r2", "r3"], seats_per_match=2, seed=seed, config=ONE_HAND)
             for seed in (31337, 31337, 31338)]
     for t in runs:
@@ -87,10 +87,11 @@ def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[...,
     _server, stub = arena_server()
     for name in ("s1", "s2", "s3"):  # slow: a match of t1 takes ~3 s
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
-            name=name, endpoint=start_bot(SLOW_BOT, extra_args=["--sleep", "0.3"]).endpoint, game="take5"))
+            name=name, endpoint=start_bot(SLOW_BOT, extra_args=["--sleep", "0.3", "--name", name]).endpoint,
+            game="take5"))
     for name in ("r1", "r2"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
-            name=name, endpoint=start_bot("sample:random").endpoint, game="take5"))
+            name=name, endpoint=start_bot("sample:random", extra_args=["--name", name]).endpoint, game="take5"))
     t1 = _create(stub, ["s1", "s2", "s3"], seats_per_match=2, config=ONE_HAND, seed=1)
     t2 = _create(stub, ["r1", "r2"], seats_per_match=2, config=ONE_HAND, seed=2)
     listed = stub.ListTournaments(arena_pb2.ListTournamentsRequest(game="take5")).tournaments

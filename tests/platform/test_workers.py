@@ -26,7 +26,8 @@ def test_two_worker_processes_share_one_tournament_and_count_each_match_once(
     _server, stub = arena_server()
     for name in ("s1", "s2", "s3"):  # every Decide takes 0.1 s: a match lasts ~1 s
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
-            name=name, endpoint=start_bot(SLOW_BOT, extra_args=["--sleep", "0.1"]).endpoint, game="take5"))
+            name=name, endpoint=start_bot(SLOW_BOT, extra_args=["--sleep", "0.1", "--name", name]).endpoint,
+            game="take5"))
     left = workers.process("left", concurrency=1, heartbeat_s=0.3)
     right = workers.process("right", concurrency=1, heartbeat_s=0.3)
     wait_until(lambda: {"left", "right"} <= {n for n, w in _workers(stub).items() if w.alive},
