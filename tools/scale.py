@@ -212,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                 bots = {}
                 for name, kind in zip(names, kinds, strict=True):
                     extra = ["--budget-ms", f"{budget:g}"] if kind == "montecarlo" else []
+                    if name != kind:  # a repeated bot reports its ladder name, which registration checks
+                        extra += ["--name", name]
                     bots[name] = start_bot(f"sample:{kind}", extra_args=extra)
                 for deadline in deadlines:
                     if (low_budget if deadline < 200 else args.budget_ms) != budget:
