@@ -463,10 +463,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
         )
         try:
-            self.store.create_tournament(info)
+            self.store.create_tournament(info, specs)  # stored and queued in one transaction
         except StoreError as exc:
             _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        scheduler.enqueue_matches(self.store, specs)
         log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, seed %d)",
                  tournament_id, len(specs), game, len(bots), seats, rounds, seed)
         return tournament_message(info)

@@ -531,6 +531,11 @@ def ladders_equal(a: Sequence[LadderEntry], b: Sequence[LadderEntry], tolerance:
     return True
 
 
+def _job_fields(spec: MatchSpec) -> dict[str, str]:
+    """The fields of a match's job entry on its game's jobs stream."""
+    return {"match": spec.match_id, "tournament": spec.tournament, "spec": json.dumps(spec.to_dict())}
+
+
 def _parse_job(game: str, entry_id: str, fields: dict[str, str], deliveries: int) -> Job:
     try:
         spec = MatchSpec.from_dict(json.loads(fields["spec"]))
@@ -718,8 +723,16 @@ class Store:
         """Game of a stored tournament, or ``None`` when the id is unknown."""
         return self.client.hget(TOURNAMENTS, tournament_id)
 
-    def create_tournament(self, info: TournamentInfo) -> None:
-        """Store a new tournament (state "running", 0 matches done). Raises ``StoreError`` when the id exists."""
+    def create_tournament(self, info: TournamentInfo, specs: Sequence[MatchSpec] = ()) -> None:
+        """Store a new tournament (state "running", 0 matches done) and queue its matches ``specs``, in order, in
+        one MULTI/EXEC: a crash leaves either the whole tournament with every job, or nothing of it but a dangling
+        id in the index (which readers skip). The tournament hash and the jobs stream share the game's hash tag,
+        so the transaction also runs on Redis Cluster. Raises ``StoreError`` when the id exists or a spec is of
+        another game."""
+        if any(spec.game != info.game for spec in specs):
+            raise StoreError(f"tournament {info.id} is of {info.game}; every match spec must be too")
+        if specs:
+            self.ensure_job_group(info.game)
         spec = {
             "bots": list(info.bots),
             "seats_per_match": info.seats_per_match,
@@ -730,7 +743,8 @@ class Store:
         }
         if not self.client.hsetnx(TOURNAMENTS, info.id, info.game):
             raise StoreError(f"tournament {info.id} exists already")
-        self.client.hset(tournament_key(info.game, info.id), mapping={
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(tournament_key(info.game, info.id), mapping={
             "id": info.id,
             "game": info.game,
             "spec": json.dumps(spec),
@@ -740,6 +754,9 @@ class Store:
             "state": "finished" if info.matches_total == 0 else "running",
             "created_at": repr(float(info.created_at)),
         })
+        for spec in specs:
+            pipe.xadd(jobs_key(spec.game), _job_fields(spec))
+        pipe.execute()
 
     @staticmethod
     def _tournament(h: dict[str, str], cancelled: int, failed: int) -> TournamentInfo:
@@ -855,8 +872,7 @@ class Store:
         for start in range(0, len(specs), chunk):
             pipe = self.client.pipeline(transaction=False)
             for spec in specs[start:start + chunk]:
-                pipe.xadd(jobs_key(spec.game), {"match": spec.match_id, "tournament": spec.tournament,
-                                                "spec": json.dumps(spec.to_dict())})
+                pipe.xadd(jobs_key(spec.game), _job_fields(spec))
             pipe.execute()
 
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:

@@ -265,3 +265,33 @@ def test_any_sequence_of_results_keeps_the_ladder_consistent(redis_server: Priva
         assert s.rebuild_ladder("take5") == ladder
     finally:
         s.close()
+
+
+# -- a tournament and its jobs in one transaction ------------------------------------------------------------------
+
+
+def test_create_tournament_stores_and_queues_in_one_transaction(store: Store) -> None:
+    specs = round_robin("t1", "take5", ["a", "b", "c", "d"], 3, 2, 9, {"limit": 20}, 1000)
+    info = TournamentInfo(id="t1", game="take5", bots=("a", "b", "c", "d"), seats_per_match=3, rounds=2, seed=9,
+                          config={"limit": 20}, deadline_ms=1000, matches_total=len(specs), created_at=1000.0)
+    with store.client.monitor() as monitor:
+        store.create_tournament(info, specs)
+        commands = []
+        for event in monitor.listen():
+            commands.append(event["command"].split()[0].upper())
+            if commands[-1] == "EXEC":
+                break
+    multi = commands.index("MULTI")
+    assert commands[multi + 1] == "HSET" and commands[multi + 2:-1] == ["XADD"] * len(specs)
+    queued = store.client.xrange(jobs_key("take5"))
+    assert [fields["match"] for _, fields in queued] == [s.match_id for s in specs]
+    assert store.get_tournament("t1").matches_total == len(specs) == 24
+
+
+def test_create_tournament_refuses_specs_of_another_game_before_storing(store: Store) -> None:
+    specs = round_robin("t1", "take5", ["a", "b"], 2, 1, 9, {}, 1000)
+    info = TournamentInfo(id="t1", game="other", bots=("a", "b"), seats_per_match=2, rounds=1, seed=9,
+                          config={}, deadline_ms=1000, matches_total=len(specs), created_at=1000.0)
+    with pytest.raises(store_module.StoreError, match="every match spec"):
+        store.create_tournament(info, specs)
+    assert store.get_tournament("t1") is None and store.client.exists(jobs_key("take5")) == 0
