@@ -19,7 +19,7 @@ bots are still up, so no match is stored with bots that vanished) and the bots a
 interrupted tournament stay in Redis and are played by the workers of the next run.
 
 Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
-Environment: DEMO_ROUNDS (default 10), DEMO_SEATS (3), DEMO_DATA_DIR (.arena).
+Environment: DEMO_ROUNDS (default 14), DEMO_SEATS (3), DEMO_DATA_DIR (.arena).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ BOTS = (
     ("random-2", "sample:random"),
 )
 SEATS = int(os.environ.get("DEMO_SEATS", "3"))
-ROUNDS = int(os.environ.get("DEMO_ROUNDS", "10"))  # 10 x 12 matches: about a minute on 2 cores
+ROUNDS = int(os.environ.get("DEMO_ROUNDS", "14"))  # 14 x 12 matches: about 100 s on 2 cores
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
 SERVER_FILE = "demo-server"  # in DATA_DIR: the address of the previous run's `arena serve`
 START_TIMEOUT_S = 30.0
