@@ -7,6 +7,7 @@ that tests never flush a Redis they do not own. Each test that asks for ``redis_
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -56,3 +57,15 @@ def start_bot() -> Iterator[Callable[..., Any]]:
     finally:
         for bot in started:
             bot.stop()
+
+
+@pytest.fixture
+def dead_endpoint() -> Iterator[str]:
+    """``127.0.0.1:PORT`` of a port that is bound (so nobody else takes it) but not listening: connections are
+    refused at once."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()

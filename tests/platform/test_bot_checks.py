@@ -20,17 +20,6 @@ CHECK_S = 0.5  # the servers here wait this long for a GetInfo answer
 
 
 @pytest.fixture
-def refused_endpoint() -> Iterator[str]:
-    """A bound but not listening port: connections are refused at once."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield f"127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        sock.close()
-
-
-@pytest.fixture
 def silent_endpoint() -> Iterator[str]:
     """A listening port that never answers: the connection is made (by the kernel), then nothing comes back."""
     sock = socket.socket()
@@ -52,12 +41,12 @@ def _create(stub: arena_pb2_grpc.ArenaStub, bots: list[str], **kwargs: Any) -> a
 
 
 def test_registration_says_what_happened_to_getinfo(
-        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], refused_endpoint: str,
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], dead_endpoint: str,
         silent_endpoint: str) -> None:
     server, stub = arena_server(verify_timeout_s=CHECK_S)
-    refused_code, refused = rpc_error(lambda: _register(stub, "ghost", refused_endpoint))
+    refused_code, refused = rpc_error(lambda: _register(stub, "ghost", dead_endpoint))
     assert refused_code == grpc.StatusCode.FAILED_PRECONDITION
-    assert refused == (f"the bot at {refused_endpoint} cannot be reached: GetInfo failed (connection refused); "
+    assert refused == (f"the bot at {dead_endpoint} cannot be reached: GetInfo failed (connection refused); "
                        f"start the bot first, or check the port")
     silent_code, silent = rpc_error(lambda: _register(stub, "mute", silent_endpoint))
     assert silent_code == grpc.StatusCode.FAILED_PRECONDITION
@@ -125,11 +114,11 @@ def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
 
 
 def test_without_verification_nothing_is_called(
-        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], refused_endpoint: str) -> None:
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], dead_endpoint: str) -> None:
     """``verify_bots=False`` (tests with made-up endpoints): registration and tournaments call no bot."""
     _server, stub = arena_server(verify_bots=False)
     for name in ("a", "b"):
-        _register(stub, name, refused_endpoint)
+        _register(stub, name, dead_endpoint)
     assert _create(stub, ["a", "b"]).id == "t1"
 
 

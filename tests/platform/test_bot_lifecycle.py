@@ -3,8 +3,7 @@ versions kept apart on the ladder, update and removal."""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -15,17 +14,6 @@ from arena.store import Store, owner_key, token_hash
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 DENIED = grpc.StatusCode.PERMISSION_DENIED
-
-
-@pytest.fixture
-def dead_endpoint() -> Iterator[str]:
-    """A bound but not listening port: connections are refused."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield f"127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        sock.close()
 
 
 def _versioned(start_bot: Callable[..., Any], name: str, version: str = "1.0", games: str = "take5") -> str:

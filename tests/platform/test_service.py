@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,17 +18,6 @@ from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WAIT_S = 180.0  # a hang guard, not a speed requirement
-
-
-@pytest.fixture
-def dead_endpoint() -> Iterator[str]:
-    """A bound but not listening port: connections are refused."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield f"127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        sock.close()
 
 
 def _serve(redis_url: str, **kwargs: Any) -> Iterator[tuple[ArenaServer, arena_pb2_grpc.ArenaStub,

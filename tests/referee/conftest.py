@@ -1,9 +1,8 @@
 """Fixtures of the referee tests: sample bots and misbehaving test bots (tests/bots/*.py) as real processes,
-an endpoint nobody listens on, and helpers that walk a match record through the rules engine."""
+and helpers that walk a match record through the rules engine."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -54,18 +53,6 @@ def test_bot() -> Iterator[Callable[..., BotProcess]]:
     finally:
         for bot in started:
             bot.stop()
-
-
-@pytest.fixture
-def dead_endpoint() -> Iterator[str]:
-    """``127.0.0.1:PORT`` of a port that is bound (so nobody else takes it) but not listening: connections are
-    refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield f"127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        sock.close()
 
 
 def seat(bot: BotProcess) -> SeatSpec:
