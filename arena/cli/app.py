@@ -1,0 +1,166 @@
+"""The root ``arena`` group, its shared context (consoles, gRPC clients of the referee) and the printing helpers
+every command uses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+import grpc
+from arena_sdk.pb import arena_pb2_grpc
+from rich.console import Console
+
+from .errors import ArenaGroup, rpc_error
+from .options import option
+
+RPC_TIMEOUT_S = 30.0
+POLL_INTERVAL_S = 0.5
+
+
+def _table_width() -> int | None:
+    """Width of the tables: the terminal's (rich's default) on a terminal or with COLUMNS set, else 120 columns
+    (rich would fall back to 80 and squeeze bot ids and endpoints)."""
+    if os.environ.get("COLUMNS") or sys.stdout.isatty():
+        return None
+    return 120
+
+
+@dataclass
+class AppContext:
+    """Shared by every command (``ctx.obj``): the consoles and the gRPC clients opened during the command."""
+
+    console: Console = field(default_factory=lambda: Console(highlight=False, width=_table_width()))
+    _channels: list[grpc.Channel] = field(default_factory=list)
+
+    def arena(self, server: str) -> "ArenaClient":
+        """A client of the Arena service at ``server`` ("host:port"), closed when the command ends."""
+        channel = grpc.insecure_channel(server)
+        self._channels.append(channel)
+        return ArenaClient(server, arena_pb2_grpc.ArenaStub(channel))
+
+    def close(self) -> None:
+        for channel in self._channels:
+            channel.close()
+        self._channels.clear()
+
+
+@dataclass
+class ArenaClient:
+    """Calls of the referee's Arena service; every ``grpc.RpcError`` becomes a one-line ``ArenaCliError``."""
+
+    server: str
+    stub: arena_pb2_grpc.ArenaStub
+
+    def call(self, method: str, request: Any, timeout: float = RPC_TIMEOUT_S,
+             hints: Mapping[grpc.StatusCode, str] | None = None) -> Any:
+        """``stub.<method>(request)``; a failure raises the one-line ``rpc_error`` (with ``hints``)."""
+        try:
+            return getattr(self.stub, method)(request, timeout=timeout)
+        except grpc.RpcError as exc:
+            raise rpc_error(exc, self.server, hints) from None
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ***."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[threading.Event]:
+    """An event set by SIGTERM or SIGINT while the block runs; the previous handlers come back afterwards."""
+    stop = threading.Event()
+    previous = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield stop
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def when(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s).strftime("%Y-%m-%d %H:%M:%S") if epoch_s else "-"
+
+
+def ago(epoch_s: float, now: float | None = None) -> str:
+    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the date past a day); "-" for 0."""
+    if not epoch_s:
+        return "-"
+    age = (time.time() if now is None else now) - epoch_s
+    if age < 0:
+        return "now"
+    if age < 120:
+        return f"{age:.0f} s ago"
+    if age < 7200:
+        return f"{age / 60:.0f} min ago"
+    if age < 86400:
+        return f"{age / 3600:.0f} h ago"
+    return when(epoch_s)
+
+
+def score_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def delta_text(points: float) -> str:
+    """An Elo change as "+12.3" / "-4.0" / "±0.0" (never "-0.0")."""
+    rounded = round(points, 1) + 0.0
+    return "±0.0" if rounded == 0 else f"{rounded:+.1f}"
+
+
+@click.group(cls=ArenaGroup, context_settings={"auto_envvar_prefix": "ARENA", "help_option_names": ["-h", "--help"],
+                                                "max_content_width": 110})
+@click.version_option(package_name="bot-arena", prog_name="arena")
+@option("-v", "--verbose", is_flag=True, help="Log what the referee and workers do (INFO) on stderr.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """Bot arena for multiplayer card games (Take 5!).
+
+    \b
+    A typical session:
+      arena serve                                   # referee + workers + private Redis in ./.arena
+      python my_bot.py --port 50061                 # your bot, as its own process
+      arena bot register mybot 127.0.0.1:50061      # prints mybot@VERSION and its owner token (saved)
+      arena tournament create --all --wait          # round robin between every registered bot
+      arena tournament standings t1                 # points, mean score, Elo performance
+      arena match show t1-000000                    # one match, turn by turn
+      arena ladder                                  # Elo ladder (--rebuild: recompute it from the results)
+      arena play take5 --bot sample:random --bot sample:heuristic --bot 127.0.0.1:50061
+
+    Every read takes --json. Every option can come from an environment variable: ARENA_SERVER, ARENA_REDIS_URL,
+    ARENA_DATA_DIR, ARENA_TOKEN, or ARENA_<COMMAND>_<OPTION> with the option's long name (e.g.
+    ARENA_SERVE_WORKERS=4, ARENA_LADDER_JSON=1, ARENA_TOURNAMENT_CREATE_BOTS=a,b,c).
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = AppContext()
+    ctx.obj = app
+    ctx.call_on_close(app.close)

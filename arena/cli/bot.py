@@ -1,0 +1,169 @@
+"""``arena bot register|update|remove|list``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import grpc
+from arena_sdk.pb import arena_pb2
+from rich.table import Table
+
+from .app import AppContext, cli, print_json, when
+from .options import (
+    GAMES,
+    EndpointType,
+    check_bot_name,
+    check_bot_ref,
+    game_option,
+    json_option,
+    option,
+    server_option,
+    split_bot_id,
+)
+from .tokens import TokenStore, owner_call, token_hints, token_option, tokens_dir_option
+
+
+def bot_dict(b: Any) -> dict[str, Any]:
+    return {"bot_id": b.bot_id or (f"{b.name}@{b.version}" if b.version else b.name), "name": b.name,
+            "version": b.version, "endpoint": b.endpoint, "game": b.game, "sdk_version": b.sdk_version,
+            "author": b.author, "registered_at": b.registered_at, "updated_at": b.updated_at}
+
+
+@cli.group(short_help="Register, update, remove and list bots.")
+def bot() -> None:
+    """Register, update, remove and list bots (a bot is a running process serving arena.v1.Bot at HOST:PORT).
+
+    A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). The first
+    registration of a NAME returns its owner token, shown once and saved in <data-dir>/tokens.json; new versions,
+    updates and removals of NAME need it.
+    """
+
+
+@bot.command("register", short_help="Register a bot endpoint (prints its bot id).")
+@click.argument("name", callback=lambda ctx, param, value: check_bot_name(value))
+@click.argument("endpoint", type=EndpointType())
+@game_option
+@token_option
+@tokens_dir_option
+@server_option
+@json_option
+@click.pass_obj
+def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: str | None, data_dir: Path,
+                 server: str, as_json: bool) -> None:
+    """Register the bot at ENDPOINT (HOST:PORT, reachable from the workers) under NAME. The referee first asks
+    the bot for its GetInfo (it must answer and play the game); the bot's version makes the ladder identity
+    NAME@VERSION, printed here.
+
+    The first registration of NAME prints its owner token once and saves it in <data-dir>/tokens.json (mode
+    0600). Registering NAME again (a new version, or a new endpoint) needs that token: --token, ARENA_TOKEN, or
+    the saved one.
+
+    \b
+    Examples:
+      arena bot register mybot 127.0.0.1:50061
+      arena bot register mybot 10.0.0.7:50061 --token 9f2c...
+    """
+    tokens = TokenStore(data_dir)
+    owner = token or tokens.get(server, game, name)
+    hints = token_hints(bool(token), tokens, name) if owner else {
+        grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN ({tokens.path} has none)"}
+    record = app.arena(server).call(
+        "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
+                                                    owner_token=owner or ""), hints=hints)
+    if record.owner_token:
+        tokens.put(server, game, record.name or name, record.owner_token)
+    if as_json:
+        data = bot_dict(record)
+        data["owner_token"] = record.owner_token or None
+        data["token_file"] = str(tokens.path) if record.owner_token else None
+        print_json(data)
+        return
+    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}")
+    if record.owner_token:
+        click.echo(f"owner token of {record.name or name}: {record.owner_token}")
+        click.echo(f"  shown once; saved in {tokens.path} for `arena bot register|update|remove` on this machine")
+
+
+@bot.command("update", short_help="Move a bot version to a new endpoint (owner token).")
+@click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
+@option("--endpoint", type=EndpointType(), required=True, help="The new HOST:PORT of the bot.")
+@game_option
+@token_option
+@tokens_dir_option
+@server_option
+@click.pass_obj
+def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: str | None, data_dir: Path,
+               server: str) -> None:
+    """Change the endpoint of a registered bot version (NAME alone: its latest version). The referee checks the
+    new endpoint answers GetInfo and plays the game. Needs the owner token of NAME.
+
+    \b
+    Example:
+      arena bot update mybot@1.2 --endpoint 10.0.0.8:50061
+    """
+    name, _ = split_bot_id(bot_ref)
+    tokens = TokenStore(data_dir)
+    record = owner_call(app, server, "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game,
+                                                                              endpoint=endpoint),
+                         token, tokens, game, name)
+    click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
+
+
+@bot.command("remove", short_help="Remove a bot version or every version (owner token).")
+@click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
+@game_option
+@token_option
+@tokens_dir_option
+@server_option
+@click.pass_obj
+def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data_dir: Path, server: str) -> None:
+    """Remove a bot version (NAME@VERSION) or every version of NAME (NAME alone). Its ladder history stays.
+    Needs the owner token of NAME.
+
+    \b
+    Examples:
+      arena bot remove mybot@1.0
+      arena bot remove mybot
+    """
+    name, _ = split_bot_id(bot_ref)
+    tokens = TokenStore(data_dir)
+    reply = owner_call(app, server, "RemoveBot", arena_pb2.RemoveBotRequest(bot=bot_ref, game=game), token,
+                        tokens, game, name)
+    removed = list(reply.removed)
+    click.echo(f"removed {game} bot{'s' if len(removed) != 1 else ''} {', '.join(removed) or '(none)'}; "
+               "ladder history kept")
+
+
+@bot.command("list")
+@option("--game", type=click.Choice(GAMES), default=None, help="Only the bots of this game.")
+@server_option
+@json_option
+@click.pass_obj
+def bot_list(app: AppContext, game: str | None, server: str, as_json: bool) -> None:
+    """List the registered bots: bot id (NAME@VERSION), version, game, endpoint, author, last change.
+
+    \b
+    Example:
+      arena bot list --game take5 --json
+    """
+    reply = app.arena(server).call("ListBots", arena_pb2.ListBotsRequest(game=game or ""))
+    bots = sorted((bot_dict(b) for b in reply.bots), key=lambda b: (b["game"], b["name"], b["registered_at"]))
+    if as_json:
+        print_json(bots)
+        return
+    if not bots:
+        click.echo("no bots registered yet: `arena bot register NAME HOST:PORT`")
+        return
+    table = Table(title="Registered bots")
+    table.add_column("bot id", no_wrap=True)
+    table.add_column("version")
+    table.add_column("game")
+    table.add_column("endpoint", no_wrap=True)
+    table.add_column("author")
+    table.add_column("updated", no_wrap=True)
+    for b in bots:
+        table.add_row(b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], b["author"] or "-",
+                      when(b["updated_at"] or b["registered_at"]))
+    app.console.print(table)

@@ -1,0 +1,131 @@
+"""Errors of the ``arena`` CLI and the root group that turns every failure into one line on stderr and an exit
+code (1 failed operation, 2 bad command line, 130 Ctrl-C, 143 SIGTERM)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import grpc
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+# click >= 8.2 raises NoArgsIsHelpError (a UsageError whose message is the whole help) for a group called without
+# a subcommand; older click prints the help itself.
+_NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (Exception,), {}))
+
+
+class ArenaCliError(click.ClickException):
+    """A failed operation: printed as one line ``Error: <message>``, exit code 1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))  # one line, whatever the source message looked like
+
+
+class ArenaInterrupted(ArenaCliError):
+    """Ctrl-C while the CLI waits on something that goes on without it (a tournament): exit code 130 (143 after
+    SIGTERM)."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the CLI. Raised by the SIGTERM handler that ``ArenaGroup.main`` installs, it unwinds the
+    command exactly as Ctrl-C does (a ``KeyboardInterrupt``, so asyncio lets it through too): every ``finally``
+    runs, the bot processes ``arena play`` started are stopped. Exit code 143 (128 + SIGTERM)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``Terminated`` in the main thread (once: a second SIGTERM during the
+    clean-up is ignored, so the clean-up finishes). Does nothing outside the main thread, where Python cannot set
+    signal handlers. The previous handler comes back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal raised
+        if not raised:
+            raised = True
+            raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, str] | None = None) -> ArenaCliError:
+    """The one-line CLI error for a failed call to the arena server at ``server``.
+
+    UNAVAILABLE becomes "cannot reach the arena server at X: is `arena serve` running?" (unless the server itself
+    answered UNAVAILABLE because its Redis is down: then its message), DEADLINE_EXCEEDED says the server did not answer
+    in time, UNIMPLEMENTED says the server is older than this CLI, every other status code gives the server's
+    details (its message is written for people, see arena.proto) followed by the code name. ``hints`` adds a
+    sentence for some codes (e.g. where to find an owner token after PERMISSION_DENIED).
+    """
+    code = exc.code() if callable(getattr(exc, "code", None)) else None
+    details = exc.details() if callable(getattr(exc, "details", None)) else None
+    if code == grpc.StatusCode.UNAVAILABLE and "Redis" not in (details or ""):  # else the server answered
+        return ArenaCliError(f"cannot reach the arena server at {server}: is `arena serve` running?")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return ArenaCliError(f"the arena server at {server} did not answer in time")
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return ArenaCliError(f"the arena server at {server} does not offer this call ({details or 'UNIMPLEMENTED'}); "
+                             "is it an older version than this CLI?")
+    name = code.name if code is not None else "UNKNOWN"
+    hint = (hints or {}).get(code) if code is not None else None
+    return ArenaCliError(f"{details or 'the arena server failed'} ({name})" + (f"; {hint}" if hint else ""))
+
+
+class ArenaGroup(click.Group):
+    """The root group: turns every failure into one line on stderr and an exit code.
+
+    Usage errors print ``Error: <what is wrong> (see `arena ... --help`)`` with exit code 2 instead of click's
+    usage block; a group called without a subcommand (``arena``, ``arena bot``) prints its help as click does
+    (stderr, exit code 2); ``ClickException``s print their message; Ctrl-C exits 130, SIGTERM 143 (both after the
+    same clean-up); an unexpected exception prints its type and message (``ARENA_DEBUG=1`` re-raises it for the
+    traceback).
+    """
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            with _sigterm_raises():
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # `arena`, `arena bot`: the group's help, as click prints it
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            click.echo(f"Error: {' '.join(exc.format_message().split())}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt, EOFError) as exc:
+            # click turns a KeyboardInterrupt (Terminated included) into Abort, keeping it as the context
+            if isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated):
+                click.echo("\nTerminated.", err=True)
+                sys.exit(EXIT_TERMINATED)
+            click.echo("\nAborted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:  # never a traceback for a user; ARENA_DEBUG=1 shows it
+            if os.environ.get("ARENA_DEBUG"):
+                raise
+            message = " ".join(str(exc).split()) or "(no message)"
+            click.echo(f"Error: unexpected {type(exc).__name__}: {message} (ARENA_DEBUG=1 shows the traceback)",
+                       err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,106 @@
+"""``arena match list|show``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from arena_sdk.pb import arena_pb2
+from rich.table import Table
+
+from .app import AppContext, cli, delta_text, print_json, score_text, when
+from .errors import ArenaCliError
+from .options import check_bot_ref, json_option, option, server_option
+
+
+@cli.group(short_help="List finished matches and show one turn by turn.")
+def match() -> None:
+    """List finished matches and show one turn by turn."""
+
+
+def _summary_dict(m: Any) -> dict[str, Any]:
+    return {"match_id": m.match_id, "tournament_id": m.tournament_id, "game": m.game, "seats": list(m.seats),
+            "scores": list(m.scores), "ranks": list(m.ranks), "faults": list(m.faults),
+            "rating_deltas": list(m.rating_deltas), "finished_at": m.finished_at, "seed": m.seed}
+
+
+@match.command("list", short_help="List finished matches, newest first.")
+@option("--tournament", "tournament_id", default=None, metavar="ID", help="Only the matches of this tournament.")
+@option("--bot", "bot_ref", default=None, metavar="NAME[@VERSION]", help="Only the matches of this bot.")
+@option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="At most this many.")
+@server_option
+@json_option
+@click.pass_obj
+def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, limit: int, server: str,
+               as_json: bool) -> None:
+    """List finished matches, newest first: match id, tournament, every seat's bot with its score and rank,
+    faults, the Elo changes the match applied, and when it finished.
+
+    \b
+    Example:
+      arena match list --tournament t3 --bot heuristic --limit 10
+    """
+    if bot_ref is not None:
+        check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
+    reply = app.arena(server).call("ListMatches", arena_pb2.ListMatchesRequest(
+        tournament_id=tournament_id or "", bot=bot_ref or "", limit=limit))
+    if as_json:
+        print_json([_summary_dict(m) for m in reply.matches])
+        return
+    if not reply.matches:
+        click.echo("no finished matches" + (f" of {tournament_id}" if tournament_id else "")
+                   + (f" with {bot_ref}" if bot_ref else ""))
+        return
+    table = Table(title="Finished matches")
+    table.add_column("match", no_wrap=True)
+    table.add_column("tournament", no_wrap=True)
+    table.add_column("seats: bot, score (rank), Elo change", no_wrap=True)
+    table.add_column("faults", justify="right")
+    table.add_column("finished", no_wrap=True)
+    for m in reply.matches:
+        seats = []
+        for i, bot_id in enumerate(m.seats):
+            score = score_text(m.scores[i]) if i < len(m.scores) else "?"
+            rank = str(m.ranks[i]) if i < len(m.ranks) else "?"
+            delta = f", {delta_text(m.rating_deltas[i])}" if i < len(m.rating_deltas) else ""
+            seats.append(f"{bot_id}, {score} ({rank}){delta}")
+        table.add_row(m.match_id, m.tournament_id or "-", "\n".join(seats), str(sum(m.faults)), when(m.finished_at))
+    app.console.print(table)
+
+
+@match.command("show", short_help="Show one match turn by turn.")
+@click.argument("match_id", metavar="ID")
+@server_option
+@json_option
+@click.pass_obj
+def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> None:
+    """Show one finished match turn by turn: per hand the rows, per turn every revealed card in resolution order,
+    where it went, what its bot took, rule-4 row choices and faults; then the result and the Elo changes.
+    --json prints the match record itself (the format `arena replay` checks).
+
+    \b
+    Examples:
+      arena match show t3-000012
+      arena match show t3-000012 --json > match.json && arena replay match.json
+    """
+    detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    try:
+        record = json.loads(detail.record_json)
+    except json.JSONDecodeError as exc:
+        raise ArenaCliError(f"the server sent match {match_id} with a record that is not JSON: {exc}") from None
+    if as_json:
+        print_json(record)
+        return
+    from ..render import RenderError, render_match
+
+    try:
+        app.console.print(render_match(record))
+    except RenderError as exc:
+        raise ArenaCliError(f"cannot show match {match_id}: {exc}") from None
+    m = detail.summary
+    if m.rating_deltas:
+        changes = ", ".join(f"{bot_id} {delta_text(delta)}" for bot_id, delta in zip(m.seats, m.rating_deltas))
+        click.echo(f"Elo changes: {changes}")
+    click.echo(f"match {m.match_id or match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else "")
+               + f", stored {when(m.finished_at)}")

@@ -1,0 +1,183 @@
+"""Options and parameter types shared by the commands: ``ArenaOption`` (one environment variable per option),
+``HOST:PORT`` endpoints, bot names and ``NAME@VERSION`` refs, the shared ``--server``/``--json``/``--game``/... options
+and the Take 5 rules options."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from arena_sdk.games.take5.rules import MAX_LIMIT as MAX_TAKE5_LIMIT
+
+from ..config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+
+GAMES = ("take5",)
+VARIANTS = ("known-cards", "draft")
+LIMIT_RULES = ("at-least", "more-than")
+BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class ArenaOption(click.Option):
+    """A click option whose environment variable is named after its long name: ``--deadline-ms`` of ``arena
+    tournament create`` reads ``ARENA_TOURNAMENT_CREATE_DEADLINE_MS`` (click's ``auto_envvar_prefix`` would use
+    the Python parameter name instead, e.g. ``..._AS_JSON`` for ``--json``). An explicit ``envvar=`` (the shared
+    ``ARENA_SERVER``, ``ARENA_REDIS_URL``, ``ARENA_DATA_DIR``, ``ARENA_TOKEN``) replaces it. An empty variable counts
+    as unset, as in click."""
+
+    def auto_envvar(self, ctx: click.Context) -> str | None:
+        """``ARENA_<COMMAND PATH>_<LONG NAME>`` (upper case, ``-`` as ``_``) in ``ctx``, or None when the option
+        has an explicit ``envvar``, no long name, or the context no prefix."""
+        if self.envvar or not self.allow_from_autoenv or ctx.auto_envvar_prefix is None:
+            return None
+        long_names = [o for o in self.opts if o.startswith("--")]
+        if not long_names:
+            return None
+        return f"{ctx.auto_envvar_prefix}_{long_names[0][2:].upper().replace('-', '_')}"
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        rv = click.Parameter.resolve_envvar_value(self, ctx)  # the explicit envvar=, if any
+        if rv is not None:
+            return rv
+        name = self.auto_envvar(ctx)
+        return (os.environ.get(name) or None) if name else None
+
+
+def option(*param_decls: str, **attrs: Any) -> Any:
+    """``click.option`` with ``ArenaOption``: every option of the CLI is declared through it."""
+    attrs.setdefault("cls", ArenaOption)
+    return click.option(*param_decls, **attrs)
+
+
+def parse_endpoint(value: str, *, allow_port_zero: bool = False) -> str:
+    """Check a ``host:port`` endpoint (``[v6addr]:port`` for IPv6) and return it stripped.
+
+    Raises ``ValueError`` naming the bad value when the host is empty or the port is not an integer in 1..65535
+    (0..65535 with ``allow_port_zero``, for addresses to listen on).
+    """
+    text = value.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:50061)")
+    if host.startswith("["):
+        if not host.endswith("]") or len(host) < 3:
+            raise ValueError(f"{value!r} is not HOST:PORT: bad IPv6 host {host!r}")
+    elif ":" in host or any(c.isspace() for c in host):
+        raise ValueError(f"{value!r} is not HOST:PORT (write an IPv6 host as [::1]:50061)")
+    if not port_text.isdigit():
+        raise ValueError(f"{value!r} is not HOST:PORT: the port {port_text!r} is not a number")
+    port = int(port_text)
+    low = 0 if allow_port_zero else 1
+    if not low <= port <= 65535:
+        raise ValueError(f"{value!r}: the port must be in {low}..65535, got {port}")
+    return text
+
+
+class EndpointType(click.ParamType):
+    """A ``HOST:PORT`` parameter, checked by ``parse_endpoint``."""
+
+    name = "HOST:PORT"
+
+    def __init__(self, allow_port_zero: bool = False) -> None:
+        self.allow_port_zero = allow_port_zero
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return parse_endpoint(str(value), allow_port_zero=self.allow_port_zero)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def check_bot_name(value: str) -> str:
+    if not BOT_NAME_RE.match(value):
+        raise click.BadParameter(f"{value!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . -")
+    return value
+
+
+def split_bot_id(value: str) -> tuple[str, str]:
+    """``"NAME@VERSION"`` -> (NAME, VERSION); ``"NAME"`` -> (NAME, "") meaning its latest version.
+
+    Raises ``ValueError`` naming the value when NAME is not 1..64 characters of A-Z a-z 0-9 _ . - or the version
+    after ``@`` is empty or holds white space."""
+    name, at, version = value.strip().partition("@")
+    if not BOT_NAME_RE.match(name):
+        raise ValueError(f"{value!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . - "
+                         "(optionally followed by @VERSION)")
+    if at and (not version or any(c.isspace() for c in version) or "@" in version or len(version) > 64):
+        raise ValueError(f"{value!r}: expected NAME@VERSION with a version of 1..64 characters, no spaces")
+    return name, version
+
+
+def check_bot_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        split_bot_id(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value.strip()
+
+
+def server_option(f: Any) -> Any:
+    return option(
+        "--server", envvar="ARENA_SERVER", default=DEFAULTS.server, show_default=True, metavar="HOST:PORT",
+        help="Address of the referee (`arena serve`); env ARENA_SERVER.")(f)
+
+
+def json_option(f: Any) -> Any:
+    return option("--json", "as_json", is_flag=True, help="Print JSON for scripts instead of a table.")(f)
+
+
+def game_option(f: Any) -> Any:
+    return option("--game", type=click.Choice(GAMES), default="take5", show_default=True,
+                  help="Game id.")(f)
+
+
+def data_dir_option(f: Any) -> Any:
+    return option(
+        "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ARENA_DATA_DIR",
+        default=DEFAULTS.data_dir, show_default=True,
+        help="Folder of the private redis-server (used when ARENA_REDIS_URL is unset); env ARENA_DATA_DIR.")(f)
+
+
+def redis_url_option(f: Any) -> Any:
+    return option(
+        "--redis-url", envvar="ARENA_REDIS_URL", default=None, metavar="URL",
+        help="External Redis, e.g. redis://host:6379/0; env ARENA_REDIS_URL. Unset: the private server of "
+             "--data-dir.")(f)
+
+
+def visibility_timeout_option(f: Any) -> Any:
+    return option(
+        "--visibility-timeout", "visibility_timeout", type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULTS.visibility_timeout_s, show_default=True, metavar="SECONDS",
+        help="A claimed match job whose worker has not refreshed it for this long is taken for dead and reclaimed "
+             "by another worker, which runs the match again (the result still counts once).")(f)
+
+
+def deadline_option(f: Any) -> Any:
+    return option("--deadline-ms", type=click.IntRange(MIN_DEADLINE_MS, MAX_DEADLINE_MS),
+                  default=DEFAULTS.deadline_ms, show_default=True, help="Deadline of each decision, milliseconds.")(f)
+
+
+def variant_options(f: Any) -> Any:
+    f = option("--limit-rule", type=click.Choice(LIMIT_RULES), default="at-least", show_default=True,
+               help="Game end: a total at least (>=) or more than (>) the limit after a complete hand.")(f)
+    f = option("--limit", type=click.IntRange(1, MAX_TAKE5_LIMIT), default=66, show_default=True,
+               help="Bullhead limit, checked after each complete hand.")(f)
+    f = option("--variant", "variants", type=click.Choice(VARIANTS), multiple=True,
+               help="Rules variant (repeatable, combinable): known-cards (only cards 1..10*players+4), "
+                    "draft (cards are drafted face up).")(f)
+    return f
+
+
+def take5_config_of(limit: int, limit_rule: str, variants: Sequence[str]) -> Any:
+    """The ``Take5Config`` of the command-line options (``--limit``, ``--limit-rule``, ``--variant``)."""
+    from arena_sdk.games.take5 import wire as take5_wire
+
+    try:
+        return take5_wire.take5_config(limit=limit, limit_rule=limit_rule.replace("-", "_"),
+                                 known_cards="known-cards" in variants, draft="draft" in variants)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None

@@ -1,0 +1,244 @@
+"""``arena play`` (one local game, no Redis) and ``arena replay``."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+import grpc
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+from rich.table import Table
+
+from ..config import DEFAULTS
+from .app import AppContext, cli, print_json, score_text
+from .errors import ArenaCliError
+from .options import BOT_NAME_RE, deadline_option, json_option, option, parse_endpoint, take5_config_of, variant_options
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A ``--bot`` of ``arena play``: ``kind`` is "endpoint" (a running bot at HOST:PORT), "sample" (a sample
+    bot to start, ``value`` its name) or "file" (a bot .py file to start)."""
+
+    kind: str
+    value: str
+
+
+class BotSpecType(click.ParamType):
+    """``HOST:PORT`` of a running bot, ``sample:NAME`` for a sample bot, or a path to a ``.py`` bot file."""
+
+    name = "HOST:PORT|sample:NAME|FILE.py"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BotSpec:
+        if isinstance(value, BotSpec):
+            return value
+        text = str(value).strip()
+        if text.startswith("sample:"):
+            name = text[len("sample:"):]
+            known = _sample_bot_names()
+            if known is not None and name not in known:
+                self.fail(f"unknown sample bot {name!r}; sample bots: {', '.join(sorted(known))}", param, ctx)
+            if not name:
+                self.fail("sample:NAME needs a name, e.g. sample:random", param, ctx)
+            return BotSpec("sample", name)
+        if text.endswith(".py"):
+            if not Path(text).is_file():
+                self.fail(f"bot file {text!r} does not exist", param, ctx)
+            return BotSpec("file", text)
+        try:
+            return BotSpec("endpoint", parse_endpoint(text))
+        except ValueError as exc:
+            self.fail(f"{exc}; or use sample:NAME or a bot .py file", param, ctx)
+
+
+def _sample_bot_names() -> Sequence[str] | None:
+    try:
+        from ..local_bots import SAMPLE_BOTS
+    except ImportError:  # the local bot launcher is missing: let start_bot report it later
+        return None
+    return tuple(SAMPLE_BOTS)
+
+
+@cli.group(short_help="Play one local game without Redis.")
+def play() -> None:
+    """Play one game locally between bots, without Redis or `arena serve` (the referee runs in this process)."""
+
+
+@play.command("take5", short_help="Play one game of Take 5.")
+@option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
+        metavar="HOST:PORT|sample:NAME|FILE.py",
+        help="A seat, in seat order (repeat 2..10 times): HOST:PORT of a running bot, sample:NAME "
+             "(random, heuristic, montecarlo; started as a separate process and stopped after), or a bot "
+             ".py file to start.")
+@option("--seed", type=click.IntRange(min=0), default=None,
+        help="Seed of the deals; default: a random one, printed and kept in the record.")
+@variant_options
+@deadline_option
+@option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="Where to save the match record (JSON); default records/<match id>.json.")
+@json_option
+@click.pass_obj
+def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str], limit: int,
+               limit_rule: str, deadline_ms: int, record_path: Path | None, as_json: bool) -> None:
+    """Play one game of Take 5 and print the result (seat, bot, bullheads, rank, faults); the record is saved
+    for `arena replay`.
+
+    \b
+    Examples:
+      arena play take5 --bot sample:random --bot sample:heuristic --bot sample:montecarlo --seed 7
+      arena play take5 --bot 127.0.0.1:50061 --bot sample:heuristic --limit 33 --record game.json
+    """
+    if not 2 <= len(bots) <= 10:
+        raise click.UsageError(f"Take 5 needs 2..10 --bot seats, got {len(bots)}")
+    config = take5_config_of(limit, limit_rule, variants)
+    from ..referee import SeatSpec, run_match_sync
+
+    if seed is None:
+        seed = secrets.randbelow(10**9)
+    match_id = f"play-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    path = record_path or Path("records") / f"{match_id}.json"
+    started: list[Any] = []
+    try:
+        endpoints = {spec.value: _bot_info(spec.value, "take5") for spec in bots if spec.kind == "endpoint"}
+        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"])
+        local = iter(started)
+        seats = []
+        for spec in bots:
+            if spec.kind == "endpoint":
+                seats.append((endpoints[spec.value], spec.value))
+            else:
+                proc = next(local)
+                seats.append((proc.name, proc.endpoint))
+        names = _unique_names([n for n, _ in seats])
+        specs = [SeatSpec(name=n, endpoint=e) for n, (_, e) in zip(names, seats, strict=True)]
+        with app.console.status(f"playing take5 between {', '.join(names)} (seed {seed})", spinner="dots") \
+                if not as_json else _nullcontext():
+            record = run_match_sync(match_id, "take5", specs, config, seed=seed, deadline_ms=deadline_ms,
+                                    call_deadline_ms=DEFAULTS.call_deadline_ms)
+    finally:
+        for proc in started:
+            proc.stop()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record.save(path)
+    except OSError as exc:
+        raise ArenaCliError(f"cannot save the record to {path}: {exc.strerror or exc}") from None
+    result = record.result
+    if as_json:
+        print_json({"match_id": record.match_id, "seed": seed, "record": str(path), "seats": [
+            {"seat": i, "bot": s.name, "endpoint": s.endpoint, "bullheads": result.scores[i],
+             "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
+        return
+    table = Table(title="Take 5 result")
+    for col, justify in (("seat", "right"), ("bot", "left"), ("bullheads", "right"), ("rank", "right"),
+                         ("faults", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for i, s in enumerate(record.seats):
+        table.add_row(str(i), s.name, score_text(result.scores[i]), str(result.ranks[i]), str(result.faults[i]))
+    app.console.print(table)
+    click.echo(f"match {record.match_id}, seed {seed}, {len(record.decisions)} decisions in "
+               f"{record.duration_s:.2f} s")
+    for fault in record.faults[:5]:
+        click.echo(f"fault: seat {fault.seat} hand {fault.hand} turn {fault.turn}: {fault.kind} ({fault.detail})")
+    if len(record.faults) > 5:
+        click.echo(f"... {len(record.faults) - 5} more faults in the record")
+    click.echo(f"record saved to {path}; check it with `arena replay {path}`")
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _unique_names(names: Sequence[str]) -> list[str]:
+    """``names`` with repeats suffixed ``-2``, ``-3``... in seat order (["random", "random"] -> random, random-2)."""
+    seen: dict[str, int] = {}
+    out = []
+    taken = set(names)
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        if seen[n] == 1:
+            out.append(n)
+            continue
+        k = seen[n]
+        while f"{n}-{k}" in taken:
+            k += 1
+        taken.add(f"{n}-{k}")
+        out.append(f"{n}-{k}")
+    return out
+
+
+def _start_local_bots(specs: Sequence[BotSpec]) -> list[Any]:
+    """Start the sample / file bots of ``specs`` as separate processes (all at once), in order."""
+    if not specs:
+        return []
+    from ..local_bots import start_bots
+
+    texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
+    try:
+        return start_bots(texts)
+    except (RuntimeError, OSError, ValueError) as exc:  # BotStartError is a RuntimeError
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        message = lines[0] if lines else type(exc).__name__
+        if len(lines) > 2 and lines[1] == "stderr tail:":  # BotStartError: the last stderr line says why
+            message += f"; its last stderr line: {lines[-1]}"
+        raise ArenaCliError(f"cannot start the bot: {message}") from None
+
+
+def _bot_info(endpoint: str, game: str) -> str:
+    """The name a running bot reports through GetInfo; raises ``ArenaCliError`` when it is unreachable or does not
+    play ``game``."""
+    channel = grpc.insecure_channel(endpoint)
+    try:
+        info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(),
+                                                     timeout=DEFAULTS.call_deadline_ms / 1000)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.UNAVAILABLE:
+            raise ArenaCliError(f"cannot reach the bot at {endpoint}: is it running?") from None
+        raise ArenaCliError(f"the bot at {endpoint} failed GetInfo: {exc.details()} ({exc.code().name})") from None
+    finally:
+        channel.close()
+    if info.games and game not in info.games:
+        raise ArenaCliError(f"the bot at {endpoint} ({info.name}) does not play {game}; it plays "
+                            f"{', '.join(info.games)}")
+    return info.name if BOT_NAME_RE.match(info.name or "") else endpoint.replace(":", "_")
+
+
+@cli.command(short_help="Re-simulate a match record; report differences.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def replay(ctx: click.Context, file: Path) -> None:
+    """Re-simulate a match record (JSON) with the rules engine and compare: prints "identical", or every
+    difference and exits 1.
+
+    \b
+    Example:
+      arena replay records/play-20250101-120000-ab12cd.json
+    """
+    from ..referee import MatchRecord
+    from ..referee import replay as replay_record
+
+    try:
+        record = MatchRecord.load(file)
+    except (ValueError, OSError) as exc:  # RecordError is a ValueError, so is a JSON syntax error
+        raise ArenaCliError(f"cannot read the match record {file}: {exc}") from None
+    try:
+        differences = replay_record(record)
+    except ValueError as exc:  # a record the rules engine cannot even follow
+        differences = [f"the record cannot be re-simulated: {exc}"]
+    if not differences:
+        click.echo(f"identical: {file} re-simulates to the same {len(record.decisions)} decisions, faults and result")
+        return
+    click.echo(f"{len(differences)} difference{'s' if len(differences) != 1 else ''} in {file}:")
+    for d in differences:
+        click.echo(f"  - {d}")
+    ctx.exit(1)

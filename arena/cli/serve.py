@@ -1,0 +1,122 @@
+"""``arena serve``: the referee (Arena gRPC service, embedded workers, private Redis)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..config import DEFAULTS
+from .app import AppContext, cli, redact, stop_on_signals
+from .errors import ArenaCliError
+from .options import EndpointType, data_dir_option, option, redis_url_option, visibility_timeout_option
+
+
+@cli.command(short_help="Run the referee (Arena gRPC service + workers).")
+@option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.listen, show_default=True,
+        help="Address to serve the Arena gRPC service on (port 0: a free port, printed).")
+@option("--workers", type=click.IntRange(min=0), default=DEFAULTS.workers, show_default=True,
+        help="Workers embedded in this process (0: only separate `arena worker`s run matches).")
+@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+        help="Matches each worker runs at once.")
+@visibility_timeout_option
+@data_dir_option
+@redis_url_option
+@click.pass_obj
+def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
+          data_dir: Path, redis_url: str | None) -> None:
+    """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
+
+    Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
+    (appendonly, so the ladder survives restarts) and stopped on exit.
+
+    \b
+    Example:
+      arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
+    """
+    from ..redis_server import PrivateRedis, resolve_redis_url
+    from ..service import ArenaServer
+
+    private = None
+    server = None
+    with stop_on_signals() as stop:
+        try:
+            url = redis_url or resolve_redis_url(data_dir)
+            if url is not None:
+                source = "external" if redis_url or os.environ.get("ARENA_REDIS_URL") else \
+                    f"private redis-server of {data_dir}, already running"
+            else:
+                private = PrivateRedis(data_dir)
+                url = private.start()
+                source = f"private redis-server in {data_dir}, started here"
+            check_redis(url)
+            server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
+                                 visibility_timeout_s=visibility_timeout)
+            port = server.start()
+            host = listen.rpartition(":")[0]
+            click.echo(f"arena serve listening on {host}:{port}")
+            click.echo(f"redis: {redact(url)} ({source})")
+            click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
+                       f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                pass
+            click.echo("arena serve stopping")
+        except redis_errors() as exc:
+            raise ArenaCliError(f"cannot use Redis: {exc}") from None
+        except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
+            raise ArenaCliError(_first_line(str(exc), data_dir / "redis.log")) from None
+        finally:
+            if server is not None:
+                server.stop()
+            if private is not None:
+                private.stop()
+
+
+def _first_line(message: str, log_path: Path) -> str:
+    """The first line of a multi-line error message (a log tail follows it), pointing at the log instead."""
+    lines = message.strip().splitlines() or ["(no message)"]
+    if len(lines) == 1:
+        return lines[0]
+    first = lines[0].strip().removesuffix("log tail:").rstrip(" ;:,")
+    return f"{first}; see {log_path}"
+
+
+REDIS_LOADING_TIMEOUT_S = 120.0  # a restarted Redis answers LOADING while it reads its appendonly file
+
+
+def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) -> None:
+    """Raise ``ArenaCliError`` unless the Redis at ``url`` answers PING. A Redis still loading its data (a restart
+    with a large appendonly file) is waited for, up to ``loading_timeout_s`` seconds."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    except ValueError as exc:  # not a redis:// URL
+        raise ArenaCliError(f"bad Redis URL {redact(url)}: {exc}") from None
+    end = time.monotonic() + loading_timeout_s
+    try:
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.BusyLoadingError as exc:
+                if time.monotonic() >= end:
+                    raise ArenaCliError(f"Redis at {redact(url)} is still loading its data after "
+                                        f"{loading_timeout_s:.0f} s: {exc}") from None
+                time.sleep(0.2)
+            except (redis.RedisError, OSError) as exc:
+                raise ArenaCliError(f"cannot reach Redis at {redact(url)}: {exc}") from None
+    finally:
+        client.close()
+
+
+def redis_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import redis.exceptions
+    except ImportError:  # pragma: no cover - redis is a dependency
+        return ()
+    return (redis.exceptions.RedisError,)

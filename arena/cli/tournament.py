@@ -1,0 +1,363 @@
+"""``arena tournament create|list|status|standings|cancel``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import grpc
+from arena_sdk.pb import arena_pb2, bot_pb2
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..config import DEFAULTS
+from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
+from .bot import bot_dict
+from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
+from .options import (
+    GAMES,
+    deadline_option,
+    game_option,
+    json_option,
+    option,
+    server_option,
+    split_bot_id,
+    take5_config_of,
+    variant_options,
+)
+
+
+@cli.group(short_help="Create, follow and cancel round-robin tournaments.")
+def tournament() -> None:
+    """Create round-robin tournaments, follow their progress and standings, cancel them."""
+
+
+def _bot_names(values: Sequence[str]) -> list[str]:
+    """The bots of ``--bots a,b@1.0 --bots c``: NAME (its latest version) or NAME@VERSION, in order."""
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    for n in names:
+        try:
+            split_bot_id(n)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--bots'") from None
+    return names
+
+
+@tournament.command("create", short_help="Create a round robin (optionally wait, or only count it).")
+@option("--bots", "bot_lists", multiple=True, metavar="A,B,C",
+        help="Registered bots, comma separated (repeatable): NAME (its latest version) or NAME@VERSION.")
+@option("--all", "all_bots", is_flag=True, help="Every registered bot version of the game.")
+@game_option
+@option("--seats", type=click.IntRange(2, 10), default=None,
+        help="Seats per match, k (2..10); default min(number of bots, 4).")
+@option("--rounds", type=click.IntRange(min=1), default=DEFAULTS.rounds, show_default=True,
+        help="Rounds; each round plays new deals.")
+@option("--seed", type=click.IntRange(1, 2**64 - 1), default=None,
+        help="Tournament seed (every deal derives from it; the same seed plays the same deals); default: the "
+             "server picks one and reports it.")
+@deadline_option
+@variant_options
+@option("--dry-run", is_flag=True,
+        help="Only validate and count: print the number of matches and its formula, queue nothing.")
+@option("--wait/--no-wait", default=None,
+        help="Show a live progress bar until every match is done. Default: --wait when stdout is a "
+             "terminal, --no-wait otherwise (scripts).")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
+                      rounds: int, seed: int | None, deadline_ms: int, variants: Sequence[str], limit: int,
+                      limit_rule: str, dry_run: bool, wait: bool | None, server: str, as_json: bool) -> None:
+    """Create a round-robin tournament: every SEATS-subset of the bots plays once per seat rotation of the same
+    deal (duplicate deals), ROUNDS times with new deals. Matches go to the workers through Redis; ratings update
+    as results arrive. With --dry-run nothing is queued: the server only counts the matches and says how.
+
+    \b
+    Examples:
+      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
+      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --wait
+      arena tournament create --all --variant known-cards --limit 33 --no-wait
+    """
+    names = _bot_names(bot_lists)
+    if all_bots and names:
+        raise click.UsageError("give either --bots or --all, not both")
+    client = app.arena(server)
+    if all_bots:
+        reply = client.call("ListBots", arena_pb2.ListBotsRequest(game=game))
+        names = sorted({bot_dict(b)["bot_id"] for b in reply.bots})
+        if not names:
+            raise ArenaCliError(f"no {game} bots registered: `arena bot register NAME HOST:PORT` first")
+    if not names:
+        raise click.UsageError("name the bots with --bots a,b,c (or use --all)")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise click.UsageError(f"bot named more than once: {', '.join(repeated)}")
+    if len(names) < 2:
+        raise click.UsageError(f"a tournament needs at least 2 bots, got {len(names)}")
+    if seats is not None and seats > len(names):
+        raise click.UsageError(f"--seats {seats} needs at least {seats} bots, got {len(names)}")
+    from arena_sdk import wire
+
+    config = take5_config_of(limit, limit_rule, variants)
+    request = arena_pb2.CreateTournamentRequest(
+        game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, seed=seed or 0,
+        config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run)
+    t = _create_tournament(client, request)
+    if dry_run:
+        if as_json:
+            print_json(_tournament_dict(t))
+            return
+        click.echo(f"dry run: {t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
+                   f"{t.rounds} round{'s' if t.rounds != 1 else ''}{f', seed {t.seed}' if t.seed else ''})")
+        click.echo(f"formula: {t.formula or '(the server gave none)'}")
+        click.echo("nothing was queued; run the same command without --dry-run to create it")
+        return
+    if wait is None:
+        wait = sys.stdout.isatty() and not as_json
+    if as_json and not wait:
+        print_json(_tournament_dict(t))
+        return
+    if not as_json:
+        counted = f"{t.formula} matches" if t.formula else (
+            f"{t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
+            f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
+        click.echo(f"tournament {t.id}: {counted}, seed {t.seed}")
+    if not wait:
+        click.echo(f"follow it with `arena tournament status {t.id} --watch`")
+        return
+    t = _watch(app, client, t, quiet=as_json)
+    if as_json:
+        print_json(_tournament_dict(t))
+    else:
+        click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches{_failed_note(t)}, "
+                   f"{t.faults} faults; see `arena tournament standings {t.id}` and `arena ladder`")
+
+
+BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints"
+
+
+def _create_tournament(client: ArenaClient, request: Any) -> Any:
+    """CreateTournament; a refusal is the one-line ``rpc_error`` with the server's message, which names the bots
+    that do not answer (FAILED_PRECONDITION "bots not answering: ..."), followed by ``BOTS_DOWN_HINT`` then."""
+    try:
+        return client.stub.CreateTournament(request, timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        details = exc.details() if callable(getattr(exc, "details", None)) else None
+        hints = {grpc.StatusCode.FAILED_PRECONDITION: BOTS_DOWN_HINT} if "not answering" in (details or "") else None
+        raise rpc_error(exc, client.server, hints) from None
+
+
+@tournament.command("list", short_help="List tournaments, newest first.")
+@option("--game", type=click.Choice(GAMES), default=None, help="Only the tournaments of this game.")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_list(app: AppContext, game: str | None, server: str, as_json: bool) -> None:
+    """List the tournaments, newest first: id, state, progress, faults, bots, creation time.
+
+    \b
+    Example:
+      arena tournament list --json
+    """
+    reply = app.arena(server).call("ListTournaments", arena_pb2.ListTournamentsRequest(game=game or ""))
+    if as_json:
+        print_json([_tournament_dict(t) for t in reply.tournaments])
+        return
+    if not reply.tournaments:
+        click.echo("no tournaments yet: `arena tournament create --all`")
+        return
+    table = Table(title="Tournaments")
+    for col, justify in (("id", "left"), ("state", "left"), ("game", "left"), ("progress", "right"),
+                         ("faults", "right"), ("seats", "right"), ("rounds", "right"), ("created", "left")):
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    table.add_column("bots")
+    for t in reply.tournaments:
+        progress = f"{t.matches_done}/{t.matches_total}"
+        if t.matches_failed:
+            progress += f" ({t.matches_failed} failed)"
+        table.add_row(t.id, t.state, t.game, progress, str(t.faults),
+                      str(t.seats_per_match), str(t.rounds), when(t.created_at), ", ".join(t.bots))
+    app.console.print(table)
+
+
+@tournament.command("status", short_help="Show a tournament's progress and standings.")
+@click.argument("tournament_id", metavar="ID")
+@option("--watch", is_flag=True, help="Show a live progress bar until every match is done.")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: str, as_json: bool) -> None:
+    """Show a tournament's progress (matches done, faults, state) and its standings so far (rank, bot, points,
+    matches, mean score, Elo performance).
+
+    \b
+    Example:
+      arena tournament status t3 --watch
+    """
+    client = app.arena(server)
+    t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
+    if watch and not _settled(t):
+        t = _watch(app, client, t, quiet=as_json)
+    standings = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=t.id))
+    if as_json:
+        data = _tournament_dict(t)
+        data["standings"] = [_standing_dict(e) for e in standings.entries]
+        print_json(data)
+        return
+    table = Table(title=f"Tournament {t.id}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    cfg = t.config.take5
+    variants = [v for v, on in (("known-cards", cfg.known_cards), ("draft", cfg.draft)) if on]
+    progress = f"{t.matches_done}/{t.matches_total} matches"
+    notes = []
+    if t.matches_failed:
+        notes.append(f"{t.matches_failed} failed: given up after repeated platform errors, not rated")
+    if t.matches_cancelled:
+        notes.append(f"{t.matches_cancelled} dropped by the cancellation")
+    if notes:
+        progress += f" ({'; '.join(notes)})"
+    rows = [
+        ("state", t.state),
+        ("progress", progress),
+        ("faults", str(t.faults)),
+        ("game", t.game),
+        ("bots", ", ".join(t.bots)),
+        ("seats per match", str(t.seats_per_match)),
+        ("rounds", str(t.rounds)),
+        ("matches", t.formula or str(t.matches_total)),
+        ("seed", str(t.seed)),
+        ("limit", f"{cfg.limit or 66} bullheads ({'>' if cfg.limit_rule == bot_pb2.TAKE5_LIMIT_MORE_THAN else '>='} "
+                  "after a complete hand ends the game)"),
+        ("variants", ", ".join(variants) or "none"),
+        ("deadline", f"{t.deadline_ms} ms"),
+        ("created", when(t.created_at)),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    app.console.print(table)
+    _print_standings(app, t.id, standings.entries, t.game)
+
+
+@tournament.command("standings", short_help="Show a tournament's standings.")
+@click.argument("tournament_id", metavar="ID")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_standings(app: AppContext, tournament_id: str, server: str, as_json: bool) -> None:
+    """Show the standings of one tournament: rank (by points), bot, points (per match, 1 for every opponent
+    finished ahead of and 1/2 per tie), matches, mean score (Take 5: bullheads, lower is better), score rate
+    (points per pair, 0..1) and Elo performance (mean opponent rating + 400 x (wins - losses) / pairs).
+
+    \b
+    Example:
+      arena tournament standings t3 --json
+    """
+    reply = app.arena(server).call("GetStandings", arena_pb2.GetStandingsRequest(id=tournament_id))
+    if as_json:
+        print_json({"tournament_id": reply.tournament_id or tournament_id,
+                     "entries": [_standing_dict(e) for e in reply.entries]})
+        return
+    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, "take5")
+
+
+def _standing_dict(e: Any) -> dict[str, Any]:
+    return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
+            "performance": e.performance, "score_rate": e.score_rate}
+
+
+def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str) -> None:
+    if not entries:
+        click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
+        return
+    table = Table(title=f"Standings of {tournament_id}")
+    table.add_column("rank", justify="right")
+    table.add_column("bot")
+    table.add_column("points", justify="right")
+    table.add_column("matches", justify="right")
+    table.add_column("mean score" + (" (bullheads)" if game == "take5" else ""), justify="right")
+    table.add_column("score rate", justify="right")
+    table.add_column("performance (Elo)", justify="right")
+    for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
+        table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
+                      f"{e.score_rate:.3f}", f"{e.performance:.0f}")
+    app.console.print(table)
+
+
+@tournament.command("cancel", short_help="Cancel a tournament (queued matches are dropped).")
+@click.argument("tournament_id", metavar="ID")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json: bool) -> None:
+    """Cancel a tournament: matches not yet started are dropped; running ones finish and count.
+
+    \b
+    Example:
+      arena tournament cancel t3
+    """
+    t = app.arena(server).call("CancelTournament", arena_pb2.CancelTournamentRequest(id=tournament_id))
+    if as_json:
+        print_json(_tournament_dict(t))
+        return
+    click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches done, "
+               f"{t.matches_cancelled} dropped{_failed_note(t)}; running matches finish and count")
+
+
+def _tournament_dict(t: Any) -> dict[str, Any]:
+    cfg = t.config.take5
+    return {
+        "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
+        "seed": t.seed, "matches_total": t.matches_total, "matches_done": t.matches_done,
+        "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
+        "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
+        "config": {"limit": cfg.limit or 66,
+                   "limit_rule": "more_than" if cfg.limit_rule == bot_pb2.TAKE5_LIMIT_MORE_THAN else "at_least",
+                   "known_cards": cfg.known_cards, "draft": cfg.draft},
+    }
+
+
+def _settled(t: Any) -> bool:
+    """True when nothing is left to wait for in tournament ``t``: its state is no longer "running", or every match
+    is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
+    matches_total, arena.proto)."""
+    return t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total
+
+
+def _failed_note(t: Any) -> str:
+    """", N failed" when matches of ``t`` failed (given up after repeated platform errors), else ""."""
+    return f", {t.matches_failed} failed" if t.matches_failed else ""
+
+
+def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
+    """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
+    (``_settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
+    beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
+    server."""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
+    console = Console(stderr=True) if quiet else app.console
+
+    def failed(t: Any) -> str:
+        return f" · failed {t.matches_failed}" if t.matches_failed else ""
+
+    try:
+        with Progress(*columns, console=console, disable=quiet) as progress:
+            task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
+                                     completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
+            while not _settled(t):
+                time.sleep(POLL_INTERVAL_S)
+                t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
+                progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
+                                failed=failed(t))
+    except KeyboardInterrupt as exc:
+        error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
+                                 f"(`arena tournament status {t.id} --watch`)")
+        if isinstance(exc, Terminated):
+            error.exit_code = EXIT_TERMINATED
+        raise error from None
+    return t

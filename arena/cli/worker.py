@@ -1,0 +1,102 @@
+"""``arena worker``: an extra worker for the match queue; ``arena worker list``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+from arena_sdk.pb import arena_pb2
+from rich.table import Table
+
+from ..config import DEFAULTS
+from .app import AppContext, ago, cli, print_json, redact, stop_on_signals, when
+from .errors import ArenaCliError
+from .options import data_dir_option, json_option, option, redis_url_option, server_option, visibility_timeout_option
+from .serve import check_redis, redis_errors
+
+
+@cli.group(short_help="Run an extra worker for the match queue (or list the workers).",
+           invoke_without_command=True)
+@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+        help="Matches this worker runs at once (a match mostly waits on bots).")
+@option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
+@visibility_timeout_option
+@data_dir_option
+@redis_url_option
+@click.pass_context
+def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_timeout: float,
+           data_dir: Path, redis_url: str | None) -> None:
+    """Run an extra worker: take match jobs from Redis, referee them, store the results; until Ctrl-C.
+    `arena worker list` shows the workers that are alive instead.
+
+    Redis: --redis-url / ARENA_REDIS_URL, else the private server that `arena serve` runs for --data-dir on this
+    machine.
+
+    \b
+    Examples:
+      ARENA_REDIS_URL=redis://10.0.0.5:6379/0 arena worker --concurrency 8 --name box2
+      arena worker list
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..redis_server import resolve_redis_url
+    from ..scheduler import run_worker
+
+    url = redis_url or resolve_redis_url(data_dir)
+    if url is None:
+        raise ArenaCliError(f"no Redis to work for: set ARENA_REDIS_URL, or run `arena serve --data-dir {data_dir}` "
+                            "on this machine first")
+    check_redis(url)
+    with stop_on_signals() as stop:
+        label = f"arena worker {name}" if name else "arena worker"
+        click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
+                   f"worker reclaimed after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
+        sys.stdout.flush()
+        try:
+            # a URL found in the data directory is looked up again after Redis errors: `arena serve` may have been
+            # restarted and its private Redis may listen on another port now
+            resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
+            run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout,
+                       resolve_url=resolve)
+        except redis_errors() as exc:
+            raise ArenaCliError(f"cannot use Redis at {redact(url)}: {exc}") from None
+
+
+@worker.command("list", short_help="List the workers and what they run.")
+@option("--all", "show_all", is_flag=True, help="Also the workers whose heartbeat stopped.")
+@server_option
+@json_option
+@click.pass_obj
+def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> None:
+    """List the workers that sent a heartbeat recently: name, host, pid, alive, concurrency, the matches it runs
+    now, matches done since it started, last heartbeat.
+
+    \b
+    Example:
+      arena worker list --json
+    """
+    reply = app.arena(server).call("ListWorkers", arena_pb2.ListWorkersRequest())
+    workers = [w for w in reply.workers if show_all or w.alive]
+    workers.sort(key=lambda w: (not w.alive, w.name))
+    if as_json:
+        print_json([{"name": w.name, "host": w.host, "pid": w.pid, "alive": w.alive, "started_at": w.started_at,
+                      "last_seen": w.last_seen, "concurrency": w.concurrency, "running": list(w.running),
+                      "matches_done": w.matches_done} for w in workers])
+        return
+    if not workers:
+        hidden = len(reply.workers) - len(workers)
+        click.echo("no worker is alive: start `arena worker` (or `arena serve --workers N`)"
+                   + (f"; {hidden} dead worker(s) hidden, see --all" if hidden else ""))
+        return
+    table = Table(title="Workers")
+    for col, justify in (("name", "left"), ("host", "left"), ("pid", "right"), ("alive", "left"),
+                         ("concurrency", "right"), ("running", "left"), ("done", "right"), ("last seen", "left"),
+                         ("started", "left")):
+        table.add_column(col, justify=justify, no_wrap=col != "running")  # type: ignore[arg-type]
+    now = time.time()
+    for w in workers:
+        table.add_row(w.name, w.host, str(w.pid), "yes" if w.alive else "no", str(w.concurrency),
+                      ", ".join(w.running) or "-", str(w.matches_done), ago(w.last_seen, now), when(w.started_at))
+    app.console.print(table)

@@ -1,0 +1,70 @@
+"""The connection every part of the store shares: the redis-py client, its registered scripts, the rating
+constants, and the store's errors."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+import redis
+
+from arena.config import DEFAULTS
+
+from . import keys
+
+CHUNK = 500  # entries per pipelined batch of reads
+
+
+class StoreError(RuntimeError):
+    """A stored value is missing or inconsistent, or an atomic update could not be applied."""
+
+
+class OwnershipError(StoreError):
+    """A bot NAME is owned by someone else: the owner token given does not match the stored one."""
+
+
+class StoreBase:
+    """The Redis client of a ``Store`` and the scripts registered on it.
+
+    Args:
+        client: a redis-py client created with ``decode_responses=True`` (see ``from_url``).
+        initial_rating: Elo start of a new bot, points. k_factor: Elo K, points.
+    Redis errors (``redis.RedisError``) pass through to the caller.
+    """
+
+    def __init__(self, client: redis.Redis, *, initial_rating: float = DEFAULTS.initial_rating,
+                 k_factor: float = DEFAULTS.k_factor) -> None:
+        self.initial_rating = float(initial_rating)
+        self.k_factor = float(k_factor)
+        self._client_options: dict[str, Any] = {}
+        self._bind(client)
+
+    def _bind(self, client: redis.Redis) -> None:
+        self.client = client
+        self._record_result = client.register_script(keys.RECORD_RESULT)
+        self._drop_job = client.register_script(keys.DROP_JOB)
+        self._cancel = client.register_script(keys.CANCEL_TOURNAMENT)
+        self._reclaim = client.register_script(keys.RECLAIM)
+        self._refresh = client.register_script(keys.REFRESH)
+        self._register = client.register_script(keys.REGISTER_BOT)
+        self._update = client.register_script(keys.UPDATE_BOT)
+
+    @classmethod
+    def from_url(cls, url: str, *, client_options: dict[str, Any] | None = None, **kwargs: Any) -> Self:
+        """A store on the Redis at ``url`` (``redis://host:port/db``); ``client_options`` go to
+        ``redis.Redis.from_url`` (e.g. ``socket_timeout``, seconds), also when the store is retargeted."""
+        store = cls(redis.Redis.from_url(url, decode_responses=True, **(client_options or {})), **kwargs)
+        store._client_options = dict(client_options or {})
+        return store
+
+    def close(self) -> None:
+        self.client.close()
+
+    def retarget(self, url: str) -> None:
+        """Use the Redis at ``url`` from now on (a private Redis restarted on another port): later calls go
+        there; the old client is closed, so a call still running on it fails with a Redis error."""
+        old = self.client
+        self._bind(redis.Redis.from_url(url, decode_responses=True, **self._client_options))
+        old.close()
+
+    def ping(self) -> bool:
+        return bool(self.client.ping())

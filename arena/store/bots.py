@@ -1,0 +1,157 @@
+"""Registered bots: versions, endpoints, owner tokens (as hashes)."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+
+from arena.tournaments import bot_id, split_bot_ref
+
+from .base import OwnershipError, StoreBase, StoreError
+from .keys import GAMES_SET, bot_key, bots_key, owner_key, token_hash, versions_key
+
+UNVERIFIED_VERSION = "0"  # version of a bot registered without asking its GetInfo (tests, verify_bots=False)
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """A registered bot version.
+
+    Attributes: name (NAME); game; endpoint "host:port"; registered_at (first registration of this version, s
+    since epoch); version (from the bot's GetInfo); sdk_version and author (GetInfo); updated_at (last
+    registration or update, s since epoch). ``bot_id`` is the ladder identity "NAME@VERSION".
+    """
+
+    name: str
+    game: str
+    endpoint: str
+    registered_at: float
+    version: str = UNVERIFIED_VERSION
+    sdk_version: str = ""
+    author: str = ""
+    updated_at: float = 0.0
+
+    @property
+    def bot_id(self) -> str:
+        return bot_id(self.name, self.version)
+
+
+class BotStore(StoreBase):
+    """Bot registration, lookup, update and removal."""
+
+    def register_bot(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
+                     sdk_version: str = "", author: str = "", owner_hash: str | None = None,
+                     now: float | None = None) -> BotEntry:
+        """Register bot version ``name@version`` of ``game`` at ``endpoint``, or update it (upsert): a version
+        registered again keeps its first ``registered_at`` and its ladder entry.
+
+        Ownership: with ``owner_hash`` (``token_hash`` of the owner token), an unowned NAME is claimed for it
+        and an owned one must be owned by it; ``owner_hash=None`` skips ownership (internal use and tests; the
+        Arena service always passes one).
+        Raises ``OwnershipError`` when NAME is owned by another hash (nothing changed).
+        """
+        entry, _claimed = self.register_bot_claim(game, name, endpoint, version=version, sdk_version=sdk_version,
+                                                  author=author, owner_hash=owner_hash, now=now)
+        return entry
+
+    def register_bot_claim(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
+                           sdk_version: str = "", author: str = "", owner_hash: str | None = None,
+                           now: float | None = None) -> tuple[BotEntry, bool]:
+        """``register_bot``, also telling whether this call claimed NAME (its first registration)."""
+        now = time.time() if now is None else now
+        bid = bot_id(name, version)
+        claimed, _registered = self._register(
+            keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game)],
+            args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author])
+        if int(claimed) == -1:
+            raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
+        self.client.sadd(GAMES_SET, game)
+        entry = self.get_bot(game, bid)
+        if entry is None:  # removed between the two calls
+            raise StoreError(f"bot {bid} of {game} vanished while it was being registered")
+        return entry, bool(int(claimed))
+
+    def owner_token_matches(self, game: str, name: str, token: str) -> bool | None:
+        """Whether ``token`` is the owner token of bot NAME ``name`` of ``game`` (constant-time comparison of the
+        hashes); ``None`` when nobody owns NAME yet."""
+        stored = self.client.get(owner_key(game, name))
+        if stored is None:
+            return None
+        return hmac.compare_digest(token_hash(token).encode(), stored.encode())
+
+    def owner_hash(self, game: str, name: str) -> str | None:
+        """The stored hash of NAME's owner token, or ``None`` when nobody owns NAME."""
+        return self.client.get(owner_key(game, name))
+
+    @staticmethod
+    def _bot(h: dict[str, str]) -> BotEntry:
+        return BotEntry(name=h["name"], game=h["game"], endpoint=h["endpoint"],
+                        registered_at=float(h.get("registered_at", 0.0)),
+                        version=h.get("version", UNVERIFIED_VERSION), sdk_version=h.get("sdk_version", ""),
+                        author=h.get("author", ""), updated_at=float(h.get("updated_at", 0.0)))
+
+    def bot_versions(self, game: str, name: str) -> list[str]:
+        """The registered versions of NAME, oldest registration first."""
+        return list(self.client.zrange(versions_key(game, name), 0, -1))
+
+    def resolve_bot(self, game: str, ref: str) -> str | None:
+        """The bot id that ``ref`` names: "NAME@VERSION" itself when registered, "NAME" its latest registered
+        version (newest first registration); ``None`` when not registered. Raises ``TournamentError`` (a
+        ``ValueError``) for a malformed ref."""
+        name, version = split_bot_ref(ref)
+        if version is not None:
+            return ref if self.client.exists(bot_key(game, ref)) else None
+        latest = self.client.zrevrange(versions_key(game, name), 0, 0)
+        return bot_id(name, latest[0]) if latest else None
+
+    def get_bot(self, game: str, ref: str) -> BotEntry | None:
+        """The bot ``ref`` ("NAME@VERSION", or "NAME" for its latest version) of ``game``, or ``None`` when it is
+        not registered (or ``ref`` is malformed)."""
+        try:
+            bid = self.resolve_bot(game, ref)
+        except ValueError:
+            return None
+        if bid is None:
+            return None
+        h = self.client.hgetall(bot_key(game, bid))
+        return self._bot(h) if h else None
+
+    def list_bots(self, game: str | None = None) -> list[BotEntry]:
+        """Registered bot versions of ``game`` (every game when ``None`` or empty), sorted by game, name, then
+        registration time."""
+        games = [game] if game else sorted(self.client.smembers(GAMES_SET))
+        out: list[BotEntry] = []
+        for g in games:
+            ids = sorted(self.client.smembers(bots_key(g)))
+            pipe = self.client.pipeline(transaction=False)
+            for b in ids:
+                pipe.hgetall(bot_key(g, b))
+            bots = [self._bot(h) for h in pipe.execute() if h]
+            out.extend(sorted(bots, key=lambda b: (b.name, b.registered_at, b.version)))
+        return out
+
+    def update_bot(self, game: str, bot: str, endpoint: str, *, sdk_version: str = "", author: str = "",
+                   now: float | None = None) -> BotEntry | None:
+        """Point the registered version ``bot`` (a bot id) at ``endpoint``; ``None`` when it is not registered."""
+        now = time.time() if now is None else now
+        if not int(self._update(keys=[bot_key(game, bot)],
+                                args=[endpoint, repr(float(now)), sdk_version, author])):
+            return None
+        return self.get_bot(game, bot)
+
+    def remove_bot(self, game: str, ref: str) -> list[str]:
+        """Unregister "NAME@VERSION", or every version of "NAME". Ladder history, results and NAME's owner stay.
+        Returns the bot ids removed (empty when none was registered)."""
+        name, version = split_bot_ref(ref)
+        versions = [version] if version is not None else self.bot_versions(game, name)
+        ids = [bot_id(name, v) for v in versions if self.client.exists(bot_key(game, bot_id(name, v)))]
+        if not ids:
+            return []
+        pipe = self.client.pipeline(transaction=True)
+        for bid, v in zip(ids, [split_bot_ref(b)[1] for b in ids]):
+            pipe.delete(bot_key(game, bid))
+            pipe.zrem(versions_key(game, name), v)
+            pipe.srem(bots_key(game), bid)
+        pipe.execute()
+        return ids

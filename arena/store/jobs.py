@@ -1,0 +1,237 @@
+"""Match jobs on the games' Redis Streams (claim, refresh, reclaim, settle) and the workers' heartbeats."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from arena_sdk.games import GAMES
+
+from arena.config import DEFAULTS
+from arena.tournaments import MatchSpec
+
+from .base import StoreBase
+from .keys import JOBS_GROUP, WORKERS, cancelled_key, failed_key, jobs_key, result_key, tournament_key, worker_key
+
+
+@dataclass(frozen=True)
+class Job:
+    """A match job read from a jobs stream: its entry id, the spec (``None`` when malformed, with the reason in
+    ``error``), its game (the stream it came from) and how many times it has been delivered (1 = first time)."""
+
+    entry_id: str
+    spec: MatchSpec | None
+    error: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+    game: str = ""
+    deliveries: int = 1
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """A worker's last heartbeat.
+
+    Attributes: name; host; pid; started_at and last_seen (s since epoch); concurrency (matches at once);
+    running (match ids it was running); matches_done (results it stored since it started); timeout_s (its
+    heartbeat counts as alive for this long); stopped (it said goodbye).
+    """
+
+    name: str
+    host: str
+    pid: int
+    started_at: float
+    last_seen: float
+    concurrency: int
+    running: tuple[str, ...]
+    matches_done: int
+    timeout_s: float
+    stopped: bool = False
+
+    def alive(self, now: float) -> bool:
+        """True when the worker has not stopped and its last heartbeat is younger than its timeout."""
+        return not self.stopped and now - self.last_seen <= self.timeout_s
+
+
+def job_fields(spec: MatchSpec) -> dict[str, str]:
+    """The fields of a match's job entry on its game's jobs stream."""
+    return {"match": spec.match_id, "tournament": spec.tournament, "spec": json.dumps(spec.to_dict())}
+
+
+def _parse_job(game: str, entry_id: str, fields: dict[str, str], deliveries: int) -> Job:
+    try:
+        spec = MatchSpec.from_dict(json.loads(fields["spec"]))
+        return Job(entry_id, spec, fields=fields, game=game, deliveries=deliveries)
+    except (KeyError, ValueError, TypeError) as exc:  # TournamentError is a ValueError
+        return Job(entry_id, None, error=f"malformed job {entry_id} of {game}: {exc}", fields=fields, game=game,
+                   deliveries=deliveries)
+
+
+class JobStore(StoreBase):
+    """The match queue: one stream per game, read through the consumer group "workers"; worker heartbeats."""
+
+    @staticmethod
+    def job_games() -> list[str]:
+        """Games whose jobs stream the workers read: every game the rules package knows."""
+        return sorted(GAMES)
+
+    def ensure_job_group(self, game: str | None = None) -> None:
+        """Create the jobs stream of ``game`` (every known game when ``None``) and its consumer group "workers"
+        (reading from the start) when missing."""
+        for g in [game] if game else self.job_games():
+            try:
+                self.client.xgroup_create(jobs_key(g), JOBS_GROUP, id="0", mkstream=True)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+    def enqueue(self, specs: Sequence[MatchSpec], *, chunk: int = 1000) -> None:
+        """Append one job per match spec to its game's jobs stream, in order (pipelined in chunks)."""
+        for game in sorted({s.game for s in specs}):
+            self.ensure_job_group(game)
+        for start in range(0, len(specs), chunk):
+            pipe = self.client.pipeline(transaction=False)
+            for spec in specs[start:start + chunk]:
+                pipe.xadd(jobs_key(spec.game), job_fields(spec))
+            pipe.execute()
+
+    def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
+        """Claim up to ``count`` new jobs for ``consumer`` through the group, waiting up to ``block_ms`` ms in all
+        (split over the games' streams, read one at a time so that the same code runs on Redis Cluster).
+
+        Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
+        can find them when their worker dies."""
+        games = self.job_games()
+        per_game = max(1, block_ms // len(games))
+        jobs: list[Job] = []
+        for game in games:
+            if len(jobs) >= count:
+                break
+            reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"}, count=count - len(jobs),
+                                           block=per_game if not jobs else None)
+            for _stream, entries in reply or []:
+                for entry_id, fields in entries:
+                    jobs.append(_parse_job(game, entry_id, fields or {}, 1))
+        return jobs
+
+    def reclaim_jobs(self, consumer: str, count: int, min_idle_ms: int) -> list[Job]:
+        """Claim for ``consumer`` up to ``count`` jobs that other (dead) workers, or this one, left pending for at
+        least ``min_idle_ms`` ms. Each claim counts as a delivery (``Job.deliveries``). A job whose stream entry
+        is gone comes back with ``spec=None``."""
+        jobs: list[Job] = []
+        for game in self.job_games():
+            if len(jobs) >= count:
+                break
+            for entry_id, deliveries, flat in self._reclaim(
+                    keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, int(min_idle_ms), count - len(jobs)]):
+                fields = dict(zip(flat[::2], flat[1::2]))
+                jobs.append(_parse_job(game, entry_id, fields, int(deliveries)))
+        return jobs
+
+    def refresh_jobs(self, consumer: str, jobs: Iterable[Job]) -> dict[str, str]:
+        """Reset the idle time of ``consumer``'s running ``jobs`` (a live worker's heartbeat), so they are not
+        reclaimed. Returns the jobs no longer pending for ``consumer``: entry id -> the consumer that holds it
+        now (reclaimed by another worker), or "" (settled: acknowledged)."""
+        by_game: dict[str, list[str]] = {}
+        for job in jobs:
+            by_game.setdefault(job.game, []).append(job.entry_id)
+        lost: dict[str, str] = {}
+        for game, ids in by_game.items():
+            for entry_id, holder in self._refresh(keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, *ids]):
+                lost[entry_id] = holder
+        return lost
+
+    def job_holder(self, job: Job) -> str:
+        """The consumer that holds ``job`` now (delivered to it, not settled), or "" when it is settled
+        (acknowledged) or its stream is gone."""
+        try:
+            pending = self.client.xpending_range(jobs_key(job.game), JOBS_GROUP, job.entry_id, job.entry_id, 1)
+        except redis.ResponseError:  # no stream or group
+            return ""
+        return str(pending[0]["consumer"]) if pending else ""
+
+    def ack_job(self, job: Job) -> None:
+        """Acknowledge a settled job and delete it from its stream."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xack(jobs_key(job.game), JOBS_GROUP, job.entry_id)
+        pipe.xdel(jobs_key(job.game), job.entry_id)
+        pipe.execute()
+
+    def drop_job(self, job: Job, reason: str) -> int:
+        """Settle a job without running it: ``reason`` "cancelled" (its tournament was cancelled), "failed" (it
+        was delivered too often) or "" (just acknowledge). Atomically: acknowledge and delete it and, unless its
+        result is stored, count its match in the tournament's cancelled or failed set (a failed match lets the
+        tournament finish when nothing else is left).
+
+        Returns 1 settled now, 2 its result was stored (only acknowledged), 0 it was no longer pending."""
+        if reason not in ("cancelled", "failed", ""):
+            raise ValueError(f"reason must be 'cancelled', 'failed' or '', got {reason!r}")
+        spec = job.spec
+        game = job.game or (spec.game if spec else "")
+        tid = spec.tournament if spec and spec.tournament else "-"
+        mid = spec.match_id if spec else "-"
+        return int(self._drop_job(
+            keys=[jobs_key(game), result_key(game, mid), tournament_key(game, tid), cancelled_key(game, tid),
+                  failed_key(game, tid)],
+            args=[JOBS_GROUP, job.entry_id, mid, repr(time.time()), reason if spec and spec.tournament else ""]))
+
+    def pending_jobs(self) -> int:
+        """Jobs claimed by a worker and not settled yet, over every game."""
+        total = 0
+        for game in self.job_games():
+            try:
+                total += int(self.client.xpending(jobs_key(game), JOBS_GROUP)["pending"])
+            except redis.ResponseError:  # no stream or group yet
+                pass
+        return total
+
+    def queued_jobs(self) -> int:
+        """Jobs in the streams, claimed or not (settled jobs are deleted), over every game."""
+        return sum(int(self.client.xlen(jobs_key(g))) for g in self.job_games())
+
+    def pending_details(self, game: str) -> list[dict[str, Any]]:
+        """The pending jobs of ``game``: ``message_id``, ``consumer``, ``time_since_delivered`` (ms),
+        ``times_delivered``, oldest first (at most 10000)."""
+        try:
+            return list(self.client.xpending_range(jobs_key(game), JOBS_GROUP, "-", "+", 10000))
+        except redis.ResponseError:
+            return []
+
+    def heartbeat(self, status: WorkerStatus, *, forget_s: float = DEFAULTS.worker_forget_s) -> None:
+        """Write a worker's heartbeat; its key lives ``forget_s`` seconds after the last one."""
+        key = worker_key(status.name)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(key, mapping={
+            "name": status.name, "host": status.host, "pid": status.pid, "started_at": repr(status.started_at),
+            "last_seen": repr(status.last_seen), "concurrency": status.concurrency,
+            "running": json.dumps(list(status.running)), "matches_done": status.matches_done,
+            "timeout_s": repr(float(status.timeout_s)), "stopped": 1 if status.stopped else 0,
+        })
+        pipe.expire(key, max(1, int(forget_s)))
+        pipe.zadd(WORKERS, {status.name: status.last_seen})
+        pipe.execute()
+
+    def list_workers(self) -> list[WorkerStatus]:
+        """Workers with a heartbeat key, by name (forgotten ones are pruned from the index)."""
+        names = sorted(self.client.zrange(WORKERS, 0, -1))
+        pipe = self.client.pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(worker_key(name))
+        out: list[WorkerStatus] = []
+        gone: list[str] = []
+        for name, h in zip(names, pipe.execute()):
+            if not h:
+                gone.append(name)
+                continue
+            out.append(WorkerStatus(
+                name=h["name"], host=h.get("host", ""), pid=int(h.get("pid", 0)),
+                started_at=float(h.get("started_at", 0.0)), last_seen=float(h.get("last_seen", 0.0)),
+                concurrency=int(h.get("concurrency", 0)), running=tuple(json.loads(h.get("running", "[]"))),
+                matches_done=int(h.get("matches_done", 0)), timeout_s=float(h.get("timeout_s", 0.0)),
+                stopped=h.get("stopped") == "1"))
+        if gone:
+            self.client.zrem(WORKERS, *gone)
+        return out

@@ -1,0 +1,350 @@
+"""Every Redis key and Lua script of the arena, in one place (STYLE.md habit 12; DESIGN.md "Scheduling and
+storage").
+
+Key layout (all under the prefix ``arena:``). Keys that one script or transaction touches share the hash tag
+``{<game>}``, so the same code runs on Redis Cluster::
+
+    arena:games                              set    game ids that have registered bots
+    arena:{G}:bots                           set    bot ids "NAME@VERSION" registered for game G
+    arena:{G}:bot:<bot id>                   hash   name, version, bot_id, game, endpoint, registered_at,
+                                                    updated_at (s since epoch), sdk_version, author
+    arena:{G}:versions:<NAME>                zset   VERSION -> registered_at: the registered versions of NAME
+    arena:{G}:owner:<NAME>                   string sha256 (hex) of NAME's owner token; kept when every version
+                                                    is removed, so nobody else can take over NAME's ladder history
+    arena:tournament-ids                     string counter behind the ids "t1", "t2", ...
+    arena:tournaments                        hash   tournament id -> game
+    arena:{G}:tournament:<id>                hash   id, game, spec (JSON), matches_total, matches_done, faults,
+                                                    state ("running" | "finished" | "cancelled"), created_at,
+                                                    finished_at, cancelled_at. "running" becomes "finished"
+                                                    when matches_done + |cancelled| + |failed| = matches_total;
+                                                    "cancelled" (CancelTournament) is final
+    arena:{G}:tournament:<id>:standings      hash   per-bot counters of the tournament (see ``BotTally``):
+                                                    matches:<b>, score_sum:<b>, half_points:<b>, pairs:<b>,
+                                                    wins:<b>, losses:<b>, vs:<b>|<opponent>
+    arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> log position
+    arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
+    arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
+    arena:{G}:jobs                           stream match jobs (fields match, tournament, spec = MatchSpec
+                                                    JSON), consumer group "workers"
+    arena:{G}:result:<match id>              string result JSON, written once per match id (the idempotency key)
+    arena:{G}:match:<match id>               string full match record JSON (``MatchRecord.to_dict``)
+    arena:{G}:results                        list   match ids in the order their ratings were applied: the
+                                                    append-only results log (position 1 = first)
+    arena:{G}:matches                        zset   match id -> log position (newest = highest)
+    arena:{G}:bot-matches:<bot id>           zset   the same, for the matches of one bot version
+    arena:{G}:name-matches:<NAME>            zset   the same, for the matches of every version of NAME
+    arena:{G}:ladder                         zset   bot id -> Elo rating (points)
+    arena:{G}:ladder-stats                   hash   matches:<bot>, wins:<bot> (rank 1, shared firsts count),
+                                                    score_sum:<bot> (sum of game scores)
+    arena:workers                            zset   worker name -> last heartbeat (s since epoch)
+    arena:worker:<name>                      hash   one worker's heartbeat (see ``WorkerStatus``); TTL
+                                                    ``worker_forget_s``
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+PREFIX = "arena:"
+JOBS_GROUP = "workers"
+GAMES_SET = PREFIX + "games"
+TOURNAMENT_IDS = PREFIX + "tournament-ids"
+TOURNAMENTS = PREFIX + "tournaments"
+WORKERS = PREFIX + "workers"
+
+
+# --- key names -------------------------------------------------------------------------------------------------
+
+
+def _tag(game: str) -> str:
+    return f"{PREFIX}{{{game}}}:"
+
+
+def bots_key(game: str) -> str:
+    return _tag(game) + "bots"
+
+
+def bot_key(game: str, bot: str) -> str:
+    return _tag(game) + "bot:" + bot
+
+
+def versions_key(game: str, name: str) -> str:
+    return _tag(game) + "versions:" + name
+
+
+def owner_key(game: str, name: str) -> str:
+    return _tag(game) + "owner:" + name
+
+
+def tournament_key(game: str, tournament_id: str) -> str:
+    return _tag(game) + "tournament:" + tournament_id
+
+
+def standings_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":standings"
+
+
+def tournament_matches_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":matches"
+
+
+def cancelled_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":cancelled"
+
+
+def failed_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":failed"
+
+
+def jobs_key(game: str) -> str:
+    return _tag(game) + "jobs"
+
+
+def result_key(game: str, match_id: str) -> str:
+    return _tag(game) + "result:" + match_id
+
+
+def match_key(game: str, match_id: str) -> str:
+    return _tag(game) + "match:" + match_id
+
+
+def results_log_key(game: str) -> str:
+    return _tag(game) + "results"
+
+
+def matches_index_key(game: str) -> str:
+    return _tag(game) + "matches"
+
+
+def bot_matches_key(game: str, bot: str) -> str:
+    return _tag(game) + "bot-matches:" + bot
+
+
+def name_matches_key(game: str, name: str) -> str:
+    return _tag(game) + "name-matches:" + name
+
+
+def ladder_key(game: str) -> str:
+    return _tag(game) + "ladder"
+
+
+def ladder_stats_key(game: str) -> str:
+    return _tag(game) + "ladder-stats"
+
+
+def worker_key(name: str) -> str:
+    return PREFIX + "worker:" + name
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of an owner token: its SHA-256, hex."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def name_of(bot: str) -> str:
+    return bot.split("@", 1)[0]
+
+
+# --- Lua scripts ---------------------------------------------------------------------------------------------------
+
+# KEYS: 1 result, 2 match record, 3 ladder zset, 4 results log, 5 tournament hash, 6 ladder stats hash,
+#       7 tournament standings hash, 8 game match index, 9 tournament match index, 10 cancelled set,
+#       11 failed set, then per seat i (1-based): 10 + 2i bot match index, 11 + 2i name match index
+# ARGV: 1 result JSON, 2 record JSON, 3 initial rating, 4 seats n, 5 "1" when KEYS[5] is a tournament,
+#       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1
+# Returns 1 stored, 0 already stored (nothing changed), -1 a rating moved since it was read (nothing changed).
+RECORD_RESULT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local n = tonumber(ARGV[4])
+local initial = tonumber(ARGV[3])
+local function arg(i, f) return ARGV[8 + (i - 1) * 6 + f] end
+for i = 1, n do
+  local cur = redis.call('ZSCORE', KEYS[3], arg(i, 1))
+  local rating = initial
+  if cur then rating = tonumber(cur) end
+  if rating ~= tonumber(arg(i, 2)) then return -1 end
+end
+local mid = ARGV[8]
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+local pos = redis.call('RPUSH', KEYS[4], mid)
+redis.call('ZADD', KEYS[8], pos, mid)
+for i = 1, n do
+  local bot = arg(i, 1)
+  redis.call('ZADD', KEYS[10 + 2 * i], pos, mid)
+  redis.call('ZADD', KEYS[11 + 2 * i], pos, mid)
+  if not redis.call('ZSCORE', KEYS[3], bot) then redis.call('ZADD', KEYS[3], ARGV[3], bot) end
+  redis.call('ZINCRBY', KEYS[3], arg(i, 3), bot)
+  redis.call('HINCRBY', KEYS[6], 'matches:' .. bot, 1)
+  redis.call('HINCRBY', KEYS[6], 'wins:' .. bot, arg(i, 6))
+  redis.call('HINCRBYFLOAT', KEYS[6], 'score_sum:' .. bot, arg(i, 4))
+end
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('ZADD', KEYS[9], pos, mid)
+  redis.call('SREM', KEYS[10], mid)
+  redis.call('SREM', KEYS[11], mid)
+  local done = redis.call('HINCRBY', KEYS[5], 'matches_done', 1)
+  redis.call('HINCRBY', KEYS[5], 'faults', ARGV[6])
+  for i = 1, n do
+    local bot = arg(i, 1)
+    local rank = tonumber(arg(i, 5))
+    redis.call('HINCRBY', KEYS[7], 'matches:' .. bot, 1)
+    redis.call('HINCRBYFLOAT', KEYS[7], 'score_sum:' .. bot, arg(i, 4))
+    for j = 1, n do
+      if j ~= i then
+        local other = tonumber(arg(j, 5))
+        redis.call('HINCRBY', KEYS[7], 'pairs:' .. bot, 1)
+        redis.call('HINCRBY', KEYS[7], 'vs:' .. bot .. '|' .. arg(j, 1), 1)
+        if rank < other then
+          redis.call('HINCRBY', KEYS[7], 'wins:' .. bot, 1)
+          redis.call('HINCRBY', KEYS[7], 'half_points:' .. bot, 2)
+        elseif rank == other then
+          redis.call('HINCRBY', KEYS[7], 'half_points:' .. bot, 1)
+        else
+          redis.call('HINCRBY', KEYS[7], 'losses:' .. bot, 1)
+        end
+      end
+    end
+  end
+  local total = tonumber(redis.call('HGET', KEYS[5], 'matches_total'))
+  local settled = done + redis.call('SCARD', KEYS[10]) + redis.call('SCARD', KEYS[11])
+  if total and settled >= total and redis.call('HGET', KEYS[5], 'state') == 'running' then
+    redis.call('HSET', KEYS[5], 'state', 'finished', 'finished_at', ARGV[7])
+  end
+end
+return 1
+"""
+
+# Settle a job without running it: acknowledge and delete it; when it was still pending and its result is not
+# stored, add its match id to the cancelled set (ARGV[5] "cancelled") or the failed set ("failed") and finish a
+# running tournament when nothing is left to run (done + cancelled + failed = total).
+# KEYS: 1 jobs stream, 2 result, 3 tournament hash, 4 cancelled set, 5 failed set
+# ARGV: 1 group, 2 entry id, 3 match id, 4 now, 5 "cancelled" | "failed" | "" (only acknowledge)
+# Returns 0 the job was not pending (settled before), 2 its result is stored, 1 settled now.
+DROP_JOB = """
+local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+if acked == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if ARGV[5] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
+  if ARGV[5] == 'cancelled' then redis.call('SADD', KEYS[4], ARGV[3]) else redis.call('SADD', KEYS[5], ARGV[3]) end
+  local total = tonumber(redis.call('HGET', KEYS[3], 'matches_total'))
+  local done = tonumber(redis.call('HGET', KEYS[3], 'matches_done'))
+  if total and done and done + redis.call('SCARD', KEYS[4]) + redis.call('SCARD', KEYS[5]) >= total
+      and redis.call('HGET', KEYS[3], 'state') == 'running' then
+    redis.call('HSET', KEYS[3], 'state', 'finished', 'finished_at', ARGV[4])
+  end
+end
+return 1
+"""
+
+# Cancel a running tournament and drop its jobs that no worker has received yet (entries after the group's
+# last-delivered id); jobs already delivered are left to their workers (a running match finishes and counts; a
+# dead worker's job is dropped by whoever reclaims it).
+# KEYS: 1 tournament hash, 2 jobs stream, 3 cancelled set
+# ARGV: 1 group, 2 tournament id, 3 now
+# Returns {status, dropped}: status -1 unknown tournament, 0 not running (nothing changed), 1 cancelled now.
+CANCEL_TOURNAMENT = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {-1, 0} end
+if state ~= 'running' then return {0, 0} end
+redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelled_at', ARGV[3])
+if redis.call('EXISTS', KEYS[2]) == 0 then return {1, 0} end
+local last = '0-0'
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[2])) do
+  local name, delivered
+  for i = 1, #g, 2 do
+    if g[i] == 'name' then name = g[i + 1] end
+    if g[i] == 'last-delivered-id' then delivered = g[i + 1] end
+  end
+  if name == ARGV[1] then last = delivered end
+end
+local dropped = 0
+local start = '(' .. last
+while true do
+  local entries = redis.call('XRANGE', KEYS[2], start, '+', 'COUNT', 1000)
+  if #entries == 0 then break end
+  for _, e in ipairs(entries) do
+    local f = e[2]
+    local tournament, mid
+    for i = 1, #f, 2 do
+      if f[i] == 'tournament' then tournament = f[i + 1] end
+      if f[i] == 'match' then mid = f[i + 1] end
+    end
+    if tournament == ARGV[2] then
+      redis.call('XDEL', KEYS[2], e[1])
+      if mid then dropped = dropped + redis.call('SADD', KEYS[3], mid) end
+    end
+    start = '(' .. e[1]
+  end
+end
+return {1, dropped}
+"""
+
+# Claim for ARGV[2] up to ARGV[4] pending jobs idle for at least ARGV[3] ms (their workers are taken for dead).
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3 min idle ms, 4 count.
+# Returns {entry id, deliveries including this one, fields (flat list; empty when the entry was deleted)} each.
+RECLAIM = """
+local out = {}
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', ARGV[4])
+for _, p in ipairs(pending) do
+  local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], p[1])
+  if #claimed > 0 then
+    local fields = {}
+    if claimed[1] then fields = claimed[1][2] end
+    table.insert(out, {p[1], p[4] + 1, fields})
+  end
+end
+return out
+"""
+
+# Reset the idle time of the jobs ARGV[3..] that are still pending for consumer ARGV[2] (without counting a
+# delivery). KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3.. entry ids.
+# Returns {entry id, consumer now holding it} for each job no longer its own ('' when it is settled).
+REFRESH = """
+local lost = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+  elseif p[1] then
+    table.insert(lost, {ARGV[i], p[1][2]})
+  else
+    table.insert(lost, {ARGV[i], ''})
+  end
+end
+return lost
+"""
+
+# Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.
+# KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set
+# ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
+#       8 sdk_version, 9 author
+# Returns {claimed 1/0, registered_at} or {-1, ''} when NAME belongs to another owner hash.
+REGISTER_BOT = """
+local claimed = 0
+if ARGV[1] ~= '' then
+  local owner = redis.call('GET', KEYS[1])
+  if not owner then
+    redis.call('SET', KEYS[1], ARGV[1])
+    claimed = 1
+  elseif owner ~= ARGV[1] then
+    return {-1, ''}
+  end
+end
+redis.call('HSET', KEYS[3], 'name', ARGV[2], 'version', ARGV[3], 'bot_id', ARGV[4], 'game', ARGV[5],
+           'endpoint', ARGV[6], 'updated_at', ARGV[7], 'sdk_version', ARGV[8], 'author', ARGV[9])
+redis.call('HSETNX', KEYS[3], 'registered_at', ARGV[7])
+local registered = redis.call('HGET', KEYS[3], 'registered_at')
+redis.call('ZADD', KEYS[2], 'NX', registered, ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[4])
+return {claimed, registered}
+"""
+
+# Change the endpoint (and GetInfo details) of a registered bot version. KEYS: 1 bot hash.
+# ARGV: 1 endpoint, 2 now, 3 sdk_version, 4 author. Returns 1 updated, 0 not registered.
+UPDATE_BOT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'endpoint', ARGV[1], 'updated_at', ARGV[2], 'sdk_version', ARGV[3], 'author', ARGV[4])
+return 1
+"""

@@ -1,0 +1,195 @@
+"""Tournaments: creation with their jobs (one transaction), progress, cancellation, standings counters."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.tournaments import BotTally, MatchSpec, round_robin_formula
+
+from .base import CHUNK, StoreError
+from .jobs import JobStore, job_fields
+from .keys import (
+    JOBS_GROUP,
+    TOURNAMENT_IDS,
+    TOURNAMENTS,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    standings_key,
+    tournament_key,
+)
+
+
+@dataclass(frozen=True)
+class TournamentInfo:
+    """A stored tournament and its progress.
+
+    Attributes: id ("t3"); game; bots (bot ids); seats_per_match (k); rounds (R); seed; config (JSON form);
+    deadline_ms (Decide deadline, ms); matches_total; matches_done (results stored); faults (across finished
+    matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s since
+    epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played); matches_failed
+    (given up after ``max_deliveries`` deliveries, see ``arena.scheduler``). ``formula`` explains matches_total.
+    """
+
+    id: str
+    game: str
+    bots: tuple[str, ...]
+    seats_per_match: int
+    rounds: int
+    seed: int
+    config: dict[str, Any]
+    deadline_ms: int
+    matches_total: int
+    matches_done: int = 0
+    faults: int = 0
+    state: str = "running"
+    created_at: float = 0.0
+    finished_at: float | None = None
+    matches_cancelled: int = 0
+    matches_failed: int = 0
+    cancelled_at: float | None = None
+
+    @property
+    def formula(self) -> str:
+        return round_robin_formula(len(self.bots), self.seats_per_match, self.rounds)
+
+
+class TournamentStore(JobStore):
+    """Stored tournaments and their progress."""
+
+    def next_tournament_id(self) -> str:
+        """A new tournament id: "t1", "t2", ... (never reused)."""
+        return f"t{self.client.incr(TOURNAMENT_IDS)}"
+
+    def tournament_game(self, tournament_id: str) -> str | None:
+        """Game of a stored tournament, or ``None`` when the id is unknown."""
+        return self.client.hget(TOURNAMENTS, tournament_id)
+
+    def create_tournament(self, info: TournamentInfo, specs: Sequence[MatchSpec] = ()) -> None:
+        """Store a new tournament (state "running", 0 matches done) and queue its matches ``specs``, in order, in
+        one MULTI/EXEC: a crash leaves either the whole tournament with every job, or nothing of it but a dangling
+        id in the index (which readers skip). The tournament hash and the jobs stream share the game's hash tag,
+        so the transaction also runs on Redis Cluster. Raises ``StoreError`` when the id exists or a spec is of
+        another game."""
+        if any(spec.game != info.game for spec in specs):
+            raise StoreError(f"tournament {info.id} is of {info.game}; every match spec must be too")
+        if specs:
+            self.ensure_job_group(info.game)
+        spec = {
+            "bots": list(info.bots),
+            "seats_per_match": info.seats_per_match,
+            "rounds": info.rounds,
+            "seed": info.seed,
+            "config": info.config,
+            "deadline_ms": info.deadline_ms,
+        }
+        if not self.client.hsetnx(TOURNAMENTS, info.id, info.game):
+            raise StoreError(f"tournament {info.id} exists already")
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(tournament_key(info.game, info.id), mapping={
+            "id": info.id,
+            "game": info.game,
+            "spec": json.dumps(spec),
+            "matches_total": info.matches_total,
+            "matches_done": 0,
+            "faults": 0,
+            "state": "finished" if info.matches_total == 0 else "running",
+            "created_at": repr(float(info.created_at)),
+        })
+        for spec in specs:
+            pipe.xadd(jobs_key(spec.game), job_fields(spec))
+        pipe.execute()
+
+    @staticmethod
+    def _tournament(h: dict[str, str], cancelled: int, failed: int) -> TournamentInfo:
+        spec = json.loads(h["spec"])
+        return TournamentInfo(
+            id=h["id"], game=h["game"], bots=tuple(spec["bots"]), seats_per_match=int(spec["seats_per_match"]),
+            rounds=int(spec["rounds"]), seed=int(spec["seed"]), config=dict(spec["config"]),
+            deadline_ms=int(spec["deadline_ms"]), matches_total=int(h["matches_total"]),
+            matches_done=int(h["matches_done"]), faults=int(h["faults"]), state=h["state"],
+            created_at=float(h["created_at"]),
+            finished_at=float(h["finished_at"]) if h.get("finished_at") else None,
+            matches_cancelled=int(cancelled), matches_failed=int(failed),
+            cancelled_at=float(h["cancelled_at"]) if h.get("cancelled_at") else None,
+        )
+
+    def get_tournament(self, tournament_id: str) -> TournamentInfo | None:
+        """The tournament and its progress, or ``None`` when the id is unknown."""
+        game = self.tournament_game(tournament_id)
+        if game is None:
+            return None
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(tournament_key(game, tournament_id))
+        pipe.scard(cancelled_key(game, tournament_id))
+        pipe.scard(failed_key(game, tournament_id))
+        h, cancelled, failed = pipe.execute()
+        return self._tournament(h, cancelled, failed) if h else None
+
+    def list_tournaments(self, game: str | None = None) -> list[TournamentInfo]:
+        """Stored tournaments (of ``game`` when given), newest first."""
+        ids = self.client.hgetall(TOURNAMENTS)
+        chosen = sorted((tid for tid, g in ids.items() if not game or g == game),
+                        key=lambda tid: int(tid[1:]) if tid[1:].isdigit() else 0, reverse=True)
+        out: list[TournamentInfo] = []
+        for start in range(0, len(chosen), CHUNK):
+            pipe = self.client.pipeline(transaction=False)
+            for tid in chosen[start:start + CHUNK]:
+                g = ids[tid]
+                pipe.hgetall(tournament_key(g, tid))
+                pipe.scard(cancelled_key(g, tid))
+                pipe.scard(failed_key(g, tid))
+            replies = pipe.execute()
+            for i in range(0, len(replies), 3):
+                if replies[i]:
+                    out.append(self._tournament(replies[i], replies[i + 1], replies[i + 2]))
+        return out
+
+    def tournament_state(self, game: str, tournament_id: str) -> str | None:
+        """State of a tournament ("running" | "finished" | "cancelled"), ``None`` when unknown."""
+        return self.client.hget(tournament_key(game, tournament_id), "state")
+
+    def cancel_tournament(self, tournament_id: str, *, now: float | None = None) -> tuple[TournamentInfo, int]:
+        """Cancel a running tournament: its state becomes "cancelled" and its jobs that no worker has received
+        yet are dropped (counted in ``matches_cancelled``); jobs already with a worker are left to it (a running
+        match finishes and counts; the job of a dead worker is dropped when reclaimed).
+
+        Returns the tournament after the call and the number of jobs dropped now (0 when it was not running:
+        a finished or cancelled tournament is left as it is). Raises ``StoreError`` for an unknown id.
+        """
+        game = self.tournament_game(tournament_id)
+        if game is None:
+            raise StoreError(f"no tournament {tournament_id}")
+        now = time.time() if now is None else now
+        status, dropped = self._cancel(
+            keys=[tournament_key(game, tournament_id), jobs_key(game), cancelled_key(game, tournament_id)],
+            args=[JOBS_GROUP, tournament_id, repr(float(now))])
+        info = self.get_tournament(tournament_id)
+        if int(status) == -1 or info is None:
+            raise StoreError(f"no tournament {tournament_id}")
+        return info, int(dropped)
+
+    def tournament_tally(self, game: str, tournament_id: str) -> dict[str, BotTally]:
+        """The tournament's per-bot counters (bot id -> ``BotTally``), as the result script keeps them."""
+        raw = self.client.hgetall(standings_key(game, tournament_id))
+        tally: dict[str, BotTally] = {}
+        for key, value in raw.items():
+            kind, _, rest = key.partition(":")
+            if kind == "vs":
+                bot, _, opponent = rest.partition("|")
+                tally.setdefault(bot, BotTally()).opponents[opponent] = int(value)
+                continue
+            t = tally.setdefault(rest, BotTally())
+            if kind == "score_sum":
+                t.score_sum = float(value)
+            elif kind in ("matches", "half_points", "pairs", "wins", "losses"):
+                setattr(t, kind, int(value))
+        return tally
+
+    def failed_matches(self, game: str, tournament_id: str) -> list[str]:
+        """Match ids of the tournament given up after too many deliveries, sorted."""
+        return sorted(self.client.smembers(failed_key(game, tournament_id)))
