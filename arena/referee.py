@@ -9,15 +9,15 @@ The referee is the gRPC *client* of every bot (``arena.v1.Bot``). For one match 
    **concurrently** (``asyncio.gather``) with ``Decide`` under a gRPC deadline of ``deadline_ms``; each request
    carries only ``observe(state, seat)`` of that seat (never another seat's hand, the undealt cards or the
    seed; STYLE.md habit 3), the match id, the seat, the decision kind and the seat's request sequence number;
-   when every answer (or fault) is in, the answers are applied in ascending seat order (the simultaneous
-   reveal of Take 5 rule 3 happens inside the engine once the last choice is applied);
+   when every answer (or fault) is in, the answers are applied in ascending seat order (a simultaneous
+   reveal happens inside the engine once the last choice is applied);
 4. sends ``EndMatch`` with the result to every seat, concurrently.
 
-Every answer is validated: ``wire.action_from_proto`` (a ``WireError`` is a ``"malformed"`` fault), then the
-engine's ``legal_actions`` (``"illegal"``). A call that fails is a fault by its gRPC status: DEADLINE_EXCEEDED
+The referee names no game: it finds the game's plug-in in the registry (``arena_sdk.games.get_game``) and uses
+its engine and codecs. Every answer is validated: the game's ``action_from_proto`` (a ``WireError`` is a
+``"malformed"`` fault), then the engine's ``legal_actions`` (``"illegal"``). A call that fails is a fault by its gRPC status: DEADLINE_EXCEEDED
 -> ``"timeout"``, UNAVAILABLE -> ``"unreachable"``, any other status -> ``"error"``. After a fault the engine's
-documented ``default_action`` is applied (Take 5: the lowest card of the hand; on rule 4 the row with the fewest
-bullheads, lowest index on ties; in the draft the lowest card of the pool). A bad bot never crashes the
+documented ``default_action`` is applied (each game documents its own). A bad bot never crashes the
 referee (STYLE.md habit 4): ``run_match`` always completes the match and raises only for bad arguments.
 
 ``EndMatch`` failures are *not* faults: the result (with its fault counts) is final before ``EndMatch`` is
@@ -37,12 +37,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import grpc
 from arena_sdk import wire
-from arena_sdk.games import GAMES
+from arena_sdk.games import GAMES, Game, get_game
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from .config import DEFAULTS
@@ -103,7 +102,7 @@ class MatchResult:
     """Final result of a match, in seat order.
 
     Attributes:
-        scores: the game's score of every seat (Take 5: bullhead totals, lower is better).
+        scores: the game's score of every seat (ordered as the game declares, see its ``GameInfo``).
         ranks: standard competition ranks, 1 = best; equal scores share a rank (1, 2, 2, 4).
         faults: number of faults recorded against each seat.
     """
@@ -118,14 +117,14 @@ class MatchRecord:
     """Everything needed to replay and audit one match. JSON form: ``to_dict`` / ``from_dict``, ``save``/``load``.
 
     Attributes:
-        match_id: unique id of the match. game: game id, e.g. ``"take5"``.
+        match_id: unique id of the match. game: game id (a key of the game registry).
         config: the game's config in JSON form (``arena_sdk.wire.config_to_dict``).
         seed: seed of the deals (hands not covered by ``deals``), or None.
-        deals: explicit deals in JSON form (``wire.deal_to_dict``), hand 0 first; [] when the seed drives.
+        deals: explicit deals in JSON form (the game's ``deal_to_dict``), first first; [] when the seed drives.
         seats: the seats in seat order. deadline_ms: deadline of every ``Decide`` call, milliseconds.
         decisions: every decision in the order it was applied, each a dict:
             ``seq`` (the seat's request sequence number, sent as ``DecideRequest.sequence``, from 0 per seat),
-            ``seat``, ``kind`` (``DecisionKind`` name), ``hand``, ``turn``, ``action`` (``wire.action_to_dict``:
+            ``seat``, ``kind`` (``DecisionKind`` name), ``hand``, ``turn``, ``action`` (the game's JSON form:
             the action applied), ``source`` (``"bot"``, or ``"default"`` after a fault), ``latency_ms``
             (wall time of the ``Decide`` call, milliseconds).
         faults: every fault, in the order they happened. result: the final result.
@@ -197,7 +196,7 @@ class MatchRecord:
             if not isinstance(deal, dict):
                 raise RecordError(f"record.deals[{i}] must be an object, got {deal!r}")
             try:
-                wire.deal_from_dict(deal)
+                wire.deal_from_dict(game, deal)
             except (wire.WireError, TypeError) as exc:
                 raise RecordError(f"record.deals[{i}]: {exc}") from exc
         seats = []
@@ -324,11 +323,6 @@ def _check_fault(i: int, x: Any) -> Fault:
 # --- running a match -----------------------------------------------------------------------------------------
 
 
-def _position(state: Any) -> tuple[int, int]:
-    """(hand, turn) of a game state; games without hands/turns report 0."""
-    return int(getattr(state, "hand_number", 0)), int(getattr(state, "turn", 0))
-
-
 def _fault_kind(code: grpc.StatusCode | None) -> str:
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return "timeout"
@@ -346,8 +340,8 @@ def _rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
     return f"{method}: {name}: {details or 'no details'}"
 
 
-def _describe_legal(legal: Sequence[Any]) -> str:
-    shown = [wire.action_to_dict(a) for a in legal]
+def _describe_legal(game: Game, legal: Sequence[Any]) -> str:
+    shown = [game.action_to_dict(a) for a in legal]
     values = [next(iter(d.values())) for d in shown if len(d) == 1]
     if len(values) == len(shown) and shown:
         return f"legal {next(iter(shown[0]))}s: {', '.join(str(v) for v in values)}"
@@ -356,13 +350,11 @@ def _describe_legal(legal: Sequence[Any]) -> str:
 
 def _check_args(
     match_id: str, game: str, seats: Sequence[SeatSpec], config: Any, deadline_ms: int, call_deadline_ms: int
-) -> tuple[ModuleType, Any]:
+) -> tuple[Game, Any]:
     if not isinstance(match_id, str) or not match_id:
         raise ValueError(f"match_id must be a non-empty string, got {match_id!r}")
-    engine = GAMES.get(game) if isinstance(game, str) else None
-    if engine is None:
-        raise ValueError(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
-    info = engine.INFO
+    engine = get_game(game)  # WireError (a ValueError) naming the known games
+    info = engine.info
     if not info.min_players <= len(seats) <= info.max_players:
         raise ValueError(
             f"{info.title} needs {info.min_players}..{info.max_players} seats, got {len(seats)}"
@@ -398,7 +390,7 @@ class _Match:
 
     match_id: str
     game: str
-    engine: ModuleType
+    engine: Game
     config: Any
     seats: tuple[SeatSpec, ...]
     deadline_ms: int
@@ -444,7 +436,7 @@ class _Match:
         answers = await asyncio.gather(
             *(self._call("StartMatch", seat, req, self.call_deadline_ms) for seat, req in enumerate(requests))
         )
-        hand, turn = _position(self.state)
+        hand, turn = self.engine.position(self.state)
         for seat, (_, kind, detail) in enumerate(answers):
             if kind is not None:
                 self._fault(kind, seat, hand, turn, detail, None)
@@ -458,14 +450,14 @@ class _Match:
         engine = self.engine
         while not engine.is_over(self.state):
             pending = tuple(engine.pending_seats(self.state))
-            hand, turn = _position(self.state)
+            hand, turn = engine.position(self.state)
             kinds = {seat: engine.decision_kind(self.state, seat) for seat in pending}
             seqs = {}
             requests = []
             for seat in pending:
                 seqs[seat] = self.sequence[seat]
                 self.sequence[seat] += 1
-                view_msg = wire.view_to_proto(engine.observe(self.state, seat))
+                view_msg = engine.view_to_proto(engine.observe(self.state, seat))
                 requests.append(
                     bot_pb2.DecideRequest(
                         match_id=self.match_id, seat=seat, kind=wire.kind_value(kinds[seat]),
@@ -486,7 +478,7 @@ class _Match:
             fault = (answer.fault_kind or "error", answer.detail)
         else:
             try:
-                proposed = wire.action_from_proto(kind, answer.response)
+                proposed = wire.action_from_proto(self.game, kind, answer.response)
             except wire.WireError as exc:
                 fault = ("malformed", f"Decide {kind}: {exc}")
             else:
@@ -495,8 +487,8 @@ class _Match:
                 else:
                     fault = (
                         "illegal",
-                        f"Decide {kind}: answered {wire.action_to_dict(proposed)}, not legal now; "
-                        f"{_describe_legal(legal)}",
+                        f"Decide {kind}: answered {engine.action_to_dict(proposed)}, not legal now; "
+                        f"{_describe_legal(engine, legal)}",
                     )
         source = "bot"
         if action is None:
@@ -505,7 +497,7 @@ class _Match:
         index = len(self.decisions)
         self.decisions.append({
             "seq": seq, "seat": seat, "kind": kind, "hand": hand, "turn": turn,
-            "action": wire.action_to_dict(action), "source": source, "latency_ms": answer.latency_ms,
+            "action": engine.action_to_dict(action), "source": source, "latency_ms": answer.latency_ms,
         })
         if fault is not None:
             self._fault(fault[0], seat, hand, turn, fault[1], index)
@@ -556,11 +548,11 @@ async def run_match(
 
     Args:
         match_id: unique id, echoed in every call to the bots.
-        game: game id (``"take5"``). seats: 2..10 ``SeatSpec`` for Take 5; several seats may share an endpoint.
-        config: the game's config dataclass (``take5.Take5Config``); None means the defaults.
-        seed: seed of the deals; deals: explicit deals (``take5.Take5Deal``) for hands 0, 1, ... (later hands
-            come from the seed). At least one of them is needed; explicit deals without a seed must cover every
-            hand the game lasts (else the engine's ``RulesError`` when they run out, mid-match).
+        game: game id (a key of the game registry). seats: the game's seat count of ``SeatSpec`` (2..10); several
+            seats may share an endpoint.
+        config: the game's config dataclass; None means the defaults.
+        seed: seed of the deals; deals: the game's explicit deals (see its ``new_game``). At least one of them is
+            needed; a seed and deals that cannot carry a whole game are refused before any bot is called.
         deadline_ms: gRPC deadline of every ``Decide`` call, milliseconds.
         call_deadline_ms: gRPC deadline of ``StartMatch`` and ``EndMatch``, milliseconds.
 
@@ -589,7 +581,7 @@ async def run_match(
         game=game,
         config=wire.config_to_dict(game, config),
         seed=seed,
-        deals=[wire.deal_to_dict(d) for d in deals],
+        deals=[engine.deal_to_dict(d) for d in deals],
         seats=seats,
         deadline_ms=deadline_ms,
         decisions=tuple(match.decisions),
@@ -647,7 +639,7 @@ def _replay(record: MatchRecord) -> list[str]:
     n = len(record.seats)
     try:
         config = wire.config_from_dict(record.game, record.config)
-        deals = tuple(wire.deal_from_dict(d) for d in record.deals)
+        deals = tuple(engine.deal_from_dict(d) for d in record.deals)
         state = engine.new_game(n, config, seed=record.seed, deals=deals)
     except (ValueError, TypeError, AttributeError) as exc:
         return [f"cannot rebuild the game from the record's config, seed and deals: {exc}"]
@@ -678,7 +670,7 @@ def _replay(record: MatchRecord) -> list[str]:
         kind = engine.decision_kind(state, seat)
         if dec.get("kind") != kind:
             diffs.append(f"{where}: recorded kind {dec.get('kind')!r}, the game asks seat {seat} for {kind}")
-        hand, turn = _position(state)
+        hand, turn = engine.position(state)
         if (dec.get("hand"), dec.get("turn")) != (hand, turn):
             diffs.append(f"{where}: recorded at hand {dec.get('hand')!r} turn {dec.get('turn')!r}, "
                          f"the game is at hand {hand} turn {turn}")
@@ -686,23 +678,23 @@ def _replay(record: MatchRecord) -> list[str]:
             diffs.append(f"{where}: recorded sequence {dec.get('seq')!r} for seat {seat}, expected {sequence[seat]}")
         sequence[seat] += 1
         try:
-            action = wire.action_from_dict(kind, dec.get("action"))
+            action = engine.action_from_dict(kind, dec.get("action"))
         except wire.WireError as exc:
             diffs.append(f"{where}: unreadable action for seat {seat}: {exc}")
             stopped = True
             break
         legal = engine.legal_actions(state, seat)
         if action not in legal:
-            diffs.append(f"{where}: seat {seat}'s action {wire.action_to_dict(action)} ({kind}, hand {hand} "
-                         f"turn {turn}) is not legal; {_describe_legal(legal)}")
+            diffs.append(f"{where}: seat {seat}'s action {engine.action_to_dict(action)} ({kind}, hand {hand} "
+                         f"turn {turn}) is not legal; {_describe_legal(engine, legal)}")
             stopped = True
             break
         source = dec.get("source")
         if source == "default":
             default = engine.default_action(state, seat)
             if action != default:
-                diffs.append(f"{where}: recorded as the default action {wire.action_to_dict(action)}, but the "
-                             f"default is {wire.action_to_dict(default)}")
+                diffs.append(f"{where}: recorded as the default action {engine.action_to_dict(action)}, but the "
+                             f"default is {engine.action_to_dict(default)}")
             if not faults_at.get(i):
                 diffs.append(f"{where}: a default action without a fault")
         elif source == "bot":

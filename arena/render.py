@@ -160,7 +160,7 @@ def story_of(record: MatchRecord | Mapping[str, Any]) -> MatchStory:
     n = len(rec.seats)
     try:
         config = wire.config_from_dict(rec.game, rec.config)
-        deals = tuple(wire.deal_from_dict(d) for d in rec.deals)
+        deals = tuple(wire.deal_from_dict(rec.game, d) for d in rec.deals)
         state = take5.new_game(n, config, seed=rec.seed, deals=deals)
     except (ValueError, TypeError) as exc:
         raise RenderError(f"cannot rebuild the game from the record's config, seed and deals: {exc}") from exc
@@ -194,14 +194,14 @@ def story_of(record: MatchRecord | Mapping[str, Any]) -> MatchStory:
                              f"{list(take5.pending_seats(state))}")
             break
         try:
-            action = wire.action_from_dict(kind, dec.get("action"))
+            action = wire.action_from_dict(rec.game, kind, dec.get("action"))
             after = take5.apply(state, seat, action)
         except (wire.WireError, take5.IllegalActionError, take5.RulesError) as exc:
             story.stopped = f"decision {i}: seat {seat}'s action {dec.get('action')!r} cannot be applied: {exc}"
             break
         note = None
         for f in faults_at.get(i, ()):
-            note = FaultNote(f.seat, f.kind, f.detail, kind, wire.action_to_dict(action))
+            note = FaultNote(f.seat, f.kind, f.detail, kind, wire.action_to_dict(rec.game, action))
         if kind == take5.DRAFT_PICK:
             hand.draft.append((seat, action.card, note))  # type: ignore[union-attr]
         elif note is not None:

@@ -45,7 +45,7 @@ class MatchSpec:
 
     Attributes:
         match_id: ``"<tournament>-<index 6 digits>"``, e.g. ``"t3-000041"``; unique, the idempotency key.
-        game: game id, e.g. ``"take5"``.
+        game: game id (a key of the game registry).
         seats: registered bot names in seat order (seat 0 first).
         seed: seed of the match's deals; every seat rotation of one subset in one round shares it.
         config: the game's config in JSON form (``arena_sdk.wire.config_to_dict``).
@@ -162,7 +162,7 @@ def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, r
     """
     if game not in GAMES:
         raise TournamentError(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
-    info = GAMES[game].INFO
+    info = GAMES[game].info
     for name in bots:
         split_bot_ref(name)
     dups = sorted({b for b in bots if list(bots).count(b) > 1})

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.local_bots import start_bot, started_bots  # noqa: E402
 from arena.referee import SeatSpec, run_match_sync  # noqa: E402
+from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk import wire  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
@@ -104,7 +105,7 @@ def decide_requests(num_players: int, count: int) -> list[bot_pb2.DecideRequest]
             if take5.decision_kind(state, 0) == take5.CHOOSE_CARD:
                 requests.append(bot_pb2.DecideRequest(
                     match_id="bench", seat=0, kind=bot_pb2.TAKE5_CHOOSE_CARD,
-                    take5=wire.view_to_proto(take5.observe(state, 0))))
+                    take5=take5_wire.view_to_proto(take5.observe(state, 0))))
             for seat in take5.pending_seats(state):
                 state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
     return requests

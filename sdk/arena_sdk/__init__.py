@@ -20,17 +20,9 @@ decision kinds, and ``play_game`` (an in-process game between bot objects). The 
 """
 
 from ._version import SDK_VERSION, __version__
-from .bot import (
-    BotDefinitionError,
-    IllegalAnswerError,
-    MatchInfo,
-    MatchResult,
-    Take5Bot,
-    cheapest_row,
-    check_answer,
-    decide,
-)
-from .games import take5
+from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
+from .games import GAMES, get_game, take5
+from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide
 from .games.take5 import (
     CHOOSE_CARD,
     CHOOSE_ROW,
@@ -49,6 +41,8 @@ __all__ = [
     "CHOOSE_ROW",
     "DRAFT_PICK",
     "SDK_VERSION",
+    "GAMES",
+    "Bot",
     "BotDefinitionError",
     "BotServicer",
     "IllegalAnswerError",
@@ -64,6 +58,7 @@ __all__ = [
     "check_answer",
     "create_server",
     "decide",
+    "get_game",
     "penalty_if_played",
     "play_game",
     "serve",

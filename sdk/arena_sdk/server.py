@@ -8,10 +8,13 @@ serialised by a per-object lock, so an author never needs locks of their own.
 
 Errors leave as canonical gRPC status codes with a message a person can act on:
 
-* ``INVALID_ARGUMENT``: a malformed request (empty match id, unknown game, decision kind unspecified or not
-  matching the view, missing or inconsistent view).
+* ``INVALID_ARGUMENT``: a malformed request (empty match id, a game the bot does not play, decision kind
+  unspecified or not matching the view, missing or inconsistent view).
 * ``INTERNAL``: the author's method raised (the message carries the exception) or returned an answer that is not a
-  legal card/row of the view (the message says what it returned).
+  legal answer of the view (the message says what it returned).
+
+The server names no game: the game of a request is the field set in its oneof (``DecideRequest.view``), looked
+up in the game registry, whose entry decodes the view, asks the bot and encodes the answer.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ import grpc
 
 from . import wire
 from ._version import SDK_VERSION
-from .bot import BOT_NAME_RE, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult, Take5Bot, check_answer
-from .games import take5
+from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
+from .games import GAMES, get_game
+from .games.base import RulesError
 from .pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena_sdk")
@@ -43,11 +47,14 @@ DEFAULT_MAX_WORKERS = 32  # threads serving calls; a worker may run several matc
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
 
-_METHODS = {
-    take5.CHOOSE_CARD: "choose_card",
-    take5.CHOOSE_ROW: "choose_row",
-    take5.DRAFT_PICK: "draft_pick",
-}
+def _bot_classes() -> str:
+    """The bot base classes of the registered games, for error messages: "Take5Bot or TakiBot"."""
+    return " or ".join(g.bot_class.__name__ for g in GAMES.values())
+
+
+def cls_plays_a_game(bot_cls: type[Bot]) -> bool:
+    """True when ``bot_cls`` declares at least one game (it subclasses a game's bot class)."""
+    return bool(bot_cls.games)
 
 
 class ServeError(RuntimeError):
@@ -80,7 +87,7 @@ def _handles_errors(method: Callable[..., Any]) -> Callable[..., Any]:
 
 @dataclass
 class _Entry:
-    bot: Take5Bot
+    bot: Bot
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: bool = False
 
@@ -90,18 +97,26 @@ class BotServicer(bot_pb2_grpc.BotServicer):
 
     ``factory()`` makes a new bot object (default: the class itself, called without arguments). ``name``
     overrides the class's ``name`` in ``GetInfo`` (to run two instances under different names). Thread-safe.
-    Raises ``BotDefinitionError`` when ``bot_cls`` is not a ``Take5Bot`` subclass or the name is invalid.
+    Raises ``BotDefinitionError`` when ``bot_cls`` is not a subclass of a registered game's bot class, plays an
+    unknown game, or the name is invalid.
     """
 
     def __init__(
-        self, bot_cls: type[Take5Bot], factory: Callable[[], Take5Bot] | None = None, name: str | None = None
+        self, bot_cls: type[Bot], factory: Callable[[], Bot] | None = None, name: str | None = None
     ) -> None:
-        if not (isinstance(bot_cls, type) and issubclass(bot_cls, Take5Bot)):
-            raise BotDefinitionError(f"serve() needs a Take5Bot subclass, got {bot_cls!r}")
+        if not (isinstance(bot_cls, type) and issubclass(bot_cls, Bot)):
+            raise BotDefinitionError(f"serve() needs a subclass of {_bot_classes()}, got {bot_cls!r}")
         if name is None:
             bot_cls.check_definition()
+        elif not cls_plays_a_game(bot_cls):
+            raise BotDefinitionError(f"{bot_cls.__name__} plays no game: subclass {_bot_classes()}")
         elif not BOT_NAME_RE.fullmatch(name):
             raise BotDefinitionError(f"a bot name must be 1..64 characters of [A-Za-z0-9_.-], got {name!r}")
+        for game in bot_cls.games:
+            try:
+                get_game(game)
+            except ValueError as exc:
+                raise BotDefinitionError(f"{bot_cls.__name__}.games: {exc}") from None
         self.bot_cls = bot_cls
         self.name: str = bot_cls.name if name is None else name
         self._factory = factory or bot_cls
@@ -179,15 +194,21 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             kind = wire.kind_name(request.kind)
         except wire.WireError as exc:
             raise _invalid(f"DecideRequest.kind: {exc}") from exc
-        if request.WhichOneof("view") != take5.GAME_ID:
-            raise _invalid(f"DecideRequest carries no view; {kind} needs the take5 view")
+        game_id = request.WhichOneof("view")
+        if game_id is None:
+            raise _invalid(f"DecideRequest carries no view; {kind} needs one")
+        if game_id not in self.bot_cls.games:
+            raise _invalid(f"{self.name} plays {', '.join(self.bot_cls.games)}; the request carries a {game_id} view")
+        game = get_game(game_id)
+        if kind not in game.info.decision_kinds:
+            raise _invalid(f"{kind} is not a {game.info.title} decision")
         try:
-            view = wire.view_from_proto(request.take5, kind)
-        except wire.WireError as exc:
-            raise _invalid(f"DecideRequest.take5: {exc}") from exc
+            view = game.view_from_proto(getattr(request, game_id), kind)
+        except (wire.WireError, RulesError) as exc:
+            raise _invalid(f"DecideRequest.{game_id}: {exc}") from exc
         if view.seat != request.seat:
             raise _invalid(f"DecideRequest.seat is {request.seat} but the view is of seat {view.seat}")
-        mismatch = _kind_mismatch(view, kind)
+        mismatch = game.check_view(view, kind)
         if mismatch:
             raise _invalid(f"{kind} does not match the view: {mismatch}")
 
@@ -198,29 +219,18 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             self._start(
                 key,
                 entry,
-                MatchInfo(request.match_id, take5.GAME_ID, view.seat, view.num_players, (), view.config),
+                MatchInfo(request.match_id, game_id, view.seat, view.num_players, (), view.config),
             )
-            method = getattr(entry.bot, _METHODS[kind])
             try:
-                answer = method(view)
+                action = game.decide(entry.bot, view)
+            except IllegalAnswerError as exc:
+                log.error("%s: illegal answer (match %s seat %d): %s", name, *key, exc)
+                raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: illegal answer: {exc}") from exc
             except Exception as exc:
-                log.exception("%s.%s raised (match %s seat %d)", name, _METHODS[kind], *key)
-                raise _Abort(
-                    grpc.StatusCode.INTERNAL, f"{name}: {_METHODS[kind]} raised {_describe(exc)}"
-                ) from exc
-        try:
-            value = check_answer(view, kind, answer)
-        except IllegalAnswerError as exc:
-            log.error("%s: illegal answer (match %s seat %d): %s", name, *key, exc)
-            raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: illegal answer: {exc}") from exc
-        action: take5.Take5Action
-        if kind == take5.CHOOSE_ROW:
-            action = take5.ChooseRow(value)
-        elif kind == take5.DRAFT_PICK:
-            action = take5.DraftPick(value)
-        else:
-            action = take5.ChooseCard(value)
-        return wire.action_to_proto(action)
+                method = game.decision_methods.get(kind, kind)
+                log.exception("%s.%s raised (match %s seat %d)", name, method, *key)
+                raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {_describe(exc)}") from exc
+        return bot_pb2.DecideResponse(**{game_id: game.action_to_proto(action)})
 
     @_handles_errors
     def EndMatch(self, request: bot_pb2.EndMatchRequest, context: grpc.ServicerContext) -> bot_pb2.EndMatchResponse:
@@ -252,10 +262,11 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         games = self.bot_cls.games
         if request.game not in games:
             raise _invalid(f"{self.name} plays {', '.join(games)}; StartMatchRequest.game is {request.game!r}")
+        info = get_game(request.game).info
         n = request.num_players
-        if not take5.MIN_PLAYERS <= n <= take5.MAX_PLAYERS:
+        if not info.min_players <= n <= info.max_players:
             raise _invalid(
-                f"StartMatchRequest.num_players must be {take5.MIN_PLAYERS}..{take5.MAX_PLAYERS}, got {n}"
+                f"StartMatchRequest.num_players must be {info.min_players}..{info.max_players}, got {n}"
             )
         if request.seat >= n:
             raise _invalid(f"StartMatchRequest.seat {request.seat} is not below num_players {n}")
@@ -269,26 +280,6 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         return MatchInfo(request.match_id, request.game, request.seat, n, names, config)
 
 
-def _kind_mismatch(view: take5.Take5View, kind: str) -> str:
-    """Why ``view`` cannot carry a decision of ``kind`` ("" when it can)."""
-    if kind == take5.CHOOSE_CARD:
-        if not view.hand:
-            return "the hand is empty"
-        if len(view.rows) != take5.NUM_ROWS:
-            return "the view has no rows"
-    elif kind == take5.CHOOSE_ROW:
-        if view.resolving_card is None:
-            return "resolving_card is not set"
-        if len(view.rows) != take5.NUM_ROWS:
-            return "the view has no rows"
-    elif kind == take5.DRAFT_PICK:
-        if not view.draft_pool:
-            return "the draft pool is empty"
-    else:
-        return f"{kind} is not a Take 5 decision"
-    return ""
-
-
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -299,7 +290,7 @@ def _address(host: str, port: int) -> str:
 
 
 def create_server(
-    bot_cls: type[Take5Bot],
+    bot_cls: type[Bot],
     address: str = f"{DEFAULT_HOST}:0",
     *,
     options: dict[str, Any] | None = None,
@@ -341,7 +332,7 @@ def _port(text: str) -> int:
     return port
 
 
-def serve(bot_cls: type[Take5Bot], argv: list[str] | None = None) -> None:
+def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     """Run ``bot_cls`` as a bot process until SIGTERM or SIGINT, then stop cleanly (the process exits 0).
 
     Command line (``argv``, default ``sys.argv[1:]``): ``--host H`` (default 127.0.0.1), ``--port N`` (default
@@ -364,7 +355,7 @@ def serve(bot_cls: type[Take5Bot], argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-workers", type=int, default=DEFAULT_MAX_WORKERS, help="threads serving calls (default %(default)s)"
     )
-    if isinstance(bot_cls, type) and issubclass(bot_cls, Take5Bot):
+    if isinstance(bot_cls, type) and issubclass(bot_cls, Bot):
         bot_cls.add_arguments(parser)
     args = parser.parse_args(argv)
     options = {k: v for k, v in vars(args).items() if k not in ("host", "port", "name", "max_workers")}

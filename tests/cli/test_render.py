@@ -40,7 +40,7 @@ def make_record(num_players: int, seed: int | None, *, config: take5.Take5Config
             forced = (choices or {}).get((hand, turn, seat, kind))
             source = "bot"
             if forced is not None:
-                action = wire.action_from_dict(kind, {"row" if kind == take5.CHOOSE_ROW else "card": forced})
+                action = wire.action_from_dict("take5", kind, {"row" if kind == take5.CHOOSE_ROW else "card": forced})
             elif rng.random() < fault_rate:
                 action, source = take5.default_action(state, seat), "default"
                 faults.append({"kind": "timeout", "seat": seat, "hand": hand, "turn": turn,
@@ -49,7 +49,7 @@ def make_record(num_players: int, seed: int | None, *, config: take5.Take5Config
             else:
                 action = rng.choice(take5.legal_actions(state, seat))
             decisions.append({"seq": seq[seat], "seat": seat, "kind": kind, "hand": hand, "turn": turn,
-                              "action": wire.action_to_dict(action), "source": source, "latency_ms": 1.0})
+                              "action": wire.action_to_dict("take5", action), "source": source, "latency_ms": 1.0})
             seq[seat] += 1
             state = take5.apply(state, seat, action)
             if state.phase != "choose" or take5.is_over(state):
@@ -58,7 +58,7 @@ def make_record(num_players: int, seed: int | None, *, config: take5.Take5Config
     counts = [sum(1 for f in faults if f["seat"] == s) for s in range(num_players)]
     record = {
         "version": 1, "match_id": f"t1-m{policy_seed}", "game": "take5", "config": wire.config_to_dict("take5", config),
-        "seed": seed, "deals": [wire.deal_to_dict(d) for d in deals],
+        "seed": seed, "deals": [wire.deal_to_dict("take5", d) for d in deals],
         "seats": [{"name": f"bot{s}@1.0", "endpoint": f"127.0.0.1:{50100 + s}"} for s in range(num_players)],
         "deadline_ms": 50, "decisions": decisions, "faults": faults,
         "result": {"scores": [float(x) for x in outcome.scores], "ranks": list(outcome.ranks), "faults": counts},

@@ -63,11 +63,11 @@ def walk(record: MatchRecord) -> Iterator[tuple[Any, dict]]:
     """(state before the decision, decision) for every decision of ``record``, applying the recorded actions."""
     engine = GAMES[record.game]
     config = wire.config_from_dict(record.game, record.config)
-    deals = tuple(wire.deal_from_dict(d) for d in record.deals)
+    deals = tuple(wire.deal_from_dict(record.game, d) for d in record.deals)
     state = engine.new_game(len(record.seats), config, seed=record.seed, deals=deals)
     for dec in record.decisions:
         yield state, dec
-        state = engine.apply(state, dec["seat"], wire.action_from_dict(dec["kind"], dec["action"]))
+        state = engine.apply(state, dec["seat"], wire.action_from_dict(record.game, dec["kind"], dec["action"]))
 
 
 def final_state(record: MatchRecord) -> Any:
@@ -77,4 +77,4 @@ def final_state(record: MatchRecord) -> Any:
     for state, dec in walk(record):
         pass
     assert state is not None
-    return engine.apply(state, dec["seat"], wire.action_from_dict(dec["kind"], dec["action"]))
+    return engine.apply(state, dec["seat"], wire.action_from_dict(record.game, dec["kind"], dec["action"]))

@@ -31,7 +31,7 @@ def assert_defaults_applied(record: MatchRecord) -> None:
     for i, (state, dec) in enumerate(walk(record)):
         if i in faulted:
             assert dec["source"] == "default"
-            assert dec["action"] == wire.action_to_dict(take5.default_action(state, dec["seat"]))
+            assert dec["action"] == wire.action_to_dict("take5", take5.default_action(state, dec["seat"]))
         else:
             assert dec["source"] == "bot"
 

@@ -80,7 +80,7 @@ def test_explicit_deal_is_recorded_and_replayed(seats_of) -> None:
     deal = take5.deal_hand(99, 0, 3, SHORT)
     record = run_match_sync("deal-1", "take5", seats_of("random1", "random2", "heuristic"), SHORT,
                             seed=7, deals=[deal], deadline_ms=5000)
-    assert record.deals == [wire.deal_to_dict(deal)]
+    assert record.deals == [wire.deal_to_dict("take5", deal)]
     first_turn = [d for d in record.decisions if d["hand"] == 0 and d["turn"] == 0
                   and d["kind"] == take5.CHOOSE_CARD]
     for d in first_turn:  # hand 0 was played from the explicit deal, not from seed 7

@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import wire
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2
@@ -87,7 +88,7 @@ def check_requests_match_record(requests: list[bot_pb2.DecideRequest], record: M
         assert req.match_id == record.match_id
         assert (req.sequence, wire.kind_name(req.kind)) == (dec["seq"], dec["kind"])
         assert (req.take5.hand_number, req.take5.turn) == (dec["hand"], dec["turn"])
-        sent = wire.view_from_proto(req.take5, dec["kind"])
+        sent = take5_wire.view_from_proto(req.take5, dec["kind"])
         # A simultaneous batch is asked from one state, before any answer of the batch is applied.
         expected = take5.observe(state, dec["seat"])
         assert sent.hand == expected.hand and sent.rows == expected.rows and sent.history == expected.history

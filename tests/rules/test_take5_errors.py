@@ -13,7 +13,7 @@ ROWS = (40, 50, 60, 70)
 
 
 def _game(**config: object) -> take5.Take5State:
-    return take5.new_game(3, Take5Config(**config), deals=[Take5Deal(hands=HANDS, rows=ROWS)])  # type: ignore[arg-type]
+    return take5.new_game(3, Take5Config(**config), seed=0, deals=[Take5Deal(hands=HANDS, rows=ROWS)])  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- illegal actions
@@ -99,16 +99,22 @@ def test_observe_unknown_seat() -> None:
         take5.observe(_game(), 3)
 
 
-def test_running_out_of_deals_is_a_rules_error() -> None:
-    state = _game()  # limit 66 is not reached in one hand: hand 1 needs a deal that is not there
-    with pytest.raises(RulesError, match="hand 1 needs a deal"):
-        for _ in range(10):
-            for seat in range(3):
-                state = take5.apply(state, seat, take5.default_action(state, seat))
-            while state.phase == "row":
-                seat = take5.pending_seats(state)[0]
-                state = take5.apply(state, seat, take5.default_action(state, seat))
-    assert state.turn == 9 and state.phase == "choose"  # the last good state is untouched
+def test_deals_that_cannot_carry_the_game_are_refused_at_creation() -> None:
+    """Explicit deals without a seed must cover the longest possible game (3 players x 65 + 1 hands at limit 66),
+    so running out of deals is found by ``new_game``, never by ``apply`` halfway through a match."""
+    deal = Take5Deal(hands=HANDS, rows=ROWS)
+    with pytest.raises(RulesError, match="1 explicit deal.*cannot carry a whole game.*up to 196 hands"):
+        take5.new_game(3, deals=[deal])
+    assert take5.max_hands(3, Take5Config()) == 196
+    assert take5.max_hands(3, Take5Config(limit=1)) == 1  # one hand always reaches a limit of 1
+    assert take5.max_hands(2, Take5Config(limit=5, limit_rule="more_than")) == 11
+    take5.new_game(3, Take5Config(limit=1), deals=[deal])  # enough deals: no seed needed
+    take5.new_game(3, seed=0, deals=[deal])  # the seed deals the later hands
+
+
+def test_the_limit_is_capped_at_creation() -> None:
+    with pytest.raises(RulesError, match="1..1000"):
+        Take5Config(limit=1001)
 
 
 # ---------------------------------------------------------------- bad games
@@ -170,19 +176,19 @@ def _swap(hands: tuple[tuple[int, ...], ...], seat: int, new: tuple[int, ...]) -
 )
 def test_bad_explicit_deals(deal: Take5Deal, config: dict[str, object], message: str) -> None:
     with pytest.raises(RulesError, match=message):
-        take5.new_game(3, Take5Config(**config), deals=[deal])  # type: ignore[arg-type]
+        take5.new_game(3, Take5Config(**config), seed=0, deals=[deal])  # type: ignore[arg-type]
 
 
 def test_a_bad_later_deal_is_refused_up_front_and_named() -> None:
     good = Take5Deal(hands=HANDS, rows=ROWS)
     bad = Take5Deal(hands=HANDS, rows=(40, 50, 60, 60))
     with pytest.raises(RulesError, match="deal of hand 1: card 60 is dealt more than once"):
-        take5.new_game(3, deals=[good, bad])
+        take5.new_game(3, seed=0, deals=[good, bad])
     with pytest.raises(RulesError, match="deal of hand 0: expected a Take5Deal"):
-        take5.new_game(3, deals=[{"hands": HANDS, "rows": ROWS}])  # type: ignore[list-item]
+        take5.new_game(3, seed=0, deals=[{"hands": HANDS, "rows": ROWS}])  # type: ignore[list-item]
 
 
 def test_explicit_deals_given_as_lists_are_accepted() -> None:
     deal = Take5Deal(hands=[list(h) for h in HANDS], rows=list(ROWS))  # type: ignore[arg-type]
-    state = take5.new_game(3, deals=[deal])
+    state = take5.new_game(3, seed=0, deals=[deal])
     assert state.hands == HANDS and state.rows == ((40,), (50,), (60,), (70,))

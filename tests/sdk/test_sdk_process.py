@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import wire
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
@@ -55,7 +56,7 @@ def ask_card(port: int) -> tuple[bot_pb2.BotInfo, int, take5.Take5View]:
         stub = bot_pb2_grpc.BotStub(channel)
         info = stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=20)
         request = bot_pb2.DecideRequest(
-            match_id="proc-1", seat=1, kind=bot_pb2.TAKE5_CHOOSE_CARD, take5=wire.view_to_proto(view)
+            match_id="proc-1", seat=1, kind=bot_pb2.TAKE5_CHOOSE_CARD, take5=take5_wire.view_to_proto(view)
         )
         card = stub.Decide(request, timeout=20).take5.card
     return info, card, view

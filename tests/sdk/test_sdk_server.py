@@ -10,6 +10,7 @@ from dataclasses import replace
 import grpc
 import pytest
 
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import (
     SDK_VERSION,
     BotDefinitionError,
@@ -39,7 +40,7 @@ def row_view() -> Take5View:
         hands=(tuple(range(1, 11)), tuple(range(90, 100))),
         rows=(55, 60, 44, 70),
     )
-    state = take5.new_game(2, deals=[deal])
+    state = take5.new_game(2, seed=0, deals=[deal])
     state = take5.apply(state, 0, take5.ChooseCard(1))
     state = take5.apply(state, 1, take5.ChooseCard(90))
     view = take5.observe(state, 0)
@@ -59,7 +60,7 @@ def decide_request(view: Take5View, match_id: str = "m1", kind: str | None = Non
         match_id=match_id,
         seat=view.seat,
         kind=wire.kind_value(kind or view.kind),  # type: ignore[arg-type]
-        take5=wire.view_to_proto(view),
+        take5=take5_wire.view_to_proto(view),
     )
 
 
@@ -343,7 +344,7 @@ def test_a_bot_class_without_a_valid_name_cannot_be_served() -> None:
     for cls in (Nameless, Spaced):
         with pytest.raises(BotDefinitionError, match="name must be 1..64 characters"):
             create_server(cls, "127.0.0.1:0")
-    with pytest.raises(BotDefinitionError, match="Take5Bot subclass"):
+    with pytest.raises(BotDefinitionError, match="needs a subclass of Take5Bot"):
         create_server(object, "127.0.0.1:0")  # type: ignore[arg-type]
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import wire
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2
@@ -26,7 +27,7 @@ def test_views_round_trip_through_protobuf(seed: int, players: int, steps: int, 
         state = take5.apply(state, seat, take5.legal_actions(state, seat)[i % 3 % len(take5.legal_actions(state, seat))])
     for seat in range(players):
         view = take5.observe(state, seat)
-        assert wire.view_from_proto(wire.view_to_proto(view), view.kind) == view
+        assert take5_wire.view_from_proto(take5_wire.view_to_proto(view), view.kind) == view
 
 
 def _view(**changes) -> bot_pb2.Take5View:
@@ -55,15 +56,15 @@ def _view(**changes) -> bot_pb2.Take5View:
 ])
 def test_inconsistent_views_are_refused(changes: dict, message: str) -> None:
     with pytest.raises(wire.WireError, match=message):
-        wire.view_from_proto(_view(**changes), take5.CHOOSE_CARD)
+        take5_wire.view_from_proto(_view(**changes), take5.CHOOSE_CARD)
 
 
 def test_draft_views_may_have_empty_rows() -> None:
-    view = wire.view_from_proto(_view(rows=[[], [], [], []], hand=[], draft_pool=[3, 4]), take5.DRAFT_PICK)
+    view = take5_wire.view_from_proto(_view(rows=[[], [], [], []], hand=[], draft_pool=[3, 4]), take5.DRAFT_PICK)
     assert view.rows == ((), (), (), ()) and view.draft_pool == (3, 4)
 
 
-@pytest.mark.parametrize("limit", [0, -1, wire.MAX_TAKE5_LIMIT + 1, True, "66"])
+@pytest.mark.parametrize("limit", [0, -1, take5.MAX_LIMIT + 1, True, "66"])
 def test_limit_out_of_range_is_refused(limit) -> None:
     with pytest.raises(wire.WireError, match="limit"):
         wire.config_from_dict("take5", {"limit": limit})
@@ -85,9 +86,9 @@ def test_configs_round_trip_and_zero_means_default() -> None:
 ])
 def test_actions_of_the_wrong_kind_are_refused(kind: str, action, message: str) -> None:
     with pytest.raises(wire.WireError, match=message):
-        wire.action_from_proto(kind, bot_pb2.DecideResponse(take5=action))
+        wire.action_from_proto("take5", kind, bot_pb2.DecideResponse(take5=action))
     with pytest.raises(wire.WireError, match="no take5 action"):
-        wire.action_from_proto(kind, bot_pb2.DecideResponse())
+        wire.action_from_proto("take5", kind, bot_pb2.DecideResponse())
 
 
 @pytest.mark.parametrize("port", ["70000", "-1", "abc"])

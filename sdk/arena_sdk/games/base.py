@@ -2,12 +2,16 @@
 
 A rules engine is a module of pure functions over frozen state (see ``../shared/DESIGN.md``):
 ``new_game``, ``pending_seats``, ``legal_actions``, ``apply``, ``observe``, ``is_over``, ``outcome``.
-Nothing here assumes Take 5's shape (simultaneous turns, penalty points): Taki will plug in the same way.
+Nothing here assumes one game's shape (simultaneous turns, penalty points, runs): ``Game`` is the plug-in
+interface every game package implements.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class RulesError(ValueError):
@@ -16,6 +20,10 @@ class RulesError(ValueError):
 
 class IllegalActionError(RulesError):
     """An action that the rules do not allow in this state; the message names the action and the reason."""
+
+
+class WireError(ValueError):
+    """A protobuf message or JSON document that does not describe a valid value; the message says which field."""
 
 
 @dataclass(frozen=True)
@@ -64,3 +72,142 @@ def competition_ranks(scores: tuple[float, ...] | list[float], lower_is_better: 
     if lower_is_better:
         return tuple(1 + sum(1 for o in scores if o < s) for s in scores)
     return tuple(1 + sum(1 for o in scores if o > s) for s in scores)
+
+
+class Game(ABC):
+    """A game plug-in: everything the generic layers (referee, scheduler, store, service, SDK server, CLI) need to
+    know of one game, behind one object. Each game package builds one instance and registers it
+    (``arena_sdk.games.register``); generic code asks the registry (``arena_sdk.games.get_game``) and never imports
+    a game by name (STYLE.md habit 13).
+
+    Conventions shared by every game:
+
+    * Wire: the ``arena.v1`` oneofs ``GameConfig.game``, ``DecideRequest.view`` and ``DecideResponse.action`` each
+      have one field per game, named by the game id (``take5``, ``taki``).
+    * Deals: a match is created from a ``seed`` (an int, any size) and/or explicit ``deals`` (a sequence of the
+      game's deal objects; a game with one deal per match takes at most one). Their JSON forms are recorded.
+    * Engine: pure functions over frozen state (DESIGN.md); ``apply`` raises ``IllegalActionError``.
+
+    Subclasses set ``info``, ``config_type``, ``bot_class`` and ``decision_methods`` (decision kind -> name of the
+    bot class's method that answers it) and implement the abstract methods.
+    """
+
+    info: GameInfo
+    config_type: type
+    bot_class: type
+    decision_methods: Mapping[str, str]
+
+    @property
+    def game_id(self) -> str:
+        """The game id, e.g. ``"take5"``: the registry key, the CLI name and the name of the wire oneof fields."""
+        return self.info.game
+
+    # --- engine ------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def new_game(self, num_players: int, config: Any = None, *, seed: int | None = None,
+                 deals: Sequence[Any] = ()) -> Any:
+        """A new game state. Raises ``RulesError`` for a seat count, config, seed or deals that cannot carry a
+        whole game (refused here, never halfway through a match)."""
+
+    @abstractmethod
+    def pending_seats(self, state: Any) -> tuple[int, ...]:
+        """Seats with a decision pending now, ascending (several only in a simultaneous game)."""
+
+    @abstractmethod
+    def decision_kind(self, state: Any, seat: int) -> str | None:
+        """The ``DecisionKind`` name pending for ``seat``, or None."""
+
+    @abstractmethod
+    def legal_actions(self, state: Any, seat: int) -> tuple[Any, ...]:
+        """Every legal action of ``seat`` now (never empty for a pending seat)."""
+
+    @abstractmethod
+    def apply(self, state: Any, seat: int, action: Any) -> Any:
+        """The state after ``seat`` takes ``action``. Raises ``IllegalActionError``."""
+
+    @abstractmethod
+    def observe(self, state: Any, seat: int) -> Any:
+        """What ``seat`` may see now (the game's typed view), and nothing else."""
+
+    @abstractmethod
+    def default_action(self, state: Any, seat: int) -> Any:
+        """The documented legal action the referee applies after a fault."""
+
+    @abstractmethod
+    def is_over(self, state: Any) -> bool:
+        """True once the game has ended."""
+
+    @abstractmethod
+    def outcome(self, state: Any) -> Outcome:
+        """Scores and ranks of a finished game. Raises ``RulesError`` before the end."""
+
+    def position(self, state: Any) -> tuple[int, int]:
+        """(hand, turn) of ``state`` for records and fault reports; games without hands report hand 0."""
+        return int(getattr(state, "hand_number", 0)), int(getattr(state, "turn", 0))
+
+    # --- codecs: JSON (records, Redis) -------------------------------------------------------------------
+
+    @abstractmethod
+    def config_from_dict(self, data: Mapping[str, Any] | None) -> Any:
+        """Config from its JSON form (missing keys take the defaults). Raises ``WireError`` naming the field."""
+
+    @abstractmethod
+    def config_to_dict(self, config: Any) -> dict[str, Any]:
+        """JSON form of a config (every field)."""
+
+    @abstractmethod
+    def deal_from_dict(self, data: Mapping[str, Any]) -> Any:
+        """Deal from its JSON form. Raises ``WireError``."""
+
+    @abstractmethod
+    def deal_to_dict(self, deal: Any) -> dict[str, Any]:
+        """JSON form of a deal."""
+
+    @abstractmethod
+    def action_from_dict(self, kind: str, data: Any) -> Any:
+        """Action of decision ``kind`` from its JSON form. Raises ``WireError``."""
+
+    @abstractmethod
+    def action_to_dict(self, action: Any) -> dict[str, Any]:
+        """JSON form of an action."""
+
+    # --- codecs: protobuf (arena.v1) ---------------------------------------------------------------------
+
+    @abstractmethod
+    def config_to_proto(self, config: Any) -> Any:
+        """The game's config message (the field of ``GameConfig`` named by the game id)."""
+
+    @abstractmethod
+    def config_from_proto(self, msg: Any) -> Any:
+        """Config from the game's config message (None: all defaults). Raises ``WireError``."""
+
+    @abstractmethod
+    def view_to_proto(self, view: Any) -> Any:
+        """The game's view message (the field of ``DecideRequest.view`` named by the game id)."""
+
+    @abstractmethod
+    def view_from_proto(self, msg: Any, kind: str | None) -> Any:
+        """Typed view from the game's view message, ``kind`` pending. Raises ``WireError`` when inconsistent."""
+
+    @abstractmethod
+    def action_to_proto(self, action: Any) -> Any:
+        """The game's action message (the field of ``DecideResponse.action`` named by the game id)."""
+
+    @abstractmethod
+    def action_from_proto(self, kind: str, msg: Any) -> Any:
+        """Action of decision ``kind`` from the game's action message. Raises ``WireError`` (legality is the
+        engine's job)."""
+
+    # --- the bot side ------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def decide(self, bot: Any, view: Any) -> Any:
+        """Ask ``bot`` (an instance of ``bot_class``) the decision ``view.kind`` and return its checked action.
+        Raises ``IllegalAnswerError`` (``arena_sdk.bot``) when the answer is not legal in ``view``, and whatever
+        the bot's method raises."""
+
+    def check_view(self, view: Any, kind: str) -> str:
+        """Why ``view`` cannot carry a decision of ``kind`` ("" when it can); the SDK server refuses such
+        requests with INVALID_ARGUMENT."""
+        return "" if kind in self.info.decision_kinds else f"{kind} is not a {self.info.title} decision"

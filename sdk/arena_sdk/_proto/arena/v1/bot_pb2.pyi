@@ -401,6 +401,7 @@ class Take5View(_message.Message):
     REVEALED_FIELD_NUMBER: _builtins.int
     DRAFT_POOL_FIELD_NUMBER: _builtins.int
     DRAFT_PICKS_FIELD_NUMBER: _builtins.int
+    PREVIOUS_HISTORY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat this view belongs to, 0-based."""
     num_players: _builtins.int
@@ -449,6 +450,12 @@ class Take5View(_message.Message):
     def draft_picks(self) -> _containers.RepeatedCompositeFieldContainer[Global___Take5Pick]:
         """Draft variant: the picks of this hand so far, in order. Public."""
 
+    @_builtins.property
+    def previous_history(self) -> _containers.RepeatedCompositeFieldContainer[Global___Take5Turn]:
+        """Set during turn 0 (and the draft) of every hand after the first: the completed turns of the previous hand,
+        oldest first, so a bot sees the plays of the previous hand's last turn too. Empty otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -466,10 +473,11 @@ class Take5View(_message.Message):
         revealed: _abc.Iterable[Global___Take5Pick] | None = ...,
         draft_pool: _abc.Iterable[_builtins.int] | None = ...,
         draft_picks: _abc.Iterable[Global___Take5Pick] | None = ...,
+        previous_history: _abc.Iterable[Global___Take5Turn] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "draft_picks", b"draft_picks", "draft_pool", b"draft_pool", "hand", b"hand", "hand_number", b"hand_number", "hand_penalties", b"hand_penalties", "history", b"history", "num_players", b"num_players", "resolving_card", b"resolving_card", "revealed", b"revealed", "rows", b"rows", "seat", b"seat", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "draft_picks", b"draft_picks", "draft_pool", b"draft_pool", "hand", b"hand", "hand_number", b"hand_number", "hand_penalties", b"hand_penalties", "history", b"history", "num_players", b"num_players", "previous_history", b"previous_history", "resolving_card", b"resolving_card", "revealed", b"revealed", "rows", b"rows", "seat", b"seat", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -23,7 +23,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
-from .base import GameInfo, IllegalActionError, Outcome, RulesError, competition_ranks
+from ..base import GameInfo, IllegalActionError, Outcome, RulesError, competition_ranks
 
 GAME_ID = "take5"
 DECK_SIZE = 104
@@ -32,6 +32,10 @@ NUM_ROWS = 4
 ROW_CAPACITY = 5  # a row holds at most 5 cards; the 6th card takes them (rule 3)
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
+# Highest accepted bullhead limit. Every hand moves at least one bullhead into the totals (10 * players >= 20 cards
+# meet 4 rows with 16 free places), so a game lasts at most players * limit + 1 hands; the cap keeps a match (and
+# a worker slot) from running for days. The rules' default is 66.
+MAX_LIMIT = 1000
 
 CHOOSE_CARD = "TAKE5_CHOOSE_CARD"
 CHOOSE_ROW = "TAKE5_CHOOSE_ROW"
@@ -62,7 +66,8 @@ class Take5Config:
         limit_rule: ``"at_least"`` (total >= limit ends the game, default) or ``"more_than"`` (total > limit).
         known_cards: variant 1, only cards 1..(10 * players + 4) are used.
         draft: variant 2, the cards in play lie face up and are drafted one at a time in seat order.
-    Raises ``RulesError`` (from ``__post_init__``) for a limit < 1 or an unknown limit_rule.
+    Raises ``RulesError`` (from ``__post_init__``) for a limit outside 1..``MAX_LIMIT`` (1000) or an unknown
+    limit_rule.
     """
 
     limit: int = 66
@@ -71,8 +76,10 @@ class Take5Config:
     draft: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
-            raise RulesError(f"Take5Config.limit must be a whole number of bullheads >= 1, got {self.limit!r}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or not 1 <= self.limit <= MAX_LIMIT:
+            raise RulesError(
+                f"Take5Config.limit must be a whole number of bullheads 1..{MAX_LIMIT}, got {self.limit!r}"
+            )
         if self.limit_rule not in _LIMIT_RULES:
             raise RulesError(
                 f"Take5Config.limit_rule must be one of {', '.join(map(repr, _LIMIT_RULES))}, got {self.limit_rule!r}"
@@ -162,6 +169,8 @@ class Take5View:
         rows: the 4 rows, each ascending, 1..5 cards (empty tuples only during the draft).
         totals: bullheads of every seat from completed hands; hand_penalties: bullheads taken this hand so far.
         history: completed turns of this hand.
+        previous_history: during turn 0 of a hand after the first (and its draft), the completed turns of the
+            previous hand, whose last turn the seat has not seen yet; () otherwise.
         kind: the decision pending for this seat (``CHOOSE_CARD``/``CHOOSE_ROW``/``DRAFT_PICK``) or None.
         resolving_card: CHOOSE_ROW only, the seat's card that is lower than every row end, else None.
         revealed: CHOOSE_ROW only, all cards revealed this turn ascending, else ().
@@ -179,6 +188,7 @@ class Take5View:
     totals: tuple[int, ...]
     hand_penalties: tuple[int, ...]
     history: tuple[Turn, ...] = ()
+    previous_history: tuple[Turn, ...] = ()
     kind: str | None = None
     resolving_card: int | None = None
     revealed: tuple[Pick, ...] = ()
@@ -458,6 +468,13 @@ def _start_hand(state: Take5State, hand_number: int, previous_history: tuple[Tur
     )
 
 
+def max_hands(num_players: int, config: Take5Config) -> int:
+    """Upper bound on the number of hands of a game: every hand adds at least one bullhead to the totals, and the
+    game goes on only while every total stays below the limit (``at_least``) or at most at it (``more_than``)."""
+    per_seat = config.limit - 1 if config.limit_rule == "at_least" else config.limit
+    return num_players * per_seat + 1
+
+
 def new_game(
     num_players: int,
     config: Take5Config | None = None,
@@ -467,8 +484,10 @@ def new_game(
 ) -> Take5State:
     """A new game. Hand ``h`` uses ``deals[h]`` when given, else ``deal_hand(seed, h, ...)``.
 
-    Raises ``RulesError`` for a player count outside 2..10, when neither seed nor deals are given, or for an
-    invalid explicit deal (wrong sizes, repeated cards, cards outside the deck of the variant).
+    Raises ``RulesError`` for a player count outside 2..10, when neither seed nor deals are given, for an
+    invalid explicit deal (wrong sizes, repeated cards, cards outside the deck of the variant), and for explicit
+    deals without a seed that cannot carry a whole game (fewer than ``max_hands``): the game is refused at
+    creation, never halfway through a match.
     """
     n = _check_players(num_players)
     config = Take5Config() if config is None else _check_config(config)
@@ -477,6 +496,11 @@ def new_game(
     checked = tuple(_validate_deal(d, h, n, config) for h, d in enumerate(_as_cards(deals, "deals")))
     if seed is None and not checked:
         raise RulesError("a Take 5 game needs a seed or at least one explicit deal")
+    if seed is None and len(checked) < max_hands(n, config):
+        raise RulesError(
+            f"{len(checked)} explicit deal(s) and no seed cannot carry a whole game: a {n}-player game to "
+            f"{config.limit} bullheads can last up to {max_hands(n, config)} hands; give a seed for the later hands"
+        )
     blank = Take5State(
         num_players=n,
         config=config,
@@ -748,6 +772,7 @@ def observe(state: Take5State, seat: int) -> Take5View:
         totals=state.totals,
         hand_penalties=tuple(sum(_BULLHEADS[c] for c in pile) for pile in state.piles),
         history=state.history,
+        previous_history=state.previous_history if state.turn == 0 and state.phase != "over" else (),
         kind=kind,
         resolving_card=state.revealed[state.resolved].card if row_choice else None,
         revealed=state.revealed if row_choice else (),
