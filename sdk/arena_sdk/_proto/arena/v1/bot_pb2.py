@@ -24,51 +24,63 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61rena/v1/bot.proto\x12\x08\x61rena.v1\"\x10\n\x0eGetInfoRequest\"\\\n\x07\x42otInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\x12\x13\n\x0bsdk_version\x18\x04 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x05 \x01(\t\"n\n\x0bTake5Config\x12\r\n\x05limit\x18\x01 \x01(\r\x12,\n\nlimit_rule\x18\x02 \x01(\x0e\x32\x18.arena.v1.Take5LimitRule\x12\x13\n\x0bknown_cards\x18\x03 \x01(\x08\x12\r\n\x05\x64raft\x18\x04 \x01(\x08\"<\n\nGameConfig\x12&\n\x05take5\x18\x01 \x01(\x0b\x32\x15.arena.v1.Take5ConfigH\x00\x42\x06\n\x04game\"\x92\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x13\n\x0bnum_players\x18\x04 \x01(\r\x12\x14\n\x0cplayer_names\x18\x05 \x03(\t\x12$\n\x06\x63onfig\x18\x06 \x01(\x0b\x32\x14.arena.v1.GameConfig\"\x14\n\x12StartMatchResponse\"\x19\n\x08Take5Row\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\r\"V\n\tTake5Play\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\x12\x0b\n\x03row\x18\x03 \x01(\r\x12\r\n\x05taken\x18\x04 \x03(\r\x12\x11\n\tchose_row\x18\x05 \x01(\x08\"=\n\tTake5Turn\x12\x0c\n\x04turn\x18\x01 \x01(\r\x12\"\n\x05plays\x18\x02 \x03(\x0b\x32\x13.arena.v1.Take5Play\"\'\n\tTake5Pick\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\"\xa2\x03\n\tTake5View\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12%\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x15.arena.v1.Take5Config\x12\x13\n\x0bhand_number\x18\x04 \x01(\r\x12\x0c\n\x04turn\x18\x05 \x01(\r\x12\x0c\n\x04hand\x18\x06 \x03(\r\x12 \n\x04rows\x18\x07 \x03(\x0b\x32\x12.arena.v1.Take5Row\x12\x0e\n\x06totals\x18\x08 \x03(\r\x12\x16\n\x0ehand_penalties\x18\t \x03(\r\x12$\n\x07history\x18\n \x03(\x0b\x32\x13.arena.v1.Take5Turn\x12\x16\n\x0eresolving_card\x18\x0b \x01(\r\x12%\n\x08revealed\x18\x0c \x03(\x0b\x32\x13.arena.v1.Take5Pick\x12\x12\n\ndraft_pool\x18\r \x03(\r\x12(\n\x0b\x64raft_picks\x18\x0e \x03(\x0b\x32\x13.arena.v1.Take5Pick\x12-\n\x10previous_history\x18\x0f \x03(\x0b\x32\x13.arena.v1.Take5Turn\"\x95\x01\n\rDecideRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.arena.v1.DecisionKind\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12$\n\x05take5\x18\n \x01(\x0b\x32\x13.arena.v1.Take5ViewH\x00\x42\x06\n\x04view\"6\n\x0bTake5Action\x12\x0e\n\x04\x63\x61rd\x18\x01 \x01(\rH\x00\x12\r\n\x03row\x18\x02 \x01(\rH\x00\x42\x08\n\x06\x63hoice\"B\n\x0e\x44\x65\x63ideResponse\x12&\n\x05take5\x18\n \x01(\x0b\x32\x15.arena.v1.Take5ActionH\x00\x42\x08\n\x06\x61\x63tion\"<\n\x0bMatchResult\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x0e\n\x06\x66\x61ults\x18\x03 \x03(\r\"X\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12%\n\x06result\x18\x03 \x01(\x0b\x32\x15.arena.v1.MatchResult\"\x12\n\x10\x45ndMatchResponse*g\n\x0eTake5LimitRule\x12 \n\x1cTAKE5_LIMIT_RULE_UNSPECIFIED\x10\x00\x12\x18\n\x14TAKE5_LIMIT_AT_LEAST\x10\x01\x12\x19\n\x15TAKE5_LIMIT_MORE_THAN\x10\x02*p\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11TAKE5_CHOOSE_CARD\x10\x01\x12\x14\n\x10TAKE5_CHOOSE_ROW\x10\x02\x12\x14\n\x10TAKE5_DRAFT_PICK\x10\x03\x32\x86\x02\n\x03\x42ot\x12\x36\n\x07GetInfo\x12\x18.arena.v1.GetInfoRequest\x1a\x11.arena.v1.BotInfo\x12G\n\nStartMatch\x12\x1b.arena.v1.StartMatchRequest\x1a\x1c.arena.v1.StartMatchResponse\x12;\n\x06\x44\x65\x63ide\x12\x17.arena.v1.DecideRequest\x1a\x18.arena.v1.DecideResponse\x12\x41\n\x08\x45ndMatch\x12\x19.arena.v1.EndMatchRequest\x1a\x1a.arena.v1.EndMatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61rena/v1/bot.proto\x12\x08\x61rena.v1\"\x10\n\x0eGetInfoRequest\"\\\n\x07\x42otInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\x12\x13\n\x0bsdk_version\x18\x04 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x05 \x01(\t\"n\n\x0bTake5Config\x12\r\n\x05limit\x18\x01 \x01(\r\x12,\n\nlimit_rule\x18\x02 \x01(\x0e\x32\x18.arena.v1.Take5LimitRule\x12\x13\n\x0bknown_cards\x18\x03 \x01(\x08\x12\r\n\x05\x64raft\x18\x04 \x01(\x08\"\x9a\x01\n\nTakiConfig\x12\x1f\n\x12\x64raw_when_playable\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x1f\n\x17plus_draw_when_playable\x18\x02 \x01(\x08\x12\x10\n\x08turn_cap\x18\x03 \x01(\r\x12\x0e\n\x06stairs\x18\x04 \x01(\x08\x12\x11\n\thand_size\x18\x05 \x01(\rB\x15\n\x13_draw_when_playable\"b\n\nGameConfig\x12&\n\x05take5\x18\x01 \x01(\x0b\x32\x15.arena.v1.Take5ConfigH\x00\x12$\n\x04taki\x18\x02 \x01(\x0b\x32\x14.arena.v1.TakiConfigH\x00\x42\x06\n\x04game\"\x92\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x13\n\x0bnum_players\x18\x04 \x01(\r\x12\x14\n\x0cplayer_names\x18\x05 \x03(\t\x12$\n\x06\x63onfig\x18\x06 \x01(\x0b\x32\x14.arena.v1.GameConfig\"\x14\n\x12StartMatchResponse\"\x19\n\x08Take5Row\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\r\"V\n\tTake5Play\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\x12\x0b\n\x03row\x18\x03 \x01(\r\x12\r\n\x05taken\x18\x04 \x03(\r\x12\x11\n\tchose_row\x18\x05 \x01(\x08\"=\n\tTake5Turn\x12\x0c\n\x04turn\x18\x01 \x01(\r\x12\"\n\x05plays\x18\x02 \x03(\x0b\x32\x13.arena.v1.Take5Play\"\'\n\tTake5Pick\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\"\xa2\x03\n\tTake5View\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12%\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x15.arena.v1.Take5Config\x12\x13\n\x0bhand_number\x18\x04 \x01(\r\x12\x0c\n\x04turn\x18\x05 \x01(\r\x12\x0c\n\x04hand\x18\x06 \x03(\r\x12 \n\x04rows\x18\x07 \x03(\x0b\x32\x12.arena.v1.Take5Row\x12\x0e\n\x06totals\x18\x08 \x03(\r\x12\x16\n\x0ehand_penalties\x18\t \x03(\r\x12$\n\x07history\x18\n \x03(\x0b\x32\x13.arena.v1.Take5Turn\x12\x16\n\x0eresolving_card\x18\x0b \x01(\r\x12%\n\x08revealed\x18\x0c \x03(\x0b\x32\x13.arena.v1.Take5Pick\x12\x12\n\ndraft_pool\x18\r \x03(\r\x12(\n\x0b\x64raft_picks\x18\x0e \x03(\x0b\x32\x13.arena.v1.Take5Pick\x12-\n\x10previous_history\x18\x0f \x03(\x0b\x32\x13.arena.v1.Take5Turn\"V\n\x07TakiRun\x12\r\n\x05\x63olor\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x03 \x01(\r\x12\x11\n\tcontinued\x18\x04 \x01(\x08\x12\x0c\n\x04open\x18\x05 \x01(\x08\"\x93\x01\n\tTakiEvent\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\t\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\r\n\x05\x63olor\x18\x05 \x01(\t\x12\x0e\n\x06\x63losed\x18\x06 \x01(\x08\x12\x10\n\x08\x64\x65\x63lared\x18\x07 \x01(\x08\x12\x0e\n\x06reason\x18\x08 \x01(\tB\x07\n\x05_seat\"M\n\x08TakiPlay\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\x12\r\n\x05\x63olor\x18\x02 \x01(\t\x12\x11\n\tclose_run\x18\x03 \x01(\x08\x12\x11\n\tlast_card\x18\x04 \x01(\x08\"o\n\nTakiAction\x12\"\n\x04play\x18\x01 \x01(\x0b\x32\x12.arena.v1.TakiPlayH\x00\x12\x0e\n\x04\x64raw\x18\x02 \x01(\x08H\x00\x12\x12\n\x08\x65nd_turn\x18\x03 \x01(\x08H\x00\x12\x0f\n\x05react\x18\x04 \x01(\x08H\x00\x42\x08\n\x06\x63hoice\"\xd1\x03\n\x08TakiView\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12$\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x14.arena.v1.TakiConfig\x12\x0c\n\x04step\x18\x04 \x01(\t\x12#\n\x05legal\x18\x05 \x03(\x0b\x32\x14.arena.v1.TakiAction\x12\x0c\n\x04hand\x18\x06 \x03(\t\x12\x0f\n\x07leading\x18\x07 \x01(\t\x12\x14\n\x0c\x66ollow_color\x18\x08 \x01(\t\x12\x15\n\rfollow_symbol\x18\t \x01(\t\x12\r\n\x05stack\x18\n \x01(\r\x12\x1e\n\x03run\x18\x0b \x01(\x0b\x32\x11.arena.v1.TakiRun\x12\x14\n\x0c\x63urrent_seat\x18\x0c \x01(\r\x12\x11\n\tdirection\x18\r \x01(\x11\x12\x0e\n\x06\x63ounts\x18\x0e \x03(\r\x12\x0e\n\x06stages\x18\x0f \x03(\r\x12\x16\n\x0e\x64raw_pile_size\x18\x10 \x01(\r\x12\x19\n\x11\x64iscard_pile_size\x18\x11 \x01(\r\x12\x0c\n\x04turn\x18\x12 \x01(\r\x12$\n\x07history\x18\x13 \x03(\x0b\x32\x13.arena.v1.TakiEvent\x12\x13\n\x06winner\x18\x14 \x01(\rH\x00\x88\x01\x01\x42\t\n\x07_winner\"\xb9\x01\n\rDecideRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.arena.v1.DecisionKind\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12$\n\x05take5\x18\n \x01(\x0b\x32\x13.arena.v1.Take5ViewH\x00\x12\"\n\x04taki\x18\x0b \x01(\x0b\x32\x12.arena.v1.TakiViewH\x00\x42\x06\n\x04view\"6\n\x0bTake5Action\x12\x0e\n\x04\x63\x61rd\x18\x01 \x01(\rH\x00\x12\r\n\x03row\x18\x02 \x01(\rH\x00\x42\x08\n\x06\x63hoice\"h\n\x0e\x44\x65\x63ideResponse\x12&\n\x05take5\x18\n \x01(\x0b\x32\x15.arena.v1.Take5ActionH\x00\x12$\n\x04taki\x18\x0b \x01(\x0b\x32\x14.arena.v1.TakiActionH\x00\x42\x08\n\x06\x61\x63tion\"<\n\x0bMatchResult\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x0e\n\x06\x66\x61ults\x18\x03 \x03(\r\"X\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12%\n\x06result\x18\x03 \x01(\x0b\x32\x15.arena.v1.MatchResult\"\x12\n\x10\x45ndMatchResponse*g\n\x0eTake5LimitRule\x12 \n\x1cTAKE5_LIMIT_RULE_UNSPECIFIED\x10\x00\x12\x18\n\x14TAKE5_LIMIT_AT_LEAST\x10\x01\x12\x19\n\x15TAKE5_LIMIT_MORE_THAN\x10\x02*\x8f\x01\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11TAKE5_CHOOSE_CARD\x10\x01\x12\x14\n\x10TAKE5_CHOOSE_ROW\x10\x02\x12\x14\n\x10TAKE5_DRAFT_PICK\x10\x03\x12\r\n\tTAKI_TURN\x10\x04\x12\x0e\n\nTAKI_REACT\x10\x05\x32\x86\x02\n\x03\x42ot\x12\x36\n\x07GetInfo\x12\x18.arena.v1.GetInfoRequest\x1a\x11.arena.v1.BotInfo\x12G\n\nStartMatch\x12\x1b.arena.v1.StartMatchRequest\x1a\x1c.arena.v1.StartMatchResponse\x12;\n\x06\x44\x65\x63ide\x12\x17.arena.v1.DecideRequest\x1a\x18.arena.v1.DecideResponse\x12\x41\n\x08\x45ndMatch\x12\x19.arena.v1.EndMatchRequest\x1a\x1a.arena.v1.EndMatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TAKE5LIMITRULE']._serialized_start=1577
-  _globals['_TAKE5LIMITRULE']._serialized_end=1680
-  _globals['_DECISIONKIND']._serialized_start=1682
-  _globals['_DECISIONKIND']._serialized_end=1794
+  _globals['_TAKE5LIMITRULE']._serialized_start=2744
+  _globals['_TAKE5LIMITRULE']._serialized_end=2847
+  _globals['_DECISIONKIND']._serialized_start=2850
+  _globals['_DECISIONKIND']._serialized_end=2993
   _globals['_GETINFOREQUEST']._serialized_start=32
   _globals['_GETINFOREQUEST']._serialized_end=48
   _globals['_BOTINFO']._serialized_start=50
   _globals['_BOTINFO']._serialized_end=142
   _globals['_TAKE5CONFIG']._serialized_start=144
   _globals['_TAKE5CONFIG']._serialized_end=254
-  _globals['_GAMECONFIG']._serialized_start=256
-  _globals['_GAMECONFIG']._serialized_end=316
-  _globals['_STARTMATCHREQUEST']._serialized_start=319
-  _globals['_STARTMATCHREQUEST']._serialized_end=465
-  _globals['_STARTMATCHRESPONSE']._serialized_start=467
-  _globals['_STARTMATCHRESPONSE']._serialized_end=487
-  _globals['_TAKE5ROW']._serialized_start=489
-  _globals['_TAKE5ROW']._serialized_end=514
-  _globals['_TAKE5PLAY']._serialized_start=516
-  _globals['_TAKE5PLAY']._serialized_end=602
-  _globals['_TAKE5TURN']._serialized_start=604
-  _globals['_TAKE5TURN']._serialized_end=665
-  _globals['_TAKE5PICK']._serialized_start=667
-  _globals['_TAKE5PICK']._serialized_end=706
-  _globals['_TAKE5VIEW']._serialized_start=709
-  _globals['_TAKE5VIEW']._serialized_end=1127
-  _globals['_DECIDEREQUEST']._serialized_start=1130
-  _globals['_DECIDEREQUEST']._serialized_end=1279
-  _globals['_TAKE5ACTION']._serialized_start=1281
-  _globals['_TAKE5ACTION']._serialized_end=1335
-  _globals['_DECIDERESPONSE']._serialized_start=1337
-  _globals['_DECIDERESPONSE']._serialized_end=1403
-  _globals['_MATCHRESULT']._serialized_start=1405
-  _globals['_MATCHRESULT']._serialized_end=1465
-  _globals['_ENDMATCHREQUEST']._serialized_start=1467
-  _globals['_ENDMATCHREQUEST']._serialized_end=1555
-  _globals['_ENDMATCHRESPONSE']._serialized_start=1557
-  _globals['_ENDMATCHRESPONSE']._serialized_end=1575
-  _globals['_BOT']._serialized_start=1797
-  _globals['_BOT']._serialized_end=2059
+  _globals['_TAKICONFIG']._serialized_start=257
+  _globals['_TAKICONFIG']._serialized_end=411
+  _globals['_GAMECONFIG']._serialized_start=413
+  _globals['_GAMECONFIG']._serialized_end=511
+  _globals['_STARTMATCHREQUEST']._serialized_start=514
+  _globals['_STARTMATCHREQUEST']._serialized_end=660
+  _globals['_STARTMATCHRESPONSE']._serialized_start=662
+  _globals['_STARTMATCHRESPONSE']._serialized_end=682
+  _globals['_TAKE5ROW']._serialized_start=684
+  _globals['_TAKE5ROW']._serialized_end=709
+  _globals['_TAKE5PLAY']._serialized_start=711
+  _globals['_TAKE5PLAY']._serialized_end=797
+  _globals['_TAKE5TURN']._serialized_start=799
+  _globals['_TAKE5TURN']._serialized_end=860
+  _globals['_TAKE5PICK']._serialized_start=862
+  _globals['_TAKE5PICK']._serialized_end=901
+  _globals['_TAKE5VIEW']._serialized_start=904
+  _globals['_TAKE5VIEW']._serialized_end=1322
+  _globals['_TAKIRUN']._serialized_start=1324
+  _globals['_TAKIRUN']._serialized_end=1410
+  _globals['_TAKIEVENT']._serialized_start=1413
+  _globals['_TAKIEVENT']._serialized_end=1560
+  _globals['_TAKIPLAY']._serialized_start=1562
+  _globals['_TAKIPLAY']._serialized_end=1639
+  _globals['_TAKIACTION']._serialized_start=1641
+  _globals['_TAKIACTION']._serialized_end=1752
+  _globals['_TAKIVIEW']._serialized_start=1755
+  _globals['_TAKIVIEW']._serialized_end=2220
+  _globals['_DECIDEREQUEST']._serialized_start=2223
+  _globals['_DECIDEREQUEST']._serialized_end=2408
+  _globals['_TAKE5ACTION']._serialized_start=2410
+  _globals['_TAKE5ACTION']._serialized_end=2464
+  _globals['_DECIDERESPONSE']._serialized_start=2466
+  _globals['_DECIDERESPONSE']._serialized_end=2570
+  _globals['_MATCHRESULT']._serialized_start=2572
+  _globals['_MATCHRESULT']._serialized_end=2632
+  _globals['_ENDMATCHREQUEST']._serialized_start=2634
+  _globals['_ENDMATCHREQUEST']._serialized_end=2722
+  _globals['_ENDMATCHRESPONSE']._serialized_start=2724
+  _globals['_ENDMATCHRESPONSE']._serialized_end=2742
+  _globals['_BOT']._serialized_start=2996
+  _globals['_BOT']._serialized_end=3258
 # @@protoc_insertion_point(module_scope)

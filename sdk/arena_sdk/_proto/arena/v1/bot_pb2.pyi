@@ -74,6 +74,15 @@ class _DecisionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Decision
     """Take 5 draft variant: pick one card of view.draft_pool into your hand.
     Answer: Take5Action.card, a card in view.draft_pool.
     """
+    TAKI_TURN: _DecisionKind.ValueType  # 4
+    """Taki: a step of your turn (see TakiView.step): play one card of view.hand with its declarations, draw, or
+    end your run / end the turn after a King. Answer: TakiAction.play, .draw or .end_turn; view.legal lists
+    every legal answer.
+    """
+    TAKI_REACT: _DecisionKind.ValueType  # 5
+    """Taki, out of turn: a +3 was played and you hold a +3 Breaker; play it (cancel the +3: its player draws
+    three) or not. Asked only of seats holding a Breaker, one at a time in play order. Answer: TakiAction.react.
+    """
 
 class DecisionKind(_DecisionKind, metaclass=_DecisionKindEnumTypeWrapper):
     """The kinds of decision a game can ask of a seat. Names start with the game id."""
@@ -90,6 +99,15 @@ Answer: Take5Action.row, 0..3.
 TAKE5_DRAFT_PICK: DecisionKind.ValueType  # 3
 """Take 5 draft variant: pick one card of view.draft_pool into your hand.
 Answer: Take5Action.card, a card in view.draft_pool.
+"""
+TAKI_TURN: DecisionKind.ValueType  # 4
+"""Taki: a step of your turn (see TakiView.step): play one card of view.hand with its declarations, draw, or
+end your run / end the turn after a King. Answer: TakiAction.play, .draw or .end_turn; view.legal lists
+every legal answer.
+"""
+TAKI_REACT: DecisionKind.ValueType  # 5
+"""Taki, out of turn: a +3 was played and you hold a +3 Breaker; play it (cancel the +3: its player draws
+three) or not. Asked only of seats holding a Breaker, one at a time in play order. Answer: TakiAction.react.
 """
 Global___DecisionKind: _TypeAlias = DecisionKind  # noqa: Y015
 
@@ -127,7 +145,7 @@ class BotInfo(_message.Message):
     """Optional author or team name."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Games the bot plays, by game id ("take5"; later "taki")."""
+        """Games the bot plays, by game id ("take5", "taki")."""
 
     def __init__(
         self,
@@ -181,24 +199,74 @@ class Take5Config(_message.Message):
 Global___Take5Config: _TypeAlias = Take5Config  # noqa: Y015
 
 @_typing.final
+class TakiConfig(_message.Message):
+    """Taki rule options (taki.md; every item marked "(config)" there). Zero / unset fields take the defaults."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DRAW_WHEN_PLAYABLE_FIELD_NUMBER: _builtins.int
+    PLUS_DRAW_WHEN_PLAYABLE_FIELD_NUMBER: _builtins.int
+    TURN_CAP_FIELD_NUMBER: _builtins.int
+    STAIRS_FIELD_NUMBER: _builtins.int
+    HAND_SIZE_FIELD_NUMBER: _builtins.int
+    draw_when_playable: _builtins.bool
+    """Drawing is allowed at the start of a turn even when a play is possible. Unset means true (the default).
+    Facing a +2 stack, drawing the stack is always allowed (taki.md reading 3).
+    """
+    plus_draw_when_playable: _builtins.bool
+    """After a Plus, drawing is allowed even when a card could be played (default false: the Plus forces the
+    play, reading 4).
+    """
+    turn_cap: _builtins.int
+    """The game ends after this many completed turns (reading 14). 0 means the default, 2000; at most 100000."""
+    stairs: _builtins.bool
+    """The Taki tournament ("stairs") variant: one long game through stages 8 down to 1."""
+    hand_size: _builtins.int
+    """Cards dealt to each seat, 1..8. 0 means the default, 8 (also the first stage of the stairs)."""
+    def __init__(
+        self,
+        *,
+        draw_when_playable: _builtins.bool | None = ...,
+        plus_draw_when_playable: _builtins.bool = ...,
+        turn_cap: _builtins.int = ...,
+        stairs: _builtins.bool = ...,
+        hand_size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_draw_when_playable", b"_draw_when_playable", "draw_when_playable", b"draw_when_playable"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_draw_when_playable", b"_draw_when_playable", "draw_when_playable", b"draw_when_playable", "hand_size", b"hand_size", "plus_draw_when_playable", b"plus_draw_when_playable", "stairs", b"stairs", "turn_cap", b"turn_cap"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__draw_when_playable: _TypeAlias = _typing.Literal["draw_when_playable"]  # noqa: Y015
+    _WhichOneofArgType__draw_when_playable: _TypeAlias = _typing.Literal["_draw_when_playable", b"_draw_when_playable"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__draw_when_playable) -> _WhichOneofReturnType__draw_when_playable | None: ...
+
+Global___TakiConfig: _TypeAlias = TakiConfig  # noqa: Y015
+
+@_typing.final
 class GameConfig(_message.Message):
-    """Rules options of the match's game. Exactly one field is set, matching StartMatchRequest.game."""
+    """Rules options of the match's game. Exactly one field is set, matching StartMatchRequest.game; the field is
+    named by the game id.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TAKE5_FIELD_NUMBER: _builtins.int
+    TAKI_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def take5(self) -> Global___Take5Config: ...
+    @_builtins.property
+    def taki(self) -> Global___TakiConfig: ...
     def __init__(
         self,
         *,
         take5: Global___Take5Config | None = ...,
+        taki: Global___TakiConfig | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "take5", b"take5"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "take5", b"take5"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["take5"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["take5", "taki"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -217,11 +285,11 @@ class StartMatchRequest(_message.Message):
     match_id: _builtins.str
     """Unique id of the match, e.g. "t7-000042" or a UUID. Echoed in every later call of the match."""
     game: _builtins.str
-    """Game id, "take5"."""
+    """Game id, "take5" or "taki"."""
     seat: _builtins.int
     """The seat this bot object plays, 0-based, < num_players."""
     num_players: _builtins.int
-    """Number of seats in the match (Take 5: 2..10)."""
+    """Number of seats in the match (Take 5 and Taki: 2..10)."""
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Registered names of the bots in seat order (length num_players). Public information."""
@@ -484,6 +552,306 @@ class Take5View(_message.Message):
 Global___Take5View: _TypeAlias = Take5View  # noqa: Y015
 
 @_typing.final
+class TakiRun(_message.Message):
+    """--- Taki -------------------------------------------------------------------------------------------------
+
+    Cards are text tokens (the same in match records): a colour letter R (red), Y (yellow), G (green), B (blue)
+    followed by a number 1, 3..9 (there is no plain 2) or an action: STOP, +2, CHDIR (Change Direction), PLUS,
+    TAKI; e.g. "R5", "Y+2", "GSTOP", "BCHDIR", "RPLUS", "YTAKI". The colourless cards are "SUPERTAKI", "KING",
+    "+3", "BREAKER" (+3 Breaker) and "CHCOLOR" (Change Color). A colour alone is its letter: "R", "Y", "G", "B".
+
+    A TAKI run in progress or left open (taki.md readings 6-9). Public.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COLOR_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    CONTINUED_FIELD_NUMBER: _builtins.int
+    OPEN_FIELD_NUMBER: _builtins.int
+    color: _builtins.str
+    """Colour of the run, "R", "Y", "G" or "B"."""
+    seat: _builtins.int
+    """The seat running it, or the seat that left it open."""
+    cards: _builtins.int
+    """Cards played in the run so far, >= 1 (1 = a lone TAKI or SuperTaki, which its player cannot close)."""
+    continued: _builtins.bool
+    """True when a seat is continuing another seat's open run (it closes the run when it ends it)."""
+    open: _builtins.bool
+    """True when the run was left open: the seat taking the next turn may continue it with cards of its colour."""
+    def __init__(
+        self,
+        *,
+        color: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        cards: _builtins.int = ...,
+        continued: _builtins.bool = ...,
+        open: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "color", b"color", "continued", b"continued", "open", b"open", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TakiRun: _TypeAlias = TakiRun  # noqa: Y015
+
+@_typing.final
+class TakiEvent(_message.Message):
+    """One public event of a Taki game. A view carries the events since the seat's last decision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARD_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    COLOR_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    DECLARED_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """"lead" (card: the first leading card), "return" (card: a colourless first card put back into the draw
+    pile), "play" (seat played card; color: the colour named by a Change Color or taken by a SuperTaki;
+    closed: the play closed the run; declared: "last card" was declared), "break" (seat played a +3 Breaker out
+    of turn), "end" (seat ended its run or its turn after a King; closed: the run ended closed), "draw" (seat drew
+    count cards, never which; reason says why), "skip" (seat lost its turn to a Stop), "reshuffle" (count
+    cards of the discard pile became the new draw pile), "stage" (stairs: seat moved to stage count), "win"
+    (seat won), "cap" (the turn cap ended the game after count turns).
+    """
+    seat: _builtins.int
+    """The seat concerned; unset for "lead", "return", "reshuffle" and "cap"."""
+    card: _builtins.str
+    """A card token, or empty."""
+    count: _builtins.int
+    """Number of cards (draw, reshuffle), the stage (stage) or the turns (cap); else 0."""
+    color: _builtins.str
+    """A colour letter, or empty."""
+    closed: _builtins.bool
+    """"play": the play closed the run; "end": the run ended closed."""
+    declared: _builtins.bool
+    """"play": the player declared "last card"."""
+    reason: _builtins.str
+    """"draw" only: "draw" (a chosen or needed draw), "stack" (a +2 stack), "plus" (an unanswered Plus, or a Plus
+    as final card), "+3", "broken" (the +3's player after a Breaker), "breaker" (own-turn Breaker penalty),
+    "last card" (a missing declaration), "stage" (stairs). A count below the reason's number means no card was
+    left anywhere (the rest is forgiven).
+    """
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+        card: _builtins.str = ...,
+        count: _builtins.int = ...,
+        color: _builtins.str = ...,
+        closed: _builtins.bool = ...,
+        declared: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "card", b"card", "closed", b"closed", "color", b"color", "count", b"count", "declared", b"declared", "kind", b"kind", "reason", b"reason", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___TakiEvent: _TypeAlias = TakiEvent  # noqa: Y015
+
+@_typing.final
+class TakiPlay(_message.Message):
+    """Play one card of the hand (TAKI_TURN)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    COLOR_FIELD_NUMBER: _builtins.int
+    CLOSE_RUN_FIELD_NUMBER: _builtins.int
+    LAST_CARD_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    """The card, a token of view.hand."""
+    color: _builtins.str
+    """Change Color only: the colour named, "R", "Y", "G" or "B". Empty for every other card."""
+    close_run: _builtins.bool
+    """Inside a run: this card is the run's last and the run is declared closed (taki.md readings 8-9)."""
+    last_card: _builtins.bool
+    """The "last card" declaration; allowed only when the play leaves exactly one card (reading 13)."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+        color: _builtins.str = ...,
+        close_run: _builtins.bool = ...,
+        last_card: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "close_run", b"close_run", "color", b"color", "last_card", b"last_card"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TakiPlay: _TypeAlias = TakiPlay  # noqa: Y015
+
+@_typing.final
+class TakiAction(_message.Message):
+    """A Taki answer: exactly one field set."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAY_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    END_TURN_FIELD_NUMBER: _builtins.int
+    REACT_FIELD_NUMBER: _builtins.int
+    draw: _builtins.bool
+    """TAKI_TURN: draw one card, or the whole +2 stack when facing one; ends the turn. Set it to true."""
+    end_turn: _builtins.bool
+    """TAKI_TURN: end your run, or end the turn after a King without playing. Set it to true."""
+    react: _builtins.bool
+    """TAKI_REACT: true plays a +3 Breaker, false declines."""
+    @_builtins.property
+    def play(self) -> Global___TakiPlay:
+        """TAKI_TURN: play a card."""
+
+    def __init__(
+        self,
+        *,
+        play: Global___TakiPlay | None = ...,
+        draw: _builtins.bool = ...,
+        end_turn: _builtins.bool = ...,
+        react: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "draw", b"draw", "end_turn", b"end_turn", "play", b"play", "react", b"react"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "draw", b"draw", "end_turn", b"end_turn", "play", b"play", "react", b"react"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_choice: _TypeAlias = _typing.Literal["play", "draw", "end_turn", "react"]  # noqa: Y015
+    _WhichOneofArgType_choice: _TypeAlias = _typing.Literal["choice", b"choice"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_choice) -> _WhichOneofReturnType_choice | None: ...
+
+Global___TakiAction: _TypeAlias = TakiAction  # noqa: Y015
+
+@_typing.final
+class TakiView(_message.Message):
+    """Everything one seat may see of a Taki game, and nothing else: no other seat's cards, no draw-pile order, no
+    seed, and nothing that reveals which seats were asked about a +3 Breaker.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    NUM_PLAYERS_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    STEP_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    LEADING_FIELD_NUMBER: _builtins.int
+    FOLLOW_COLOR_FIELD_NUMBER: _builtins.int
+    FOLLOW_SYMBOL_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    RUN_FIELD_NUMBER: _builtins.int
+    CURRENT_SEAT_FIELD_NUMBER: _builtins.int
+    DIRECTION_FIELD_NUMBER: _builtins.int
+    COUNTS_FIELD_NUMBER: _builtins.int
+    STAGES_FIELD_NUMBER: _builtins.int
+    DRAW_PILE_SIZE_FIELD_NUMBER: _builtins.int
+    DISCARD_PILE_SIZE_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    HISTORY_FIELD_NUMBER: _builtins.int
+    WINNER_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat this view belongs to, 0-based."""
+    num_players: _builtins.int
+    """Number of seats, 2..10."""
+    step: _builtins.str
+    """The step of the pending decision: "turn" (start of a turn), "stack" (facing an active +2 stack: +2, King
+    or draw it), "run" (inside a run: cards of its colour, SuperTaki, Change Color, or end it), "plus" (a Plus
+    owes a second card), "king" (after a King: any one card, or end the turn), "react" (the Breaker question).
+    """
+    leading: _builtins.str
+    """The leading card: the top of the discard pile."""
+    follow_color: _builtins.str
+    """The colour the next card must match (reading 2: a King, +3 or Breaker leaves it; a Change Color sets it)."""
+    follow_symbol: _builtins.str
+    """The symbol the next card may match instead: "1", "3".."9", "STOP", "+2", "CHDIR", "PLUS", "TAKI", ..."""
+    stack: _builtins.int
+    """Cards an active +2 stack makes the next player draw; 0 = no active stack."""
+    current_seat: _builtins.int
+    """The seat whose turn it is (during a Breaker question: the +3's player)."""
+    direction: _builtins.int
+    """Direction of play: +1 (ascending seats) or -1."""
+    draw_pile_size: _builtins.int
+    """Cards in the draw pile (face down)."""
+    discard_pile_size: _builtins.int
+    """Cards in the discard pile, the leading card included."""
+    turn: _builtins.int
+    """Completed turns so far (reading 14)."""
+    winner: _builtins.int
+    """The winning seat once the game is over; unset while playing or after the turn cap."""
+    @_builtins.property
+    def config(self) -> Global___TakiConfig:
+        """Rules options of the match."""
+
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___TakiAction]:
+        """Every legal answer of the pending decision, in the engine's order. A bot may pick any of them."""
+
+    @_builtins.property
+    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The seat's own cards, ascending by colour (R, Y, G, B), then symbol, colourless last."""
+
+    @_builtins.property
+    def run(self) -> Global___TakiRun:
+        """The run in progress or left open; unset when there is none."""
+
+    @_builtins.property
+    def counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Every seat's number of cards (length num_players)."""
+
+    @_builtins.property
+    def stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Stairs only: every seat's stage, 8 down to 1 (0 = emptied at stage 1, won). Empty otherwise."""
+
+    @_builtins.property
+    def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___TakiEvent]:
+        """The public events since this seat's last decision, that decision included, oldest first."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        num_players: _builtins.int = ...,
+        config: Global___TakiConfig | None = ...,
+        step: _builtins.str = ...,
+        legal: _abc.Iterable[Global___TakiAction] | None = ...,
+        hand: _abc.Iterable[_builtins.str] | None = ...,
+        leading: _builtins.str = ...,
+        follow_color: _builtins.str = ...,
+        follow_symbol: _builtins.str = ...,
+        stack: _builtins.int = ...,
+        run: Global___TakiRun | None = ...,
+        current_seat: _builtins.int = ...,
+        direction: _builtins.int = ...,
+        counts: _abc.Iterable[_builtins.int] | None = ...,
+        stages: _abc.Iterable[_builtins.int] | None = ...,
+        draw_pile_size: _builtins.int = ...,
+        discard_pile_size: _builtins.int = ...,
+        turn: _builtins.int = ...,
+        history: _abc.Iterable[Global___TakiEvent] | None = ...,
+        winner: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "config", b"config", "run", b"run", "winner", b"winner"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "config", b"config", "counts", b"counts", "current_seat", b"current_seat", "direction", b"direction", "discard_pile_size", b"discard_pile_size", "draw_pile_size", b"draw_pile_size", "follow_color", b"follow_color", "follow_symbol", b"follow_symbol", "hand", b"hand", "history", b"history", "leading", b"leading", "legal", b"legal", "num_players", b"num_players", "run", b"run", "seat", b"seat", "stack", b"stack", "stages", b"stages", "step", b"step", "turn", b"turn", "winner", b"winner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__winner: _TypeAlias = _typing.Literal["winner"]  # noqa: Y015
+    _WhichOneofArgType__winner: _TypeAlias = _typing.Literal["_winner", b"_winner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__winner) -> _WhichOneofReturnType__winner | None: ...
+
+Global___TakiView: _TypeAlias = TakiView  # noqa: Y015
+
+@_typing.final
 class DecideRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -492,6 +860,7 @@ class DecideRequest(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
     TAKE5_FIELD_NUMBER: _builtins.int
+    TAKI_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match this decision belongs to (as in StartMatch)."""
     seat: _builtins.int
@@ -502,6 +871,8 @@ class DecideRequest(_message.Message):
     """Per-match counter of requests to this seat, from 0; lets a bot detect repeats."""
     @_builtins.property
     def take5(self) -> Global___Take5View: ...
+    @_builtins.property
+    def taki(self) -> Global___TakiView: ...
     def __init__(
         self,
         *,
@@ -510,12 +881,13 @@ class DecideRequest(_message.Message):
         kind: Global___DecisionKind.ValueType = ...,
         sequence: _builtins.int = ...,
         take5: Global___Take5View | None = ...,
+        taki: Global___TakiView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["take5", b"take5", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["take5", b"take5", "taki", b"taki", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_id", b"match_id", "seat", b"seat", "sequence", b"sequence", "take5", b"take5", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_id", b"match_id", "seat", b"seat", "sequence", b"sequence", "take5", b"take5", "taki", b"taki", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_view: _TypeAlias = _typing.Literal["take5"]  # noqa: Y015
+    _WhichOneofReturnType_view: _TypeAlias = _typing.Literal["take5", "taki"]  # noqa: Y015
     _WhichOneofArgType_view: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_view) -> _WhichOneofReturnType_view | None: ...
 
@@ -551,21 +923,27 @@ Global___Take5Action: _TypeAlias = Take5Action  # noqa: Y015
 
 @_typing.final
 class DecideResponse(_message.Message):
+    """A bot's answer: the field named by the game id is set."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TAKE5_FIELD_NUMBER: _builtins.int
+    TAKI_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def take5(self) -> Global___Take5Action: ...
+    @_builtins.property
+    def taki(self) -> Global___TakiAction: ...
     def __init__(
         self,
         *,
         take5: Global___Take5Action | None = ...,
+        taki: Global___TakiAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take5"]  # noqa: Y015
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take5", "taki"]  # noqa: Y015
     _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
 
@@ -582,7 +960,9 @@ class MatchResult(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """Game score of every seat (Take 5: bullhead total, lower is better)."""
+        """Game score of every seat, lower is better (Take 5: bullhead total; Taki: cards held, the winner 0; Taki
+        stairs: 1000 x stage + cards held).
+        """
 
     @_builtins.property
     def ranks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
