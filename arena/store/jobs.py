@@ -110,8 +110,14 @@ class JobStore(StoreBase):
         for game in games:
             if len(jobs) >= count:
                 break
-            reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"}, count=count - len(jobs),
-                                           block=per_game if not jobs else None)
+            try:
+                reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"},
+                                               count=count - len(jobs), block=per_game if not jobs else None)
+            except redis.ResponseError as exc:  # a stream without its group (a new game, a flushed Redis)
+                if "NOGROUP" not in str(exc):
+                    raise
+                self.ensure_job_group(game)
+                continue
             for _stream, entries in reply or []:
                 for entry_id, fields in entries:
                     jobs.append(_parse_job(game, entry_id, fields or {}, 1))
@@ -125,8 +131,14 @@ class JobStore(StoreBase):
         for game in self.job_games():
             if len(jobs) >= count:
                 break
-            for entry_id, deliveries, flat in self._reclaim(
-                    keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, int(min_idle_ms), count - len(jobs)]):
+            try:
+                claimed = self._reclaim(
+                    keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, int(min_idle_ms), count - len(jobs)])
+            except redis.ResponseError as exc:  # no group yet: nothing to reclaim there
+                if "NOGROUP" not in str(exc):
+                    raise
+                continue
+            for entry_id, deliveries, flat in claimed:
                 fields = dict(zip(flat[::2], flat[1::2]))
                 jobs.append(_parse_job(game, entry_id, fields, int(deliveries)))
         return jobs

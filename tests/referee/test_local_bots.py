@@ -185,4 +185,4 @@ def test_play_checks_game_and_seat_count_before_starting_bots() -> None:
     with pytest.raises(ValueError, match="2..10 seats"):
         play(["sample:random"], seed=1)
     with pytest.raises(ValueError, match="unknown game"):
-        play(["sample:random", "sample:random"], game="taki", seed=1)
+        play(["sample:random", "sample:random"], game="chess", seed=1)

@@ -135,7 +135,7 @@ def test_concurrent_matches_in_one_event_loop(seats_of) -> None:
 @pytest.mark.parametrize(
     ("game", "n", "config", "kwargs", "message"),
     [
-        ("taki", 3, None, {"seed": 1}, "unknown game"),
+        ("chess", 3, None, {"seed": 1}, "unknown game"),
         ("take5", 1, None, {"seed": 1}, "2..10 seats"),
         ("take5", 11, None, {"seed": 1}, "2..10 seats"),
         ("take5", 3, None, {}, "seed"),

@@ -15,7 +15,7 @@ from .base import Game, GameInfo, IllegalActionError, Outcome, RulesError, WireE
 GAMES: dict[str, Game] = {}
 
 # Packages of the games shipped with the SDK; each has a ``plugin`` module defining ``GAME``.
-_BUILTIN = ("take5",)
+_BUILTIN = ("take5", "taki")
 
 
 def register(game: Game) -> Game:
@@ -48,7 +48,7 @@ def game_ids() -> tuple[str, ...]:
 for _name in _BUILTIN:
     register(importlib.import_module(f".{_name}.plugin", __name__).GAME)
 
-from . import take5  # noqa: E402  - ``from arena_sdk.games import take5`` gives the Take 5 engine
+from . import taki, take5  # noqa: E402  - ``from arena_sdk.games import take5`` gives the Take 5 engine
 
 __all__ = [
     "GAMES",
@@ -62,4 +62,5 @@ __all__ = [
     "get_game",
     "register",
     "take5",
+    "taki",
 ]
