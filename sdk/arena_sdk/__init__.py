@@ -12,16 +12,23 @@
     if __name__ == "__main__":
         serve(Lowest)                      # python lowest.py --port 50100  (--port 0: a free port)
 
-Needs only grpcio and protobuf. What a bot author uses is re-exported here: the base class and its records
-(``Take5Bot``, ``MatchInfo``, ``MatchResult``), the server (``serve``, ``create_server``), the Take 5 view and
-rules helpers (``Take5View``, ``bullheads``, ``target_row``, ``penalty_if_played``, ``cheapest_row``), and the
-decision kinds, and ``play_game`` (an in-process game between bot objects). The full rules engine is
-``arena_sdk.games.take5``.
+A Taki bot subclasses ``TakiBot`` and overrides ``take_turn(view)`` (return one of ``legal_actions(view)``) and,
+if it likes, ``react(view)`` (play a +3 Breaker out of turn?).
+
+Needs only grpcio and protobuf. What a bot author uses is re-exported here: the base classes and their records
+(``Take5Bot``, ``TakiBot``, ``MatchInfo``, ``MatchResult``), the server (``serve``, ``create_server``), the Take 5
+view and rules helpers (``Take5View``, ``bullheads``, ``target_row``, ``penalty_if_played``, ``cheapest_row``), the
+Taki view, actions and helpers (``TakiView``, ``PlayCard``, ``Draw``, ``EndTurn``, ``React``, ``legal_actions``,
+``legal_plays``, ``can_draw``), the decision kinds, and ``play_game`` (an in-process game between bot objects).
+The full rules engines are ``arena_sdk.games.take5`` and ``arena_sdk.games.taki``; every game is registered in
+``arena_sdk.games.GAMES``.
 """
 
 from ._version import SDK_VERSION, __version__
 from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
-from .games import GAMES, get_game, take5
+from .games import GAMES, get_game, taki, take5
+from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays
+from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView
 from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide
 from .games.take5 import (
     CHOOSE_CARD,
@@ -52,6 +59,17 @@ __all__ = [
     "Take5Bot",
     "Take5Config",
     "Take5View",
+    "TakiBot",
+    "TakiConfig",
+    "TakiView",
+    "Draw",
+    "EndTurn",
+    "PlayCard",
+    "React",
+    "can_draw",
+    "legal_actions",
+    "legal_plays",
+    "taki",
     "__version__",
     "bullheads",
     "cheapest_row",
