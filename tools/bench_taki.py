@@ -1,10 +1,18 @@
 """Taki engine speed: complete games per second with uniformly random legal players (pure Python, one core).
 
-Each game: a fresh seed, then until the game is over the pending seat picks uniformly among
-``legal_actions`` (declarations and Breaker answers included). Prints games/s, decisions/s and the mean number
-of decisions per game at 2, 4 and 10 seats. A script that measures and prints, never a timed test.
+Each game: a fresh seed, then until the game is over the pending seat asks ``legal_actions`` and picks one at
+random. Two random players:
 
-Usage: python tools/bench_taki.py [--seconds S] [--seats 2,4,10] [--stairs] [--json]
+* ``plays`` (default): uniformly among the legal plays (every card and declaration variant, Breaker answers
+  included) when there is one, else the one other action (draw, or end the run / the King turn). This is the
+  usual "random legal player" of card-game benchmarks; four-seat games take about 100 decisions.
+* ``uniform`` (``--uniform``): uniformly among all legal actions, drawing included (drawing is legal at almost
+  every turn start, so games run to ~900 decisions and often to the turn cap).
+
+Prints games/s, decisions/s and the mean number of decisions per game at 2, 4 and 10 seats. A script that
+measures and prints, never a timed test.
+
+Usage: python tools/bench_taki.py [--seconds S] [--seats 2,4,10] [--uniform] [--stairs] [--json]
 """
 
 from __future__ import annotations
@@ -20,33 +28,39 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
 from arena_sdk.games.taki import rules  # noqa: E402
-from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
+from arena_sdk.games.taki.state import Draw, EndTurn, TakiConfig  # noqa: E402
 
 
-def random_game(num_players: int, rnd: random.Random, config: TakiConfig) -> int:
+def random_game(num_players: int, rnd: random.Random, config: TakiConfig, uniform: bool) -> int:
     """Play one complete game with random legal actions; returns the number of decisions taken."""
     state = rules.new_game(num_players, config, seed=rnd.getrandbits(64))
-    pending_seats, legal_actions, apply, choice = rules.pending_seats, rules.legal_actions, rules.apply, rnd.choice
+    pending_seats, legal_actions, apply, rand = rules.pending_seats, rules.legal_actions, rules.apply, rnd.random
+    draw_or_end = (Draw, EndTurn)
     decisions = 0
     while True:
         seats = pending_seats(state)
         if not seats:
             return decisions
         seat = seats[0]
-        state = apply(state, seat, choice(legal_actions(state, seat)))
+        legal = legal_actions(state, seat)
+        # legal_actions lists the plays first and Draw / EndTurn (at most one of them) last.
+        if not uniform and len(legal) > 1 and type(legal[-1]) in draw_or_end:
+            legal = legal[:-1]
+        state = apply(state, seat, legal[int(rand() * len(legal))])  # uniform pick, cheaper than rnd.choice
         decisions += 1
 
 
-def bench(num_players: int, seconds: float, config: TakiConfig) -> dict:
+def bench(num_players: int, seconds: float, config: TakiConfig, uniform: bool) -> dict:
     rnd = random.Random(num_players)
     games = decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        decisions += random_game(num_players, rnd, config)
+        decisions += random_game(num_players, rnd, config, uniform)
         games += 1
     return {
         "seats": num_players,
         "stairs": config.stairs,
+        "player": "uniform" if uniform else "plays",
         "games": games,
         "seconds": round(elapsed, 2),
         "games_per_s": round(games / elapsed, 1),
@@ -59,17 +73,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per seat count (default 3)")
     parser.add_argument("--seats", default="2,4,10", help="comma-separated seat counts (default 2,4,10)")
+    parser.add_argument("--uniform", action="store_true", help="pick uniformly among all legal actions")
     parser.add_argument("--stairs", action="store_true", help="play the stairs variant")
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")
     args = parser.parse_args()
     config = TakiConfig(stairs=args.stairs)
     for seats in (int(s) for s in args.seats.split(",")):
-        result = bench(seats, args.seconds, config)
+        result = bench(seats, args.seconds, config, args.uniform)
         if args.json:
             print(json.dumps(result), flush=True)
         else:
             print(
-                f"taki{' stairs' if args.stairs else ''} {seats:2d} seats: {result['games_per_s']:8.1f} games/s "
+                f"taki{' stairs' if args.stairs else ''} ({result['player']} player) {seats:2d} seats: {result['games_per_s']:8.1f} games/s "
                 f"{result['decisions_per_s']:8d} decisions/s  ({result['decisions_per_game']} decisions/game, "
                 f"{result['games']} games in {result['seconds']} s)",
                 flush=True,

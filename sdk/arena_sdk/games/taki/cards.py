@@ -137,7 +137,10 @@ def deck() -> tuple[int, ...]:
     """The 116 cards of taki.md "Deck", ascending: per colour two each of 1, 3..9 (no plain 2), Stop, +2, Change
     Direction, Plus and TAKI (104 coloured), then SuperTaki, King, +3, +3 Breaker twice each and Change Color four
     times (12 colourless)."""
-    return tuple(c for c in ALL_CARDS for _ in range(COPIES[c]))
+    return _DECK
+
+
+_DECK: tuple[int, ...] = tuple(c for c in ALL_CARDS for _ in range(COPIES[c]))
 
 
 def tokens(cards: tuple[int, ...] | list[int]) -> list[str]:

@@ -1,8 +1,9 @@
 """What a legal action does: plays, runs, draws, the +3 window and turn ends (internal to the Taki engine).
 
-``rules.apply`` checks legality, copies the state's field dict into a working dict ``w`` and calls one of the
-``do_*`` functions below; they change ``w`` in place and append the public ``Event``s to ``ev``. ``freeze``
-turns ``w`` back into a new frozen ``TakiState``. Nothing here checks legality again.
+``rules.apply`` checks legality, copies the state's fields into a working dict ``w`` and calls one of the
+``do_*`` functions below; they change ``w`` in place and append the public ``Event``s to ``ev``; ``record``
+stores the events. ``w`` is the field dict of the new ``TakiState`` (``thaw``), published only once complete.
+Nothing here checks legality again.
 
 Reading numbers refer to taki.md "Readings fixed".
 """
@@ -55,18 +56,37 @@ def reshuffle_rng(seed: int, index: int) -> random.Random:
     return random.Random(f"taki:{seed}:reshuffle:{index}")
 
 
-def freeze(w: Work, ev: list[Event], actor: int) -> TakiState:
-    """The new state from the working dict. ``actor`` just decided: its unseen events restart with this step's;
-    every other seat's grow by them."""
+def thaw(state: TakiState) -> tuple[TakiState, Work]:
+    """A new, not yet published state object and its field dict ``w``, a copy of ``state``'s (the caller fills
+    ``w`` in, then publishes; ``dataclasses.replace`` would be several times slower on this hot path)."""
+    new = _new(TakiState)
+    w = new.__dict__
+    w.update(state.__dict__)
+    return new, w
+
+
+def record(w: Work, ev: list[Event], actor: int) -> None:
+    """Store this step's events: ``actor`` just decided, so its unseen events restart with them; every other
+    seat's grow by them."""
     unseen = w["unseen"]
     if ev:
         batch = tuple(ev)
-        w["unseen"] = tuple(batch if s == actor else u + batch for s, u in enumerate(unseen))
+        grown = [u + batch for u in unseen]
+        grown[actor] = batch
+        w["unseen"] = tuple(grown)
     else:
         w["unseen"] = unseen[:actor] + ((),) + unseen[actor + 1 :]
-    state = object.__new__(TakiState)
-    object.__setattr__(state, "__dict__", w)
-    return state
+
+
+_new = object.__new__
+
+
+def _event(fields: tuple[object, ...]) -> Event:
+    """An ``Event`` from all eight fields in order (``tuple.__new__`` skips the NamedTuple keyword handling)."""
+    return _tuple_new(Event, fields)  # type: ignore[return-value]
+
+
+_tuple_new = tuple.__new__
 
 
 def _set_hand(w: Work, seat: int, hand: tuple[int, ...]) -> None:
@@ -212,62 +232,28 @@ def _plus_as_final_card(w: Work, ev: list[Event], seat: int) -> None:
 def do_play(w: Work, ev: list[Event], seat: int, card: int, color: int | None, close: bool, declare: bool) -> None:
     """``seat`` plays ``card`` (already checked legal)."""
     mode = w["mode"]
-    hand = w["hands"][seat]
+    hands = w["hands"]
+    hand = hands[seat]
     i = hand.index(card)
     hand = hand[:i] + hand[i + 1 :]
-    _set_hand(w, seat, hand)
+    w["hands"] = hands[:seat] + (hand,) + hands[seat + 1 :]
     w["discard_pile"] += (card,)
     w["last_play"] = True
     w["declared"] = declare  # the declaration on the turn's last play is the one that counts (reading 13)
     ccol = CARD_COLOR[card]
+    sym = CARD_SYMBOL[card]
     run = w["run"]
-    if mode == STEP_RUN or (
-        mode == STEP_TURN and run is not None and (ccol == run.color or card == SUPERTAKI)
+    if run is not None and (
+        mode == STEP_RUN or (mode == STEP_TURN and (ccol == run.color or card == SUPERTAKI))
     ):  # a card of one's own run, or continuing an open run (readings 6, 9)
-        run = RunInfo(run.color, seat, run.cards + 1, run.continued or mode == STEP_TURN, False)
-        if card == CHCOLOR:  # ends the run; the named colour leads
-            w["follow_color"] = color
-            w["follow_symbol"] = CHCOLOR_SYMBOL
-            w["run"] = None
-            ev.append(Event("play", seat, "CHCOLOR", color=COLOR_TOKENS[color], declared=declare))  # type: ignore[index]
-            if not hand and _emptied(w, ev, seat):
-                return
-            end_turn(w, ev)
-            return
-        w["follow_color"] = run.color
-        w["follow_symbol"] = TAKI if card == SUPERTAKI else CARD_SYMBOL[card]
-        ev.append(
-            Event(
-                "play",
-                seat,
-                _TOKENS[card],
-                color=COLOR_TOKENS[run.color] if card == SUPERTAKI else None,
-                closed=close,
-                declared=declare,
-            )
-        )
-        if not hand:  # the run ends with the card that empties the hand (reading 12)
-            closed = close or run.continued
-            if CARD_SYMBOL[card] == PLUS:
-                w["run"] = None if closed else run._replace(open=True)
-                _plus_as_final_card(w, ev, seat)
-                return
-            if _emptied(w, ev, seat):
-                return
-            finish_run(w, ev, run, closed)
-            return
-        if close:
-            finish_run(w, ev, run, True)
-            return
-        w["run"] = run
-        w["mode"] = STEP_RUN
+        _play_in_run(w, ev, seat, card, color, close, declare, hand, run, mode)
         return
     # A card played alone (or a Plus's owed card, or a King's free card): any open run ends (reading 9).
     if run is not None:
         w["run"] = None
     if ccol >= 0:
         w["follow_color"] = ccol
-        w["follow_symbol"] = CARD_SYMBOL[card]
+        w["follow_symbol"] = sym
         named = None
     elif card == SUPERTAKI:  # takes the colour to follow; counts as a TAKI of it (reading 2)
         w["follow_symbol"] = TAKI
@@ -278,16 +264,64 @@ def do_play(w: Work, ev: list[Event], seat: int, card: int, color: int | None, c
         named = COLOR_TOKENS[color]  # type: ignore[index]
     else:  # King, +3, Breaker leave what to follow unchanged (reading 2)
         named = None
-    ev.append(Event("play", seat, _TOKENS[card], color=named, declared=declare))
+    ev.append(_event(("play", seat, _TOKENS[card], 0, named, False, declare, None)))
     if not hand:
-        if CARD_SYMBOL[card] == PLUS:
+        if sym == PLUS:
             _plus_as_final_card(w, ev, seat)
             return
         if _emptied(w, ev, seat):  # wins before the card's action (reading 12)
             return
         _act(w, ev, seat, card, True)
         return
+    if sym < STOP or card == CHCOLOR:  # a number card or a Change Color: the turn simply ends
+        end_turn(w, ev)
+        return
     _act(w, ev, seat, card, False)
+
+
+def _play_in_run(
+    w: Work,
+    ev: list[Event],
+    seat: int,
+    card: int,
+    color: int | None,
+    close: bool,
+    declare: bool,
+    hand: tuple[int, ...],
+    run: RunInfo,
+    mode: str,
+) -> None:
+    """A card of one's own run or of a continued open run; the run goes on unless the play closes it, is a Change
+    Color, or empties the hand (readings 6-9, 12)."""
+    run = RunInfo(run.color, seat, run.cards + 1, run.continued or mode == STEP_TURN, False)
+    if card == CHCOLOR:  # ends the run; the named colour leads
+        w["follow_color"] = color
+        w["follow_symbol"] = CHCOLOR_SYMBOL
+        w["run"] = None
+        ev.append(_event(("play", seat, "CHCOLOR", 0, COLOR_TOKENS[color], False, declare, None)))  # type: ignore[index]
+        if not hand and _emptied(w, ev, seat):
+            return
+        end_turn(w, ev)
+        return
+    w["follow_color"] = run.color
+    w["follow_symbol"] = TAKI if card == SUPERTAKI else CARD_SYMBOL[card]
+    named = COLOR_TOKENS[run.color] if card == SUPERTAKI else None
+    ev.append(_event(("play", seat, _TOKENS[card], 0, named, close, declare, None)))
+    if not hand:  # the run ends with the card that empties the hand (reading 12)
+        closed = close or run.continued
+        if CARD_SYMBOL[card] == PLUS:
+            w["run"] = None if closed else run._replace(open=True)
+            _plus_as_final_card(w, ev, seat)
+            return
+        if _emptied(w, ev, seat):
+            return
+        finish_run(w, ev, run, closed)
+        return
+    if close:
+        finish_run(w, ev, run, True)
+        return
+    w["run"] = run
+    w["mode"] = STEP_RUN
 
 
 def do_draw(w: Work, ev: list[Event], seat: int) -> None:

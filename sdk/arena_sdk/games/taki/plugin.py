@@ -9,7 +9,7 @@ from ..base import Game, Outcome, RulesError
 from . import rules, wire
 from .bot import TakiBot, decide
 from .cards import BREAKER
-from .state import INFO, REACT, TURN, TakiConfig, TakiState, TakiView
+from .state import INFO, REACT, TURN, React, TakiConfig, TakiState, TakiView
 
 
 class TakiGame(Game):
@@ -94,6 +94,12 @@ class TakiGame(Game):
 
     def decide(self, bot: Any, view: Any) -> Any:
         return decide(bot, view)
+
+    def view_legal_actions(self, view: Any) -> tuple[Any, ...]:
+        return view.legal if view.kind is not None else ()
+
+    def answer_of(self, action: Any) -> Any:
+        return action.play if isinstance(action, React) else action
 
     def check_view(self, view: Any, kind: str) -> str:
         if kind not in (TURN, REACT):

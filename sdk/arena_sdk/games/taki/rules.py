@@ -55,7 +55,7 @@ from .cards import (
     deck,
     is_card,
 )
-from .effects import do_draw, do_end, do_play, do_react, freeze
+from .effects import do_draw, do_end, do_play, do_react, record, thaw
 from .state import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -102,7 +102,9 @@ def _variants(card: int, flags: int) -> tuple[PlayCard, ...]:
 
 
 # _PLAYS[card][flags]: the play actions of ``card`` in documented order (colour, then close_run, then last_card).
-_PLAYS: dict[int, tuple[tuple[PlayCard, ...], ...]] = {c: tuple(_variants(c, f) for f in range(4)) for c in ALL_CARDS}
+_PLAYS: list[tuple[tuple[PlayCard, ...], ...]] = [()] * (max(ALL_CARDS) + 1)
+for _card in ALL_CARDS:
+    _PLAYS[_card] = tuple(_variants(_card, f) for f in range(4))
 
 
 def _is_int(value: object) -> bool:
@@ -208,8 +210,10 @@ def new_game(
             seed = 0
     pile = deal.draw_pile
     events: list[Event] = []
-    rng = random.Random(f"taki:{seed}:start")
+    rng: random.Random | None = None
     while CARD_COLOR[pile[0]] < 0:  # reading 1: put back at one of the len(rest) + 1 places, top included
+        if rng is None:
+            rng = random.Random(f"taki:{seed}:start")
         card, rest = pile[0], pile[1:]
         place = rng.randint(0, len(rest))
         pile = rest[:place] + (card,) + rest[place:]
@@ -303,34 +307,48 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
     ``last_card`` False/True (only when the play leaves exactly one card, reading 13); then ``Draw`` and
     ``EndTurn`` when allowed. A Breaker question offers ``React(False)``, ``React(True)``."""
     mode = state.mode
-    if not _is_int(seat) or seat != _pending(state):
-        return ()
     if mode == STEP_REACT:
-        return _REACT_ACTIONS
+        if seat == state.react_seat and _is_int(seat):
+            return _REACT_ACTIONS
+        return ()
+    if seat != state.current or mode == STEP_OVER or not (type(seat) is int or _is_int(seat)):
+        return ()
     hand = state.hands[seat]
     last = _LAST if len(hand) == 2 else 0
+    colors = CARD_COLOR
+    plays = _PLAYS
     out: list[TakiAction] = []
     previous = -1
     if mode == STEP_TURN:
         if state.stack:  # only +2 and King answer an active stack; drawing takes it (reading 3)
+            symbols = CARD_SYMBOL
             for card in hand:
-                if card != previous and (CARD_SYMBOL[card] == PLUS2 or card == KING):
-                    out += _PLAYS[card][last]
+                if card != previous and (symbols[card] == PLUS2 or card == KING):
+                    out += plays[card][last]
                 previous = card
             out.append(DRAW)
             return tuple(out)
         fc = state.follow_color
         fs = state.follow_symbol
+        symbols = CARD_SYMBOL
         run = state.run
-        rc = run.color if run is not None else -2
-        for card in hand:
-            if card != previous:
-                color = CARD_COLOR[card]
-                if color == rc or (card == SUPERTAKI and run is not None):
-                    out += _PLAYS[card][_CLOSE | last]
-                elif color < 0 or color == fc or CARD_SYMBOL[card] == fs:
-                    out += _PLAYS[card][last]
-            previous = card
+        if run is None:
+            for card in hand:
+                if card != previous:
+                    color = colors[card]
+                    if color < 0 or color == fc or symbols[card] == fs:
+                        out += plays[card][last]
+                previous = card
+        else:  # an open run: its colour and SuperTaki continue it (reading 9)
+            rc = run.color
+            for card in hand:
+                if card != previous:
+                    color = colors[card]
+                    if color == rc or card == SUPERTAKI:
+                        out += plays[card][_CLOSE | last]
+                    elif color < 0 or color == fc or symbols[card] == fs:
+                        out += plays[card][last]
+                previous = card
         if not out or state.config.draw_when_playable:
             out.append(DRAW)
         return tuple(out)
@@ -338,21 +356,22 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
         rc = state.run.color  # type: ignore[union-attr]
         for card in hand:
             if card != previous:
-                if CARD_COLOR[card] == rc or card == SUPERTAKI:
-                    out += _PLAYS[card][_CLOSE | last]
+                if colors[card] == rc or card == SUPERTAKI:
+                    out += plays[card][_CLOSE | last]
                 elif card == CHCOLOR:
-                    out += _PLAYS[card][last]
+                    out += plays[card][last]
             previous = card
         out.append(END_TURN)
         return tuple(out)
     if mode == STEP_PLUS:
         fc = state.follow_color
         fs = state.follow_symbol
+        symbols = CARD_SYMBOL
         for card in hand:
             if card != previous:
-                color = CARD_COLOR[card]
-                if color < 0 or color == fc or CARD_SYMBOL[card] == fs:
-                    out += _PLAYS[card][last]
+                color = colors[card]
+                if color < 0 or color == fc or symbols[card] == fs:
+                    out += plays[card][last]
             previous = card
         if not out or state.config.plus_draw_when_playable:
             out.append(DRAW)
@@ -360,7 +379,7 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
     # STEP_KING: any one card, no matching needed, or end the turn (reading 5)
     for card in hand:
         if card != previous:
-            out += _PLAYS[card][last]
+            out += plays[card][last]
         previous = card
     out.append(END_TURN)
     return tuple(out)
@@ -395,24 +414,35 @@ def _color_name(color: int) -> str:
 def _play_refusal(state: TakiState, seat: int, action: PlayCard) -> str | None:
     """Why ``action`` may not be played now, or None when it is legal (mirrors ``legal_actions``)."""
     card = action.card
-    if not is_card(card):
-        return f"{card!r} is not a Taki card"
     hand = state.hands[seat]
-    token = _TOKENS[card]
-    if card not in hand:
-        return f"{token} is not in seat {seat}'s hand"
+    if type(card) is not int or card not in hand:
+        if not is_card(card):
+            return f"{card!r} is not a Taki card"
+        return f"{_TOKENS[card]} is not in seat {seat}'s hand"
     color, close, declare = action.color, action.close_run, action.last_card
-    if not isinstance(close, bool) or not isinstance(declare, bool):
-        return "close_run and last_card must be True or False"
-    if card == CHCOLOR:
-        if not _is_int(color) or not 0 <= color < 4:  # type: ignore[operator]
-            return f"a Change Color must name a colour 0..3 (R, Y, G, B), got color={color!r}"
-    elif color is not None:
-        return f"only a Change Color names a colour; {token} takes color=None"
-    if declare and len(hand) != 2:
-        return f"'last card' may be declared only on a play that leaves exactly one card; this one leaves {len(hand) - 1}"
+    if color is not None or card == CHCOLOR or close is not False or declare is not False:
+        if not isinstance(close, bool) or not isinstance(declare, bool):
+            return "close_run and last_card must be True or False"
+        if card == CHCOLOR:
+            if not _is_int(color) or not 0 <= color < 4:  # type: ignore[operator]
+                return f"a Change Color must name a colour 0..3 (R, Y, G, B), got color={color!r}"
+        elif color is not None:
+            return f"only a Change Color names a colour; {_TOKENS[card]} takes color=None"
+        if declare and len(hand) != 2:
+            return (
+                "'last card' may be declared only on a play that leaves exactly one card; "
+                f"this one leaves {len(hand) - 1}"
+            )
     mode = state.mode
-    if mode == STEP_RUN:
+    if mode == STEP_TURN:
+        if state.stack:
+            if CARD_SYMBOL[card] != PLUS2 and card != KING:
+                return f"only a +2 or a King may be played on an active +2 stack of {state.stack}"
+        elif _continues(state, card):
+            return None
+        elif not _matches(state, card):
+            return _mismatch(state, card)
+    elif mode == STEP_RUN:
         rc = state.run.color  # type: ignore[union-attr]
         if CARD_COLOR[card] == rc or card == SUPERTAKI:
             return None
@@ -421,23 +451,22 @@ def _play_refusal(state: TakiState, seat: int, action: PlayCard) -> str | None:
         if CARD_SYMBOL[card] == TAKI:
             return f"a player may not follow their own TAKI with a TAKI of another colour (run colour {_color_name(rc)})"
         if CARD_COLOR[card] < 0:
-            return f"{token} may not be played inside one's own run (reading 6)"
-        return f"{token} is not of the run's colour {_color_name(rc)} (reading 6)"
-    if mode == STEP_TURN and state.stack:
-        if CARD_SYMBOL[card] != PLUS2 and card != KING:
-            return f"only a +2 or a King may be played on an active +2 stack of {state.stack}"
-    elif mode == STEP_TURN and _continues(state, card):
-        return None
-    elif mode != STEP_KING and not _matches(state, card):
-        return (
-            f"{token} matches neither the colour to follow ({_color_name(state.follow_color)}) "
-            f"nor the symbol to follow ({SYMBOL_TOKENS[state.follow_symbol]})"
-        )
+            return f"{_TOKENS[card]} may not be played inside one's own run (reading 6)"
+        return f"{_TOKENS[card]} is not of the run's colour {_color_name(rc)} (reading 6)"
+    elif mode == STEP_PLUS and not _matches(state, card):
+        return _mismatch(state, card)
     if close:
         if CARD_SYMBOL[card] == TAKI or card == SUPERTAKI:
             return "a lone TAKI or SuperTaki cannot be closed by its player (reading 8)"
         return "close_run applies only to a card played inside a run"
     return None
+
+
+def _mismatch(state: TakiState, card: int) -> str:
+    return (
+        f"{_TOKENS[card]} matches neither the colour to follow ({_color_name(state.follow_color)}) "
+        f"nor the symbol to follow ({SYMBOL_TOKENS[state.follow_symbol]})"
+    )
 
 
 def _draw_refusal(state: TakiState, seat: int) -> str | None:
@@ -471,15 +500,16 @@ def apply(state: TakiState, seat: int, action: TakiAction) -> TakiState:
     Raises ``IllegalActionError`` (naming the action, the seat and the reason) when the game is over, the seat
     has no decision pending, or the action is not legal now."""
     mode = state.mode
-    if mode == STEP_OVER:
-        raise _refuse(state, seat, action, "the game is over")
-    pending = _pending(state)
-    if not _is_int(seat) or seat != pending:
-        if _is_int(seat) and 0 <= seat < state.num_players:
-            reason = f"it is seat {pending}'s decision, not seat {seat}'s"
+    pending = state.react_seat if mode == STEP_REACT else state.current
+    if seat != pending or type(seat) is not int or mode == STEP_OVER:
+        if mode == STEP_OVER:
+            raise _refuse(state, seat, action, "the game is over")
+        if _is_int(seat) and seat == pending:
+            pass  # an int subclass (not bool) naming the pending seat
+        elif _is_int(seat) and 0 <= seat < state.num_players:
+            raise _refuse(state, seat, action, f"it is seat {pending}'s decision, not seat {seat}'s")
         else:
-            reason = f"no such seat in a {state.num_players}-player game"
-        raise _refuse(state, seat, action, reason)
+            raise _refuse(state, seat, action, f"no such seat in a {state.num_players}-player game")
     kind = type(action)
     ev: list[Event] = []
     if mode == STEP_REACT:
@@ -487,32 +517,34 @@ def apply(state: TakiState, seat: int, action: TakiAction) -> TakiState:
             raise _refuse(state, seat, action, f"the pending decision is {REACT}, which takes a React")
         if not isinstance(action.play, bool):  # type: ignore[union-attr]
             raise _refuse(state, seat, action, "React.play must be True or False")
-        w = dict(state.__dict__)
+        new, w = thaw(state)
         do_react(w, ev, seat, action.play)  # type: ignore[union-attr]
-        return freeze(w, ev, seat)
+        record(w, ev, seat)
+        return new
     if kind is PlayCard:
         reason = _play_refusal(state, seat, action)  # type: ignore[arg-type]
         if reason is not None:
             raise _refuse(state, seat, action, reason)
-        w = dict(state.__dict__)
+        new, w = thaw(state)
         do_play(w, ev, seat, action.card, action.color, action.close_run, action.last_card)  # type: ignore[union-attr]
     elif kind is Draw:
         reason = _draw_refusal(state, seat)
         if reason is not None:
             raise _refuse(state, seat, action, reason)
-        w = dict(state.__dict__)
+        new, w = thaw(state)
         do_draw(w, ev, seat)
     elif kind is EndTurn:
         reason = _end_refusal(state)
         if reason is not None:
             raise _refuse(state, seat, action, reason)
-        w = dict(state.__dict__)
+        new, w = thaw(state)
         do_end(w, ev, seat)
     elif kind is React:
         raise _refuse(state, seat, action, "no +3 Breaker question is pending; this is a TAKI_TURN decision")
     else:
         raise _refuse(state, seat, action, "a TAKI_TURN decision takes a PlayCard, Draw or EndTurn")
-    return freeze(w, ev, seat)
+    record(w, ev, seat)
+    return new
 
 
 # ------------------------------------------------------------------------------ views and results
