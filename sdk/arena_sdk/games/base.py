@@ -207,6 +207,17 @@ class Game(ABC):
         Raises ``IllegalAnswerError`` (``arena_sdk.bot``) when the answer is not legal in ``view``, and whatever
         the bot's method raises."""
 
+    @abstractmethod
+    def view_legal_actions(self, view: Any) -> tuple[Any, ...]:
+        """Every legal action of the decision pending in ``view`` (``view.kind``), computed from the view alone:
+        what a bot may answer. () when no decision is pending."""
+
+    @abstractmethod
+    def answer_of(self, action: Any) -> Any:
+        """What the bot method of ``action``'s decision returns to take it (e.g. a Take 5 card as an int): the
+        inverse of ``decide``'s reading of an answer. Generic bots (tests, tools) use it with
+        ``view_legal_actions``."""
+
     def check_view(self, view: Any, kind: str) -> str:
         """Why ``view`` cannot carry a decision of ``kind`` ("" when it can); the SDK server refuses such
         requests with INVALID_ARGUMENT."""

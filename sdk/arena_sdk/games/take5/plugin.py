@@ -89,6 +89,18 @@ class Take5Game(Game):
     def decide(self, bot: Any, view: Any) -> Any:
         return decide(bot, view)
 
+    def view_legal_actions(self, view: Any) -> tuple[Any, ...]:
+        if view.kind == rules.CHOOSE_CARD:
+            return tuple(rules.ChooseCard(c) for c in view.hand)
+        if view.kind == rules.CHOOSE_ROW:
+            return tuple(rules.ChooseRow(r) for r in range(rules.NUM_ROWS))
+        if view.kind == rules.DRAFT_PICK:
+            return tuple(rules.DraftPick(c) for c in view.draft_pool)
+        return ()
+
+    def answer_of(self, action: Any) -> int:
+        return action.row if isinstance(action, rules.ChooseRow) else action.card
+
     def check_view(self, view: Any, kind: str) -> str:
         if kind == rules.CHOOSE_CARD:
             if not view.hand:
