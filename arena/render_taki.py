@@ -1,0 +1,180 @@
+"""A Taki match record, turn by turn, for people (``arena match show``): pure, no I/O.
+
+``render_match(record)`` re-simulates the record with the Taki engine and returns rich renderables: a header
+(match, seats, options, seed), then one table row per decision (turn, seat, what the seat did, and every public
+event it caused: runs and whether they ended open or closed, +2 stacks and who drew them, Stops, direction changes,
+the +3 Breaker reaction, draws with their reason, missing "last card" penalties, reshuffles, stage changes of the
+stairs, the win), the leading card and colour to follow after it, faults with the default action applied, then the
+result. A record that cannot be fully re-simulated is rendered up to the first decision that cannot be applied,
+with a note saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from arena_sdk.games import get_game
+from arena_sdk.games.taki import bot as taki_bot
+from arena_sdk.games.taki import cards as C
+from arena_sdk.games.taki.state import Event, TakiState
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from .referee import MatchRecord, RecordError
+
+_REASONS = {
+    "draw": "draws", "stack": "draws the +2 stack", "plus": "owes a card after a Plus and draws",
+    "+3": "draws for the +3", "broken": "draws for the broken +3", "breaker": "pays for its own Breaker",
+    "last card": "forgot to declare last card and draws", "stage": "moves on a stage and draws",
+}
+
+
+class TakiRenderError(ValueError):
+    """A record that is not a readable Taki match record."""
+
+
+def _event_text(e: Event, names: list[str]) -> tuple[str, str]:
+    """(text, style) of one public event."""
+    who = names[e.seat] if e.seat is not None and 0 <= e.seat < len(names) else "?"
+    kind = e.kind
+    if kind == "play":
+        extra = []
+        if e.color:
+            extra.append(f"colour {e.color}")
+        if e.closed:
+            extra.append("closes the run")
+        if e.declared:
+            extra.append("last card!")
+        return f"{who} plays {e.card}" + (f" ({', '.join(extra)})" if extra else ""), ""
+    if kind == "draw":
+        return f"{who} {_REASONS.get(e.reason or 'draw', 'draws')}: {e.count} card(s)", "yellow"
+    if kind == "break":
+        return f"{who} breaks the +3 out of turn with a BREAKER", "magenta"
+    if kind == "end":
+        return f"{who} ends the {'run, closed' if e.closed else 'turn (run left open)' }", ""
+    if kind == "skip":
+        return f"{who} is stopped (loses the turn)", "cyan"
+    if kind == "reshuffle":
+        return f"the discard pile is reshuffled: {e.count} cards form the new draw pile", "dim"
+    if kind == "stage":
+        return f"{who} reaches stage {e.count}", "green"
+    if kind == "win":
+        return f"{who} wins!", "bold green"
+    if kind == "cap":
+        return f"the turn cap ends the game after {e.count} turns", "bold"
+    if kind == "lead":
+        return f"leading card {e.card}", "dim"
+    if kind == "return":
+        return f"colourless first card {e.card} goes back into the draw pile", "dim"
+    return f"{kind} {who} {e.card or ''} {e.count or ''}".strip(), ""
+
+
+def _config_text(config: Mapping[str, Any]) -> str:
+    parts = [f"turn cap {config.get('turn_cap', 2000)}", f"{config.get('hand_size', 8)} cards each"]
+    if config.get("stairs"):
+        parts.append("stairs")
+    if not config.get("draw_when_playable", True):
+        parts.append("no drawing when a play is possible")
+    if config.get("plus_draw_when_playable"):
+        parts.append("drawing allowed after a Plus")
+    return ", ".join(parts)
+
+
+def _table_state(state: TakiState) -> str:
+    text = f"{C.card_token(state.discard_pile[-1])}, follow {C.COLOR_TOKENS[state.follow_color]}"
+    if state.stack:
+        text += f", +2 stack {state.stack}"
+    if state.run is not None:
+        text += f", run {C.COLOR_TOKENS[state.run.color]} ({'open' if state.run.open else 'running'})"
+    return text
+
+
+def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
+    """Rich renderables telling a Taki ``record`` decision by decision (see the module docstring). Raises
+    ``TakiRenderError`` for a record that is not a readable Taki record."""
+    try:
+        rec = record if isinstance(record, MatchRecord) else MatchRecord.from_dict(dict(record))
+    except RecordError as exc:
+        raise TakiRenderError(str(exc)) from exc
+    if rec.game != "taki":
+        raise TakiRenderError(f"not a Taki record: game {rec.game!r}")
+    game = get_game("taki")
+    names = [s.name for s in rec.seats]
+    parts: list[RenderableType] = []
+    header = Table(title=f"Match {rec.match_id}", title_justify="left", show_header=False, box=None,
+                   padding=(0, 2, 0, 0))
+    header.add_column("field", style="bold")
+    header.add_column("value")
+    header.add_row("game", f"taki: {_config_text(rec.config)}")
+    header.add_row("seats", ", ".join(f"{i}: {n}" for i, n in enumerate(names)))
+    header.add_row("deal", f"seed {rec.seed}" if rec.seed is not None else "explicit deal")
+    header.add_row("deadline", f"{rec.deadline_ms} ms per decision")
+    header.add_row("played", f"{rec.duration_s:.2f} s, {len(rec.decisions)} decisions, {len(rec.faults)} faults")
+    parts.append(header)
+    try:
+        state = game.new_game(len(rec.seats), game.config_from_dict(rec.config), seed=rec.seed,
+                              deals=tuple(game.deal_from_dict(d) for d in rec.deals))
+    except ValueError as exc:
+        raise TakiRenderError(f"cannot rebuild the game from the record's config, seed and deals: {exc}") from exc
+    start = state.unseen[0] if state.unseen else ()
+    parts.append(Text("Start: " + "; ".join(_event_text(e, names)[0] for e in start)
+                      + f". Leading card {_table_state(state)}."))
+    faults_at: dict[int, list[Any]] = {}
+    for f in rec.faults:
+        if f.decision is not None:
+            faults_at.setdefault(f.decision, []).append(f)
+        else:
+            parts.append(Text(f"StartMatch fault of {names[f.seat]}: {f.kind} ({' '.join(f.detail.split())})",
+                              style="red"))
+
+    table = Table(title="Decisions", title_justify="left")
+    table.add_column("turn", justify="right")
+    table.add_column("bot")
+    table.add_column("decision")
+    table.add_column("what happened", overflow="fold")
+    table.add_column("table after")
+    stopped = None
+    for i, dec in enumerate(rec.decisions):
+        seat = dec.get("seat")
+        kind = game.decision_kind(state, seat) if isinstance(seat, int) else None
+        if kind is None:
+            stopped = f"decision {i}: recorded for seat {seat!r}, but the game asks seat(s) {list(game.pending_seats(state))}"
+            break
+        try:
+            action = game.action_from_dict(kind, dec.get("action"))
+            after = game.apply(state, seat, action)
+        except ValueError as exc:
+            stopped = f"decision {i}: seat {seat}'s action {dec.get('action')!r} cannot be applied: {exc}"
+            break
+        what = Text()
+        for k, e in enumerate(after.unseen[seat]):
+            if k:
+                what.append("\n")
+            text, style = _event_text(e, names)
+            what.append(text, style=style)
+        if not after.unseen[seat] and kind == "TAKI_REACT":
+            what.append("declines to break the +3", style="dim")
+        for f in faults_at.get(i, ()):
+            what.append(f"\nfault {f.kind}: default {taki_bot.describe(action)} ({' '.join(f.detail.split())})",
+                        style="red")
+        label = taki_bot.describe(action) if kind == "TAKI_TURN" else ("react: " + taki_bot.describe(action))
+        table.add_row(str(state.turn + 1), f"{names[seat]} (seat {seat})", label, what, _table_state(after))
+        state = after
+    parts.append(table)
+    if stopped is not None:
+        parts.append(Text(f"The record cannot be re-simulated further: {stopped}", style="bold red"))
+    elif not game.is_over(state):
+        parts.append(Text("The record ends before the game is over.", style="bold red"))
+    result = Table(title="Result", title_justify="left")
+    for col, justify in (("seat", "right"), ("bot", "left"), ("cards held" if not rec.config.get("stairs")
+                         else "score (1000 x stage + cards)", "right"), ("rank", "right"), ("faults", "right")):
+        result.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for s, name in enumerate(names):
+        score = rec.result.scores[s] if s < len(rec.result.scores) else None
+        result.add_row(str(s), name, "-" if score is None else f"{score:g}",
+                       str(rec.result.ranks[s]) if s < len(rec.result.ranks) else "-",
+                       str(rec.result.faults[s]) if s < len(rec.result.faults) else "-")
+    parts.append(result)
+    return Group(*parts)
