@@ -1,7 +1,8 @@
 """Benchmarks (``make bench``): a script that measures and prints, never a timed test.
 
-1. Engine: complete Take 5 games per second with uniformly random players, at 4 and at 10 seats (pure Python,
-   one core, no I/O).
+1. Engines (pure Python, one core, no I/O): Take 5 hands per second and complete games (to 66 bullheads) per
+   second with uniformly random players at 4 and 10 seats; Taki complete games per second with random legal
+   players (a legal play when there is one, see tools/bench_taki.py) at 2, 4 and 10 seats.
 2. gRPC: Decide calls per second and per-decision latency p50/p99 against sample bots running as separate
    processes, beside a bare gRPC unary echo (raw bytes, no protobuf, no bot logic) measured in the same run on the
    same loopback, so the protocol's own cost can be told apart from the transport's.
@@ -24,6 +25,7 @@ import grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from arena.local_bots import start_bot, started_bots  # noqa: E402
 from arena.referee import SeatSpec, run_match_sync  # noqa: E402
@@ -31,11 +33,13 @@ from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk import wire  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
+from bench_taki import bench as bench_taki  # noqa: E402
+from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
 
 
-def random_game(num_players: int, rnd: random.Random) -> int:
+def random_game(num_players: int, rnd: random.Random, config: take5.Take5Config | None = None) -> int:
     """Play one complete game with random legal actions; returns the number of decisions taken."""
-    state = take5.new_game(num_players, seed=rnd.randrange(2**32))
+    state = take5.new_game(num_players, config, seed=rnd.randrange(2**32))
     decisions = 0
     while not take5.is_over(state):
         for seat in take5.pending_seats(state):
@@ -44,15 +48,18 @@ def random_game(num_players: int, rnd: random.Random) -> int:
     return decisions
 
 
-def bench_engine(num_players: int, seconds: float) -> dict:
+def bench_engine(num_players: int, seconds: float, *, one_hand: bool = False) -> dict:
+    """Take 5 complete games (or single hands: a limit of 1 ends every game after its first hand) per second."""
     rnd = random.Random(1)
+    config = take5.Take5Config(limit=1) if one_hand else None
     games = decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        decisions += random_game(num_players, rnd)
+        decisions += random_game(num_players, rnd, config)
         games += 1
-    return {"seats": num_players, "games": games, "seconds": round(elapsed, 2),
-            "games_per_s": round(games / elapsed, 1), "decisions_per_s": round(decisions / elapsed)}
+    return {"seats": num_players, "unit": "hands" if one_hand else "games", "games": games,
+            "seconds": round(elapsed, 2), "games_per_s": round(games / elapsed, 1),
+            "decisions_per_s": round(decisions / elapsed)}
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -151,9 +158,12 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     args = parser.parse_args()
 
-    results: dict = {"engine": [], "grpc": []}
+    results: dict = {"engine": [], "taki": [], "grpc": []}
     for n in (4, 10):
+        results["engine"].append(bench_engine(n, args.seconds, one_hand=True))
         results["engine"].append(bench_engine(n, args.seconds))
+    for n in (2, 4, 10):
+        results["taki"].append(bench_taki(n, args.seconds, TakiConfig(), uniform=False))
     requests = decide_requests(4, 500)
     results["grpc"].append(bench_echo(args.seconds))
     for sample in ("random", "heuristic", "montecarlo"):
@@ -163,10 +173,14 @@ def main() -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print("Engine: complete Take 5 games with random players (one core)")
+    print("Engine: Take 5 with random players (one core); a game runs to 66 bullheads")
     for r in results["engine"]:
+        print(f"  {r['seats']:>2} seats: {r['games_per_s']:>8} {r['unit']}/s  {r['decisions_per_s']:>9} decisions/s"
+              f"  ({r['games']} {r['unit']} in {r['seconds']} s)")
+    print("Engine: complete Taki games with random legal players (one core)")
+    for r in results["taki"]:
         print(f"  {r['seats']:>2} seats: {r['games_per_s']:>8} games/s  {r['decisions_per_s']:>9} decisions/s"
-              f"  ({r['games']} games in {r['seconds']} s)")
+              f"  ({r['decisions_per_game']} decisions per game)")
     print("gRPC over loopback, one client, sequential calls")
     for r in results["grpc"]:
         print(f"  {r['name']:<48} {r['calls_per_s']:>7} calls/s  p50 {r['p50_ms']:>7} ms  "
