@@ -140,7 +140,7 @@ def action_from_dict(game: str, kind: str, d: Any) -> Any:
 def kind_name(kind: int) -> str:
     """``DecisionKind`` enum value -> name. Raises ``WireError`` for an unknown or unspecified kind."""
     try:
-        name = bot_pb2.DecisionKind.Name(kind)
+        name = bot_pb2.DecisionKind.Name(kind)  # type: ignore[arg-type]
     except ValueError as exc:
         raise WireError(f"unknown decision kind value {kind}") from exc
     if name == "DECISION_KIND_UNSPECIFIED":

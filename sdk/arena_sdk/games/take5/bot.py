@@ -75,7 +75,7 @@ def check_answer(view: take5.Take5View, kind: str, answer: Any) -> int:
     """
     if isinstance(answer, bool) or not hasattr(answer, "__index__"):
         raise IllegalAnswerError(f"{kind}: the bot returned {answer!r} ({type(answer).__name__}), not an int")
-    value = answer.__index__()
+    value: int = int(answer.__index__())
     if kind == take5.CHOOSE_CARD:
         if value not in view.hand:
             raise IllegalAnswerError(f"{kind}: the bot returned card {value}, not in its hand {list(view.hand)}")

@@ -356,7 +356,7 @@ def _as_cards(value: object, what: str) -> tuple[int, ...]:
     if isinstance(value, (str, bytes)):
         raise RulesError(f"{what} must be a sequence of cards, got {value!r}")
     try:
-        return tuple(value)  # type: ignore[call-overload]
+        return tuple(value)  # type: ignore[arg-type]
     except TypeError:
         raise RulesError(f"{what} must be a sequence of cards, got {value!r}") from None
 
