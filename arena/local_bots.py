@@ -35,6 +35,8 @@ SAMPLE_BOTS: dict[str, str] = {
     "random": "sample_bots.random_bot",
     "heuristic": "sample_bots.heuristic_bot",
     "montecarlo": "sample_bots.montecarlo_bot",
+    "taki-random": "sample_bots.taki_random_bot",
+    "taki-heuristic": "sample_bots.taki_heuristic_bot",
 }
 SAMPLE_PREFIX = "sample:"
 READY_TIMEOUT_S = 15.0
