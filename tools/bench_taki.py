@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from arena_sdk.games.taki import rules  # noqa: E402
-from arena_sdk.games.taki.state import Draw, EndTurn, TakiConfig  # noqa: E402
+from arena_sdk.games.taki import rules
+from arena_sdk.games.taki.state import Draw, EndTurn, TakiConfig
 
 
 def random_game(num_players: int, rnd: random.Random, config: TakiConfig, uniform: bool) -> int:

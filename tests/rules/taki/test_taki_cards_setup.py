@@ -8,11 +8,9 @@ import re
 from collections import Counter
 
 import pytest
-
 from arena_sdk.games import taki
 from arena_sdk.games.base import RulesError
-from arena_sdk.games.taki import TakiConfig, TakiDeal
-from arena_sdk.games.taki import effects, rules
+from arena_sdk.games.taki import TakiConfig, TakiDeal, effects, rules
 
 COLOURED_SYMBOLS = ["1", "3", "4", "5", "6", "7", "8", "9", "STOP", "+2", "CHDIR", "PLUS", "TAKI"]
 

@@ -6,10 +6,17 @@ import copy
 from collections import Counter
 
 import pytest
-
 from arena_sdk.games import taki
 from arena_sdk.games.base import IllegalActionError, RulesError
-from arena_sdk.games.taki import Draw, EndTurn, PlayCard, React, TakiConfig, TakiDeal, TakiState
+from arena_sdk.games.taki import (
+    Draw,
+    EndTurn,
+    PlayCard,
+    React,
+    TakiConfig,
+    TakiDeal,
+    TakiState,
+)
 
 
 def _c(token: str) -> int:

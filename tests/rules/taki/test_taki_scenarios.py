@@ -35,10 +35,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from arena_sdk.games import taki
 from arena_sdk.games.base import IllegalActionError
-from arena_sdk.games.taki import Draw, EndTurn, PlayCard, React, TakiConfig, TakiDeal, TakiState
+from arena_sdk.games.taki import (
+    Draw,
+    EndTurn,
+    PlayCard,
+    React,
+    TakiConfig,
+    TakiDeal,
+    TakiState,
+)
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.json"))

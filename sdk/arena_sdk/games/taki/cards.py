@@ -16,6 +16,8 @@ cards are 64..68 (symbols 15..19). Ascending ints sort a hand by colour (R, Y, G
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from ..base import RulesError
 
 RED, YELLOW, GREEN, BLUE = 0, 1, 2, 3
@@ -76,15 +78,15 @@ COPIES: dict[int, int] = {c: 2 for c in ALL_CARDS}
 COPIES[CHCOLOR] = 4
 
 
-def is_card(card: object) -> bool:
+def is_card(card: object) -> TypeGuard[int]:
     """True when ``card`` is the int of a Taki card (bools are not cards)."""
-    return type(card) is int and 0 <= card < _TABLE_SIZE and _TOKENS[card] is not None  # type: ignore[operator]
+    return type(card) is int and 0 <= card < _TABLE_SIZE and _TOKENS[card] is not None
 
 
 def _check(card: object) -> int:
     if not is_card(card):
         raise RulesError(f"no Taki card {card!r}: cards are the ints of card_from_token, e.g. {_BY_TOKEN['R5']} = R5")
-    return card  # type: ignore[return-value]
+    return card
 
 
 def card_from_token(token: str) -> int:
@@ -99,7 +101,7 @@ def card_from_token(token: str) -> int:
 
 def card_token(card: int) -> str:
     """The canonical token of ``card`` (e.g. ``"R5"``, ``"CHCOLOR"``). Raises ``RulesError`` for a non-card."""
-    return _TOKENS[_check(card)]  # type: ignore[return-value]
+    return _TOKENS[_check(card)] or ""
 
 
 def card_color(card: int) -> int | None:

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 from .cards import (
+    _TOKENS,
     BREAKER,
     CARD_COLOR,
     CARD_SYMBOL,
@@ -28,7 +29,6 @@ from .cards import (
     STOP,
     SUPERTAKI,
     TAKI,
-    _TOKENS,
 )
 from .state import (
     STEP_KING,
@@ -83,7 +83,7 @@ _new = object.__new__
 
 def _event(fields: tuple[object, ...]) -> Event:
     """An ``Event`` from all eight fields in order (``tuple.__new__`` skips the NamedTuple keyword handling)."""
-    return _tuple_new(Event, fields)  # type: ignore[return-value]
+    return _tuple_new(Event, fields)
 
 
 _tuple_new = tuple.__new__
@@ -118,7 +118,7 @@ def draw(w: Work, ev: list[Event], seat: int, count: int, reason: str) -> int:
                 w["discard_pile"] = discard[-1:]
                 pile = tuple(cards)
                 ev.append(Event("reshuffle", count=len(cards)))
-            k = need if need < len(pile) else len(pile)
+            k = min(need, len(pile))
             taken += pile[:k]
             pile = pile[k:]
             need -= k

@@ -41,6 +41,8 @@ from typing import Any
 
 from ..base import IllegalActionError, Outcome, RulesError, competition_ranks
 from .cards import (
+    _TOKENS,
+    ALL_CARDS,
     CARD_COLOR,
     CARD_SYMBOL,
     CHCOLOR,
@@ -50,8 +52,7 @@ from .cards import (
     SUPERTAKI,
     SYMBOL_TOKENS,
     TAKI,
-    ALL_CARDS,
-    _TOKENS,
+    card_token,
     deck,
     is_card,
 )
@@ -611,7 +612,7 @@ def action_text(action: Any) -> str:
     """A short human text of an action (``"R5"``, ``"CHCOLOR B"``, ``"R+2 close last"``, ``"draw"``, ``"end"``,
     ``"break"``/``"decline"``), for logs and tests."""
     if isinstance(action, PlayCard):
-        parts = [_TOKENS[action.card] if is_card(action.card) else repr(action.card)]
+        parts = [card_token(action.card) if is_card(action.card) else repr(action.card)]
         if action.color is not None:
             parts.append(COLOR_TOKENS[action.color] if _is_int(action.color) and 0 <= action.color < 4 else "?")
         if action.close_run:

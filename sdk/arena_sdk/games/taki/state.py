@@ -7,7 +7,7 @@ are to ``../shared/rules/taki.md``, section "Readings fixed".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from ..base import GameInfo, RulesError
 from .cards import _TOKENS, COLOR_TOKENS, is_card
@@ -91,7 +91,7 @@ class TakiDeal:
 
 
 def _token_or_repr(card: object) -> str:
-    return _TOKENS[card] if is_card(card) else repr(card)  # type: ignore[index,return-value]
+    return (_TOKENS[card] or "") if is_card(card) else repr(card)
 
 
 @dataclass(frozen=True, repr=False)
@@ -143,7 +143,7 @@ class React:
     play: bool
 
 
-TakiAction = Union[PlayCard, Draw, EndTurn, React]
+TakiAction = PlayCard | Draw | EndTurn | React
 
 
 # ---------------------------------------------------------------------------------------------- public events
@@ -172,7 +172,7 @@ class Event(NamedTuple):
     kind: str
     seat: int | None = None
     card: str | None = None
-    count: int = 0
+    count: int = 0  # type: ignore[assignment]  # the field shadows tuple.count, on purpose: the wire name
     color: str | None = None
     closed: bool = False
     declared: bool = False
