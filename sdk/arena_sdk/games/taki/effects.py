@@ -222,10 +222,9 @@ def finish_run(w: Work, ev: list[Event], run: RunInfo, closed: bool) -> None:
 
 
 def _plus_as_final_card(w: Work, ev: list[Event], seat: int) -> None:
-    """A Plus that empties the hand makes its player draw one card at once, and the turn ends (reading 4). If no
-    card is left anywhere the hand stays empty, and counts as emptied."""
-    if draw(w, ev, seat, 1, "plus") == 0 and _emptied(w, ev, seat):
-        return
+    """A Plus that empties the hand makes its player draw one card at once, and the turn ends (reading 4). There
+    is always a card to draw: at worst a reshuffle brings back the card the Plus covered."""
+    draw(w, ev, seat, 1, "plus")
     end_turn(w, ev)
 
 

@@ -26,9 +26,10 @@ Choices this engine makes where taki.md leaves one (each has a test):
   same seat the next turn, and it may continue its own run (then it must close it, like any continuation).
 * A +2 as a run's last card ends the run even when left open (reading 9: the stack is answered first).
 * A Plus that empties the hand is never a win, in the stairs too: its player draws one card and the turn ends
-  (reading 4). If no card is left anywhere, the hand stays empty and counts as emptied (win / stage change).
+  (reading 4). (That draw always finds a card: at worst a reshuffle brings back the card the Plus covered.)
 * Stairs: stages run from ``hand_size`` (8) down to 1; emptying the hand at stage 1 wins; the winner's stage is
-  shown as 0. The score ``stage * 1000 + cards held`` orders exactly "by stage reached, then cards held".
+  shown as 0. The score ``stage * 1000 + cards held`` orders exactly "by stage reached, then cards held". A stage
+  draw short of cards is forgiven like any draw; only a play empties a hand (and changes the stage).
 * The +3 draws (reading 10) and the last-card check happen inside the ``apply`` that resolves them; a declined
   Breaker question leaves no event. A seat's ``unseen`` history restarts at each of its decisions (declines too).
 """

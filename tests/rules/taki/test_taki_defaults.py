@@ -1,0 +1,67 @@
+"""The documented default action (taki.rules.default_action) in every step of a turn, and the views' steps."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from arena_sdk.games import taki
+from arena_sdk.games.taki import (
+    Draw,
+    EndTurn,
+    PlayCard,
+    React,
+    TakiConfig,
+    TakiDeal,
+    TakiState,
+)
+
+
+def _c(token: str) -> int:
+    return taki.card_from_token(token)
+
+
+def _game(hands: list[list[str]], top: list[str], **config: object) -> TakiState:
+    dealt = tuple(tuple(_c(t) for t in h) for h in hands)
+    first = tuple(_c(t) for t in top)
+    rest = Counter(taki.deck()) - Counter(c for h in dealt for c in h) - Counter(first)
+    deal = TakiDeal(hands=dealt, draw_pile=first + tuple(sorted(rest.elements())))
+    return taki.new_game(len(hands), TakiConfig(hand_size=len(hands[0]), **config), deal=deal)  # type: ignore[arg-type]
+
+
+def test_default_is_draw_at_a_turn_start_and_facing_a_stack() -> None:
+    state = _game([["R5", "R+2", "Y3"], ["G1", "G3", "G4"]], ["R1"])
+    assert taki.default_action(state, 0) == Draw()
+    stacked = taki.apply(state, 0, PlayCard(_c("R+2")))
+    assert taki.observe(stacked, 1).step == "stack" and taki.default_action(stacked, 1) == Draw()
+
+
+def test_default_ends_a_run_and_a_king_turn() -> None:
+    state = _game([["RTAKI", "R5", "KING"], ["G1", "G3", "G4"]], ["R1"])
+    in_run = taki.apply(state, 0, PlayCard(_c("RTAKI")))
+    assert taki.default_action(in_run, 0) == EndTurn()
+    after_king = taki.apply(state, 0, PlayCard(_c("KING")))
+    assert taki.default_action(after_king, 0) == EndTurn()
+
+
+def test_default_after_a_plus_is_the_lowest_playable_card_without_declarations() -> None:
+    state = _game([["RPLUS", "R7", "R5", "Y3"], ["G1", "G3", "G4", "G5"]], ["R1"])
+    owed = taki.apply(state, 0, PlayCard(_c("RPLUS")))
+    assert taki.default_action(owed, 0) == PlayCard(_c("R5"))
+    # drawing is the default once the config allows it beside the play
+    loose = _game([["RPLUS", "R7", "R5", "Y3"], ["G1", "G3", "G4", "G5"]], ["R1"], plus_draw_when_playable=True)
+    assert taki.default_action(taki.apply(loose, 0, PlayCard(_c("RPLUS"))), 0) == Draw()
+
+
+def test_default_without_draw_when_playable_is_the_first_play() -> None:
+    state = _game([["Y3", "R7", "R5"], ["G1", "G3", "G4"]], ["R1"], draw_when_playable=False)
+    assert taki.legal_actions(state, 0) == (PlayCard(_c("R5")), PlayCard(_c("R7")))
+    assert taki.default_action(state, 0) == PlayCard(_c("R5"))
+
+
+def test_default_declines_a_breaker_question() -> None:
+    state = _game([["+3", "R5", "Y3"], ["BREAKER", "G3", "G4"]], ["R1"])
+    asked = taki.apply(state, 0, PlayCard(_c("+3")))
+    view = taki.observe(asked, 1)
+    assert (view.kind, view.step, view.legal) == (taki.REACT, "react", (React(False), React(True)))
+    assert taki.default_action(asked, 1) == React(False)
+    assert taki.observe(asked, 0).kind is None and taki.observe(asked, 0).current_seat == 0
