@@ -18,6 +18,7 @@ through ``Store.register_bot`` without one) is claimed by its next registration 
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import logging
 import re
@@ -73,6 +74,14 @@ class ServiceError(RuntimeError):
 class EndpointError(RuntimeError):
     """A bot endpoint cannot be registered: it does not answer GetInfo, or does not play the game; the message
     says which, in one sentence."""
+
+
+def _platform_version() -> str:
+    """The installed version of the bot-arena package ("" when it is not installed, e.g. run from a checkout)."""
+    try:
+        return importlib.metadata.version("bot-arena")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 def _known_games() -> str:
@@ -227,34 +236,46 @@ def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_
     return None
 
 
-def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S) -> list[tuple[str, str]]:
     """Ask every bot of ``bots`` for its GetInfo, all at once, waiting at most ``timeout_s`` seconds in all.
 
-    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
-    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
-    (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
-    game, another version). A bot registered without a check (version "0", ``verify_bots=False``) is not held
-    to its version."""
+    Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
+    ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
+    when it answers but not as registered (another game, another version). A bot registered without a check
+    (version "0", ``verify_bots=False``) is not held to its version."""
     channels = [grpc.insecure_channel(bot.endpoint) for bot in bots]
+    out: list[tuple[str, str]] = []
     try:
         calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
                  for ch in channels]
-        down: list[str] = []
-        changed: list[str] = []
         for bot, call in zip(bots, calls):
             try:
                 info = call.result()
             except grpc.RpcError as exc:
-                down.append(f"{bot.bot_id} ({bot.endpoint}: {describe_rpc_failure(exc, timeout_s)})")
+                out.append(("down", describe_rpc_failure(exc, timeout_s)))
                 continue
-            if game not in info.games:
-                changed.append(f"{bot.bot_id} ({bot.endpoint} now plays {list(info.games)}, not {game!r})")
+            if bot.game not in info.games:
+                out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
             elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
-                changed.append(f"{bot.bot_id} ({bot.endpoint} now reports version {info.version!r}; register it "
-                               f"as a new version)")
+                out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
+            else:
+                out.append(("", ""))
     finally:
         for ch in channels:
             ch.close()
+    return out
+
+
+def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
+
+    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
+    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
+    (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
+    game, another version)."""
+    problems = bot_problems(bots, timeout_s)
+    down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
+    changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
     parts = []
     if down:
         parts.append("bots not answering: " + ", ".join(down))
@@ -408,7 +429,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                  context: grpc.ServicerContext) -> arena_pb2.ListBotsResponse:
         if request.game:
             _check_game(request.game, context)
-        return arena_pb2.ListBotsResponse(bots=[_bot_message(b) for b in self.store.list_bots(request.game)])
+        bots = self.store.list_bots(request.game)
+        messages = [_bot_message(b) for b in bots]
+        if request.check_endpoints and bots:
+            for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s)):
+                message.endpoint_checked = True
+                message.endpoint_problem = why
+        return arena_pb2.ListBotsResponse(bots=messages)
 
     # -- tournaments ----------------------------------------------------------------------------------------
 
@@ -514,7 +541,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
                    f"played); there is nothing to cancel")
         log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
-        return tournament_message(info)
+        message = tournament_message(info)
+        message.matches_dropped_now = dropped
+        return message
 
     @_rpc
     def GetStandings(self, request: arena_pb2.GetStandingsRequest,
@@ -584,6 +613,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                                  running=list(w.running), matches_done=w.matches_done)
             for w in self.store.list_workers()
         ])
+
+    @_rpc
+    def GetArenaInfo(self, request: arena_pb2.GetArenaInfoRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.ArenaInfo:
+        return arena_pb2.ArenaInfo(arena_id=self.store.arena_id(), version=_platform_version(),
+                                   games=sorted(GAMES))
 
 
 class ArenaServer:

@@ -64,7 +64,7 @@ class Store(ResultStore, BotStore):
 
 
 __all__ = [
-    "CHUNK", "GAMES_SET", "JOBS_GROUP", "PREFIX", "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS",
+    "ARENA_ID", "CHUNK", "GAMES_SET", "JOBS_GROUP", "PREFIX", "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS",
     "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",

@@ -3,6 +3,7 @@ constants, and the store's errors."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, Self
 
 import redis
@@ -68,3 +69,13 @@ class StoreBase:
 
     def ping(self) -> bool:
         return bool(self.client.ping())
+
+    def arena_id(self) -> str:
+        """This arena's id: 16 random bytes as 32 hex digits, chosen by the first caller (SET NX, so concurrent
+        first callers agree) and kept in Redis, so it stays the same through restarts and is new only for a new
+        or emptied Redis."""
+        self.client.set(keys.ARENA_ID, secrets.token_hex(16), nx=True)
+        value = self.client.get(keys.ARENA_ID)
+        if not value:  # deleted between the two calls
+            raise StoreError("the arena id vanished from Redis while it was being read")
+        return str(value)

@@ -4,6 +4,7 @@ storage").
 Key layout (all under the prefix ``arena:``). Keys that one script or transaction touches share the hash tag
 ``{<game>}``, so the same code runs on Redis Cluster::
 
+    arena:id                                 string this arena's id: random, set once (SET NX), never changed
     arena:games                              set    game ids that have registered bots
     arena:{G}:bots                           set    bot ids "NAME@VERSION" registered for game G
     arena:{G}:bot:<bot id>                   hash   name, version, bot_id, game, endpoint, registered_at,
@@ -46,6 +47,7 @@ from __future__ import annotations
 import hashlib
 
 PREFIX = "arena:"
+ARENA_ID = PREFIX + "id"
 JOBS_GROUP = "workers"
 GAMES_SET = PREFIX + "games"
 TOURNAMENT_IDS = PREFIX + "tournament-ids"

@@ -75,6 +75,8 @@ class BotRecord(_message.Message):
     SDK_VERSION_FIELD_NUMBER: _builtins.int
     AUTHOR_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    ENDPOINT_PROBLEM_FIELD_NUMBER: _builtins.int
+    ENDPOINT_CHECKED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """NAME part of the bot's identity."""
     endpoint: _builtins.str
@@ -96,6 +98,14 @@ class BotRecord(_message.Message):
     author: _builtins.str
     updated_at: _builtins.float
     """Last change (registration or update), seconds since the Unix epoch."""
+    endpoint_problem: _builtins.str
+    """Set only by ListBots with check_endpoints: "" when the bot answered GetInfo just now (and still plays the
+    game with the registered version), else why not, in one sentence (e.g. "connection refused").
+    """
+    endpoint_checked: _builtins.bool
+    """Set only by ListBots with check_endpoints: true when the endpoint was checked (then endpoint_problem says
+    how it went).
+    """
     def __init__(
         self,
         *,
@@ -109,10 +119,12 @@ class BotRecord(_message.Message):
         sdk_version: _builtins.str = ...,
         author: _builtins.str = ...,
         updated_at: _builtins.float = ...,
+        endpoint_problem: _builtins.str = ...,
+        endpoint_checked: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -205,16 +217,22 @@ class ListBotsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    CHECK_ENDPOINTS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id to filter on; empty lists every game."""
+    check_endpoints: _builtins.bool
+    """Ask every listed bot for its GetInfo now (all at once, within the referee's verify timeout) and report the
+    outcome in BotRecord.endpoint_checked and endpoint_problem.
+    """
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
+        check_endpoints: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_endpoints", b"check_endpoints", "game", b"game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -335,6 +353,7 @@ class Tournament(_message.Message):
     FORMULA_FIELD_NUMBER: _builtins.int
     MATCHES_CANCELLED_FIELD_NUMBER: _builtins.int
     MATCHES_FAILED_FIELD_NUMBER: _builtins.int
+    MATCHES_DROPPED_NOW_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -364,6 +383,10 @@ class Tournament(_message.Message):
     faults are recorded inside a completed match). They are not rated. The tournament finishes when
     matches_done + matches_cancelled + matches_failed = matches_total.
     """
+    matches_dropped_now: _builtins.int
+    """Set only in the answer to CancelTournament: the queued matches this call dropped (0 when the tournament was
+    cancelled before). Matches already delivered to a worker are not among them: they finish and count.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -389,10 +412,11 @@ class Tournament(_message.Message):
         formula: _builtins.str = ...,
         matches_cancelled: _builtins.int = ...,
         matches_failed: _builtins.int = ...,
+        matches_dropped_now: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -927,3 +951,51 @@ class Ladder(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Ladder: _TypeAlias = Ladder  # noqa: Y015
+
+@_typing.final
+class GetArenaInfoRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetArenaInfoRequest: _TypeAlias = GetArenaInfoRequest  # noqa: Y015
+
+@_typing.final
+class ArenaInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ARENA_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    arena_id: _builtins.str
+    """Random id chosen once when the arena's Redis is first used, and kept there: the same through restarts of
+    `arena serve` and whatever address a client uses (localhost:50051, 127.0.0.1:50051, a host name). A new id
+    means a new arena (another or an emptied Redis), whose owner tokens are new too.
+    """
+    version: _builtins.str
+    """Version of the arena platform serving this referee (the bot-arena package)."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Ids of the games this arena runs, sorted."""
+
+    def __init__(
+        self,
+        *,
+        arena_id: _builtins.str = ...,
+        version: _builtins.str = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "games", b"games", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ArenaInfo: _TypeAlias = ArenaInfo  # noqa: Y015

@@ -104,6 +104,11 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.ListWorkersRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.ListWorkersResponse.FromString,
                 _registered_method=True)
+        self.GetArenaInfo = channel.unary_unary(
+                '/arena.v1.Arena/GetArenaInfo',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ArenaInfo.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -210,6 +215,14 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetArenaInfo(self, request, context):
+        """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
+        the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -282,6 +295,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.ListWorkers,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.ListWorkersRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.ListWorkersResponse.SerializeToString,
+            ),
+            'GetArenaInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetArenaInfo,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ArenaInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -662,6 +680,33 @@ class Arena:
             '/arena.v1.Arena/ListWorkers',
             arena_dot_v1_dot_arena__pb2.ListWorkersRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.ListWorkersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetArenaInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetArenaInfo',
+            arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ArenaInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -73,6 +73,10 @@ class ArenaStub:
     """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
     ListWorkers: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]
     """The workers that sent a heartbeat recently, and what they are doing."""
+    GetArenaInfo: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetArenaInfoRequest, _arena_pb2.ArenaInfo]
+    """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
+    the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -109,6 +113,10 @@ class ArenaAsyncStub(ArenaStub):
     """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
     ListWorkers: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]  # type: ignore[assignment]
     """The workers that sent a heartbeat recently, and what they are doing."""
+    GetArenaInfo: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetArenaInfoRequest, _arena_pb2.ArenaInfo]  # type: ignore[assignment]
+    """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
+    the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
+    """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -226,5 +234,15 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.ListWorkersResponse, _abc.Awaitable[_arena_pb2.ListWorkersResponse]]:
         """The workers that sent a heartbeat recently, and what they are doing."""
+
+    @_abc_1.abstractmethod
+    def GetArenaInfo(
+        self,
+        request: _arena_pb2.GetArenaInfoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ArenaInfo, _abc.Awaitable[_arena_pb2.ArenaInfo]]:
+        """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
+        the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
+        """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
