@@ -284,8 +284,9 @@ def _fault_text(note: FaultNote, what: str) -> str:
 
 
 def _one_line(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """``text`` on one logical line (white space runs become one space), never cut: the terminal wraps it
+    (``width`` is kept for the callers; a fault's reason is what a bot author needs whole)."""
+    return " ".join(text.split())
 
 
 def _what_happened(p: PlayStory) -> Text:
@@ -399,8 +400,9 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
 
     if rec.faults:
         faults = Table(title="Faults", title_justify="left")
-        for col in ("bot", "hand", "turn", "kind", "detail"):
-            faults.add_column(col)
+        for col in ("bot", "hand", "turn", "kind"):
+            faults.add_column(col, no_wrap=True)
+        faults.add_column("detail", overflow="fold")
         for f in rec.faults:
             faults.add_row(_seat_label(rec, f.seat) if 0 <= f.seat < len(rec.seats) else str(f.seat),
                            str(f.hand + 1), str(f.turn + 1), f.kind, _one_line(f.detail, 120))

@@ -1,4 +1,4 @@
-"""``arena bot register|update|remove|list``."""
+"""``arena bot register|update|remove|list|token``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from arena_sdk.pb import arena_pb2
 from rich.table import Table
 
 from .app import AppContext, cli, print_json, when
+from .errors import ArenaCliError
 from .options import (
     GAMES,
     EndpointType,
@@ -22,7 +23,7 @@ from .options import (
     server_option,
     split_bot_id,
 )
-from .tokens import TokenStore, owner_call, token_hints, token_option, tokens_dir_option
+from .tokens import TokenStore, no_token_error, owner_call, resolve_arena, token_hints, token_option, tokens_dir_option
 
 
 def bot_dict(b: Any) -> dict[str, Any]:
@@ -66,14 +67,16 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
       arena bot register mybot 10.0.0.7:50061 --token 9f2c...
     """
     tokens = TokenStore(data_dir)
-    owner = token or tokens.get(server, game, name)
+    tokens.check()
+    arena = resolve_arena(app, server)
+    owner = token or tokens.lookup(arena, game, name)
     hints = token_hints(bool(token), tokens, name) if owner else {
-        grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN ({tokens.path} has none)"}
+        grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN; {tokens.missing(arena, game, name)}"}
     record = app.arena(server).call(
         "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
                                                     owner_token=owner or ""), hints=hints)
     if record.owner_token:
-        tokens.put(server, game, record.name or name, record.owner_token)
+        tokens.put(arena, game, record.name or name, record.owner_token)
     if as_json:
         data = bot_dict(record)
         data["owner_token"] = record.owner_token or None
@@ -83,7 +86,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}")
     if record.owner_token:
         click.echo(f"owner token of {record.name or name}: {record.owner_token}")
-        click.echo(f"  shown once; saved in {tokens.path} for `arena bot register|update|remove` on this machine")
+        click.echo(f"  saved in {tokens.path} for `arena bot register|update|remove` on this machine; "
+                   f"`arena bot token {record.name or name}` prints it again")
 
 
 @bot.command("update", short_help="Move a bot version to a new endpoint (owner token).")
@@ -138,18 +142,28 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
 
 @bot.command("list")
 @option("--game", type=click.Choice(GAMES), default=None, help="Only the bots of this game.")
+@option("--check/--no-check", default=True, show_default=True,
+        help="Have the referee ask every bot's endpoint for its GetInfo now and show whether it answers.")
 @server_option
 @json_option
 @click.pass_obj
-def bot_list(app: AppContext, game: str | None, server: str, as_json: bool) -> None:
-    """List the registered bots: bot id (NAME@VERSION), version, game, endpoint, author, last change.
+def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_json: bool) -> None:
+    """List the registered bots: bot id (NAME@VERSION), version, game, endpoint, whether the endpoint answers now
+    (asked by the referee, as a tournament would; --no-check skips it), author, last change.
 
     \b
     Example:
       arena bot list --game take5 --json
     """
-    reply = app.arena(server).call("ListBots", arena_pb2.ListBotsRequest(game=game or ""))
-    bots = sorted((bot_dict(b) for b in reply.bots), key=lambda b: (b["game"], b["name"], b["registered_at"]))
+    reply = app.arena(server).call("ListBots", arena_pb2.ListBotsRequest(game=game or "", check_endpoints=check))
+    bots = []
+    for b in reply.bots:
+        d = bot_dict(b)
+        if b.endpoint_checked:
+            d["answers"] = not b.endpoint_problem
+            d["endpoint_problem"] = b.endpoint_problem or None
+        bots.append(d)
+    bots.sort(key=lambda b: (b["game"], b["name"], b["registered_at"]))
     if as_json:
         print_json(bots)
         return
@@ -161,9 +175,54 @@ def bot_list(app: AppContext, game: str | None, server: str, as_json: bool) -> N
     table.add_column("version")
     table.add_column("game")
     table.add_column("endpoint", no_wrap=True)
+    checked = any("answers" in b for b in bots)
+    if checked:
+        table.add_column("answers now")
     table.add_column("author")
     table.add_column("updated", no_wrap=True)
     for b in bots:
-        table.add_row(b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], b["author"] or "-",
-                      when(b["updated_at"] or b["registered_at"]))
+        answers = ["-" if "answers" not in b else "yes" if b["answers"] else f"no: {b['endpoint_problem']}"]
+        table.add_row(b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], *(answers if checked else []),
+                      b["author"] or "-", when(b["updated_at"] or b["registered_at"]))
     app.console.print(table)
+
+
+@bot.command("token", short_help="Print the owner token of a bot NAME saved on this machine.")
+@click.argument("name", callback=lambda ctx, param, value: check_bot_name(value))
+@option("--all", "show_all", is_flag=True,
+        help="Print every token of NAME saved on this machine, with its arena, without asking the referee.")
+@game_option
+@tokens_dir_option
+@server_option
+@json_option
+@click.pass_obj
+def bot_token(app: AppContext, name: str, show_all: bool, game: str, data_dir: Path, server: str,
+              as_json: bool) -> None:
+    """Print the owner token of NAME for the arena at --server, as saved in <data-dir>/tokens.json when NAME was
+    first registered from this machine (only the token, for `--token "$(arena bot token NAME)"`). --all prints
+    every saved token of NAME, one line each with its arena.
+
+    \b
+    Examples:
+      arena bot token mybot
+      arena bot token mybot --all
+    """
+    tokens = TokenStore(data_dir)
+    if show_all:
+        saved = tokens.saved(game, name)
+        if as_json:
+            print_json([{"arena": where, "token": token} for where, token in saved])
+            return
+        if not saved:
+            raise ArenaCliError(f"{tokens.path} has no token of {game} bot {name}")
+        for where, token in saved:
+            click.echo(f"{token}  {where}")
+        return
+    arena = resolve_arena(app, server)
+    token = tokens.lookup(arena, game, name)
+    if token is None:
+        raise no_token_error(tokens, arena, game, name)
+    if as_json:
+        print_json({"name": name, "game": game, "arena_id": arena.arena_id, "server": server, "token": token})
+        return
+    click.echo(token)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,10 +30,14 @@ class ArenaCliError(click.ClickException):
 
 
 class ArenaInterrupted(ArenaCliError):
-    """Ctrl-C while the CLI waits on something that goes on without it (a tournament): exit code 130 (143 after
-    SIGTERM)."""
+    """Ctrl-C (or SIGTERM) stopped the command: not a failure, so its one line on stderr says what happened and
+    what was left (e.g. "stopped watching; tournament t3 keeps running"), without "Error:". Exit code 130 (143
+    after SIGTERM)."""
 
     exit_code = EXIT_INTERRUPTED
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.format_message(), err=True)
 
 
 class Terminated(KeyboardInterrupt):
@@ -67,24 +72,65 @@ def _sigterm_raises() -> Iterator[None]:
 def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, str] | None = None) -> ArenaCliError:
     """The one-line CLI error for a failed call to the arena server at ``server``.
 
-    UNAVAILABLE becomes "cannot reach the arena server at X: is `arena serve` running?" (unless the server itself
-    answered UNAVAILABLE because its Redis is down: then its message), DEADLINE_EXCEEDED says the server did not answer
-    in time, UNIMPLEMENTED says the server is older than this CLI, every other status code gives the server's
-    details (its message is written for people, see arena.proto) followed by the code name. ``hints`` adds a
-    sentence for some codes (e.g. where to find an owner token after PERMISSION_DENIED).
+    UNAVAILABLE (unless the server itself answered it because its Redis is down: then its message) and
+    UNIMPLEMENTED say what is really at ``server`` (``not_an_arena``): nothing listening, a Redis server, a bot,
+    something else, or an arena referee older than this CLI. DEADLINE_EXCEEDED says the server did not answer in
+    time; every other status code gives the server's details (its message is written for people, see
+    arena.proto) followed by the code name. ``hints`` adds a sentence for some codes (e.g. where to find an owner
+    token after PERMISSION_DENIED).
     """
     code = exc.code() if callable(getattr(exc, "code", None)) else None
     details = exc.details() if callable(getattr(exc, "details", None)) else None
     if code == grpc.StatusCode.UNAVAILABLE and "Redis" not in (details or ""):  # else the server answered
-        return ArenaCliError(f"cannot reach the arena server at {server}: is `arena serve` running?")
+        return ArenaCliError(not_an_arena(server) or f"the server at {server} did not answer as an arena referee "
+                             f"({details or 'UNAVAILABLE'}); is it the address `arena serve` printed?")
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return ArenaCliError(f"the arena server at {server} did not answer in time")
     if code == grpc.StatusCode.UNIMPLEMENTED:
-        return ArenaCliError(f"the arena server at {server} does not offer this call ({details or 'UNIMPLEMENTED'}); "
-                             "is it an older version than this CLI?")
+        return ArenaCliError(not_an_arena(server) or (
+            f"the arena server at {server} does not offer this call ({details or 'UNIMPLEMENTED'}): it is an "
+            "older version than this CLI"))
     name = code.name if code is not None else "UNKNOWN"
     hint = (hints or {}).get(code) if code is not None else None
     return ArenaCliError(f"{details or 'the arena server failed'} ({name})" + (f"; {hint}" if hint else ""))
+
+
+WHERE_THE_REFEREE_IS = ("--server takes the address of `arena serve` (it prints \"arena serve listening on "
+                        "HOST:PORT\"; default localhost:50051)")
+PROBE_TIMEOUT_S = 1.0
+
+
+def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """What is at ``server`` when it is not an arena referee, as the CLI's one-line error: nothing listening
+    (connection refused or no answer), a Redis server (it answers PING), a bot (it answers arena.v1.Bot GetInfo),
+    or something that is not gRPC. ``None`` when it answers gRPC but not as a bot: an arena referee, perhaps
+    older than this CLI. Probes with a plain TCP connection and one GetInfo call, each within ``timeout_s``."""
+    host, _, port = server.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as sock:
+            sock.settimeout(timeout_s)
+            sock.sendall(b"PING\r\n")
+            try:
+                reply = sock.recv(64)
+            except OSError:
+                reply = b""
+    except (OSError, ValueError):
+        return f"cannot reach the arena server at {server}: nothing answers there; is `arena serve` running?"
+    if reply[:1] in (b"+", b"-") and (b"PONG" in reply or b"ERR" in reply or b"NOAUTH" in reply):
+        return (f"{server} is a Redis server, not an arena referee: {WHERE_THE_REFEREE_IS}; a Redis URL goes to "
+                "--redis-url or ARENA_REDIS_URL")
+    from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+    with grpc.insecure_channel(server) as channel:
+        try:
+            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+        except grpc.RpcError as exc:
+            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                return (f"something listens at {server}, but it is not an arena referee (it does not answer "
+                        f"gRPC); {WHERE_THE_REFEREE_IS}")
+            return None  # a gRPC server that is no bot: a referee
+    return (f"{server} is a bot ({info.name or 'no name'} {info.version}), not an arena referee: "
+            f"{WHERE_THE_REFEREE_IS}")
 
 
 class ArenaGroup(click.Group):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -43,8 +44,14 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     """
     if bot_ref is not None:
         check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
-    reply = app.arena(server).call("ListMatches", arena_pb2.ListMatchesRequest(
+    client = app.arena(server)
+    reply = client.call("ListMatches", arena_pb2.ListMatchesRequest(
         tournament_id=tournament_id or "", bot=bot_ref or "", limit=limit))
+    if not reply.matches and bot_ref:
+        registered = client.call("ListBots", arena_pb2.ListBotsRequest()).bots
+        if not any(bot_ref in (b.name, b.bot_id) for b in registered):
+            raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
+                                "it; `arena bot list` shows the registered bots")
     if as_json:
         print_json([_summary_dict(m) for m in reply.matches])
         return
@@ -69,21 +76,27 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     app.console.print(table)
 
 
-@match.command("show", short_help="Show one match turn by turn.")
-@click.argument("match_id", metavar="ID")
+@match.command("show", short_help="Show one match (stored, or a record file) turn by turn.")
+@click.argument("match_id", metavar="ID|FILE")
 @server_option
 @json_option
 @click.pass_obj
 def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> None:
     """Show one finished match turn by turn: per hand the rows, per turn every revealed card in resolution order,
-    where it went, what its bot took, rule-4 row choices and faults; then the result and the Elo changes.
-    --json prints the match record itself (the format `arena replay` checks).
+    where it went, what its bot took, rule-4 row choices and faults (whole, wrapped); then the result and the Elo
+    changes. ID is a match stored on the arena at --server; FILE a match record saved on this machine (`arena
+    play --record`, or `arena match show ID --json > FILE`), read without asking the server. --json prints the
+    match record itself (the format `arena replay` checks).
 
     \b
     Examples:
       arena match show t3-000012
+      arena match show game.json
       arena match show t3-000012 --json > match.json && arena replay match.json
     """
+    if Path(match_id).is_file() or match_id.endswith(".json"):
+        _show_file(app, Path(match_id), as_json)
+        return
     detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
     try:
         record = json.loads(detail.record_json)
@@ -104,3 +117,23 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
         click.echo(f"Elo changes: {changes}")
     click.echo(f"match {m.match_id or match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else "")
                + f", stored {when(m.finished_at)}")
+
+
+def _show_file(app: AppContext, path: Path, as_json: bool) -> None:
+    """``arena match show FILE``: the match record saved in ``path``, told turn by turn (or printed as JSON)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ArenaCliError(f"cannot read the match record {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArenaCliError(f"{path} is not a match record (not JSON: {exc})") from None
+    if as_json:
+        print_json(record)
+        return
+    from ..render import RenderError, render_match
+
+    try:
+        app.console.print(render_match(record))
+    except RenderError as exc:
+        raise ArenaCliError(f"cannot show the match record {path}: {exc}") from None
+    click.echo(f"match {record.get('match_id', '?')} from {path}")

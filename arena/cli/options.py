@@ -91,6 +91,18 @@ class EndpointType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class ServerType(EndpointType):
+    """The ``--server`` address of the referee: ``HOST:PORT``; a host without its port is refused with the port
+    to add (the referee's default is 50051)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip()
+        if text and (":" not in text or text.endswith(":") or text.endswith("]")):
+            host = text.rstrip(":") or "localhost"
+            self.fail(f"{text!r} is not HOST:PORT: give the referee's port too, e.g. {host}:50051", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def check_bot_name(value: str) -> str:
     if not BOT_NAME_RE.match(value):
         raise click.BadParameter(f"{value!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . -")
@@ -121,7 +133,8 @@ def check_bot_ref(ctx: click.Context, param: click.Parameter, value: str) -> str
 
 def server_option(f: Any) -> Any:
     return option(
-        "--server", envvar="ARENA_SERVER", default=DEFAULTS.server, show_default=True, metavar="HOST:PORT",
+        "--server", envvar="ARENA_SERVER", type=ServerType(), default=DEFAULTS.server, show_default=True,
+        metavar="HOST:PORT",
         help="Address of the referee (`arena serve`); env ARENA_SERVER.")(f)
 
 

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ..config import DEFAULTS
 from .app import AppContext, cli, print_json, score_text
-from .errors import ArenaCliError
+from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
 from .options import BOT_NAME_RE, deadline_option, json_option, option, parse_endpoint, take5_config_of, variant_options
 
 
@@ -82,12 +82,14 @@ def play() -> None:
 @deadline_option
 @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
         help="Where to save the match record (JSON); default records/<match id>.json.")
+@option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
 @json_option
 @click.pass_obj
 def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str], limit: int,
-               limit_rule: str, deadline_ms: int, record_path: Path | None, as_json: bool) -> None:
-    """Play one game of Take 5 and print the result (seat, bot, bullheads, rank, faults); the record is saved
-    for `arena replay`.
+               limit_rule: str, deadline_ms: int, record_path: Path | None, show: bool, as_json: bool) -> None:
+    """Play one game of Take 5: print the bullheads of every hand as it went, the standings (seat, bot,
+    bullheads, rank, faults) and where the record is saved (for `arena replay` and `arena match show FILE`).
+    --show prints the game turn by turn too.
 
     \b
     Examples:
@@ -121,6 +123,11 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
                 if not as_json else _nullcontext():
             record = run_match_sync(match_id, "take5", specs, config, seed=seed, deadline_ms=deadline_ms,
                                     call_deadline_ms=DEFAULTS.call_deadline_ms)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
+        error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
+        if isinstance(exc, Terminated):
+            error.exit_code = EXIT_TERMINATED
+        raise error from None
     finally:
         for proc in started:
             proc.stop()
@@ -135,20 +142,47 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
             {"seat": i, "bot": s.name, "endpoint": s.endpoint, "bullheads": result.scores[i],
              "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
         return
-    table = Table(title="Take 5 result")
-    for col, justify in (("seat", "right"), ("bot", "left"), ("bullheads", "right"), ("rank", "right"),
+    from ..render import RenderError, render_match, story_of
+
+    try:
+        story = story_of(record)
+    except RenderError:  # cannot happen for a record the referee just wrote; the standings still print
+        story = None
+    if show:
+        app.console.print(render_match(record))
+    elif story is not None:
+        app.console.print(_hands_table(story, [s.name for s in record.seats]))
+    table = Table(title="Standings")
+    for col, justify in (("rank", "right"), ("bot", "left"), ("bullheads", "right"), ("seat", "right"),
                          ("faults", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for i, s in enumerate(record.seats):
-        table.add_row(str(i), s.name, score_text(result.scores[i]), str(result.ranks[i]), str(result.faults[i]))
+    for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
+        table.add_row(str(result.ranks[i]), record.seats[i].name, score_text(result.scores[i]), str(i),
+                      str(result.faults[i]))
     app.console.print(table)
     click.echo(f"match {record.match_id}, seed {seed}, {len(record.decisions)} decisions in "
                f"{record.duration_s:.2f} s")
-    for fault in record.faults[:5]:
-        click.echo(f"fault: seat {fault.seat} hand {fault.hand} turn {fault.turn}: {fault.kind} ({fault.detail})")
-    if len(record.faults) > 5:
-        click.echo(f"... {len(record.faults) - 5} more faults in the record")
-    click.echo(f"record saved to {path}; check it with `arena replay {path}`")
+    if record.faults and not show:
+        for fault in record.faults[:5]:
+            click.echo(f"fault: {record.seats[fault.seat].name} (seat {fault.seat}), hand {fault.hand + 1} turn "
+                       f"{fault.turn + 1}: {fault.kind} ({fault.detail})")
+        if len(record.faults) > 5:
+            click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
+    click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "
+               f"`arena replay {path}` re-simulates it")
+
+
+def _hands_table(story: Any, names: Sequence[str]) -> Table:
+    """Bullheads each bot took in every hand, and the running totals."""
+    table = Table(title="Bullheads per hand (total)")
+    table.add_column("hand", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for hand in story.hands:
+        if hand.totals is None:
+            continue
+        table.add_row(str(hand.hand + 1), *(f"{p} ({tot})" for p, tot in zip(hand.penalties, hand.totals)))
+    return table
 
 
 class _nullcontext:

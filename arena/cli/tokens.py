@@ -1,31 +1,68 @@
-"""Owner tokens saved on this machine (``<data-dir>/tokens.json``) and the calls that need one."""
+"""Owner tokens saved on this machine (``<data-dir>/tokens.json``), filed by the arena they belong to, and the
+calls that need one.
+
+An arena is known by its id (``Arena.GetArenaInfo``), not by the address typed: ``localhost:50051``,
+``127.0.0.1:50051`` and a host name of the same referee find the same tokens, and a token is never sent to
+another arena.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 import grpc
+from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS
 from .app import RPC_TIMEOUT_S, AppContext
-from .errors import ArenaCliError, rpc_error
+from .errors import ArenaCliError, not_an_arena, rpc_error
 from .options import option
 
 TOKEN_FILE = "tokens.json"
 TOKEN_FILE_VERSION = 1
+ARENA_KEY_PREFIX = "arena:"
+
+
+@dataclass(frozen=True)
+class ArenaRef:
+    """The arena a command talks to: ``key`` files its owner tokens ("arena:<id>"; the address itself for a
+    referee too old to report an id), ``server`` is the address typed."""
+
+    key: str
+    server: str
+
+    @property
+    def arena_id(self) -> str:
+        return self.key.removeprefix(ARENA_KEY_PREFIX) if self.key.startswith(ARENA_KEY_PREFIX) else ""
+
+
+def resolve_arena(app: AppContext, server: str) -> ArenaRef:
+    """Ask the referee at ``server`` who it is (GetArenaInfo). Raises the one-line ``ArenaCliError`` when it
+    cannot be reached or is no arena referee (e.g. a bot's port); a referee without GetArenaInfo (older) is filed
+    by its address, as before arenas had ids."""
+    client = app.arena(server)
+    try:
+        info = client.stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.UNIMPLEMENTED and not_an_arena(server) is None:
+            return ArenaRef(server, server)
+        raise rpc_error(exc, server) from None
+    return ArenaRef(ARENA_KEY_PREFIX + info.arena_id, server) if info.arena_id else ArenaRef(server, server)
 
 
 class TokenStore:
     """The owner tokens this machine received, in ``<data-dir>/tokens.json`` (mode 0600), so that later
-    ``arena bot register|update|remove`` find them.
+    ``arena bot register|update|remove|token`` find them.
 
-    Layout: ``{"version": 1, "tokens": {SERVER: {GAME: {NAME: TOKEN}}}}``, keyed by the ``--server`` address as
-    typed (tokens of one arena are never sent to another). Writes go to a temporary file in the same folder,
-    created 0600, then renamed over the old file, so a crash never leaves half a file.
+    Layout: ``{"version": 1, "tokens": {KEY: {GAME: {NAME: TOKEN}}}, "servers": {KEY: ADDRESS}}``. KEY is
+    "arena:<arena id>" (``ArenaRef.key``; files written before arenas had ids use the server address), ADDRESS
+    the address last used to reach that arena (shown in messages). Writes go to a temporary file in the same
+    folder, created 0600, then renamed over the old file, so a crash never leaves half a file.
     """
 
     def __init__(self, data_dir: Path) -> None:
@@ -46,16 +83,82 @@ class TokenStore:
             raise ArenaCliError(f"the token file {self.path} has no \"tokens\" object; fix or remove it")
         return data
 
-    def get(self, server: str, game: str, name: str) -> str | None:
-        """The saved owner token of bot NAME of ``game`` on ``server``, or None."""
-        token = self._load()["tokens"].get(server, {}).get(game, {}).get(name)
+    def check(self) -> None:
+        """Raise the one-line ``ArenaCliError`` now when the token file cannot be read or is broken."""
+        self._load()
+
+    def get(self, key: str, game: str, name: str) -> str | None:
+        """The owner token of bot NAME of ``game`` saved under ``key`` (an ``ArenaRef.key``), or None."""
+        token = self._load()["tokens"].get(key, {}).get(game, {}).get(name)
         return token if isinstance(token, str) and token else None
 
-    def put(self, server: str, game: str, name: str, token: str) -> None:
-        """Save (or replace) the owner token of NAME; the file is created with mode 0600."""
+    def lookup(self, arena: ArenaRef, game: str, name: str) -> str | None:
+        """The saved owner token of NAME on ``arena``: the one filed under its id, else one filed under the very
+        address typed by a CLI older than arena ids (then re-filed under the id)."""
+        token = self.get(arena.key, game, name)
+        if token is None and arena.key != arena.server:
+            token = self.get(arena.server, game, name)
+            if token is not None:
+                self.put(arena, game, name, token, drop_key=arena.server)
+        return token
+
+    def put(self, arena: ArenaRef | str, game: str, name: str, token: str, *, drop_key: str | None = None) -> None:
+        """Save (or replace) the owner token of NAME for ``arena`` (an ``ArenaRef``, or a bare key), removing the
+        one filed under ``drop_key`` (re-filing); the file is created with mode 0600."""
+        key, server = (arena.key, arena.server) if isinstance(arena, ArenaRef) else (arena, arena)
         data = self._load()
         data["version"] = TOKEN_FILE_VERSION
-        data["tokens"].setdefault(server, {}).setdefault(game, {})[name] = token
+        data["tokens"].setdefault(key, {}).setdefault(game, {})[name] = token
+        old = data["tokens"].get(drop_key, {}).get(game, {}) if drop_key else {}
+        if isinstance(old, dict) and old.pop(name, None) is not None:
+            if not old:
+                data["tokens"][drop_key].pop(game)
+            if not data["tokens"][drop_key]:
+                data["tokens"].pop(drop_key)
+        if key != server:
+            servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+            servers[key] = server
+            data["servers"] = servers
+        self._write(data)
+
+    def refile(self, old_key: str, arena: ArenaRef) -> int:
+        """Move every token saved under ``old_key`` (e.g. an address saved before arenas had ids) to ``arena``,
+        keeping a token already filed there; returns how many moved."""
+        data = self._load()
+        old = data["tokens"].pop(old_key, None)
+        if not isinstance(old, dict) or old_key == arena.key:
+            return 0
+        moved = 0
+        for game, names in old.items():
+            for name, token in (names.items() if isinstance(names, dict) else ()):
+                data["tokens"].setdefault(arena.key, {}).setdefault(game, {}).setdefault(name, token)
+                moved += 1
+        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        servers[arena.key] = arena.server
+        data["servers"] = servers
+        self._write(data)
+        return moved
+
+    def saved(self, game: str, name: str) -> list[tuple[str, str]]:
+        """Every saved owner token of NAME of ``game``: (where, token), ``where`` saying which arena, e.g.
+        "arena 3f2a9c... (last reached at 127.0.0.1:50051)"."""
+        data = self._load()
+        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        out = []
+        for key, games in sorted(data["tokens"].items()):
+            token = games.get(game, {}).get(name) if isinstance(games, dict) else None
+            if isinstance(token, str) and token:
+                out.append((self.describe(key, servers.get(key)), token))
+        return out
+
+    @staticmethod
+    def describe(key: str, server: str | None = None) -> str:
+        if key.startswith(ARENA_KEY_PREFIX):
+            arena_id = key.removeprefix(ARENA_KEY_PREFIX)
+            return f"arena {arena_id[:8]}" + (f" (last reached at {server})" if server else "")
+        return f"the arena at {key} (saved before arenas had ids)"
+
+    def _write(self, data: dict[str, Any]) -> None:
         text = json.dumps(data, indent=2, sort_keys=True) + "\n"
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
@@ -69,12 +172,33 @@ class TokenStore:
             tmp.unlink(missing_ok=True)
             raise ArenaCliError(f"cannot save the owner token in {self.path}: {exc.strerror or exc}") from None
 
+    def missing(self, arena: ArenaRef, game: str, name: str) -> str:
+        """Why no saved token of NAME applies to ``arena``, in one clause: the file has none of NAME, or only
+        tokens of NAME for other arenas, or one filed under another address before arenas had ids (all named)."""
+        data = self._load()
+        keys = [k for k, games in data["tokens"].items() if isinstance(games, dict)
+                and isinstance(games.get(game), dict) and games[game].get(name) and k != arena.key]
+        if not keys:
+            return f"{self.path} has no token of {name} (it was printed when {name} was first registered)"
+        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        legacy = [k for k in keys if not k.startswith(ARENA_KEY_PREFIX)]
+        others = [self.describe(k, servers.get(k)) for k in keys if k.startswith(ARENA_KEY_PREFIX)]
+        parts = []
+        if others:
+            parts.append(f"{self.path} holds a token of {name} only for another arena ({'; '.join(others)}), "
+                         f"not for this one ({self.describe(arena.key, arena.server)})")
+        if legacy:
+            parts.append(f"{self.path} holds a token of {name} saved for {', '.join(legacy)} before arenas had "
+                         f"ids: if that address is this arena, use it once as --server and the token is filed "
+                         f"under this arena from then on")
+        return "; ".join(parts) + f"; `arena bot token {name} --all` prints what is saved"
+
 
 def token_option(f: Any) -> Any:
     return option(
         "--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
         help="Owner token of the bot's NAME; env ARENA_TOKEN. Default: the one saved in <data-dir>/tokens.json "
-             "when NAME was first registered from this machine.")(f)
+             "for this arena when NAME was first registered from this machine.")(f)
 
 
 def tokens_dir_option(f: Any) -> Any:
@@ -84,31 +208,28 @@ def tokens_dir_option(f: Any) -> Any:
         help="Folder of this machine's owner-token file (tokens.json); env ARENA_DATA_DIR.")(f)
 
 
-def owner_token(token: str | None, tokens: TokenStore, server: str, game: str, name: str) -> str:
-    """The owner token of NAME: --token / ARENA_TOKEN, else the token file; ``ArenaCliError`` when neither."""
-    if token:
-        return token
-    saved = tokens.get(server, game, name)
-    if saved is None:
-        raise ArenaCliError(
-            f"no owner token for {game} bot {name} on {server}: pass --token TOKEN or set ARENA_TOKEN (the token "
-            f"was printed when {name} was first registered; {tokens.path} on this machine has none)")
-    return saved
+def no_token_error(tokens: TokenStore, arena: ArenaRef, game: str, name: str) -> ArenaCliError:
+    return ArenaCliError(
+        f"no owner token for {game} bot {name} on {arena.server}: pass --token TOKEN or set ARENA_TOKEN; "
+        f"{tokens.missing(arena, game, name)}")
 
 
-def owner_call(app: "AppContext", server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
-                game: str, name: str) -> Any:
-    """``Arena.<method>(request)`` with NAME's owner token (--token / ARENA_TOKEN, else the token file) set in
-    ``request.owner_token``. Without any token the call is still made, so that an unknown bot is answered
-    NOT_FOUND by the referee; a PERMISSION_DENIED answer then becomes "no owner token for ... on SERVER"."""
-    owner = token or tokens.get(server, game, name) or ""
+def owner_call(app: AppContext, server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
+               game: str, name: str) -> Any:
+    """``Arena.<method>(request)`` with NAME's owner token (--token / ARENA_TOKEN, else the one saved for this
+    arena) set in ``request.owner_token``. Without any token the call is still made, so that an unknown bot is
+    answered NOT_FOUND by the referee; a PERMISSION_DENIED answer then becomes "no owner token for ... on
+    SERVER" saying what the token file holds."""
+    tokens.check()
+    arena = resolve_arena(app, server)
+    owner = token or tokens.lookup(arena, game, name) or ""
     request.owner_token = owner
     client = app.arena(server)
     try:
         return getattr(client.stub, method)(request, timeout=RPC_TIMEOUT_S)
     except grpc.RpcError as exc:
         if not owner and exc.code() == grpc.StatusCode.PERMISSION_DENIED:
-            owner_token(None, tokens, server, game, name)  # raises the "no owner token" error
+            raise no_token_error(tokens, arena, game, name) from None
         raise rpc_error(exc, client.server, token_hints(bool(token), tokens, name)) from None
 
 

@@ -300,12 +300,23 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
     Example:
       arena tournament cancel t3
     """
-    t = app.arena(server).call("CancelTournament", arena_pb2.CancelTournamentRequest(id=tournament_id))
+    client = app.arena(server)
+    before = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
+    t = client.call("CancelTournament", arena_pb2.CancelTournamentRequest(id=tournament_id))
     if as_json:
-        print_json(_tournament_dict(t))
+        data = _tournament_dict(t)
+        data["matches_dropped_now"] = t.matches_dropped_now
+        data["cancelled_now"] = before.state == "running"
+        print_json(data)
         return
-    click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches done, "
-               f"{t.matches_cancelled} dropped{_failed_note(t)}; running matches finish and count")
+    if before.state != "running":
+        click.echo(f"tournament {t.id} was already {before.state}; nothing changed: {t.matches_done}/"
+                   f"{t.matches_total} matches done, {t.matches_cancelled} dropped{_failed_note(t)}")
+        return
+    unsettled = t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed
+    click.echo(f"tournament {t.id} cancelled: {t.matches_dropped_now} queued "
+               f"match{'es' if t.matches_dropped_now != 1 else ''} dropped; {t.matches_done}/{t.matches_total} done"
+               f"{_failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
 
 
 def _tournament_dict(t: Any) -> dict[str, Any]:

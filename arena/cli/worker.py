@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,12 +55,23 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
         click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
                    f"worker reclaimed after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
         sys.stdout.flush()
+
+        def say_stopping() -> None:  # as `arena serve` does, at once: draining the running matches takes a while
+            if stop.wait():
+                click.echo(f"{label} stopping: the matches it runs finish first")
+                sys.stdout.flush()
+
+        sayer = threading.Thread(target=say_stopping, daemon=True)
+        sayer.start()
         try:
             # a URL found in the data directory is looked up again after Redis errors: `arena serve` may have been
             # restarted and its private Redis may listen on another port now
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
             run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout,
                        resolve_url=resolve)
+            if stop.is_set():
+                sayer.join(1.0)
+            click.echo(f"{label} stopped")
         except redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis at {redact(url)}: {exc}") from None
 

@@ -54,6 +54,7 @@ def _assert_one_line_error(result, *fragments: str) -> str:  # type: ignore[no-u
 
 def test_the_command_tree_is_complete() -> None:
     expected = {("serve",), ("worker", "list"), ("bot", "register"), ("bot", "update"), ("bot", "remove"),
+                ("bot", "token"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
                 ("tournament", "standings"), ("tournament", "cancel"), ("match", "list"), ("match", "show"),
                 ("ladder",), ("play", "take5"), ("replay",)}
@@ -280,7 +281,7 @@ def test_the_installed_script_prints_no_traceback() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        f"Error: cannot reach the arena server at {server}: is `arena serve` running?"]
+        f"Error: cannot reach the arena server at {server}: nothing answers there; is `arena serve` running?"]
 
 
 @pytest.mark.parametrize("text, ok", [

@@ -102,3 +102,45 @@ def test_play_against_a_running_endpoint_uses_its_name(start_bot, tmp_path: Path
     assert data["seats"][0] == {"name": bot.name, "endpoint": bot.endpoint}
     assert data["config"]["known_cards"] is True
     assert bot.running  # a bot the CLI did not start is left running
+
+
+def test_play_shows_every_hand_the_standings_and_where_the_record_is(played: tuple[Path, str]) -> None:
+    path, out = played
+    data = json.loads(path.read_text())
+    assert "Bullheads per hand (total)" in out and "Standings" in out
+    hands = [line for line in out.splitlines() if line.startswith("│") and "(" in line]
+    assert hands, out  # one line per hand: the bullheads each bot took, and its total after the hand
+    totals = [int(x) for x in hands[-1].rsplit("(", 3)[1:] for x in [x.split(")")[0]]]
+    assert totals == [int(s) for s in data["result"]["scores"]]
+    assert f"record saved to {path}: `arena match show {path}` tells it turn by turn" in out
+
+
+def test_play_with_show_prints_the_turn_table(tmp_path: Path) -> None:
+    result = CliRunner(env={"COLUMNS": "160"}).invoke(
+        cli, ["play", "take5", *THREE_SEATS, "--limit", "5", "--seed", "2", "--show", "--record",
+              str(tmp_path / "g.json")])
+    assert result.exit_code == 0, result.output
+    assert "Hand 1 · turn 1" in result.stdout and "Rows after turn 1" in result.stdout
+    assert "Standings" in result.stdout
+
+
+def test_match_show_renders_a_local_record_file(played: tuple[Path, str]) -> None:
+    path, _ = played
+    result = CliRunner(env={"COLUMNS": "160"}).invoke(cli, ["match", "show", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Hand 1 · turn 1" in result.stdout and "Result" in result.stdout
+    assert result.stdout.rstrip().endswith(f"from {path}")
+    as_json = CliRunner().invoke(cli, ["match", "show", str(path), "--json"])
+    assert json.loads(as_json.stdout) == json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("content, fragment", [(None, "No such file"), ("{oops", "is not a match record"),
+                                               ('{"a": 1}', "cannot show the match record")])
+def test_match_show_of_a_bad_file_is_one_line(tmp_path: Path, content: str | None, fragment: str) -> None:
+    path = tmp_path / "m.json"
+    if content is not None:
+        path.write_text(content)
+    result = CliRunner().invoke(cli, ["match", "show", str(path)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in result.output

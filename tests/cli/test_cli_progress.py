@@ -188,7 +188,7 @@ def test_sigterm_while_watching_says_the_tournament_keeps_running(arena: tuple[S
             proc.kill()
             proc.wait()
     assert proc.returncode == 143
-    assert err.strip().splitlines() == ["Error: stopped watching; tournament t7 keeps running on the server "
+    assert err.strip().splitlines() == ["stopped watching; tournament t7 keeps running on the server "
                                         "(`arena tournament status t7 --watch`)"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import stat
@@ -27,7 +28,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import BOTS_DOWN_HINT, cli
-from arena.local_bots import BotProcess, start_bot as start_bot_process, started_bots
+from arena.local_bots import BotProcess, started_bots
+from arena.local_bots import start_bot as start_bot_process
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30
@@ -169,14 +171,17 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     token = lines[1].removeprefix("owner token of life: ")
     assert lines[1].startswith("owner token of life: ") and len(token) >= 16
     token_file = arena.data_dir / "tokens.json"
-    assert f"saved in {token_file}" in lines[2]
+    assert f"saved in {token_file}" in lines[2] and "`arena bot token life` prints it again" in lines[2]
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert json.loads(token_file.read_text())["tokens"][arena.server]["take5"]["life"] == token
+    arena_id = arena.json("bot", "token", "life", "--data-dir", str(arena.data_dir))["arena_id"]
+    assert len(arena_id) == 32
+    assert json.loads(token_file.read_text())["tokens"][f"arena:{arena_id}"]["take5"]["life"] == token
+    assert arena.ok("bot", "token", "life", "--data-dir", str(arena.data_dir)).strip() == token
 
     # another machine (another data dir) without the token is refused; with a wrong token too
     elsewhere = tmp_path / "elsewhere"
     line = arena.fails("bot", "register", "life", endpoint, data_dir=elsewhere)
-    assert "PERMISSION_DENIED" in line and f"{elsewhere / 'tokens.json'} has none" in line
+    assert "PERMISSION_DENIED" in line and f"{elsewhere / 'tokens.json'} has no token of life" in line
     line = arena.fails("bot", "register", "life", endpoint, "--token", "not-the-token", data_dir=elsewhere)
     assert "PERMISSION_DENIED" in line and "--token / ARENA_TOKEN" in line
     assert not (elsewhere / "tokens.json").exists()
@@ -197,8 +202,8 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     assert line.startswith("Error: no owner token for take5 bot life on ")
     line = arena.fails("bot", "remove", "life", data_dir=elsewhere, env={"ARENA_TOKEN": None})
     assert line == (f"Error: no owner token for take5 bot life on {arena.server}: pass --token TOKEN or set "
-                    f"ARENA_TOKEN (the token was printed when life was first registered; "
-                    f"{elsewhere / 'tokens.json'} on this machine has none)")
+                    f"ARENA_TOKEN; {elsewhere / 'tokens.json'} has no token of life (it was printed when life was "
+                    "first registered)")
     line = arena.fails("bot", "remove", "nobody", data_dir=elsewhere)
     assert "no bot named nobody" in line and "NOT_FOUND" in line and "owner token" not in line
     # a bot that says it is another is refused; one started with --name life is taken
@@ -225,6 +230,32 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     assert "the name life is reserved by its owner (all its versions were removed); pass its owner token" in line
     assert "PERMISSION_DENIED" in line
     assert arena.ok("bot", "register", "life", v2.endpoint).strip() == f"registered take5 bot life@2.0 at {v2.endpoint}"
+
+
+def test_tokens_are_found_whatever_address_names_the_arena(arena: Arena, tmp_path: Path) -> None:
+    """Issue 6, the token trap: a token saved through 127.0.0.1:PORT is found through localhost:PORT (the same
+    referee), and a file holding a token of NAME for another arena never says it has none."""
+    process = start_bot_process("sample:random", extra_args=["--name", "trap"])
+    arena.named.append(process)
+    data = tmp_path / "data"
+    arena.ok("bot", "register", "trap", process.endpoint, data_dir=data)  # through 127.0.0.1:PORT
+    localhost = "localhost:" + arena.server.rpartition(":")[2]
+    again = CliRunner(env={"ARENA_TOKEN": None}).invoke(cli, ["bot", "register", "trap", process.endpoint,
+                                                               "--server", localhost, "--data-dir", str(data)])
+    assert again.exit_code == 0, again.output
+    assert again.stdout.strip() == f"registered take5 bot trap@1.0 at {process.endpoint}"  # no new token
+    token = json.loads((data / "tokens.json").read_text())["tokens"]
+    (saved,) = [games["take5"]["trap"] for key, games in token.items() if key.startswith("arena:")]
+    printed = CliRunner().invoke(cli, ["bot", "token", "trap", "--server", localhost, "--data-dir", str(data)])
+    assert printed.exit_code == 0 and printed.stdout.strip() == saved
+    # the same file, moved under another arena's id: the error names it and says how to print it
+    other = {"version": 1, "tokens": {"arena:" + "f" * 32: {"take5": {"trap": saved}}}}
+    (data / "tokens.json").write_text(json.dumps(other))
+    line = arena.fails("bot", "register", "trap", process.endpoint, data_dir=data)
+    assert "has no token" not in line and "holds a token of trap only for another arena (arena ffffffff)" in line
+    assert "`arena bot token trap --all` prints what is saved" in line
+    listed = CliRunner().invoke(cli, ["bot", "token", "trap", "--all", "--data-dir", str(data)])
+    assert listed.exit_code == 0 and listed.stdout.strip() == f"{saved}  arena ffffffff"
 
 
 def test_registering_an_endpoint_that_does_not_answer_is_refused(arena: Arena) -> None:
@@ -363,18 +394,81 @@ def test_cancel_drops_queued_matches(arena: Arena, played: dict[str, Any]) -> No
                    "--no-wait")
     assert t["state"] == "running" and t["matches_total"] == 120
     out = arena.ok("tournament", "cancel", t["id"])
-    assert out.startswith(f"tournament {t['id']} cancelled: ")
+    dropped = int(re.match(rf"tournament {t['id']} cancelled: (\d+) queued matches dropped; ", out).group(1))
     _wait_until_idle(arena)
     after = arena.json("tournament", "status", t["id"], "--watch")  # returns at once: not running
     assert after["state"] == "cancelled"
     assert after["matches_cancelled"] > 0
     assert after["matches_done"] + after["matches_cancelled"] == after["matches_total"]
+    assert 0 < dropped <= after["matches_cancelled"]  # what this call dropped; a worker may drop a few more
     again = arena.json("tournament", "cancel", t["id"])  # cancelling twice changes nothing
-    assert (again["state"], again["matches_done"], again["matches_cancelled"]) == \
-        ("cancelled", after["matches_done"], after["matches_cancelled"])
+    assert (again["state"], again["matches_done"], again["matches_cancelled"], again["matches_dropped_now"]) == \
+        ("cancelled", after["matches_done"], after["matches_cancelled"], 0)
+    assert arena.ok("tournament", "cancel", t["id"]).startswith(
+        f"tournament {t['id']} was already cancelled; nothing changed: ")
     line = arena.fails("tournament", "cancel", played["id"])  # a finished tournament cannot be cancelled
     assert "FAILED_PRECONDITION" in line
     assert arena.json("ladder", "--rebuild")["equal"] is True
+
+
+# --- messages that say what is wrong (issue 6) -------------------------------------------------------------------
+
+
+def test_server_options_that_point_at_no_referee_say_what_is_there(arena: Arena) -> None:
+    from arena.redis_server import resolve_redis_url
+
+    bot = arena.bots["random"].endpoint
+    line = _fails_with_server("ladder", bot)
+    assert line == (f"Error: {bot} is a bot (random 1.0), not an arena referee: --server takes the address of "
+                    "`arena serve` (it prints \"arena serve listening on HOST:PORT\"; default localhost:50051)")
+    redis_url = resolve_redis_url(arena.data_dir)
+    assert redis_url is not None
+    redis_at = redis_url.split("//", 1)[1].split("/", 1)[0]
+    line = _fails_with_server("bot", "list", redis_at)
+    assert line.startswith(f"Error: {redis_at} is a Redis server, not an arena referee: ")
+    assert "a Redis URL goes to --redis-url or ARENA_REDIS_URL" in line
+    result = CliRunner().invoke(cli, ["ladder", "--server", "localhost"])
+    assert result.exit_code == 2
+    assert "'localhost' is not HOST:PORT: give the referee's port too, e.g. localhost:50051" in result.stderr
+
+
+def _fails_with_server(*args: str) -> str:
+    *command, server = args
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, [*command, "--server", server])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_match_list_of_an_unknown_bot_is_an_error(arena: Arena, played: dict[str, Any]) -> None:
+    line = arena.fails("match", "list", "--bot", "nosuch")
+    assert line == ("Error: unknown bot nosuch: no bot of that name is registered and no stored match has it; "
+                    "`arena bot list` shows the registered bots")
+    assert arena.json("match", "list", "--bot", "p-mc")  # a known bot still lists its matches
+
+
+def test_bot_list_shows_whether_each_endpoint_answers(arena: Arena) -> None:
+    process = start_bot_process("sample:random", extra_args=["--name", "gone"])
+    arena.named.append(process)
+    arena.ok("bot", "register", "gone", process.endpoint)
+    answers = {b["bot_id"]: b["answers"] for b in arena.json("bot", "list")}
+    assert answers["gone@1.0"] is True
+    process.stop()
+    listed = {b["bot_id"]: b for b in arena.json("bot", "list")}
+    assert listed["gone@1.0"]["answers"] is False and "refused" in listed["gone@1.0"]["endpoint_problem"]
+    row = next(line for line in arena.ok("bot", "list").splitlines() if "gone@1.0" in line)
+    assert "no: connection refused" in row
+    assert "answers" not in arena.json("bot", "list", "--no-check")[0]
+
+
+def test_worker_says_it_is_stopping_on_ctrl_c(arena: Arena) -> None:
+    worker = Proc(["worker", "--data-dir", str(arena.data_dir), "--name", "w-int"], _env())
+    worker.wait_for("arena worker w-int working for redis")
+    worker.process.send_signal(signal.SIGINT)
+    assert worker.process.wait(timeout=60) == 0
+    worker.wait_for("arena worker w-int stopping: the matches it runs finish first")
+    worker.wait_for("arena worker w-int stopped")
 
 
 # --- serve on its own ---------------------------------------------------------------------------------------------

@@ -109,11 +109,13 @@ def tag() -> Iterator[str]:
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("seats, when", [
-    ([SLUGGISH_BOT, SLUGGISH_BOT], "mid-game"),
-    (["sample:random", SLUGGISH_BOT], "start-up"),
+@pytest.mark.parametrize("seats, when, sig", [
+    ([SLUGGISH_BOT, SLUGGISH_BOT], "mid-game", signal.SIGTERM),
+    (["sample:random", SLUGGISH_BOT], "start-up", signal.SIGTERM),
+    ([SLUGGISH_BOT, SLUGGISH_BOT], "mid-game", signal.SIGINT),  # Ctrl-C: not an "Error:"
 ])
-def test_sigterm_to_play_stops_the_bots_it_started(tag: str, tmp_path: Path, seats: list[str], when: str) -> None:
+def test_sigterm_to_play_stops_the_bots_it_started(tag: str, tmp_path: Path, seats: list[str], when: str,
+                                                   sig: signal.Signals) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
     record = tmp_path / "game.json"
@@ -129,15 +131,15 @@ def test_sigterm_to_play_stops_the_bots_it_started(tag: str, tmp_path: Path, sea
             _wait_until(lambda: len(set(_tagged(tag)) - {proc.pid}) >= 2, "bot processes", proc)
         bots = set(_tagged(tag)) - {proc.pid}
         assert len(bots) == 2, _tagged(tag)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=TIMEOUT_S)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 143, (out, err)
+    assert proc.returncode == (143 if sig == signal.SIGTERM else 130), (out, err)
     assert "Traceback" not in err
-    assert err.strip().splitlines() == ["Terminated."]
+    assert err.strip().splitlines() == ["interrupted: the game was stopped before its end; no record was written"]
     assert _left_over(tag) == {}  # the bot processes were stopped, not orphaned
     assert not record.exists()  # an interrupted game is not recorded
 
@@ -187,6 +189,6 @@ def test_sigterm_to_the_demo_while_a_bot_starts_stops_everything(tag: str, tmp_p
             proc.kill()
             proc.wait()
     assert proc.returncode == 143, (out, err)
-    assert "interrupted: stopping the server" in err and "Traceback" not in err
+    assert "interrupted: removing the demo's bots, stopping the server" in err and "Traceback" not in err
     assert "demo wall time" in out
     assert _left_over(tag, also=(redis_pid,)) == {}  # server, redis-server, every bot, also the one starting

@@ -190,3 +190,18 @@ def test_the_story_accounts_for_every_card_and_bullhead(num_players: int, seed: 
         assert hand.totals is not None and list(hand.totals) == totals
     assert sorted(played) == sorted(chosen)  # every chosen card is revealed exactly once
     assert [float(t) for t in totals] == record["result"]["scores"]
+
+
+def test_fault_reasons_are_wrapped_never_cut() -> None:
+    """Issue 6: a long fault reason is shown whole (wrapped by the terminal), in the turn table and the fault
+    list, not cut with an ellipsis."""
+    record = make_record(3, 21, policy_seed=5, fault_rate=0.2)
+    assert record["faults"]
+    reason = ("Decide TAKE5_CHOOSE_CARD: the bot answered after the deadline of 1000 ms; its last words were a "
+              "very long explanation that ends with the marker END-OF-REASON")
+    record["faults"][0]["detail"] = reason
+    console = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    console.print(render_match(record))
+    text = " ".join(console.export_text().replace("│", " ").split())
+    assert "…" not in text
+    assert "END-OF-REASON" in text and "very long explanation that ends with the marker" in text
