@@ -15,11 +15,14 @@ help:
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
 
+# Quiet: -qq keeps pip to errors, PYTHONWARNINGS silences the build backend's notices (setuptools' "Editable
+# installation" banner), which would otherwise come back whenever the stamp is older than a pyproject.toml.
 $(STAMP): pyproject.toml sdk/pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[dev]'
-	touch $(STAMP)
+	@echo "installing the arena into $(VENV) (the first run only; a minute or two)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@PYTHONWARNINGS=ignore $(PY) -m pip install -qq --upgrade pip
+	@PYTHONWARNINGS=ignore $(PY) -m pip install -qq -e ./sdk -e '.[dev]'
+	@touch $(STAMP)
 
 install: $(STAMP)
 

@@ -1,17 +1,22 @@
 """`make demo`: the main job of the arena, end to end, on one machine, done the way a user would do it.
 
-1. ``arena serve`` as its own process (private redis-server in ./.arena, on 127.0.0.1; the port of the previous
-   run when it is free, so the owner tokens saved for that server address apply again);
-2. the sample bots as separate processes (random, heuristic, montecarlo, and a second random bot);
-3. ``arena bot register`` for each: the first run prints and saves each NAME's owner token (./.arena/tokens.json);
-   a second run re-registers the same NAMEs with those saved tokens (endpoints updated, same NAME@VERSION, so the
-   ladder is kept);
+1. ``arena serve`` as its own process (private redis-server in ./.arena, on 127.0.0.1, a free port);
+2. the sample bots as separate processes, under demo names of their own (demo-random, demo-heuristic,
+   demo-montecarlo, demo-random-2), so the names a user registers after the demo (the README's heuristic,
+   montecarlo, ...) are never touched by it;
+3. ``arena bot register`` for each: the first run prints each NAME's owner token and saves it in
+   ./.arena/tokens.json, filed under the arena's id; a second run re-registers the same NAMEs with those tokens
+   (same NAME@VERSION, so the ladder is kept);
 4. ``arena tournament create ... --no-wait`` then ``arena tournament status ID --watch``: a Take 5 round robin
    through the Redis queue, with a progress bar, then the tournament's standings;
-5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists), and
-   ``arena ladder --rebuild``: the ladder recomputed from the results log equals the live one;
-6. everything started here is stopped again, also on Ctrl-C, SIGTERM or a failure, at any step (a process is
-   on the list of things to stop from the moment it is started, before it is ready).
+5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists), and a check
+   that the ladder recomputed from the results log (``arena ladder --rebuild``) equals the live one;
+6. ``arena bot remove`` of the demo's bots, whose processes stop with the demo (their ladder lines stay), so no
+   registered bot is left pointing at a stopped process; then everything started here is stopped, also on
+   Ctrl-C, SIGTERM or a failure, at any step (a process is on the list of things to stop from the moment it is
+   started, before it is ready).
+
+Every command shown with ``$`` runs as shown, and what follows it is that command's own output.
 
 The server and the bots run in sessions of their own, so Ctrl-C reaches only this script and the command in the
 foreground; the script then stops the server first (its workers finish the matches they are running while the
@@ -26,9 +31,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -41,20 +46,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python tools/demo.py` from a checkout finds arena/ and sample_bots/
 
-from arena.cli import TokenStore  # noqa: E402
+from arena.cli.tokens import ArenaRef, TokenStore  # noqa: E402
 from arena.local_bots import READY_RE, bot_command  # noqa: E402
 
-# (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 12 matches a round.
+# (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 12 matches a round. Names of the
+# demo's own: the README's commands register the sample bots as heuristic and montecarlo, and the demo must
+# never re-register (and strand) those.
 BOTS = (
-    ("random", "sample:random"),
-    ("heuristic", "sample:heuristic"),
-    ("montecarlo", "sample:montecarlo"),
-    ("random-2", "sample:random"),
+    ("demo-random", "sample:random"),
+    ("demo-heuristic", "sample:heuristic"),
+    ("demo-montecarlo", "sample:montecarlo"),
+    ("demo-random-2", "sample:random"),
 )
 SEATS = int(os.environ.get("DEMO_SEATS", "3"))
 ROUNDS = int(os.environ.get("DEMO_ROUNDS", "14"))  # 14 x 12 matches: about 100 s on 2 cores
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
-SERVER_FILE = "demo-server"  # in DATA_DIR: the address of the previous run's `arena serve`
+SERVER_FILE = "demo-server"  # in DATA_DIR: where demos before arena ids left their server address
 START_TIMEOUT_S = 30.0
 SERVE_STOP_TIMEOUT_S = 90.0  # running matches drain first
 BOT_STOP_TIMEOUT_S = 5.0
@@ -134,32 +141,9 @@ def start_background(label: str, command: list[str], is_ready: Callable[[str], s
     return bg
 
 
-def _port_is_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _previous_server() -> str | None:
-    try:
-        text = (Path(DATA_DIR) / SERVER_FILE).read_text().strip()
-    except OSError:
-        return None
-    return text or None
-
-
 def start_serve() -> tuple[Background, str]:
-    """``arena serve`` on 127.0.0.1, on the previous run's port when it is free (else a free one); returns it and
-    the address it listens on. When the address changed, the owner tokens saved for the old address are copied to
-    the new one (they belong to the same arena: the same ./.arena)."""
-    previous = _previous_server()
-    port = previous.rpartition(":")[2] if previous else "0"
-    if not (port.isdigit() and int(port) > 0 and _port_is_free(int(port))):
-        port = "0"
-    args = ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", DATA_DIR]
+    """``arena serve`` on 127.0.0.1, a free port; returns it and the address it listens on."""
+    args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", DATA_DIR]
     say("$ arena " + shlex.join(args) + " &")
 
     def listening(line: str) -> str | None:
@@ -167,33 +151,33 @@ def start_serve() -> tuple[Background, str]:
 
     serve = start_background("serve", arena_command() + args, listening, echo=True)
     assert serve.ready is not None
-    server = serve.ready
-    if previous and previous != server:
-        moved = copy_tokens(previous, server)
-        if moved:
-            say(f"  the demo server moved from {previous} to {server}: its {moved} saved owner token(s) copied")
-    (Path(DATA_DIR) / SERVER_FILE).write_text(server + "\n")
-    return serve, server
+    refile_old_tokens(serve.ready)
+    return serve, serve.ready
 
 
-def copy_tokens(old: str, new: str) -> int:
-    """Copy the owner tokens saved for the demo's bots on server ``old`` to server ``new``; how many."""
-    tokens = TokenStore(Path(DATA_DIR))
-    moved = 0
-    for name, _ in BOTS:
-        token = tokens.get(old, "take5", name)
-        if token is not None and tokens.get(new, "take5", name) is None:
-            tokens.put(new, "take5", name, token)
-            moved += 1
-    return moved
+def refile_old_tokens(server: str) -> None:
+    """Demos before arena ids saved owner tokens under the random address of their server (``SERVER_FILE``):
+    file those under this arena's id, where the CLI looks for them now (same data dir, so the same arena)."""
+    marker = Path(DATA_DIR) / SERVER_FILE
+    try:
+        old = marker.read_text().strip()
+    except OSError:
+        return
+    import grpc
+    from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+    with grpc.insecure_channel(server) as channel:
+        info = arena_pb2_grpc.ArenaStub(channel).GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=10)
+    moved = TokenStore(Path(DATA_DIR)).refile(old, ArenaRef(f"arena:{info.arena_id}", server))
+    if moved:
+        say(f"  {moved} owner token(s) saved for {old} by an older demo are now filed under this arena's id")
+    marker.unlink()
 
 
 def start_sample_bot(name: str, spec: str) -> tuple[Background, str]:
-    """A sample bot as a user starts one (``python -m sample_bots.X --port 0``, plus ``--name NAME`` when the
-    ladder name is not the bot's own, e.g. a second random bot: registration checks the name GetInfo reports);
-    returns it and its endpoint."""
-    own = spec.removeprefix("sample:")
-    command = bot_command(spec, extra_args=[] if name == own else ["--name", name])
+    """A sample bot as a user starts one (``python -m sample_bots.X --port 0 --name NAME``: registration checks
+    the name GetInfo reports); returns it and its endpoint."""
+    command = bot_command(spec, extra_args=["--name", name])
     say(f"$ {shlex.join(['python'] + command[1:])} &")
 
     def listening(line: str) -> str | None:
@@ -214,18 +198,24 @@ def start_sample_bot(name: str, spec: str) -> tuple[Background, str]:
     return bot, endpoint
 
 
-def run_arena(*args: str) -> None:
-    """Run one ``arena`` command in the foreground, echoing it as a user would type it; DemoError on failure."""
+def run_arena(*args: str) -> str:
+    """Run one ``arena`` command in the foreground, echoing it as a user would type it, with its own output
+    (stdout, also returned; stderr passes through); DemoError on failure."""
     say("$ arena " + shlex.join(args))
-    done = subprocess.run(arena_command() + list(args), cwd=ROOT)
-    if done.returncode != 0:
-        raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}")
+    process = subprocess.Popen(arena_command() + list(args), cwd=ROOT, stdout=subprocess.PIPE, text=True, bufsize=1)
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        print(line, end="", flush=True)
+        lines.append(line)
+    if process.wait() != 0:
+        raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {process.returncode}")
+    return "".join(lines)
 
 
-def run_arena_json(*args: str, echo: bool = True) -> Any:
-    """Run one ``arena ... --json`` command and return its parsed output; DemoError on failure."""
-    if echo:
-        say("$ arena " + shlex.join(args))
+def run_arena_json(*args: str) -> Any:
+    """Run one ``arena ... --json`` command without showing it (the demo reads its answer); DemoError on
+    failure."""
     done = subprocess.run(arena_command() + list(args), cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}: "
@@ -236,26 +226,29 @@ def run_arena_json(*args: str, echo: bool = True) -> Any:
 def register(name: str, endpoint: str, server: str) -> str:
     """``arena bot register NAME ENDPOINT``: on the first run it prints the owner token and saves it; later runs
     find the saved token. Returns the bot id NAME@VERSION."""
-    args = ["bot", "register", name, endpoint, "--server", server, "--data-dir", DATA_DIR]
-    say("$ arena " + shlex.join(args))
-    done = subprocess.run(arena_command() + args + ["--json"], cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise DemoError(f"`arena {shlex.join(args)}` failed with exit code {done.returncode}: "
-                        f"{done.stderr.strip()}")
-    record = json.loads(done.stdout)
-    print(f"registered {record['game']} bot {record['bot_id']} at {record['endpoint']}", flush=True)
-    if record.get("owner_token"):
-        print(f"owner token of {name}: {record['owner_token'][:6]}... (shown once; saved in {record['token_file']})",
-              flush=True)
-    else:
-        print(f"  (re-registered with the owner token saved in {TokenStore(Path(DATA_DIR)).path})", flush=True)
-    return str(record["bot_id"])
+    out = run_arena("bot", "register", name, endpoint, "--server", server, "--data-dir", DATA_DIR)
+    found = re.search(r"^registered \S+ bot (\S+) at ", out, re.MULTILINE)
+    if found is None:
+        raise DemoError(f"`arena bot register {name}` did not say which bot id it registered: {out.strip()!r}")
+    return found.group(1)
+
+
+def unregister(names: list[str], server: str) -> None:
+    """``arena bot remove NAME`` for the demo's bots (their processes stop with the demo; the ladder keeps their
+    history). Best effort: a failure is reported, not raised, since this runs while the demo ends."""
+    if not names:
+        return
+    say("the demo's bots stop with it, so it removes them from the arena (their ladder lines stay):")
+    for name in names:
+        try:
+            run_arena("bot", "remove", name, "--server", server, "--data-dir", DATA_DIR)
+        except (DemoError, OSError) as exc:
+            print(f"  could not remove {name}: {exc}", file=sys.stderr, flush=True)
 
 
 def check_rebuild(server: str) -> None:
     """``arena ladder --rebuild``: the ladder recomputed from the results log must equal the live one."""
     args = ("ladder", "--rebuild", "--json", "--server", server)
-    say("$ arena " + shlex.join(args[:2]) + " --server " + server)
     done = subprocess.run(arena_command() + list(args), cwd=ROOT, capture_output=True, text=True)
     try:
         data = json.loads(done.stdout)
@@ -264,19 +257,19 @@ def check_rebuild(server: str) -> None:
     if not data["equal"]:
         raise DemoError(f"the ladder rebuilt from {data['results']} results differs from the live ladder: "
                         f"{'; '.join(data['differences'])}")
-    print(f"the ladder rebuilt from the {data['results']} stored results equals the live ladder "
-          f"({len(data['live']['entries'])} bots)", flush=True)
+    say(f"check: the ladder recomputed from the {data['results']} stored results (`arena ladder --rebuild`) "
+        f"equals the live ladder ({len(data['live']['entries'])} bots)")
 
 
 def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
     """Say whether the ladder shows the sample bots' strength order: random < heuristic < montecarlo."""
-    ladder = run_arena_json("ladder", "--json", "--server", server, echo=False)
+    ladder = run_arena_json("ladder", "--json", "--server", server)
     rating = {e["bot"]: e["rating"] for e in ladder["entries"]}
     of = {name: rating.get(bot_id) for name, bot_id in bot_ids.items()}
     randoms = [of[n] for n, spec in BOTS if spec == "sample:random" and of.get(n) is not None]
-    mc, heur = of.get("montecarlo"), of.get("heuristic")
+    mc, heur = of.get("demo-montecarlo"), of.get("demo-heuristic")
     shown = bool(randoms) and mc is not None and heur is not None and mc > heur > max(randoms)
-    say("strength order on the ladder: random < heuristic < montecarlo"
+    say("check: strength order on the ladder: random < heuristic < montecarlo"
         + (" (as expected)" if shown else " is NOT shown this time (too few matches? run again to add more)"))
 
 
@@ -295,26 +288,34 @@ def main() -> int:
     os.chdir(ROOT)
     started_at = time.monotonic()
     signal.signal(signal.SIGTERM, _on_sigterm)
+    server = None
+    registered: list[str] = []
     try:
         _, server = start_serve()
         endpoints = []
         for name, spec in BOTS:
             _, endpoint = start_sample_bot(name, spec)
             endpoints.append(endpoint)
-        bot_ids = {name: register(name, endpoint, server)
-                   for (name, _), endpoint in zip(BOTS, endpoints, strict=True)}
+        bot_ids = {}
+        for (name, _), endpoint in zip(BOTS, endpoints, strict=True):
+            bot_ids[name] = register(name, endpoint, server)
+            registered.append(name)
         names = ",".join(name for name, _ in BOTS)
-        created = run_arena_json("tournament", "create", "--bots", names, "--seats", str(SEATS),
-                                 "--rounds", str(ROUNDS), "--no-wait", "--json", "--server", server)
-        print(f"tournament {created['id']}: {created['formula'] or created['matches_total']} matches, "
-              f"seed {created['seed']}", flush=True)
-        run_arena("tournament", "status", created["id"], "--watch", "--server", server)
+        out = run_arena("tournament", "create", "--bots", names, "--seats", str(SEATS), "--rounds", str(ROUNDS),
+                        "--no-wait", "--server", server)
+        created = re.search(r"^tournament (\S+): ", out, re.MULTILINE)
+        if created is None:
+            raise DemoError(f"`arena tournament create` did not say the tournament id: {out.strip()!r}")
+        run_arena("tournament", "status", created.group(1), "--watch", "--server", server)
         run_arena("ladder", "--server", server)
         check_rebuild(server)
         check_strength_order(server, bot_ids)
+        unregister(registered, server)
+        registered = []
         return 0
     except (KeyboardInterrupt, Terminated) as exc:
-        print("\ninterrupted: stopping the server (running matches finish first), then the bots", file=sys.stderr)
+        print("\ninterrupted: removing the demo's bots, stopping the server (running matches finish first), then "
+              "the bots", file=sys.stderr)
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except (DemoError, OSError, ValueError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
@@ -322,6 +323,8 @@ def main() -> int:
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # another Ctrl-C must not leave processes behind
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if server is not None:
+            unregister(registered, server)
         stop_everything()
         print(f"demo wall time: {time.monotonic() - started_at:.1f} s "
               f"(ladder kept in {DATA_DIR}/; run `make demo` again to add to it)", flush=True)
