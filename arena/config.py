@@ -16,7 +16,8 @@ class Defaults:
         data_dir: folder of the private Redis (appendonly files, pid and URL files), ``--data-dir``.
         deadline_ms: deadline of every Decide call, milliseconds (a tournament's may be
             ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS``).
-        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls, milliseconds.
+        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls, milliseconds: short, so a bot that
+            hangs there delays its match (or its result) by at most this much.
         workers: embedded workers of ``arena serve``.
         concurrency: matches one worker runs at once.
         seats_per_match: default k of a round robin (capped by the number of bots).
@@ -32,6 +33,15 @@ class Defaults:
             (registration, update, and every bot of a new tournament), seconds.
         health_check_s: seconds between two PINGs of Redis by the referee; its gRPC health status ("" and
             "arena.v1.Arena") is SERVING while Redis answers, NOT_SERVING while it does not.
+        max_faults: a seat forfeits its match (ranked last, never called again) at its ``max_faults``-th fault
+            of the match; 0 = never (``arena.referee``, "Failure policy").
+        max_consecutive_timeouts: a seat forfeits at this many timeouts in a row, so a bot that stopped answering
+            costs its match about this many deadlines; 0 = never.
+        match_time_limit_s: wall-clock limit of one match, seconds; past it nobody is asked again and each seat
+            that used more than its share (``match_time_limit_s / seats``) of Decide time forfeits; 0 = none.
+        lag_threshold_ms: a Decide that timed out while the referee's own event loop was late by more than
+            ``min(lag_threshold_ms, deadline / 4)`` milliseconds is not the bot's fault: it is asked again.
+        lag_retries: at most this many such re-asks per decision (then the timeout is a fault); 0 = never.
         max_deliveries: a match job delivered this many times without being settled (its workers died, or a
             platform error each time) is recorded as failed and acknowledged, so its tournament can finish.
     """
@@ -40,7 +50,7 @@ class Defaults:
     listen: str = "0.0.0.0:50051"
     data_dir: Path = Path(".arena")
     deadline_ms: int = 1000
-    call_deadline_ms: int = 5000
+    call_deadline_ms: int = 2000
     workers: int = 2
     concurrency: int = 4
     seats_per_match: int = 4
@@ -53,6 +63,11 @@ class Defaults:
     max_deliveries: int = 5
     verify_timeout_s: float = 3.0
     health_check_s: float = 2.0
+    max_faults: int = 10
+    max_consecutive_timeouts: int = 3
+    match_time_limit_s: float = 600.0
+    lag_threshold_ms: int = 100
+    lag_retries: int = 2
 
 
 DEFAULTS = Defaults()

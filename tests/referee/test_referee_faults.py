@@ -1,6 +1,7 @@
 """A bad bot never crashes the referee (STYLE.md habit 4): each misbehaving test bot (tests/bots/) plays real
 matches over real gRPC; the match completes, the fault is recorded with its kind and seat, and the engine's
-default action was applied in its place."""
+default action was applied in its place. These matches run without forfeits (``NO_LIMITS``) so that every fault
+of a whole hand shows; the limits have their own tests (test_referee_limits.py)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from .conftest import seat, walk
 
 ONE_HAND = take5.Take5Config(limit=1)  # every hand hands out bullheads, so limit 1 ends the game after one hand
 BAD = 2  # the misbehaving bot's seat in these matches
+NO_LIMITS = {"max_faults": 0, "max_consecutive_timeouts": 0, "match_time_limit_s": 0}
 
 
 def play_with(seats_of, bad: SeatSpec, *, deadline_ms: int = 3000, seed: int = 3,
               config: take5.Take5Config = ONE_HAND) -> MatchRecord:
     seats = [*seats_of("random1", "heuristic"), bad, *seats_of("random2")]
-    record = run_match_sync(f"fault-{bad.name}", "take5", seats, config, seed=seed, deadline_ms=deadline_ms)
-    assert replay(record) == []
+    record = run_match_sync(f"fault-{bad.name}", "take5", seats, config, seed=seed, deadline_ms=deadline_ms,
+                            **NO_LIMITS)
+    assert replay(record) == [] and record.forfeits == ()
     return record
 
 
@@ -154,7 +157,7 @@ def test_two_bad_bots_in_one_match(sample_bots, test_bot, dead_endpoint) -> None
     illegal = test_bot("illegal_bot", "--at", "0")
     slow = test_bot("slow_bot", "--at", "0", "--sleep", "30")
     seats = [seat(sample_bots["random1"]), seat(illegal), SeatSpec("ghost", dead_endpoint), seat(slow)]
-    record = run_match_sync("multi", "take5", seats, ONE_HAND, seed=8, deadline_ms=1000)
+    record = run_match_sync("multi", "take5", seats, ONE_HAND, seed=8, deadline_ms=1000, **NO_LIMITS)
     assert replay(record) == []
     kinds = faults_by(record)
     assert kinds[("illegal", 1)] == 1 and kinds[("timeout", 3)] == 1

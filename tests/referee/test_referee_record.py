@@ -64,11 +64,15 @@ def test_json_round_trip(record, faulty, tmp_path) -> None:
     assert d["faults"][0].keys() == {"kind", "seat", "hand", "turn", "detail", "decision"}
     assert d["decisions"][0].keys() == {"seq", "seat", "kind", "hand", "turn", "action", "source", "latency_ms"}
     assert d["result"] == {"scores": list(faulty.result.scores), "ranks": list(faulty.result.ranks),
-                           "faults": [0, 3, 0]}
+                           "faults": [0, 3, 0], "forfeits": [None, None, None]}
+    assert (d["version"], d["forfeits"], d["time_limit_at"]) == (2, [], None)
+    assert d["limits"] == {"max_faults": 10, "max_consecutive_timeouts": 3, "match_time_limit_s": 600.0,
+                           "lag_threshold_ms": 100, "lag_retries": 2}
 
 
 @pytest.mark.parametrize("key", ["match_id", "game", "config", "deals", "seats", "deadline_ms", "decisions",
-                                 "faults", "result", "started_at", "duration_s"])
+                                 "faults", "result", "started_at", "duration_s", "limits", "forfeits",
+                                 "time_limit_at"])
 def test_missing_field_is_a_record_error(record, key) -> None:
     d = record.to_dict()
     del d[key]
