@@ -16,8 +16,9 @@ One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), 
 what every command shares.
 
 Owner tokens: the first ``arena bot register`` of a NAME prints its owner token once and saves it in
-``<data-dir>/tokens.json`` (mode 0600, keyed by server address, game and NAME), where later ``register``,
-``update`` and ``remove`` of that NAME on this machine find it (``TokenStore``).
+``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address names the same
+referee), where later ``register``, ``update`` and ``remove`` of that NAME on this machine find it, and
+``arena bot token NAME`` prints it (``TokenStore``).
 
 Errors are one line on stderr and a non-zero exit code, never a traceback: 1 for a failed operation, 2 for a bad
 command line, 130 after Ctrl-C, 143 after SIGTERM (which unwinds like Ctrl-C: whatever the command started, such
