@@ -124,10 +124,11 @@ def draw(w: Work, ev: list[Event], seat: int, count: int, reason: str) -> int:
             need -= k
         w["draw_pile"] = pile
     if taken:
-        _set_hand(w, seat, tuple(sorted(w["hands"][seat] + taken)))
+        hands = w["hands"]
+        w["hands"] = hands[:seat] + (tuple(sorted(hands[seat] + taken)),) + hands[seat + 1 :]
         if seat == w["current"]:
             w["last_play"] = False  # a draw that took no card is no change to the hand (reading 13)
-    ev.append(Event("draw", seat, count=len(taken), reason=reason))
+    ev.append(_event(("draw", seat, None, len(taken), None, False, False, reason)))
     return len(taken)
 
 
