@@ -27,7 +27,9 @@ def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> T
     table.add_column("rating", justify="right")
     table.add_column("matches", justify="right")
     table.add_column("wins", justify="right")
-    table.add_column("mean score" + (" (bullheads)" if game == "take5" else ""), justify="right")
+    from ..render import score_label
+
+    table.add_column(f"mean score ({score_label(game)})", justify="right")
     for e in entries:
         table.add_row(str(e["rank"]), e["bot"], f"{e['rating']:.1f}", str(e["matches"]), str(e["wins"]),
                       f"{e['mean_score']:.2f}")
@@ -67,7 +69,8 @@ def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[st
 @click.pass_obj
 def ladder(app: AppContext, game: str, rebuild: bool, server: str, as_json: bool) -> None:
     """Show the Elo ladder of a game: rank, bot (NAME@VERSION), rating (Elo points, start 1500), matches, wins
-    (first places, shared ones count) and mean score (Take 5: bullheads per match, lower is better).
+    (first places, shared ones count) and mean score (the game's score per match, lower is better: Take 5
+    bullheads, Taki cards held).
 
     --rebuild recomputes the ladder from the stored results, in the order they were applied, prints it and says
     whether it equals the live ladder (every rating to 1e-6 points, matches, wins, mean score); exit 1 if not.
@@ -75,6 +78,7 @@ def ladder(app: AppContext, game: str, rebuild: bool, server: str, as_json: bool
     \b
     Examples:
       arena ladder --game take5
+      arena ladder --game taki
       arena ladder --rebuild --json
     """
     client = app.arena(server)

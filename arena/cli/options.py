@@ -1,6 +1,6 @@
 """Options and parameter types shared by the commands: ``ArenaOption`` (one environment variable per option),
-``HOST:PORT`` endpoints, bot names and ``NAME@VERSION`` refs, the shared ``--server``/``--json``/``--game``/... options
-and the Take 5 rules options."""
+``HOST:PORT`` endpoints, bot names and ``NAME@VERSION`` refs, the shared ``--server``/``--json``/``--game``/... options.
+The rule options of each game are in ``game_options``."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from arena_sdk.games.take5.rules import MAX_LIMIT as MAX_TAKE5_LIMIT
+from arena_sdk.games import game_ids
 
 from ..config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 
-GAMES = ("take5",)
-VARIANTS = ("known-cards", "draft")
-LIMIT_RULES = ("at-least", "more-than")
+GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -143,8 +141,8 @@ def json_option(f: Any) -> Any:
 
 
 def game_option(f: Any) -> Any:
-    return option("--game", type=click.Choice(GAMES), default="take5", show_default=True,
-                  help="Game id.")(f)
+    return option("--game", type=click.Choice(GAMES), default=GAMES[0], show_default=True,
+                  help=f"Game id: {', '.join(GAMES)}.")(f)
 
 
 def data_dir_option(f: Any) -> Any:
@@ -172,25 +170,3 @@ def visibility_timeout_option(f: Any) -> Any:
 def deadline_option(f: Any) -> Any:
     return option("--deadline-ms", type=click.IntRange(MIN_DEADLINE_MS, MAX_DEADLINE_MS),
                   default=DEFAULTS.deadline_ms, show_default=True, help="Deadline of each decision, milliseconds.")(f)
-
-
-def variant_options(f: Any) -> Any:
-    f = option("--limit-rule", type=click.Choice(LIMIT_RULES), default="at-least", show_default=True,
-               help="Game end: a total at least (>=) or more than (>) the limit after a complete hand.")(f)
-    f = option("--limit", type=click.IntRange(1, MAX_TAKE5_LIMIT), default=66, show_default=True,
-               help="Bullhead limit, checked after each complete hand.")(f)
-    f = option("--variant", "variants", type=click.Choice(VARIANTS), multiple=True,
-               help="Rules variant (repeatable, combinable): known-cards (only cards 1..10*players+4), "
-                    "draft (cards are drafted face up).")(f)
-    return f
-
-
-def take5_config_of(limit: int, limit_rule: str, variants: Sequence[str]) -> Any:
-    """The ``Take5Config`` of the command-line options (``--limit``, ``--limit-rule``, ``--variant``)."""
-    from arena_sdk.games.take5 import wire as take5_wire
-
-    try:
-        return take5_wire.take5_config(limit=limit, limit_rule=limit_rule.replace("-", "_"),
-                                 known_cards="known-cards" in variants, draft="draft" in variants)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None

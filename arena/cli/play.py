@@ -18,7 +18,8 @@ from rich.table import Table
 from ..config import DEFAULTS
 from .app import AppContext, cli, print_json, score_text
 from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
-from .options import BOT_NAME_RE, deadline_option, json_option, option, parse_endpoint, take5_config_of, variant_options
+from .game_options import config_of, config_options
+from .options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
 
 
 @dataclass(frozen=True)
@@ -70,35 +71,60 @@ def play() -> None:
     """Play one game locally between bots, without Redis or `arena serve` (the referee runs in this process)."""
 
 
-@play.command("take5", short_help="Play one game of Take 5.")
-@option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
-        metavar="HOST:PORT|sample:NAME|FILE.py",
-        help="A seat, in seat order (repeat 2..10 times): HOST:PORT of a running bot, sample:NAME "
-             "(random, heuristic, montecarlo; started as a separate process and stopped after), or a bot "
-             ".py file to start.")
-@option("--seed", type=click.IntRange(min=0), default=None,
-        help="Seed of the deals; default: a random one, printed and kept in the record.")
-@variant_options
-@deadline_option
-@option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-        help="Where to save the match record (JSON); default records/<match id>.json.")
-@option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
-@json_option
-@click.pass_obj
-def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str], limit: int,
-               limit_rule: str, deadline_ms: int, record_path: Path | None, show: bool, as_json: bool) -> None:
-    """Play one game of Take 5: print the bullheads of every hand as it went, the standings (seat, bot,
-    bullheads, rank, faults) and where the record is saved (for `arena replay` and `arena match show FILE`).
-    --show prints the game turn by turn too.
+def _play_command(game: str) -> None:
+    """Add ``arena play GAME`` for one registered game: the shared options plus the game's rule options."""
+    from arena_sdk.games import get_game
+
+    info = get_game(game).info
+    samples = ", ".join(_sample_bot_names() or ())
+
+    @play.command(game, short_help=f"Play one game of {info.title.rstrip('!')}.")
+    @option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
+            metavar="HOST:PORT|sample:NAME|FILE.py",
+            help=f"A seat, in seat order (repeat {info.min_players}..{info.max_players} times): HOST:PORT of a "
+                 f"running bot, sample:NAME ({samples}; started as a separate process and stopped after), or a "
+                 "bot .py file to start.")
+    @option("--seed", type=click.IntRange(min=0), default=None,
+            help="Seed of the deals; default: a random one, printed and kept in the record.")
+    @config_options(game)
+    @deadline_option
+    @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+            help="Where to save the match record (JSON); default records/<match id>.json.")
+    @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
+    @json_option
+    @click.pass_obj
+    def command(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str],
+                deadline_ms: int, record_path: Path | None, show: bool, as_json: bool, **rule_options: Any) -> None:
+        config = config_of(game, variants, rule_options)
+        _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json)
+
+    command.__doc__ = f"""Play one game of {info.title} between local bots: print a summary of the game, the standings
+    (seat, bot, score, rank, faults) and where the record is saved (for `arena replay` and `arena match show
+    FILE`). --show prints the game turn by turn too.
 
     \b
     Examples:
-      arena play take5 --bot sample:random --bot sample:heuristic --bot sample:montecarlo --seed 7
-      arena play take5 --bot 127.0.0.1:50061 --bot sample:heuristic --limit 33 --record game.json
+      {_EXAMPLES.get(game, f"arena play {game} --bot sample:random --bot sample:random --seed 7")}
     """
-    if not 2 <= len(bots) <= 10:
-        raise click.UsageError(f"Take 5 needs 2..10 --bot seats, got {len(bots)}")
-    config = take5_config_of(limit, limit_rule, variants)
+    command.help = command.__doc__
+
+
+_EXAMPLES = {
+    "take5": "arena play take5 --bot sample:random --bot sample:heuristic --bot sample:montecarlo --seed 7\n"
+             "      arena play take5 --bot 127.0.0.1:50061 --bot sample:heuristic --limit 33 --record game.json",
+    "taki": "arena play taki --bot sample:taki-heuristic --bot sample:taki-random --bot sample:taki-random\n"
+            "      arena play taki --bot sample:taki-heuristic --bot sample:taki-random --variant stairs --show",
+}
+
+
+def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None, config: Any, deadline_ms: int,
+          record_path: Path | None, show: bool, as_json: bool) -> None:
+    from arena_sdk.games import get_game
+
+    info = get_game(game).info
+    if not info.min_players <= len(bots) <= info.max_players:
+        raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
+                               f"got {len(bots)}")
     from ..referee import SeatSpec, run_match_sync
 
     if seed is None:
@@ -107,7 +133,7 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
     path = record_path or Path("records") / f"{match_id}.json"
     started: list[Any] = []
     try:
-        endpoints = {spec.value: _bot_info(spec.value, "take5") for spec in bots if spec.kind == "endpoint"}
+        endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
         started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"])
         local = iter(started)
         seats = []
@@ -119,9 +145,9 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
                 seats.append((proc.name, proc.endpoint))
         names = _unique_names([n for n, _ in seats])
         specs = [SeatSpec(name=n, endpoint=e) for n, (_, e) in zip(names, seats, strict=True)]
-        with app.console.status(f"playing take5 between {', '.join(names)} (seed {seed})", spinner="dots") \
+        with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
                 if not as_json else _nullcontext():
-            record = run_match_sync(match_id, "take5", specs, config, seed=seed, deadline_ms=deadline_ms,
+            record = run_match_sync(match_id, game, specs, config, seed=seed, deadline_ms=deadline_ms,
                                     call_deadline_ms=DEFAULTS.call_deadline_ms)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
@@ -139,21 +165,17 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
     result = record.result
     if as_json:
         print_json({"match_id": record.match_id, "seed": seed, "record": str(path), "seats": [
-            {"seat": i, "bot": s.name, "endpoint": s.endpoint, "bullheads": result.scores[i],
+            {"seat": i, "bot": s.name, "endpoint": s.endpoint, "score": result.scores[i],
              "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
         return
-    from ..render import RenderError, render_match, story_of
+    from ..render import RenderError, render_match, score_label, summary
 
     try:
-        story = story_of(record)
-    except RenderError:  # cannot happen for a record the referee just wrote; the standings still print
-        story = None
-    if show:
-        app.console.print(render_match(record))
-    elif story is not None:
-        app.console.print(_hands_table(story, [s.name for s in record.seats]))
+        app.console.print(render_match(record) if show else summary(record))
+    except RenderError as exc:  # cannot happen for a record the referee just wrote; the standings still print
+        click.echo(f"(cannot tell the game: {exc})")
     table = Table(title="Standings")
-    for col, justify in (("rank", "right"), ("bot", "left"), ("bullheads", "right"), ("seat", "right"),
+    for col, justify in (("rank", "right"), ("bot", "left"), (score_label(game), "right"), ("seat", "right"),
                          ("faults", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
@@ -170,19 +192,6 @@ def play_take5(app: AppContext, bots: Sequence[BotSpec], seed: int | None, varia
             click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
     click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "
                f"`arena replay {path}` re-simulates it")
-
-
-def _hands_table(story: Any, names: Sequence[str]) -> Table:
-    """Bullheads each bot took in every hand, and the running totals."""
-    table = Table(title="Bullheads per hand (total)")
-    table.add_column("hand", justify="right")
-    for name in names:
-        table.add_column(name, justify="right")
-    for hand in story.hands:
-        if hand.totals is None:
-            continue
-        table.add_row(str(hand.hand + 1), *(f"{p} ({tot})" for p, tot in zip(hand.penalties, hand.totals)))
-    return table
 
 
 class _nullcontext:
@@ -276,3 +285,7 @@ def replay(ctx: click.Context, file: Path) -> None:
     for d in differences:
         click.echo(f"  - {d}")
     ctx.exit(1)
+
+
+for _game in GAMES:
+    _play_command(_game)

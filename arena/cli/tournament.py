@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 import grpc
-from arena_sdk.pb import arena_pb2, bot_pb2
+from arena_sdk.pb import arena_pb2
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -26,9 +26,8 @@ from .options import (
     option,
     server_option,
     split_bot_id,
-    take5_config_of,
-    variant_options,
 )
+from .game_options import config_of, config_options
 
 
 @cli.group(short_help="Create, follow and cancel round-robin tournaments.")
@@ -60,7 +59,7 @@ def _bot_names(values: Sequence[str]) -> list[str]:
         help="Tournament seed (every deal derives from it; the same seed plays the same deals); default: the "
              "server picks one and reports it.")
 @deadline_option
-@variant_options
+@config_options()
 @option("--dry-run", is_flag=True,
         help="Only validate and count: print the number of matches and its formula, queue nothing.")
 @option("--wait/--no-wait", default=None,
@@ -70,8 +69,8 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @json_option
 @click.pass_obj
 def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
-                      rounds: int, seed: int | None, deadline_ms: int, variants: Sequence[str], limit: int,
-                      limit_rule: str, dry_run: bool, wait: bool | None, server: str, as_json: bool) -> None:
+                      rounds: int, seed: int | None, deadline_ms: int, variants: Sequence[str], dry_run: bool,
+                      wait: bool | None, server: str, as_json: bool, **rule_options: Any) -> None:
     """Create a round-robin tournament: every SEATS-subset of the bots plays once per seat rotation of the same
     deal (duplicate deals), ROUNDS times with new deals. Matches go to the workers through Redis; ratings update
     as results arrive. With --dry-run nothing is queued: the server only counts the matches and says how.
@@ -81,6 +80,7 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --wait
       arena tournament create --all --variant known-cards --limit 33 --no-wait
+      arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
     """
     names = _bot_names(bot_lists)
     if all_bots and names:
@@ -102,7 +102,7 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
         raise click.UsageError(f"--seats {seats} needs at least {seats} bots, got {len(names)}")
     from arena_sdk import wire
 
-    config = take5_config_of(limit, limit_rule, variants)
+    config = config_of(game, variants, rule_options)
     request = arena_pb2.CreateTournamentRequest(
         game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, seed=seed or 0,
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run)
@@ -211,8 +211,6 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     table = Table(title=f"Tournament {t.id}", show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
-    cfg = t.config.take5
-    variants = [v for v, on in (("known-cards", cfg.known_cards), ("draft", cfg.draft)) if on]
     progress = f"{t.matches_done}/{t.matches_total} matches"
     notes = []
     if t.matches_failed:
@@ -231,9 +229,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("rounds", str(t.rounds)),
         ("matches", t.formula or str(t.matches_total)),
         ("seed", str(t.seed)),
-        ("limit", f"{cfg.limit or 66} bullheads ({'>' if cfg.limit_rule == bot_pb2.TAKE5_LIMIT_MORE_THAN else '>='} "
-                  "after a complete hand ends the game)"),
-        ("variants", ", ".join(variants) or "none"),
+        ("rules", _rules_text(t)),
         ("deadline", f"{t.deadline_ms} ms"),
         ("created", when(t.created_at)),
     ]
@@ -250,19 +246,22 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
 @click.pass_obj
 def tournament_standings(app: AppContext, tournament_id: str, server: str, as_json: bool) -> None:
     """Show the standings of one tournament: rank (by points), bot, points (per match, 1 for every opponent
-    finished ahead of and 1/2 per tie), matches, mean score (Take 5: bullheads, lower is better), score rate
+    finished ahead of and 1/2 per tie), matches, mean score (the game's score: Take 5 bullheads, Taki cards held;
+    lower is better), score rate
     (points per pair, 0..1) and Elo performance (mean opponent rating + 400 x (wins - losses) / pairs).
 
     \b
     Example:
       arena tournament standings t3 --json
     """
-    reply = app.arena(server).call("GetStandings", arena_pb2.GetStandingsRequest(id=tournament_id))
+    client = app.arena(server)
+    reply = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=tournament_id))
     if as_json:
         print_json({"tournament_id": reply.tournament_id or tournament_id,
                      "entries": [_standing_dict(e) for e in reply.entries]})
         return
-    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, "take5")
+    game = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=reply.tournament_id or tournament_id)).game
+    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, game or None)
 
 
 def _standing_dict(e: Any) -> dict[str, Any]:
@@ -270,7 +269,7 @@ def _standing_dict(e: Any) -> dict[str, Any]:
             "performance": e.performance, "score_rate": e.score_rate}
 
 
-def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str) -> None:
+def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None) -> None:
     if not entries:
         click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
         return
@@ -279,7 +278,9 @@ def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any]
     table.add_column("bot")
     table.add_column("points", justify="right")
     table.add_column("matches", justify="right")
-    table.add_column("mean score" + (" (bullheads)" if game == "take5" else ""), justify="right")
+    from ..render import score_label
+
+    table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
     table.add_column("score rate", justify="right")
     table.add_column("performance (Elo)", justify="right")
     for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
@@ -319,16 +320,29 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
                f"{_failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
 
 
+def _rules_text(t: Any) -> str:
+    from ..render import config_text
+
+    return config_text(t.game, _config_dict(t))
+
+
+def _config_dict(t: Any) -> dict[str, Any]:
+    """The JSON form of a Tournament message's config (the game's defaults when unreadable)."""
+    from arena_sdk import wire
+
+    try:
+        return wire.config_to_dict(t.game, wire.config_from_proto(t.game, t.config))
+    except ValueError:
+        return {}
+
+
 def _tournament_dict(t: Any) -> dict[str, Any]:
-    cfg = t.config.take5
     return {
         "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
         "seed": t.seed, "matches_total": t.matches_total, "matches_done": t.matches_done,
         "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
         "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
-        "config": {"limit": cfg.limit or 66,
-                   "limit_rule": "more_than" if cfg.limit_rule == bot_pb2.TAKE5_LIMIT_MORE_THAN else "at_least",
-                   "known_cards": cfg.known_cards, "draft": cfg.draft},
+        "config": _config_dict(t),
     }
 
 

@@ -24,13 +24,20 @@ The full rules engines are ``arena_sdk.games.take5`` and ``arena_sdk.games.taki`
 ``arena_sdk.games.GAMES``.
 """
 
-from ._version import SDK_VERSION, __version__
-from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
-from .games import GAMES, get_game, taki, take5
-from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays
-from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView
-from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide
-from .games.take5 import (
+import os
+
+# gRPC's C core logs errors (e.g. a port it cannot bind) straight to stderr, before the SDK's own one-line
+# message. Quiet by default; a bot author who wants them sets GRPC_VERBOSITY=ERROR (or DEBUG). Read once, when
+# grpc is first imported, which the imports below do.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+from ._version import SDK_VERSION, __version__  # noqa: E402
+from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult  # noqa: E402
+from .games import GAMES, get_game, taki, take5  # noqa: E402
+from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays  # noqa: E402
+from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView  # noqa: E402
+from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide  # noqa: E402
+from .games.take5 import (  # noqa: E402
     CHOOSE_CARD,
     CHOOSE_ROW,
     DRAFT_PICK,
@@ -40,8 +47,8 @@ from .games.take5 import (
     penalty_if_played,
     target_row,
 )
-from .local import play_game
-from .server import BotServicer, ServeError, create_server, serve
+from .local import play_game  # noqa: E402
+from .server import BotServicer, ServeError, create_server, serve  # noqa: E402
 
 __all__ = [
     "CHOOSE_CARD",

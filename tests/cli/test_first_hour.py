@@ -183,9 +183,6 @@ def test_make_demo_then_the_readme_first_bot_section_twice(tmp_path: Path) -> No
         shell.kill_jobs()
 
 
-@pytest.mark.xfail(reason="needs the SDK (sdk/arena_sdk, the lead's) to quiet gRPC's C core log before it binds, "
-                          "e.g. os.environ.setdefault('GRPC_VERBOSITY', 'NONE') before grpc is imported",
-                   strict=False)
 def test_a_bot_on_a_busy_port_prints_only_the_clean_error() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from arena.referee import MatchRecord, replay
-from arena.render import RenderError, render_match, story_of
+from arena.render import RenderError, render_match
+from arena.render.take5 import story_of
 
 
 def make_record(num_players: int, seed: int | None, *, config: take5.Take5Config | None = None,

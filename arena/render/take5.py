@@ -1,4 +1,4 @@
-"""A match record, turn by turn, for people (``arena match show``): pure, no I/O.
+"""The Take 5 renderer: a match record, turn by turn, for people (``arena match show``): pure, no I/O.
 
 ``story_of(record)`` re-simulates a record (the JSON form of ``arena.referee.MatchRecord``) with the rules engine
 and returns what happened as plain data: per hand the rows it started with (and the draft picks of variant 2), per
@@ -26,13 +26,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from .referee import MatchRecord, RecordError
+from ..referee import MatchRecord, RecordError
+from .base import RenderError
 
 ROW_NAMES = ("row 1", "row 2", "row 3", "row 4")  # rows are 0..3 in the engine and on the wire, 1..4 for people
-
-
-class RenderError(ValueError):
-    """A record that cannot be rendered at all: not a well-formed record, or a game this module cannot show."""
 
 
 # --- the story: plain data ------------------------------------------------------------------------------------
@@ -156,7 +153,7 @@ def story_of(record: MatchRecord | Mapping[str, Any]) -> MatchStory:
     """
     rec = _as_record(record)
     if rec.game != take5.GAME_ID:
-        raise RenderError(f"cannot render a {rec.game!r} match: only take5 is known to the renderer")
+        raise RenderError(f"not a Take 5 record: game {rec.game!r}")
     n = len(rec.seats)
     try:
         config = wire.config_from_dict(rec.game, rec.config)
@@ -310,6 +307,30 @@ def _what_happened(p: PlayStory) -> Text:
 
 def _seat_label(rec: MatchRecord, seat: int) -> str:
     return f"{rec.seats[seat].name} (seat {seat})"
+
+
+SCORE_LABEL = "bullheads"
+
+
+def summary(record: MatchRecord | Mapping[str, Any]) -> Table:
+    """The bullheads each bot took in every hand, and the running totals (what ``arena play`` prints). Raises
+    ``RenderError`` as ``story_of`` does."""
+    story = story_of(record)
+    names = [s.name for s in story.record.seats]
+    table = Table(title="Bullheads per hand (total)")
+    table.add_column("hand", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for hand in story.hands:
+        if hand.totals is None:
+            continue
+        table.add_row(str(hand.hand + 1), *(f"{p} ({tot})" for p, tot in zip(hand.penalties, hand.totals)))
+    return table
+
+
+def config_text(config: Mapping[str, Any]) -> str:
+    """The rule options of a Take 5 config (JSON form) in a few words."""
+    return _config_text(config)
 
 
 def _config_text(config: Mapping[str, Any]) -> str:

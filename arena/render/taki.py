@@ -1,4 +1,4 @@
-"""A Taki match record, turn by turn, for people (``arena match show``): pure, no I/O.
+"""The Taki renderer: a match record, turn by turn, for people (``arena match show``): pure, no I/O.
 
 ``render_match(record)`` re-simulates the record with the Taki engine and returns rich renderables: a header
 (match, seats, options, seed), then one table row per decision (turn, seat, what the seat did, and every public
@@ -22,17 +22,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .referee import MatchRecord, RecordError
+from ..referee import MatchRecord, RecordError
+from .base import RenderError
 
 _REASONS = {
     "draw": "draws", "stack": "draws the +2 stack", "plus": "owes a card after a Plus and draws",
     "+3": "draws for the +3", "broken": "draws for the broken +3", "breaker": "pays for its own Breaker",
     "last card": "forgot to declare last card and draws", "stage": "moves on a stage and draws",
 }
-
-
-class TakiRenderError(ValueError):
-    """A record that is not a readable Taki match record."""
 
 
 def _event_text(e: Event, names: list[str]) -> tuple[str, str]:
@@ -71,6 +68,58 @@ def _event_text(e: Event, names: list[str]) -> tuple[str, str]:
     return f"{kind} {who} {e.card or ''} {e.count or ''}".strip(), ""
 
 
+SCORE_LABEL = "cards held"
+
+
+def config_text(config: Mapping[str, Any]) -> str:
+    """The rule options of a Taki config (JSON form) in a few words."""
+    return _config_text(config)
+
+
+def summary(record: MatchRecord | Mapping[str, Any]) -> Table:
+    """Per seat: the cards played, drawn (with penalties) and held at the end, the turns, and who won (what
+    ``arena play`` prints). Raises ``RenderError`` for a record that is not a readable Taki record."""
+    rec = _as_record(record)
+    game = get_game("taki")
+    names = [s.name for s in rec.seats]
+    try:
+        state = game.new_game(len(rec.seats), game.config_from_dict(rec.config), seed=rec.seed,
+                              deals=tuple(game.deal_from_dict(d) for d in rec.deals))
+        played = [0] * len(names)
+        drawn = [0] * len(names)
+        penalties = [0] * len(names)
+        for dec in rec.decisions:
+            seat = dec["seat"]
+            state = game.apply(state, seat, game.action_from_dict(dec["kind"], dec["action"]))
+            for e in state.unseen[seat]:
+                if e.seat is None:
+                    continue
+                if e.kind in ("play", "break"):
+                    played[e.seat] += 1
+                elif e.kind == "draw":
+                    drawn[e.seat] += e.count
+                    if e.reason not in ("draw", "stack", "+3", "stage"):
+                        penalties[e.seat] += e.count
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RenderError(f"cannot re-simulate the record: {exc}") from exc
+    table = Table(title=f"Taki: {state.turn} turns")
+    for col in ("bot", "cards played", "cards drawn", "of which penalties", "cards held"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for i, name in enumerate(names):
+        table.add_row(name, str(played[i]), str(drawn[i]), str(penalties[i]), str(len(state.hands[i])))
+    return table
+
+
+def _as_record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
+    try:
+        rec = record if isinstance(record, MatchRecord) else MatchRecord.from_dict(dict(record))
+    except RecordError as exc:
+        raise RenderError(f"not a match record: {exc}") from exc
+    if rec.game != "taki":
+        raise RenderError(f"not a Taki record: game {rec.game!r}")
+    return rec
+
+
 def _config_text(config: Mapping[str, Any]) -> str:
     parts = [f"turn cap {config.get('turn_cap', 2000)}", f"{config.get('hand_size', 8)} cards each"]
     if config.get("stairs"):
@@ -93,13 +142,8 @@ def _table_state(state: TakiState) -> str:
 
 def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     """Rich renderables telling a Taki ``record`` decision by decision (see the module docstring). Raises
-    ``TakiRenderError`` for a record that is not a readable Taki record."""
-    try:
-        rec = record if isinstance(record, MatchRecord) else MatchRecord.from_dict(dict(record))
-    except RecordError as exc:
-        raise TakiRenderError(str(exc)) from exc
-    if rec.game != "taki":
-        raise TakiRenderError(f"not a Taki record: game {rec.game!r}")
+    ``RenderError`` for a record that is not a readable Taki record."""
+    rec = _as_record(record)
     game = get_game("taki")
     names = [s.name for s in rec.seats]
     parts: list[RenderableType] = []
@@ -117,7 +161,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         state = game.new_game(len(rec.seats), game.config_from_dict(rec.config), seed=rec.seed,
                               deals=tuple(game.deal_from_dict(d) for d in rec.deals))
     except ValueError as exc:
-        raise TakiRenderError(f"cannot rebuild the game from the record's config, seed and deals: {exc}") from exc
+        raise RenderError(f"cannot rebuild the game from the record's config, seed and deals: {exc}") from exc
     start = state.unseen[0] if state.unseen else ()
     parts.append(Text("Start: " + "; ".join(_event_text(e, names)[0] for e in start)
                       + f". Leading card {_table_state(state)}."))

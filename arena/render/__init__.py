@@ -1,0 +1,70 @@
+"""Match records for people (``arena match show``, ``arena play``): one renderer module per game, pure, no I/O.
+
+A renderer module provides ``render_match(record) -> rich renderable`` (the whole match, turn by turn),
+``summary(record) -> rich renderable | None`` (the short progress table ``arena play`` prints), ``SCORE_LABEL``
+(what a score counts, e.g. "bullheads") and ``config_text(config: dict) -> str`` (the rule options in a few
+words). This package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from rich.console import RenderableType
+
+from ..referee import MatchRecord, RecordError
+from .base import RenderError
+
+RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}
+
+__all__ = ["RENDERERS", "RenderError", "config_text", "render_match", "renderer", "score_label", "summary"]
+
+
+def renderer(game: str) -> ModuleType:
+    """The renderer module of ``game``. Raises ``RenderError`` for a game without one."""
+    module = RENDERERS.get(game)
+    if module is None:
+        raise RenderError(f"no renderer for game {game!r}; games with one: {', '.join(sorted(RENDERERS))}")
+    return importlib.import_module(module)
+
+
+def _record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
+    if isinstance(record, MatchRecord):
+        return record
+    if not isinstance(record, Mapping):
+        raise RenderError(f"not a match record: a JSON object is needed, got {type(record).__name__}")
+    try:
+        return MatchRecord.from_dict(dict(record))
+    except RecordError as exc:
+        raise RenderError(f"not a match record: {exc}") from exc
+
+
+def render_match(record: MatchRecord | Mapping[str, Any]) -> RenderableType:
+    """The whole match turn by turn, by the renderer of its game. Raises ``RenderError``."""
+    rec = _record(record)
+    return renderer(rec.game).render_match(rec)  # type: ignore[no-any-return]
+
+
+def summary(record: MatchRecord | Mapping[str, Any]) -> RenderableType | None:
+    """The short table ``arena play`` prints after a game (None when the game has none). Raises ``RenderError``."""
+    rec = _record(record)
+    return renderer(rec.game).summary(rec)  # type: ignore[no-any-return]
+
+
+def score_label(game: str) -> str:
+    """What a score of ``game`` counts, for column titles ("bullheads", "cards held"); "score" when unknown."""
+    try:
+        return str(renderer(game).SCORE_LABEL)
+    except RenderError:
+        return "score"
+
+
+def config_text(game: str, config: Mapping[str, Any]) -> str:
+    """The rule options of a config (JSON form) in a few words."""
+    try:
+        return str(renderer(game).config_text(config))
+    except RenderError:
+        return ", ".join(f"{k} {v}" for k, v in config.items())
