@@ -157,7 +157,7 @@ def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, r
 
     Rules: a known game; at least as many bots as the game's fewest players; bots named NAME or NAME@VERSION
     (``split_bot_ref``), no repeats; the game's player range
-    (Take 5: 2..10) holds k; k <= B; R >= 1; at most ``MAX_MATCHES`` matches; a seed in 0 .. 2**63-1; a Decide
+    (see its GameInfo) holds k; k <= B; R >= 1; at most ``MAX_MATCHES`` matches; a seed in 0 .. 2**63-1; a Decide
     deadline of ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS`` (10..60000) ms.
     """
     if game not in GAMES:
@@ -251,7 +251,7 @@ class BotTally:
     """One bot's counts over the matches of one tournament.
 
     Attributes:
-        matches: matches played. score_sum: sum of its game scores (Take 5: bullheads).
+        matches: matches played. score_sum: sum of its game scores (lower is better).
         half_points: pairwise points x 2 (2 per opponent finished ahead of, 1 per tie): whole numbers, exact.
         pairs: opponents met, counted once per match (a 4-seat match is 3 pairs).
         wins / losses: pairs where it finished ahead of / behind the opponent (ties are neither).
@@ -302,7 +302,7 @@ class StandingsLine:
     Attributes:
         rank: standard competition rank by points (1, 2, 2, 4), 1 = best.
         bot: bot id. points: pairwise points (1 per opponent finished ahead of, 1/2 per tie).
-        matches: matches played. mean_score: game score per match (Take 5: bullheads, lower is better).
+        matches: matches played. mean_score: game score per match (lower is better).
         performance: Elo performance, points: mean opponent rating + 400 * (wins - losses) / pairs.
         score_rate: points / pairs, 0..1. pairs, wins, losses: see ``BotTally``.
     """

@@ -48,7 +48,7 @@ STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
 
 def _bot_classes() -> str:
-    """The bot base classes of the registered games, for error messages: "Take5Bot or TakiBot"."""
+    """The bot base classes of the registered games, for error messages ("XBot or YBot")."""
     return " or ".join(g.bot_class.__name__ for g in GAMES.values())
 
 

@@ -37,7 +37,7 @@ __all__ = [
 
 
 def known_games() -> tuple[str, ...]:
-    """The registered game ids, e.g. ``("take5", "taki")``."""
+    """The registered game ids, in registration order."""
     return tuple(GAMES)
 
 
