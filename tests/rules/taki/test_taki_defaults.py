@@ -65,3 +65,21 @@ def test_default_declines_a_breaker_question() -> None:
     assert (view.kind, view.step, view.legal) == (taki.REACT, "react", (React(False), React(True)))
     assert taki.default_action(asked, 1) == React(False)
     assert taki.observe(asked, 0).kind is None and taki.observe(asked, 0).current_seat == 0
+
+
+def test_who_is_asked_about_a_breaker_is_invisible_to_the_others() -> None:
+    """Seat 2 or seat 3 holds the Breaker: seat 1 (and seat 0, the +3's player) see the same views either way,
+    before and after the question is declined (a decline leaves no event)."""
+    common = [["+3", "R5", "Y3"], ["G1", "G3", "G4"]]
+    asked_2 = _game(common + [["BREAKER", "B1", "B3"], ["B4", "B5", "B6"]], ["R1"])
+    asked_3 = _game(common + [["B4", "B1", "B3"], ["BREAKER", "B5", "B6"]], ["R1"])
+    asked_2 = taki.apply(asked_2, 0, PlayCard(_c("+3")))
+    asked_3 = taki.apply(asked_3, 0, PlayCard(_c("+3")))
+    assert taki.pending_seats(asked_2) == (2,) and taki.pending_seats(asked_3) == (3,)
+    for seat in (0, 1):
+        assert taki.observe(asked_2, seat) == taki.observe(asked_3, seat)
+    declined_2 = taki.apply(asked_2, 2, React(False))
+    declined_3 = taki.apply(asked_3, 3, React(False))
+    for seat in (0, 1):
+        assert taki.observe(declined_2, seat).history == taki.observe(declined_3, seat).history
+        assert [e.kind for e in taki.observe(declined_2, seat).history][-3:] == ["draw", "draw", "draw"]

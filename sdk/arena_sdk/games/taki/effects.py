@@ -128,7 +128,7 @@ def draw(w: Work, ev: list[Event], seat: int, count: int, reason: str) -> int:
         w["hands"] = hands[:seat] + (tuple(sorted(hands[seat] + taken)),) + hands[seat + 1 :]
         if seat == w["current"]:
             w["last_play"] = False  # a draw that took no card is no change to the hand (reading 13)
-    ev.append(_event(("draw", seat, None, len(taken), None, False, False, reason)))
+    ev.append(_tuple_new(Event, ("draw", seat, None, len(taken), None, False, False, reason)))
     return len(taken)
 
 
@@ -264,7 +264,7 @@ def do_play(w: Work, ev: list[Event], seat: int, card: int, color: int | None, c
         named = COLOR_TOKENS[color]  # type: ignore[index]
     else:  # King, +3, Breaker leave what to follow unchanged (reading 2)
         named = None
-    ev.append(_event(("play", seat, _TOKENS[card], 0, named, False, declare, None)))
+    ev.append(_tuple_new(Event, ("play", seat, _TOKENS[card], 0, named, False, declare, None)))
     if not hand:
         if sym == PLUS:
             _plus_as_final_card(w, ev, seat)
