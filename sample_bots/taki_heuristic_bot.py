@@ -17,14 +17,16 @@ too), tries each sensible line of play to the end of its turn with the engine's 
 * **Stay in its colour**: a Change Color names the colour it holds most; ending the turn on a colour it still
   holds earns a small bonus, so among equal plays it keeps the colour it holds most.
 * **Hurt the others**: cards the other seats must draw (+2 stack left to the next seat, +3), seats skipped by a
-  Stop, all worth more when that seat is close to going out; a run left open for the next seat costs.
+  Stop, all worth more when that seat is close to going out; a run left open for the next seat costs. Ending the
+  turn on a colour the next seat is believed to lack earns a bonus (``ColorTracker``: a seat that drew at the start
+  of its turn probably held nothing of the colour to follow).
 * **Always declares "last card"** when the play allows it, and plays a +3 Breaker whenever asked (``react``).
 
     python -m sample_bots.taki_heuristic_bot --port 50112
     python sample_bots/taki_heuristic_bot.py --port 0
 
-``TurnPlanner(view).best_action()`` is the whole policy as a plain object; the Monte Carlo bot reuses
-``heuristic_action`` to play every seat of its simulations.
+``TurnPlanner(view).best_action()`` is the whole turn policy as a plain object (``heuristic_action(view)`` the same
+as a function); ``ranked_actions()`` scores every first action it tried.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from arena_sdk.games.taki.state import (
     STEP_TURN,
     Draw,
     EndTurn,
+    Event,
     PlayCard,
     TakiAction,
     TakiDeal,
@@ -87,7 +90,8 @@ class Weights:
             two, the extra turn is planned). open_run: a run left open (the next seat may shed that colour).
             color: per card (up to 3) held of the colour to follow when the turn ends. threat: effects on a seat
             holding at most ``threat_cards`` cards count this many times. plus3_hit: a +3 is broken now and then:
-            its value is scaled by this, and its player may draw three instead.
+            its value is scaled by this, and its player may draw three instead. lack: the turn ends on a colour
+            the next seat is believed not to hold (``ColorTracker``), times that belief.
     """
 
     card: float = 100
@@ -100,6 +104,7 @@ class Weights:
     threat: float = 3
     threat_cards: int = 2
     plus3_hit: float = 0.75
+    lack: float = 40
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -164,13 +169,55 @@ def state_from_view(view: TakiView) -> TakiState:
     )
 
 
+class ColorTracker:
+    """What the public events say about the colours the other seats lack.
+
+    Fed every ``view.history`` in order (``feed``), it follows the colour to follow through the plays and, when a
+    seat draws at the start of its turn (or cannot answer a Plus), believes it lacks that colour (1.0); every card
+    that seat draws later lowers the belief (x ``KEEP_PER_DRAW``); a card of the colour it plays sets it to 0.
+    ``lacks[seat][colour]`` is the belief. The random bot draws at will, so against it the belief is noise; a seat
+    that plays whenever it can is read right.
+    """
+
+    KEEP_PER_DRAW = 0.75
+
+    def __init__(self, num_players: int) -> None:
+        self.follow = -1
+        self.lacks = [[0.0] * 4 for _ in range(num_players)]
+
+    def feed(self, events: Sequence[Event]) -> None:
+        for e in events:
+            kind = e.kind
+            if kind == "play" and e.card is not None:
+                card = card_from_token(e.card)
+                color = CARD_COLOR[card]
+                if color >= 0:
+                    self.follow = color
+                    if e.seat is not None:
+                        self.lacks[e.seat][color] = 0.0
+                elif e.color is not None:  # Change Color, SuperTaki
+                    self.follow = "RYGB".index(e.color)
+            elif kind == "lead" and e.card is not None:
+                self.follow = CARD_COLOR[card_from_token(e.card)]
+            elif kind == "draw" and e.seat is not None:
+                row = self.lacks[e.seat]
+                if e.reason in ("draw", "plus") and self.follow >= 0:
+                    row[self.follow] = 1.0
+                keep = self.KEEP_PER_DRAW ** e.count
+                for c in range(4):
+                    row[c] *= keep
+
+
 class TurnPlanner:
     """Search of one seat's lines of play to the end of its turn (see the module doc), from ``view`` (a
     ``TAKI_TURN`` decision of that seat). ``best_action()`` returns one of ``view.legal``."""
 
-    def __init__(self, view: TakiView, weights: Weights = DEFAULT_WEIGHTS) -> None:
+    def __init__(
+        self, view: TakiView, weights: Weights = DEFAULT_WEIGHTS, lacks: Sequence[Sequence[float]] | None = None
+    ) -> None:
         self.view = view
         self.w = weights
+        self.lacks = lacks
         self.me = view.seat
         self.root = state_from_view(view)
         self.hand0 = Counter(view.hand)
@@ -259,22 +306,28 @@ class TurnPlanner:
         self.memo[key] = best
         return best
 
-    def best_action(self) -> TakiAction:
-        """The first action of the best line (one of ``view.legal``)."""
+    def ranked_actions(self) -> list[tuple[float, TakiAction]]:
+        """Each distinct first action of the lines tried, with the score of its best line, best first (a stable
+        sort: on equal scores the earlier line, so a play before a draw). Actions not in ``view.legal`` (never
+        expected: the stand-in table gives the engine's own legal list) are left out."""
         legal = self.view.legal
-        best: tuple[float, int] | None = None
-        choice: TakiAction = legal[-1]
-        for index, line in enumerate(self.options(self.root)):
+        scores: dict[TakiAction, float] = {}
+        for line in self.options(self.root):
             after = self._run_line(self.root, line)
             if after is None:
                 continue
             score = self.value(after, tuple(s[0] for s in line if isinstance(s, tuple)))
-            if best is None or score > best[0]:
-                best = (score, index)
-                choice = self._first_action(line[0])
-        if choice not in legal:  # never expected: the stand-in table gives the engine's own legal list
-            choice = _fallback(self.view)
-        return choice
+            action = self._first_action(line[0])
+            if action not in legal:
+                _off_plan(self.view, action)
+            elif action not in scores or score > scores[action]:
+                scores[action] = score
+        return sorted(((v, a) for a, v in scores.items()), key=lambda item: -item[0])
+
+    def best_action(self) -> TakiAction:
+        """The first action of the best line (one of ``view.legal``)."""
+        ranked = self.ranked_actions()
+        return ranked[0][1] if ranked else _fallback(self.view)
 
     def _first_action(self, step: Step) -> TakiAction:
         if not isinstance(step, tuple):
@@ -320,11 +373,17 @@ class TurnPlanner:
                 score += w.stack * state.stack * self.threat[nxt]
             if state.run is not None and state.run.open:
                 score -= w.open_run
+            if self.lacks is not None and not state.stack:
+                score += w.lack * self.lacks[nxt][state.follow_color]
         if n > 2:
             for event in state.unseen[(me + 1) % n]:
                 if event.kind == "skip" and event.seat is not None and event.seat != me:
                     score += w.skip * self.threat[event.seat]
         return score
+
+
+def _off_plan(view: TakiView, action: TakiAction) -> None:
+    """Called when a planned first action is not in ``view.legal`` (never expected; the tests make it fail)."""
 
 
 def _fallback(view: TakiView) -> TakiAction:
@@ -337,14 +396,16 @@ def _fallback(view: TakiView) -> TakiAction:
     return Draw() if Draw() in view.legal else EndTurn() if EndTurn() in view.legal else view.legal[0]
 
 
-def heuristic_action(view: TakiView, weights: Weights = DEFAULT_WEIGHTS) -> TakiAction:
+def heuristic_action(
+    view: TakiView, weights: Weights = DEFAULT_WEIGHTS, lacks: Sequence[Sequence[float]] | None = None
+) -> TakiAction:
     """The heuristic's answer to ``view`` (a ``TAKI_TURN`` decision), one of ``view.legal``. For a
     ``TAKI_REACT`` question it plays the Breaker (``React(True)``)."""
     if view.kind == REACT:
         return view.legal[-1]
     if len(view.legal) == 1:
         return view.legal[0]
-    return TurnPlanner(view, weights).best_action()
+    return TurnPlanner(view, weights, lacks).best_action()
 
 
 class TakiHeuristicBot(TakiBot):
@@ -355,11 +416,23 @@ class TakiHeuristicBot(TakiBot):
     author = "arena sample bots"
 
     weights: Weights = DEFAULT_WEIGHTS
+    track_colors = True
+
+    def __init__(self) -> None:
+        self.tracker: ColorTracker | None = None
+
+    def _feed(self, view: TakiView) -> None:
+        if self.tracker is None:
+            self.tracker = ColorTracker(view.num_players)
+        self.tracker.feed(view.history)
 
     def take_turn(self, view: TakiView) -> TakiAction:
-        return heuristic_action(view, self.weights)
+        self._feed(view)
+        lacks = self.tracker.lacks if self.track_colors and self.tracker is not None else None
+        return heuristic_action(view, self.weights, lacks)
 
     def react(self, view: TakiView) -> bool:
+        self._feed(view)
         return True
 
 

@@ -42,6 +42,7 @@ from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from sample_bots import taki_heuristic_bot
 from sample_bots.taki_heuristic_bot import (
+    ColorTracker,
     TakiHeuristicBot,
     heuristic_action,
     majority_color,
@@ -109,9 +110,13 @@ def strict_heuristic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The heuristic must never need its fallback: its planned first action is always one of ``view.legal``."""
 
     def no_fallback(view: taki.TakiView) -> taki.TakiAction:
-        raise AssertionError(f"the planner's choice was not legal; step {view.step}, hand {view.hand}")
+        raise AssertionError(f"the planner found no legal line; step {view.step}, hand {view.hand}")
+
+    def off_plan(view: taki.TakiView, action: taki.TakiAction) -> None:
+        raise AssertionError(f"planned {action} is not legal; step {view.step}, hand {view.hand}")
 
     monkeypatch.setattr(taki_heuristic_bot, "_fallback", no_fallback)
+    monkeypatch.setattr(taki_heuristic_bot, "_off_plan", off_plan)
     yield
 
 
@@ -178,6 +183,16 @@ def test_heuristic_declares_last_card_and_plays_breakers(strict_heuristic: None)
     view = taki.observe(position(("R3", "B4"), "R5"), 0)
     assert heuristic_action(view) == PlayCard(taki.card_from_token("R3"), last_card=True)
     assert TakiHeuristicBot().react(view) is True
+
+
+def test_color_tracker_reads_draws_as_missing_colours() -> None:
+    tracker = ColorTracker(3)
+    tracker.feed([Event("lead", card="R5"), Event("draw", 1, count=1, reason="draw")])
+    assert tracker.lacks[1] == [0.75, 0.0, 0.0, 0.0]  # lacked red, then drew one card that may be red
+    tracker.feed([Event("play", 2, card="CHCOLOR", color="Y"), Event("draw", 1, count=2, reason="stack")])
+    assert tracker.follow == YELLOW and tracker.lacks[1][0] == pytest.approx(0.75**3)
+    tracker.feed([Event("play", 1, card="R3"), Event("draw", 2, count=1, reason="draw")])
+    assert tracker.lacks[1][0] == 0.0 and tracker.lacks[2][0] == 0.75  # seat 2 faced the red R3
 
 
 # --- whole games ---------------------------------------------------------------------------------------------
