@@ -11,6 +11,8 @@
    through the Redis queue, with a progress bar, then the tournament's standings;
 5. ``arena ladder``: the Elo ladder (a second run adds to the same ladder, since ./.arena persists), and a check
    that the ladder recomputed from the results log (``arena ladder --rebuild``) equals the live one;
+   steps 2-5 run again for a short Taki round robin (taki-random, taki-heuristic, a second taki-random), ending
+   with the Taki ladder (``arena ladder --game taki``);
 6. ``arena bot remove`` of the demo's bots, whose processes stop with the demo (their ladder lines stay), so no
    registered bot is left pointing at a stopped process; then everything started here is stopped, also on
    Ctrl-C, SIGTERM or a failure, at any step (a process is on the list of things to stop from the moment it is
@@ -24,7 +26,7 @@ bots are still up, so no match is stored with bots that vanished) and the bots a
 interrupted tournament stay in Redis and are played by the workers of the next run.
 
 Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
-Environment: DEMO_ROUNDS (default 14), DEMO_SEATS (3), DEMO_DATA_DIR (.arena).
+Environment: DEMO_ROUNDS (default 12), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (8), DEMO_DATA_DIR (.arena).
 """
 
 from __future__ import annotations
@@ -58,8 +60,14 @@ BOTS = (
     ("demo-montecarlo", "sample:montecarlo"),
     ("demo-random-2", "sample:random"),
 )
+TAKI_BOTS = (
+    ("demo-taki-random", "sample:taki-random"),
+    ("demo-taki-heuristic", "sample:taki-heuristic"),
+    ("demo-taki-random-2", "sample:taki-random"),
+)
 SEATS = int(os.environ.get("DEMO_SEATS", "3"))
-ROUNDS = int(os.environ.get("DEMO_ROUNDS", "14"))  # 14 x 12 matches: about 100 s on 2 cores
+ROUNDS = int(os.environ.get("DEMO_ROUNDS", "12"))  # 12 x 12 matches: about 85 s on 2 cores
+TAKI_ROUNDS = int(os.environ.get("DEMO_TAKI_ROUNDS", "8"))  # 8 x 3 short matches: about 15 s
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
 SERVER_FILE = "demo-server"  # in DATA_DIR: where demos before arena ids left their server address
 START_TIMEOUT_S = 30.0
@@ -223,32 +231,32 @@ def run_arena_json(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def register(name: str, endpoint: str, server: str) -> str:
-    """``arena bot register NAME ENDPOINT``: on the first run it prints the owner token and saves it; later runs
-    find the saved token. Returns the bot id NAME@VERSION."""
-    out = run_arena("bot", "register", name, endpoint, "--server", server, "--data-dir", DATA_DIR)
+def register(name: str, endpoint: str, server: str, game: str) -> str:
+    """``arena bot register NAME ENDPOINT --game GAME``: on the first run it prints the owner token and saves it;
+    later runs find the saved token. Returns the bot id NAME@VERSION."""
+    out = run_arena("bot", "register", name, endpoint, "--game", game, "--server", server, "--data-dir", DATA_DIR)
     found = re.search(r"^registered \S+ bot (\S+) at ", out, re.MULTILINE)
     if found is None:
         raise DemoError(f"`arena bot register {name}` did not say which bot id it registered: {out.strip()!r}")
     return found.group(1)
 
 
-def unregister(names: list[str], server: str) -> None:
+def unregister(names: list[tuple[str, str]], server: str) -> None:
     """``arena bot remove NAME`` for the demo's bots (their processes stop with the demo; the ladder keeps their
     history). Best effort: a failure is reported, not raised, since this runs while the demo ends."""
     if not names:
         return
     say("the demo's bots stop with it, so it removes them from the arena (their ladder lines stay):")
-    for name in names:
+    for name, game in names:
         try:
-            run_arena("bot", "remove", name, "--server", server, "--data-dir", DATA_DIR)
+            run_arena("bot", "remove", name, "--game", game, "--server", server, "--data-dir", DATA_DIR)
         except (DemoError, OSError) as exc:
             print(f"  could not remove {name}: {exc}", file=sys.stderr, flush=True)
 
 
-def check_rebuild(server: str) -> None:
+def check_rebuild(server: str, game: str) -> None:
     """``arena ladder --rebuild``: the ladder recomputed from the results log must equal the live one."""
-    args = ("ladder", "--rebuild", "--json", "--server", server)
+    args = ("ladder", "--rebuild", "--json", "--game", game, "--server", server)
     done = subprocess.run(arena_command() + list(args), cwd=ROOT, capture_output=True, text=True)
     try:
         data = json.loads(done.stdout)
@@ -257,13 +265,13 @@ def check_rebuild(server: str) -> None:
     if not data["equal"]:
         raise DemoError(f"the ladder rebuilt from {data['results']} results differs from the live ladder: "
                         f"{'; '.join(data['differences'])}")
-    say(f"check: the ladder recomputed from the {data['results']} stored results (`arena ladder --rebuild`) "
-        f"equals the live ladder ({len(data['live']['entries'])} bots)")
+    say(f"check: the {game} ladder recomputed from the {data['results']} stored results (`arena ladder --rebuild "
+        f"--game {game}`) equals the live ladder ({len(data['live']['entries'])} bots)")
 
 
 def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
     """Say whether the ladder shows the sample bots' strength order: random < heuristic < montecarlo."""
-    ladder = run_arena_json("ladder", "--json", "--server", server)
+    ladder = run_arena_json("ladder", "--json", "--game", "take5", "--server", server)
     rating = {e["bot"]: e["rating"] for e in ladder["entries"]}
     of = {name: rating.get(bot_id) for name, bot_id in bot_ids.items()}
     randoms = [of[n] for n, spec in BOTS if spec == "sample:random" and of.get(n) is not None]
@@ -271,6 +279,41 @@ def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
     shown = bool(randoms) and mc is not None and heur is not None and mc > heur > max(randoms)
     say("check: strength order on the ladder: random < heuristic < montecarlo"
         + (" (as expected)" if shown else " is NOT shown this time (too few matches? run again to add more)"))
+
+
+def check_taki_order(server: str, bot_ids: dict[str, str]) -> None:
+    """Say whether the Taki ladder shows taki-heuristic above both taki-random bots."""
+    ladder = run_arena_json("ladder", "--json", "--game", "taki", "--server", server)
+    rating = {e["bot"]: e["rating"] for e in ladder["entries"]}
+    heur = rating.get(bot_ids.get("demo-taki-heuristic", ""))
+    randoms = [rating.get(bot_ids.get(n, "")) for n, spec in TAKI_BOTS if spec == "sample:taki-random"]
+    shown = heur is not None and all(r is not None and heur > r for r in randoms)
+    say("check: on the Taki ladder taki-heuristic is above taki-random"
+        + (" (as expected)" if shown else " is NOT shown this time (too few matches? run again to add more)"))
+
+
+def run_round_robin(game: str, bots: tuple[tuple[str, str], ...], rounds: int, server: str,
+                    registered: list[tuple[str, str]]) -> dict[str, str]:
+    """Start ``bots`` as processes, register them for ``game``, run a round robin through the queue and show the
+    game's ladder. Returns name -> bot id."""
+    endpoints = []
+    for name, spec in bots:
+        _, endpoint = start_sample_bot(name, spec)
+        endpoints.append(endpoint)
+    bot_ids = {}
+    for (name, _), endpoint in zip(bots, endpoints, strict=True):
+        bot_ids[name] = register(name, endpoint, server, game)
+        registered.append((name, game))
+    names = ",".join(name for name, _ in bots)
+    out = run_arena("tournament", "create", "--game", game, "--bots", names, "--seats", str(SEATS), "--rounds",
+                    str(rounds), "--no-wait", "--server", server)
+    created = re.search(r"^tournament (\S+): ", out, re.MULTILINE)
+    if created is None:
+        raise DemoError(f"`arena tournament create` did not say the tournament id: {out.strip()!r}")
+    run_arena("tournament", "status", created.group(1), "--watch", "--server", server)
+    run_arena("ladder", "--game", game, "--server", server)
+    check_rebuild(server, game)
+    return bot_ids
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -289,27 +332,15 @@ def main() -> int:
     started_at = time.monotonic()
     signal.signal(signal.SIGTERM, _on_sigterm)
     server = None
-    registered: list[str] = []
+    registered: list[tuple[str, str]] = []
     try:
         _, server = start_serve()
-        endpoints = []
-        for name, spec in BOTS:
-            _, endpoint = start_sample_bot(name, spec)
-            endpoints.append(endpoint)
-        bot_ids = {}
-        for (name, _), endpoint in zip(BOTS, endpoints, strict=True):
-            bot_ids[name] = register(name, endpoint, server)
-            registered.append(name)
-        names = ",".join(name for name, _ in BOTS)
-        out = run_arena("tournament", "create", "--bots", names, "--seats", str(SEATS), "--rounds", str(ROUNDS),
-                        "--no-wait", "--server", server)
-        created = re.search(r"^tournament (\S+): ", out, re.MULTILINE)
-        if created is None:
-            raise DemoError(f"`arena tournament create` did not say the tournament id: {out.strip()!r}")
-        run_arena("tournament", "status", created.group(1), "--watch", "--server", server)
-        run_arena("ladder", "--server", server)
-        check_rebuild(server)
+        say("--- Take 5 ---")
+        bot_ids = run_round_robin("take5", BOTS, ROUNDS, server, registered)
         check_strength_order(server, bot_ids)
+        say("--- Taki ---")
+        taki_ids = run_round_robin("taki", TAKI_BOTS, TAKI_ROUNDS, server, registered)
+        check_taki_order(server, taki_ids)
         unregister(registered, server)
         registered = []
         return 0
