@@ -80,3 +80,37 @@ def test_the_install_is_quiet() -> None:
     assert len(pip_lines) == 2
     assert all("PYTHONWARNINGS=ignore" in line and " -qq " in line and line.startswith("\t@") for line in pip_lines)
     assert recipe.count("@echo ") == 1
+
+
+def taki_bot_source() -> str:
+    section = README.read_text().split("## Write a Taki bot", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, "README has no python block under 'Write a Taki bot'"
+    return match.group(1)
+
+
+def test_the_taki_bot_is_at_most_15_lines_and_plays_without_faults(tmp_path: Path) -> None:
+    source = taki_bot_source()
+    assert len(source.splitlines()) <= 15
+    bot = tmp_path / "taki_bot.py"
+    bot.write_text(source)
+    record = tmp_path / "taki.json"
+    result = CliRunner().invoke(
+        cli, ["play", "taki", "--bot", str(bot), "--bot", "sample:taki-random", "--bot", "sample:taki-heuristic",
+              "--seed", "5", "--record", str(record)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(record.read_text())
+    assert data["game"] == "taki" and data["seats"][0]["name"] == "shedder"
+    assert data["result"]["faults"][0] == 0
+    assert any(d["seat"] == 0 and d["source"] == "bot" and "card" in d["action"] for d in data["decisions"])
+
+
+def test_the_taki_bot_beats_random_play() -> None:
+    from arena_sdk import play_game
+    from sample_bots.taki_random_bot import TakiRandomBot
+
+    namespace: dict = {}
+    exec(taki_bot_source().replace("serve(Shedder)", ""), namespace)  # noqa: S102 - the README's own code
+    wins = sum(play_game([namespace["Shedder"](), TakiRandomBot(seed=g), TakiRandomBot(seed=g + 1000)],
+                         seed=g, game="taki").ranks[0] == 1 for g in range(60))
+    assert wins >= 40, f"the README's Taki bot won {wins} of 60 three-seat games against two random bots"
