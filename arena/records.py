@@ -581,11 +581,12 @@ def _replay(record: MatchRecord) -> list[str]:
             stopped = True
             break
         pending = tuple(engine.pending_seats(state))
-        seat = dec.get("seat")
-        if seat not in pending:
-            diffs.append(f"{where}: recorded for seat {seat!r}, but the game asks seat(s) {list(pending)}")
+        recorded_seat = dec.get("seat")
+        if not _is_int(recorded_seat) or recorded_seat not in pending:
+            diffs.append(f"{where}: recorded for seat {recorded_seat!r}, but the game asks seat(s) {list(pending)}")
             stopped = True
             break
+        seat = int(recorded_seat)
         if seat != pending[0]:
             diffs.append(f"{where}: seat {seat} applied before seat {pending[0]} (the referee applies seats in "
                          "ascending order)")

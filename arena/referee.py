@@ -30,54 +30,34 @@ forfeit and the result; ``replay`` re-simulates it and checks the forfeits too.
 Failure policy
 --------------
 
-Limits are ``run_match`` keywords; their defaults are in ``arena.config.DEFAULTS`` (shown here). "Charged" means a
-recorded fault (``result.faults``) or a forfeit (``result.forfeits``, ranked last in ``result.ranks``, which the
-ladder rates).
+Every limit is a ``run_match`` keyword with its default in ``arena.config.DEFAULTS`` (shown in brackets). A fault
+is recorded against its seat (``result.faults``); a forfeit ranks the seat last (``result.forfeits``,
+``result.ranks``); the ladder rates ``result.ranks``. Markdown, for the README:
 
-=============================================  ==========================================  ====================  =====================================
-What happens                                   What the referee does                       Who is charged        What the ladder sees
-=============================================  ==========================================  ====================  =====================================
-Decide: no answer within ``deadline_ms``       fault ``timeout``; the game's default       the seat              the match's ranks, as played
-(1000 ms)                                      action instead of an answer
-Decide: illegal action / wrong or no action    fault ``illegal`` / ``malformed``; default  the seat              ranks as played
-field / undecodable answer                     action
-Decide: the bot raises, aborts, or is down     fault ``error`` / ``unreachable``; default  the seat              ranks as played
-                                               action
-StartMatch fails or passes ``call_deadline_    fault with ``decision=None``; the seat      the seat              ranks as played
-ms`` (2000 ms)                                 still plays
-EndMatch fails or passes ``call_deadline_ms``  logged (INFO), not a fault: the result      nobody                the result, unchanged
-                                               was final before; it delays the record
-                                               by ``call_deadline_ms`` at most
-``max_faults`` (10) faults of one seat in one  the seat **forfeits** (``"faults"``): never  the seat: ranked      the forfeited seat below every other
-match                                          called again (no more Decide, no            last whatever its     seat (forfeited seats share the last
-                                               EndMatch); its remaining decisions get the  score                 rank): it loses rating to all of them
-                                               default action (source ``"forfeit"``,
-                                               no more faults)
-``max_consecutive_timeouts`` (3) timeouts in   the seat forfeits (``"timeouts"``) at once  the seat: ranked      as above
-a row (StartMatch included)                    as above: a bot that never answers costs    last
-                                               about 3 deadlines, not the whole match
-The match passes ``match_time_limit_s``        no seat is asked again; every remaining     each seat that used   seats that used more than their share
-(600 s), checked before each round of          decision gets the default action; each      more Decide time      ranked last; if nobody did (the
-decisions                                      seat still playing whose Decide time        than its share        referee was slow), nobody is charged
-                                               exceeds its share ``match_time_limit_s /                          and the ranks are the game's after
-                                               seats`` forfeits (``"time_limit"``); the                          the default actions
-                                               others get source ``"time_limit"``
-A Decide timed out while the referee's own     not a fault: the decision is asked again    nobody (the referee)  nothing
-event loop was late by more than               (same sequence number, fresh deadline), at
-``min(lag_threshold_ms, deadline_ms / 4)``     most ``lag_retries`` (2) times, then it is
-(100 ms)                                       a timeout fault; recorded as ``retries``
-                                               and ``retry_lag_ms`` on the decision
-=============================================  ==========================================  ====================  =====================================
+| What happens | What the referee does | Who is charged | What the ladder sees |
+|---|---|---|---|
+| Decide: no answer within `deadline_ms` [1000 ms] | fault `timeout`; the game's default action is applied | the seat | the ranks of the game as played |
+| Decide: an illegal action, the wrong or no action field, undecodable bytes | fault `illegal` / `malformed`; default action | the seat | the ranks as played |
+| Decide: the bot raises or aborts, or is down | fault `error` / `unreachable`; default action | the seat | the ranks as played |
+| StartMatch fails or passes `call_deadline_ms` [2000 ms] | fault (no decision); the seat still plays | the seat | the ranks as played |
+| EndMatch fails or passes `call_deadline_ms` | logged, not a fault (the result was final before); the record waits `call_deadline_ms` at most | nobody | the result |
+| `max_faults` [10] faults of one seat in one match | the seat forfeits (`faults`): never called again (no Decide, no EndMatch); its remaining decisions get the default action (source `forfeit`, no more faults) | the seat | the seat ranked last, below every seat that did not forfeit, whatever its score (forfeited seats share the last rank) |
+| `max_consecutive_timeouts` [3] timeouts in a row (StartMatch included) | the seat forfeits at once (`timeouts`), as above: a bot that stopped answering costs about 3 deadlines, not the whole match | the seat | the seat ranked last |
+| The match passes `match_time_limit_s` [600 s] (checked before each round of decisions) | no seat is asked again; every remaining decision gets the default action; each seat still playing whose Decide time exceeds its share (`match_time_limit_s / seats`) forfeits (`time_limit`), the others' decisions get source `time_limit` | the seats over their share; nobody when no seat is (the referee itself was slow) | those seats ranked last; else the game's ranks after the default actions |
+| Decide timed out while the referee's own event loop was late by more than `min(lag_threshold_ms [100], deadline_ms / 4)` | not a fault: the decision is asked again with the same sequence number and a fresh deadline, at most `lag_retries` [2] times (then it is a `timeout` fault); recorded as `retries` and `retry_lag_ms` on the decision | nobody | nothing |
+| A worker, the referee or Redis crashes mid-match (the scheduler's part) | no record: the job stays pending and another worker plays the match again; after `max_deliveries` it is recorded as failed, unrated | nobody | only a finished match |
 
 The referee's lag is measured by a task that sleeps 20 ms at a time and records how late it wakes up; a timeout
 is excused when the loop was late by more than the threshold at any moment between the creation of the call and
-the timeout (gRPC starts the deadline when the call is created and sends it from the event loop, so a late loop
-eats the bot's time). A re-ask repeats the request with the same ``sequence`` (the protocol's "lets a bot detect
-repeats"), so sequence numbers stay one per decision. The time used by a seat is the sum of ``latency_ms`` of its
-charged Decide calls, so ``replay`` can re-derive every time-limit forfeit from the record. With the defaults, a
-match against a bot that never answers ends within about ``max_consecutive_timeouts`` x ``deadline_ms`` (plus
-``call_deadline_ms`` when its ``StartMatch`` hangs too, which counts as the first timeout in a row); the time
-limit is the backstop for a bot that answers just in time, every time.
+the timeout (gRPC starts the deadline when the call is created and sends the request from the event loop, so a
+late loop eats the bot's time; an answer that arrives while the loop is late is still received in time by gRPC's
+own thread). A re-ask repeats the request with the same ``sequence`` (the protocol's "lets a bot detect repeats"),
+so sequence numbers stay one per decision; ``replay`` checks each re-ask against ``lag_retries`` and the
+threshold. The time used by a seat is the sum of ``latency_ms`` of its charged Decide calls (as the referee saw
+them), so ``replay`` re-derives every time-limit forfeit from the record. With the defaults, a match against a bot
+that never answers ends within about ``max_consecutive_timeouts`` x ``deadline_ms`` (when its ``StartMatch`` hangs
+too, that is the first timeout of the row and costs ``call_deadline_ms``); the time limit is the backstop for a bot
+that answers just in time, every time.
 """
 
 from __future__ import annotations
@@ -92,6 +72,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
@@ -110,12 +91,12 @@ from .records import (
     MatchResult,
     RecordError,
     SeatSpec,
+    _is_int,
     bot_time_ms,
     describe_legal,
     forfeit_ranks,
     replay,
 )
-from .records import _is_int
 
 __all__ = [
     "FAULT_KINDS", "FORFEIT_REASONS", "RECORD_VERSION", "SOURCES", "Fault", "Forfeit", "Limits", "MatchRecord",
@@ -302,7 +283,7 @@ class _Match:
 
     async def _decide(self, seat: int, request: bot_pb2.DecideRequest) -> _Answer:
         loop = asyncio.get_running_loop()
-        threshold_s = self.limits.excuse_threshold_ms(self.deadline_ms) / 1000
+        threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
         lags: list[float] = []
         while True:
             t0 = time.perf_counter()
@@ -310,11 +291,11 @@ class _Match:
             response, kind, detail = await self._call("Decide", seat, request, self.deadline_ms)
             latency_ms = round((time.perf_counter() - t0) * 1000, 3)
             if kind == "timeout" and len(lags) < self.limits.lag_retries:
-                lag = self.lag.max_since(since)
-                if lag > threshold_s:  # the referee was late, not (necessarily) the bot: ask again
-                    lags.append(round(lag * 1000, 3))
+                lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
+                if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
+                    lags.append(lag_ms)
                     log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
-                             "asking again", self.match_id, seat, request.sequence, lag * 1000)
+                             "asking again", self.match_id, seat, request.sequence, lag_ms)
                     continue
             if lags and kind == "timeout":
                 detail += f" (asked {len(lags) + 1} times; the referee's lateness excused the first {len(lags)})"
