@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import grpc
+
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from .config import DEFAULTS

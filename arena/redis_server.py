@@ -340,7 +340,7 @@ class PrivateRedis:
         """True while the child process is alive."""
         return self.process is not None and self.process.poll() is None
 
-    def __enter__(self) -> "PrivateRedis":
+    def __enter__(self) -> PrivateRedis:
         self.start()
         return self
 

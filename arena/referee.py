@@ -99,8 +99,9 @@ from .records import (
 )
 
 __all__ = [
-    "FAULT_KINDS", "FORFEIT_REASONS", "RECORD_VERSION", "SOURCES", "Fault", "Forfeit", "Limits", "MatchRecord",
-    "MatchResult", "RecordError", "SeatSpec", "LoopLag", "forfeit_ranks", "replay", "run_match", "run_match_sync",
+    "FAULT_KINDS", "FORFEIT_REASONS", "RECORD_VERSION", "SOURCES", "Fault", "FaultTally", "Forfeit", "Limits",
+    "LoopLag", "MatchRecord", "MatchResult", "RecordError", "SeatSpec", "forfeit_ranks", "replay", "run_match",
+    "run_match_sync",
 ]
 
 log = logging.getLogger(__name__)

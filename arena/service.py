@@ -92,7 +92,7 @@ def _rpc(method: _F) -> _F:
     """Turn Redis failures into UNAVAILABLE with the Redis URL in the message."""
 
     @functools.wraps(method)
-    def wrapper(self: "ArenaServicer", request: Any, context: grpc.ServicerContext) -> Any:
+    def wrapper(self: ArenaServicer, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
         except redis.RedisError as exc:
@@ -786,7 +786,7 @@ class ArenaServer:
         if self._server is not None:
             self._server.wait_for_termination()
 
-    def __enter__(self) -> "ArenaServer":
+    def __enter__(self) -> ArenaServer:
         self.start()
         return self
 

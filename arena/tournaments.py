@@ -82,7 +82,7 @@ class MatchSpec:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "MatchSpec":
+    def from_dict(cls, d: dict[str, Any]) -> MatchSpec:
         """Inverse of ``to_dict``. Raises ``TournamentError`` when a field is missing or of the wrong type."""
         try:
             spec = cls(

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from arena_sdk import Take5Bot, Take5View, bullheads, serve, target_row
 from arena_sdk.games.take5 import DECK_SIZE, ROW_CAPACITY
 
-
 BULLHEADS = (0,) + tuple(bullheads(c) for c in range(1, DECK_SIZE + 1))  # BULLHEADS[card], from the engine
 
 

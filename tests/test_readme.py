@@ -46,7 +46,6 @@ def test_first_bot_clearly_beats_random() -> None:
     import statistics
 
     from arena_sdk import play_game
-
     from sample_bots.random_bot import RandomBot
 
     namespace: dict[str, object] = {}

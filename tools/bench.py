@@ -27,14 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from bench_taki import bench as bench_taki  # noqa: E402
+
 from arena.local_bots import start_bot, started_bots  # noqa: E402
 from arena.referee import SeatSpec, run_match_sync  # noqa: E402
-from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
-from arena_sdk import wire  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
-from bench_taki import bench as bench_taki  # noqa: E402
+from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
 
 
 def random_game(num_players: int, rnd: random.Random, config: take5.Take5Config | None = None) -> int:

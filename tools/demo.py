@@ -172,6 +172,7 @@ def refile_old_tokens(server: str) -> None:
     except OSError:
         return
     import grpc
+
     from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
     with grpc.insecure_channel(server) as channel:

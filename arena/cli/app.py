@@ -19,8 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 import grpc
-from arena_sdk.pb import arena_pb2_grpc
 from rich.console import Console
+
+from arena_sdk.pb import arena_pb2_grpc
 
 from .errors import ArenaGroup, rpc_error
 from .options import option
@@ -44,7 +45,7 @@ class AppContext:
     console: Console = field(default_factory=lambda: Console(highlight=False, width=_table_width()))
     _channels: list[grpc.Channel] = field(default_factory=list)
 
-    def arena(self, server: str) -> "ArenaClient":
+    def arena(self, server: str) -> ArenaClient:
         """A client of the Arena service at ``server`` ("host:port"), closed when the command ends."""
         channel = grpc.insecure_channel(server)
         self._channels.append(channel)

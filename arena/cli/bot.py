@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 import grpc
-from arena_sdk.pb import arena_pb2
 from rich.table import Table
+
+from arena_sdk.pb import arena_pb2
 
 from .app import AppContext, cli, print_json, when
 from .errors import ArenaCliError

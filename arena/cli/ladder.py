@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
-from arena_sdk.pb import arena_pb2
 from rich.table import Table
+
+from arena_sdk.pb import arena_pb2
 
 from .app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from .errors import ArenaCliError

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from arena_sdk.pb import arena_pb2
 from rich.table import Table
+
+from arena_sdk.pb import arena_pb2
 
 from .app import AppContext, cli, delta_text, print_json, score_text, when
 from .errors import ArenaCliError

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
+
 from arena_sdk.games import game_ids
 
 from ..config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS

@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 import grpc
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 from rich.table import Table
+
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from ..config import DEFAULTS
 from .app import AppContext, cli, print_json, score_text

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 import grpc
+
 from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS

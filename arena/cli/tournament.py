@@ -9,15 +9,17 @@ from typing import Any
 
 import click
 import grpc
-from arena_sdk.pb import arena_pb2
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS
 from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
 from .bot import bot_dict
 from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
+from .game_options import config_of, config_options
 from .options import (
     GAMES,
     deadline_option,
@@ -27,7 +29,6 @@ from .options import (
     server_option,
     split_bot_id,
 )
-from .game_options import config_of, config_options
 
 
 @cli.group(short_help="Create, follow and cancel round-robin tournaments.")

@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 
 import click
-from arena_sdk.pb import arena_pb2
 from rich.table import Table
+
+from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS
 from .app import AppContext, ago, cli, print_json, redact, stop_on_signals, when

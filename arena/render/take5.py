@@ -16,15 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from arena_sdk import wire
-from arena_sdk.games import take5
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
+
+from arena_sdk import wire
+from arena_sdk.games import take5
 
 from ..referee import MatchRecord, RecordError
 from .base import RenderError
@@ -340,7 +341,7 @@ def _config_text(config: Mapping[str, Any]) -> str:
 
 
 def _when(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if epoch_s else "-"
+    return datetime.fromtimestamp(epoch_s, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if epoch_s else "-"
 
 
 def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
 from arena_sdk.games import get_game
 from arena_sdk.games.taki import bot as taki_bot
 from arena_sdk.games.taki import cards as C
 from arena_sdk.games.taki.state import Event, TakiState
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
 
 from ..referee import MatchRecord, RecordError
 from .base import RenderError
@@ -184,7 +185,8 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         seat = dec.get("seat")
         kind = game.decision_kind(state, seat) if isinstance(seat, int) else None
         if kind is None:
-            stopped = f"decision {i}: recorded for seat {seat!r}, but the game asks seat(s) {list(game.pending_seats(state))}"
+            pending = list(game.pending_seats(state))
+            stopped = f"decision {i}: recorded for seat {seat!r}, but the game asks seat(s) {pending}"
             break
         try:
             action = game.action_from_dict(kind, dec.get("action"))

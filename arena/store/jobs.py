@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from arena_sdk.games import GAMES
 
 from arena.config import DEFAULTS
 from arena.tournaments import MatchSpec
+from arena_sdk.games import GAMES
 
 from .base import StoreBase
 from .keys import JOBS_GROUP, WORKERS, cancelled_key, failed_key, jobs_key, result_key, tournament_key, worker_key

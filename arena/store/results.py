@@ -8,9 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena_sdk.games import GAMES
-
 from arena.ratings import elo_deltas
+from arena_sdk.games import GAMES
 
 from .base import CHUNK, StoreError
 from .keys import (

@@ -33,10 +33,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from ._version import SDK_VERSION, __version__  # noqa: E402
 from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult  # noqa: E402
-from .games import GAMES, get_game, taki, take5  # noqa: E402
-from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays  # noqa: E402
-from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView  # noqa: E402
-from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide  # noqa: E402
+from .games import GAMES, get_game, take5, taki  # noqa: E402
 from .games.take5 import (  # noqa: E402
     CHOOSE_CARD,
     CHOOSE_ROW,
@@ -47,6 +44,9 @@ from .games.take5 import (  # noqa: E402
     penalty_if_played,
     target_row,
 )
+from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide  # noqa: E402
+from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays  # noqa: E402
+from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView  # noqa: E402
 from .local import play_game  # noqa: E402
 from .server import BotServicer, ServeError, create_server, serve  # noqa: E402
 

@@ -26,9 +26,10 @@ import signal
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import grpc
 
@@ -76,7 +77,7 @@ def _invalid(message: str) -> _Abort:
 
 def _handles_errors(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
-    def wrapper(self: "BotServicer", request: Any, context: grpc.ServicerContext) -> Any:
+    def wrapper(self: BotServicer, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
         except _Abort as exc:

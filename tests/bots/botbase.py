@@ -13,10 +13,12 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from concurrent import futures
-from typing import Any, Callable
+from typing import Any
 
 import grpc
+
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 CHOOSE_CARD = bot_pb2.TAKE5_CHOOSE_CARD

@@ -2,6 +2,7 @@
 card for a row choice); ``--style empty`` answers an empty ``DecideResponse``."""
 
 import botbase
+
 from arena_sdk.pb import bot_pb2
 
 

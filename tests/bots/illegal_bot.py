@@ -2,6 +2,7 @@
 the lowest card missing from its hand), row 4 on rule 4 (rows are 0..3), a card outside the draft pool."""
 
 import botbase
+
 from arena_sdk.pb import bot_pb2
 
 

@@ -2,9 +2,8 @@
 Decide at the ``--at`` sequence numbers; ``--on start`` raises in StartMatch (and plays legally); ``--on end``
 raises in EndMatch. ``--abort`` answers INVALID_ARGUMENT with ``context.abort`` instead of raising."""
 
-import grpc
-
 import botbase
+import grpc
 
 
 class RaisingBot(botbase.TestBot):

@@ -9,6 +9,7 @@ from concurrent import futures
 
 import botbase
 import grpc
+
 from arena_sdk.pb import bot_pb2
 
 GARBAGE = b"\xff\xff\xffgarbage"

@@ -22,10 +22,10 @@ from typing import Any
 
 import grpc
 import pytest
-from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 from click.testing import CliRunner, Result
 
 from arena.cli import BOTS_DOWN_HINT, cli
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 ARENA = Path(sys.executable).parent / "arena"
 BOTS_DOWN = "bots not answering: alpha@1.0 at 127.0.0.1:1 (UNAVAILABLE), beta@1.0 at 127.0.0.1:2 (UNAVAILABLE)"

@@ -25,8 +25,6 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 VENV_BIN = Path(sys.executable).parent

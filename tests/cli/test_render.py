@@ -11,8 +11,6 @@ import random
 from typing import Any
 
 import pytest
-from arena_sdk import wire
-from arena_sdk.games import take5
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -20,6 +18,8 @@ from rich.console import Console
 from arena.referee import MatchRecord, replay
 from arena.render import RenderError, render_match
 from arena.render.take5 import story_of
+from arena_sdk import wire
+from arena_sdk.games import take5
 
 
 def make_record(num_players: int, seed: int | None, *, config: take5.Take5Config | None = None,

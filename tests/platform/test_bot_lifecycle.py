@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
-import pytest
 from platform_helpers import VERSIONED_BOT, rpc_error, wait_until
 
 from arena.store import Store, owner_key, token_hash

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_sdk import wire
-from arena_sdk.games import GAMES
 
 from arena.local_bots import BotProcess, start_bot, started_bots
 from arena.referee import MatchRecord, SeatSpec
+from arena_sdk import wire
+from arena_sdk.games import GAMES
 
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-from arena_sdk.games import take5
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from arena.local_bots import (
     SAMPLE_BOTS,
@@ -23,6 +21,8 @@ from arena.local_bots import (
     started_bots,
 )
 from arena.referee import replay
+from arena_sdk.games import take5
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from .conftest import BOTS_DIR
 

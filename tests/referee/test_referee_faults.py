@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from arena.referee import MatchRecord, SeatSpec, replay, run_match_sync
 from arena_sdk import wire
 from arena_sdk.games import take5
-
-from arena.referee import MatchRecord, SeatSpec, replay, run_match_sync
 
 from .conftest import seat, walk
 

@@ -8,10 +8,10 @@ import json
 from collections import Counter
 
 import pytest
-from arena_sdk import wire
-from arena_sdk.games import take5
 
 from arena.referee import MatchRecord, SeatSpec, replay, run_match, run_match_sync
+from arena_sdk import wire
+from arena_sdk.games import take5
 
 from .conftest import final_state, walk
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena_sdk.games import take5
-
+from arena.config import DEFAULTS
 from arena.local_bots import start_bot
 from arena.referee import Fault, MatchRecord, RecordError, replay, run_match_sync
+from arena_sdk.games import take5
 
 from .conftest import BOTS_DIR, seat, walk
 
@@ -66,8 +66,8 @@ def test_json_round_trip(record, faulty, tmp_path) -> None:
     assert d["result"] == {"scores": list(faulty.result.scores), "ranks": list(faulty.result.ranks),
                            "faults": [0, 3, 0], "forfeits": [None, None, None]}
     assert (d["version"], d["forfeits"], d["time_limit_at"]) == (2, [], None)
-    assert d["limits"] == {"max_faults": 10, "max_consecutive_timeouts": 3, "match_time_limit_s": 600.0,
-                           "lag_threshold_ms": 100, "lag_retries": 2}
+    assert d["limits"] == {key: getattr(DEFAULTS, key) for key in (
+        "max_faults", "max_consecutive_timeouts", "match_time_limit_s", "lag_threshold_ms", "lag_retries")}
 
 
 @pytest.mark.parametrize("key", ["match_id", "game", "config", "deals", "seats", "deadline_ms", "decisions",

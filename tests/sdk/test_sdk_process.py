@@ -13,9 +13,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from arena_sdk.games.take5 import wire as take5_wire
-from arena_sdk import wire
 from arena_sdk.games import take5
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,6 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import (
     SDK_VERSION,
     BotDefinitionError,
@@ -23,6 +22,7 @@ from arena_sdk import (
     wire,
 )
 from arena_sdk.games import take5
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 # --- real engine views ---------------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ class RecordingBot(Take5Bot):
     name = "recorder"
     version = "2.5"
     author = "tests"
-    created: list["RecordingBot"] = []
+    created: list[RecordingBot] = []
     lock = threading.Lock()
 
     def __init__(self) -> None:

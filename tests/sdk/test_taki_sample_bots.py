@@ -16,6 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+
 from arena_sdk import MatchInfo, TakiBot, play_game
 from arena_sdk.games import taki
 from arena_sdk.games.taki import wire as taki_wire
@@ -39,7 +40,6 @@ from arena_sdk.games.taki.state import (
     TakiState,
 )
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
-
 from sample_bots import taki_heuristic_bot
 from sample_bots.taki_heuristic_bot import (
     ColorTracker,

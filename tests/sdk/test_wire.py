@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk import wire
 from arena_sdk.games import take5
+from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk.pb import bot_pb2
 
 

@@ -48,7 +48,7 @@ def game_ids() -> tuple[str, ...]:
 for _name in _BUILTIN:
     register(importlib.import_module(f".{_name}.plugin", __name__).GAME)
 
-from . import taki, take5  # noqa: E402  - ``from arena_sdk.games import take5`` gives the Take 5 engine
+from . import take5, taki  # noqa: E402  - ``from arena_sdk.games import take5`` gives the Take 5 engine
 
 __all__ = [
     "GAMES",

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from arena_sdk import Take5View, serve
-
 from sample_bots.random_bot import RandomBot
 
 

@@ -4,7 +4,6 @@ registration tests (``arena bot register NAME`` with a new version needs the own
 import sys
 
 from arena_sdk import serve
-
 from sample_bots.random_bot import RandomBot
 
 

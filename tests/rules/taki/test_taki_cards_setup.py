@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 import pytest
+
 from arena_sdk.games import taki
 from arena_sdk.games.base import RulesError
 from arena_sdk.games.taki import TakiConfig, TakiDeal, effects, rules

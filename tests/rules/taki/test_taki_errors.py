@@ -6,6 +6,7 @@ import copy
 from collections import Counter
 
 import pytest
+
 from arena_sdk.games import taki
 from arena_sdk.games.base import IllegalActionError, RulesError
 from arena_sdk.games.taki import (

@@ -20,11 +20,12 @@ import dataclasses
 import random
 from collections import Counter
 
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
 from arena_sdk.games import taki
 from arena_sdk.games.base import IllegalActionError
 from arena_sdk.games.taki import Draw, EndTurn, PlayCard, React, TakiConfig, TakiState
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
 
 DECK = Counter(taki.deck())
 ALL_CARDS = sorted(set(taki.deck()))

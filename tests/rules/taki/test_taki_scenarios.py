@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena_sdk.games import taki
 from arena_sdk.games.base import IllegalActionError
 from arena_sdk.games.taki import (

@@ -3,7 +3,7 @@ the registry entry (``plugin.GAME``). ``from arena_sdk.games import take5`` give
 (``take5.new_game``, ``take5.Take5View``, ...), as before the game became a package.
 """
 
-from .bot import Take5Bot, cheapest_row, check_answer, decide
+from .bot import Take5Bot, cheapest_row, check_answer, decide  # noqa: F401 - re-exported
 from .rules import *  # noqa: F403 - the engine's public names, e.g. take5.new_game
 
 __all__ = [name for name in dir() if not name.startswith("_")]

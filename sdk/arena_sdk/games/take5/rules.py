@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from ..base import GameInfo, IllegalActionError, Outcome, RulesError, competition_ranks
 
@@ -124,7 +124,7 @@ class DraftPick:
     card: int
 
 
-Take5Action = Union[ChooseCard, ChooseRow, DraftPick]
+Take5Action = ChooseCard | ChooseRow | DraftPick
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,23 @@ for _card in ALL_CARDS:
     _PLAYS[_card] = tuple(_variants(_card, f) for f in range(4))
 
 
+# _MATCHING[follow_color * _STRIDE + follow_symbol][card]: the card may be played on what is to be followed (its
+# colour or symbol matches, or it is colourless: "Setup and turn").
+_STRIDE = 20
+_MATCHING: list[tuple[bool, ...]] = [
+    tuple(
+        CARD_COLOR[card] < 0 or CARD_COLOR[card] == fc or CARD_SYMBOL[card] == fs for card in range(len(CARD_COLOR))
+    )
+    for fc in range(4)
+    for fs in range(_STRIDE)
+]
+# _MATCHING_PLAYS[last][follow_color * _STRIDE + follow_symbol][card]: the plays of a matching card, else ().
+_MATCHING_PLAYS: tuple[list[tuple[tuple[PlayCard, ...], ...]], ...] = tuple(
+    [tuple(_PLAYS[card][last] if ok else () for card, ok in enumerate(matching)) for matching in _MATCHING]
+    for last in (0, _LAST)
+)
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -279,8 +296,7 @@ def decision_kind(state: TakiState, seat: int) -> str | None:
 
 
 def _matches(state: TakiState, card: int) -> bool:
-    color = CARD_COLOR[card]
-    return color < 0 or color == state.follow_color or CARD_SYMBOL[card] == state.follow_symbol
+    return _MATCHING[state.follow_color * _STRIDE + state.follow_symbol][card]
 
 
 def _continues(state: TakiState, card: int) -> bool:
@@ -291,12 +307,11 @@ def _continues(state: TakiState, card: int) -> bool:
 
 def _has_play(state: TakiState, hand: tuple[int, ...]) -> bool:
     """A card of ``hand`` can be played now (turn start without a stack, or a Plus's owed card)."""
-    fc = state.follow_color
-    fs = state.follow_symbol
+    matching = _MATCHING[state.follow_color * _STRIDE + state.follow_symbol]
     run = state.run if state.mode == STEP_TURN else None
+    rc = run.color if run is not None else -2
     for card in hand:
-        color = CARD_COLOR[card]
-        if color < 0 or color == fc or CARD_SYMBOL[card] == fs or (run is not None and color == run.color):
+        if matching[card] or CARD_COLOR[card] == rc:
             return True
     return False
 
@@ -330,27 +345,25 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
                 previous = card
             out.append(DRAW)
             return tuple(out)
-        fc = state.follow_color
-        fs = state.follow_symbol
-        symbols = CARD_SYMBOL
         run = state.run
         if run is None:
+            options = _MATCHING_PLAYS[last][state.follow_color * _STRIDE + state.follow_symbol]
             for card in hand:
                 if card != previous:
-                    color = colors[card]
-                    if color < 0 or color == fc or symbols[card] == fs:
-                        out += plays[card][last]
-                previous = card
+                    found = options[card]
+                    if found:
+                        out += found
+                    previous = card
         else:  # an open run: its colour and SuperTaki continue it (reading 9)
             rc = run.color
+            matching = _MATCHING[state.follow_color * _STRIDE + state.follow_symbol]
             for card in hand:
                 if card != previous:
-                    color = colors[card]
-                    if color == rc or card == SUPERTAKI:
+                    if colors[card] == rc or card == SUPERTAKI:
                         out += plays[card][_CLOSE | last]
-                    elif color < 0 or color == fc or symbols[card] == fs:
+                    elif matching[card]:
                         out += plays[card][last]
-                previous = card
+                    previous = card
         if not out or state.config.draw_when_playable:
             out.append(DRAW)
         return tuple(out)
@@ -366,15 +379,13 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
         out.append(END_TURN)
         return tuple(out)
     if mode == STEP_PLUS:
-        fc = state.follow_color
-        fs = state.follow_symbol
-        symbols = CARD_SYMBOL
+        options = _MATCHING_PLAYS[last][state.follow_color * _STRIDE + state.follow_symbol]
         for card in hand:
             if card != previous:
-                color = colors[card]
-                if color < 0 or color == fc or symbols[card] == fs:
-                    out += plays[card][last]
-            previous = card
+                found = options[card]
+                if found:
+                    out += found
+                previous = card
         if not out or state.config.plus_draw_when_playable:
             out.append(DRAW)
         return tuple(out)
