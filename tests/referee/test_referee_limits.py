@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_sdk.games import GAMES, take5
 
 from arena import referee
 from arena.config import DEFAULTS
@@ -35,6 +34,7 @@ from arena.referee import (
     run_match,
     run_match_sync,
 )
+from arena_sdk.games import GAMES, take5
 
 from .conftest import BOTS_DIR, final_state, seat
 
