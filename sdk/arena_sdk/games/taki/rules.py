@@ -121,7 +121,7 @@ _MATCHING: list[tuple[bool, ...]] = [
 ]
 # _MATCHING_PLAYS[last][follow_color * _STRIDE + follow_symbol][card]: the plays of a matching card, else ().
 _MATCHING_PLAYS: tuple[list[tuple[tuple[PlayCard, ...], ...]], ...] = tuple(
-    [tuple(_PLAYS[card][last] if ok else () for card, ok in enumerate(matching)) for matching in _MATCHING]
+    [tuple(_PLAYS[card][last] if ok and _PLAYS[card] else () for card, ok in enumerate(matching)) for matching in _MATCHING]
     for last in (0, _LAST)
 )
 
