@@ -130,6 +130,7 @@ def draw(w: Work, ev: list[Event], seat: int, count: int, reason: str) -> int:
         w["hands"] = hands[:seat] + (tuple(sorted(hands[seat] + taken)),) + hands[seat + 1 :]
         if seat == w["current"]:
             w["last_play"] = False  # a draw that took no card is no change to the hand (reading 13)
+            w["declared"] = False
     ev.append(_tuple_new(Event, ("draw", seat, None, len(taken), None, False, False, reason)))
     return len(taken)
 
@@ -157,24 +158,24 @@ def end_turn(w: Work, ev: list[Event], skip: bool = False) -> None:
     """The current seat's turn ends: the "last card" penalty (reading 13), the turn count and cap (reading 14),
     then the next seat in the direction of play (the one after it when ``skip``: a Stop)."""
     cur = w["current"]
-    if w["last_play"] and not w["declared"] and len(w["hands"][cur]) == 1:
-        draw(w, ev, cur, LAST_CARD_PENALTY, "last card")
+    if w["last_play"]:
+        if not w["declared"] and len(w["hands"][cur]) == 1:
+            draw(w, ev, cur, LAST_CARD_PENALTY, "last card")
+        w["last_play"] = False
+        w["declared"] = False
     turn = w["turn"] + 1
     w["turn"] = turn
     if turn >= w["config"].turn_cap:
         w["mode"] = STEP_OVER
         ev.append(Event("cap", count=turn))
         return
-    n = w["num_players"]
     step = w["direction"]
-    nxt = (cur + step) % n
+    nxt = (cur + step) % w["num_players"]
     if skip:
         ev.append(Event("skip", nxt))
-        nxt = (nxt + step) % n
+        nxt = (nxt + step) % w["num_players"]
     w["current"] = nxt
     w["mode"] = STEP_TURN
-    w["last_play"] = False
-    w["declared"] = False
 
 
 def _act(w: Work, ev: list[Event], seat: int, card: int, emptied: bool) -> None:

@@ -273,10 +273,13 @@ def pending_seats(state: TakiState) -> tuple[int, ...]:
     """The one seat with a decision pending: the turn's seat, or the seat asked about a Breaker; () when over."""
     mode = state.mode
     if mode == STEP_REACT:
-        return (state.react_seat,)
+        return _ONE_SEAT[state.react_seat]
     if mode == STEP_OVER:
         return ()
-    return (state.current,)
+    return _ONE_SEAT[state.current]
+
+
+_ONE_SEAT = tuple((seat,) for seat in range(MAX_PLAYERS))
 
 
 def _pending(state: TakiState) -> int:
@@ -556,7 +559,11 @@ def apply(state: TakiState, seat: int, action: TakiAction) -> TakiState:
         raise _refuse(state, seat, action, "no +3 Breaker question is pending; this is a TAKI_TURN decision")
     else:
         raise _refuse(state, seat, action, "a TAKI_TURN decision takes a PlayCard, Draw or EndTurn")
-    record(w, ev, seat)
+    # effects.record, inlined on the hottest path: the seat's unseen events restart, the others' grow.
+    batch = tuple(ev)
+    grown = [u + batch for u in w["unseen"]]
+    grown[seat] = batch
+    w["unseen"] = tuple(grown)
     return new
 
 

@@ -213,7 +213,7 @@ class TakiState:
         ``STEP_OVER``). react_seat: the seat asked about a Breaker (mode react), else -1.
         run: the run being played or left open, else None.
         last_play / declared: the current seat's last hand change this turn was a play / that play declared "last
-        card" (reading 13).
+        card" (reading 13); declared is False whenever last_play is.
         turn: completed turns (reading 14). stages: each seat's stage (stairs; () otherwise; 0 = won).
         winner: the seat that won, or None. reshuffles: reshuffles so far (names the next one's generator).
         unseen: per seat, the public events since that seat's last decision (including that decision).
