@@ -67,7 +67,7 @@ import collections
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,6 +237,7 @@ class _Match:
     forfeited: dict[int, str] = field(default_factory=dict)
     time_limit_at: int | None = None
     tally: FaultTally | None = None
+    on_progress: Callable[[Any, Any], None] | None = None
 
     def open(self) -> None:
         for s in self.seats:
@@ -346,11 +347,17 @@ class _Match:
                 answers = {}
                 await asyncio.sleep(0)  # nobody to ask: let the rest of the loop run between rounds
             # The reveal: every answer (or fault) is in; apply them in seat order.
+            before = self.state
             for seat in pending:
                 if seat in answers:
                     self._apply(seat, kinds[seat], seqs[seat], hand, turn, answers[seat])
                 else:
                     self._apply_unasked(seat, kinds[seat], hand, turn)
+            if self.on_progress is not None:
+                try:
+                    self.on_progress(before, self.state)
+                except Exception:  # an observer never stops a match
+                    log.exception("match %s: the progress observer raised", self.match_id)
 
     def _apply(self, seat: int, kind: str, seq: int, hand: int, turn: int, answer: _Answer) -> None:
         engine = self.engine
@@ -458,6 +465,7 @@ async def run_match(
     match_time_limit_s: float = DEFAULTS.match_time_limit_s,
     lag_threshold_ms: int = DEFAULTS.lag_threshold_ms,
     lag_retries: int = DEFAULTS.lag_retries,
+    on_progress: Callable[[Any, Any], None] | None = None,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -476,6 +484,8 @@ async def run_match(
         lag_threshold_ms, lag_retries: a Decide timeout while the referee's event loop was late by more than
             ``min(lag_threshold_ms, deadline_ms / 4)`` ms is asked again, at most ``lag_retries`` times.
         (See "Failure policy" in the module docstring; defaults in ``arena.config.DEFAULTS``.)
+        on_progress: called as ``on_progress(state_before, state_after)`` (engine states) after every round of
+            decisions is applied, e.g. to show a game live; an exception it raises is logged, never fatal.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit`` (see the
     module docstring); this function never raises because of a bot. Raises ``ValueError`` (``RulesError`` for
@@ -491,6 +501,7 @@ async def run_match(
     started_at = time.time()
     t0 = time.monotonic()
     match = _Match(match_id, game, engine, config, seats, deadline_ms, call_deadline_ms, limits, state, started=t0)
+    match.on_progress = on_progress
     monitor = asyncio.ensure_future(match.lag.run())
     match.open()
     try:
@@ -535,6 +546,7 @@ def run_match_sync(
     match_time_limit_s: float = DEFAULTS.match_time_limit_s,
     lag_threshold_ms: int = DEFAULTS.lag_threshold_ms,
     lag_retries: int = DEFAULTS.lag_retries,
+    on_progress: Callable[[Any, Any], None] | None = None,
 ) -> MatchRecord:
     """``run_match`` in a fresh event loop (``asyncio.run``), for scripts, threads and the CLI. Same arguments,
     result and errors. Must not be called from a running event loop (use ``await run_match(...)`` there)."""
@@ -542,5 +554,5 @@ def run_match_sync(
         run_match(match_id, game, seats, config, seed=seed, deals=deals, deadline_ms=deadline_ms,
                   call_deadline_ms=call_deadline_ms, max_faults=max_faults,
                   max_consecutive_timeouts=max_consecutive_timeouts, match_time_limit_s=match_time_limit_s,
-                  lag_threshold_ms=lag_threshold_ms, lag_retries=lag_retries)
+                  lag_threshold_ms=lag_threshold_ms, lag_retries=lag_retries, on_progress=on_progress)
     )

@@ -146,10 +146,11 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
                 seats.append((proc.name, proc.endpoint))
         names = _unique_names([n for n, _ in seats])
         specs = [SeatSpec(name=n, endpoint=e) for n, (_, e) in zip(names, seats, strict=True)]
+        live = None if as_json else _live_lines(app, game, names)
         with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
                 if not as_json else _nullcontext():
             record = run_match_sync(match_id, game, specs, config, seed=seed, deadline_ms=deadline_ms,
-                                    call_deadline_ms=DEFAULTS.call_deadline_ms)
+                                    call_deadline_ms=DEFAULTS.call_deadline_ms, on_progress=live)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
         if isinstance(exc, Terminated):
@@ -193,6 +194,22 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
             click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
     click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "
                f"`arena replay {path}` re-simulates it")
+
+
+def _live_lines(app: AppContext, game: str, names: Sequence[str]) -> Any:
+    """The referee's progress observer for ``arena play``: prints the game's progress lines (a Take 5 hand's
+    bullheads, a Taki game's cards held every few turns) while the game runs."""
+    from ..render import RenderError, progress
+
+    def show(before: Any, after: Any) -> None:
+        try:
+            line = progress(game, before, after, names)
+        except RenderError:
+            return
+        if line is not None:
+            app.console.print(line)
+
+    return show
 
 
 class _nullcontext:

@@ -2,14 +2,14 @@
 
 A renderer module provides ``render_match(record) -> rich renderable`` (the whole match, turn by turn),
 ``summary(record) -> rich renderable | None`` (the short progress table ``arena play`` prints), ``SCORE_LABEL``
-(what a score counts, e.g. "bullheads") and ``config_text(config: dict) -> str`` (the rule options in a few
-words). This package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
+(what a score counts, e.g. "bullheads"), ``config_text(config: dict) -> str`` (the rule options in a few
+words) and ``progress(state_before, state_after, names) -> str | None`` (a line for a game shown live). This package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -20,7 +20,7 @@ from .base import RenderError
 
 RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}
 
-__all__ = ["RENDERERS", "RenderError", "config_text", "render_match", "renderer", "score_label", "summary"]
+__all__ = ["RENDERERS", "RenderError", "config_text", "progress", "render_match", "renderer", "score_label", "summary"]
 
 
 def renderer(game: str) -> ModuleType:
@@ -52,6 +52,11 @@ def summary(record: MatchRecord | Mapping[str, Any]) -> RenderableType | None:
     """The short table ``arena play`` prints after a game (None when the game has none). Raises ``RenderError``."""
     rec = _record(record)
     return renderer(rec.game).summary(rec)  # type: ignore[no-any-return]
+
+
+def progress(game: str, before: Any, after: Any, names: Sequence[str]) -> str | None:
+    """A line telling what a round of decisions changed, for a game shown live; None when nothing worth a line."""
+    return renderer(game).progress(before, after, list(names))  # type: ignore[no-any-return]
 
 
 def score_label(game: str) -> str:

@@ -313,6 +313,15 @@ def _seat_label(rec: MatchRecord, seat: int) -> str:
 SCORE_LABEL = "bullheads"
 
 
+def progress(before: Any, after: Any, names: Sequence[str]) -> str | None:
+    """A line for a game shown live (``arena play``): the bullheads of a hand when it ends, else None."""
+    if after.hand_number == before.hand_number and after.phase != "over":
+        return None
+    taken = [t - b for t, b in zip(after.totals, before.totals)]
+    return (f"hand {before.hand_number + 1}: "
+            + ", ".join(f"{n} +{d} ({t})" for n, d, t in zip(names, taken, after.totals)))
+
+
 def summary(record: MatchRecord | Mapping[str, Any]) -> Table:
     """The bullheads each bot took in every hand, and the running totals (what ``arena play`` prints). Raises
     ``RenderError`` as ``story_of`` does."""

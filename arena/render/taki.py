@@ -70,6 +70,19 @@ def _event_text(e: Event, names: list[str]) -> tuple[str, str]:
 
 
 SCORE_LABEL = "cards held"
+PROGRESS_EVERY = 25  # turns between two live lines of ``arena play``
+
+
+def progress(before: TakiState, after: TakiState, names: list[str]) -> str | None:
+    """A line for a game shown live (``arena play``): every ``PROGRESS_EVERY`` turns the cards each seat holds,
+    and the end of the game; else None."""
+    over = after.mode == "over"
+    if not over and after.turn // PROGRESS_EVERY == before.turn // PROGRESS_EVERY:
+        return None
+    held = ", ".join(f"{n} {len(h)}" for n, h in zip(names, after.hands))
+    if over:
+        return f"game over after {after.turn} turns: cards held {held}"
+    return f"turn {after.turn}: cards held {held}"
 
 
 def config_text(config: Mapping[str, Any]) -> str:

@@ -144,3 +144,28 @@ def test_match_show_of_a_bad_file_is_one_line(tmp_path: Path, content: str | Non
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in result.output
+
+
+def test_play_shows_each_hand_as_it_ends(played: tuple[Path, str]) -> None:
+    """The live lines come from the referee's progress observer while the game runs: one per hand, with the
+    bullheads each bot took and its total, the last one equal to the final scores."""
+    path, out = played
+    data = json.loads(path.read_text())
+    lines = [line for line in out.splitlines() if line.startswith("hand ")]
+    assert lines and lines[0].startswith("hand 1: random +")
+    last = lines[-1]
+    for name, score in zip(("random", "heuristic", "random-2"), data["result"]["scores"], strict=True):
+        assert f"{name} +" in last and f"({int(score)})" in last, last
+
+
+def test_play_taki_shows_progress_standings_and_the_record(tmp_path: Path) -> None:
+    record = tmp_path / "taki.json"
+    result = CliRunner().invoke(cli, ["play", "taki", "--bot", "sample:taki-heuristic", "--bot", "sample:taki-random",
+                                      "--seed", "4", "--record", str(record)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(record.read_text())
+    assert data["game"] == "taki" and sorted(data["result"]["ranks"]) == [1, 2]
+    assert "game over after" in result.stdout and "cards held" in result.stdout
+    assert f"record saved to {record}" in result.stdout
+    shown = CliRunner().invoke(cli, ["match", "show", str(record)])
+    assert shown.exit_code == 0 and "wins!" in shown.stdout
