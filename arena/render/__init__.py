@@ -3,7 +3,8 @@
 A renderer module provides ``render_match(record) -> rich renderable`` (the whole match, turn by turn),
 ``summary(record) -> rich renderable | None`` (the short progress table ``arena play`` prints), ``SCORE_LABEL``
 (what a score counts, e.g. "bullheads"), ``config_text(config: dict) -> str`` (the rule options in a few
-words) and ``progress(state_before, state_after, names) -> str | None`` (a line for a game shown live). This package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
+words) and ``progress(state_before, state_after, names) -> str | None`` (a line for a game shown live). This
+package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
 """
 
 from __future__ import annotations
