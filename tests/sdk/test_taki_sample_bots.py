@@ -263,7 +263,8 @@ def _heuristic_results(n: int, games: int) -> tuple[float, float]:
 
 @pytest.mark.parametrize(("n", "least"), [(2, 0.85), (4, 0.75)])
 def test_heuristic_beats_random_clearly(n: int, least: float) -> None:
-    """Measured over these 200 seeded games: 0.965 at 2 seats, 0.93 at 4 (a fair share is 1/n)."""
+    """Measured over these 200 seeded games: 0.975 at 2 seats, 0.90 at 4 (a fair share is 1/n); mean cards held
+    0.11 and 0.29 (the random seats: 7.2 and 6.5)."""
     rate, held = _heuristic_results(n, 200)
     assert rate >= least, (rate, held)
     assert held < 1.0
