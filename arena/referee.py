@@ -291,7 +291,7 @@ class _Match:
             t0 = time.perf_counter()
             since = loop.time()
             response, kind, detail = await self._call("Decide", seat, request, self.deadline_ms)
-            latency_ms = round((time.perf_counter() - t0) * 1000, 3)
+            latency_ms = round((time.perf_counter() - t0) * 1000, 1)  # 0.1 ms: what a record keeps
             if kind == "timeout" and len(lags) < self.limits.lag_retries:
                 lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
                 if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again

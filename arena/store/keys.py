@@ -28,7 +28,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:jobs                           stream match jobs (fields match, tournament, spec = MatchSpec
                                                     JSON), consumer group "workers"
     arena:{G}:result:<match id>              string result JSON, written once per match id (the idempotency key)
-    arena:{G}:match:<match id>               string full match record JSON (``MatchRecord.to_dict``)
+    arena:{G}:match:<match id>               string full match record, packed (``codec.pack_record``)
     arena:{G}:results                        list   match ids in the order their ratings were applied: the
                                                     append-only results log (position 1 = first)
     arena:{G}:matches                        zset   match id -> log position (newest = highest)

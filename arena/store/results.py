@@ -8,10 +8,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.client import NEVER_DECODE
+
 from arena.ratings import elo_deltas
 from arena_sdk.games import GAMES
 
 from .base import CHUNK, StoreError
+from .codec import pack_record, unpack_record
 from .keys import (
     GAMES_SET,
     bot_matches_key,
@@ -134,7 +137,7 @@ class ResultStore(TournamentStore):
         ]
         for bot in seats:
             keys += [bot_matches_key(game, bot), name_matches_key(game, name_of(bot))]
-        record_json = json.dumps(record)
+        record_data = pack_record(record)  # compact and compressed (codec.py)
         if seed is None:
             raw_seed = record.get("seed") if isinstance(record, dict) else None
             seed = int(raw_seed) if isinstance(raw_seed, int) else None
@@ -152,7 +155,7 @@ class ResultStore(TournamentStore):
                 "seed": seed, "worker": worker,
             }
             args: list[Any] = [
-                json.dumps(result), record_json, repr(self.initial_rating), n, "1" if tournament_id else "0",
+                json.dumps(result), record_data, repr(self.initial_rating), n, "1" if tournament_id else "0",
                 sum(int(f) for f in faults), repr(now), match_id,
             ]
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
@@ -187,8 +190,8 @@ class ResultStore(TournamentStore):
         game = game or self.match_game(match_id)
         if game is None:
             return None
-        raw = self.client.get(match_key(game, match_id))
-        return json.loads(raw) if raw is not None else None
+        raw = self.client.execute_command("GET", match_key(game, match_id), **{NEVER_DECODE: []})  # bytes
+        return unpack_record(raw) if raw is not None else None
 
     def list_matches(self, *, tournament_id: str | None = None, bot: str | None = None,
                      limit: int = 50) -> list[dict[str, Any]]:

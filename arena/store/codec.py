@@ -1,0 +1,70 @@
+"""How a match record is kept in Redis: compact and compressed, about 1.5 KB for a 4-seat Take 5 match instead
+of about 25 KB of JSON, so that a million matches fit in a few GB.
+
+``pack_record(record) -> bytes`` stores the record's decisions column by column (one list per field: seats, kinds,
+actions, sources, latencies...; small repeated values compress well) and the rest of the record as it is, as
+compact JSON compressed with zlib (level 9), behind the prefix ``b"z1:"``. ``unpack_record(data) -> dict`` gives
+back exactly the dict that was packed (lossless: ``unpack_record(pack_record(r)) == r`` for every JSON-ready record;
+the key order is kept too, at the top level and for decisions that share one order, as the referee writes them), and reads plain JSON records stored before (starting with ``{``) unchanged. Pure
+functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+PREFIX = b"z1:"
+_MISSING = "\x00missing"  # marks a field absent from one decision (decisions need not share every key)
+
+
+class RecordCodecError(ValueError):
+    """Stored text that is neither a packed record nor a JSON record."""
+
+
+def pack_record(record: dict[str, Any]) -> bytes:
+    """The stored form of a JSON-ready match record (``MatchRecord.to_dict()``). Raises ``TypeError`` for a value
+    JSON cannot hold."""
+    body = dict(record)
+    order = list(body)  # top-level key order, kept so an unpacked record reads like the original
+    decisions = body.pop("decisions", None)
+    columns: dict[str, list[Any]] | None = None
+    if isinstance(decisions, list) and all(isinstance(d, dict) for d in decisions):
+        keys = list(dict.fromkeys(k for d in decisions for k in d))  # first-seen order, as the referee writes
+        columns = {k: [d.get(k, _MISSING) for d in decisions] for k in keys}
+        columns["#"] = [len(decisions)]  # the count, for a list of empty decisions
+    elif "decisions" in record:
+        body["decisions"] = decisions
+    text = json.dumps({"r": body, "c": columns, "o": order}, separators=(",", ":"), allow_nan=False)
+    return PREFIX + zlib.compress(text.encode("utf-8"), 9)
+
+
+def unpack_record(stored: bytes | str) -> dict[str, Any]:
+    """The record dict of a stored value (packed, or plain JSON as bytes or text). Raises ``RecordCodecError`` when
+    it is neither."""
+    if isinstance(stored, str):
+        stored = stored.encode("utf-8")
+    if not stored.startswith(PREFIX):
+        try:
+            value = json.loads(stored)
+        except json.JSONDecodeError as exc:
+            raise RecordCodecError(f"a stored record is neither packed nor JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise RecordCodecError("a stored record must be a JSON object")
+        return value
+    try:
+        data = json.loads(zlib.decompress(stored[len(PREFIX):]).decode("utf-8"))
+    except (ValueError, zlib.error) as exc:
+        raise RecordCodecError(f"a packed record cannot be read: {exc}") from None
+    body = data["r"]
+    columns = data["c"]
+    if columns is not None:
+        count = columns.pop("#")[0]
+        decisions: list[dict[str, Any]] = [{} for _ in range(count)]
+        for key, values in columns.items():
+            for d, v in zip(decisions, values, strict=True):
+                if v != _MISSING:
+                    d[key] = v
+        body["decisions"] = decisions
+    return {k: body[k] for k in data["o"]}
