@@ -5,8 +5,8 @@ of about 25 KB of JSON, so that a million matches fit in a few GB.
 actions, sources, latencies...; small repeated values compress well) and the rest of the record as it is, as
 compact JSON compressed with zlib (level 9), behind the prefix ``b"z1:"``. ``unpack_record(data) -> dict`` gives
 back exactly the dict that was packed (lossless: ``unpack_record(pack_record(r)) == r`` for every JSON-ready record;
-the key order is kept too, at the top level and for decisions that share one order, as the referee writes them), and reads plain JSON records stored before (starting with ``{``) unchanged. Pure
-functions, no I/O.
+the key order is kept too, at the top level and for decisions that share one order, as the referee writes
+them), and reads plain JSON records stored before (starting with ``{``) unchanged. Pure functions, no I/O.
 """
 
 from __future__ import annotations
