@@ -81,6 +81,24 @@ REQUIRED_COVERAGE = {
     "draw_forgiven_no_card_anywhere",
     "turn_cap_ranking",
     "stairs_stage_change",
+    # further situations the files pin down
+    "plus3_all_decline",
+    "breaker_reactor_wins",
+    "stairs_breaker_reactor",
+    "final_plus3_nobody_draws",
+    "king_final_card_wins",
+    "king_free_card",
+    "change_color_ends_run",
+    "lone_taki_other_colour",
+    "open_run_after_stop",
+    "open_run_own_continuation",
+    "plus2_last_card_of_open_run",
+    "run_plus_last_drawn_run_stays_open",
+    "run_plus_last_owed_card_ends_open_run",
+    "last_card_declared",
+    "stairs_plus_final",
+    "config_draw_when_playable",
+    "config_plus_draw_when_playable",
 }
 
 COUNTED = {"draw", "reshuffle", "stage", "cap"}
