@@ -48,6 +48,7 @@ from arena.tournaments import (
     round_robin_size,
     split_bot_ref,
     standings,
+from arena.store.base import connect
     validate_round_robin,
 )
 from arena_sdk.games import GAMES
@@ -737,7 +738,7 @@ class ArenaServer:
         """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
         service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
         timeout = max(0.5, min(self.health_check_s, 5.0))
-        client = redis.Redis.from_url(self.redis_url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        client = connect(self.redis_url, {"socket_connect_timeout": timeout, "socket_timeout": timeout})
         serving = True
         try:
             while not self._stop_health.wait(self.health_check_s):

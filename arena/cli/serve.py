@@ -94,7 +94,9 @@ def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) ->
     import redis
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        from ..store.base import connect
+
+        client = connect(url, {"socket_connect_timeout": 3, "socket_timeout": 3})
     except ValueError as exc:  # not a redis:// URL
         raise ArenaCliError(f"bad Redis URL {redact(url)}: {exc}") from None
     end = time.monotonic() + loading_timeout_s

@@ -15,6 +15,20 @@ from . import keys
 CHUNK = 500  # entries per pipelined batch of reads
 
 
+CLUSTER_SCHEME = "redis+cluster://"
+
+
+def connect(url: str, client_options: dict[str, Any] | None = None) -> Any:
+    """A redis-py client (``decode_responses=True``) for ``url``: ``redis://`` / ``rediss://`` / ``unix://`` for
+    one server, ``redis+cluster://host:port`` for a Redis Cluster (``redis.cluster.RedisCluster``)."""
+    options = dict(client_options or {})
+    if url.startswith(CLUSTER_SCHEME):
+        from redis.cluster import RedisCluster
+
+        return RedisCluster.from_url("redis://" + url[len(CLUSTER_SCHEME):], decode_responses=True, **options)
+    return redis.Redis.from_url(url, decode_responses=True, **options)
+
+
 class StoreError(RuntimeError):
     """A stored value is missing or inconsistent, or an atomic update could not be applied."""
 
@@ -51,9 +65,11 @@ class StoreBase:
 
     @classmethod
     def from_url(cls, url: str, *, client_options: dict[str, Any] | None = None, **kwargs: Any) -> Self:
-        """A store on the Redis at ``url`` (``redis://host:port/db``); ``client_options`` go to
-        ``redis.Redis.from_url`` (e.g. ``socket_timeout``, seconds), also when the store is retargeted."""
-        store = cls(redis.Redis.from_url(url, decode_responses=True, **(client_options or {})), **kwargs)
+        """A store on the Redis at ``url``: ``redis://host:port/db`` (one server) or ``redis+cluster://host:port``
+        (any node of a Redis Cluster; redis-py's ``RedisCluster`` routes every command by its keys' hash slot,
+        and every script or transaction of the store touches keys of one hash tag). ``client_options`` go to the
+        client (e.g. ``socket_timeout``, seconds), also when the store is retargeted."""
+        store = cls(connect(url, client_options), **kwargs)
         store._client_options = dict(client_options or {})
         return store
 
@@ -64,7 +80,7 @@ class StoreBase:
         """Use the Redis at ``url`` from now on (a private Redis restarted on another port): later calls go
         there; the old client is closed, so a call still running on it fails with a Redis error."""
         old = self.client
-        self._bind(redis.Redis.from_url(url, decode_responses=True, **self._client_options))
+        self._bind(connect(url, self._client_options))
         old.close()
 
     def ping(self) -> bool:
