@@ -3,6 +3,8 @@
 1. Engines (pure Python, one core, no I/O): Take 5 hands per second and complete games (to 66 bullheads) per
    second with uniformly random players at 4 and 10 seats; Taki complete games per second with random legal
    players (a legal play when there is one, see tools/bench_taki.py) at 2, 4 and 10 seats.
+3. Storage (tools/bench_storage.py): bytes per stored 4-seat Take 5 match: the packed record, Redis memory and
+   appendonly file, and what a million matches take.
 2. gRPC: Decide calls per second and per-decision latency p50/p99 against sample bots running as separate
    processes, beside a bare gRPC unary echo (raw bytes, no protobuf, no bot logic) measured in the same run on the
    same loopback, so the protocol's own cost can be told apart from the transport's.
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from bench_storage import bench_storage, print_storage  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
 from arena.local_bots import start_bot, started_bots  # noqa: E402
@@ -169,6 +172,7 @@ def main() -> int:
     for sample in ("random", "heuristic", "montecarlo"):
         results["grpc"].append(bench_bot(sample, args.seconds, requests))
     results["matches"] = [bench_matches("heuristic", 4, 10), bench_matches("montecarlo", 4, 2)]
+    results["storage"] = bench_storage(20)
 
     if args.json:
         print(json.dumps(results, indent=2))
@@ -189,6 +193,7 @@ def main() -> int:
     for r in results["matches"]:
         print(f"  {r['name']:<48} {r['calls_per_s']:>7} decisions/s  p50 {r['p50_ms']:>7} ms  "
               f"p99 {r['p99_ms']:>7} ms  faults {r['faults']}")
+    print_storage(results["storage"])
     return 0
 
 
