@@ -126,8 +126,9 @@ def draw(w: Work, ev: list[Event], seat: int, count: int, reason: str) -> int:
             need -= k
         w["draw_pile"] = pile
     if taken:
-        hands = w["hands"]
-        w["hands"] = hands[:seat] + (tuple(sorted(hands[seat] + taken)),) + hands[seat + 1 :]
+        hands = list(w["hands"])
+        hands[seat] = tuple(sorted(hands[seat] + taken))
+        w["hands"] = tuple(hands)
         if seat == w["current"]:
             w["last_play"] = False  # a draw that took no card is no change to the hand (reading 13)
             w["declared"] = False
@@ -235,11 +236,11 @@ def _plus_as_final_card(w: Work, ev: list[Event], seat: int) -> None:
 def do_play(w: Work, ev: list[Event], seat: int, card: int, color: int | None, close: bool, declare: bool) -> None:
     """``seat`` plays ``card`` (already checked legal)."""
     mode = w["mode"]
-    hands = w["hands"]
-    hand = hands[seat]
-    i = hand.index(card)
-    hand = hand[:i] + hand[i + 1 :]
-    w["hands"] = hands[:seat] + (hand,) + hands[seat + 1 :]
+    hands = list(w["hands"])
+    held = list(hands[seat])
+    held.remove(card)
+    hand = hands[seat] = tuple(held)
+    w["hands"] = tuple(hands)
     w["discard_pile"] += (card,)
     w["last_play"] = True
     w["declared"] = declare  # the declaration on the turn's last play is the one that counts (reading 13)
