@@ -44,6 +44,12 @@ class Defaults:
         lag_retries: at most this many such re-asks per decision (then the timeout is a fault); 0 = never.
         max_deliveries: a match job delivered this many times without being settled (its workers died, or a
             platform error each time) is recorded as failed and acknowledged, so its tournament can finish.
+        unhealthy_after: a bot whose matches failed this many times in a row (it forfeited, or answered no call)
+            is marked unhealthy and its matches are deferred (``arena.bot_health``).
+        bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet); one
+            that answers is healthy again and its deferred matches are queued again.
+        max_deferral_s: a match deferred this long is played anyway (its absent bot forfeits it), so a tournament
+            with a bot that never comes back still ends, seconds.
     """
 
     server: str = "localhost:50051"
@@ -68,6 +74,9 @@ class Defaults:
     match_time_limit_s: float = 600.0
     lag_threshold_ms: int = 100
     lag_retries: int = 2
+    unhealthy_after: int = 3
+    bot_recheck_s: float = 5.0
+    max_deferral_s: float = 600.0
 
 
 DEFAULTS = Defaults()

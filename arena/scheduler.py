@@ -12,8 +12,14 @@ Settling a job (what a worker does with each job it claims, in this order):
    the tournament finish once everything else is settled) and acknowledged without running; the log says so.
 2. Its result is already stored (a worker died between storing and acknowledging): acknowledged.
 3. Its tournament was cancelled: acknowledged without running, counted in the tournament's matches_cancelled.
-4. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
-   failed (it can never run).
+4. A seat's bot is unhealthy (and the job is not *forced*): the match is deferred, not played against a corpse;
+   its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
+   bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.bot_health``).
+5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
+   failed (it can never run). A result stored now counts in the health of the match's bots
+   (``arena.bot_health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
+   failures in a row make it unhealthy). A match interrupted by our own crash stores nothing and charges nobody:
+   it is played again from scratch, and only that result counts.
 
 A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
 unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
@@ -29,6 +35,9 @@ second) and, when the private Redis came back on another port, carries on there 
 
 Heartbeat: each worker writes its status (host, pid, start time, concurrency, running match ids, matches stored)
 at every refresh and when a match starts or ends; ``Store.list_workers`` reads them (``arena worker list``).
+
+Bot checks: every ``bot_recheck_s`` seconds one worker of the fleet (the first to take ``Store.claim_bot_check``)
+calls the GetInfo of every unhealthy bot and queues deferred matches again (``arena.bot_health.check_bots``).
 """
 
 from __future__ import annotations
@@ -47,9 +56,10 @@ from typing import Any
 
 import redis
 
+from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
-from arena.store import Job, Store, WorkerStatus
+from arena.store import FORCED_FIELD, Job, Store, WorkerStatus
 from arena.tournaments import MatchSpec
 
 log = logging.getLogger(__name__)
@@ -80,12 +90,14 @@ def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float
 
 
 async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-                  max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "") -> str:
+                  max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
+                  unhealthy_after: int = DEFAULTS.unhealthy_after) -> str:
     """Settle one claimed job (see the module docstring for the order of the checks).
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
-    "dropped" (malformed job, acknowledged) or "pending" (a platform error: left pending for a reclaim; logged).
+    "deferred" (a seat's bot is unhealthy: parked, not played), "dropped" (malformed job, acknowledged) or
+    "pending" (a platform error: left pending for a reclaim; logged).
     """
     from arena.referee import SeatSpec, run_match  # the referee is only needed where matches are run
     from arena_sdk.wire import config_from_dict
@@ -122,6 +134,10 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                       spec.match_id, job.entry_id, exc)
             await asyncio.to_thread(store.drop_job, job, "failed")
             return "failed"
+        if job.fields.get(FORCED_FIELD) != "1":
+            sick = await asyncio.to_thread(store.unhealthy_among, spec.game, list(spec.seats))
+            if sick:
+                return await _defer(store, job, sick)
         seats = []
         for name in spec.seats:
             bot = await asyncio.to_thread(store.get_bot, spec.game, name)
@@ -148,7 +164,43 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     log.info("match %s %s: scores %s, ranks %s, faults %s", spec.match_id,
              "stored" if stored else "was already stored", list(result.scores), list(result.ranks),
              list(result.faults))
+    if stored:
+        await _count_health(store, spec.game, spec.match_id, list(spec.seats), record, unhealthy_after)
     return "stored" if stored else "duplicate"
+
+
+async def _defer(store: Store, job: Job, sick: list[str]) -> str:
+    """Park a job whose match seats an unhealthy bot (``Store.defer_job``); what ``run_job`` returns for it."""
+    spec = job.spec
+    assert spec is not None
+    settled = await asyncio.to_thread(store.defer_job, job.game or spec.game, job.entry_id, spec.match_id,
+                                      job.fields)
+    if settled == 2:
+        return "duplicate"
+    if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+        return "dropped"
+    log.info("match %s deferred: bot %s unhealthy; it is played once the bot answers GetInfo again",
+             spec.match_id, ", ".join(sick))
+    return "deferred"
+
+
+async def _count_health(store: Store, game: str, match_id: str, bots: list[str], record: Any,
+                        unhealthy_after: int) -> None:
+    """Count a result stored now in the health of its bots; a failure here is logged, never the match's."""
+    outcomes = charged_outcomes(record, bots)
+    try:
+        changes = await asyncio.to_thread(store.record_match_health, game, match_id, outcomes,
+                                          unhealthy_after=unhealthy_after)
+    except Exception as exc:  # noqa: BLE001 - health is advice; the result is stored and acknowledged
+        log.warning("match %s: cannot count it in the health of its bots (%s: %s)", match_id,
+                    type(exc).__name__, exc)
+        return
+    for bot, change in changes.items():
+        if change == 1:
+            log.warning("bot %s (%s) is unhealthy: %d failed matches in a row, the last %s; its matches are "
+                        "deferred until it answers GetInfo again", bot, game, unhealthy_after, outcomes[bot])
+        elif change == 2:
+            log.warning("bot %s (%s) played match %s through: healthy again", bot, game, match_id)
 
 
 class Reconnector:
@@ -275,20 +327,26 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                       call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                       visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                       heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                      forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None) -> None:
+                      forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None,
+                      unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck_s: float = DEFAULTS.bot_recheck_s,
+                      max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
     """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
     once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
     Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
     visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
     cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped.
-    After a Redis error, ``reconnector`` (when given) re-resolves the Redis URL (see ``Reconnector``)."""
+    After a Redis error, ``reconnector`` (when given) re-resolves the Redis URL (see ``Reconnector``).
+    Bot health: see ``arena.bot_health`` for ``unhealthy_after``, ``bot_recheck_s`` and ``max_deferral_s``."""
     check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
     worker = _Worker(store, name, concurrency=concurrency, visibility_timeout_s=visibility_timeout_s,
                      heartbeat_s=heartbeat_s, forget_s=forget_s, reconnector=reconnector)
     reclaim_every = min(visibility_timeout_s / 2, 5.0)
     next_reclaim = 0.0
     group_ready = False
     beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s),
+                                   name=f"bot checks {name}")
     try:
         while not stop.is_set():
             free = concurrency - len(worker.running)
@@ -321,7 +379,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             for job in jobs:
                 task = asyncio.create_task(
                     run_job(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                            worker=name),
+                            worker=name, unhealthy_after=unhealthy_after),
                     name=f"match {job.spec.match_id if job.spec else job.entry_id}")
                 worker.running[task] = job
                 task.add_done_callback(worker.finished)
@@ -335,6 +393,8 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
     finally:
+        checking.cancel()
+        await asyncio.gather(checking, return_exceptions=True)
         worker.closing = True
         worker.poke.set()
         _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
@@ -342,6 +402,34 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             task.cancel()
         with contextlib.suppress(redis.RedisError):
             await worker.beat(stopped=True)
+
+
+async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float) -> None:
+    """Every ``interval_s`` seconds, when this worker takes the fleet's turn (``Store.claim_bot_check``), one pass
+    of ``arena.bot_health.check_bots``; until cancelled. A failure is logged and tried again at the next turn."""
+    while True:
+        try:
+            if await asyncio.to_thread(store.claim_bot_check, name, interval_s):
+                report = await check_bots(store, store.job_games(), max_deferral_s=max_deferral_s,
+                                          probe_timeout_s=DEFAULTS.verify_timeout_s)
+                if report.recovered or report.released or report.forced:
+                    log.info("worker %s: bot check: %d bots probed, %d healthy again, %d deferred matches queued "
+                             "again, %d forced", name, report.probed, report.recovered, report.released,
+                             report.forced)
+        except Exception as exc:  # noqa: BLE001 - the checks must outlive any one failure (Redis restarting)
+            log.warning("worker %s: bot check failed (%s: %s); trying again in %.1f s", name, type(exc).__name__,
+                        exc, interval_s)
+        await asyncio.sleep(interval_s)
+
+
+def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferral_s: float) -> None:
+    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0."""
+    if unhealthy_after < 1:
+        raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
+    if not bot_recheck_s > 0:
+        raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
+    if not max_deferral_s >= 0:
+        raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
 
 
 def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
@@ -362,7 +450,8 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
                 visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                 call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-                resolve_url: Callable[[], str | None] | None = None) -> None:
+                resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
+                bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
     loop in the calling thread, blocking until ``stop`` is set (forever when ``None``).
 
@@ -374,6 +463,7 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
     Raises: ValueError (bad option, no or repeated names); redis.ConnectionError (Redis unreachable at start).
     """
     check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
     # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
@@ -388,7 +478,9 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
         asyncio.run(_run_loops(store, list(names), stop or threading.Event(), concurrency=concurrency,
                                block_ms=block_ms, drain_s=drain_s, call_deadline_ms=call_deadline_ms,
                                visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
-                               max_deliveries=max_deliveries, reconnector=reconnector))
+                               max_deliveries=max_deliveries, reconnector=reconnector,
+                               unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
+                               max_deferral_s=max_deferral_s))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
@@ -407,7 +499,8 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
                visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-               resolve_url: Callable[[], str | None] | None = None) -> None:
+               resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
+               bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
     """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
 
     Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
@@ -424,11 +517,16 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
         call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
         resolve_url: where the Redis is now (e.g. ``lambda: resolve_redis_url(data_dir)`` when the URL came from a
             data directory); asked again after Redis errors, and the worker follows a Redis that moved.
+        unhealthy_after: failed matches in a row that make a bot unhealthy (its matches are then deferred).
+        bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet).
+        max_deferral_s: a match deferred this long is played anyway, its absent bot forfeiting (``arena.bot_health``).
     Raises:
-        ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1.
+        ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1, unhealthy_after < 1,
+            max_deferral_s < 0.
         redis.ConnectionError: Redis unreachable at start.
     """
     run_workers(redis_url, [name or default_worker_name()], concurrency=concurrency, stop=stop,
                 block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
                 heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms,
-                resolve_url=resolve_url)
+                resolve_url=resolve_url, unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
+                max_deferral_s=max_deferral_s)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .base import CHUNK, OwnershipError, StoreBase, StoreError
 from .bots import UNVERIFIED_VERSION, BotEntry, BotStore
+from .health import FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
 from .jobs import Job, JobStore, WorkerStatus
 from .keys import (
     GAMES_SET,
@@ -52,9 +53,10 @@ from .results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, lad
 from .tournaments import TournamentInfo, TournamentStore
 
 
-class Store(ResultStore, BotStore):
+class Store(ResultStore, BotStore, HealthStore):
     """All Redis reads and writes of the arena: bots (``BotStore``), tournaments (``TournamentStore``), match jobs
-    and worker heartbeats (``JobStore``), results and the ladder (``ResultStore``), on one client (``StoreBase``).
+    and worker heartbeats (``JobStore``), results and the ladder (``ResultStore``), bot health and deferred matches
+    (``HealthStore``), on one client (``StoreBase``).
 
     Args:
         client: a redis-py client created with ``decode_responses=True`` (see ``Store.from_url``).
@@ -64,8 +66,9 @@ class Store(ResultStore, BotStore):
 
 
 __all__ = [
-    "ARENA_ID", "CHUNK", "GAMES_SET", "JOBS_GROUP", "PREFIX", "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS",
-    "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
+    "ARENA_ID", "CHUNK", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX", "RECORD_ATTEMPTS", "TOURNAMENTS",
+    "TOURNAMENT_IDS", "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotHealth", "BotStore", "DeferredMatch",
+    "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_key",

@@ -40,6 +40,17 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:workers                            zset   worker name -> last heartbeat (s since epoch)
     arena:worker:<name>                      hash   one worker's heartbeat (see ``WorkerStatus``); TTL
                                                     ``worker_forget_s``
+    arena:{G}:health:<bot id>                hash   a bot version's health as the workers see it
+                                                    (``arena.bot_health``): failures (failed matches in a row),
+                                                    state ("healthy" | "unhealthy"), since, reason, last_failure,
+                                                    last_failure_at, failed_match, recovered_at; absent for a bot
+                                                    that never failed
+    arena:{G}:unhealthy                      zset   bot id -> unhealthy since (s since epoch)
+    arena:{G}:deferred                       zset   match id -> first deferral (s since epoch): matches put off
+                                                    because a seat's bot is unhealthy (not on the jobs stream)
+    arena:{G}:deferred-jobs                  hash   match id -> its job's stream fields (JSON list k1, v1, ...)
+    arena:bot-check                          string the worker doing the periodic check of unhealthy bots now
+                                                    (SET NX PX: one worker per interval)
 """
 
 from __future__ import annotations
@@ -136,6 +147,25 @@ def ladder_stats_key(game: str) -> str:
 
 def worker_key(name: str) -> str:
     return PREFIX + "worker:" + name
+
+
+BOT_CHECK = PREFIX + "bot-check"
+
+
+def health_key(game: str, bot: str) -> str:
+    return _tag(game) + "health:" + bot
+
+
+def unhealthy_key(game: str) -> str:
+    return _tag(game) + "unhealthy"
+
+
+def deferred_key(game: str) -> str:
+    return _tag(game) + "deferred"
+
+
+def deferred_jobs_key(game: str) -> str:
+    return _tag(game) + "deferred-jobs"
 
 
 def token_hash(token: str) -> str:
@@ -237,6 +267,88 @@ if ARGV[5] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
     redis.call('HSET', KEYS[3], 'state', 'finished', 'finished_at', ARGV[4])
   end
 end
+return 1
+"""
+
+# Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
+# has its run of failures reset (and is healthy again if it was not); a failed match ("fail") counts once per match
+# id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
+# KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now,
+# 3 match id, then per bot (3 each): bot id, "ok" | "fail", reason.
+# Returns per bot: 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this match was counted before.
+RECORD_HEALTH = """
+local out = {}
+local threshold = tonumber(ARGV[1])
+for i = 2, #KEYS do
+  local h = KEYS[i]
+  local base = 3 + (i - 2) * 3
+  local bot, outcome, reason = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
+  local status = 0
+  if outcome == 'ok' then
+    if redis.call('EXISTS', h) == 1 then
+      redis.call('HSET', h, 'failures', 0)
+      if redis.call('HGET', h, 'state') == 'unhealthy' then
+        redis.call('HSET', h, 'state', 'healthy', 'recovered_at', ARGV[2])
+        redis.call('ZREM', KEYS[1], bot)
+        status = 2
+      end
+    end
+  elseif redis.call('HGET', h, 'failed_match') == ARGV[3] then
+    status = -1
+  else
+    local n = redis.call('HINCRBY', h, 'failures', 1)
+    redis.call('HSET', h, 'failed_match', ARGV[3], 'last_failure', reason, 'last_failure_at', ARGV[2])
+    if n >= threshold and redis.call('HGET', h, 'state') ~= 'unhealthy' then
+      redis.call('HSET', h, 'state', 'unhealthy', 'since', ARGV[2], 'reason', reason)
+      redis.call('ZADD', KEYS[1], ARGV[2], bot)
+      status = 1
+    end
+  end
+  table.insert(out, status)
+end
+return out
+"""
+
+# An unhealthy bot answered GetInfo again: healthy, its run of failures reset.
+# KEYS: 1 unhealthy zset, 2 health hash. ARGV: 1 bot id, 2 now. Returns 1 healthy again, 0 it was not unhealthy.
+MARK_HEALTHY = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('HGET', KEYS[2], 'state') ~= 'unhealthy' then return 0 end
+redis.call('HSET', KEYS[2], 'state', 'healthy', 'failures', 0, 'recovered_at', ARGV[2])
+return 1
+"""
+
+# Defer a claimed job (a seat's bot is unhealthy): acknowledge and delete it from the stream and, unless its
+# result is stored, park its fields under its match id (first deferral time kept as the score), in one step, so the
+# job is never both queued and parked, nor lost.
+# KEYS: 1 jobs stream, 2 result, 3 deferred zset, 4 deferred-jobs hash
+# ARGV: 1 group, 2 entry id, 3 match id, 4 fields (JSON list), 5 first deferral time
+# Returns 0 the job was not pending (settled before), 2 its result is stored, 1 deferred now.
+DEFER_JOB = """
+local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+if acked == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[3])
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[4])
+return 1
+"""
+
+# Queue a deferred match again (a new entry on its game's jobs stream, with the field forced=1 when ARGV[2] is
+# "1": played whatever the health of its bots), in one step with taking it out of the deferred set.
+# KEYS: 1 deferred zset, 2 deferred-jobs hash, 3 jobs stream. ARGV: 1 match id, 2 "1" forced | "0".
+# Returns 1 queued, 0 it was not deferred (released by another worker).
+RELEASE_DEFERRED = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+local raw = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+if not raw then return 0 end
+local fields = cjson.decode(raw)
+if ARGV[2] == '1' then
+  table.insert(fields, 'forced')
+  table.insert(fields, '1')
+end
+redis.call('XADD', KEYS[3], '*', unpack(fields))
 return 1
 """
 

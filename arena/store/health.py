@@ -1,0 +1,193 @@
+"""Bot health as the workers see it, and the matches deferred while a bot is unhealthy (``arena.bot_health`` says
+the rules; this module only keeps the state, each change in one atomic step)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from arena.tournaments import MatchSpec
+from arena_sdk.games import GAMES
+
+from . import keys
+from .base import StoreBase
+from .keys import (
+    BOT_CHECK,
+    JOBS_GROUP,
+    deferred_jobs_key,
+    deferred_key,
+    health_key,
+    jobs_key,
+    result_key,
+    unhealthy_key,
+)
+
+FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
+DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch
+
+
+@dataclass(frozen=True)
+class BotHealth:
+    """The health of one bot version (a bot id of one game).
+
+    Attributes:
+        bot: the bot id. healthy: False from the match that made it unhealthy until its GetInfo answers again (or
+            it plays a match through). failures: failed matches in a row (0 after a match it played through).
+        since: when it became unhealthy (s since epoch; None while healthy). reason: why, the failure that made it
+            unhealthy ("" while healthy). last_failure / last_failure_at: the latest failed match's reason and time
+            (kept after a recovery). recovered_at: the last time it became healthy again, or None.
+    """
+
+    bot: str
+    healthy: bool = True
+    failures: int = 0
+    since: float | None = None
+    reason: str = ""
+    last_failure: str = ""
+    last_failure_at: float | None = None
+    recovered_at: float | None = None
+
+    @classmethod
+    def from_hash(cls, bot: str, h: Mapping[str, str]) -> BotHealth:
+        unhealthy = h.get("state") == "unhealthy"
+
+        def when(name: str) -> float | None:
+            return float(h[name]) if h.get(name) else None
+
+        return cls(bot=bot, healthy=not unhealthy, failures=int(h.get("failures", 0) or 0),
+                   since=when("since") if unhealthy else None, reason=h.get("reason", "") if unhealthy else "",
+                   last_failure=h.get("last_failure", ""), last_failure_at=when("last_failure_at"),
+                   recovered_at=when("recovered_at"))
+
+
+@dataclass(frozen=True)
+class DeferredMatch:
+    """A match put off because a seat's bot was unhealthy: its match id, when it was first deferred (s since epoch),
+    its spec (None when the parked fields do not parse) and the job's stream fields."""
+
+    match_id: str
+    deferred_at: float
+    spec: MatchSpec | None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+class HealthStore(StoreBase):
+    """Bot health counters, the unhealthy set, and the deferred matches of each game."""
+
+    def _bind(self, client: redis.Redis) -> None:
+        super()._bind(client)
+        self._record_health = client.register_script(keys.RECORD_HEALTH)
+        self._mark_healthy = client.register_script(keys.MARK_HEALTHY)
+        self._defer_job = client.register_script(keys.DEFER_JOB)
+        self._release_deferred = client.register_script(keys.RELEASE_DEFERRED)
+
+    # -- health -------------------------------------------------------------------------------------------------
+
+    def bot_health(self, game: str, bots: Iterable[str]) -> dict[str, BotHealth]:
+        """The health of each bot id of ``bots`` (a bot that never failed: healthy, 0 failures)."""
+        ids = list(bots)
+        return dict(zip(ids, self.bots_health([(game, b) for b in ids])))
+
+    def bots_health(self, bots: Sequence[tuple[str, str]]) -> list[BotHealth]:
+        """The health of each (game, bot id) of ``bots``, in order, in one round trip."""
+        if not bots:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for game, bot in bots:
+            pipe.hgetall(health_key(game, bot))
+        return [BotHealth.from_hash(bot, h or {}) for (_, bot), h in zip(bots, pipe.execute())]
+
+    def unhealthy_bots(self, game: str) -> dict[str, float]:
+        """The unhealthy bot ids of ``game`` -> since when (s since epoch)."""
+        return {b: float(s) for b, s in self.client.zrange(unhealthy_key(game), 0, -1, withscores=True)}
+
+    def unhealthy_among(self, game: str, bots: Sequence[str]) -> list[str]:
+        """The bots of ``bots`` that are unhealthy now, in order."""
+        if not bots:
+            return []
+        since = self.client.zmscore(unhealthy_key(game), list(bots))
+        return [b for b, s in zip(bots, since) if s is not None]
+
+    def record_match_health(self, game: str, match_id: str, outcomes: Mapping[str, str | None], *,
+                            unhealthy_after: int, now: float | None = None) -> dict[str, int]:
+        """Count one stored match in the health of its bots: ``outcomes`` maps each bot id to None (it played the
+        match through: its run of failures ends, and an unhealthy bot is healthy again) or the reason its match
+        failed (counted once per match id; the ``unhealthy_after``-th failure in a row marks it unhealthy).
+
+        Returns bot id -> 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this failure was counted before.
+        Raises ``ValueError`` for ``unhealthy_after`` < 1."""
+        if unhealthy_after < 1:
+            raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
+        if not outcomes:
+            return {}
+        now = time.time() if now is None else now
+        bots = list(outcomes)
+        args: list[Any] = [int(unhealthy_after), repr(float(now)), match_id]
+        for bot in bots:
+            reason = outcomes[bot]
+            args += [bot, "ok" if reason is None else "fail", reason or ""]
+        replies = self._record_health(keys=[unhealthy_key(game)] + [health_key(game, b) for b in bots], args=args)
+        return {b: int(r) for b, r in zip(bots, replies)}
+
+    def mark_healthy(self, game: str, bot: str, *, now: float | None = None) -> bool:
+        """``bot`` answered GetInfo again: healthy, its run of failures reset. True when it was unhealthy."""
+        now = time.time() if now is None else now
+        return bool(int(self._mark_healthy(keys=[unhealthy_key(game), health_key(game, bot)],
+                                           args=[bot, repr(float(now))])))
+
+    # -- deferred matches ------------------------------------------------------------------------------------------
+
+    def defer_job(self, game: str, entry_id: str, match_id: str, fields: Mapping[str, str], *,
+                  now: float | None = None) -> int:
+        """Take a claimed job off its stream and park it as a deferred match, atomically (``keys.DEFER_JOB``). The
+        first deferral time travels in the job's fields (``deferred_at``), so a match deferred again keeps it.
+
+        Returns 1 deferred now, 2 its result is stored (only acknowledged), 0 it was no longer pending."""
+        now = time.time() if now is None else now
+        parked = {k: v for k, v in fields.items() if k != FORCED_FIELD}
+        parked.setdefault(DEFERRED_AT_FIELD, repr(float(now)))
+        flat = [x for kv in parked.items() for x in kv]
+        return int(self._defer_job(
+            keys=[jobs_key(game), result_key(game, match_id), deferred_key(game), deferred_jobs_key(game)],
+            args=[JOBS_GROUP, entry_id, match_id, json.dumps(flat), parked[DEFERRED_AT_FIELD]]))
+
+    def deferred_matches(self, game: str) -> list[DeferredMatch]:
+        """The deferred matches of ``game``, first deferred first."""
+        ids = self.client.zrange(deferred_key(game), 0, -1, withscores=True)
+        if not ids:
+            return []
+        raw = self.client.hmget(deferred_jobs_key(game), [mid for mid, _ in ids])
+        out = []
+        for (mid, at), blob in zip(ids, raw):
+            fields: dict[str, str] = {}
+            spec = None
+            try:
+                flat = json.loads(blob) if blob else []
+                fields = dict(zip(flat[::2], flat[1::2]))
+                spec = MatchSpec.from_dict(json.loads(fields["spec"]))
+            except (KeyError, ValueError, TypeError):
+                pass
+            out.append(DeferredMatch(match_id=mid, deferred_at=float(at), spec=spec, fields=fields))
+        return out
+
+    def deferred_count(self, game: str | None = None) -> int:
+        """Deferred matches of ``game`` (of every game the workers read when None)."""
+        games = [game] if game else sorted(GAMES)
+        return sum(int(self.client.zcard(deferred_key(g))) for g in games)
+
+    def release_deferred(self, game: str, match_id: str, *, forced: bool = False) -> bool:
+        """Queue a deferred match again on its game's stream (with ``forced=1`` when ``forced``: the workers then
+        play it whatever the health of its bots). False when it was not deferred (another worker released it)."""
+        return bool(int(self._release_deferred(
+            keys=[deferred_key(game), deferred_jobs_key(game), jobs_key(game)],
+            args=[match_id, "1" if forced else "0"])))
+
+    def claim_bot_check(self, owner: str, ttl_s: float) -> bool:
+        """True when ``owner`` may run the periodic check of unhealthy bots now: nobody else took it within the last
+        ``ttl_s`` seconds (one worker of the fleet per interval)."""
+        return bool(self.client.set(BOT_CHECK, owner, nx=True, px=max(1, int(ttl_s * 1000))))

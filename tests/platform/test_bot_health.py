@@ -1,0 +1,172 @@
+"""Bot health (issue 8, item 4) on real parts: a bot process killed mid-tournament fails ``unhealthy_after`` matches,
+is marked unhealthy, and its remaining matches are deferred (not played against the corpse) until it is restarted at
+the same endpoint, then they complete; a bot that never comes back forfeits its deferred matches after the cap, so
+the tournament ends and no honest bot loses rating to it; a match in which every seat failed charges nobody; a
+worker SIGKILLed mid-match charges nobody either: the match is re-run from scratch and only the re-run is stored.
+
+Without health, every match of a dead bot is played against it (about 300 faults a tournament in the issue's
+trial); here the number of matches it fails is ``unhealthy_after`` with one worker running one match at a time."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from platform_helpers import SLOW_BOT, wait_until
+
+from arena import scheduler
+from arena.bot_health import seat_failures
+from arena.records import MatchRecord
+from arena.store import Store, TournamentInfo
+from arena.tournaments import MatchSpec, round_robin
+
+ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat Take 5 match always ends after its first hand
+HEALTH = {"unhealthy_after": 3, "bot_recheck_s": 0.3}
+
+
+def _tournament(store: Store, bots: list[str], rounds: int, seed: int = 7) -> list[MatchSpec]:
+    """A stored round robin of 2-seat one-hand Take 5 matches, queued."""
+    tid = store.next_tournament_id()
+    specs = round_robin(tid, "take5", bots, 2, rounds, seed, dict(ONE_HAND), deadline_ms=1000)
+    store.create_tournament(TournamentInfo(
+        id=tid, game="take5", bots=tuple(bots), seats_per_match=2, rounds=rounds, seed=seed, config=dict(ONE_HAND),
+        deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
+    scheduler.enqueue_matches(store, specs)
+    return specs
+
+
+def _register(store: Store, start_bot: Callable[..., Any], names: list[str]) -> tuple[list[str], list[Any]]:
+    procs = [start_bot("sample:random") for _ in names]
+    ids = [store.register_bot("take5", name, p.endpoint, version="1").bot_id for name, p in zip(names, procs)]
+    return ids, procs
+
+
+def _record(store: Store, match_id: str) -> MatchRecord:
+    raw = store.get_match_record(match_id, "take5")
+    assert raw is not None
+    return MatchRecord.from_dict(raw)
+
+
+def _failed_seats(store: Store, match_id: str, bot: str) -> bool:
+    """True when ``bot`` failed the stored match ``match_id`` (forfeited, or answered no call)."""
+    record = _record(store, match_id)
+    return any(why is not None for seat, why in zip(record.seats, seat_failures(record)) if seat.name == bot)
+
+
+def _stored_with(store: Store, specs: list[MatchSpec], bot: str) -> list[str]:
+    return [s.match_id for s in specs if bot in s.seats and store.has_result("take5", s.match_id)]
+
+
+def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    (a, b, c), (_, _, doomed) = _register(store, start_bot, ["hale", "hearty", "doomed"])
+    specs = _tournament(store, [a, b, c], rounds=3)  # 18 matches, 12 of them with the doomed bot
+    with_c = [s.match_id for s in specs if c in s.seats]
+    workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+    wait_until(lambda: _stored_with(store, specs, c), "a first match of the doomed bot")
+    doomed.process.kill()
+    doomed.process.wait()
+    port = int(doomed.endpoint.rsplit(":", 1)[1])
+    played_before_kill = set(_stored_with(store, specs, c))
+
+    # after 3 failed matches it is unhealthy; the rest of its matches are deferred, the others all played
+    health = wait_until(lambda: (h := store.bot_health("take5", [c])[c]) and not h.healthy and h,
+                        "the doomed bot to be marked unhealthy")
+    assert health.failures == 3 and health.since is not None and "in match t1-" in health.reason
+    assert health.reason.startswith(("forfeited", "answered no call"))
+    others = [s.match_id for s in specs if c not in s.seats]
+    wait_until(lambda: all(store.has_result("take5", m) for m in others), "the healthy bots' matches")
+    left = [m for m in with_c if not store.has_result("take5", m)]
+    wait_until(lambda: store.deferred_count("take5") == len(left), f"{len(left)} matches to be deferred")
+    time.sleep(1.0)  # several bot checks: the bot stays unhealthy, nothing more is played against it
+    assert [m for m in with_c if not store.has_result("take5", m)] == left
+    info = store.get_tournament(specs[0].tournament)
+    assert info is not None and info.state == "running" and info.matches_done == len(specs) - len(left)
+    played_dead = [m for m in _stored_with(store, specs, c) if m not in played_before_kill]
+    failed = [m for m in _stored_with(store, specs, c) if _failed_seats(store, m, c)]
+    assert len(failed) == 3  # bounded by unhealthy_after (one match at a time), not ~all of its matches
+    assert len(played_dead) <= 4  # at most the match it was playing when killed, and the 3 failed ones
+    assert len(left) >= 5  # ... while this many of its matches were still to come
+
+    # restarted at the same endpoint: healthy again at the next check, its deferred matches played
+    start_bot("sample:random", port=port)
+    info = wait_until(lambda: (t := store.get_tournament(specs[0].tournament)) and t.state == "finished" and t,
+                      "the tournament to finish")
+    assert (info.matches_done, info.matches_failed, info.matches_cancelled) == (len(specs), 0, 0)
+    assert store.deferred_count("take5") == 0
+    assert store.bot_health("take5", [c])[c].healthy and store.bot_health("take5", [c])[c].failures == 0
+    for m in left:
+        result = store.get_result("take5", m)
+        assert result is not None and result["faults"] == [0, 0], (m, result)
+    assert store.check_ladder("take5").equal
+
+
+def test_a_bot_that_never_comes_back_forfeits_its_deferred_matches_after_the_cap(
+        store: Store, start_bot: Callable[..., Any], workers: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="arena")
+    (a, b, c), (_, _, gone) = _register(store, start_bot, ["steady", "solid", "gone"])
+    gone.stop()
+    specs = _tournament(store, [a, b, c], rounds=2)  # 12 matches, 8 with the absent bot
+    with_c = [s.match_id for s in specs if c in s.seats]
+    workers.thread("w", concurrency=1, max_deferral_s=1.0, **HEALTH)
+    info = wait_until(lambda: (t := store.get_tournament(specs[0].tournament)) and t.state == "finished" and t,
+                      "the tournament to finish although a bot never came back")
+    assert (info.matches_done, info.matches_failed) == (len(specs), 0)
+    deferred = {r.getMessage().split()[1] for r in caplog.records if "deferred: bot" in r.getMessage()}
+    forced = {r.getMessage().split()[1] for r in caplog.records if "queued again, forced" in r.getMessage()}
+    assert deferred == forced and len(forced) == len(with_c) - 3
+    assert not store.bot_health("take5", [c])[c].healthy
+    for m in with_c:  # the absent bot forfeits each match, ranked last; its opponent never loses rating to it
+        result = store.get_result("take5", m)
+        assert result is not None
+        seat = result["seats"].index(c)
+        assert _record(store, m).result.forfeits[seat] == "faults"
+        assert result["ranks"][seat] == 2 and result["ranks"][1 - seat] == 1
+        assert result["deltas"][1 - seat] > 0
+    assert store.check_ladder("take5").equal
+
+
+def test_a_match_in_which_every_seat_failed_charges_nobody(
+        store: Store, workers: Any, dead_endpoint: str) -> None:
+    """Both seats unreachable, five times: that looks like our own network, not two dead bots; nobody is marked."""
+    bots = [store.register_bot("take5", n, dead_endpoint, version="1").bot_id for n in ("x", "y")]
+    specs = [MatchSpec(match_id=f"both-{i}", game="take5", seats=tuple(bots), seed=i, config=dict(ONE_HAND))
+             for i in range(5)]
+    scheduler.enqueue_matches(store, specs)
+    workers.thread("w", concurrency=1, **HEALTH)
+    wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "the five matches")
+    assert all(r == ["forfeited (faults)"] * 2 for r in (seat_failures(_record(store, s.match_id)) for s in specs))
+    assert all(h.healthy and h.failures == 0 for h in store.bot_health("take5", bots).values())
+
+
+def test_a_match_interrupted_by_our_crash_charges_the_bots_nothing(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """A worker SIGKILLed mid-match: the match is played again from scratch by another worker; the stored record
+    is the re-run's, with no fault and no forfeit, and the bots' health counts nothing against them."""
+    bots = []
+    for name in ("slow-a", "slow-b"):
+        bot = start_bot(SLOW_BOT, extra_args=["--sleep", "0.15"])  # ~2 s a one-hand match
+        bots.append(store.register_bot("take5", name, bot.endpoint, version="1").bot_id)
+    spec = MatchSpec(match_id="crash-1", game="take5", seats=tuple(bots), seed=3, config=dict(ONE_HAND))
+    doomed = workers.process("doomed", concurrency=1, visibility_timeout_s=1.0, heartbeat_s=0.2)
+    wait_until(lambda: any(w.name == "doomed" for w in store.list_workers()), "the doomed worker's heartbeat")
+    scheduler.enqueue_matches(store, [spec])
+    wait_until(lambda: any(w.running == ("crash-1",) for w in store.list_workers() if w.name == "doomed"),
+               "the doomed worker to start the match")
+    time.sleep(0.6)  # StartMatch done, a few Decide calls answered
+    doomed.kill()
+    killed_at = time.time()
+    assert not store.has_result("take5", "crash-1")
+    workers.thread("rescuer", concurrency=1, visibility_timeout_s=1.0, heartbeat_s=0.2, **HEALTH)
+    wait_until(lambda: store.has_result("take5", "crash-1"), "the match to be played again")
+    result = store.get_result("take5", "crash-1")
+    record = _record(store, "crash-1")
+    assert result is not None and result["worker"] == "rescuer" and result["faults"] == [0, 0]
+    assert record.started_at > killed_at  # the re-run's record, played from the start
+    assert record.faults == () and list(record.result.forfeits) in ([], [None, None])
+    assert [d["seq"] for d in record.decisions if d["seat"] == 0][:3] == [0, 1, 2]
+    assert all(h.healthy and h.failures == 0 for h in store.bot_health("take5", bots).values())
+    assert store.client.llen("arena:{take5}:results") == 1
