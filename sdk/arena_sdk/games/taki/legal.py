@@ -123,12 +123,6 @@ def _matches(state: TakiState, card: int) -> bool:
     return _MATCHING[state.follow_color * _STRIDE + state.follow_symbol][card]
 
 
-def _continues(state: TakiState, card: int) -> bool:
-    """At the start of a turn, ``card`` continues the open run (reading 9)."""
-    run = state.run
-    return run is not None and (CARD_COLOR[card] == run.color or card == SUPERTAKI)
-
-
 def _has_play(state: TakiState, hand: tuple[int, ...]) -> bool:
     """A card of ``hand`` can be played now (turn start without a stack, or a Plus's owed card)."""
     matching = _MATCHING[state.follow_color * _STRIDE + state.follow_symbol]
@@ -268,10 +262,12 @@ def _play_refusal(state: TakiState, seat: int, action: PlayCard) -> str | None:
         if state.stack:
             if CARD_SYMBOL[card] != PLUS2 and card != KING:
                 return f"only a +2 or a King may be played on an active +2 stack of {state.stack}"
-        elif _continues(state, card):
-            return None
-        elif not _matches(state, card):
-            return _mismatch(state, card)
+        else:
+            run = state.run
+            if run is not None and (CARD_COLOR[card] == run.color or card == SUPERTAKI):
+                return None  # continues the open run (reading 9)
+            if not _MATCHING[state.follow_color * _STRIDE + state.follow_symbol][card]:
+                return _mismatch(state, card)
     elif mode == STEP_RUN:
         rc = state.run.color  # type: ignore[union-attr]
         if CARD_COLOR[card] == rc or card == SUPERTAKI:
