@@ -432,6 +432,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _check_game(request.game, context)
         bots = self.store.list_bots(request.game)
         messages = [_bot_message(b) for b in bots]
+        for message, state in zip(messages, self.store.bots_health([(b.game, b.bot_id) for b in bots])):
+            message.health = "healthy" if state.healthy else "unhealthy"
+            message.consecutive_failures = state.failures
+            if not state.healthy:
+                message.unhealthy_since = state.since or 0.0
+                message.health_reason = state.reason
         if request.check_endpoints and bots:
             for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s)):
                 message.endpoint_checked = True

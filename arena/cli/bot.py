@@ -150,7 +150,9 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
 @click.pass_obj
 def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_json: bool) -> None:
     """List the registered bots: bot id (NAME@VERSION), version, game, endpoint, whether the endpoint answers now
-    (asked by the referee, as a tournament would; --no-check skips it), author, last change.
+    (asked by the referee, as a tournament would; --no-check skips it), health (as the workers see it: unhealthy
+    after several failed matches in a row, since when and why; its matches wait until it answers again), author,
+    last change.
 
     \b
     Example:
@@ -160,6 +162,8 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     bots = []
     for b in reply.bots:
         d = bot_dict(b)
+        d["health"] = {"state": b.health or "healthy", "consecutive_failures": b.consecutive_failures,
+                       "unhealthy_since": b.unhealthy_since or None, "reason": b.health_reason or None}
         if b.endpoint_checked:
             d["answers"] = not b.endpoint_problem
             d["endpoint_problem"] = b.endpoint_problem or None
@@ -179,13 +183,22 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     checked = any("answers" in b for b in bots)
     if checked:
         table.add_column("answers now")
+    table.add_column("health")
     table.add_column("author")
     table.add_column("updated", no_wrap=True)
     for b in bots:
         answers = ["-" if "answers" not in b else "yes" if b["answers"] else f"no: {b['endpoint_problem']}"]
         table.add_row(b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], *(answers if checked else []),
-                      b["author"] or "-", when(b["updated_at"] or b["registered_at"]))
+                      _health_text(b["health"]), b["author"] or "-", when(b["updated_at"] or b["registered_at"]))
     app.console.print(table)
+
+
+def _health_text(health: dict[str, Any]) -> str:
+    """"healthy", "healthy (2 failed matches in a row)" or "unhealthy since 2024-05-01 12:00:00: REASON"."""
+    if health["state"] == "unhealthy":
+        return f"unhealthy since {when(health['unhealthy_since'] or 0)}: {health['reason'] or '?'}"
+    failures = health["consecutive_failures"]
+    return f"healthy ({failures} failed match{'es' if failures != 1 else ''} in a row)" if failures else "healthy"
 
 
 @bot.command("token", short_help="Print the owner token of a bot NAME saved on this machine.")

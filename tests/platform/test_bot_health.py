@@ -9,6 +9,7 @@ trial); here the number of matches it fails is ``unhealthy_after`` with one work
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -170,3 +171,39 @@ def test_a_match_interrupted_by_our_crash_charges_the_bots_nothing(
     assert [d["seq"] for d in record.decisions if d["seat"] == 0][:3] == [0, 1, 2]
     assert all(h.healthy and h.failures == 0 for h in store.bot_health("take5", bots).values())
     assert store.client.llen("arena:{take5}:results") == 1
+
+
+def test_bot_list_shows_each_bot_s_health(store: Store, arena_server: Any, dead_endpoint: str) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli.app import cli
+    from arena.cli.bot import _health_text
+    from arena_sdk.pb import arena_pb2
+
+    server, stub = arena_server(verify_bots=False)
+    for name in ("fine", "shaky", "sick"):
+        store.register_bot("take5", name, dead_endpoint, version="1")
+    store.record_match_health("take5", "m1", {"shaky@1": "answered no call (timeout) in match m1", "fine@1": None,
+                                              "sick@1": "forfeited (faults) in match m1"}, unhealthy_after=2, now=1e9)
+    store.record_match_health("take5", "m2", {"sick@1": "forfeited (timeouts) in match m2", "fine@1": None},
+                              unhealthy_after=2, now=1e9 + 5)
+    by_id = {b.bot_id: b for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots}
+    assert [(by_id[b].health, by_id[b].consecutive_failures) for b in ("fine@1", "shaky@1", "sick@1")] == [
+        ("healthy", 0), ("healthy", 1), ("unhealthy", 2)]
+    assert (by_id["sick@1"].unhealthy_since, by_id["sick@1"].health_reason) == (
+        1e9 + 5, "forfeited (timeouts) in match m2")
+    assert by_id["shaky@1"].unhealthy_since == 0 and by_id["shaky@1"].health_reason == ""
+
+    result = CliRunner().invoke(cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{server.port}"])
+    assert result.exit_code == 0, result.output
+    health = {b["bot_id"]: b["health"] for b in json.loads(result.output)}
+    assert health["sick@1"] == {"state": "unhealthy", "consecutive_failures": 2, "unhealthy_since": 1e9 + 5,
+                                "reason": "forfeited (timeouts) in match m2"}
+    assert [_health_text(health[b]) for b in ("fine@1", "shaky@1")] == [
+        "healthy", "healthy (1 failed match in a row)"]
+    assert _health_text(health["sick@1"]).startswith("unhealthy since 2001-09-")
+    assert _health_text(health["sick@1"]).endswith(": forfeited (timeouts) in match m2")
+
+    assert store.mark_healthy("take5", "sick@1") and not store.mark_healthy("take5", "sick@1")
+    sick = store.bot_health("take5", ["sick@1"])["sick@1"]
+    assert sick.healthy and sick.failures == 0 and sick.last_failure == "forfeited (timeouts) in match m2"

@@ -77,6 +77,10 @@ class BotRecord(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     ENDPOINT_PROBLEM_FIELD_NUMBER: _builtins.int
     ENDPOINT_CHECKED_FIELD_NUMBER: _builtins.int
+    HEALTH_FIELD_NUMBER: _builtins.int
+    UNHEALTHY_SINCE_FIELD_NUMBER: _builtins.int
+    HEALTH_REASON_FIELD_NUMBER: _builtins.int
+    CONSECUTIVE_FAILURES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """NAME part of the bot's identity."""
     endpoint: _builtins.str
@@ -106,6 +110,18 @@ class BotRecord(_message.Message):
     """Set only by ListBots with check_endpoints: true when the endpoint was checked (then endpoint_problem says
     how it went).
     """
+    health: _builtins.str
+    """The bot's health as the workers see it: "healthy", or "unhealthy" after several failed matches in a row (it
+    forfeited, or answered no call); an unhealthy bot's matches are deferred until it answers GetInfo again, which
+    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts.
+    """
+    unhealthy_since: _builtins.float
+    """When health is "unhealthy": since when, seconds since the Unix epoch (else 0), and why: the failure that made it
+    unhealthy, e.g. "forfeited (faults) in match t3-000012" (else "").
+    """
+    health_reason: _builtins.str
+    consecutive_failures: _builtins.int
+    """Failed matches in a row (0 after a match the bot played through, or once it answers GetInfo again)."""
     def __init__(
         self,
         *,
@@ -121,10 +137,14 @@ class BotRecord(_message.Message):
         updated_at: _builtins.float = ...,
         endpoint_problem: _builtins.str = ...,
         endpoint_checked: _builtins.bool = ...,
+        health: _builtins.str = ...,
+        unhealthy_since: _builtins.float = ...,
+        health_reason: _builtins.str = ...,
+        consecutive_failures: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
