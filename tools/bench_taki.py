@@ -88,7 +88,8 @@ def main() -> None:
             print(json.dumps(result), flush=True)
         else:
             print(
-                f"taki{' stairs' if args.stairs else ''} ({result['player']} player) {seats:2d} seats: {result['games_per_s']:8.1f} games/s "
+                f"taki{' stairs' if args.stairs else ''} ({result['player']} player) {seats:2d} seats: "
+                f"{result['games_per_s']:8.1f} games/s "
                 f"{result['decisions_per_s']:8d} decisions/s  ({result['decisions_per_game']} decisions/game, "
                 f"{result['games']} games in {result['seconds']} s; {result['games_per_cpu_s']} games per CPU s)",
                 flush=True,

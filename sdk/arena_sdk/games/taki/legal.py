@@ -78,7 +78,10 @@ _MATCHING: list[tuple[bool, ...]] = [
 ]
 # _MATCHING_PLAYS[last][follow_color * _STRIDE + follow_symbol][card]: the plays of a matching card, else ().
 _MATCHING_PLAYS: tuple[list[tuple[tuple[PlayCard, ...], ...]], ...] = tuple(
-    [tuple(_PLAYS[card][last] if ok and _PLAYS[card] else () for card, ok in enumerate(matching)) for matching in _MATCHING]
+    [
+        tuple(_PLAYS[card][last] if ok and _PLAYS[card] else () for card, ok in enumerate(matching))
+        for matching in _MATCHING
+    ]
     for last in (0, _LAST)
 )
 
@@ -275,7 +278,10 @@ def _play_refusal(state: TakiState, seat: int, action: PlayCard) -> str | None:
         if card == CHCOLOR:
             return "a Change Color ends the run by itself: close_run must be False" if close else None
         if CARD_SYMBOL[card] == TAKI:
-            return f"a player may not follow their own TAKI with a TAKI of another colour (run colour {_color_name(rc)})"
+            return (
+                "a player may not follow their own TAKI with a TAKI of another colour "
+                f"(run colour {_color_name(rc)})"
+            )
         if CARD_COLOR[card] < 0:
             return f"{_TOKENS[card]} may not be played inside one's own run (reading 6)"
         return f"{_TOKENS[card]} is not of the run's colour {_color_name(rc)} (reading 6)"
