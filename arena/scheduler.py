@@ -174,7 +174,7 @@ async def _defer(store: Store, job: Job, sick: list[str]) -> str:
     spec = job.spec
     assert spec is not None
     settled = await asyncio.to_thread(store.defer_job, job.game or spec.game, job.entry_id, spec.match_id,
-                                      job.fields)
+                                      job.fields, deliveries=job.deliveries)
     if settled == 2:
         return "duplicate"
     if settled == 0:  # settled meanwhile by the worker it was reclaimed from

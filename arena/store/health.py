@@ -29,6 +29,9 @@ from .keys import (
 
 FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
 DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch
+# A job field: deliveries of the match's job before it was last deferred that may have started it (a deferred job
+# comes back as a new stream entry, delivered once): the match was started at most EARLIER + deliveries - 1 times.
+EARLIER_DELIVERIES_FIELD = "earlier_deliveries"
 
 
 @dataclass(frozen=True)
@@ -142,15 +145,20 @@ class HealthStore(StoreBase):
 
     # -- deferred matches ------------------------------------------------------------------------------------------
 
-    def defer_job(self, game: str, entry_id: str, match_id: str, fields: Mapping[str, str], *,
+    def defer_job(self, game: str, entry_id: str, match_id: str, fields: Mapping[str, str], *, deliveries: int = 1,
                   now: float | None = None) -> int:
-        """Take a claimed job off its stream and park it as a deferred match, atomically (``keys.DEFER_JOB``). The
-        first deferral time travels in the job's fields (``deferred_at``), so a match deferred again keeps it.
+        """Take a claimed job (delivered ``deliveries`` times) off its stream and park it as a deferred match,
+        atomically (``keys.DEFER_JOB``). The first deferral time travels in the job's fields (``deferred_at``), so a
+        match deferred again keeps it, and so do its earlier deliveries (``earlier_deliveries``: the match may
+        have been started by a worker that died; a re-run must know it is one).
 
         Returns 1 deferred now, 2 its result is stored (only acknowledged), 0 it was no longer pending."""
         now = time.time() if now is None else now
         parked = {k: v for k, v in fields.items() if k != FORCED_FIELD}
         parked.setdefault(DEFERRED_AT_FIELD, repr(float(now)))
+        earlier = int(parked.get(EARLIER_DELIVERIES_FIELD, "0") or 0) + max(0, deliveries - 1)
+        if earlier:
+            parked[EARLIER_DELIVERIES_FIELD] = str(earlier)
         flat = [x for kv in parked.items() for x in kv]
         return int(self._defer_job(
             keys=[jobs_key(game), result_key(game, match_id), deferred_key(game), deferred_jobs_key(game)],

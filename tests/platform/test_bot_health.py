@@ -64,7 +64,8 @@ def _stored_with(store: Store, specs: list[MatchSpec], bot: str) -> list[str]:
 def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
     (a, b, c), (_, _, doomed) = _register(store, start_bot, ["hale", "hearty", "doomed"])
-    specs = _tournament(store, [a, b, c], rounds=3)  # 18 matches, 12 of them with the doomed bot
+    per_round = sum(c in s.seats for s in round_robin("t0", "take5", [a, b, c], 2, 1, 7, dict(ONE_HAND)))
+    specs = _tournament(store, [a, b, c], rounds=-(-10 // per_round))  # at least 10 matches of the doomed bot
     with_c = [s.match_id for s in specs if c in s.seats]
     workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
     wait_until(lambda: _stored_with(store, specs, c), "a first match of the doomed bot")
@@ -207,3 +208,28 @@ def test_bot_list_shows_each_bot_s_health(store: Store, arena_server: Any, dead_
     assert store.mark_healthy("take5", "sick@1") and not store.mark_healthy("take5", "sick@1")
     sick = store.bot_health("take5", ["sick@1"])["sick@1"]
     assert sick.healthy and sick.failures == 0 and sick.last_failure == "forfeited (timeouts) in match m2"
+
+
+def test_a_deferred_job_is_parked_once_and_comes_back_with_its_history(store: Store) -> None:
+    """Deferral takes the job off the stream and parks it in one step; a release puts it back once (a second
+    release by another worker does nothing); its first deferral time and its earlier deliveries travel with it."""
+    spec = MatchSpec(match_id="m-1", game="take5", seats=("a@1", "b@1"), seed=1)
+    scheduler.enqueue_matches(store, [spec])
+    store.read_jobs("w1", 1, 100)
+    (job,) = store.reclaim_jobs("w2", 1, 0)  # delivered a second time: the first worker may have started it
+    assert store.defer_job("take5", job.entry_id, "m-1", job.fields, deliveries=job.deliveries, now=100.0) == 1
+    assert store.defer_job("take5", job.entry_id, "m-1", job.fields, deliveries=job.deliveries) == 0  # settled
+    assert store.queued_jobs() == 0 and store.pending_jobs() == 0
+    (parked,) = store.deferred_matches("take5")
+    assert (parked.match_id, parked.deferred_at, parked.spec) == ("m-1", 100.0, spec)
+    assert parked.fields["earlier_deliveries"] == "1"
+    assert store.release_deferred("take5", "m-1", forced=True) and not store.release_deferred("take5", "m-1")
+    (again,) = store.read_jobs("w3", 5, 100)
+    assert again.spec == spec and again.deliveries == 1
+    assert (again.fields["forced"], again.fields["deferred_at"], again.fields["earlier_deliveries"]) == (
+        "1", "100.0", "1")
+    # deferred again (a forced job is not, by the workers; here by hand): the first deferral time and history stay
+    assert store.defer_job("take5", again.entry_id, "m-1", again.fields, deliveries=2, now=200.0) == 1
+    (parked,) = store.deferred_matches("take5")
+    assert parked.deferred_at == 100.0 and parked.fields["earlier_deliveries"] == "2"
+    assert "forced" not in parked.fields and store.deferred_count() == 1
