@@ -28,28 +28,41 @@ def _game(hands: list[list[str]], top: list[str], **config: object) -> TakiState
     return taki.new_game(len(hands), TakiConfig(hand_size=len(hands[0]), **config), deal=deal)  # type: ignore[arg-type]
 
 
-def test_default_is_draw_at_a_turn_start_and_facing_a_stack() -> None:
+def test_default_plays_the_lowest_playable_card_at_a_turn_start_and_facing_a_stack() -> None:
+    """The default keeps the game moving: a seat that faults (or forfeited) plays rather than draws."""
     state = _game([["R5", "R+2", "Y3"], ["G1", "G3", "G4"]], ["R1"])
-    assert taki.default_action(state, 0) == Draw()
+    assert taki.default_action(state, 0) == PlayCard(_c("R5"))
     stacked = taki.apply(state, 0, PlayCard(_c("R+2")))
-    assert taki.observe(stacked, 1).step == "stack" and taki.default_action(stacked, 1) == Draw()
+    assert taki.observe(stacked, 1).step == "stack" and taki.default_action(stacked, 1) == Draw()  # no +2, no King
+    answered = _game([["R5", "R+2", "Y3"], ["G+2", "G3", "G4"]], ["R1"])
+    stacked = taki.apply(answered, 0, PlayCard(_c("R+2")))
+    assert taki.default_action(stacked, 1) == PlayCard(_c("G+2"))
 
 
-def test_default_ends_a_run_and_a_king_turn() -> None:
+def test_default_draws_when_nothing_can_be_played() -> None:
+    state = _game([["Y3", "G7", "B5"], ["G1", "G3", "G4"]], ["R1"])
+    assert taki.default_action(state, 0) == Draw()
+
+
+def test_default_declares_last_card_when_it_may() -> None:
+    state = _game([["R5", "Y3"], ["G1", "G3"]], ["R1"])
+    assert taki.default_action(state, 0) == PlayCard(_c("R5"), last_card=True)
+
+
+def test_default_goes_on_with_a_run_and_ends_it_when_nothing_fits() -> None:
     state = _game([["RTAKI", "R5", "KING"], ["G1", "G3", "G4"]], ["R1"])
     in_run = taki.apply(state, 0, PlayCard(_c("RTAKI")))
-    assert taki.default_action(in_run, 0) == EndTurn()
+    assert taki.default_action(in_run, 0).card == _c("R5")  # type: ignore[union-attr]
+    only_taki = _game([["RTAKI", "Y5", "G7"], ["G1", "G3", "G4"]], ["R1"])
+    assert taki.default_action(taki.apply(only_taki, 0, PlayCard(_c("RTAKI"))), 0) == EndTurn()
     after_king = taki.apply(state, 0, PlayCard(_c("KING")))
-    assert taki.default_action(after_king, 0) == EndTurn()
+    assert isinstance(taki.default_action(after_king, 0), PlayCard)  # the King frees a card: play it
 
 
-def test_default_after_a_plus_is_the_lowest_playable_card_without_declarations() -> None:
+def test_default_after_a_plus_is_the_lowest_playable_card() -> None:
     state = _game([["RPLUS", "R7", "R5", "Y3"], ["G1", "G3", "G4", "G5"]], ["R1"])
     owed = taki.apply(state, 0, PlayCard(_c("RPLUS")))
     assert taki.default_action(owed, 0) == PlayCard(_c("R5"))
-    # drawing is the default once the config allows it beside the play
-    loose = _game([["RPLUS", "R7", "R5", "Y3"], ["G1", "G3", "G4", "G5"]], ["R1"], plus_draw_when_playable=True)
-    assert taki.default_action(taki.apply(loose, 0, PlayCard(_c("RPLUS"))), 0) == Draw()
 
 
 def test_default_without_draw_when_playable_is_the_first_play() -> None:

@@ -220,18 +220,25 @@ def legal_actions(state: TakiState, seat: int) -> tuple[TakiAction, ...]:
 
 
 def default_action(state: TakiState, seat: int) -> TakiAction:
-    """The documented default the referee applies after a fault: ``React(False)`` for a Breaker question;
-    ``Draw`` when drawing is legal; else ``EndTurn`` when legal (a run, after a King); else the first legal action
-    (a Plus's owed card: the lowest playable card, without declarations). Raises ``IllegalActionError`` when
-    ``seat`` has no decision pending."""
+    """The documented default the referee applies after a fault (and for every decision of a forfeited seat): it
+    keeps the game moving, so a silent seat cannot stall a match by drawing the whole deck. ``React(False)`` for a
+    Breaker question; else the first legal play in ``legal_actions`` order (the lowest playable card; its
+    "last card" declaration when that is allowed; a Change Color names the first colour, red); else ``Draw``;
+    else ``EndTurn``. Raises ``IllegalActionError`` when ``seat`` has no decision pending."""
     legal = legal_actions(state, seat)
     if not legal:
         raise IllegalActionError(f"no default action for seat {seat!r}: it has no decision pending")
     if state.mode == STEP_REACT:
         return REACT_NO
-    if legal[-1] is DRAW or legal[-1] is END_TURN:
-        return legal[-1]
-    return legal[0]
+    first = legal[0]
+    if type(first) is PlayCard:
+        for action in legal:
+            if type(action) is not PlayCard or action.card != first.card or action.color != first.color:
+                break
+            if action.last_card and not action.close_run:
+                return action
+        return first
+    return first
 
 
 def _color_name(color: int) -> str:
