@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale proto clean
+.PHONY: help install test demo bench scale proto clean chaos
 
 help:
 	@echo "make demo   - run a real Take 5 round-robin tournament between sample bot processes, print the ladder"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  - engine and gRPC benchmarks"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
+	@echo "make chaos  - Take 5 and Taki round robins while workers, referee and Redis are SIGKILLed; nothing lost?"
 
 # Quiet: -qq keeps pip to errors, PYTHONWARNINGS silences the build backend's notices (setuptools' "Editable
 # installation" banner), which would otherwise come back whenever the stamp is older than a pyproject.toml.
@@ -41,6 +42,11 @@ scale: $(STAMP)
 # Generated code is committed; tests/test_proto_fresh.py fails when it differs from what this target writes.
 proto: $(STAMP)
 	$(PY) tools/gen_proto.py $(PROTO_OUT)
+
+# A real arena in a temporary folder; prints kills by kind, matches re-run, lost (0), duplicates (0) and whether each
+# ladder equals its rebuild; exit code 1 when a check fails. CHAOS_KILLS=N kills of each kind (default 3).
+chaos: $(STAMP)
+	$(PY) tools/chaos.py
 
 clean:
 	rm -rf $(VENV) .arena .pytest_cache .hypothesis
