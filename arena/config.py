@@ -12,7 +12,8 @@ class Defaults:
 
     Attributes:
         server: address of the referee's Arena service, "host:port" (CLI ``--server`` / ``ARENA_SERVER``).
-        listen: address ``arena serve`` binds.
+        listen: address ``arena serve`` binds: loopback only, unless ``--listen`` says otherwise (e.g.
+            ``0.0.0.0:50051`` in docker-compose).
         data_dir: folder of the private Redis (appendonly files, pid and URL files), ``--data-dir``.
         deadline_ms: deadline of every Decide call, milliseconds (a tournament's may be
             ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS``).
@@ -30,7 +31,8 @@ class Defaults:
             heartbeat is older than 3 heartbeat intervals is shown as not alive.
         worker_forget_s: seconds a worker that stopped sending heartbeats stays listed (its key's TTL).
         verify_timeout_s: how long the referee waits for a bot's GetInfo answer when it checks the bot
-            (registration, update, and every bot of a new tournament), seconds.
+            (registration, update, and every bot of a new tournament), seconds: short, since each check holds
+            one of ``arena.limits.BOT_CHECKS_AT_ONCE`` slots.
         health_check_s: seconds between two PINGs of Redis by the referee; its gRPC health status ("" and
             "arena.v1.Arena") is SERVING while Redis answers, NOT_SERVING while it does not.
         max_faults: a seat forfeits its match (ranked last, never called again) at its ``max_faults``-th fault
@@ -53,7 +55,7 @@ class Defaults:
     """
 
     server: str = "localhost:50051"
-    listen: str = "0.0.0.0:50051"
+    listen: str = "127.0.0.1:50051"
     data_dir: Path = Path(".arena")
     deadline_ms: int = 1000
     call_deadline_ms: int = 2000
@@ -67,7 +69,7 @@ class Defaults:
     heartbeat_s: float = 5.0
     worker_forget_s: float = 3600.0
     max_deliveries: int = 5
-    verify_timeout_s: float = 3.0
+    verify_timeout_s: float = 2.0
     health_check_s: float = 2.0
     max_faults: int = 10
     max_consecutive_timeouts: int = 3

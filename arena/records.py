@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,13 @@ class SeatSpec:
     Attributes:
         name: the bot's registered name (ladder identity; sent to every seat as ``player_names``).
         endpoint: ``"host:port"`` of the bot's ``arena.v1.Bot`` server.
+        secret: the bot secret its owner registered ("" for none), sent in the ``arena-bot-secret`` call metadata
+            of every StartMatch, Decide and EndMatch call to this seat; never recorded, never in ``repr``.
     """
 
     name: str
     endpoint: str
+    secret: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -491,10 +494,10 @@ def _check_limits(x: dict) -> Limits:
 def describe_legal(game: Game, legal: Sequence[Any]) -> str:
     """The legal actions, for a person: ``"legal cards: 3, 17, 55"`` or ``"legal actions: [...]"``."""
     shown = [game.action_to_dict(a) for a in legal]
-    values = [next(iter(d.values())) for d in shown if len(d) == 1]
-    if len(values) == len(shown) and shown:
-        return f"legal {next(iter(shown[0]))}s: {', '.join(str(v) for v in values)}"
-    return f"legal actions: {shown}"
+    keys = {tuple(d) for d in shown}
+    if shown and len(keys) == 1 and len(next(iter(keys))) == 1:  # every action is {"card": x} (or {"row": x})
+        return f"legal {next(iter(shown[0]))}s: {', '.join(str(next(iter(d.values()))) for d in shown)}"
+    return f"legal actions: {', '.join(json.dumps(d, separators=(',', ':')) for d in shown)}"
 
 
 # --- replay ----------------------------------------------------------------------------------------------------

@@ -75,9 +75,11 @@ import grpc
 
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
+from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 from .config import DEFAULTS
+from .limits import MAX_BOT_ANSWER_BYTES
 from .records import (
     FAULT_KINDS,
     FORFEIT_REASONS,
@@ -230,6 +232,7 @@ class _Match:
     started: float = field(default_factory=time.monotonic)
     channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
     stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
+    metadata: list[tuple[tuple[str, str], ...] | None] = field(default_factory=list)  # per seat: its bot secret
     sequence: list[int] = field(default_factory=list)
     decisions: list[dict] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
@@ -241,9 +244,11 @@ class _Match:
 
     def open(self) -> None:
         for s in self.seats:
-            if s.endpoint not in self.channels:
-                self.channels[s.endpoint] = grpc.aio.insecure_channel(s.endpoint)
+            if s.endpoint not in self.channels:  # a bot's answer is read up to MAX_BOT_ANSWER_BYTES
+                self.channels[s.endpoint] = grpc.aio.insecure_channel(
+                    s.endpoint, options=[("grpc.max_receive_message_length", MAX_BOT_ANSWER_BYTES)])
             self.stubs.append(bot_pb2_grpc.BotStub(self.channels[s.endpoint]))
+            self.metadata.append(((BOT_SECRET_METADATA, s.secret),) if s.secret else None)
         self.sequence = [0] * len(self.seats)
         self.tally = FaultTally(len(self.seats), self.limits)
 
@@ -257,7 +262,8 @@ class _Match:
 
     async def _call(self, method: str, seat: int, request: Any, timeout_ms: int) -> tuple[Any, str | None, str]:
         try:
-            response = await getattr(self.stubs[seat], method)(request, timeout=timeout_ms / 1000)
+            extra = {"metadata": self.metadata[seat]} if self.metadata[seat] else {}
+            response = await getattr(self.stubs[seat], method)(request, timeout=timeout_ms / 1000, **extra)
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             return None, _fault_kind(code), _rpc_detail(method, exc, timeout_ms)

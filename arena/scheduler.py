@@ -144,7 +144,8 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
             if bot is None:
                 log.warning("match %s: bot %s is not registered; its seat faults as unreachable",
                             spec.match_id, name)
-            seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT))
+            seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
+                                  secret=bot.secret if bot else ""))
         record = await run_match(spec.match_id, spec.game, seats, config, seed=spec.seed,
                                  deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms)
         result = record.result

@@ -6,7 +6,17 @@ person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournam
 FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game, says it is another bot than
 the NAME it is registered as, or reports another version; a new tournament, or its dry run, with a bot that does
 not answer GetInfo; a finished tournament cancelled),
-PERMISSION_DENIED (a missing or wrong owner token), UNAVAILABLE (Redis unreachable).
+PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an organiser call
+without the admin token), RESOURCE_EXHAUSTED (too many bot checks running at once, or a request over 64 KiB),
+UNAVAILABLE (Redis unreachable).
+
+Hardening (issue 8, items 3 and 5): organiser calls need the admin token (``arena.auth``); every request is
+checked against the size limits of ``arena.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
+request that does not decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots'
+GetInfo (registration, updates, tournament and list checks) run at most ``limits.BOT_CHECKS_AT_ONCE`` at a time
+(more: RESOURCE_EXHAUSTED), each within ``verify_timeout_s``, and a registration that gets no valid answer is
+refused with one message whatever the reason (closed port, another service, a silent socket), so RegisterBot is no
+port scanner.
 
 Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
 GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
@@ -34,10 +44,11 @@ import redis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena import scheduler
+from arena import auth, limits, scheduler
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.redis_server import redact_url
 from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
+from arena.store.base import connect
 from arena.tournaments import (
     BOT_NAME_RE,
     TOURNAMENT_ID_RE,
@@ -48,10 +59,10 @@ from arena.tournaments import (
     round_robin_size,
     split_bot_ref,
     standings,
-from arena.store.base import connect
     validate_round_robin,
 )
 from arena_sdk.games import GAMES
+from arena_sdk.guard import add_guarded_service
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc
 from arena_sdk.wire import config_from_dict, config_from_proto, config_to_dict, config_to_proto
 
@@ -62,7 +73,7 @@ ENDPOINT_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
 MAX_SEED_CHOICE = 2**31 - 1  # server-chosen seeds stay short enough to type back
 DEFAULT_MATCH_LIMIT = 50
-MAX_MATCH_LIMIT = 1000
+MAX_MATCH_LIMIT = limits.MATCH_LIST
 OWNER_TOKEN_BYTES = 32
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -130,6 +141,16 @@ def _check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> N
                f"bad tournament id {tournament_id!r}: ids look like t1, t2, ...")
 
 
+def _check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> None:
+    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or ``limits.MIN_BOT_SECRET``..``limits.BOT_SECRET``
+    visible ASCII characters (what call metadata can carry); the message never holds the secret."""
+    if secret and (not limits.MIN_BOT_SECRET <= len(secret) <= limits.BOT_SECRET
+                   or not auth.TOKEN_RE.match(secret)):
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"{field} must be {limits.MIN_BOT_SECRET}..{limits.BOT_SECRET} visible ASCII characters without "
+               f"spaces (got {len(secret)} characters); e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
+
+
 def _split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:
     try:
         return split_bot_ref(ref)
@@ -140,7 +161,8 @@ def _split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None
 def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
     return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
                                registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
-                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at)
+                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
+                               has_bot_secret=bool(bot.secret))
 
 
 def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
@@ -209,19 +231,29 @@ def _failure_hint(reason: str) -> str:
     return _FAILURE_HINTS["error status"]
 
 
+def no_bot_message(endpoint: str, timeout_s: float) -> str:
+    """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
+    listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
+    ``limits.MAX_BOT_INFO_BYTES``): the referee is not a port scanner."""
+    return (f"no arena bot answered GetInfo at {endpoint} within {timeout_s * 1000:.0f} ms; check that the bot "
+            f"runs there (e.g. `python my_bot.py --port N` prints where it listens) and that the referee can "
+            f"reach that address")
+
+
 def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
     """Ask the bot at ``endpoint`` for its ``BotInfo``, waiting at most ``timeout_s`` seconds. Raises
-    ``EndpointError`` (one sentence saying what happened: connection refused, unreachable, no answer within the
-    timeout, or an error status; see ``describe_rpc_failure``) when the call fails, or when the bot does not play
-    ``game``."""
-    with grpc.insecure_channel(endpoint) as channel:
+    ``EndpointError`` with ``no_bot_message`` when the call fails (the same sentence for every failure), with the
+    field and its limit when the answer is over a size limit of ``arena.limits`` (a 2.5 MB author is refused
+    here, never stored), or when the bot does not play ``game``."""
+    with grpc.insecure_channel(endpoint, options=[
+            ("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
         try:
             info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-        except grpc.RpcError as exc:
-            reason = describe_rpc_failure(exc, timeout_s)
-            raise EndpointError(
-                f"the bot at {endpoint} cannot be reached: GetInfo failed ({reason}); {_failure_hint(reason)}"
-            ) from None
+        except grpc.RpcError:
+            raise EndpointError(no_bot_message(endpoint, timeout_s)) from None
+    problem = limits.bot_info_problem(info)
+    if problem:
+        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
     if game not in info.games:
         raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
     return info
@@ -310,11 +342,32 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     """
 
     def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
-                 verify_timeout_s: float = DEFAULTS.verify_timeout_s) -> None:
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None) -> None:
         self.store = store
         self.redis_url = redis_url
         self.verify_bots = verify_bots
         self.verify_timeout_s = verify_timeout_s
+        self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
+        self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
+
+    def _bot_checks(self, context: grpc.ServicerContext) -> Any:
+        """A context manager holding one of the ``limits.BOT_CHECKS_AT_ONCE`` slots for calls to bots' GetInfo;
+        RESOURCE_EXHAUSTED at once when every slot is taken (a burst of registrations to silent sockets cannot
+        take the RPC threads every other call needs)."""
+        if not self._checks.acquire(blocking=False):
+            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                   f"{limits.BOT_CHECKS_AT_ONCE} bot checks (GetInfo calls to bots) are running already; try again "
+                   f"in a few seconds")
+        semaphore = self._checks
+
+        class _Slot:
+            def __enter__(self) -> None:
+                return None
+
+            def __exit__(self, *exc: object) -> None:
+                semaphore.release()
+
+        return _Slot()
 
     # -- bots -----------------------------------------------------------------------------------------------
 
@@ -324,7 +377,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if not self.verify_bots:
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
-            info = fetch_bot_info(endpoint, game, self.verify_timeout_s)
+            with self._bot_checks(context):
+                info = fetch_bot_info(endpoint, game, self.verify_timeout_s)
         except EndpointError as exc:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         if info.name != name:
@@ -360,6 +414,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
         _check_endpoint(endpoint, context)
+        _check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
         owned = self.store.owner_hash(game, name) is not None
         if owned and not self.store.bot_versions(game, name) and not (
                 request.owner_token and self.store.owner_token_matches(game, name, request.owner_token)):
@@ -376,7 +431,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         try:
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
-                owner_hash=token_hash(token))
+                owner_hash=token_hash(token), secret=request.bot_secret)
         except OwnershipError:
             _abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
@@ -395,6 +450,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         _check_game(game, context)
         name, _version = _split_ref(request.bot, context)
         _check_endpoint(request.endpoint, context)
+        _check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
         bot = self.store.get_bot(game, request.bot)
         if bot is None:
             _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
@@ -405,7 +461,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
                    f"it as a new version of {name} instead (RegisterBot with the owner token)")
         updated = self.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
-                                        author=info.author)
+                                        author=info.author, secret=request.bot_secret)
         if updated is None:
             _abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
         log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
@@ -420,7 +476,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         registered = self.store.bot_versions(game, name)
         if not registered or (version is not None and version not in registered):
             _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
+        if not auth.is_admin_call(context, self.admin_token):  # an organiser may remove any bot
+            self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
         removed = self.store.remove_bot(game, request.bot)
         log.info("removed bots %s (%s); their ladder history stays", removed, game)
         return arena_pb2.RemoveBotResponse(removed=removed)
@@ -438,10 +495,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             if not state.healthy:
                 message.unhealthy_since = state.since or 0.0
                 message.health_reason = state.reason
-        if request.check_endpoints and bots:
-            for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s)):
-                message.endpoint_checked = True
-                message.endpoint_problem = why
+        if request.check_endpoints and bots and self._checks.acquire(blocking=False):
+            try:  # when every bot-check slot is taken, the list comes without the check (endpoint_checked false)
+                for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s)):
+                    message.endpoint_checked = True
+                    message.endpoint_problem = why
+            finally:
+                self._checks.release()
         return arena_pb2.ListBotsResponse(bots=messages)
 
     # -- tournaments ----------------------------------------------------------------------------------------
@@ -474,7 +534,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"not registered for {game}: {', '.join(unknown)}; register them first "
                    f"(arena bot register NAME HOST:PORT)")
         bots = [resolved[ref] or ref for ref in refs]
-        same = {bid: [r for r in refs if resolved[r] == bid] for bid in bots if bots.count(bid) > 1}
+        named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it
+        for ref, bid in zip(refs, bots):
+            named.setdefault(bid, []).append(ref)
+        same = {bid: rs for bid, rs in named.items() if len(rs) > 1}
         if same:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
                 f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
@@ -512,7 +575,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if gone:
             _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
                                                        f"meanwhile); register them first")
-        problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s)
+        with self._bot_checks(context):
+            problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s)
         if problem:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
@@ -647,6 +711,8 @@ class ArenaServer:
         health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
             "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
             service needs Redis).
+        admin_token: the token organiser calls need (``arena.auth``); None generates one, readable as
+            ``admin_token`` (tests and embedding; ``arena serve`` passes the one it saved for the CLI).
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -656,7 +722,10 @@ class ArenaServer:
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s,
                  drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                 health_check_s: float = DEFAULTS.health_check_s) -> None:
+                 health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None) -> None:
+        if admin_token is not None:
+            auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
+        self.admin_token = admin_token or auth.new_admin_token()
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
         if not verify_timeout_s > 0:
@@ -698,10 +767,14 @@ class ArenaServer:
             raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="arena-rpc"),
-                             options=[("grpc.so_reuseport", 0)])
-        arena_pb2_grpc.add_ArenaServicer_to_server(
-            ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
-                          verify_timeout_s=self.verify_timeout_s), server)
+                             options=[("grpc.so_reuseport", 0),
+                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
+        servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
+                                 verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token)
+        token = self.admin_token
+        add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
+                            gate=lambda method, context: auth.admin_refusal(method, context, token),
+                            validate=limits.request_problem)
         health_servicer = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -739,6 +812,12 @@ class ArenaServer:
         log.info("arena serving on port %d with %d embedded workers (Redis %s)", port, self.workers,
                  redact_url(self.redis_url))
         return port
+
+    def arena_id(self) -> str:
+        """The arena's id (``GetArenaInfo``); the server must be started."""
+        if self._store is None:
+            raise ServiceError("the arena server is not started")
+        return self._store.arena_id()
 
     def _watch_redis(self, servicer: health.HealthServicer) -> None:
         """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena

@@ -25,8 +25,13 @@ foreground; the script then stops the server first (its workers finish the match
 bots are still up, so no match is stored with bots that vanished) and the bots after it. Queued matches of an
 interrupted tournament stay in Redis and are played by the workers of the next run.
 
+The demo sets ``ARENA_ADMIN_TOKEN`` (a new random one, unless it is set already) for every process it starts:
+``arena serve`` takes it as the arena's admin token (and saves it in the data dir, where the CLI on this machine
+finds it later), and the organiser commands (``tournament create``, ``ladder --rebuild``) send it.
+
 Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
-Environment: DEMO_ROUNDS (default 12), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (8), DEMO_DATA_DIR (.arena).
+Environment: DEMO_ROUNDS (default 12), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (8), DEMO_DATA_DIR (.arena),
+ARENA_ADMIN_TOKEN.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -330,6 +336,8 @@ def stop_everything() -> None:
 
 def main() -> int:
     os.chdir(ROOT)
+    if not os.environ.get("ARENA_ADMIN_TOKEN"):  # inherited by arena serve and every arena command below
+        os.environ["ARENA_ADMIN_TOKEN"] = secrets.token_urlsafe(32)
     started_at = time.monotonic()
     signal.signal(signal.SIGTERM, _on_sigterm)
     server = None

@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 import redis  # noqa: E402
 
+from arena import auth  # noqa: E402
 from arena.local_bots import BotProcess, start_bot  # noqa: E402
 from arena.redis_server import PrivateRedis  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
@@ -121,10 +122,14 @@ def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurren
     client.flushall()
     client.close()
     procs: list[Proc] = []
+    if not os.environ.get(auth.ADMIN_TOKEN_ENV):  # the referee's admin token (inherited), sent to CreateTournament
+        os.environ[auth.ADMIN_TOKEN_ENV] = auth.new_admin_token()
+    admin = auth.admin_metadata(os.environ[auth.ADMIN_TOKEN_ENV])
     try:
         serve_workers = 0 if separate else workers
         serve = Proc(["serve", "--listen", "127.0.0.1:0", "--workers", str(serve_workers), "--concurrency",
-                      str(concurrency), "--redis-url", redis_url], "listening on ", logs / "serve.log")
+                      str(concurrency), "--redis-url", redis_url, "--data-dir", str(logs / "arena-data")],
+                     "listening on ", logs / "serve.log")
         procs.append(serve)
         assert serve.ready_line is not None
         server = serve.ready_line.rsplit("listening on ", 1)[1].strip()
@@ -140,7 +145,7 @@ def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurren
             request = arena_pb2.CreateTournamentRequest(game="take5", bots=list(bots), seats_per_match=3,
                                                         rounds=rounds, seed=seed, deadline_ms=deadline_ms)
             started = time.perf_counter()
-            t = stub.CreateTournament(request, timeout=30)
+            t = stub.CreateTournament(request, timeout=30, metadata=admin)
             while t.state == "running":
                 time.sleep(POLL_S)
                 t = stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id), timeout=30)

@@ -3,6 +3,7 @@ every command uses."""
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,8 +23,10 @@ import click
 import grpc
 from rich.console import Console
 
-from arena_sdk.pb import arena_pb2_grpc
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
+from .. import auth
+from ..config import DEFAULTS
 from .errors import ArenaGroup, rpc_error
 from .options import option
 
@@ -38,18 +42,87 @@ def _table_width() -> int | None:
     return 120
 
 
+class _CallDetails(collections.namedtuple("_CallDetails", ("method", "timeout", "metadata", "credentials",
+                                                            "wait_for_ready", "compression")),
+                   grpc.ClientCallDetails):
+    pass
+
+
+class AdminTokenInterceptor(grpc.UnaryUnaryClientInterceptor):
+    """Adds the admin token (``arena.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``) only;
+    ``resolve()`` gives the token (or None: the call goes without it), asked at the first such call."""
+
+    def __init__(self, resolve: Any) -> None:
+        self._resolve = resolve
+
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        method = client_call_details.method
+        name = (method.decode() if isinstance(method, bytes) else method).rpartition("/")[2]
+        if name in auth.ADMIN_METHODS:
+            token = self._resolve()
+            if token:
+                metadata = list(client_call_details.metadata or ()) + list(auth.admin_metadata(token))
+                client_call_details = _CallDetails(method, client_call_details.timeout, metadata,
+                                                   client_call_details.credentials,
+                                                   client_call_details.wait_for_ready,
+                                                   client_call_details.compression)
+        return continuation(client_call_details, request)
+
+
+def cli_data_dir() -> Path:
+    """Where the CLI looks for the admin token ``arena serve`` saved: $ARENA_DATA_DIR, else ./.arena."""
+    return Path(os.environ.get("ARENA_DATA_DIR") or DEFAULTS.data_dir)
+
+
 @dataclass
 class AppContext:
-    """Shared by every command (``ctx.obj``): the consoles and the gRPC clients opened during the command."""
+    """Shared by every command (``ctx.obj``): the consoles, the gRPC clients opened during the command and the
+    admin token given to the CLI (``--admin-token`` / ARENA_ADMIN_TOKEN), if any."""
 
     console: Console = field(default_factory=lambda: Console(highlight=False, width=_table_width()))
+    admin_token: str | None = None
     _channels: list[grpc.Channel] = field(default_factory=list)
 
     def arena(self, server: str) -> ArenaClient:
-        """A client of the Arena service at ``server`` ("host:port"), closed when the command ends."""
+        """A client of the Arena service at ``server`` ("host:port"), closed when the command ends. Its organiser
+        calls carry the admin token (``admin_token_for``)."""
         channel = grpc.insecure_channel(server)
         self._channels.append(channel)
-        return ArenaClient(server, arena_pb2_grpc.ArenaStub(channel))
+        resolved: list[str | None] = []
+
+        def resolve() -> str | None:
+            if not resolved:
+                resolved.append(self.admin_token_for(server, channel))
+            return resolved[0]
+
+        intercepted = grpc.intercept_channel(channel, AdminTokenInterceptor(resolve))
+        return ArenaClient(server, arena_pb2_grpc.ArenaStub(intercepted))
+
+    def admin_token_for(self, server: str, channel: grpc.Channel) -> str | None:
+        """The admin token to send to the arena at ``server``: the one given to the CLI, else the one `arena serve`
+        saved in ``cli_data_dir()`` when it was saved by this very arena (same arena id, asked with GetArenaInfo:
+        a saved token is never sent to another server); None when there is none (the referee then says what is
+        missing)."""
+        if self.admin_token:
+            return self.admin_token
+        try:
+            saved = auth.read_saved_token(cli_data_dir())
+        except auth.AdminTokenError as exc:
+            click.echo(f"note: {exc}", err=True)
+            return None
+        if saved is None:
+            return None
+        try:
+            info = arena_pb2_grpc.ArenaStub(channel).GetArenaInfo(arena_pb2.GetArenaInfoRequest(),
+                                                                 timeout=RPC_TIMEOUT_S)
+        except grpc.RpcError:
+            return None  # the organiser call itself will fail and say why
+        if not info.arena_id or info.arena_id != saved.arena_id:
+            click.echo(f"note: the admin token in {auth.token_path(cli_data_dir())} belongs to another arena "
+                       f"({saved.arena_id[:8] or 'unknown'}), not to the one at {server} "
+                       f"({info.arena_id[:8] or 'unknown'}); it was not sent", err=True)
+            return None
+        return saved.token
 
     def close(self) -> None:
         for channel in self._channels:
@@ -141,8 +214,12 @@ def delta_text(points: float) -> str:
                                                 "max_content_width": 110})
 @click.version_option(package_name="bot-arena", prog_name="arena")
 @option("-v", "--verbose", is_flag=True, help="Log what the referee and workers do (INFO) on stderr.")
+@option("--admin-token", envvar=auth.ADMIN_TOKEN_ENV, default=None, metavar="TOKEN",
+        help="The arena's admin token, sent with organiser calls (tournament create/cancel, ladder --rebuild); env "
+             "ARENA_ADMIN_TOKEN. Default: the one `arena serve` saved in $ARENA_DATA_DIR (default .arena)/"
+             "admin-token.json, sent only to the arena it belongs to.")
 @click.pass_context
-def cli(ctx: click.Context, verbose: bool) -> None:
+def cli(ctx: click.Context, verbose: bool, admin_token: str | None) -> None:
     """Bot arena for multiplayer card games (Take 5!).
 
     \b
@@ -156,12 +233,15 @@ def cli(ctx: click.Context, verbose: bool) -> None:
       arena ladder                                  # Elo ladder (--rebuild: recompute it from the results)
       arena play take5 --bot sample:random --bot sample:heuristic --bot 127.0.0.1:50061
 
+    Organiser calls (tournament create/cancel, ladder --rebuild) need the arena's admin token: `arena serve` saves
+    it in .arena/admin-token.json, where the CLI on the same machine finds it; elsewhere set ARENA_ADMIN_TOKEN.
+
     Every read takes --json. Every option can come from an environment variable: ARENA_SERVER, ARENA_REDIS_URL,
-    ARENA_DATA_DIR, ARENA_TOKEN, or ARENA_<COMMAND>_<OPTION> with the option's long name (e.g.
+    ARENA_DATA_DIR, ARENA_TOKEN, ARENA_ADMIN_TOKEN, or ARENA_<COMMAND>_<OPTION> with the option's long name (e.g.
     ARENA_SERVE_WORKERS=4, ARENA_LADDER_JSON=1, ARENA_TOURNAMENT_CREATE_BOTS=a,b,c).
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = AppContext()
+    app = AppContext(admin_token=admin_token or None)
     ctx.obj = app
     ctx.call_on_close(app.close)

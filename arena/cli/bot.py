@@ -30,7 +30,16 @@ from .tokens import TokenStore, no_token_error, owner_call, resolve_arena, token
 def bot_dict(b: Any) -> dict[str, Any]:
     return {"bot_id": b.bot_id or (f"{b.name}@{b.version}" if b.version else b.name), "name": b.name,
             "version": b.version, "endpoint": b.endpoint, "game": b.game, "sdk_version": b.sdk_version,
-            "author": b.author, "registered_at": b.registered_at, "updated_at": b.updated_at}
+            "author": b.author, "registered_at": b.registered_at, "updated_at": b.updated_at,
+            "has_bot_secret": b.has_bot_secret}
+
+
+def bot_secret_option(f: Any) -> Any:
+    return option(
+        "--bot-secret", envvar="ARENA_BOT_SECRET", default=None, metavar="SECRET",
+        help="The secret the bot was started with (SDK: --secret or ARENA_BOT_SECRET; 16..256 visible ASCII "
+             "characters): the referee sends it with every StartMatch, Decide and EndMatch call, so that only the "
+             "arena can drive the bot. Env ARENA_BOT_SECRET. Default: none (update: keep the current one).")(f)
 
 
 @cli.group(short_help="Register, update, remove and list bots.")
@@ -48,12 +57,13 @@ def bot() -> None:
 @click.argument("endpoint", type=EndpointType())
 @game_option
 @token_option
+@bot_secret_option
 @tokens_dir_option
 @server_option
 @json_option
 @click.pass_obj
-def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: str | None, data_dir: Path,
-                 server: str, as_json: bool) -> None:
+def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: str | None, bot_secret: str | None,
+                 data_dir: Path, server: str, as_json: bool) -> None:
     """Register the bot at ENDPOINT (HOST:PORT, reachable from the workers) under NAME. The referee first asks
     the bot for its GetInfo (it must answer and play the game); the bot's version makes the ladder identity
     NAME@VERSION, printed here.
@@ -62,10 +72,14 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     0600). Registering NAME again (a new version, or a new endpoint) needs that token: --token, ARENA_TOKEN, or
     the saved one.
 
+    With --bot-secret (or ARENA_BOT_SECRET), the same secret the bot was started with, the referee proves itself
+    to the bot on every match call, and nobody else can start, end or probe the bot's matches.
+
     \b
     Examples:
       arena bot register mybot 127.0.0.1:50061
       arena bot register mybot 10.0.0.7:50061 --token 9f2c...
+      ARENA_BOT_SECRET=$(cat my.secret) arena bot register mybot 10.0.0.7:50061
     """
     tokens = TokenStore(data_dir)
     tokens.check()
@@ -75,7 +89,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN; {tokens.missing(arena, game, name)}"}
     record = app.arena(server).call(
         "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
-                                                    owner_token=owner or ""), hints=hints)
+                                                    owner_token=owner or "", bot_secret=bot_secret or ""),
+        hints=hints)
     if record.owner_token:
         tokens.put(arena, game, record.name or name, record.owner_token)
     if as_json:
@@ -96,11 +111,12 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
 @option("--endpoint", type=EndpointType(), required=True, help="The new HOST:PORT of the bot.")
 @game_option
 @token_option
+@bot_secret_option
 @tokens_dir_option
 @server_option
 @click.pass_obj
-def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: str | None, data_dir: Path,
-               server: str) -> None:
+def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: str | None, bot_secret: str | None,
+               data_dir: Path, server: str) -> None:
     """Change the endpoint of a registered bot version (NAME alone: its latest version). The referee checks the
     new endpoint answers GetInfo and plays the game. Needs the owner token of NAME.
 
@@ -111,7 +127,8 @@ def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: s
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
     record = owner_call(app, server, "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game,
-                                                                              endpoint=endpoint),
+                                                                              endpoint=endpoint,
+                                                                              bot_secret=bot_secret or ""),
                          token, tokens, game, name)
     click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 

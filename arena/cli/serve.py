@@ -33,12 +33,23 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
     (appendonly, so the ladder survives restarts) and stopped on exit.
 
+    Admin token (organiser calls: tournament create/cancel, ladder --rebuild): ARENA_ADMIN_TOKEN when set (at least
+    16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
+    <data-dir>/admin-token.json (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
+    printed. The default --listen address is loopback only.
+
     \b
     Example:
       arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
+    from .. import auth
     from ..redis_server import PrivateRedis, resolve_redis_url
     from ..service import ArenaServer
+
+    try:
+        admin_token, token_source = auth.serve_token(data_dir, app.admin_token)
+    except auth.AdminTokenError as exc:
+        raise ArenaCliError(str(exc)) from None
 
     private = None
     server = None
@@ -54,10 +65,16 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 source = f"private redis-server in {data_dir}, started here"
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
-                                 visibility_timeout_s=visibility_timeout)
+                                 visibility_timeout_s=visibility_timeout, admin_token=admin_token)
             port = server.start()
+            try:
+                token_file = auth.save_token(data_dir, auth.SavedToken(admin_token, server.arena_id()))
+            except auth.AdminTokenError as exc:
+                raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
             click.echo(f"arena serve listening on {host}:{port}")
+            click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
+                       f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
             click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
                        f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")

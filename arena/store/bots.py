@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arena.tournaments import bot_id, split_bot_ref
 
@@ -20,7 +20,9 @@ class BotEntry:
 
     Attributes: name (NAME); game; endpoint "host:port"; registered_at (first registration of this version, s
     since epoch); version (from the bot's GetInfo); sdk_version and author (GetInfo); updated_at (last
-    registration or update, s since epoch). ``bot_id`` is the ladder identity "NAME@VERSION".
+    registration or update, s since epoch); secret: the bot secret its owner gave ("" for none), which the referee
+    sends in the ``arena-bot-secret`` call metadata; kept out of ``repr`` and of every reply. ``bot_id`` is the
+    ladder identity "NAME@VERSION".
     """
 
     name: str
@@ -31,6 +33,7 @@ class BotEntry:
     sdk_version: str = ""
     author: str = ""
     updated_at: float = 0.0
+    secret: str = field(default="", repr=False)
 
     @property
     def bot_id(self) -> str:
@@ -42,28 +45,30 @@ class BotStore(StoreBase):
 
     def register_bot(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                      sdk_version: str = "", author: str = "", owner_hash: str | None = None,
-                     now: float | None = None) -> BotEntry:
+                     now: float | None = None, secret: str = "") -> BotEntry:
         """Register bot version ``name@version`` of ``game`` at ``endpoint``, or update it (upsert): a version
         registered again keeps its first ``registered_at`` and its ladder entry.
 
         Ownership: with ``owner_hash`` (``token_hash`` of the owner token), an unowned NAME is claimed for it
         and an owned one must be owned by it; ``owner_hash=None`` skips ownership (internal use and tests; the
         Arena service always passes one).
+        ``secret``: the bot secret to send to it ("" keeps the one this version had, if any).
         Raises ``OwnershipError`` when NAME is owned by another hash (nothing changed).
         """
         entry, _claimed = self.register_bot_claim(game, name, endpoint, version=version, sdk_version=sdk_version,
-                                                  author=author, owner_hash=owner_hash, now=now)
+                                                  author=author, owner_hash=owner_hash, now=now, secret=secret)
         return entry
 
     def register_bot_claim(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                            sdk_version: str = "", author: str = "", owner_hash: str | None = None,
-                           now: float | None = None) -> tuple[BotEntry, bool]:
+                           now: float | None = None, secret: str = "") -> tuple[BotEntry, bool]:
         """``register_bot``, also telling whether this call claimed NAME (its first registration)."""
         now = time.time() if now is None else now
         bid = bot_id(name, version)
         claimed, _registered = self._register(
             keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game)],
-            args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author])
+            args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author,
+                  secret])
         if int(claimed) == -1:
             raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
         self.client.sadd(GAMES_SET, game)
@@ -89,7 +94,8 @@ class BotStore(StoreBase):
         return BotEntry(name=h["name"], game=h["game"], endpoint=h["endpoint"],
                         registered_at=float(h.get("registered_at", 0.0)),
                         version=h.get("version", UNVERIFIED_VERSION), sdk_version=h.get("sdk_version", ""),
-                        author=h.get("author", ""), updated_at=float(h.get("updated_at", 0.0)))
+                        author=h.get("author", ""), updated_at=float(h.get("updated_at", 0.0)),
+                        secret=h.get("secret", ""))
 
     def bot_versions(self, game: str, name: str) -> list[str]:
         """The registered versions of NAME, oldest registration first."""
@@ -132,11 +138,12 @@ class BotStore(StoreBase):
         return out
 
     def update_bot(self, game: str, bot: str, endpoint: str, *, sdk_version: str = "", author: str = "",
-                   now: float | None = None) -> BotEntry | None:
-        """Point the registered version ``bot`` (a bot id) at ``endpoint``; ``None`` when it is not registered."""
+                   now: float | None = None, secret: str = "") -> BotEntry | None:
+        """Point the registered version ``bot`` (a bot id) at ``endpoint`` (and give it a new bot ``secret``; ""
+        keeps it); ``None`` when it is not registered."""
         now = time.time() if now is None else now
         if not int(self._update(keys=[bot_key(game, bot)],
-                                args=[endpoint, repr(float(now)), sdk_version, author])):
+                                args=[endpoint, repr(float(now)), sdk_version, author, secret])):
             return None
         return self.get_bot(game, bot)
 

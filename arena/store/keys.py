@@ -433,7 +433,7 @@ return lost
 # Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.
 # KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
-#       8 sdk_version, 9 author
+#       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any)
 # Returns {claimed 1/0, registered_at} or {-1, ''} when NAME belongs to another owner hash.
 REGISTER_BOT = """
 local claimed = 0
@@ -448,6 +448,7 @@ if ARGV[1] ~= '' then
 end
 redis.call('HSET', KEYS[3], 'name', ARGV[2], 'version', ARGV[3], 'bot_id', ARGV[4], 'game', ARGV[5],
            'endpoint', ARGV[6], 'updated_at', ARGV[7], 'sdk_version', ARGV[8], 'author', ARGV[9])
+if ARGV[10] and ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'secret', ARGV[10]) end
 redis.call('HSETNX', KEYS[3], 'registered_at', ARGV[7])
 local registered = redis.call('HGET', KEYS[3], 'registered_at')
 redis.call('ZADD', KEYS[2], 'NX', registered, ARGV[3])
@@ -456,9 +457,10 @@ return {claimed, registered}
 """
 
 # Change the endpoint (and GetInfo details) of a registered bot version. KEYS: 1 bot hash.
-# ARGV: 1 endpoint, 2 now, 3 sdk_version, 4 author. Returns 1 updated, 0 not registered.
+# ARGV: 1 endpoint, 2 now, 3 sdk_version, 4 author, 5 bot secret ('' keeps it). Returns 1 updated, 0 not registered.
 UPDATE_BOT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'endpoint', ARGV[1], 'updated_at', ARGV[2], 'sdk_version', ARGV[3], 'author', ARGV[4])
+if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'secret', ARGV[5]) end
 return 1
 """

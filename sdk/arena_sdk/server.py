@@ -12,6 +12,14 @@ Errors leave as canonical gRPC status codes with a message a person can act on:
   unspecified or not matching the view, missing or inconsistent view).
 * ``INTERNAL``: the author's method raised (the message carries the exception) or returned an answer that is not a
   legal answer of the view (the message says what it returned).
+* ``UNAUTHENTICATED`` / ``PERMISSION_DENIED``: the bot was started with a secret (``--secret``, env
+  ``ARENA_BOT_SECRET``) and a StartMatch, Decide or EndMatch call came without the ``arena-bot-secret`` call
+  metadata, or with another value. The arena's referee sends the secret its owner gave at registration
+  (``arena bot register NAME HOST:PORT --bot-secret S``), so only the arena can drive the bot; GetInfo stays
+  open (registration and health checks use it).
+
+A request whose bytes are not a valid request message gets INVALID_ARGUMENT without a traceback in the log
+(``arena_sdk.guard``), and requests larger than ``MAX_REQUEST_BYTES`` get RESOURCE_EXHAUSTED from gRPC.
 
 The server names no game: the game of a request is the field set in its oneof (``DecideRequest.view``), looked
 up in the game registry, whose entry decodes the view, asks the bot and encodes the answer.
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -38,6 +47,7 @@ from ._version import SDK_VERSION
 from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
 from .games import GAMES, get_game
 from .games.base import RulesError
+from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches
 from .pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena_sdk")
@@ -47,6 +57,9 @@ DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a fr
 DEFAULT_MAX_WORKERS = 32  # threads serving calls; a worker may run several matches with the bot in every seat
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
+MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
+SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
+OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
 
 def _bot_classes() -> str:
     """The bot base classes of the registered games, for error messages ("XBot or YBot")."""
@@ -297,10 +310,14 @@ def create_server(
     options: dict[str, Any] | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
     name: str | None = None,
+    secret: str | None = None,
 ) -> tuple[grpc.Server, int]:
     """A gRPC server serving ``bot_cls`` on ``address`` ("host:port"; port 0 picks a free port), not started.
 
     Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
+    With a ``secret`` (non-empty), StartMatch, Decide and EndMatch calls without the ``arena-bot-secret`` call
+    metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
+    open.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
     address cannot be bound (in use, bad host).
@@ -309,9 +326,13 @@ def create_server(
     servicer = BotServicer(bot_cls, factory, name)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"bot-{servicer.name}"),
-        options=[("grpc.so_reuseport", 0)],  # a second bot on the same port must fail, not share it
+        options=[
+            ("grpc.so_reuseport", 0),  # a second bot on the same port must fail, not share it
+            ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+        ],
     )
-    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
+    add_guarded_service(server, bot_pb2.DESCRIPTOR.services_by_name["Bot"], servicer,
+                        gate=secret_gate(secret) if secret else None)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:
@@ -320,6 +341,26 @@ def create_server(
         raise ServeError(f"cannot listen on {address}")
     server.servicer = servicer  # type: ignore[attr-defined]  # for tests and embedding
     return server, port
+
+
+def secret_gate(secret: str) -> Callable[[str, grpc.ServicerContext], tuple[grpc.StatusCode, str] | None]:
+    """The ``arena_sdk.guard`` gate of a bot started with ``secret``: every method but GetInfo needs it in the
+    ``arena-bot-secret`` call metadata."""
+
+    def gate(method: str, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str] | None:
+        if method in OPEN_METHODS:
+            return None
+        given = metadata_value(context, BOT_SECRET_METADATA)
+        if given is None:
+            return (grpc.StatusCode.UNAUTHENTICATED,
+                    f"this bot answers {method} only to its arena: the call carries no {BOT_SECRET_METADATA} "
+                    f"metadata (the secret given at registration)")
+        if not secret_matches(given, secret):
+            return (grpc.StatusCode.PERMISSION_DENIED,
+                    f"this bot answers {method} only to its arena: wrong {BOT_SECRET_METADATA}")
+        return None
+
+    return gate
 
 
 def _port(text: str) -> int:
@@ -338,8 +379,10 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
 
     Command line (``argv``, default ``sys.argv[1:]``): ``--host H`` (default 127.0.0.1), ``--port N`` (default
     50100; 0 picks a free port), ``--name NAME`` (the name reported in ``GetInfo``, default the class's ``name``;
-    to run two instances side by side), ``--max-workers N`` (threads serving calls, default 32), plus the options
-    of ``bot_cls.add_arguments``. Once the server is ready it prints exactly one line to stdout (flushed):
+    to run two instances side by side), ``--max-workers N`` (threads serving calls, default 32), ``--secret S``
+    (default: env ``ARENA_BOT_SECRET``; then only calls carrying S, i.e. the arena's referee once the bot is
+    registered with ``--bot-secret S``, may start matches and ask decisions; see ``create_server``), plus the
+    options of ``bot_cls.add_arguments``. Once the server is ready it prints exactly one line to stdout (flushed):
     ``arena-bot <name> listening on <host>:<port>``. Exits with status 2 and a one-line message on stderr when the
     address cannot be bound or the class cannot be served.
     """
@@ -356,10 +399,16 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-workers", type=int, default=DEFAULT_MAX_WORKERS, help="threads serving calls (default %(default)s)"
     )
+    parser.add_argument(
+        "--secret", default=None, metavar="S",
+        help=f"answer StartMatch/Decide/EndMatch only to calls carrying S (the arena sends the secret given at "
+             f"registration); default: env {SECRET_ENV} (preferred: an argument shows in `ps`)",
+    )
     if isinstance(bot_cls, type) and issubclass(bot_cls, Bot):
         bot_cls.add_arguments(parser)
     args = parser.parse_args(argv)
-    options = {k: v for k, v in vars(args).items() if k not in ("host", "port", "name", "max_workers")}
+    secret = args.secret if args.secret is not None else os.environ.get(SECRET_ENV) or None
+    options = {k: v for k, v in vars(args).items() if k not in ("host", "port", "name", "max_workers", "secret")}
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
@@ -367,7 +416,8 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
 
     try:
         server, port = create_server(
-            bot_cls, _address(args.host, args.port), options=options, max_workers=args.max_workers, name=args.name
+            bot_cls, _address(args.host, args.port), options=options, max_workers=args.max_workers, name=args.name,
+            secret=secret,
         )
     except (BotDefinitionError, ServeError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)

@@ -183,7 +183,8 @@ def test_options_come_from_ARENA_variables() -> None:
     _assert_one_line_error(result, "--seats")
 
 
-SHARED_ENVVARS = {"ARENA_SERVER", "ARENA_REDIS_URL", "ARENA_DATA_DIR", "ARENA_TOKEN"}
+SHARED_ENVVARS = {"ARENA_SERVER", "ARENA_REDIS_URL", "ARENA_DATA_DIR", "ARENA_TOKEN", "ARENA_ADMIN_TOKEN",
+                  "ARENA_BOT_SECRET"}
 
 
 def _options_with_context() -> list[tuple[tuple[str, ...], click.Option, click.Context]]:

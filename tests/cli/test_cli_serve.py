@@ -95,11 +95,15 @@ class Arena:
     named: list[BotProcess] = field(default_factory=list)  # sample bots started under other names (--name)
 
     def run(self, *args: str, data_dir: Path | None = None, env: dict[str, Any] | None = None) -> Result:
-        """``arena ARGS --server S --data-dir D`` in this process (CliRunner); ARENA_TOKEN unset unless given."""
+        """``arena ARGS --server S --data-dir D`` in this process (CliRunner); ARENA_TOKEN unset unless given.
+        ARENA_DATA_DIR is the server's data dir, where `arena serve` saved the admin token the CLI sends with
+        organiser calls (ARENA_ADMIN_TOKEN unset unless given)."""
         extra = ["--server", self.server]
         if args[0] == "bot" and args[1] in ("register", "update", "remove"):
             extra += ["--data-dir", str(data_dir or self.data_dir)]
-        return CliRunner(env={"ARENA_TOKEN": None, "COLUMNS": "200", **(env or {})}).invoke(cli, [*args, *extra])
+        env = {"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": None, "ARENA_DATA_DIR": str(self.data_dir),
+               "COLUMNS": "200", **(env or {})}
+        return CliRunner(env=env).invoke(cli, [*args, *extra])
 
     def ok(self, *args: str, **kwargs: Any) -> str:
         result = self.run(*args, **kwargs)

@@ -11,6 +11,7 @@ import grpc
 import pytest
 from platform_helpers import ProcessWorker, ThreadWorker
 
+from arena.cli.app import AdminTokenInterceptor
 from arena.service import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2_grpc
@@ -53,7 +54,8 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture
 def arena_server(redis_url: str) -> Iterator[Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]]]:
     """Factory ``arena_server(**ArenaServer kwargs) -> (server, stub)``: an Arena server on 127.0.0.1 (port 0),
-    defaults workers=0 and verify_bots=True; stopped after the test."""
+    defaults workers=0 and verify_bots=True; stopped after the test. The stub sends the server's admin token with
+    organiser calls, as the CLI does (``server.admin_token``; a test of the token itself uses its own channel)."""
     started: list[tuple[ArenaServer, grpc.Channel]] = []
 
     def _start(**kwargs: Any) -> tuple[ArenaServer, arena_pb2_grpc.ArenaStub]:
@@ -62,7 +64,9 @@ def arena_server(redis_url: str) -> Iterator[Callable[..., tuple[ArenaServer, ar
         port = server.start()
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         started.append((server, channel))
-        return server, arena_pb2_grpc.ArenaStub(channel)
+        token = server.admin_token
+        return server, arena_pb2_grpc.ArenaStub(
+            grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token)))
 
     try:
         yield _start

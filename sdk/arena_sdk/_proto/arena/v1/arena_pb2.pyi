@@ -6,7 +6,16 @@ The Arena service: what the referee (`arena serve`) offers to the CLI and other 
 Version: arena.v1. Errors leave as canonical gRPC status codes with a message a person can act on:
 INVALID_ARGUMENT for bad input, NOT_FOUND for unknown names or ids, ALREADY_EXISTS for a duplicate name,
 FAILED_PRECONDITION when the request cannot be served in the current state (e.g. the bot does not answer
-GetInfo), PERMISSION_DENIED for a missing or wrong owner token.
+GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin token, UNAUTHENTICATED for an
+organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
+larger than 64 KiB.
+
+Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
+CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
+TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
+
+Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
+naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 
 Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
 and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
@@ -37,14 +46,25 @@ class RegisterBotRequest(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    BOT_SECRET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]; unique per game."""
+    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]; unique per game. At most 64 characters."""
     endpoint: _builtins.str
-    """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers."""
+    """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers. At most 255
+    characters.
+    """
     game: _builtins.str
-    """Game id, "take5"."""
+    """Game id, "take5". At most 32 characters."""
     owner_token: _builtins.str
-    """Owner token of NAME; required when NAME is already registered (new version or re-registration)."""
+    """Owner token of NAME; required when NAME is already registered (new version or re-registration). At most 256
+    characters.
+    """
+    bot_secret: _builtins.str
+    """The bot's secret: the referee sends it in the `arena-bot-secret` call metadata of every StartMatch, Decide and
+    EndMatch call to this bot version, and a bot started with it (SDK: --secret or ARENA_BOT_SECRET) refuses calls
+    without it. 16..256 visible ASCII characters; empty keeps the secret this NAME@VERSION had (none for a new
+    version). Stored with the bot record, never returned by any call.
+    """
     def __init__(
         self,
         *,
@@ -52,10 +72,11 @@ class RegisterBotRequest(_message.Message):
         endpoint: _builtins.str = ...,
         game: _builtins.str = ...,
         owner_token: _builtins.str = ...,
+        bot_secret: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_secret", b"bot_secret", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -81,6 +102,7 @@ class BotRecord(_message.Message):
     UNHEALTHY_SINCE_FIELD_NUMBER: _builtins.int
     HEALTH_REASON_FIELD_NUMBER: _builtins.int
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _builtins.int
+    HAS_BOT_SECRET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """NAME part of the bot's identity."""
     endpoint: _builtins.str
@@ -98,7 +120,7 @@ class BotRecord(_message.Message):
     removals of NAME need. The server keeps only a hash of it.
     """
     sdk_version: _builtins.str
-    """sdk_version and author as reported by GetInfo at registration."""
+    """sdk_version and author as reported by GetInfo at registration (at most 64 and 128 characters)."""
     author: _builtins.str
     updated_at: _builtins.float
     """Last change (registration or update), seconds since the Unix epoch."""
@@ -108,7 +130,7 @@ class BotRecord(_message.Message):
     """
     endpoint_checked: _builtins.bool
     """Set only by ListBots with check_endpoints: true when the endpoint was checked (then endpoint_problem says
-    how it went).
+    how it went). False also when too many bot checks were running to check now.
     """
     health: _builtins.str
     """The bot's health as the workers see it: "healthy", or "unhealthy" after several failed matches in a row (it
@@ -122,6 +144,8 @@ class BotRecord(_message.Message):
     health_reason: _builtins.str
     consecutive_failures: _builtins.int
     """Failed matches in a row (0 after a match the bot played through, or once it answers GetInfo again)."""
+    has_bot_secret: _builtins.bool
+    """True when the bot version was registered with a bot secret (the secret itself is never returned)."""
     def __init__(
         self,
         *,
@@ -141,10 +165,11 @@ class BotRecord(_message.Message):
         unhealthy_since: _builtins.float = ...,
         health_reason: _builtins.str = ...,
         consecutive_failures: _builtins.int = ...,
+        has_bot_secret: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "has_bot_secret", b"has_bot_secret", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -158,14 +183,17 @@ class UpdateBotRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    BOT_SECRET_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
-    """"NAME@VERSION", or "NAME" for its latest version."""
+    """"NAME@VERSION", or "NAME" for its latest version. At most 129 characters."""
     game: _builtins.str
-    """Game id."""
+    """Game id. At most 32 characters."""
     endpoint: _builtins.str
-    """New endpoint "host:port"."""
+    """New endpoint "host:port". At most 255 characters."""
     owner_token: _builtins.str
-    """Owner token of NAME."""
+    """Owner token of NAME. At most 256 characters."""
+    bot_secret: _builtins.str
+    """A new bot secret (see RegisterBotRequest.bot_secret), at most 256 characters; empty keeps the current one."""
     def __init__(
         self,
         *,
@@ -173,10 +201,11 @@ class UpdateBotRequest(_message.Message):
         game: _builtins.str = ...,
         endpoint: _builtins.str = ...,
         owner_token: _builtins.str = ...,
+        bot_secret: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "endpoint", b"endpoint", "game", b"game", "owner_token", b"owner_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "bot_secret", b"bot_secret", "endpoint", b"endpoint", "game", b"game", "owner_token", b"owner_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -190,11 +219,11 @@ class RemoveBotRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
-    """"NAME@VERSION" removes that version; "NAME" removes every version of NAME."""
+    """"NAME@VERSION" removes that version; "NAME" removes every version of NAME. At most 129 characters."""
     game: _builtins.str
-    """Game id."""
+    """Game id. At most 32 characters."""
     owner_token: _builtins.str
-    """Owner token of NAME."""
+    """Owner token of NAME (or send the admin token in the call metadata instead). At most 256 characters."""
     def __init__(
         self,
         *,
@@ -239,7 +268,7 @@ class ListBotsRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     CHECK_ENDPOINTS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id to filter on; empty lists every game."""
+    """Game id to filter on; empty lists every game. At most 32 characters."""
     check_endpoints: _builtins.bool
     """Ask every listed bot for its GetInfo now (all at once, within the referee's verify timeout) and report the
     outcome in BotRecord.endpoint_checked and endpoint_problem.
@@ -295,7 +324,7 @@ class CreateTournamentRequest(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5"."""
+    """Game id, "take5". At most 32 characters."""
     seats_per_match: _builtins.int
     """Seats per match, k: Take 5 2..10. 0 means min(number of bots, 4) ."""
     rounds: _builtins.int
@@ -308,7 +337,9 @@ class CreateTournamentRequest(_message.Message):
     """Only validate and count: nothing is stored or queued; the answer has an empty id."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Names of registered bots (at least seats_per_match of them, no repeats)."""
+        """Names of registered bots (at least seats_per_match of them, no repeats): at most 128 names of at most 129
+        characters. The tournament may expand into at most 100000 matches.
+        """
 
     @_builtins.property
     def config(self) -> _bot_pb2.GameConfig:
@@ -340,6 +371,7 @@ class GetTournamentRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
+    """Tournament id, e.g. "t3". At most 24 characters."""
     def __init__(
         self,
         *,
@@ -448,7 +480,7 @@ class ListTournamentsRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id to filter on; empty lists every game."""
+    """Game id to filter on; empty lists every game. At most 32 characters."""
     def __init__(
         self,
         *,
@@ -488,6 +520,7 @@ class CancelTournamentRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
+    """Tournament id. At most 24 characters."""
     def __init__(
         self,
         *,
@@ -507,7 +540,7 @@ class GetStandingsRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
-    """Tournament id."""
+    """Tournament id. At most 24 characters."""
     def __init__(
         self,
         *,
@@ -598,11 +631,11 @@ class ListMatchesRequest(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
-    """Tournament id to filter on; empty for every tournament."""
+    """Tournament id to filter on; empty for every tournament. At most 24 characters."""
     bot: _builtins.str
-    """bot_id or NAME to filter on; empty for every bot."""
+    """bot_id or NAME to filter on; empty for every bot. At most 129 characters."""
     limit: _builtins.int
-    """At most this many matches (0 means 50)."""
+    """At most this many matches (0 means 50; more than 1000 means 1000)."""
     def __init__(
         self,
         *,
@@ -709,6 +742,7 @@ class GetMatchRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """Match id, e.g. "t3-000041". At most 64 characters."""
     def __init__(
         self,
         *,
@@ -752,7 +786,7 @@ class GetLadderRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5"."""
+    """Game id, "take5". At most 32 characters."""
     def __init__(
         self,
         *,
@@ -772,7 +806,7 @@ class RebuildLadderRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5"."""
+    """Game id, "take5". At most 32 characters."""
     def __init__(
         self,
         *,

@@ -132,7 +132,8 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RemoveBot(self, request, context):
-        """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays.
+        """Remove a bot version, or every version of a NAME (owner token or admin token required). Its ladder history
+        stays.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -146,7 +147,8 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateTournament(self, request, context):
-        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run).
+        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run). Needs
+        the admin token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -167,7 +169,8 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelTournament(self, request, context):
-        """Cancel a tournament: matches not yet started are dropped; running ones finish and count.
+        """Cancel a tournament: matches not yet started are dropped; running ones finish and count. Needs the admin
+        token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -202,7 +205,8 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RebuildLadder(self, request, context):
-        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder.
+        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
+        (admin token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -6,7 +6,16 @@ The Arena service: what the referee (`arena serve`) offers to the CLI and other 
 Version: arena.v1. Errors leave as canonical gRPC status codes with a message a person can act on:
 INVALID_ARGUMENT for bad input, NOT_FOUND for unknown names or ids, ALREADY_EXISTS for a duplicate name,
 FAILED_PRECONDITION when the request cannot be served in the current state (e.g. the bot does not answer
-GetInfo), PERMISSION_DENIED for a missing or wrong owner token.
+GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin token, UNAUTHENTICATED for an
+organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
+larger than 64 KiB.
+
+Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
+CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
+TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
+
+Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
+naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 
 Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
 and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
@@ -50,17 +59,23 @@ class ArenaStub:
     UpdateBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]
     """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
     RemoveBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RemoveBotRequest, _arena_pb2.RemoveBotResponse]
-    """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
+    """Remove a bot version, or every version of a NAME (owner token or admin token required). Its ladder history
+    stays.
+    """
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]
     """List the registered bots, optionally of one game."""
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.Tournament]
-    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
+    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run). Needs
+    the admin token.
+    """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.Tournament]
     """Read a tournament and its progress."""
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]
     """List tournaments, newest first."""
     CancelTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CancelTournamentRequest, _arena_pb2.Tournament]
-    """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+    """Cancel a tournament: matches not yet started are dropped; running ones finish and count. Needs the admin
+    token.
+    """
     GetStandings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetStandingsRequest, _arena_pb2.Standings]
     """Standings of one tournament: points, mean score and Elo performance per bot."""
     ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]
@@ -70,7 +85,9 @@ class ArenaStub:
     GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]
     """Read the Elo ladder of one game."""
     RebuildLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]
-    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
+    (admin token).
+    """
     ListWorkers: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]
     """The workers that sent a heartbeat recently, and what they are doing."""
     GetArenaInfo: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetArenaInfoRequest, _arena_pb2.ArenaInfo]
@@ -90,17 +107,23 @@ class ArenaAsyncStub(ArenaStub):
     UpdateBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]  # type: ignore[assignment]
     """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
     RemoveBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.RemoveBotRequest, _arena_pb2.RemoveBotResponse]  # type: ignore[assignment]
-    """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
+    """Remove a bot version, or every version of a NAME (owner token or admin token required). Its ladder history
+    stays.
+    """
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]  # type: ignore[assignment]
     """List the registered bots, optionally of one game."""
     CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
-    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
+    """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run). Needs
+    the admin token.
+    """
     GetTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
     """Read a tournament and its progress."""
     ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     """List tournaments, newest first."""
     CancelTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.CancelTournamentRequest, _arena_pb2.Tournament]  # type: ignore[assignment]
-    """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+    """Cancel a tournament: matches not yet started are dropped; running ones finish and count. Needs the admin
+    token.
+    """
     GetStandings: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetStandingsRequest, _arena_pb2.Standings]  # type: ignore[assignment]
     """Standings of one tournament: points, mean score and Elo performance per bot."""
     ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]  # type: ignore[assignment]
@@ -110,7 +133,9 @@ class ArenaAsyncStub(ArenaStub):
     GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
     """Read the Elo ladder of one game."""
     RebuildLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]  # type: ignore[assignment]
-    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+    """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
+    (admin token).
+    """
     ListWorkers: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListWorkersRequest, _arena_pb2.ListWorkersResponse]  # type: ignore[assignment]
     """The workers that sent a heartbeat recently, and what they are doing."""
     GetArenaInfo: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetArenaInfoRequest, _arena_pb2.ArenaInfo]  # type: ignore[assignment]
@@ -145,7 +170,9 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.RemoveBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.RemoveBotResponse, _abc.Awaitable[_arena_pb2.RemoveBotResponse]]:
-        """Remove a bot version, or every version of a NAME (owner token required). Its ladder history stays."""
+        """Remove a bot version, or every version of a NAME (owner token or admin token required). Its ladder history
+        stays.
+        """
 
     @_abc_1.abstractmethod
     def ListBots(
@@ -161,7 +188,9 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.CreateTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Tournament, _abc.Awaitable[_arena_pb2.Tournament]]:
-        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run)."""
+        """Expand a tournament into matches and queue them for the workers (or only count them, with dry_run). Needs
+        the admin token.
+        """
 
     @_abc_1.abstractmethod
     def GetTournament(
@@ -185,7 +214,9 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.CancelTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Tournament, _abc.Awaitable[_arena_pb2.Tournament]]:
-        """Cancel a tournament: matches not yet started are dropped; running ones finish and count."""
+        """Cancel a tournament: matches not yet started are dropped; running ones finish and count. Needs the admin
+        token.
+        """
 
     @_abc_1.abstractmethod
     def GetStandings(
@@ -225,7 +256,9 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.RebuildLadderRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.RebuildLadderResponse, _abc.Awaitable[_arena_pb2.RebuildLadderResponse]]:
-        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder."""
+        """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
+        (admin token).
+        """
 
     @_abc_1.abstractmethod
     def ListWorkers(

@@ -13,6 +13,14 @@ Decision flow for one match, as the referee (the gRPC client) drives it:
   4. EndMatch     once per seat, with the final result
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
+
+Bot secret: when the bot's owner registered it with a secret, the referee sends it in the call metadata
+`arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
+(UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
+matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
+
+Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
+16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
 """
 
 from collections import abc as _abc
@@ -136,16 +144,20 @@ class BotInfo(_message.Message):
     SDK_VERSION_FIELD_NUMBER: _builtins.int
     AUTHOR_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Bot name, 1..64 characters of [A-Za-z0-9_.-]."""
+    """Bot name, 1..64 characters of [A-Za-z0-9_.-]. At most 64 characters."""
     version: _builtins.str
-    """Free-form version string chosen by the author, e.g. "1.2.0"."""
+    """Version string chosen by the author, e.g. "1.2.0": 1..64 characters of [A-Za-z0-9_.+-]. At most 64
+    characters.
+    """
     sdk_version: _builtins.str
-    """Version of the SDK (or other implementation) serving the protocol, e.g. "arena-sdk 0.1.0"."""
+    """Version of the SDK (or other implementation) serving the protocol, e.g. "arena-sdk 0.1.0". At most 64
+    characters.
+    """
     author: _builtins.str
-    """Optional author or team name."""
+    """Optional author or team name. At most 128 characters."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Games the bot plays, by game id ("take5", "taki")."""
+        """Games the bot plays, by game id ("take5", "taki"): at most 16 ids of at most 32 characters."""
 
     def __init__(
         self,

@@ -13,6 +13,14 @@ Decision flow for one match, as the referee (the gRPC client) drives it:
   4. EndMatch     once per seat, with the final result
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
+
+Bot secret: when the bot's owner registered it with a secret, the referee sends it in the call metadata
+`arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
+(UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
+matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
+
+Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
+16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
 """
 
 from . import bot_pb2 as _bot_pb2

@@ -1,0 +1,159 @@
+"""Size limits of every input the arena accepts, in one place (STYLE.md habit 12; issue 8, item 5).
+
+Every string and list field of every ``arena.v1.Arena`` request, and every field of a bot's ``GetInfo`` answer, has
+a limit here; ``proto/arena/v1/*.proto`` repeats each number in the field's comment (``tests/test_input_limits.py``
+checks both: every such field is listed, and its comment names the number). A request over a limit is refused with
+INVALID_ARGUMENT naming the field (``request_problem``); a bot whose GetInfo answer is over a limit is refused at
+registration (``bot_info_problem``). Lengths count characters (Python ``len``).
+
+| what | limit |
+|---|---|
+| any Arena request message | 64 KiB (the gRPC server's max receive size; larger: RESOURCE_EXHAUSTED) |
+| game id | 32 characters |
+| bot NAME | 64 characters of ``A-Z a-z 0-9 _ . -`` |
+| VERSION (GetInfo) | 64 characters of ``A-Z a-z 0-9 _ . + -`` |
+| bot ref ``NAME@VERSION`` | 129 characters |
+| endpoint ``HOST:PORT`` | 255 characters |
+| owner token, admin token | 256 characters (an admin token given to ``arena serve``: at least 16) |
+| bot secret | 16..256 visible ASCII characters, no spaces |
+| GetInfo author | 128 characters |
+| GetInfo sdk_version | 64 characters |
+| GetInfo games | 16 game ids of 32 characters |
+| GetInfo answer | 16 KiB (the referee's max receive size on that call) |
+| a bot's answers during a match | 64 KiB each |
+| tournament id, match id | 24, 64 characters |
+| bots of a tournament | 128 |
+| matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
+| ListMatches limit | 1000 |
+| bot checks at once (outbound GetInfo calls of RegisterBot, UpdateBot, CreateTournament, ListBots) | 4 RPCs |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+KIB = 1024
+
+MAX_REQUEST_BYTES = 64 * KIB  # the Arena server's grpc.max_receive_message_length
+MAX_BOT_INFO_BYTES = 16 * KIB  # the referee's max receive size for a bot's GetInfo answer
+MAX_BOT_ANSWER_BYTES = 64 * KIB  # the referee's max receive size for a bot's StartMatch/Decide/EndMatch answers
+
+GAME_ID = 32
+BOT_NAME = 64
+VERSION = 64
+BOT_REF = BOT_NAME + 1 + VERSION  # "NAME@VERSION"
+ENDPOINT = 255
+TOKEN = 256  # owner tokens and admin tokens as sent in a request or call metadata
+MIN_ADMIN_TOKEN = 16  # an admin token given to `arena serve` (ARENA_ADMIN_TOKEN) must be at least this long
+MIN_BOT_SECRET = 16
+BOT_SECRET = 256
+AUTHOR = 128
+SDK_VERSION = 64
+GAMES_PER_BOT = 16
+TOURNAMENT_ID = 24
+MATCH_ID = 64
+TOURNAMENT_BOTS = 128
+MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
+BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
+
+# Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
+# A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.
+REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
+    "RegisterBotRequest.name": (BOT_NAME, None),
+    "RegisterBotRequest.endpoint": (ENDPOINT, None),
+    "RegisterBotRequest.game": (GAME_ID, None),
+    "RegisterBotRequest.owner_token": (TOKEN, None),
+    "RegisterBotRequest.bot_secret": (BOT_SECRET, None),
+    "UpdateBotRequest.bot": (BOT_REF, None),
+    "UpdateBotRequest.game": (GAME_ID, None),
+    "UpdateBotRequest.endpoint": (ENDPOINT, None),
+    "UpdateBotRequest.owner_token": (TOKEN, None),
+    "UpdateBotRequest.bot_secret": (BOT_SECRET, None),
+    "RemoveBotRequest.bot": (BOT_REF, None),
+    "RemoveBotRequest.game": (GAME_ID, None),
+    "RemoveBotRequest.owner_token": (TOKEN, None),
+    "ListBotsRequest.game": (GAME_ID, None),
+    "CreateTournamentRequest.game": (GAME_ID, None),
+    "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
+    "GetTournamentRequest.id": (TOURNAMENT_ID, None),
+    "ListTournamentsRequest.game": (GAME_ID, None),
+    "CancelTournamentRequest.id": (TOURNAMENT_ID, None),
+    "GetStandingsRequest.id": (TOURNAMENT_ID, None),
+    "ListMatchesRequest.tournament_id": (TOURNAMENT_ID, None),
+    "ListMatchesRequest.bot": (BOT_REF, None),
+    "GetMatchRequest.match_id": (MATCH_ID, None),
+    "GetLadderRequest.game": (GAME_ID, None),
+    "RebuildLadderRequest.game": (GAME_ID, None),
+}
+# A field missing from REQUEST_FIELDS (one added to the protocol without a limit here) still gets these bounds at
+# run time; tests/test_input_limits.py fails until it is listed.
+FALLBACK_CHARS = 256
+FALLBACK_ENTRIES = 16
+
+# The fields of a bot's GetInfo answer (BotInfo): the same shape as REQUEST_FIELDS.
+BOT_INFO_FIELDS: dict[str, tuple[int | None, int | None]] = {
+    "BotInfo.name": (BOT_NAME, None),
+    "BotInfo.version": (VERSION, None),
+    "BotInfo.games": (GAME_ID, GAMES_PER_BOT),
+    "BotInfo.sdk_version": (SDK_VERSION, None),
+    "BotInfo.author": (AUTHOR, None),
+}
+
+
+def limited_fields(descriptor: Descriptor, prefix: str = "") -> Iterator[tuple[str, FieldDescriptor]]:
+    """Every string or repeated field of the message type ``descriptor`` and of the messages it holds, as
+    ("Message.field", field descriptor); nested ones are named by their own message type."""
+    for field in descriptor.fields:
+        name = f"{descriptor.name}.{field.name}"
+        if field.type == FieldDescriptor.TYPE_STRING or _is_repeated(field):
+            yield name, field
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            yield from limited_fields(field.message_type)
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    repeated = getattr(field, "is_repeated", None)  # protobuf >= 6 deprecates .label
+    if repeated is not None:
+        return bool(repeated)
+    return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+
+
+def message_problem(message: Any, table: dict[str, tuple[int | None, int | None]]) -> str | None:
+    """The first field of ``message`` (a protobuf message) over its limit in ``table``, as one sentence naming
+    the field, its size and the limit, e.g. "RegisterBotRequest.name is 300 characters long; the limit is 64";
+    ``None`` when every field is within its limits. Linear in the size of the message."""
+    descriptor = message.DESCRIPTOR
+    for field in descriptor.fields:
+        name = f"{descriptor.name}.{field.name}"
+        chars, entries = table.get(name, (FALLBACK_CHARS, FALLBACK_ENTRIES))
+        value = getattr(message, field.name)
+        if _is_repeated(field):
+            if entries is not None and len(value) > entries:
+                return f"{name} holds {len(value)} entries; the limit is {entries}"
+            items = list(value)
+        else:
+            if field.type == FieldDescriptor.TYPE_MESSAGE and not message.HasField(field.name):
+                continue
+            items = [value]
+        for i, item in enumerate(items):
+            where = f"{name}[{i}]" if _is_repeated(field) else name
+            if field.type == FieldDescriptor.TYPE_STRING and chars is not None and len(item) > chars:
+                return f"{where} is {len(item)} characters long; the limit is {chars}"
+            if field.type == FieldDescriptor.TYPE_MESSAGE:
+                problem = message_problem(item, table)
+                if problem:
+                    return problem
+    return None
+
+
+def request_problem(request: Any) -> str | None:
+    """``message_problem`` of an Arena request against ``REQUEST_FIELDS``."""
+    return message_problem(request, REQUEST_FIELDS)
+
+
+def bot_info_problem(info: Any) -> str | None:
+    """``message_problem`` of a bot's ``BotInfo`` (its GetInfo answer) against ``BOT_INFO_FIELDS``."""
+    return message_problem(info, BOT_INFO_FIELDS)

@@ -1,0 +1,117 @@
+"""Serve a protobuf gRPC service so that bad calls get a clean status, never a traceback.
+
+grpcio answers a request whose bytes do not decode as the method's request message with INTERNAL and logs
+"Exception deserializing request!" with a traceback, once per call. ``add_guarded_service`` registers a
+servicer's unary methods with a request decoder that never raises: undecodable bytes become INVALID_ARGUMENT
+("the DecideRequest message could not be decoded"), nothing logged. An optional ``gate`` checks each call's
+metadata before the request is looked at (the bot secret of ``arena_sdk.server``, the Arena's admin token).
+
+Also here: the call-metadata key of the per-bot secret (``BOT_SECRET_METADATA``), which the referee sends on
+every StartMatch, Decide and EndMatch call, and ``secret_matches``, a constant-time comparison.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+
+BOT_SECRET_METADATA = "arena-bot-secret"  # call metadata the referee sends to a bot registered with a secret
+
+# gate(method name, context) -> None to go on, or (status code, message) to refuse the call with.
+Gate = Callable[[str, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
+# validate(request) -> None, or why the request is refused (INVALID_ARGUMENT).
+Validate = Callable[[Any], "str | None"]
+
+
+class Undecodable:
+    """What the guarded decoder returns for bytes that are not a valid request message (grpcio takes a decoder
+    that returns None for a missing message, so the failure must be an object)."""
+
+    __slots__ = ("message_name", "error")
+
+    def __init__(self, message_name: str, error: str) -> None:
+        self.message_name = message_name
+        self.error = error
+
+
+def _decoder(message_cls: Any) -> Callable[[bytes], Any]:
+    name = message_cls.DESCRIPTOR.name
+
+    def decode(data: bytes) -> Any:
+        try:
+            return message_cls.FromString(data)
+        except Exception as exc:  # DecodeError, or upb's errors (e.g. nesting too deep): never our traceback
+            return Undecodable(name, " ".join(str(exc).split())[:200] or type(exc).__name__)
+
+    return decode
+
+
+def metadata_value(context: grpc.ServicerContext, key: str) -> str | None:
+    """The value of call-metadata ``key`` (lower case) of the call, or None when it was not sent."""
+    for item in context.invocation_metadata() or ():
+        k, v = item[0], item[1]
+        if k == key:
+            return v.decode("latin-1") if isinstance(v, bytes) else str(v)
+    return None
+
+
+def secret_matches(given: str | None, expected: str) -> bool:
+    """True when ``given`` equals ``expected``, compared in constant time (of their SHA-256, so that neither the
+    content nor the length of ``expected`` shows in the time taken)."""
+    if given is None:
+        return False
+    a = hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest()
+    b = hashlib.sha256(expected.encode("utf-8", "surrogateescape")).digest()
+    return hmac.compare_digest(a, b)
+
+
+def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext], Any],
+               gate: Gate | None, validate: Validate | None) -> Callable[[Any, grpc.ServicerContext], Any]:
+    def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
+        if gate is not None:
+            refusal = gate(method_name, context)
+            if refusal is not None:
+                context.abort(*refusal)
+        if isinstance(request, Undecodable):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"the {request.message_name} message of this {method_name} call could not be decoded "
+                          f"({request.error}); send a serialized {request.message_name}")
+        if validate is not None:
+            problem = validate(request)
+            if problem is not None:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        return function(request, context)
+
+    behaviour.__name__ = method_name
+    return behaviour
+
+
+def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, servicer: Any,
+                        gate: Gate | None = None, validate: Validate | None = None) -> None:
+    """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated
+    ``*Servicer`` classes) on ``server``, instead of the generated ``add_*Servicer_to_server``: undecodable
+    requests get INVALID_ARGUMENT without a log line; ``gate`` (when given) may refuse a call by its metadata
+    first, and ``validate(request)`` (when given) may refuse a decoded request with INVALID_ARGUMENT by returning
+    a message (e.g. a field over its size limit). Only unary-unary methods are supported (raises ``ValueError``
+    for a streaming one)."""
+    handlers = {}
+    for method in service.methods:
+        if method.client_streaming or method.server_streaming:
+            raise ValueError(f"{service.full_name}.{method.name} streams; add_guarded_service serves unary methods")
+        request_cls = message_factory.GetMessageClass(method.input_type)
+        response_cls = message_factory.GetMessageClass(method.output_type)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            _behaviour(method.name, getattr(servicer, method.name), gate, validate),
+            request_deserializer=_decoder(request_cls),
+            response_serializer=response_cls.SerializeToString,
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    register = getattr(server, "add_registered_method_handlers", None)
+    if register is not None:  # grpcio >= 1.63: the faster lookup, as the generated code does
+        register(service.full_name, handlers)

@@ -1,0 +1,118 @@
+"""The per-bot secret (issue 8, item 3), on real bot processes over real gRPC: a bot started with a secret refuses
+StartMatch, Decide and EndMatch calls that do not carry it (a stranger can no longer end a bot's match or ask it
+decisions), GetInfo stays open; the owner hands the secret over at registration, the store keeps it, no reply
+shows it, and the referee (through the workers' SeatSpecs) sends it, so tournaments play without a fault."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import rpc_error, wait_until
+
+from arena.referee import SeatSpec, run_match
+from arena.store import Store
+from arena_sdk.guard import BOT_SECRET_METADATA
+from arena_sdk.pb import arena_pb2, bot_pb2, bot_pb2_grpc
+
+SECRET = "s3cret-of-the-owner-0123456789"
+OTHER = "s3cret-of-a-stranger-987654321"
+
+
+def _requests() -> dict[str, Any]:
+    """One well-formed request per match method (a 2-seat Take 5 match of a bot that plays seat 0)."""
+    return {
+        "StartMatch": bot_pb2.StartMatchRequest(match_id="m-secret", game="take5", seat=0, num_players=2),
+        "EndMatch": bot_pb2.EndMatchRequest(match_id="m-secret", seat=0),
+        "Decide": bot_pb2.DecideRequest(match_id="m-secret", seat=0),
+    }
+
+
+def test_a_bot_started_with_a_secret_answers_match_calls_only_with_it(start_bot: Callable[..., Any],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    by_flag = start_bot("sample:random", extra_args=["--secret", SECRET])
+    monkeypatch.setenv("ARENA_BOT_SECRET", SECRET)  # the other way to give it: the bot process inherits it
+    by_env = start_bot("sample:heuristic")
+    monkeypatch.delenv("ARENA_BOT_SECRET")
+    for bot in (by_flag, by_env):
+        with grpc.insecure_channel(bot.endpoint) as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            assert stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=5).games  # open: registration uses it
+            for method, request in _requests().items():
+                call = getattr(stub, method)
+                code, details = rpc_error(lambda: call(request, timeout=5))  # noqa: B023 - called at once
+                assert code == grpc.StatusCode.UNAUTHENTICATED, (method, details)
+                assert f"no {BOT_SECRET_METADATA} metadata" in details
+                code, details = rpc_error(
+                    lambda: call(request, timeout=5, metadata=((BOT_SECRET_METADATA, OTHER),)))  # noqa: B023
+                assert code == grpc.StatusCode.PERMISSION_DENIED, (method, details)
+                assert SECRET not in details and OTHER not in details
+            # with the secret the calls reach the bot (a Decide without a view is refused by the bot itself)
+            meta = ((BOT_SECRET_METADATA, SECRET),)
+            stub.StartMatch(_requests()["StartMatch"], timeout=5, metadata=meta)
+            code, _ = rpc_error(lambda: stub.Decide(_requests()["Decide"], timeout=5, metadata=meta))  # noqa: B023
+            assert code == grpc.StatusCode.INVALID_ARGUMENT
+            stub.EndMatch(_requests()["EndMatch"], timeout=5, metadata=meta)
+        assert "Traceback" not in bot.stderr_tail()
+
+
+def test_the_referee_sends_the_secret_of_each_seat(start_bot: Callable[..., Any]) -> None:
+    guarded = start_bot("sample:random", extra_args=["--secret", SECRET])
+    plain = start_bot("sample:random")
+    seats = [SeatSpec("guarded", guarded.endpoint, secret=SECRET), SeatSpec("plain", plain.endpoint)]
+    assert SECRET not in repr(seats[0])
+    record = asyncio.run(run_match("m-ok", "take5", seats, None, seed=3, deadline_ms=2000))
+    assert not record.faults
+    assert SECRET not in str(record.to_dict())
+    # the same bot seated without its secret: every call to it is refused, and recorded as that seat's faults
+    stranger = [SeatSpec("guarded", guarded.endpoint), SeatSpec("plain", plain.endpoint)]
+    record = asyncio.run(run_match("m-stranger", "take5", stranger, None, seed=3, deadline_ms=2000,
+                                   max_faults=0, max_consecutive_timeouts=0))
+    assert record.faults and {f.seat for f in record.faults} == {0}
+    assert all("UNAUTHENTICATED" in f.detail for f in record.faults)
+
+
+def test_registration_hands_the_secret_to_the_workers_and_no_reply_shows_it(
+        arena_server: Callable[..., Any], start_bot: Callable[..., Any], store: Store,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    server, stub = arena_server(workers=1, concurrency=2)
+    a = start_bot("sample:random", extra_args=["--secret", SECRET, "--name", "sec-a"])
+    b = start_bot("sample:heuristic", extra_args=["--secret", OTHER, "--name", "sec-b"])
+    replies: list[Any] = []
+    for name, bot, secret in (("sec-a", a, SECRET), ("sec-b", b, OTHER)):
+        record = stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=bot.endpoint, game="take5",
+                                                               bot_secret=secret))
+        assert record.has_bot_secret
+        replies.append(record)
+    assert store.get_bot("take5", "sec-a").secret == SECRET  # kept with the bot record, for the workers
+    # a secret that is too short is refused, and the message does not echo it
+    code, details = rpc_error(lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(
+        name="sec-a", endpoint=a.endpoint, game="take5", bot_secret="short")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "bot_secret" in details and "short" not in details
+    # re-registering without a secret keeps it (the bot still needs it)
+    stub.RegisterBot(arena_pb2.RegisterBotRequest(name="sec-a", endpoint=a.endpoint, game="take5",
+                                                  owner_token=replies[0].owner_token))
+    assert store.get_bot("take5", "sec-a").secret == SECRET
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["sec-a", "sec-b"],
+                                                                seats_per_match=2, rounds=1))
+    wait_until(lambda: stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).state == "finished",
+               "the tournament of two bots with secrets to finish")
+    done = stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
+    assert done.matches_done == done.matches_total > 0 and done.faults == 0
+    matches = stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=t.id)).matches
+    replies += [stub.ListBots(arena_pb2.ListBotsRequest(check_endpoints=True)), done, *matches,
+                stub.GetMatch(arena_pb2.GetMatchRequest(match_id=matches[0].match_id)),
+                stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest())]
+    for reply in replies:
+        raw = reply.SerializeToString()
+        for secret in (SECRET, OTHER, server.admin_token):
+            assert secret.encode() not in raw, type(reply).__name__
+    for secret in (SECRET, OTHER, server.admin_token):
+        assert secret not in caplog.text
+    for bot in (a, b):
+        assert "Traceback" not in bot.stderr_tail()
