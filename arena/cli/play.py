@@ -170,26 +170,28 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
             {"seat": i, "bot": s.name, "endpoint": s.endpoint, "score": result.scores[i],
              "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
         return
-    from ..render import RenderError, render_match, score_label, summary
+    from ..render import RenderError, position_text, render_match, score_label, summary
+    from ..render.base import forfeit_text
 
     try:
         app.console.print(render_match(record) if show else summary(record))
     except RenderError as exc:  # cannot happen for a record the referee just wrote; the standings still print
         click.echo(f"(cannot tell the game: {exc})")
     table = Table(title="Standings")
-    for col, justify in (("rank", "right"), ("bot", "left"), (score_label(game), "right"), ("seat", "right"),
-                         ("faults", "right")):
+    for col, justify in (("rank", "right"), ("bot", "left"), (score_label(game, record.config), "right"),
+                         ("seat", "right"), ("faults", "right"), ("forfeit", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
         table.add_row(str(result.ranks[i]), record.seats[i].name, score_text(result.scores[i]), str(i),
-                      str(result.faults[i]))
+                      str(result.faults[i]), forfeit_text(record, i))
     app.console.print(table)
     click.echo(f"match {record.match_id}, seed {seed}, {len(record.decisions)} decisions in "
                f"{record.duration_s:.2f} s")
     if record.faults and not show:
         for fault in record.faults[:5]:
-            click.echo(f"fault: {record.seats[fault.seat].name} (seat {fault.seat}), hand {fault.hand + 1} turn "
-                       f"{fault.turn + 1}: {fault.kind} ({fault.detail})")
+            where = position_text(game, fault.hand, fault.turn)
+            click.echo(f"fault: {record.seats[fault.seat].name} (seat {fault.seat}), {where}: {fault.kind} "
+                       f"({fault.detail})")
         if len(record.faults) > 5:
             click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
     click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "

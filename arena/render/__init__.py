@@ -21,7 +21,8 @@ from .base import RenderError
 
 RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}
 
-__all__ = ["RENDERERS", "RenderError", "config_text", "progress", "render_match", "renderer", "score_label", "summary"]
+__all__ = ["RENDERERS", "RenderError", "config_text", "position_text", "progress", "render_match", "renderer",
+           "score_label", "summary"]
 
 
 def renderer(game: str) -> ModuleType:
@@ -60,12 +61,27 @@ def progress(game: str, before: Any, after: Any, names: Sequence[str]) -> str | 
     return renderer(game).progress(before, after, list(names))  # type: ignore[no-any-return]
 
 
-def score_label(game: str) -> str:
-    """What a score of ``game`` counts, for column titles ("bullheads", "cards held"); "score" when unknown."""
+def position_text(game: str, hand: int, turn: int) -> str:
+    """Where in a game a fault happened, for a person: "hand 2 turn 5", or "turn 12" for a game without hands."""
     try:
-        return str(renderer(game).SCORE_LABEL)
+        module = renderer(game)
+    except RenderError:
+        module = None
+    if module is not None and hasattr(module, "position_text"):
+        return str(module.position_text(hand, turn))
+    return f"hand {hand + 1} turn {turn + 1}"
+
+
+def score_label(game: str, config: Mapping[str, Any] | None = None) -> str:
+    """What a score of ``game`` counts, for column titles ("bullheads", "cards held"); with ``config`` (JSON
+    form) the label of that variant when the renderer knows one (Taki's stairs); "score" for an unknown game."""
+    try:
+        module = renderer(game)
     except RenderError:
         return "score"
+    if config is not None and hasattr(module, "score_label_of"):
+        return str(module.score_label_of(config))
+    return str(module.SCORE_LABEL)
 
 
 def config_text(game: str, config: Mapping[str, Any]) -> str:

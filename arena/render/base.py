@@ -2,6 +2,44 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.table import Table
+
 
 class RenderError(ValueError):
     """A record that cannot be rendered at all: not a well-formed record, or a game no renderer can show."""
+
+
+_CONTROL = dict.fromkeys(range(32)) | {127: None}
+
+
+def safe(text: object) -> str:
+    """``text`` safe to print in a rich renderable: control characters (escape sequences) removed and rich
+    markup escaped, so a crafted record's bot name cannot restyle or garble the terminal."""
+    from rich.markup import escape
+
+    return escape(str(text).translate(_CONTROL))
+
+
+def forfeit_text(record: Any, seat: int) -> str:
+    """ "forfeit (faults)" when ``seat`` forfeited the match of ``record`` (a ``MatchRecord``), else ""."""
+    forfeits = getattr(record.result, "forfeits", ()) or ()
+    reason = forfeits[seat] if seat < len(forfeits) else None
+    return f"forfeit ({reason})" if reason else ""
+
+
+def result_table(record: Any, score_label: str) -> Table:
+    """The result of a match: seat, bot, score, rank, faults and forfeits (a forfeited seat is ranked last
+    whatever its score)."""
+    rec = record
+    table = Table(title="Result", title_justify="left")
+    for col, justify in (("seat", "right"), ("bot", "left"), (score_label, "right"), ("rank", "right"),
+                         ("faults", "right"), ("forfeit", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for s, seat in enumerate(rec.seats):
+        score = rec.result.scores[s] if s < len(rec.result.scores) else None
+        table.add_row(str(s), safe(seat.name), "-" if score is None else f"{score:g}",
+                      str(rec.result.ranks[s]) if s < len(rec.result.ranks) else "-",
+                      str(rec.result.faults[s]) if s < len(rec.result.faults) else "-", forfeit_text(rec, s))
+    return table

@@ -28,7 +28,7 @@ from arena_sdk import wire
 from arena_sdk.games import take5
 
 from ..referee import MatchRecord, RecordError
-from .base import RenderError
+from .base import RenderError, result_table, safe
 
 ROW_NAMES = ("row 1", "row 2", "row 3", "row 4")  # rows are 0..3 in the engine and on the wire, 1..4 for people
 
@@ -307,7 +307,7 @@ def _what_happened(p: PlayStory) -> Text:
 
 
 def _seat_label(rec: MatchRecord, seat: int) -> str:
-    return f"{rec.seats[seat].name} (seat {seat})"
+    return f"{safe(rec.seats[seat].name)} (seat {seat})"
 
 
 SCORE_LABEL = "bullheads"
@@ -370,7 +370,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     header.add_column("field", style="bold")
     header.add_column("value")
     header.add_row("game", f"{rec.game}: {_config_text(rec.config)}")
-    header.add_row("seats", ", ".join(f"{i}: {s.name}" for i, s in enumerate(rec.seats)))
+    header.add_row("seats", ", ".join(f"{i}: {safe(s.name)}" for i, s in enumerate(rec.seats)))
     header.add_row("deal", f"seed {rec.seed}" if rec.seed is not None else "explicit deals")
     header.add_row("deadline", f"{rec.deadline_ms} ms per decision")
     header.add_row("played", f"{_when(rec.started_at)}, {rec.duration_s:.2f} s, {len(rec.decisions)} decisions, "
@@ -418,15 +418,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     elif not story.over:
         parts.append(Text("The record ends before the game is over.", style="bold red"))
 
-    result = Table(title="Result", title_justify="left")
-    for col, justify in (("seat", "right"), ("bot", "left"), ("bullheads", "right"), ("rank", "right"),
-                         ("faults", "right")):
-        result.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for s, seat in enumerate(rec.seats):
-        score = rec.result.scores[s] if s < len(rec.result.scores) else None
-        result.add_row(str(s), seat.name, "-" if score is None else f"{score:g}",
-                       str(rec.result.ranks[s]) if s < len(rec.result.ranks) else "-",
-                       str(rec.result.faults[s]) if s < len(rec.result.faults) else "-")
+    result = result_table(rec, "bullheads")
     parts.append(result)
 
     if rec.faults:

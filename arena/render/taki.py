@@ -24,7 +24,7 @@ from arena_sdk.games.taki import cards as C
 from arena_sdk.games.taki.state import Event, TakiState
 
 from ..referee import MatchRecord, RecordError
-from .base import RenderError
+from .base import RenderError, result_table, safe
 
 _REASONS = {
     "draw": "draws", "stack": "draws the +2 stack", "plus": "owes a card after a Plus and draws",
@@ -69,7 +69,17 @@ def _event_text(e: Event, names: list[str]) -> tuple[str, str]:
     return f"{kind} {who} {e.card or ''} {e.count or ''}".strip(), ""
 
 
-SCORE_LABEL = "cards held"
+SCORE_LABEL = "cards held; stairs: 1000 x stage + cards"
+
+
+def position_text(hand: int, turn: int) -> str:
+    """Where a fault happened: Taki has no hands, only turns."""
+    return f"turn {turn + 1}"
+
+
+def score_label_of(config: Mapping[str, Any]) -> str:
+    """What a score counts under ``config`` (JSON form): cards held, or in the stairs 1000 x stage + cards held."""
+    return "score (1000 x stage + cards)" if config.get("stairs") else "cards held"
 PROGRESS_EVERY = 25  # turns between two live lines of ``arena play``
 
 
@@ -80,8 +90,10 @@ def progress(before: TakiState, after: TakiState, names: list[str]) -> str | Non
     if not over and after.turn // PROGRESS_EVERY == before.turn // PROGRESS_EVERY:
         return None
     held = ", ".join(f"{n} {len(h)}" for n, h in zip(names, after.hands))
+    if after.stages:
+        held += "; stages " + ", ".join(f"{n} {stage}" for n, stage in zip(names, after.stages))
     if over:
-        return f"game over after {after.turn} turns: cards held {held}"
+        return f"game over in turn {before.turn + 1}: cards held {held}"
     return f"turn {after.turn}: cards held {held}"
 
 
@@ -95,7 +107,7 @@ def summary(record: MatchRecord | Mapping[str, Any]) -> Table:
     ``arena play`` prints). Raises ``RenderError`` for a record that is not a readable Taki record."""
     rec = _as_record(record)
     game = get_game("taki")
-    names = [s.name for s in rec.seats]
+    names = [safe(s.name) for s in rec.seats]
     try:
         state = game.new_game(len(rec.seats), game.config_from_dict(rec.config), seed=rec.seed,
                               deals=tuple(game.deal_from_dict(d) for d in rec.deals))
@@ -159,7 +171,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     ``RenderError`` for a record that is not a readable Taki record."""
     rec = _as_record(record)
     game = get_game("taki")
-    names = [s.name for s in rec.seats]
+    names = [safe(s.name) for s in rec.seats]
     parts: list[RenderableType] = []
     header = Table(title=f"Match {rec.match_id}", title_justify="left", show_header=False, box=None,
                    padding=(0, 2, 0, 0))
@@ -218,7 +230,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         for f in faults_at.get(i, ()):
             what.append(f"\nfault {f.kind}: default {taki_bot.describe(action)} ({' '.join(f.detail.split())})",
                         style="red")
-        label = taki_bot.describe(action) if kind == "TAKI_TURN" else ("react: " + taki_bot.describe(action))
+        label = taki_bot.describe(action)
         table.add_row(str(state.turn + 1), f"{names[seat]} (seat {seat})", label, what, _table_state(after))
         state = after
     parts.append(table)
@@ -226,14 +238,6 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         parts.append(Text(f"The record cannot be re-simulated further: {stopped}", style="bold red"))
     elif not game.is_over(state):
         parts.append(Text("The record ends before the game is over.", style="bold red"))
-    result = Table(title="Result", title_justify="left")
-    for col, justify in (("seat", "right"), ("bot", "left"), ("cards held" if not rec.config.get("stairs")
-                         else "score (1000 x stage + cards)", "right"), ("rank", "right"), ("faults", "right")):
-        result.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for s, name in enumerate(names):
-        score = rec.result.scores[s] if s < len(rec.result.scores) else None
-        result.add_row(str(s), name, "-" if score is None else f"{score:g}",
-                       str(rec.result.ranks[s]) if s < len(rec.result.ranks) else "-",
-                       str(rec.result.faults[s]) if s < len(rec.result.faults) else "-")
+    result = result_table(rec, score_label_of(rec.config))
     parts.append(result)
     return Group(*parts)

@@ -165,7 +165,7 @@ def test_play_taki_shows_progress_standings_and_the_record(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     data = json.loads(record.read_text())
     assert data["game"] == "taki" and sorted(data["result"]["ranks"]) == [1, 2]
-    assert "game over after" in result.stdout and "cards held" in result.stdout
+    assert "game over in turn" in result.stdout and "cards held" in result.stdout
     assert f"record saved to {record}" in result.stdout
     shown = CliRunner().invoke(cli, ["match", "show", str(record)])
     assert shown.exit_code == 0 and "wins!" in shown.stdout

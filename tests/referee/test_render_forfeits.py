@@ -1,0 +1,38 @@
+"""What `arena match show` tells of a forfeit and of a crafted bot name (the renderers on records of real
+matches)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+
+from arena.local_bots import BotProcess
+from arena.records import MatchRecord
+from arena.referee import SeatSpec, run_match_sync
+from arena.render import render_match
+
+
+def _text(record: MatchRecord) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(render_match(record))
+    return console.export_text()
+
+
+def test_a_forfeit_is_shown_with_its_reason_and_the_last_rank(test_bot: Callable[..., BotProcess],
+                                                               seats_of: Callable[..., list[SeatSpec]]) -> None:
+    garbage = test_bot("garbage_bot", "--style", "empty")
+    seats = [SeatSpec("garbage", garbage.endpoint), *seats_of("random1", "random2")]
+    record = run_match_sync("render-forfeit", "take5", seats, seed=3, max_faults=2, deadline_ms=2000)
+    assert record.result.forfeits[0] == "faults" and record.result.ranks[0] == 3
+    lines = [line for line in _text(record).splitlines() if "garbage" in line and "forfeit (faults)" in line]
+    assert lines and " 3 " in lines[0], _text(record)
+
+
+def test_a_crafted_bot_name_in_a_record_file_cannot_restyle_the_terminal(
+        seats_of: Callable[..., list[SeatSpec]]) -> None:
+    record = run_match_sync("render-name", "take5", seats_of("random1", "random2"), seed=4)
+    data = record.to_dict()
+    data["seats"][0]["name"] = "[bold red]X[/]\x1b[31mY"
+    text = _text(MatchRecord.from_dict(data))
+    assert "\x1b" not in text and "[bold red]X[/]" in text
