@@ -136,6 +136,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     try:
         endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
         started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"])
+        for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
+            _bot_info(proc.endpoint, game)
         local = iter(started)
         seats = []
         for spec in bots:

@@ -128,9 +128,13 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             raise BotDefinitionError(f"a bot name must be 1..64 characters of [A-Za-z0-9_.-], got {name!r}")
         for game in bot_cls.games:
             try:
-                get_game(game)
+                base = get_game(game).bot_class
             except ValueError as exc:
                 raise BotDefinitionError(f"{bot_cls.__name__}.games: {exc}") from None
+            if not issubclass(bot_cls, base):  # it would lack the decision methods of that game
+                raise BotDefinitionError(
+                    f"{bot_cls.__name__} says it plays {game!r} but is not a {base.__name__}: subclass {base.__name__}"
+                )
         self.bot_cls = bot_cls
         self.name: str = bot_cls.name if name is None else name
         self._factory = factory or bot_cls

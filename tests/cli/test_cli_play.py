@@ -169,3 +169,10 @@ def test_play_taki_shows_progress_standings_and_the_record(tmp_path: Path) -> No
     assert f"record saved to {record}" in result.stdout
     shown = CliRunner().invoke(cli, ["match", "show", str(record)])
     assert shown.exit_code == 0 and "wins!" in shown.stdout
+
+
+def test_play_refuses_a_started_bot_of_another_game_before_the_match() -> None:
+    result = CliRunner().invoke(cli, ["play", "taki", "--bot", "sample:heuristic", "--bot", "sample:taki-random",
+                                      "--seed", "3"])
+    assert result.exit_code == 1
+    assert "(heuristic) does not play taki; it plays take5" in result.output

@@ -364,3 +364,15 @@ def test_the_reported_name_can_be_overridden() -> None:
 def test_a_port_in_use_is_a_serve_error(recorder: Served) -> None:
     with pytest.raises(ServeError, match=f"cannot listen on 127.0.0.1:{recorder.port}"):
         create_server(RecordingBot, f"127.0.0.1:{recorder.port}")
+
+
+def test_a_bot_class_claiming_a_game_it_cannot_play_is_refused() -> None:
+    class Fake(Take5Bot):
+        name = "fake"
+        games = ("taki",)
+
+        def choose_card(self, view: Take5View) -> int:
+            return view.hand[0]
+
+    with pytest.raises(BotDefinitionError, match="says it plays 'taki' but is not a TakiBot"):
+        create_server(Fake, "127.0.0.1:0")
