@@ -9,7 +9,7 @@ PROTO_OUT := sdk/arena_sdk/_proto
 .PHONY: help install test demo bench scale proto clean chaos
 
 help:
-	@echo "make demo   - run a real Take 5 round-robin tournament between sample bot processes, print the ladder"
+	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
 	@echo "make bench  - engine and gRPC benchmarks"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
