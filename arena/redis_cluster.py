@@ -77,7 +77,8 @@ class PrivateRedisCluster:
                 return process
             except redis.RedisError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RedisStartError(f"cluster node {i} on port {port} did not start; see {folder}/redis.log")
+                    raise RedisStartError(
+                        f"cluster node {i} on port {port} did not start; see {folder}/redis.log") from None
                 time.sleep(0.05)
 
     def start(self) -> str:

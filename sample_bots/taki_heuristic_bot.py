@@ -436,7 +436,8 @@ class TakiHeuristicBot(TakiBot):
         return True
 
 
-__all__ = ["DEFAULT_WEIGHTS", "TakiHeuristicBot", "TurnPlanner", "Weights", "heuristic_action", "majority_color", "state_from_view"]
+__all__ = ["DEFAULT_WEIGHTS", "TakiHeuristicBot", "TurnPlanner", "Weights", "heuristic_action", "majority_color",
+           "state_from_view"]
 
 if __name__ == "__main__":
     serve(TakiHeuristicBot)
