@@ -260,3 +260,31 @@ def test_compose_builds_the_image_from_this_folder(compose: dict[str, Any]) -> N
         context = build if isinstance(build, str) else build.get("context", ".")
         dockerfile = "Dockerfile" if isinstance(build, str) else build.get("dockerfile", "Dockerfile")
         assert (COMPOSE.parent / context / dockerfile).is_file(), f"service {name}: no {context}/{dockerfile}"
+
+
+def _volume_at(service: dict[str, Any], folder: str) -> str | None:
+    for volume in service.get("volumes") or []:
+        name, _, target = str(volume).partition(":")
+        if target.split(":")[0] == folder:
+            return name
+    return None
+
+
+def test_organiser_commands_find_the_admin_token_the_referee_saved(compose: dict[str, Any]) -> None:
+    """The referee saves its admin token in its ARENA_DATA_DIR (admin-token.json); every CLI service that makes an
+    organiser call (tournament create/cancel, ladder --rebuild) reads the same named volume there."""
+    services = _services(compose)
+    referee_dir = _environment(services["referee"]).get("ARENA_DATA_DIR")
+    assert referee_dir, "the referee has no ARENA_DATA_DIR to save its admin token in"
+    volume = _volume_at(services["referee"], referee_dir)
+    assert volume in (compose.get("volumes") or {}), f"the referee's {referee_dir} is not a named volume"
+    organisers = []
+    for name, service in _image_services(compose).items():
+        command = _command(service)
+        if command[:3] in (["arena", "tournament", "create"], ["arena", "tournament", "cancel"]) or \
+                (command[:2] == ["arena", "ladder"] and "--rebuild" in command):
+            data_dir = _environment(service).get("ARENA_DATA_DIR")
+            assert data_dir and _volume_at(service, data_dir) == volume, \
+                f"service {name} makes an organiser call but does not see the referee's {volume} volume"
+            organisers.append(name)
+    assert organisers, "the demo profile creates no tournament"
