@@ -28,6 +28,8 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
