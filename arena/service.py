@@ -713,6 +713,8 @@ class ArenaServer:
             service needs Redis).
         admin_token: the token organiser calls need (``arena.auth``); None generates one, readable as
             ``admin_token`` (tests and embedding; ``arena serve`` passes the one it saved for the CLI).
+        tls: (certificate chain, private key), PEM bytes: serve over TLS instead of plaintext (clients then need
+            the CA that signed the certificate: ``arena --tls-ca FILE``).
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -722,10 +724,12 @@ class ArenaServer:
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s,
                  drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                 health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None) -> None:
+                 health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
+                 tls: tuple[bytes, bytes] | None = None) -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
+        self.tls = tls
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
         if not verify_timeout_s > 0:
@@ -779,7 +783,11 @@ class ArenaServer:
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
         try:
-            port = server.add_insecure_port(self.listen)
+            if self.tls is not None:
+                chain, key = self.tls
+                port = server.add_secure_port(self.listen, grpc.ssl_server_credentials([(key, chain)]))
+            else:
+                port = server.add_insecure_port(self.listen)
         except RuntimeError as exc:
             port = 0
             reason = str(exc)

@@ -81,12 +81,16 @@ class AppContext:
 
     console: Console = field(default_factory=lambda: Console(highlight=False, width=_table_width()))
     admin_token: str | None = None
+    tls_ca: bytes | None = None
     _channels: list[grpc.Channel] = field(default_factory=list)
 
     def arena(self, server: str) -> ArenaClient:
-        """A client of the Arena service at ``server`` ("host:port"), closed when the command ends. Its organiser
-        calls carry the admin token (``admin_token_for``)."""
-        channel = grpc.insecure_channel(server)
+        """A client of the Arena service at ``server`` ("host:port"), closed when the command ends; over TLS when
+        the CLI was given a CA (``--tls-ca``). Its organiser calls carry the admin token (``admin_token_for``)."""
+        if self.tls_ca is not None:
+            channel = grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=self.tls_ca))
+        else:
+            channel = grpc.insecure_channel(server)
         self._channels.append(channel)
         resolved: list[str | None] = []
 
@@ -218,8 +222,12 @@ def delta_text(points: float) -> str:
         help="The arena's admin token, sent with organiser calls (tournament create/cancel, ladder --rebuild); env "
              "ARENA_ADMIN_TOKEN. Default: the one `arena serve` saved in $ARENA_DATA_DIR (default .arena)/"
              "admin-token.json, sent only to the arena it belongs to.")
+@option("--tls-ca", envvar="ARENA_TLS_CA", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+        default=None, metavar="FILE",
+        help="Talk to the referee over TLS, trusting the CA certificates (PEM) in FILE (for `arena serve "
+             "--tls-cert`); env ARENA_TLS_CA. Default: plaintext.")
 @click.pass_context
-def cli(ctx: click.Context, verbose: bool, admin_token: str | None) -> None:
+def cli(ctx: click.Context, verbose: bool, admin_token: str | None, tls_ca: Path | None) -> None:
     """Bot arena for multiplayer card games (Take 5!).
 
     \b
@@ -242,6 +250,6 @@ def cli(ctx: click.Context, verbose: bool, admin_token: str | None) -> None:
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = AppContext(admin_token=admin_token or None)
+    app = AppContext(admin_token=admin_token or None, tls_ca=tls_ca.read_bytes() if tls_ca else None)
     ctx.obj = app
     ctx.call_on_close(app.close)

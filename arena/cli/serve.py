@@ -25,9 +25,13 @@ from .options import EndpointType, data_dir_option, option, redis_url_option, vi
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option
+@option("--tls-cert", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
+        help="Serve over TLS with this certificate chain (PEM); needs --tls-key. Clients: arena --tls-ca FILE.")
+@option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
+        help="The private key (PEM) of --tls-cert.")
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
-          data_dir: Path, redis_url: str | None) -> None:
+          data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -50,6 +54,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         admin_token, token_source = auth.serve_token(data_dir, app.admin_token)
     except auth.AdminTokenError as exc:
         raise ArenaCliError(str(exc)) from None
+    if (tls_cert is None) != (tls_key is None):
+        raise ArenaCliError("--tls-cert and --tls-key go together: give both (PEM files) or neither")
+    tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
 
     private = None
     server = None
@@ -65,14 +72,14 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 source = f"private redis-server in {data_dir}, started here"
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
-                                 visibility_timeout_s=visibility_timeout, admin_token=admin_token)
+                                 visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls)
             port = server.start()
             try:
                 token_file = auth.save_token(data_dir, auth.SavedToken(admin_token, server.arena_id()))
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
-            click.echo(f"arena serve listening on {host}:{port}")
+            click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
                        f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
