@@ -215,22 +215,6 @@ def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
     return f"error status {name}: {details}" if details else f"error status {name}"
 
 
-_FAILURE_HINTS = {
-    "connection refused": "start the bot first, or check the port",
-    "host name not found": "check the host name",
-    "unreachable": "check that the bot runs and that host and port are right",
-    "no answer within": "the bot may be hung or overloaded, or that port is not a bot's gRPC server",
-    "error status": "is that endpoint an arena bot serving arena.v1.Bot?",
-}
-
-
-def _failure_hint(reason: str) -> str:
-    for prefix, hint in _FAILURE_HINTS.items():
-        if reason.startswith(prefix):
-            return hint
-    return _FAILURE_HINTS["error status"]
-
-
 def no_bot_message(endpoint: str, timeout_s: float) -> str:
     """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
     listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
@@ -276,7 +260,8 @@ def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S) 
     ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
     when it answers but not as registered (another game, another version). A bot registered without a check
     (version "0", ``verify_bots=False``) is not held to its version."""
-    channels = [grpc.insecure_channel(bot.endpoint) for bot in bots]
+    options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
+    channels = [grpc.insecure_channel(bot.endpoint, options=options) for bot in bots]
     out: list[tuple[str, str]] = []
     try:
         calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
