@@ -16,16 +16,16 @@ Rules (every number is a worker option with its default in ``arena.config.DEFAUL
 - **Deferral**: a worker that claims a match with an unhealthy seat does not play it: the job is taken off the
   stream and parked as a deferred match in the same atomic step (never lost, never counted as done; its
   tournament keeps running).
-- **Recovery**: every ``bot_recheck_s`` [5 s] one worker of the fleet calls the GetInfo of each unhealthy bot, with a
-  deadline of ``verify_timeout_s``; a bot that answers is healthy again (so is one re-registered or moved with
-  ``arena bot update``, since that checks its GetInfo), and the deferred matches whose bots are all healthy go
-  back on the queue.
-- **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced*: it is played whatever
-  the health of its bots, so a dead bot forfeits it (unreachable: at once; hanging: after
-  ``max_consecutive_timeouts`` deadlines) and is ranked last, below every honest bot, which keeps its result against
-  the others and gains against the dead one. A tournament therefore always ends, at the latest about
-  ``max_deferral_s`` after its bot died, and the dead bot pays for its absence instead of the honest bots.
-  Deferred matches of a cancelled tournament are queued again at the next check and dropped as cancelled.
+- **Recovery**: every ``bot_recheck_s`` [5 s] one worker of the fleet calls the GetInfo of each unhealthy bot at its
+  registered endpoint (after ``arena bot update``, the new one), with a deadline of ``verify_timeout_s``; a bot that
+  answers is healthy again, and the deferred matches whose bots are all healthy go back on the queue.
+- **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced* (at once when its
+  unhealthy bots are no longer registered: nothing to wait for). A forced match is played whatever the health of
+  its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)
+  and is ranked last, below every honest bot, which keeps its result against the others and gains against the dead
+  one. A tournament therefore always ends, at the latest about ``max_deferral_s`` after its bot died, and the dead
+  bot pays for its absence, not the honest bots. Deferred matches of a cancelled tournament are queued again at the
+  next check and dropped as cancelled.
 """
 
 from __future__ import annotations
@@ -117,8 +117,10 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
     report = CheckReport()
     for game in games:
         unhealthy = await asyncio.to_thread(store.unhealthy_bots, game)
+        gone: set[str] = set()
         if unhealthy:
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
+            gone = {bot for bot, entry in entries.items() if entry is None}
             probed = [bot for bot, entry in entries.items() if entry is not None]
             problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s)  # type: ignore[union-attr]
                                               for b in probed))
@@ -144,16 +146,18 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 if tid and tid not in states:
                     states[tid] = await asyncio.to_thread(store.tournament_state, game, tid)
                 running = not tid or states[tid] in ("running", None)
-                if running and clock - match.deferred_at < max_deferral_s:
+                removed = sick.intersection(spec.seats) <= gone  # no longer registered: nothing to wait for
+                if running and not removed and clock - match.deferred_at < max_deferral_s:
                     continue
                 forced = running
             if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
                 continue
             if forced:
                 report.forced += 1
-                log.warning("match %s was deferred for %.0f s (bots %s unhealthy): queued again, forced: it is "
+                log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
                             "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
-                            ", ".join(sorted(sick.intersection(spec.seats))) if spec else "?")
+                            ", ".join(sorted(sick.intersection(spec.seats))) if spec else "?",
+                            ", no longer registered" if spec and sick.intersection(spec.seats) <= gone else "")
             else:
                 report.released += 1
                 log.info("deferred match %s queued again", match.match_id)

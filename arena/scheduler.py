@@ -59,7 +59,7 @@ import redis
 from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
-from arena.store import FORCED_FIELD, Job, Store, WorkerStatus
+from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store, WorkerStatus
 from arena.tournaments import MatchSpec
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,8 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
         await asyncio.to_thread(store.drop_job, job, "")
         return "dropped"
     try:
-        if job.deliveries > max_deliveries:
+        deliveries = job.deliveries + int(job.fields.get(EARLIER_DELIVERIES_FIELD) or 0)  # before a deferral too
+        if deliveries > max_deliveries:
             settled = await asyncio.to_thread(store.drop_job, job, "failed")
             if settled == 2:
                 return "duplicate"
@@ -116,7 +117,7 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                 return "dropped"
             log.error("match %s (job %s of %s) was delivered %d times without being settled, more than %d: "
                       "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
-                      job.game, job.deliveries, max_deliveries)
+                      job.game, deliveries, max_deliveries)
             return "failed"
         if await asyncio.to_thread(store.has_result, spec.game, spec.match_id):
             log.info("match %s already has a stored result; acknowledging", spec.match_id)

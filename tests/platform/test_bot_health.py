@@ -233,3 +233,35 @@ def test_a_deferred_job_is_parked_once_and_comes_back_with_its_history(store: St
     (parked,) = store.deferred_matches("take5")
     assert parked.deferred_at == 100.0 and parked.fields["earlier_deliveries"] == "2"
     assert "forced" not in parked.fields and store.deferred_count() == 1
+
+
+def test_the_deferred_matches_of_a_removed_bot_are_played_at_once(
+        store: Store, start_bot: Callable[..., Any], workers: Any, dead_endpoint: str) -> None:
+    """Nothing to wait for: a removed bot cannot answer again, so its deferred matches are forced at the next check
+    (it forfeits them, as an unregistered seat), long before the cap."""
+    live = store.register_bot("take5", "live", start_bot("sample:random").endpoint, version="1").bot_id
+    dead = store.register_bot("take5", "dead", dead_endpoint, version="1").bot_id
+    specs = [MatchSpec(match_id=f"r-{i}", game="take5", seats=(live, dead), seed=i, config=dict(ONE_HAND))
+             for i in range(5)]
+    scheduler.enqueue_matches(store, specs)
+    workers.thread("w", concurrency=1, max_deferral_s=600.0, **HEALTH)
+    wait_until(lambda: store.deferred_count("take5") == 2, "two matches deferred after three failed ones")
+    assert not store.bot_health("take5", [dead])[dead].healthy
+    store.remove_bot("take5", "dead")
+    wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "every match played", timeout=30)
+    assert store.deferred_count("take5") == 0
+    assert all(store.get_result("take5", s.match_id)["ranks"] == [1, 2] for s in specs)  # type: ignore[index]
+
+
+def test_deliveries_before_a_deferral_count_towards_max_deliveries(
+        store: Store, workers: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A job whose workers kept dying is given up after max_deliveries in all, a deferral in between or not."""
+    caplog.set_level(logging.WARNING, logger="arena.scheduler")
+    scheduler.enqueue_matches(store, [MatchSpec(match_id="p-1", game="take5", seats=("a@1", "b@1"), seed=1)])
+    (job,) = store.read_jobs("gone", 1, 100)
+    assert store.defer_job("take5", job.entry_id, "p-1", job.fields, deliveries=4) == 1  # 3 deliveries before
+    assert store.release_deferred("take5", "p-1")
+    workers.thread("w", concurrency=1, max_deliveries=3, **HEALTH)
+    wait_until(lambda: store.queued_jobs() == 0 and store.pending_jobs() == 0, "the job to be settled")
+    assert not store.has_result("take5", "p-1")
+    assert any("p-1" in r.getMessage() and "delivered 4 times" in r.getMessage() for r in caplog.records)
