@@ -29,8 +29,8 @@ from .keys import (
 
 FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
 DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch
-# A job field: deliveries of the match's job before it was last deferred that may have started it (a deferred job
-# comes back as a new stream entry, delivered once): the match was started at most EARLIER + deliveries - 1 times.
+# A job field: deliveries of the match's job before it was last deferred, each of which may have started it (a
+# deferred job comes back as a new stream entry, delivered once); the workers count them towards max_deliveries.
 EARLIER_DELIVERIES_FIELD = "earlier_deliveries"
 
 
@@ -149,8 +149,8 @@ class HealthStore(StoreBase):
                   now: float | None = None) -> int:
         """Take a claimed job (delivered ``deliveries`` times) off its stream and park it as a deferred match,
         atomically (``keys.DEFER_JOB``). The first deferral time travels in the job's fields (``deferred_at``), so a
-        match deferred again keeps it, and so do its earlier deliveries (``earlier_deliveries``: the match may
-        have been started by a worker that died; a re-run must know it is one).
+        match deferred again keeps it, and so do its earlier deliveries (``earlier_deliveries``: a job whose
+        workers keep dying is still given up after ``max_deliveries`` in all).
 
         Returns 1 deferred now, 2 its result is stored (only acknowledged), 0 it was no longer pending."""
         now = time.time() if now is None else now
