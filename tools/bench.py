@@ -1,15 +1,20 @@
 """Benchmarks (``make bench``): a script that measures and prints, never a timed test.
 
-1. Engines (pure Python, one core, no I/O): Take 5 hands per second and complete games (to 66 bullheads) per
-   second with uniformly random players at 4 and 10 seats; Taki complete games per second with random legal
-   players (a legal play when there is one, see tools/bench_taki.py) at 2, 4 and 10 seats.
-3. Storage (tools/bench_storage.py): bytes per stored 4-seat Take 5 match: the packed record, Redis memory and
-   appendonly file, and what a million matches take.
-2. gRPC: Decide calls per second and per-decision latency p50/p99 against sample bots running as separate
-   processes, beside a bare gRPC unary echo (raw bytes, no protobuf, no bot logic) measured in the same run on the
-   same loopback, so the protocol's own cost can be told apart from the transport's.
+By default (about 3-4 minutes on a 2-core machine), the figures of issue 9, each beside its floor in the same run
+(``tools/bench_ratios.py``; median of ``--reps`` interleaved repetitions, with min and max):
 
-Usage: python tools/bench.py [--seconds S] [--json]
+* referee decisions/s / bare grpc.aio echo calls/s, both at 4 calls in flight;
+* referee CPU per decision / echo client CPU per call; sample-bot CPU per decision / echo server CPU per call;
+* queued / direct matches/s of trivial matches at concurrency 1 and 4;
+* engine speed: Take 5 hands/s and Taki games/s at 4 seats;
+* storage (``tools/bench_storage.py``): bytes per stored 4-seat Take 5 match (packed record, Redis memory,
+  appendonly file) and what a million matches take.
+
+``--details`` adds the older tables: engine games/s at 4 and 10 seats (Taki at 2, 4, 10), sequential Decide calls
+per second with latency p50/p99 against each sample bot beside a bare echo, and refereed matches between heuristic
+and Monte Carlo bots.
+
+Usage: python tools/bench.py [--reps N] [--seconds S] [--details] [--json]
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from concurrent import futures
@@ -29,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from bench_ratios import measure, print_ratios, summarise  # noqa: E402
 from bench_storage import bench_storage, print_storage  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
@@ -155,28 +162,34 @@ def bench_matches(sample: str, seats: int, matches: int) -> dict:
     return summary
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per item (default 5)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-    args = parser.parse_args()
+def commit() -> str:
+    """The commit of the tree being measured ("abc1234", "+" when it has uncommitted changes), or ""."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+" if dirty else "")
 
+
+def details(seconds: float) -> dict:
     results: dict = {"engine": [], "taki": [], "grpc": []}
     for n in (4, 10):
-        results["engine"].append(bench_engine(n, args.seconds, one_hand=True))
-        results["engine"].append(bench_engine(n, args.seconds))
+        results["engine"].append(bench_engine(n, seconds, one_hand=True))
+        results["engine"].append(bench_engine(n, seconds))
     for n in (2, 4, 10):
-        results["taki"].append(bench_taki(n, args.seconds, TakiConfig(), uniform=False))
+        results["taki"].append(bench_taki(n, seconds, TakiConfig(), uniform=False))
     requests = decide_requests(4, 500)
-    results["grpc"].append(bench_echo(args.seconds))
+    results["grpc"].append(bench_echo(seconds))
     for sample in ("random", "heuristic", "montecarlo"):
-        results["grpc"].append(bench_bot(sample, args.seconds, requests))
+        results["grpc"].append(bench_bot(sample, seconds, requests))
     results["matches"] = [bench_matches("heuristic", 4, 10), bench_matches("montecarlo", 4, 2)]
-    results["storage"] = bench_storage(20)
+    return results
 
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return 0
+
+def print_details(results: dict) -> None:
     print("Engine: Take 5 with random players (one core); a game runs to 66 bullheads")
     for r in results["engine"]:
         print(f"  {r['seats']:>2} seats: {r['games_per_s']:>8} {r['unit']}/s  {r['decisions_per_s']:>9} decisions/s"
@@ -193,7 +206,36 @@ def main() -> int:
     for r in results["matches"]:
         print(f"  {r['name']:<48} {r['calls_per_s']:>7} decisions/s  p50 {r['p50_ms']:>7} ms  "
               f"p99 {r['p99_ms']:>7} ms  faults {r['faults']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions of the ratios (default 5)")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="seconds of echo and of referee per repetition (default 3); --details: per item")
+    parser.add_argument("--matches", type=int, default=30,
+                        help="trivial matches per queued and per direct run at concurrency 1, twice as many at 4 "
+                             "(default 30)")
+    parser.add_argument("--stored", type=int, default=10, help="matches stored for the storage figures")
+    parser.add_argument("--details", action="store_true", help="add the older per-item tables")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    args = parser.parse_args()
+
+    rev = commit()
+    progress = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr, flush=True))
+    reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches, progress=progress)
+    results: dict = {"commit": rev, "ratios": summarise(reps), "repetitions": reps}
+    results["storage"] = bench_storage(args.stored)
+    if args.details:
+        results["details"] = details(args.seconds)
+
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print_ratios(results["ratios"], rev)
     print_storage(results["storage"])
+    if args.details:
+        print_details(results["details"])
     return 0
 
 

@@ -1,0 +1,346 @@
+"""The ratios of ``make bench`` (issue 9): each figure measured beside its floor in the same run, repetitions
+interleaved (echo, referee, direct and queued matches, engines, one after the other, then again), so that the load
+of other jobs on a shared machine hits both sides of a ratio alike. Each figure is the median of the repetitions,
+with their min and max; a ratio is computed within each repetition, then its median taken.
+
+Figures (``REPORT`` lists them in the printed order):
+
+* ``referee_vs_echo``: refereed Take 5 decisions/s (complete 4-seat games between 4 ``sample:random`` processes:
+  every turn asks the four seats at once, so at most 4 calls are in flight) / calls/s of a bare ``grpc.aio`` echo
+  client with 4 calls in flight, one to each of 4 echo server processes (``bench_echo_server.py``: raw bytes, no
+  protobuf, no application code). Target >= 0.7.
+* ``referee_cpu_vs_echo``: CPU of this process (``time.process_time``: the referee runs in-process, with gRPC's
+  own threads) per Decide call / CPU of this process per echo call. Target <= 1.3.
+* ``bot_cpu_vs_echo``: CPU of the 4 bot processes per Decide call / CPU of the 4 echo server processes per echo
+  call (utime + stime of ``/proc/<pid>/stat``). Target <= 1.3.
+* ``queued_vs_direct_c1`` / ``_c4``: matches/s of trivial matches (4-seat Take 5, one hand, the same 4 random
+  bots) through the Redis queue (enqueued, then a worker of concurrency 1 or 4 claims, plays, stores and
+  acknowledges each; timed from the worker's start to its last settled job) / the same matches played directly with
+  ``run_match``, 1 or 4 at a time. Target >= 0.95.
+* ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, one core.
+
+Usage: python tools/bench_ratios.py [--reps 5] [--seconds 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
+from bench_taki import bench as bench_taki  # noqa: E402
+
+from arena import scheduler  # noqa: E402
+from arena.local_bots import started_bots  # noqa: E402
+from arena.redis_server import PrivateRedis  # noqa: E402
+from arena.referee import SeatSpec, run_match  # noqa: E402
+from arena.store import Store  # noqa: E402
+from arena.tournaments import MatchSpec  # noqa: E402
+from arena_sdk.games import take5  # noqa: E402
+from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
+
+GAME = "take5"
+SEATS = 4
+ECHO_PAYLOAD = bytes(200)  # about a serialised DecideRequest
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+TRIVIAL = {"limit": 1}  # a trivial match: one hand
+
+
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) used so far by process ``pid`` (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()  # after "pid (comm) ": state is fields[0]; utime, stime 11, 12
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def cpu_of(pids: Sequence[int]) -> float:
+    return sum(proc_cpu_s(p) for p in pids)
+
+
+@dataclass
+class EchoServers:
+    """Echo server processes (``bench_echo_server.py``)."""
+
+    processes: list[subprocess.Popen] = field(default_factory=list)
+    endpoints: list[str] = field(default_factory=list)
+
+    def start(self, count: int) -> None:
+        for _ in range(count):
+            p = subprocess.Popen([sys.executable, "-u", str(ROOT / "tools" / "bench_echo_server.py")],
+                                 stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+            self.processes.append(p)
+        for p in self.processes:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if not line.startswith("echo listening on "):
+                raise RuntimeError(f"the echo server did not start: {line!r}")
+            self.endpoints.append(line.split()[-1])
+
+    def stop(self) -> None:
+        for p in self.processes:
+            p.terminate()
+        for p in self.processes:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+
+async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float) -> dict[str, float]:
+    """Calls/s of a grpc.aio client keeping one call in flight to each endpoint; CPU of this process and of the
+    servers per call."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        calls = [c.unary_unary(ECHO_METHOD) for c in channels]
+        for call in calls:  # connected and warm before the clock starts
+            await call(ECHO_PAYLOAD, timeout=5)
+        cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
+        end = t0 + seconds
+
+        async def lane(call: Any) -> int:
+            n = 0
+            while time.perf_counter() < end:
+                await call(ECHO_PAYLOAD, timeout=5)
+                n += 1
+            return n
+
+        n = sum(await asyncio.gather(*(lane(c) for c in calls)))
+        wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
+    finally:
+        for c in channels:
+            await c.close()
+    return {"calls": n, "calls_per_s": n / wall, "client_cpu_us": cpu / n * 1e6, "server_cpu_us": srv / n * 1e6}
+
+
+async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seconds: float,
+                        tag: str) -> dict[str, float]:
+    """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed:
+    Decide calls/s, and CPU of this process and of the bots per Decide call."""
+    cpu0, bots0, t0 = time.process_time(), cpu_of(bot_pids), time.perf_counter()
+    calls = faults = matches = 0
+    while time.perf_counter() - t0 < seconds:
+        record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32))
+        calls += sum(1 + d.get("retries", 0) for d in record.decisions if d["latency_ms"] is not None)
+        faults += len(record.faults)
+        matches += 1
+    wall, cpu, bots = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(bot_pids) - bots0
+    return {"calls": calls, "decisions_per_s": calls / wall, "referee_cpu_us": cpu / calls * 1e6,
+            "bot_cpu_us": bots / calls * 1e6, "faults": faults, "matches": matches}
+
+
+async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag: str) -> float:
+    """Matches/s of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time."""
+    config = take5.Take5Config(**TRIVIAL)
+    todo = iter(range(n))
+
+    async def lane() -> None:
+        for i in todo:
+            await run_match(f"{tag}-{i:04d}", GAME, seats, config, seed=i)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    return n / (time.perf_counter() - t0)
+
+
+async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency: int, tag: str) -> float:
+    """Matches/s of ``n`` trivial matches through the queue: enqueued first, then one worker of ``concurrency``
+    (``scheduler.worker_loop``, in this event loop) settles them; timed from the worker's start to its ``n``-th
+    settled job. Raises ``RuntimeError`` when a match was not stored."""
+    specs = [MatchSpec(match_id=f"{tag}-{i:04d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(TRIVIAL))
+             for i in range(n)]
+    await asyncio.to_thread(store.enqueue, specs)
+    settled: list[str] = []
+    done = asyncio.Event()
+    run_job = scheduler.run_job
+
+    async def counted(*args: Any, **kwargs: Any) -> str:
+        outcome = await run_job(*args, **kwargs)
+        settled.append(outcome)
+        if len(settled) >= n:
+            done.set()
+        return outcome
+
+    stop = threading.Event()
+    scheduler.run_job = counted  # type: ignore[assignment]
+    try:
+        t0 = time.perf_counter()
+        worker = asyncio.create_task(scheduler.worker_loop(store, f"bench-{tag}", stop, concurrency=concurrency,
+                                                           block_ms=200))
+        await done.wait()
+        rate = n / (time.perf_counter() - t0)
+        stop.set()
+        await worker
+    finally:
+        scheduler.run_job = run_job  # type: ignore[assignment]
+    if settled.count("stored") != n:
+        raise RuntimeError(f"queued matches: expected {n} stored, got {settled}")
+    return rate
+
+
+def engine_phase(seconds: float) -> dict[str, float]:
+    """Take 5 hands/s (4 seats, games of one hand) and Taki games/s (4 seats), random legal players."""
+    rnd = random.Random(1)
+    config = take5.Take5Config(limit=1)
+    hands = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        state = take5.new_game(SEATS, config, seed=rnd.randrange(2**32))
+        while not take5.is_over(state):
+            for seat in take5.pending_seats(state):
+                state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
+        hands += 1
+    take5_rate = hands / (time.perf_counter() - t0)
+    taki = bench_taki(SEATS, seconds, TakiConfig(), uniform=False)
+    return {"take5_hands_per_s": take5_rate, "taki_games_per_s": taki["games_per_s"]}
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    label: str
+    unit: str
+    target: str = ""
+    digits: int = 2
+
+
+REPORT = (
+    Figure("referee_vs_echo", "referee decisions/s / echo calls/s (4 in flight)", "ratio", ">= 0.7"),
+    Figure("referee_decisions_per_s", "  referee decisions/s", "1/s", digits=0),
+    Figure("echo_calls_per_s", "  echo calls/s", "1/s", digits=0),
+    Figure("referee_cpu_vs_echo", "referee CPU per decision / echo client CPU per call", "ratio", "<= 1.3"),
+    Figure("referee_cpu_us", "  referee CPU per decision", "us", digits=0),
+    Figure("echo_client_cpu_us", "  echo client CPU per call", "us", digits=0),
+    Figure("bot_cpu_vs_echo", "bot CPU per decision / echo server CPU per call", "ratio", "<= 1.3"),
+    Figure("bot_cpu_us", "  sample:random CPU per decision", "us", digits=0),
+    Figure("echo_server_cpu_us", "  echo server CPU per call", "us", digits=0),
+    Figure("queued_vs_direct_c1", "queued / direct matches/s, concurrency 1", "ratio", ">= 0.95"),
+    Figure("queued_c1", "  queued matches/s, concurrency 1", "1/s", digits=1),
+    Figure("direct_c1", "  direct matches/s, concurrency 1", "1/s", digits=1),
+    Figure("queued_vs_direct_c4", "queued / direct matches/s, concurrency 4", "ratio", ">= 0.95"),
+    Figure("queued_c4", "  queued matches/s, concurrency 4", "1/s", digits=1),
+    Figure("direct_c4", "  direct matches/s, concurrency 4", "1/s", digits=1),
+    Figure("take5_hands_per_s", "engine: Take 5 hands/s (4 seats)", "1/s", digits=0),
+    Figure("taki_games_per_s", "engine: Taki games/s (4 seats)", "1/s", digits=0),
+)
+
+
+def summarise(reps: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Median, min and max of every figure over the repetitions."""
+    out = {}
+    for key in reps[0]:
+        values = [r[key] for r in reps]
+        out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+    return out
+
+
+def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None:
+    n = next(iter(summary.values()))["n"]
+    print(f"Ratios (median of {n} interleaved repetitions, min..max){' at ' + commit if commit else ''}")
+    print(f"  {'figure':<54} {'median':>9} {'min':>9} {'max':>9}  target")
+    for f in REPORT:
+        s = summary.get(f.key)
+        if s is None:
+            continue
+        fmt = f"{{:>9.{f.digits}f}}"
+        print(f"  {f.label:<54} {fmt.format(s['median'])} {fmt.format(s['min'])} {fmt.format(s['max'])}  "
+              f"{f.target or f.unit}")
+
+
+def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
+            progress: Callable[[str], None] = lambda s: None) -> list[dict[str, float]]:
+    """Run the interleaved repetitions; one dict of figures per repetition."""
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
+        echo = EchoServers()
+        stack.callback(echo.stop)
+        echo.start(SEATS)
+        bots = stack.enter_context(started_bots(["sample:random"] * SEATS))
+        redis_server = stack.enter_context(PrivateRedis(Path(tmp)))
+        store = Store.from_url(redis_server.url)
+        stack.callback(store.close)
+        bot_ids = []
+        for i, b in enumerate(bots):
+            store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
+            bot_ids.append(f"bench{i}@1.0")
+        seats = [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+        bot_pids = [b.process.pid for b in bots]
+        return asyncio.run(_measure(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
+                                    progress))
+
+
+async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int], store: Store, bot_ids: list[str],
+                   reps: int, seconds: float, matches_c1: int, matches_c4: int,
+                   progress: Callable[[str], None]) -> list[dict[str, float]]:
+    await referee_phase(seats, bot_pids, 0.2, "warm")  # imports, first connections
+    out = []
+    for rep in range(reps):
+        e = await echo_phase(echo.endpoints, echo.pids, seconds)
+        r = await referee_phase(seats, bot_pids, seconds, f"r{rep}")
+        d1 = await direct_phase(seats, matches_c1, 1, f"d1-{rep}")
+        q1 = await queued_phase(store, bot_ids, matches_c1, 1, f"q1-{rep}")
+        d4 = await direct_phase(seats, matches_c4, 4, f"d4-{rep}")
+        q4 = await queued_phase(store, bot_ids, matches_c4, 4, f"q4-{rep}")
+        eng = engine_phase(seconds / 6)
+        figures = {
+            "referee_vs_echo": r["decisions_per_s"] / e["calls_per_s"],
+            "referee_decisions_per_s": r["decisions_per_s"], "echo_calls_per_s": e["calls_per_s"],
+            "referee_cpu_vs_echo": r["referee_cpu_us"] / e["client_cpu_us"],
+            "referee_cpu_us": r["referee_cpu_us"], "echo_client_cpu_us": e["client_cpu_us"],
+            "bot_cpu_vs_echo": r["bot_cpu_us"] / e["server_cpu_us"],
+            "bot_cpu_us": r["bot_cpu_us"], "echo_server_cpu_us": e["server_cpu_us"],
+            "queued_vs_direct_c1": q1 / d1, "queued_c1": q1, "direct_c1": d1,
+            "queued_vs_direct_c4": q4 / d4, "queued_c4": q4, "direct_c4": d4,
+            "referee_faults": r["faults"],
+            **eng,
+        }
+        out.append(figures)
+        progress(f"repetition {rep + 1}/{reps}: referee/echo {figures['referee_vs_echo']:.2f}, "
+                 f"CPU {figures['referee_cpu_vs_echo']:.2f}, bot CPU {figures['bot_cpu_vs_echo']:.2f}, "
+                 f"queued/direct {figures['queued_vs_direct_c1']:.2f} / {figures['queued_vs_direct_c4']:.2f}")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (default 5)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds of echo and of referee per repetition")
+    parser.add_argument("--matches", type=int, default=40, help="trivial matches per queued/direct run at "
+                        "concurrency 1 (twice as many at 4)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args()
+    reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches,
+                   progress=lambda s: print(s, file=sys.stderr, flush=True))
+    summary = summarise(reps)
+    if args.json:
+        print(json.dumps({"summary": summary, "repetitions": reps}, indent=2))
+    else:
+        print_ratios(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
