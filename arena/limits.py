@@ -23,6 +23,7 @@ registration (``bot_info_problem``). Lengths count characters (Python ``len``).
 | a bot's answers during a match | 64 KiB each |
 | tournament id, match id | 24, 64 characters |
 | bots of a tournament | 128 |
+| deal plan of a tournament | 16 characters |
 | matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
 | ListMatches limit | 1000 |
 | bot checks at once (outbound GetInfo calls of RegisterBot, UpdateBot, CreateTournament, ListBots) | 4 RPCs |
@@ -56,6 +57,7 @@ GAMES_PER_BOT = 16
 TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
+DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
 
@@ -78,6 +80,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "ListBotsRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
+    "CreateTournamentRequest.deals": (DEAL_PLAN, None),
     "GetTournamentRequest.id": (TOURNAMENT_ID, None),
     "ListTournamentsRequest.game": (GAME_ID, None),
     "CancelTournamentRequest.id": (TOURNAMENT_ID, None),

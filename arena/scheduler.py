@@ -16,7 +16,9 @@ Settling a job (what a worker does with each job it claims, in this order):
    its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
    bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.bot_health``).
 5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
-   failed (it can never run). A result stored now counts in the health of the match's bots
+   failed (it can never run). A tournament's match is dealt from the tournament's secret seed (``match_deal``:
+   no seed is queued), with the number of times it was started before in the HMAC input, so a match played
+   again after a crash of ours never deals cards its bots may have seen. A result stored now counts in the health of the match's bots
    (``arena.bot_health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
    failures in a row make it unhealthy). A match interrupted by our own crash stores nothing and charges nobody:
    it is played again from scratch, and only that result counts.
@@ -60,7 +62,7 @@ from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store, WorkerStatus
-from arena.tournaments import MatchSpec
+from arena.tournaments import MatchSpec, deal_seed
 
 log = logging.getLogger(__name__)
 
@@ -147,13 +149,14 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                             spec.match_id, name)
             seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
                                   secret=bot.secret if bot else ""))
-        record = await run_match(spec.match_id, spec.game, seats, config, seed=spec.seed,
+        seed, deal = await asyncio.to_thread(match_deal, store, spec)
+        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
                                  deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms)
         result = record.result
         stored = await asyncio.to_thread(
             store.record_result, spec.game, spec.match_id, list(spec.seats), list(result.scores),
             list(result.ranks), list(result.faults), record.to_dict(), tournament_id=spec.tournament or None,
-            seed=spec.seed, worker=worker,
+            seed=seed, worker=worker, deal=deal,
         )
         await asyncio.to_thread(store.ack_job, job)
     except asyncio.CancelledError:
@@ -169,6 +172,25 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     if stored:
         await _count_health(store, spec.game, spec.match_id, list(spec.seats), record, unhealthy_after)
     return "stored" if stored else "duplicate"
+
+
+def match_deal(store: Store, spec: MatchSpec) -> tuple[int, dict[str, int] | None]:
+    """The deal seed to play ``spec`` with now, and where it comes from.
+
+    A tournament's match: ``deal_seed(tournament seed, tournament, round, deal, attempt)``, the attempt being how
+    many times this match was started before (``Store.next_attempt``, counted here, before any card is dealt), so
+    a match played again after a crash of ours never gets a deal that bots may have seen; returned with
+    ``{"round", "deal", "table", "attempt"}``. A match outside tournaments: its spec's own seed, and ``None``.
+    Raises ``LookupError`` when the tournament's seed is not stored.
+    """
+    if not spec.tournament:
+        return spec.seed, None
+    secret = store.tournament_seed(spec.game, spec.tournament)
+    if secret is None:
+        raise LookupError(f"match {spec.match_id}: tournament {spec.tournament} has no stored seed to deal from")
+    attempt = store.next_attempt(spec.game, spec.tournament, spec.match_id)
+    return (deal_seed(secret, spec.tournament, spec.round, spec.deal, attempt),
+            {"round": spec.round, "deal": spec.deal, "table": spec.table, "attempt": attempt})
 
 
 async def _defer(store: Store, job: Job, sick: list[str]) -> str:

@@ -51,14 +51,19 @@ from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, Sto
 from arena.store.base import connect
 from arena.tournaments import (
     BOT_NAME_RE,
+    ROTATE_WARNING,
+    SEED_BITS,
     TOURNAMENT_ID_RE,
     VERSION_RE,
     TournamentError,
+    deal_count,
+    deal_plan,
     round_robin,
     round_robin_formula,
     round_robin_size,
     split_bot_ref,
     standings,
+    tables_per_deal,
     validate_round_robin,
 )
 from arena_sdk.games import GAMES
@@ -71,7 +76,6 @@ log = logging.getLogger(__name__)
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 ENDPOINT_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
-MAX_SEED_CHOICE = 2**31 - 1  # server-chosen seeds stay short enough to type back
 DEFAULT_MATCH_LIMIT = 50
 MAX_MATCH_LIMIT = limits.MATCH_LIST
 OWNER_TOKEN_BYTES = 32
@@ -166,25 +170,53 @@ def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
 
 
 def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
-    """The ``Tournament`` message of a stored tournament."""
+    """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
+    only once the tournament has ended (``TournamentInfo.ended``)."""
     return arena_pb2.Tournament(
         id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
-        rounds=info.rounds, seed=info.seed, matches_total=info.matches_total, matches_done=info.matches_done,
+        rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
         faults=info.faults, state=info.state, created_at=info.created_at,
         config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
         formula=info.formula, matches_cancelled=info.matches_cancelled, matches_failed=info.matches_failed,
+        deals=info.deals, deal_count=info.deal_count,
+        tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
+        seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
     )
 
 
-def match_summary(result: dict[str, Any]) -> arena_pb2.MatchSummary:
-    """The ``MatchSummary`` of a stored result (``Store.get_result``)."""
-    return arena_pb2.MatchSummary(
+def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:
+    """The ``MatchSummary`` of a stored result (``Store.get_result``); its deal (seed, round, deal, table,
+    attempt) only when ``revealed``."""
+    summary = arena_pb2.MatchSummary(
         match_id=result["match_id"], tournament_id=result.get("tournament") or "", game=result["game"],
         seats=list(result["seats"]), scores=[float(x) for x in result["scores"]],
         ranks=[int(x) for x in result["ranks"]], faults=[int(x) for x in result["faults"]],
         rating_deltas=[float(x) for x in result.get("deltas", [])], finished_at=float(result.get("stored_at", 0.0)),
-        seed=int(result.get("seed") or 0),
+        revealed=revealed,
     )
+    if revealed:
+        deal = result.get("deal") or {}
+        summary.seed = int(result.get("seed") or 0)
+        summary.round, summary.deal, summary.table, summary.attempt = (
+            int(deal.get(key, 0)) for key in ("round", "deal", "table", "attempt"))
+    return summary
+
+
+def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:
+    """Why the deals and records of ``tournament_id``'s matches are not shown yet ("" when they may be: the
+    tournament has ended). A bot of a tournament that has not ended could still receive cards of those deals."""
+    if info is None:
+        return f"tournament {tournament_id} is not stored; its matches' deals and records are not shown"
+    if info.ended:
+        return ""
+    unsettled = info.matches_total - info.matches_done - info.matches_cancelled - info.matches_failed
+    if info.state == "running":
+        why = f"tournament {tournament_id} is still running"
+    else:
+        why = (f"tournament {tournament_id} is {info.state}, but {unsettled} of its "
+               f"match{'es are' if unsettled != 1 else ' is'} still with a worker")
+    return (f"{why}: the deals and records of its matches are shown once it has ended (a bot of it could still "
+            f"receive those cards)")
 
 
 def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
@@ -506,10 +538,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
                    f"call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
         deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
-        seed = request.seed or secrets.randbelow(MAX_SEED_CHOICE) + 1
+        if request.seed:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   "a tournament seed cannot be given: every tournament's deals come from a secret seed that the "
+                   "server draws, publishes as a commitment and reveals when the tournament has ended "
+                   "(`arena play --seed` reproduces a local game)")
+        deals = request.deals or "duplicate"
+        seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
         try:
             config = config_from_proto(game, request.config if request.HasField("config") else None)
-            validate_round_robin(game, refs, seats, rounds, seed, deadline_ms)
+            validate_round_robin(game, refs, seats, rounds, seed, deadline_ms, deals)
         except (TournamentError, ValueError) as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
@@ -529,27 +567,36 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if self.verify_bots:
             self._check_bots_ready(game, bots, context)
         config_json = config_to_dict(game, config)
+        # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
+        owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
         if request.dry_run:
+            count = deal_count(deal_plan(bots, seats, rounds, deals, owners))
             return arena_pb2.Tournament(
-                id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds, seed=seed,
-                matches_total=round_robin_size(len(bots), seats, rounds), state="planned",
+                id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds,
+                matches_total=round_robin_size(len(bots), seats, rounds, deals), state="planned",
                 config=config_to_proto(game, config), deadline_ms=deadline_ms,
-                formula=round_robin_formula(len(bots), seats, rounds))
+                formula=round_robin_formula(len(bots), seats, rounds, deals, count), deals=deals,
+                deal_count=count, tables_per_deal=tables_per_deal(len(bots), seats, deals))
         tournament_id = self.store.next_tournament_id()
         try:
-            specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms)
+            specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms,
+                                deals=deals, owners=owners)
         except TournamentError as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         info = TournamentInfo(
             id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
             config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
+            deals=deals, deal_count=len({(spec.round, spec.deal) for spec in specs}),
         )
         try:
             self.store.create_tournament(info, specs)  # stored and queued in one transaction
         except StoreError as exc:
             _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, seed %d)",
-                 tournament_id, len(specs), game, len(bots), seats, rounds, seed)
+        log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
+                 "commitment %s", tournament_id, len(specs), game, len(bots), seats, rounds, deals, info.deal_count,
+                 info.commitment)
+        if deals == "rotate":
+            log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
         return tournament_message(info)
 
     def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
@@ -625,8 +672,20 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _split_ref(request.bot, context)
         limit = min(request.limit or DEFAULT_MATCH_LIMIT, MAX_MATCH_LIMIT)
         results = self.store.list_matches(tournament_id=request.tournament_id or None, bot=request.bot or None,
-                                          limit=limit)
-        return arena_pb2.ListMatchesResponse(matches=[match_summary(r) for r in results])
+                                          limit=limit, offset=request.offset)
+        tournaments: dict[str, TournamentInfo | None] = {}
+        return arena_pb2.ListMatchesResponse(
+            matches=[match_summary(r, not self._withheld(r, tournaments)) for r in results])
+
+    def _withheld(self, result: dict[str, Any], tournaments: dict[str, TournamentInfo | None]) -> str:
+        """Why the deal and record of a stored match are not shown yet ("" when they are: a match outside
+        tournaments, or of a tournament that has ended); ``tournaments`` caches the tournaments read."""
+        tid = result.get("tournament") or ""
+        if not tid:
+            return ""
+        if tid not in tournaments:
+            tournaments[tid] = self.store.get_tournament(tid)
+        return withheld_reason(tid, tournaments[tid])
 
     @_rpc
     def GetMatch(self, request: arena_pb2.GetMatchRequest, context: grpc.ServicerContext) -> arena_pb2.MatchDetail:
@@ -638,6 +697,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _abort(context, grpc.StatusCode.NOT_FOUND,
                    f"no finished match {request.match_id} in this arena (matches of a running tournament appear "
                    f"once played)")
+        withheld = self._withheld(result, {})
+        if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
+            return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld)
         record = self.store.get_match_record(request.match_id, game)
         return arena_pb2.MatchDetail(summary=match_summary(result),
                                      record_json=json.dumps(record) if record is not None else "")

@@ -30,7 +30,7 @@ The demo sets ``ARENA_ADMIN_TOKEN`` (a new random one, unless it is set already)
 finds it later), and the organiser commands (``tournament create``, ``ladder --rebuild``) send it.
 
 Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
-Environment: DEMO_ROUNDS (default 12), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (8), DEMO_DATA_DIR (.arena),
+Environment: DEMO_ROUNDS (default 36), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (24), DEMO_DATA_DIR (.arena),
 ARENA_ADMIN_TOKEN.
 """
 
@@ -57,7 +57,8 @@ sys.path.insert(0, str(ROOT))  # `python tools/demo.py` from a checkout finds ar
 from arena.cli.tokens import ArenaRef, TokenStore  # noqa: E402
 from arena.local_bots import READY_RE, bot_command  # noqa: E402
 
-# (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 12 matches a round. Names of the
+# (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 4 matches a round, each on a deal
+# of its own (with fewer than 2 x 3 bots no deal can be played at a second table by other bots). Names of the
 # demo's own: the README's commands register the sample bots as heuristic and montecarlo, and the demo must
 # never re-register (and strand) those.
 BOTS = (
@@ -72,8 +73,8 @@ TAKI_BOTS = (
     ("demo-taki-random-2", "sample:taki-random"),
 )
 SEATS = int(os.environ.get("DEMO_SEATS", "3"))
-ROUNDS = int(os.environ.get("DEMO_ROUNDS", "12"))  # 12 x 12 matches: about 85 s on 2 cores
-TAKI_ROUNDS = int(os.environ.get("DEMO_TAKI_ROUNDS", "8"))  # 8 x 3 short matches: about 15 s
+ROUNDS = int(os.environ.get("DEMO_ROUNDS", "36"))  # 36 x 4 matches: about 85 s on 2 cores
+TAKI_ROUNDS = int(os.environ.get("DEMO_TAKI_ROUNDS", "24"))  # 24 x 1 short matches: about 15 s
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
 SERVER_FILE = "demo-server"  # in DATA_DIR: where demos before arena ids left their server address
 START_TIMEOUT_S = 30.0

@@ -8,16 +8,16 @@ Setup, all real processes on this machine:
   to take the CPU-bound Monte Carlo bot out) as separate processes, the same ones for every run;
 * per run, ``arena serve --workers N --concurrency C`` (embedded workers, default), or with ``--separate``
   ``arena serve --workers 0`` plus N ``arena worker --concurrency C`` processes;
-* the same tournament every run: the bots, k = 3 seats, ``--rounds R`` rounds (3 matches a round: one deal
-  per round, played once per seat rotation), the same seed, Take 5 defaults (limit 66);
+* the same tournament every run: the bots, k = 3 seats, ``--rounds R`` rounds (C(B, 3) matches a round, each on
+  a deal of its own drawn from the tournament's secret seed), Take 5 defaults (limit 66);
 * wall time from CreateTournament to the state "finished" (polled every 0.1 s), matches per second, and the faults
   recorded by bot and kind (a timeout at 50 ms is the Monte Carlo bot's budget meeting a loaded machine).
 
 The Monte Carlo bot caps each decision at ``--budget-ms`` (default 40 ms, its own default); ``--budget-ms-50``
 sets the cap used in the runs whose deadline is under 200 ms (default: the same 40 ms).
 
-Usage: python tools/scale.py [--rounds 10] [--concurrency 4] [--workers 1,2] [--deadlines 50,1000] [--separate]
-                             [--bots random,heuristic,montecarlo] [--budget-ms 40] [--budget-ms-50 40] [--seed 7]
+Usage: python tools/scale.py [--rounds 30] [--concurrency 4] [--workers 1,2] [--deadlines 50,1000] [--separate]
+                             [--bots random,heuristic,montecarlo] [--budget-ms 40] [--budget-ms-50 40]
                              [--json]
 """
 
@@ -115,7 +115,7 @@ class Proc:
 
 
 def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurrency: int, deadline_ms: int,
-            rounds: int, seed: int, separate: bool, mc_budget_ms: float, logs: Path) -> Run:
+            rounds: int, separate: bool, mc_budget_ms: float, logs: Path) -> Run:
     """One run: a fresh (emptied) Redis, a referee with ``workers`` workers, the bots registered, one tournament
     timed from creation to its last result."""
     client = redis.Redis.from_url(redis_url)
@@ -143,7 +143,7 @@ def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurren
                 stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=bot.endpoint, game="take5"),
                                  timeout=30)
             request = arena_pb2.CreateTournamentRequest(game="take5", bots=list(bots), seats_per_match=3,
-                                                        rounds=rounds, seed=seed, deadline_ms=deadline_ms)
+                                                        rounds=rounds, deadline_ms=deadline_ms)
             started = time.perf_counter()
             t = stub.CreateTournament(request, timeout=30, metadata=admin)
             while t.state == "running":
@@ -175,7 +175,7 @@ def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurren
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10, help="rounds of the tournament (3 matches each with 3 bots)")
+    parser.add_argument("--rounds", type=int, default=30, help="rounds of the tournament (1 match each with 3 bots)")
     parser.add_argument("--concurrency", type=int, default=4, help="matches each worker runs at once")
     parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma separated")
     parser.add_argument("--deadlines", default="50,1000", help="Decide deadlines to measure (ms), comma separated")
@@ -186,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="the cap in runs whose deadline is under 200 ms (default: --budget-ms)")
     parser.add_argument("--bots", default=",".join(SAMPLE_BOTS),
                         help="sample bots to start, comma separated (repeats get -2, -3 ...); 3 or more")
-    parser.add_argument("--seed", type=int, default=7, help="tournament seed (the same deals in every run)")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
     args = parser.parse_args(argv)
     worker_counts = [int(x) for x in args.workers.split(",")]
@@ -202,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         while name in names:
             name, k = f"{kind}-{k}", k + 1
         names.append(name)
-    matches_per_round = 3 * len(list(itertools.combinations(names, 3)))
+    matches_per_round = len(list(itertools.combinations(names, 3)))
 
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="arena-scale-") as tmp:
@@ -226,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                     for workers in worker_counts:
                         print(f"measuring: {workers} worker(s) x {args.concurrency} matches, deadline {deadline} ms, "
                               f"Monte Carlo budget {budget:g} ms ...", file=sys.stderr, flush=True)
-                        runs.append(measure(url, bots, workers, args.concurrency, deadline, args.rounds, args.seed,
+                        runs.append(measure(url, bots, workers, args.concurrency, deadline, args.rounds,
                                             args.separate, budget, logs))
         except (ScaleError, OSError, RuntimeError) as exc:
             print(f"scale failed: {exc}", file=sys.stderr)
@@ -242,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     mode = "`arena worker` processes" if args.separate else "embedded in `arena serve`"
     print(f"Take 5 round robin: {len(names)} sample bots ({', '.join(names)}), 3 seats, {args.rounds} rounds = "
-          f"{matches_per_round * args.rounds} matches, seed {args.seed}; workers {mode}, {args.concurrency} matches "
+          f"{matches_per_round * args.rounds} matches; workers {mode}, {args.concurrency} matches "
           "each at once")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}")
     print(f"{'workers':>7} {'deadline':>9} {'MC budget':>9} {'matches':>7} {'wall':>8} {'matches/s':>9}  faults")

@@ -22,9 +22,11 @@ def match() -> None:
 
 
 def _summary_dict(m: Any) -> dict[str, Any]:
+    """A MatchSummary as JSON; its deal (seed, round, deal, table, attempt) only once revealed (else null)."""
+    deal = {key: getattr(m, key) if m.revealed else None for key in ("seed", "round", "deal", "table", "attempt")}
     return {"match_id": m.match_id, "tournament_id": m.tournament_id, "game": m.game, "seats": list(m.seats),
             "scores": list(m.scores), "ranks": list(m.ranks), "faults": list(m.faults),
-            "rating_deltas": list(m.rating_deltas), "finished_at": m.finished_at, "seed": m.seed}
+            "rating_deltas": list(m.rating_deltas), "finished_at": m.finished_at, "revealed": m.revealed, **deal}
 
 
 @match.command("list", short_help="List finished matches, newest first.")
@@ -87,7 +89,9 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
     where it went, what its bot took, rule-4 row choices and faults (whole, wrapped); then the result and the Elo
     changes. ID is a match stored on the arena at --server; FILE a match record saved on this machine (`arena
     play --record`, or `arena match show ID --json > FILE`), read without asking the server. --json prints the
-    match record itself (the format `arena replay` checks).
+    match record itself (the format `arena replay` checks). A match of a tournament that has not ended shows only
+    its result (seats, scores, ranks, faults): its deal and decisions stay secret until then, since a bot of the
+    tournament could still receive those cards.
 
     \b
     Examples:
@@ -99,6 +103,9 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
         _show_file(app, Path(match_id), as_json)
         return
     detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    if detail.withheld:
+        _show_summary(app, detail, as_json)
+        return
     try:
         record = json.loads(detail.record_json)
     except json.JSONDecodeError as exc:
@@ -118,6 +125,23 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
         click.echo(f"Elo changes: {changes}")
     click.echo(f"match {m.match_id or match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else "")
                + f", stored {when(m.finished_at)}")
+
+
+def _show_summary(app: AppContext, detail: Any, as_json: bool) -> None:
+    """A match whose record the server withholds: its result only, and why."""
+    m = detail.summary
+    if as_json:
+        print_json({"summary": _summary_dict(m), "record": None, "withheld": detail.withheld})
+        return
+    table = Table(title=f"Match {m.match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else ""))
+    for col, justify in (("seat", "right"), ("bot", "left"), ("score", "right"), ("rank", "right"),
+                         ("faults", "right"), ("Elo change", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for i, bot_id in enumerate(m.seats):
+        delta = delta_text(m.rating_deltas[i]) if i < len(m.rating_deltas) else ""
+        table.add_row(str(i), bot_id, score_text(m.scores[i]), str(m.ranks[i]), str(m.faults[i]), delta)
+    app.console.print(table)
+    click.echo(f"record withheld: {detail.withheld}")
 
 
 def _show_file(app: AppContext, path: Path, as_json: bool) -> None:

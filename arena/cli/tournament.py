@@ -1,7 +1,8 @@
-"""``arena tournament create|list|status|standings|cancel``."""
+"""``arena tournament create|list|status|standings|cancel|verify``."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from rich.table import Table
 from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS
+from ..tournaments import DEAL_PLANS, ROTATE_WARNING, verify_deals
 from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
 from .bot import bot_dict
 from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
@@ -56,9 +58,12 @@ def _bot_names(values: Sequence[str]) -> list[str]:
         help="Seats per match, k (2..10); default min(number of bots, 4).")
 @option("--rounds", type=click.IntRange(min=1), default=DEFAULTS.rounds, show_default=True,
         help="Rounds; each round plays new deals.")
-@option("--seed", type=click.IntRange(1, 2**64 - 1), default=None,
-        help="Tournament seed (every deal derives from it; the same seed plays the same deals); default: the "
-             "server picks one and reports it.")
+@option("--deals", type=click.Choice(DEAL_PLANS), default="duplicate", show_default=True,
+        help="Deal plan. duplicate: each deal is played at several tables by different bots, and no bot (nor two "
+             "bots of one owner) receives cards of one deal twice. rotate: every seat rotation of one deal by the "
+             "same bots; each bot sees each of its deals k times: trusted self-play only.")
+@option("--seed", hidden=True, type=str, default=None, expose_value=False, callback=lambda _ctx, _param, value:
+        _refuse_seed() if value is not None else None)
 @deadline_option
 @config_options()
 @option("--dry-run", is_flag=True,
@@ -70,18 +75,23 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @json_option
 @click.pass_obj
 def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
-                      rounds: int, seed: int | None, deadline_ms: int, variants: Sequence[str], dry_run: bool,
+                      rounds: int, deals: str, deadline_ms: int, variants: Sequence[str], dry_run: bool,
                       wait: bool | None, server: str, as_json: bool, **rule_options: Any) -> None:
-    """Create a round-robin tournament: every SEATS-subset of the bots plays once per seat rotation of the same
-    deal (duplicate deals), ROUNDS times with new deals. Matches go to the workers through Redis; ratings update
-    as results arrive. With --dry-run nothing is queued: the server only counts the matches and says how.
+    """Create a round-robin tournament: every SEATS-subset of the bots plays one match a round, ROUNDS times, on
+    duplicate deals: each deal is played at up to T = max(1, min(SEATS, BOTS // SEATS)) tables by disjoint sets of
+    bots, so no bot (and no two bots of one owner) ever receives cards of one deal twice. The deals come from a
+    secret seed the server draws; its SHA-256 (the commitment) is printed now, the seed itself is revealed when
+    the tournament has ended, and `arena tournament verify ID` then checks every deal. Matches go to the workers
+    through Redis; ratings update as results arrive. With --dry-run nothing is queued: the server only counts the
+    matches and deals and says how.
 
     \b
     Examples:
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
-      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --wait
+      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 6 --wait
       arena tournament create --all --variant known-cards --limit 33 --no-wait
       arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
+      arena tournament create --bots mine@1,mine@2 --seats 2 --deals rotate   # trusted self-play only
     """
     names = _bot_names(bot_lists)
     if all_bots and names:
@@ -104,16 +114,19 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
     from arena_sdk import wire
 
     config = config_of(game, variants, rule_options)
+    if deals == "rotate":
+        click.echo(f"warning: {ROTATE_WARNING}", err=True)
     request = arena_pb2.CreateTournamentRequest(
-        game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, seed=seed or 0,
+        game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, deals=deals,
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run)
     t = _create_tournament(client, request)
     if dry_run:
         if as_json:
             print_json(_tournament_dict(t))
             return
-        click.echo(f"dry run: {t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
-                   f"{t.rounds} round{'s' if t.rounds != 1 else ''}{f', seed {t.seed}' if t.seed else ''})")
+        click.echo(f"dry run: {t.matches_total} matches on {t.deal_count} deal{'s' if t.deal_count != 1 else ''} "
+                   f"({len(t.bots)} bots, "
+                   f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
         click.echo("nothing was queued; run the same command without --dry-run to create it")
         return
@@ -126,7 +139,8 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
         counted = f"{t.formula} matches" if t.formula else (
             f"{t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
             f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
-        click.echo(f"tournament {t.id}: {counted}, seed {t.seed}")
+        click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
+                   f"revealed when the tournament has ended")
     if not wait:
         click.echo(f"follow it with `arena tournament status {t.id} --watch`")
         return
@@ -229,7 +243,10 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("seats per match", str(t.seats_per_match)),
         ("rounds", str(t.rounds)),
         ("matches", t.formula or str(t.matches_total)),
-        ("seed", str(t.seed)),
+        ("deals", f"{t.deals}: {t.deal_count} deals, up to {t.tables_per_deal} "
+                  f"table{'s' if t.tables_per_deal != 1 else ''} each"),
+        ("seed commitment", t.seed_commitment or "-"),
+        ("seed", t.seed_hex or "secret until the tournament has ended"),
         ("rules", _rules_text(t)),
         ("deadline", f"{t.deadline_ms} ms"),
         ("created", when(t.created_at)),
@@ -340,7 +357,9 @@ def _config_dict(t: Any) -> dict[str, Any]:
 def _tournament_dict(t: Any) -> dict[str, Any]:
     return {
         "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
-        "seed": t.seed, "matches_total": t.matches_total, "matches_done": t.matches_done,
+        "deals": t.deals, "deal_count": t.deal_count, "tables_per_deal": t.tables_per_deal,
+        "seed_commitment": t.seed_commitment, "seed_hex": t.seed_hex,
+        "matches_total": t.matches_total, "matches_done": t.matches_done,
         "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
         "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
         "config": _config_dict(t),
@@ -387,3 +406,68 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
             error.exit_code = EXIT_TERMINATED
         raise error from None
     return t
+
+
+def _refuse_seed() -> None:
+    """``--seed`` of ``tournament create`` (hidden, kept to explain itself): always a usage error."""
+    raise click.UsageError("a tournament takes no --seed: its deals come from a secret seed the server draws, "
+                           "publishes as a commitment and reveals when the tournament has ended (`arena tournament "
+                           "verify ID` then checks every deal); `arena play --seed` reproduces a local game")
+
+
+VERIFY_PAGE = 1000  # matches per ListMatches call (the server's cap)
+
+
+@tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
+@click.argument("tournament_id", metavar="ID")
+@option("--records", is_flag=True, help="Also fetch every match record and check the seed it was played with.")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_verify(app: AppContext, tournament_id: str, records: bool, server: str, as_json: bool) -> None:
+    """Check a tournament that has ended: SHA-256 of its revealed seed equals the commitment published at its
+    creation, every match's deal seed is HMAC-SHA256(seed, "ID/ROUND/DEAL/ATTEMPT") (first 8 bytes, top bit
+    cleared), and no bot received cards of one deal in two matches. With --records, every match record's seed too
+    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). Exit code 1 when anything does
+    not check.
+
+    \b
+    Example:
+      arena tournament verify t3 --records
+    """
+    client = app.arena(server)
+    t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
+    if not t.seed_hex:
+        raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
+                            f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
+    matches: list[dict[str, Any]] = []
+    while True:
+        page = client.call("ListMatches", arena_pb2.ListMatchesRequest(
+            tournament_id=t.id, limit=VERIFY_PAGE, offset=len(matches))).matches
+        for m in page:
+            entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
+                     "deal": m.deal, "table": m.table, "attempt": m.attempt}
+            if records:
+                detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
+                entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
+            matches.append(entry)
+        if len(page) < VERIFY_PAGE:
+            break
+    problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches)
+    if len(matches) != t.matches_done:
+        problems.append(f"{len(matches)} matches listed, but the tournament counts {t.matches_done} done")
+    if as_json:
+        print_json({"tournament": t.id, "ok": not problems, "matches": len(matches), "seed_hex": t.seed_hex,
+                    "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems})
+    else:
+        for problem in problems:
+            click.echo(f"FAIL {problem}")
+        if not problems:
+            click.echo(f"tournament {t.id}: the seed {t.seed_hex} matches the commitment {t.seed_commitment}; "
+                       f"{len(matches)} matches, each dealt from HMAC-SHA256(seed, \"{t.id}/round/deal/attempt\")"
+                       f"{' (records checked too)' if records else ''}; no bot received a deal twice")
+    if problems:
+        if as_json:
+            raise SystemExit(1)
+        raise ArenaCliError(f"tournament {t.id} does not verify: {len(problems)} problem"
+                            f"{'s' if len(problems) != 1 else ''}")

@@ -25,6 +25,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> log position
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
+    arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
+                                                    number of its deal: a match played again gets a fresh deal)
     arena:{G}:jobs                           stream match jobs (fields match, tournament, spec = MatchSpec
                                                     JSON), consumer group "workers"
     arena:{G}:result:<match id>              string result JSON, written once per match id (the idempotency key)
@@ -107,6 +109,10 @@ def cancelled_key(game: str, tournament_id: str) -> str:
 
 def failed_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":failed"
+
+
+def attempts_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":attempts"
 
 
 def jobs_key(game: str) -> str:

@@ -105,6 +105,7 @@ class ResultStore(TournamentStore):
         tournament_id: str | None = None,
         seed: int | None = None,
         worker: str = "",
+        deal: dict[str, int] | None = None,
     ) -> bool:
         """Store a match's result and apply its Elo update, atomically and once per match id.
 
@@ -117,6 +118,8 @@ class ResultStore(TournamentStore):
             faults: faults per seat. record: the full match record (``MatchRecord.to_dict()``), stored beside.
             tournament_id: the tournament whose progress this match bumps.
             seed: deal seed of the match (default: the record's "seed"). worker: name of the worker storing it.
+            deal: where a tournament match's seed comes from: ``{"round", "deal", "table", "attempt"}`` (see
+                ``arena.tournaments.deal_seed``), kept in the result so the seed can be checked once revealed.
         Returns:
             True when stored now; False when the result of ``match_id`` was already stored (nothing changed).
         Raises:
@@ -154,6 +157,8 @@ class ResultStore(TournamentStore):
                 "ratings_before": before, "deltas": deltas, "k": self.k_factor, "stored_at": now,
                 "seed": seed, "worker": worker,
             }
+            if deal is not None:
+                result["deal"] = dict(deal)
             args: list[Any] = [
                 json.dumps(result), record_data, repr(self.initial_rating), n, "1" if tournament_id else "0",
                 sum(int(f) for f in faults), repr(now), match_id,
@@ -194,11 +199,14 @@ class ResultStore(TournamentStore):
         return unpack_record(raw) if raw is not None else None
 
     def list_matches(self, *, tournament_id: str | None = None, bot: str | None = None,
-                     limit: int = 50) -> list[dict[str, Any]]:
+                     limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
         """Stored results (``get_result`` dicts), newest first: of one tournament and/or one bot ("NAME@VERSION",
-        or "NAME" for every version of NAME), at most ``limit``. An unknown tournament gives []."""
+        or "NAME" for every version of NAME), at most ``limit`` after skipping the first ``offset``. An unknown
+        tournament gives []."""
         if limit < 1:
             return []
+        offset = max(0, offset)
+        limit += offset
         if tournament_id:
             game = self.tournament_game(tournament_id)
             games = [game] if game else []
@@ -227,7 +235,7 @@ class ResultStore(TournamentStore):
                         break
             out += taken
         out.sort(key=lambda r: r.get("stored_at", 0.0), reverse=True)
-        return out[:limit]
+        return out[offset:limit]
 
     def _results(self, game: str, match_ids: Sequence[str]) -> list[dict[str, Any]]:
         pipe = self.client.pipeline(transaction=False)

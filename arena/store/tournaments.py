@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.tournaments import BotTally, MatchSpec, round_robin_formula
+from arena.tournaments import BotTally, MatchSpec, round_robin_formula, seed_commitment, seed_hex
 
 from .base import CHUNK, StoreError
 from .jobs import JobStore, job_fields
@@ -16,6 +16,7 @@ from .keys import (
     JOBS_GROUP,
     TOURNAMENT_IDS,
     TOURNAMENTS,
+    attempts_key,
     cancelled_key,
     failed_key,
     jobs_key,
@@ -28,11 +29,14 @@ from .keys import (
 class TournamentInfo:
     """A stored tournament and its progress.
 
-    Attributes: id ("t3"); game; bots (bot ids); seats_per_match (k); rounds (R); seed; config (JSON form);
-    deadline_ms (Decide deadline, ms); matches_total; matches_done (results stored); faults (across finished
-    matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s since
-    epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played); matches_failed
-    (given up after ``max_deliveries`` deliveries, see ``arena.scheduler``). ``formula`` explains matches_total.
+    Attributes: id ("t3"); game; bots (bot ids); seats_per_match (k); rounds (R); seed (the SECRET tournament
+    seed, 0 .. 2**256-1, the HMAC key of its deals: never shown before ``ended``, see ``commitment``); config (JSON
+    form); deadline_ms (Decide deadline, ms); matches_total; matches_done (results stored); faults (across
+    finished matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s
+    since epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played);
+    matches_failed (given up after ``max_deliveries`` deliveries, see ``arena.scheduler``); deals (the deal plan,
+    "duplicate" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan).
+    ``formula`` explains matches_total.
     """
 
     id: str
@@ -52,10 +56,30 @@ class TournamentInfo:
     matches_cancelled: int = 0
     matches_failed: int = 0
     cancelled_at: float | None = None
+    deals: str = "duplicate"
+    deal_count: int = 0
 
     @property
     def formula(self) -> str:
-        return round_robin_formula(len(self.bots), self.seats_per_match, self.rounds)
+        return round_robin_formula(len(self.bots), self.seats_per_match, self.rounds, self.deals,
+                                   self.deal_count or None)
+
+    @property
+    def commitment(self) -> str:
+        """SHA-256 (hex) of the secret seed's 32 bytes: public from creation on."""
+        return seed_commitment(self.seed)
+
+    @property
+    def ended(self) -> bool:
+        """True when no match of the tournament can be dealt any more, so its seed may be revealed: it is
+        finished, or cancelled with every match settled (played, dropped or failed; a match that a worker had
+        already received when the tournament was cancelled is still being played until then)."""
+        settled = self.matches_done + self.matches_cancelled + self.matches_failed >= self.matches_total
+        return self.state in ("finished", "cancelled") and settled
+
+    def revealed_seed(self) -> str:
+        """The seed as 64 hex digits once ``ended``, else ""."""
+        return seed_hex(self.seed) if self.ended else ""
 
 
 class TournamentStore(JobStore):
@@ -86,6 +110,8 @@ class TournamentStore(JobStore):
             "seed": info.seed,
             "config": info.config,
             "deadline_ms": info.deadline_ms,
+            "deals": info.deals,
+            "deal_count": info.deal_count,
         }
         if not self.client.hsetnx(TOURNAMENTS, info.id, info.game):
             raise StoreError(f"tournament {info.id} exists already")
@@ -116,6 +142,7 @@ class TournamentStore(JobStore):
             finished_at=float(h["finished_at"]) if h.get("finished_at") else None,
             matches_cancelled=int(cancelled), matches_failed=int(failed),
             cancelled_at=float(h["cancelled_at"]) if h.get("cancelled_at") else None,
+            deals=str(spec.get("deals", "rotate")), deal_count=int(spec.get("deal_count", 0)),
         )
 
     def get_tournament(self, tournament_id: str) -> TournamentInfo | None:
@@ -148,6 +175,18 @@ class TournamentStore(JobStore):
                 if replies[i]:
                     out.append(self._tournament(replies[i], replies[i + 1], replies[i + 2]))
         return out
+
+    def tournament_seed(self, game: str, tournament_id: str) -> int | None:
+        """The secret seed of a stored tournament (for the workers, which derive each match's deal from it), or
+        ``None`` when the tournament is unknown."""
+        raw = self.client.hget(tournament_key(game, tournament_id), "spec")
+        return int(json.loads(raw)["seed"]) if raw else None
+
+    def next_attempt(self, game: str, tournament_id: str, match_id: str) -> int:
+        """Count one more start of match ``match_id`` and return how many starts came before (0 the first time):
+        the attempt number of its deal, so a match played again (after a crash of ours, a reclaim, a deferral)
+        never gets cards that were dealt before."""
+        return int(self.client.hincrby(attempts_key(game, tournament_id), match_id, 1)) - 1
 
     def tournament_state(self, game: str, tournament_id: str) -> str | None:
         """State of a tournament ("running" | "finished" | "cancelled"), ``None`` when unknown."""

@@ -33,8 +33,8 @@ BOTS_DOWN = "bots not answering: alpha@1.0 at 127.0.0.1:1 (UNAVAILABLE), beta@1.
 
 def tournament(**fields: Any) -> arena_pb2.Tournament:
     base: dict[str, Any] = dict(id="t7", game="take5", bots=["alpha@1.0", "beta@1.0", "gamma@1.0"],
-                                seats_per_match=3, rounds=1, seed=5, matches_total=6, state="running",
-                                formula="C(3,3) x 3 rotations x 2 rounds = 6", deadline_ms=1000)
+                                seats_per_match=3, rounds=6, matches_total=6, state="running",
+                                formula="C(3,3) subset x 6 rounds = 6", deadline_ms=1000)
     base.update(fields)
     return arena_pb2.Tournament(**base)
 

@@ -9,6 +9,7 @@ processes. Tests use bot names of their own, so that they do not depend on one a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -278,12 +279,13 @@ def test_registering_an_endpoint_that_does_not_answer_is_refused(arena: Arena) -
 
 @pytest.fixture(scope="module")
 def played(arena: Arena) -> dict[str, Any]:
-    """Three bots registered as p-rnd, p-heur, p-mc and one finished round robin between them (3 matches)."""
+    """Three bots registered as p-rnd, p-heur, p-mc and one finished round robin between them (3 rounds of one
+    match, each on a deal of its own)."""
     ids = [arena.register("p-rnd", "random"), arena.register("p-heur", "heuristic"),
            arena.register("p-mc", "montecarlo")]
     assert ids == ["p-rnd@1.0", "p-heur@1.0", "p-mc@1.0"]
     t = arena.json("tournament", "create", "--bots", "p-rnd,p-heur", "--bots", "p-mc", "--seats", "3",
-                   "--limit", "10", "--seed", "5", "--wait")
+                   "--rounds", "3", "--limit", "10", "--wait")
     return t
 
 
@@ -292,20 +294,27 @@ def test_dry_run_counts_without_queuing(arena: Arena, played: dict[str, Any]) ->
     out = arena.ok("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--seats", "2", "--rounds", "4",
                    "--dry-run")
     lines = out.strip().splitlines()
-    assert lines[0].startswith("dry run: 24 matches (3 bots, 2 seats, 4 rounds")  # C(3,2) x 2 x 4
-    assert lines[1].startswith("formula: ") and "C(3,2)" in lines[1] and lines[1].endswith("= 24")
+    assert lines[0].startswith("dry run: 12 matches on 12 deals (3 bots, 2 seats, 4 rounds, duplicate deals)")
+    assert lines[1] == "formula: C(3,2) subsets x 4 rounds = 12, on 12 deals of at most T = max(1, min(k, B // k)) = 1 table"
     assert "nothing was queued" in lines[2]
     data = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--rounds", "2", "--dry-run")
-    assert (data["id"], data["state"], data["matches_total"], data["seats_per_match"]) == ("", "planned", 6, 3)
-    assert data["formula"].endswith("= 6")
+    assert (data["id"], data["state"], data["matches_total"], data["seats_per_match"]) == ("", "planned", 2, 3)
+    assert data["formula"].startswith("C(3,3) subset x 2 rounds = 2, on 2 deals")
+    rotate = arena.run("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--deals", "rotate", "--dry-run")
+    assert rotate.exit_code == 0 and "dry run: 3 matches on 1 deal (3 bots, 3 seats, 1 round, rotate deals)" in rotate.stdout, rotate.output
+    assert "warning: --deals rotate: every bot plays every seat of each of its deals" in rotate.stderr
+    seeded = arena.run("tournament", "create", "--bots", "p-rnd,p-heur", "--seed", "5", "--dry-run")
+    assert seeded.exit_code == 2 and "a tournament takes no --seed" in seeded.stderr, seeded.output
+    assert "arena play --seed" in " ".join(seeded.stderr.split())
     assert arena.json("tournament", "list") == before  # nothing stored
 
 
 def test_tournament_create_list_status_and_standings(arena: Arena, played: dict[str, Any]) -> None:
     t = played
-    assert (t["state"], t["matches_total"], t["matches_done"], t["seed"]) == ("finished", 3, 3, 5)
+    assert (t["state"], t["matches_total"], t["matches_done"], t["deals"]) == ("finished", 3, 3, "duplicate")
+    assert hashlib.sha256(bytes.fromhex(t["seed_hex"])).hexdigest() == t["seed_commitment"]  # ended: revealed
     assert t["bots"] == ["p-rnd@1.0", "p-heur@1.0", "p-mc@1.0"]  # NAME resolved to its latest version
-    assert t["formula"].endswith("= 3") and t["config"]["limit"] == 10
+    assert t["formula"].startswith("C(3,3) subset x 3 rounds = 3,") and t["config"]["limit"] == 10
     listed = {x["id"]: x for x in arena.json("tournament", "list")}
     assert listed[t["id"]]["state"] == "finished" and listed[t["id"]]["matches_done"] == 3
 
@@ -320,6 +329,7 @@ def test_tournament_create_list_status_and_standings(arena: Arena, played: dict[
 
     text = arena.ok("tournament", "status", t["id"])
     assert "3/3 matches" in text and "finished" in text and f"Standings of {t['id']}" in text
+    assert t["seed_commitment"] in text and t["seed_hex"] in text
     for header in ("rank", "bot", "points", "matches", "mean score", "performance"):
         assert header in text
     best = standings[0]
@@ -355,6 +365,19 @@ def test_match_list_show_and_replay_of_the_shown_record(arena: Arena, played: di
 
     line = arena.fails("match", "show", "no-such-match")
     assert "NOT_FOUND" in line
+
+
+def test_verify_recomputes_the_commitment_and_every_deal(arena: Arena, played: dict[str, Any]) -> None:
+    out = arena.ok("tournament", "verify", played["id"], "--records")
+    assert out.startswith(f"tournament {played['id']}: the seed {played['seed_hex']} matches the commitment "
+                          f"{played['seed_commitment']}; 3 matches, each dealt from HMAC-SHA256(seed, ")
+    assert "(records checked too); no bot received a deal twice" in out
+    report = arena.json("tournament", "verify", played["id"])
+    assert (report["ok"], report["matches"], report["problems"]) == (True, 3, [])
+    matches = arena.json("match", "list", "--tournament", played["id"])
+    assert sorted((m["round"], m["deal"], m["table"], m["attempt"]) for m in matches) == [
+        (0, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0)]
+    assert all(m["revealed"] and m["seed"] for m in matches)
 
 
 def test_ladder_and_its_rebuild_agree(arena: Arena, played: dict[str, Any]) -> None:
@@ -394,7 +417,7 @@ def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[
 
 
 def test_cancel_drops_queued_matches(arena: Arena, played: dict[str, Any]) -> None:
-    t = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--seats", "3", "--rounds", "40",
+    t = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--seats", "3", "--rounds", "120",
                    "--no-wait")
     assert t["state"] == "running" and t["matches_total"] == 120
     out = arena.ok("tournament", "cancel", t["id"])

@@ -28,9 +28,9 @@ def test_every_job_delivered_twice_still_counts_each_match_once(
             for name in ("a", "b", "c")]
     tid = store.next_tournament_id()
     config = {"limit": 10}
-    specs = round_robin(tid, "take5", bots, 3, 2, seed=8, config=config)
+    specs = round_robin(tid, "take5", bots, 3, 6, seed=8, config=config)
     store.create_tournament(TournamentInfo(
-        id=tid, game="take5", bots=tuple(bots), seats_per_match=3, rounds=2, seed=8, config=config,
+        id=tid, game="take5", bots=tuple(bots), seats_per_match=3, rounds=6, seed=8, config=config,
         deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
     scheduler.enqueue_matches(store, specs)
     scheduler.enqueue_matches(store, specs)  # every match delivered twice (a producer that retried)
@@ -60,7 +60,7 @@ def test_rebuild_ladder_equals_the_live_ladder_after_a_tournament(
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
             name=name, endpoint=start_bot(f"sample:{sample}", extra_args=["--name", name]).endpoint, game="take5"))
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
-        game="take5", bots=["rand", "heur", "rand2"], seats_per_match=2, rounds=2, seed=12,
+        game="take5", bots=["rand", "heur", "rand2"], seats_per_match=2, rounds=4,
         config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=15))))
     wait_until(lambda: stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).state == "finished",
                f"tournament {t.id} to finish")

@@ -14,7 +14,7 @@ from platform_helpers import SLOW_BOT, wait_until
 
 from arena import scheduler
 from arena.store import Store, TournamentInfo, results_log_key
-from arena.tournaments import MatchSpec, round_robin
+from arena.tournaments import MatchSpec, deal_seed, round_robin
 
 SLOW_ARGS = ["--sleep", "0.25"]  # every Decide answers after 0.25 s: one hand of Take 5 takes ~3 s
 ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after its first hand
@@ -22,14 +22,14 @@ ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after it
 
 def _tournament(store: Store, bots: list[str], *, seed: int = 5,
                 edit: Callable[[list[MatchSpec]], list[MatchSpec]] | None = None) -> list[MatchSpec]:
-    """A stored round robin (k=2, one hand per match) whose specs, changed by ``edit``, are queued."""
+    """A stored round robin (k=2, 2 rounds, one hand per match) whose specs, changed by ``edit``, are queued."""
     tid = store.next_tournament_id()
     config = dict(ONE_HAND)
-    specs = round_robin(tid, "take5", bots, 2, 1, seed, config, deadline_ms=1000)
+    specs = round_robin(tid, "take5", bots, 2, 2, seed, config, deadline_ms=1000)
     if edit is not None:
         specs = edit(specs)
     store.create_tournament(TournamentInfo(
-        id=tid, game="take5", bots=tuple(bots), seats_per_match=2, rounds=1, seed=seed, config=config,
+        id=tid, game="take5", bots=tuple(bots), seats_per_match=2, rounds=2, seed=seed, config=config,
         deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
     scheduler.enqueue_matches(store, specs)
     return specs
@@ -74,9 +74,15 @@ def test_a_worker_killed_mid_match_has_its_job_reclaimed_and_the_match_counted_o
     assert {e.bot: e.matches for e in store.ladder("take5")} == {bots[0]: 2, bots[1]: 2}
     assert store.check_ladder("take5").equal
     assert store.pending_jobs() == 0 and store.queued_jobs() == 0
-    # the match the dead worker was running was played again, by the rescuer
+    # the match the dead worker was running was played again, by the rescuer, on a fresh deal (its bots may have
+    # seen the first one): attempt 1 of its deal, HMAC-keyed by the tournament seed (5)
     result = store.get_result("take5", in_flight)
     assert result is not None and result["worker"] == "rescuer"
+    spec = next(s for s in specs if s.match_id == in_flight)
+    assert result["deal"] == {"round": spec.round, "deal": spec.deal, "table": 0, "attempt": 1}
+    assert result["seed"] == deal_seed(5, tid, spec.round, spec.deal, 1) != deal_seed(5, tid, spec.round, spec.deal, 0)
+    other = store.get_result("take5", next(s.match_id for s in specs if s.match_id != in_flight))
+    assert other is not None and other["deal"]["attempt"] == 0
     by_name = {w.name: w for w in store.list_workers()}
     assert not by_name["doomed"].alive(time.time()) and by_name["doomed"].running == (in_flight,)
     assert by_name["rescuer"].matches_done == 2 and by_name["rescuer"].stopped

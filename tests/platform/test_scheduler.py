@@ -15,7 +15,7 @@ import redis
 
 from arena import scheduler
 from arena.store import Store, TournamentInfo, jobs_key
-from arena.tournaments import round_robin
+from arena.tournaments import deal_seed, round_robin
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 
@@ -73,8 +73,8 @@ def test_a_worker_runs_a_round_robin_between_bot_processes(redis_url: str, store
             "heur": start_bot("sample:heuristic")}
     for name, bot in bots.items():
         store.register_bot("take5", name, bot.endpoint)
-    specs = _create(store, sorted(bots), k=2)
-    assert len(specs) == 6
+    specs = _create(store, sorted(bots), k=2, rounds=2)
+    assert len(specs) == 6  # C(3,2) pairs x 2 rounds, each on a deal of its own
     worker = Worker(redis_url, concurrency=3)
     try:
         info = _wait_finished(store, specs[0].tournament)
@@ -86,9 +86,12 @@ def test_a_worker_runs_a_round_robin_between_bot_processes(redis_url: str, store
         record = store.get_match_record(spec.match_id)
         assert record is not None
         assert [s["name"] for s in record["seats"]] == list(spec.seats)
-        assert record["seed"] == spec.seed and record["config"]["limit"] == 20
         result = store.get_result("take5", spec.match_id)
         assert result is not None and result["scores"] == record["result"]["scores"]
+        # the deal: keyed by the tournament's secret seed (11 here), first attempt; none of it was queued
+        assert spec.seed == 0 and result["deal"] == {"round": spec.round, "deal": spec.deal, "table": 0, "attempt": 0}
+        assert record["seed"] == result["seed"] == deal_seed(11, spec.tournament, spec.round, spec.deal, 0)
+        assert record["config"]["limit"] == 20
         assert max(result["scores"]) >= 20  # the game ran until the limit
     ladder = store.ladder("take5")
     assert {e.bot: e.matches for e in ladder} == {"rand-a": 4, "rand-b": 4, "heur": 4}
@@ -98,7 +101,7 @@ def test_a_worker_runs_a_round_robin_between_bot_processes(redis_url: str, store
 
 def test_a_job_whose_result_is_stored_is_only_acknowledged(redis_url: str, store: Store,
                                                            caplog: pytest.LogCaptureFixture) -> None:
-    specs = _create(store, ["a", "b"], k=2)
+    specs = _create(store, ["a", "b"], k=2, rounds=2)
     for spec in specs:  # results already stored (e.g. by a worker that died before its XACK)
         assert store.record_result("take5", spec.match_id, list(spec.seats), [1, 2], [1, 2], [0, 0],
                                    {"marker": "first"}, tournament_id=spec.tournament)
@@ -157,7 +160,7 @@ def test_malformed_jobs_are_dropped_and_acknowledged(redis_url: str, store: Stor
 def test_a_worker_stops_when_told_and_leaves_unclaimed_jobs_queued(redis_url: str, store: Store) -> None:
     worker = Worker(redis_url)
     worker.stop()
-    _create(store, ["a", "b"], k=2)
+    _create(store, ["a", "b"], k=2, rounds=2)
     assert store.queued_jobs() == 2 and store.pending_jobs() == 0
 
 

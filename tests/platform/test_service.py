@@ -111,7 +111,8 @@ def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
         ({"bots": ["a", "b"], "seats_per_match": 3}, "at least 3 bots, got 2"),
         ({"bots": ["a", "b"], "seats_per_match": 1}, "2..10 seats"),
         ({"bots": ["a", "b"], "game": "chess"}, "unknown game 'chess'"),
-        ({"bots": ["a", "b"], "seed": 2**63}, "seed must be in"),
+        ({"bots": ["a", "b"], "seed": 3}, "a tournament seed cannot be given"),
+        ({"bots": ["a", "b"], "deals": "swiss"}, "unknown deal plan 'swiss'; choose one of duplicate, rotate"),
         ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit_rule=9))},
          "limit_rule"),
         ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1001))},
@@ -126,7 +127,7 @@ def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
         assert code == grpc.StatusCode.INVALID_ARGUMENT, (kwargs, details)
         assert message in details, (kwargs, details)
     # nothing was created by the refused requests
-    assert create(bots=["a", "b"], seed=3).id == "t1"
+    assert create(bots=["a", "b"]).id == "t1"
     # the ends of the ranges are accepted
     edges = [create(bots=["a", "b"], deadline_ms=10), create(bots=["a", "b"], deadline_ms=60000,
                                                               config=bot_pb2.GameConfig(
@@ -140,15 +141,18 @@ def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> 
         _register(arena, name)
     t = arena.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["e", "d", "c", "b", "a"]))
     assert (t.id, t.seats_per_match, t.rounds, t.deadline_ms, t.state) == ("t1", 4, 1, 1000, "running")
-    assert t.matches_total == 5 * 4 and t.matches_done == 0 and t.seed > 0
-    assert t.formula == "C(5,4) subsets x 4 seat rotations x 1 round = 20"
+    assert t.matches_total == 5 and t.matches_done == 0 and (t.deals, t.deal_count, t.tables_per_deal) == (
+        "duplicate", 5, 1)
+    assert len(t.seed_commitment) == 64 and t.seed_hex == ""  # the seed stays secret while the tournament runs
+    assert t.formula == "C(5,4) subsets x 1 round = 5, on 5 deals of at most T = max(1, min(k, B // k)) = 1 table"
     assert t.config.take5.limit == 66 and list(t.bots) == ["e@0", "d@0", "c@0", "b@0", "a@0"]
     got = arena.GetTournament(arena_pb2.GetTournamentRequest(id="t1"))
     assert got == t
     t2 = arena.CreateTournament(arena_pb2.CreateTournamentRequest(
-        game="take5", bots=["a", "b"], rounds=3, seed=77, deadline_ms=200,
+        game="take5", bots=["a", "b"], rounds=3, deadline_ms=200,
         config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=30, known_cards=True))))
-    assert (t2.id, t2.matches_total, t2.seed, t2.deadline_ms) == ("t2", 6, 77, 200)
+    assert (t2.id, t2.matches_total, t2.deadline_ms) == ("t2", 3, 200)
+    assert t2.seed_commitment != t.seed_commitment
     assert t2.config.take5.limit == 30 and t2.config.take5.known_cards
     code, details = _code(lambda: arena.GetTournament(arena_pb2.GetTournamentRequest(id="t9")))
     assert code == grpc.StatusCode.NOT_FOUND and "no tournament t9" in details
@@ -263,8 +267,9 @@ def test_a_taken_listen_address_is_a_clear_error(redis_url: str) -> None:
 
 def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
         redis_url: str, start_bot: Callable[..., Any]) -> None:
-    """Three bot processes registered over gRPC; a round robin with k=3, R=1 (3 rotations of one deal) run by two
-    embedded workers through the Redis stream; the ladder counts each match once per bot."""
+    """Three bot processes registered over gRPC; a round robin with k=3, R=3 (3 matches, each on a deal of its own,
+    each bot once in each seat) run by two embedded workers through the Redis stream; the ladder counts each match
+    once per bot."""
     bots = {"rand": start_bot("sample:random", extra_args=["--name", "rand"]),
             "heur": start_bot("sample:heuristic", extra_args=["--name", "heur"]),
             "mc": start_bot("sample:montecarlo", extra_args=["--name", "mc"])}
@@ -274,9 +279,9 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
         assert {b.bot_id for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots} == {
             f"{name}@1.0" for name in bots}
         created = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
-            game="take5", bots=sorted(bots), seats_per_match=3, rounds=1, seed=2024,
+            game="take5", bots=sorted(bots), seats_per_match=3, rounds=3,
             config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=20))))
-        assert (created.matches_total, created.state, created.seed) == (3, "running", 2024)
+        assert (created.matches_total, created.state) == (3, "running")
         deadline = time.monotonic() + WAIT_S
         while True:
             t = stub.GetTournament(arena_pb2.GetTournamentRequest(id=created.id))
@@ -297,11 +302,11 @@ def test_end_to_end_round_robin_through_redis_workers_and_bot_processes(
         try:
             records = [store.get_match_record(f"{created.id}-{i:06d}") for i in range(3)]
             assert all(r is not None for r in records)
-            # duplicate deals: the three matches share one seed, each bot in a different seat each time
-            assert len({r["seed"] for r in records}) == 1  # type: ignore[index]
-            assert {tuple(s["name"] for s in r["seats"]) for r in records} == {  # type: ignore[index]
-                ("heur@1.0", "mc@1.0", "rand@1.0"), ("mc@1.0", "rand@1.0", "heur@1.0"),
-                ("rand@1.0", "heur@1.0", "mc@1.0")}
+            # no bot sees a deal twice: three deals; each bot in a different seat each time
+            assert len({r["seed"] for r in records}) == 3  # type: ignore[index]
+            for seat in range(3):
+                assert {r["seats"][seat]["name"] for r in records} == {  # type: ignore[index]
+                    "heur@1.0", "mc@1.0", "rand@1.0"}
             # the mean score on the ladder is the mean of the bullheads of the recorded results
             for entry in ladder:
                 scores = [r["result"]["scores"][[s["name"] for s in r["seats"]].index(entry.bot)]  # type: ignore

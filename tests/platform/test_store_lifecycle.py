@@ -25,8 +25,9 @@ from arena.tournaments import round_robin
 
 
 def _tournament(store: Store, tid: str, bots: tuple[str, ...] = ("a", "b", "c"), k: int = 2) -> list:
-    specs = round_robin(tid, "take5", list(bots), k, 1, seed=3)
-    store.create_tournament(TournamentInfo(id=tid, game="take5", bots=bots, seats_per_match=k, rounds=1, seed=3,
+    """A stored and queued round robin of k rounds: C(B, k) * k matches."""
+    specs = round_robin(tid, "take5", list(bots), k, k, seed=3)
+    store.create_tournament(TournamentInfo(id=tid, game="take5", bots=bots, seats_per_match=k, rounds=k, seed=3,
                                            config={}, deadline_ms=1000, matches_total=len(specs),
                                            created_at=time.time()))
     store.enqueue(specs)
@@ -129,7 +130,7 @@ def test_a_tournament_finishes_exactly_when_every_match_is_done_cancelled_or_fai
         for order in itertools.permutations(range(3)):
             n += 1
             tid = f"t{n}"
-            specs = _tournament(store, tid, k=3)  # 3 bots, 3 seats: 3 seat rotations
+            specs = _tournament(store, tid, k=3)  # 3 bots, 3 seats, 3 rounds
             jobs = {j.spec.match_id: j for j in store.read_jobs("w", 3, 10)}  # type: ignore[union-attr]
             for step, i in enumerate(order, start=1):
                 spec = specs[i]

@@ -28,10 +28,12 @@ def test_a_taki_round_robin_reaches_the_taki_ladder(redis_url: str, store: Store
         store.register_bot("taki", name, bot.endpoint)
     tid = store.next_tournament_id()
     config = {"turn_cap": 400}
-    specs = round_robin(tid, "taki", sorted(bots), 3, 1, 7, config, deadline_ms=2000)
-    assert len(specs) == 3 and len({s.seed for s in specs}) == 1  # seat rotations of one duplicate deal
+    specs = round_robin(tid, "taki", sorted(bots), 3, 3, 7, config, deadline_ms=2000)
+    # 3 bots at 3 seats: one table per deal (a bot may not see a deal twice), each bot once in each seat
+    assert len(specs) == 3 and [(s.round, s.deal, s.table) for s in specs] == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    assert all(sorted(s.seats[i] for s in specs) == sorted(bots) for i in range(3))
     store.create_tournament(TournamentInfo(
-        id=tid, game="taki", bots=tuple(sorted(bots)), seats_per_match=3, rounds=1, seed=7, config=config,
+        id=tid, game="taki", bots=tuple(sorted(bots)), seats_per_match=3, rounds=3, seed=7, config=config,
         deadline_ms=2000, matches_total=len(specs), created_at=time.time()))
     scheduler.enqueue_matches(store, specs)
     stop = threading.Event()

@@ -4,6 +4,7 @@ real bot processes where matches are played."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from platform_helpers import SLOW_BOT, rpc_error, wait_until
 
 from arena import scheduler
 from arena.store import Store, TournamentInfo
-from arena.tournaments import round_robin
+from arena.tournaments import deal_seed, round_robin
 from arena_sdk.games import take5
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -36,12 +37,13 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
     for name in ("a", "b", "c", "d"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint="127.0.0.1:5001", game="take5"))
     keys_before = sorted(store.client.keys("*"))
-    plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, seed=99, dry_run=True)
-    assert (plan.id, plan.state, plan.matches_total, plan.seed) == ("", "planned", 24, 99)
-    assert plan.formula == "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"
+    plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, dry_run=True)
+    assert (plan.id, plan.state, plan.matches_total, plan.deals, plan.deal_count) == ("", "planned", 8, "duplicate", 8)
+    assert plan.formula == "C(4,3) subsets x 2 rounds = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table"
     assert list(plan.bots) == ["a@0", "b@0", "c@0", "d@0"] and plan.matches_done == 0
-    chosen = _create(stub, ["a", "b"], dry_run=True)  # no seed: the server picks one and reports it
-    assert chosen.seed > 0 and chosen.formula == "C(2,2) subset x 2 seat rotations x 1 round = 2"
+    assert plan.seed_commitment == plan.seed_hex == ""  # no seed is drawn for a dry run
+    rotate = _create(stub, ["a", "b"], deals="rotate", dry_run=True)
+    assert rotate.formula == "C(2,2) subset x 2 seat rotations x 1 round = 2, on 1 deal of at most T = k = 2 tables"
     assert sorted(store.client.keys("*")) == keys_before  # nothing stored, nothing queued, no id used
     assert list(stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments) == []
     # a dry run validates like the real thing
@@ -49,37 +51,44 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
     assert code == grpc.StatusCode.NOT_FOUND and "zed" in details
     code, _ = rpc_error(lambda: _create(stub, ["a", "b"], seats_per_match=3, dry_run=True))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    assert _create(stub, ["a", "b"], seed=5).id == "t1"
+    code, details = rpc_error(lambda: _create(stub, ["a", "b"], deals="shuffle", dry_run=True))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "unknown deal plan 'shuffle'" in details
+    # a client never chooses the seed
+    code, details = rpc_error(lambda: _create(stub, ["a", "b"], seed=5))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "a tournament seed cannot be given" in details
+    assert _create(stub, ["a", "b"]).id == "t1"
 
 
-def test_a_rerun_with_the_same_seed_plays_the_same_deals(arena_server: Any, start_bot: Callable[..., Any]) -> None:
+def test_deals_come_from_the_secret_seed_and_a_new_tournament_deals_anew(
+        arena_server: Any, start_bot: Callable[..., Any]) -> None:
     _server, stub = arena_server(workers=1, concurrency=4)
     for name in ("r1", "r2", "r3"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
             name=name, endpoint=start_bot("sample:random", extra_args=["--name", name]).endpoint, game="take5"))
-    runs = [_create(stub, ["r1", "r2", "r3"], seats_per_match=2, seed=seed, config=ONE_HAND)
-            for seed in (31337, 31337, 31338)]
-    for t in runs:
-        wait_until(lambda t=t: _get(stub, t.id).state == "finished", f"tournament {t.id} to finish")
+    runs = [_create(stub, ["r1", "r2", "r3"], seats_per_match=2, rounds=2, config=ONE_HAND) for _ in range(2)]
+    assert runs[0].seed_commitment != runs[1].seed_commitment and not runs[0].seed_hex
     deals = []
     for t in runs:
-        records = [json.loads(stub.GetMatch(arena_pb2.GetMatchRequest(match_id=m.match_id)).record_json)
-                   for m in stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=t.id)).matches]
-        assert len(records) == t.matches_total == 6
-        played: dict[tuple[str, tuple[str, ...]], Any] = {}
-        for r in records:
+        wait_until(lambda t=t: _get(stub, t.id).state == "finished", f"tournament {t.id} to finish")
+        ended = _get(stub, t.id)
+        seed = int(ended.seed_hex, 16)
+        assert hashlib.sha256(bytes.fromhex(ended.seed_hex)).hexdigest() == ended.seed_commitment == t.seed_commitment
+        assert seed.bit_length() > 200  # 256 random bits (this fails once in 2**56 runs)
+        summaries = stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=t.id)).matches
+        assert len(summaries) == t.matches_total == 6 and all(m.revealed for m in summaries)
+        played = {}
+        for m in summaries:
+            r = json.loads(stub.GetMatch(arena_pb2.GetMatchRequest(match_id=m.match_id)).record_json)
+            assert r["seed"] == m.seed == deal_seed(seed, t.id, m.round, m.deal, m.attempt) and m.attempt == 0
             deal = take5.deal_hand(r["seed"], 0, 2, take5.Take5Config(limit=1))
             cards = [(d["seat"], d["action"]["card"]) for d in r["decisions"] if d["kind"] == take5.CHOOSE_CARD]
             assert len(cards) == 20  # one hand of 10 turns, 2 seats
             # the cards each seat played came from the hand the recorded seed dealt it
             assert all(card in deal.hands[seat] for seat, card in cards)
-            played[(r["match_id"][-6:], tuple(s["name"] for s in r["seats"]))] = (r["seed"], deal)
+            played[m.match_id[-6:]] = m.seed
+        assert len(set(played.values())) == 6  # 3 bots at 2 seats: one table per deal, a deal of its own each
         deals.append(played)
-    assert deals[0] == deals[1]  # same seed: every match of the rerun has the same deal seed, so the same deal
-    assert deals[0].keys() == deals[2].keys()
-    assert all(deals[0][k] != deals[2][k] for k in deals[0])  # another seed: other deals
-    # duplicate deals: the two seat rotations of one pair share the deal, with the hands swapped between bots
-    assert deals[0][("000000", ("r1@1.0", "r2@1.0"))] == deals[0][("000001", ("r2@1.0", "r1@1.0"))]
+    assert not set(deals[0].values()) & set(deals[1].values())  # the same request again: other deals
 
 
 def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[..., Any], store: Store,
@@ -92,8 +101,8 @@ def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[...,
     for name in ("r1", "r2"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(
             name=name, endpoint=start_bot("sample:random", extra_args=["--name", name]).endpoint, game="take5"))
-    t1 = _create(stub, ["s1", "s2", "s3"], seats_per_match=2, config=ONE_HAND, seed=1)
-    t2 = _create(stub, ["r1", "r2"], seats_per_match=2, config=ONE_HAND, seed=2)
+    t1 = _create(stub, ["s1", "s2", "s3"], seats_per_match=2, rounds=2, config=ONE_HAND)
+    t2 = _create(stub, ["r1", "r2"], seats_per_match=2, rounds=2, config=ONE_HAND)
     listed = stub.ListTournaments(arena_pb2.ListTournamentsRequest(game="take5")).tournaments
     assert [t.id for t in listed] == ["t2", "t1"] and [t.formula for t in listed] == [t2.formula, t1.formula]
     # a worker that died holding t1's second match, then a live worker running its first
@@ -106,12 +115,14 @@ def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[...,
     cancelled = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))
     # queued and never delivered: t1-000002 .. t1-000005 dropped at once; t2 untouched
     assert (cancelled.state, cancelled.matches_cancelled, cancelled.matches_done) == ("cancelled", 4, 0)
+    assert cancelled.seed_hex == "" and cancelled.seed_commitment == t1.seed_commitment  # 2 matches still dealt
     again = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))  # idempotent
     assert (again.state, again.matches_cancelled, again.created_at) == ("cancelled", 4, cancelled.created_at)
     # the running match finishes and counts; the dead worker's match is dropped when reclaimed; t2 runs
     t = wait_until(lambda: (t := _get(stub, "t1")).matches_done + t.matches_cancelled == 6 and t,
                    "t1's last two matches to be settled")
     assert (t.state, t.matches_done, t.matches_cancelled) == ("cancelled", 1, 5)
+    assert hashlib.sha256(bytes.fromhex(t.seed_hex)).hexdigest() == t1.seed_commitment  # now nothing is dealt
     assert store.has_result("take5", "t1-000001") and not store.has_result("take5", "t1-000000")
     wait_until(lambda: _get(stub, "t2").state == "finished", "t2 to finish")
     worker.stop()
@@ -169,27 +180,38 @@ def test_standings_matches_and_match_details_on_a_hand_checked_case(arena_server
     code, _ = rpc_error(lambda: ids(bot="not a bot"))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
+    # t1 is still running (2 of 3 matches): the summary only, no seed, no record
+    detail = stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000001"))
+    s = detail.summary
+    assert (s.match_id, s.tournament_id, s.game, list(s.seats)) == ("t1-000001", "t1", "take5",
+                                                                    ["b@1", "c@1", "a@1"])
+    assert (list(s.scores), list(s.ranks), list(s.faults), s.seed, s.revealed) == (
+        [3, 20, 8], [1, 3, 2], [0, 0, 0], 0, False)
+    assert detail.record_json == "" and "tournament t1 is still running" in detail.withheld
+    assert all(not m.revealed and m.seed == 0
+               for m in stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id="t1")).matches)
+    _record(store, "t1-000002", ["c@1", "a@1", "b@1"], [1, 2, 3], "t1")  # t1 finishes: everything is shown
     detail = stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000001"))
     result = store.get_result("take5", "t1-000001")
     assert result is not None
     s = detail.summary
-    assert (s.match_id, s.tournament_id, s.game, list(s.seats)) == ("t1-000001", "t1", "take5",
-                                                                    ["b@1", "c@1", "a@1"])
-    assert (list(s.scores), list(s.ranks), list(s.faults), s.seed) == ([3, 20, 8], [1, 3, 2], [0, 0, 0], 7)
+    assert (list(s.scores), list(s.ranks), list(s.faults), s.seed, s.revealed) == (
+        [3, 20, 8], [1, 3, 2], [0, 0, 0], 7, True)
     assert list(s.rating_deltas) == pytest.approx(result["deltas"]) and abs(sum(s.rating_deltas)) < 1e-9
     assert s.rating_deltas[0] > 0 > s.rating_deltas[1] and s.finished_at == result["stored_at"]
     assert json.loads(detail.record_json) == {"match_id": "t1-000001", "seed": 7, "hand": "recorded"}
-    code, details = rpc_error(lambda: stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000002")))
-    assert code == grpc.StatusCode.NOT_FOUND and "no finished match t1-000002" in details
+    assert detail.withheld == ""
+    code, details = rpc_error(lambda: stub.GetMatch(arena_pb2.GetMatchRequest(match_id="t1-000003")))
+    assert code == grpc.StatusCode.NOT_FOUND and "no finished match t1-000003" in details
 
 
 def test_get_tournament_reports_failed_matches_and_finishes_with_them(arena_server: Any, store: Store) -> None:
     """Matches given up after too many deliveries show in Tournament.matches_failed (GetTournament and
     ListTournaments), and the tournament is "finished" once done + cancelled + failed = total."""
     _server, stub = arena_server(verify_bots=False)
-    specs = round_robin("t1", "take5", ["a@1", "b@1", "c@1"], 3, 1, seed=8, config={}, deadline_ms=1000)
+    specs = round_robin("t1", "take5", ["a@1", "b@1", "c@1"], 3, 3, seed=8, config={}, deadline_ms=1000)
     store.create_tournament(TournamentInfo(
-        id="t1", game="take5", bots=("a@1", "b@1", "c@1"), seats_per_match=3, rounds=1, seed=8, config={},
+        id="t1", game="take5", bots=("a@1", "b@1", "c@1"), seats_per_match=3, rounds=3, seed=8, config={},
         deadline_ms=1000, matches_total=len(specs), created_at=time.time()))
     scheduler.enqueue_matches(store, specs)
     jobs = store.read_jobs("w", 3, 10)

@@ -1,10 +1,10 @@
-"""Round robin with duplicate deals: counts, seat rotations, shared deal seeds, ids and validation."""
+"""Round robin: counts, ids, spec round trip and validation (the deal plan and the secret seed are tested in
+test_deal_plan.py)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +16,6 @@ from arena.tournaments import (
     MatchSpec,
     TournamentError,
     bot_id,
-    deal_seed,
     match_id,
     round_robin,
     round_robin_formula,
@@ -30,58 +29,45 @@ from arena.tournaments import (
 BOTS = ["delta", "alpha", "charlie", "bravo", "echo"]
 
 
-def test_three_bots_three_seats_one_round_is_three_rotations_of_one_deal() -> None:
+def test_three_bots_three_seats_one_round_is_one_table_of_one_deal() -> None:
     specs = round_robin("t1", "take5", ["c", "a", "b"], 3, 1, seed=42, config={"limit": 20})
+    assert len(specs) == 1 and sorted(specs[0].seats) == ["a", "b", "c"]
+    assert specs[0].match_id == "t1-000000"
+    assert (specs[0].round, specs[0].deal, specs[0].table, specs[0].seed) == (0, 0, 0, 0)  # no seed is queued
+    assert all(s.config == {"limit": 20} and s.game == "take5" and s.tournament == "t1" for s in specs)
+
+
+def test_rotate_is_three_rotations_of_one_deal() -> None:
+    specs = round_robin("t1", "take5", ["c", "a", "b"], 3, 1, seed=42, deals="rotate")
     assert [s.seats for s in specs] == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
     assert [s.match_id for s in specs] == ["t1-000000", "t1-000001", "t1-000002"]
-    assert len({s.seed for s in specs}) == 1
-    assert specs[0].seed == deal_seed(42, 0, 0)
-    assert all(s.config == {"limit": 20} and s.game == "take5" and s.tournament == "t1" for s in specs)
-    assert [s.rotation for s in specs] == [0, 1, 2]
+    assert [(s.round, s.deal, s.table) for s in specs] == [(0, 0, 0), (0, 0, 1), (0, 0, 2)]
 
 
-def test_count_is_combinations_times_seats_times_rounds() -> None:
+def test_count_is_combinations_times_rounds() -> None:
     specs = round_robin("t7", "take5", BOTS, 3, 2, seed=1)
-    assert len(specs) == math.comb(5, 3) * 3 * 2 == 60 == round_robin_size(5, 3, 2)
-    assert len({s.match_id for s in specs}) == 60
-    assert specs[-1].match_id == "t7-000059"
-
-
-def test_every_subset_plays_every_rotation_of_the_same_deal() -> None:
-    specs = round_robin("t1", "take5", BOTS, 3, 2, seed=9)
-    groups: dict[tuple[int, int], list[MatchSpec]] = {}
-    for s in specs:
-        groups.setdefault((s.round, s.subset), []).append(s)
-    assert len(groups) == math.comb(5, 3) * 2
-    for (round_, subset), group in groups.items():
-        assert len(group) == 3
-        assert len({s.seed for s in group}) == 1, "rotations of one subset in one round share the deal"
-        assert len({frozenset(s.seats) for s in group}) == 1
-        # each bot of the subset sits in every seat exactly once
-        for seat in range(3):
-            assert sorted(s.seats[seat] for s in group) == sorted(group[0].seats)
-    subsets = {frozenset(g[0].seats) for g in groups.values()}
+    assert len(specs) == math.comb(5, 3) * 2 == 20 == round_robin_size(5, 3, 2)
+    assert len({s.match_id for s in specs}) == 20
+    assert specs[-1].match_id == "t7-000019"
+    assert len(round_robin("t7", "take5", BOTS, 3, 2, seed=1, deals="rotate")) == 60 == round_robin_size(
+        5, 3, 2, "rotate")
+    subsets = {frozenset(s.seats) for s in specs if s.round == 0}
     assert subsets == {frozenset(c) for c in itertools.combinations(BOTS, 3)}
 
 
-def test_rounds_and_subsets_get_different_deals() -> None:
-    specs = round_robin("t1", "take5", BOTS, 2, 3, seed=5)
-    seeds = {(s.round, s.subset): s.seed for s in specs}
-    assert len(set(seeds.values())) == len(seeds) == math.comb(5, 2) * 3
-
-
-def test_same_seed_same_tournament_other_seed_other_deals() -> None:
+def test_the_plan_does_not_depend_on_the_seed_or_the_order_of_the_bots() -> None:
     a = round_robin("t1", "take5", BOTS, 4, 1, seed=123)
-    b = round_robin("t1", "take5", list(reversed(BOTS)), 4, 1, seed=123)
-    c = round_robin("t1", "take5", BOTS, 4, 1, seed=124)
-    assert a == b  # the order the bots are listed in does not matter
-    assert [s.seed for s in a] != [s.seed for s in c]
+    b = round_robin("t1", "take5", list(reversed(BOTS)), 4, 1, seed=124)
+    assert a == b
 
 
-def test_spec_json_round_trip() -> None:
+def test_spec_json_round_trip_and_older_jobs() -> None:
     spec = round_robin("t3", "take5", BOTS, 2, 1, seed=7, config={"limit": 30}, deadline_ms=250)[4]
     assert MatchSpec.from_dict(spec.to_dict()) == spec
     assert spec.deadline_ms == 250
+    old = {"match_id": "t1-000004", "game": "take5", "seats": ["a", "b"], "seed": 9, "deadline_ms": 1000,
+           "tournament": "t1", "round": 1, "subset": 2, "rotation": 1}
+    assert MatchSpec.from_dict(old) == MatchSpec("t1-000004", "take5", ("a", "b"), 9, {}, 1000, "t1", 1, 2, 1)
     with pytest.raises(TournamentError, match="malformed"):
         MatchSpec.from_dict({"match_id": "t1-000000"})
 
@@ -113,43 +99,19 @@ def test_bad_requests_are_refused_with_the_reason(game: str, bots: list[str], k:
         round_robin("t1", game, bots, k, rounds, seed=1)
 
 
-def test_bad_seed_and_deadline() -> None:
+def test_bad_seed_plan_and_deadline() -> None:
     with pytest.raises(TournamentError, match="seed"):
         round_robin("t1", "take5", ["a", "b"], 2, 1, seed=-1)
     with pytest.raises(TournamentError, match="seed"):
-        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**63)
+        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**256)
+    round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**256 - 1)
+    with pytest.raises(TournamentError, match="unknown deal plan 'shuffle'; choose one of duplicate, rotate"):
+        round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deals="shuffle")
     for bad in (0, 9, 60001):
         with pytest.raises(TournamentError, match=f"deadline_ms .* must be 10..60000 ms, got {bad}"):
             round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=bad)
-    assert [s.deadline_ms for s in round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=10)] == [10, 10]
+    assert [s.deadline_ms for s in round_robin("t1", "take5", ["a", "b"], 2, 2, seed=1, deadline_ms=10)] == [10, 10]
     assert round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deadline_ms=60000)[0].deadline_ms == 60000
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    num_bots=st.integers(min_value=2, max_value=7),
-    data=st.data(),
-    rounds=st.integers(min_value=1, max_value=3),
-    seed=st.integers(min_value=0, max_value=2**63 - 1),
-)
-def test_properties_of_any_round_robin(num_bots: int, data: st.DataObject, rounds: int, seed: int) -> None:
-    k = data.draw(st.integers(min_value=2, max_value=num_bots))
-    bots = [f"bot{i}" for i in range(num_bots)]
-    specs = round_robin("t1", "take5", bots, k, rounds, seed)
-    assert len(specs) == math.comb(num_bots, k) * k * rounds
-    assert len({s.match_id for s in specs}) == len(specs)
-    assert all(len(set(s.seats)) == k for s in specs)
-    # Fairness: every bot plays the same number of matches, and holds each seat equally often.
-    per_bot = Counter(b for s in specs for b in s.seats)
-    assert set(per_bot.values()) == {math.comb(num_bots - 1, k - 1) * k * rounds}
-    per_seat = Counter((b, i) for s in specs for i, b in enumerate(s.seats))
-    assert set(per_seat.values()) == {math.comb(num_bots - 1, k - 1) * rounds}
-    # Duplicate deals: exactly k matches per deal seed, all with the same set of bots.
-    by_seed: dict[int, list[MatchSpec]] = {}
-    for s in specs:
-        by_seed.setdefault(s.seed, []).append(s)
-    assert all(len(g) == k and len({frozenset(s.seats) for s in g}) == 1 for g in by_seed.values())
-    assert all(0 <= s.seed < 2**63 for s in specs)
 
 
 # -- bot references, formula, standings (pure) -----------------------------------------------------------------
@@ -163,11 +125,19 @@ def test_bot_references_and_formula() -> None:
         with pytest.raises(TournamentError, match="bad bot name"):
             split_bot_ref(bad)
     validate_round_robin("take5", ["a@1", "a@2", "b"], 3, 1)  # versions of one NAME may meet
-    assert round_robin_formula(4, 3, 2) == "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"
-    assert round_robin_formula(5, 4, 1) == "C(5,4) subsets x 4 seat rotations x 1 round = 20"
-    assert round_robin_formula(2, 2, 3) == "C(2,2) subset x 2 seat rotations x 3 rounds = 6"
+    assert round_robin_formula(4, 3, 2) == "C(4,3) subsets x 2 rounds = 8"
+    assert round_robin_formula(4, 3, 2, "rotate") == "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"
+    assert round_robin_formula(5, 4, 1, "rotate") == "C(5,4) subsets x 4 seat rotations x 1 round = 20"
+    assert round_robin_formula(2, 2, 3) == "C(2,2) subset x 3 rounds = 3"
+    assert round_robin_formula(4, 3, 2, deal_count=8) == (
+        "C(4,3) subsets x 2 rounds = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table")
+    assert round_robin_formula(9, 3, 1, deal_count=37).endswith("on 37 deals of at most T = max(1, min(k, B // k)) "
+                                                                "= 3 tables")
+    assert round_robin_formula(3, 3, 1, "rotate", 1) == (
+        "C(3,3) subset x 3 seat rotations x 1 round = 3, on 1 deal of at most T = k = 3 tables")
     for b, k, r in [(4, 3, 2), (7, 2, 5), (10, 10, 1)]:
-        assert round_robin_formula(b, k, r).endswith(f"= {round_robin_size(b, k, r)}")
+        for plan in ("duplicate", "rotate"):
+            assert round_robin_formula(b, k, r, plan).endswith(f"= {round_robin_size(b, k, r, plan)}")
 
 
 def test_standings_of_a_hand_checked_case() -> None:

@@ -309,8 +309,9 @@ Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
 
 @_typing.final
 class CreateTournamentRequest(_message.Message):
-    """Round-robin tournament request: every k-subset of the bots plays, once per seat rotation of one deal
-    (duplicate deals), `rounds` times with new deals derived from `seed`.
+    """Round-robin tournament request: every k-subset of the bots plays one match a round, `rounds` times, on duplicate
+    deals (`deals`). Every deal derives from a secret seed the server draws (256 bits from the operating system's
+    CSPRNG): published as a commitment (Tournament.seed_commitment) and revealed when the tournament has ended.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -323,6 +324,7 @@ class CreateTournamentRequest(_message.Message):
     CONFIG_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     seats_per_match: _builtins.int
@@ -330,11 +332,20 @@ class CreateTournamentRequest(_message.Message):
     rounds: _builtins.int
     """Rounds, R >= 1: each round uses new deals. 0 means 1."""
     seed: _builtins.int
-    """Tournament seed; every deal is derived from it. Unset (0) lets the server choose one and report it."""
+    """Refused (INVALID_ARGUMENT) when set: a tournament's deals come from a secret seed that only the server draws.
+    (`arena play --seed` reproduces a local game.)
+    """
     deadline_ms: _builtins.int
     """Deadline of each Decide call, milliseconds, 10..60000. 0 means the default, 1000."""
     dry_run: _builtins.bool
     """Only validate and count: nothing is stored or queued; the answer has an empty id."""
+    deals: _builtins.str
+    """Deal plan, at most 16 characters: "duplicate" (or empty, the default): each deal is played at up to
+    T = max(1, min(k, B // k)) tables by disjoint sets of bots and owners, so no bot, and no two bots of one
+    owner, receive cards of one deal twice; C(B, k) * rounds matches. "rotate": every seat rotation of one deal
+    by the same k bots, C(B, k) * k * rounds matches; each bot sees each of its deals k times, for trusted
+    self-play only.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Names of registered bots (at least seats_per_match of them, no repeats): at most 128 names of at most 129
@@ -356,10 +367,11 @@ class CreateTournamentRequest(_message.Message):
         config: _bot_pb2.GameConfig | None = ...,
         deadline_ms: _builtins.int = ...,
         dry_run: _builtins.bool = ...,
+        deals: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "dry_run", b"dry_run", "game", b"game", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "dry_run", b"dry_run", "game", b"game", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -394,7 +406,6 @@ class Tournament(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     SEATS_PER_MATCH_FIELD_NUMBER: _builtins.int
     ROUNDS_FIELD_NUMBER: _builtins.int
-    SEED_FIELD_NUMBER: _builtins.int
     MATCHES_TOTAL_FIELD_NUMBER: _builtins.int
     MATCHES_DONE_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
@@ -406,14 +417,20 @@ class Tournament(_message.Message):
     MATCHES_CANCELLED_FIELD_NUMBER: _builtins.int
     MATCHES_FAILED_FIELD_NUMBER: _builtins.int
     MATCHES_DROPPED_NOW_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    DEAL_COUNT_FIELD_NUMBER: _builtins.int
+    TABLES_PER_DEAL_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    SEED_HEX_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
     seats_per_match: _builtins.int
     rounds: _builtins.int
-    seed: _builtins.int
     matches_total: _builtins.int
-    """Number of matches the tournament expands into: C(B, k) * k * rounds."""
+    """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate"), C(B, k) * k * rounds
+    ("rotate").
+    """
     matches_done: _builtins.int
     """Matches whose result is stored."""
     faults: _builtins.int
@@ -427,7 +444,9 @@ class Tournament(_message.Message):
     deadline_ms: _builtins.int
     """Deadline of each Decide call, milliseconds."""
     formula: _builtins.str
-    """How matches_total follows from the request, e.g. "C(4,3) subsets x 3 seat rotations x 2 rounds = 24"."""
+    """How matches_total follows from the request, and how many deals they are played on, e.g. "C(4,3) subsets x
+    2 rounds = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table".
+    """
     matches_cancelled: _builtins.int
     """Matches dropped by a cancellation (never played)."""
     matches_failed: _builtins.int
@@ -438,6 +457,20 @@ class Tournament(_message.Message):
     matches_dropped_now: _builtins.int
     """Set only in the answer to CancelTournament: the queued matches this call dropped (0 when the tournament was
     cancelled before). Matches already delivered to a worker are not among them: they finish and count.
+    """
+    deals: _builtins.str
+    """The deal plan: "duplicate" or "rotate" (see CreateTournamentRequest.deals)."""
+    deal_count: _builtins.int
+    """Distinct deals the plan uses (a match played again after a crash of ours gets a fresh one besides)."""
+    tables_per_deal: _builtins.int
+    """Most tables that play one deal: T = max(1, min(k, B // k)) ("duplicate"), k ("rotate")."""
+    seed_commitment: _builtins.str
+    """Public from creation: SHA-256 (64 hex digits) of the secret seed's 32 bytes (big-endian). Empty in a dry run."""
+    seed_hex: _builtins.str
+    """The secret seed, 64 hex digits; empty until the tournament has ended (finished, or cancelled with every match
+    settled), so no bot can compute a deal it may still receive. Then anyone can check it against
+    seed_commitment and every match's deal seed, HMAC-SHA256(seed, "<tournament>/<round>/<deal>/<attempt>")
+    (first 8 bytes, big-endian, top bit cleared): `arena tournament verify ID`.
     """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -453,7 +486,6 @@ class Tournament(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         seats_per_match: _builtins.int = ...,
         rounds: _builtins.int = ...,
-        seed: _builtins.int = ...,
         matches_total: _builtins.int = ...,
         matches_done: _builtins.int = ...,
         faults: _builtins.int = ...,
@@ -465,10 +497,15 @@ class Tournament(_message.Message):
         matches_cancelled: _builtins.int = ...,
         matches_failed: _builtins.int = ...,
         matches_dropped_now: _builtins.int = ...,
+        deals: _builtins.str = ...,
+        deal_count: _builtins.int = ...,
+        tables_per_deal: _builtins.int = ...,
+        seed_commitment: _builtins.str = ...,
+        seed_hex: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "tables_per_deal", b"tables_per_deal"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -630,22 +667,26 @@ class ListMatchesRequest(_message.Message):
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """Tournament id to filter on; empty for every tournament. At most 24 characters."""
     bot: _builtins.str
     """bot_id or NAME to filter on; empty for every bot. At most 129 characters."""
     limit: _builtins.int
     """At most this many matches (0 means 50; more than 1000 means 1000)."""
+    offset: _builtins.int
+    """Skip this many of the newest matches first (pages: offset 0, limit, 2 * limit, ...)."""
     def __init__(
         self,
         *,
         tournament_id: _builtins.str = ...,
         bot: _builtins.str = ...,
         limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "offset", b"offset", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -653,7 +694,7 @@ Global___ListMatchesRequest: _TypeAlias = ListMatchesRequest  # noqa: Y015
 
 @_typing.final
 class MatchSummary(_message.Message):
-    """A finished match, in seat order."""
+    """A finished match, in seat order. Its deal (seed, round, deal, table, attempt) is shown only once `revealed`."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -667,13 +708,31 @@ class MatchSummary(_message.Message):
     RATING_DELTAS_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    DEAL_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    ATTEMPT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     tournament_id: _builtins.str
     game: _builtins.str
     finished_at: _builtins.float
     """Time the result was stored, seconds since the Unix epoch."""
     seed: _builtins.int
-    """Deal seed of the match."""
+    """Deal seed of the match; 0 until revealed."""
+    revealed: _builtins.bool
+    """True when the match's deal is public: its tournament has ended (a match outside tournaments: once it is
+    stored). Until then seed, round, deal, table and attempt are 0, and GetMatch gives no record, because a bot
+    of the same tournament could still receive cards of that deal.
+    """
+    round: _builtins.int
+    """Where the seed comes from, once revealed: round (0-based), deal (index within the round), table (index within
+    the deal), attempt (how many times the match was started before this result: 0 unless it was played again
+    after a crash of ours). seed = HMAC-SHA256(tournament seed, "<tournament>/<round>/<deal>/<attempt>").
+    """
+    deal: _builtins.int
+    table: _builtins.int
+    attempt: _builtins.int
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """bot_ids in seat order."""
@@ -707,10 +766,15 @@ class MatchSummary(_message.Message):
         rating_deltas: _abc.Iterable[_builtins.float] | None = ...,
         finished_at: _builtins.float = ...,
         seed: _builtins.int = ...,
+        revealed: _builtins.bool = ...,
+        round: _builtins.int = ...,
+        deal: _builtins.int = ...,
+        table: _builtins.int = ...,
+        attempt: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "finished_at", b"finished_at", "game", b"game", "match_id", b"match_id", "ranks", b"ranks", "rating_deltas", b"rating_deltas", "scores", b"scores", "seats", b"seats", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "deal", b"deal", "faults", b"faults", "finished_at", b"finished_at", "game", b"game", "match_id", b"match_id", "ranks", b"ranks", "rating_deltas", b"rating_deltas", "revealed", b"revealed", "round", b"round", "scores", b"scores", "seats", b"seats", "seed", b"seed", "table", b"table", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -762,8 +826,15 @@ class MatchDetail(_message.Message):
 
     SUMMARY_FIELD_NUMBER: _builtins.int
     RECORD_JSON_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
     record_json: _builtins.str
-    """The full match record as JSON (format of `arena play --record`; `arena replay` re-simulates it)."""
+    """The full match record as JSON (format of `arena play --record`; `arena replay` re-simulates it); empty while
+    the match is not revealed (see MatchSummary.revealed and `withheld`).
+    """
+    withheld: _builtins.str
+    """Why record_json is empty, for a person (e.g. "tournament t3 is still running: its records and deals are
+    shown when it has ended"); empty when the record is given.
+    """
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
     def __init__(
@@ -771,10 +842,11 @@ class MatchDetail(_message.Message):
         *,
         summary: Global___MatchSummary | None = ...,
         record_json: _builtins.str = ...,
+        withheld: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json", "summary", b"summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json", "summary", b"summary", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
