@@ -16,12 +16,12 @@ Settling a job (what a worker does with each job it claims, in this order):
    its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
    bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.bot_health``).
 5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
-   failed (it can never run). A tournament's match is dealt from the tournament's secret seed (``match_deal``:
-   no seed is queued), with the number of times it was started before in the HMAC input, so a match played
-   again after a crash of ours never deals cards its bots may have seen. A result stored now counts in the health of the match's bots
+   failed (it can never run). A result stored now counts in the health of the match's bots
    (``arena.bot_health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
    failures in a row make it unhealthy). A match interrupted by our own crash stores nothing and charges nobody:
-   it is played again from scratch, and only that result counts.
+   it is played again from scratch, and only that result counts. A tournament's match is dealt from the
+   tournament's secret seed (``match_deal``: no seed is queued), with the number of times it was started before in
+   the HMAC input, so a match played again after a crash of ours never deals cards its bots may have seen.
 
 A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
 unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
