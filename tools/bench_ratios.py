@@ -1,7 +1,8 @@
 """The ratios of ``make bench`` (issue 9): each figure measured beside its floor in the same run, repetitions
 interleaved (echo, referee, direct and queued matches, engines, one after the other, then again), so that the load
 of other jobs on a shared machine hits both sides of a ratio alike. Each figure is the median of the repetitions,
-with their min and max; a ratio is computed within each repetition, then its median taken.
+with their min and max; a ratio is computed within each repetition (whose two sides alternate in ``SLICES``
+slices), then its median taken.
 
 Figures (``REPORT`` lists them in the printed order):
 
@@ -17,7 +18,8 @@ Figures (``REPORT`` lists them in the printed order):
   bots) through the Redis queue (enqueued, then a worker of concurrency 1 or 4 claims, plays, stores and
   acknowledges each; timed from the worker's start to its last settled job) / the same matches played directly with
   ``run_match``, 1 or 4 at a time. Target >= 0.95.
-* ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, one core.
+* ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, per CPU second of
+  this process (one thread).
 
 Usage: python tools/bench_ratios.py [--reps 5] [--seconds 3] [--json]
 """
@@ -64,6 +66,7 @@ SEATS = 4
 ECHO_PAYLOAD = bytes(200)  # about a serialised DecideRequest
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TRIVIAL = {"limit": 1}  # a trivial match: one hand
+SLICES = 4  # alternations of the two sides of a ratio within one repetition
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -112,8 +115,8 @@ class EchoServers:
 
 
 async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float) -> dict[str, float]:
-    """Calls/s of a grpc.aio client keeping one call in flight to each endpoint; CPU of this process and of the
-    servers per call."""
+    """A grpc.aio client keeping one call in flight to each endpoint for ``seconds``: calls, wall seconds, CPU
+    seconds of this process and of the servers."""
     channels = [grpc.aio.insecure_channel(e) for e in endpoints]
     try:
         calls = [c.unary_unary(ECHO_METHOD) for c in channels]
@@ -134,27 +137,26 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
     finally:
         for c in channels:
             await c.close()
-    return {"calls": n, "calls_per_s": n / wall, "client_cpu_us": cpu / n * 1e6, "server_cpu_us": srv / n * 1e6}
+    return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
 async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seconds: float,
                         tag: str) -> dict[str, float]:
-    """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed:
-    Decide calls/s, and CPU of this process and of the bots per Decide call."""
+    """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed (at
+    least one): Decide calls, wall seconds, CPU seconds of this process and of the bots."""
     cpu0, bots0, t0 = time.process_time(), cpu_of(bot_pids), time.perf_counter()
     calls = faults = matches = 0
-    while time.perf_counter() - t0 < seconds:
+    while not matches or time.perf_counter() - t0 < seconds:
         record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32))
         calls += sum(1 + d.get("retries", 0) for d in record.decisions if d["latency_ms"] is not None)
         faults += len(record.faults)
         matches += 1
     wall, cpu, bots = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(bot_pids) - bots0
-    return {"calls": calls, "decisions_per_s": calls / wall, "referee_cpu_us": cpu / calls * 1e6,
-            "bot_cpu_us": bots / calls * 1e6, "faults": faults, "matches": matches}
+    return {"calls": calls, "wall": wall, "cpu": cpu, "peer_cpu": bots, "faults": faults, "matches": matches}
 
 
 async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag: str) -> float:
-    """Matches/s of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time."""
+    """Wall seconds of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time."""
     config = take5.Take5Config(**TRIVIAL)
     todo = iter(range(n))
 
@@ -164,11 +166,11 @@ async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag:
 
     t0 = time.perf_counter()
     await asyncio.gather(*(lane() for _ in range(concurrency)))
-    return n / (time.perf_counter() - t0)
+    return time.perf_counter() - t0
 
 
 async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency: int, tag: str) -> float:
-    """Matches/s of ``n`` trivial matches through the queue: enqueued first, then one worker of ``concurrency``
+    """Wall seconds of ``n`` trivial matches through the queue: enqueued first, then one worker of ``concurrency``
     (``scheduler.worker_loop``, in this event loop) settles them; timed from the worker's start to its ``n``-th
     settled job. Raises ``RuntimeError`` when a match was not stored."""
     specs = [MatchSpec(match_id=f"{tag}-{i:04d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(TRIVIAL))
@@ -190,33 +192,34 @@ async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency
     try:
         t0 = time.perf_counter()
         worker = asyncio.create_task(scheduler.worker_loop(store, f"bench-{tag}", stop, concurrency=concurrency,
-                                                           block_ms=200))
+                                                           block_ms=50))
         await done.wait()
-        rate = n / (time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
         stop.set()
         await worker
     finally:
         scheduler.run_job = run_job  # type: ignore[assignment]
     if settled.count("stored") != n:
         raise RuntimeError(f"queued matches: expected {n} stored, got {settled}")
-    return rate
+    return elapsed
 
 
 def engine_phase(seconds: float) -> dict[str, float]:
-    """Take 5 hands/s (4 seats, games of one hand) and Taki games/s (4 seats), random legal players."""
+    """Take 5 hands and Taki games (4 seats, random legal players) per CPU second of this process (one thread;
+    steadier than wall time on a shared machine)."""
     rnd = random.Random(1)
     config = take5.Take5Config(limit=1)
     hands = 0
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     while time.perf_counter() - t0 < seconds:
         state = take5.new_game(SEATS, config, seed=rnd.randrange(2**32))
         while not take5.is_over(state):
             for seat in take5.pending_seats(state):
                 state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
         hands += 1
-    take5_rate = hands / (time.perf_counter() - t0)
+    take5_rate = hands / (time.process_time() - cpu0)
     taki = bench_taki(SEATS, seconds, TakiConfig(), uniform=False)
-    return {"take5_hands_per_s": take5_rate, "taki_games_per_s": taki["games_per_s"]}
+    return {"take5_hands_per_s": take5_rate, "taki_games_per_s": taki["games_per_cpu_s"]}
 
 
 @dataclass(frozen=True)
@@ -292,31 +295,52 @@ def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
                                     progress))
 
 
+def _add(total: dict[str, float], part: dict[str, float]) -> None:
+    for k, v in part.items():
+        total[k] = total.get(k, 0.0) + v
+
+
 async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int], store: Store, bot_ids: list[str],
                    reps: int, seconds: float, matches_c1: int, matches_c4: int,
                    progress: Callable[[str], None]) -> list[dict[str, float]]:
+    """Each repetition alternates its two sides in ``SLICES`` slices (ABBA order), so that a burst of load from
+    other jobs falls on both sides of a ratio alike."""
     await referee_phase(seats, bot_pids, 0.2, "warm")  # imports, first connections
     out = []
     for rep in range(reps):
-        e = await echo_phase(echo.endpoints, echo.pids, seconds)
-        r = await referee_phase(seats, bot_pids, seconds, f"r{rep}")
-        d1 = await direct_phase(seats, matches_c1, 1, f"d1-{rep}")
-        q1 = await queued_phase(store, bot_ids, matches_c1, 1, f"q1-{rep}")
-        d4 = await direct_phase(seats, matches_c4, 4, f"d4-{rep}")
-        q4 = await queued_phase(store, bot_ids, matches_c4, 4, f"q4-{rep}")
+        e: dict[str, float] = {}
+        r: dict[str, float] = {}
+        q: dict[str, float] = {}
+        for i in range(SLICES):
+            for side in ("echo", "referee")[::1 if i % 2 == 0 else -1]:
+                if side == "echo":
+                    _add(e, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
+                else:
+                    _add(r, await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}"))
+        for c, n in ((1, matches_c1), (4, matches_c4)):
+            chunk = max(c, n // SLICES)
+            for i in range(SLICES):
+                for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
+                    if side == "direct":
+                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}")
+                    else:
+                        elapsed = await queued_phase(store, bot_ids, chunk, c, f"q{c}-{rep}-{i}")
+                    _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk})
         eng = engine_phase(seconds / 6)
         figures = {
-            "referee_vs_echo": r["decisions_per_s"] / e["calls_per_s"],
-            "referee_decisions_per_s": r["decisions_per_s"], "echo_calls_per_s": e["calls_per_s"],
-            "referee_cpu_vs_echo": r["referee_cpu_us"] / e["client_cpu_us"],
-            "referee_cpu_us": r["referee_cpu_us"], "echo_client_cpu_us": e["client_cpu_us"],
-            "bot_cpu_vs_echo": r["bot_cpu_us"] / e["server_cpu_us"],
-            "bot_cpu_us": r["bot_cpu_us"], "echo_server_cpu_us": e["server_cpu_us"],
-            "queued_vs_direct_c1": q1 / d1, "queued_c1": q1, "direct_c1": d1,
-            "queued_vs_direct_c4": q4 / d4, "queued_c4": q4, "direct_c4": d4,
+            "referee_decisions_per_s": r["calls"] / r["wall"], "echo_calls_per_s": e["calls"] / e["wall"],
+            "referee_cpu_us": r["cpu"] / r["calls"] * 1e6, "echo_client_cpu_us": e["cpu"] / e["calls"] * 1e6,
+            "bot_cpu_us": r["peer_cpu"] / r["calls"] * 1e6, "echo_server_cpu_us": e["peer_cpu"] / e["calls"] * 1e6,
             "referee_faults": r["faults"],
-            **eng,
         }
+        for c in (1, 4):
+            figures[f"direct_c{c}"] = q[f"direct_c{c}_matches"] / q[f"direct_c{c}"]
+            figures[f"queued_c{c}"] = q[f"queued_c{c}_matches"] / q[f"queued_c{c}"]
+            figures[f"queued_vs_direct_c{c}"] = figures[f"queued_c{c}"] / figures[f"direct_c{c}"]
+        figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
+        figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
+        figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]
+        figures.update(eng)
         out.append(figures)
         progress(f"repetition {rep + 1}/{reps}: referee/echo {figures['referee_vs_echo']:.2f}, "
                  f"CPU {figures['referee_cpu_vs_echo']:.2f}, bot CPU {figures['bot_cpu_vs_echo']:.2f}, "
