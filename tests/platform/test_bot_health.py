@@ -107,10 +107,11 @@ def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
 
 
 def test_a_bot_that_never_comes_back_forfeits_its_deferred_matches_after_the_cap(
-        store: Store, start_bot: Callable[..., Any], workers: Any, caplog: pytest.LogCaptureFixture) -> None:
+        store: Store, start_bot: Callable[..., Any], workers: Any, caplog: pytest.LogCaptureFixture,
+        dead_endpoint: str) -> None:
     caplog.set_level(logging.INFO, logger="arena")
-    (a, b, c), (_, _, gone) = _register(store, start_bot, ["steady", "solid", "gone"])
-    gone.stop()
+    (a, b), _ = _register(store, start_bot, ["steady", "solid"])
+    c = store.register_bot("take5", "gone", dead_endpoint, version="1").bot_id  # its process is gone for good
     specs = _tournament(store, [a, b, c], rounds=2)  # 12 matches, 8 with the absent bot
     with_c = [s.match_id for s in specs if c in s.seats]
     workers.thread("w", concurrency=1, max_deferral_s=1.0, **HEALTH)
