@@ -225,17 +225,17 @@ def main() -> int:
     progress = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr, flush=True))
     reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches, progress=progress)
     results: dict = {"commit": rev, "ratios": summarise(reps), "repetitions": reps}
+    if not args.json:  # at once: the ratios are the long part
+        print_ratios(results["ratios"], rev)
     results["storage"] = bench_storage(args.stored)
+    if not args.json:
+        print_storage(results["storage"])
     if args.details:
         results["details"] = details(args.seconds)
-
+        if not args.json:
+            print_details(results["details"])
     if args.json:
         print(json.dumps(results, indent=2))
-        return 0
-    print_ratios(results["ratios"], rev)
-    print_storage(results["storage"])
-    if args.details:
-        print_details(results["details"])
     return 0
 
 

@@ -263,6 +263,7 @@ def summarise(reps: list[dict[str, float]]) -> dict[str, dict[str, float]]:
 
 def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None:
     n = next(iter(summary.values()))["n"]
+    sys.stdout.flush()
     print(f"Ratios (median of {n} interleaved repetitions, min..max){' at ' + commit if commit else ''}")
     print(f"  {'figure':<54} {'median':>9} {'min':>9} {'max':>9}  target")
     for f in REPORT:
@@ -271,7 +272,7 @@ def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None
             continue
         fmt = f"{{:>9.{f.digits}f}}"
         print(f"  {f.label:<54} {fmt.format(s['median'])} {fmt.format(s['min'])} {fmt.format(s['max'])}  "
-              f"{f.target or f.unit}")
+              f"{f.target or f.unit}", flush=True)
 
 
 def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
