@@ -1,4 +1,4 @@
-"""How a match record is kept in Redis: compact and compressed, about 1.5 KB for a 4-seat Take 5 match instead
+"""How a match record is kept in Redis: compact and compressed, about 1.5 KB for a typical 4-seat match instead
 of about 25 KB of JSON, so that a million matches fit in a few GB.
 
 ``pack_record(record) -> bytes`` stores the record's decisions column by column (one list per field: seats, kinds,
