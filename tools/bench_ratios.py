@@ -66,6 +66,7 @@ SEATS = 4
 ECHO_PAYLOAD = bytes(200)  # about a serialised DecideRequest
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TRIVIAL = {"limit": 1}  # a trivial match: one hand
+BOT_START_S = 120.0  # a loaded shared machine can take long to start 4 Python processes
 SLICES = 4  # alternations of the two sides of a ratio within one repetition
 
 
@@ -282,7 +283,7 @@ def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
         echo = EchoServers()
         stack.callback(echo.stop)
         echo.start(SEATS)
-        bots = stack.enter_context(started_bots(["sample:random"] * SEATS))
+        bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
         redis_server = stack.enter_context(PrivateRedis(Path(tmp)))
         store = Store.from_url(redis_server.url)
         stack.callback(store.close)

@@ -37,7 +37,8 @@ def bench_storage(matches: int) -> dict:
         mem0 = int(store.client.info("memory")["used_memory"])
         aof0 = aof.stat().st_size if aof.exists() else 0
         packed, plain = [], []
-        with started_bots(["sample:random", "sample:heuristic", "sample:random", "sample:heuristic"]) as bots:
+        with started_bots(["sample:random", "sample:heuristic", "sample:random", "sample:heuristic"],
+                          timeout=120.0) as bots:  # a loaded machine starts processes slowly
             seats = [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
             for m in range(matches):
                 record = run_match_sync(f"s-{m:06d}", "take5", seats, seed=1000 + m).to_dict()
