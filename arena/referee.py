@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import math
 import time
@@ -206,13 +207,18 @@ def _check_limits(max_faults: int, max_consecutive_timeouts: int, match_time_lim
     return Limits(max_faults, max_consecutive_timeouts, float(match_time_limit_s), lag_threshold_ms, lag_retries)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Answer:
     response: bot_pb2.DecideResponse | None
     fault_kind: str | None
     detail: str
     latency_ms: float
     retry_lag_ms: list[float]
+
+
+def _mark_done(done_at: list[float], index: int, call: Any) -> None:
+    """Done callback of a Decide call: when its answer (or fault) came in."""
+    done_at[index] = time.perf_counter()
 
 
 @dataclass
@@ -241,16 +247,37 @@ class _Match:
     time_limit_at: int | None = None
     tally: FaultTally | None = None
     on_progress: Callable[[Any, Any], None] | None = None
+    # per seat, made once per match and reused by every Decide: the call, its keyword arguments, the request
+    decide_calls: list[Any] = field(default_factory=list)
+    call_options: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[bot_pb2.DecideRequest] = field(default_factory=list)
+    keeps_history: list[bool] = field(default_factory=list)  # per seat: StartMatchResponse.keeps_history
+    sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
+    sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
+    kind_values: dict[str, int] = field(default_factory=dict)
 
     def open(self) -> None:
-        for s in self.seats:
+        stubs: dict[str, bot_pb2_grpc.BotStub] = {}
+        for seat, s in enumerate(self.seats):
             if s.endpoint not in self.channels:  # a bot's answer is read up to MAX_BOT_ANSWER_BYTES
                 self.channels[s.endpoint] = grpc.aio.insecure_channel(
                     s.endpoint, options=[("grpc.max_receive_message_length", MAX_BOT_ANSWER_BYTES)])
-            self.stubs.append(bot_pb2_grpc.BotStub(self.channels[s.endpoint]))
-            self.metadata.append(((BOT_SECRET_METADATA, s.secret),) if s.secret else None)
-        self.sequence = [0] * len(self.seats)
-        self.tally = FaultTally(len(self.seats), self.limits)
+                stubs[s.endpoint] = bot_pb2_grpc.BotStub(self.channels[s.endpoint])
+            stub = stubs[s.endpoint]
+            metadata = ((BOT_SECRET_METADATA, s.secret),) if s.secret else None
+            self.stubs.append(stub)
+            self.metadata.append(metadata)
+            self.decide_calls.append(stub.Decide)
+            self.call_options.append({"timeout": self.deadline_ms / 1000,
+                                      **({"metadata": metadata} if metadata else {})})
+            self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat))
+        n = len(self.seats)
+        self.sequence = [0] * n
+        self.keeps_history = [False] * n
+        self.sent = [None] * n
+        self.sending = [None] * n
+        self.kind_values = {kind: wire.kind_value(kind) for kind in self.engine.info.decision_kinds}
+        self.tally = FaultTally(n, self.limits)
 
     async def close(self) -> None:
         for channel in self.channels.values():
@@ -285,29 +312,80 @@ class _Match:
             *(self._call("StartMatch", seat, req, self.call_deadline_ms) for seat, req in enumerate(requests))
         )
         hand, turn = self.engine.position(self.state)
-        for seat, (_, kind, detail) in enumerate(answers):
+        for seat, (response, kind, detail) in enumerate(answers):
             if kind is not None:
                 self._fault(kind, seat, hand, turn, detail, None)
+            else:  # the bot keeps each view's history: send it only what changed (Game.view_message)
+                self.keeps_history[seat] = bool(response.keeps_history)
 
-    async def _decide(self, seat: int, request: bot_pb2.DecideRequest) -> _Answer:
+    def _request(self, seat: int, kind: str) -> bot_pb2.DecideRequest:
+        """The seat's Decide request now (its reused message, refilled): the next sequence number and its view,
+        which leaves out the history its bot keeps (``Game.view_message``)."""
+        engine = self.engine
+        if self.keeps_history[seat]:
+            view_msg, self.sending[seat] = engine.view_message(self.state, seat, self.sent[seat])
+        else:
+            view_msg = engine.view_to_proto(engine.observe(self.state, seat))
+        request = self.requests[seat]
+        request.kind = self.kind_values[kind]  # type: ignore[assignment]
+        request.sequence = self.sequence[seat]
+        self.sequence[seat] += 1
+        getattr(request, self.game).CopyFrom(view_msg)
+        return request
+
+    async def _ask(self, seats: list[int], requests: list[bot_pb2.DecideRequest]) -> list[_Answer]:
+        """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours), and wait for
+        every answer or fault. A timeout while the event loop was late is asked again (same request) with the
+        others of its wave, at most ``lag_retries`` times (see the module docstring)."""
         loop = asyncio.get_running_loop()
         threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
-        lags: list[float] = []
-        while True:
-            t0 = time.perf_counter()
+        answers: list[_Answer | None] = [None] * len(seats)
+        lags: list[list[float]] = [[] for _ in seats]
+        todo = list(range(len(seats)))
+        while todo:
             since = loop.time()
-            response, kind, detail = await self._call("Decide", seat, request, self.deadline_ms)
-            latency_ms = round((time.perf_counter() - t0) * 1000, 1)  # 0.1 ms: what a record keeps
-            if kind == "timeout" and len(lags) < self.limits.lag_retries:
-                lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
-                if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
-                    lags.append(lag_ms)
-                    log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
-                             "asking again", self.match_id, seat, request.sequence, lag_ms)
-                    continue
-            if lags and kind == "timeout":
-                detail += f" (asked {len(lags) + 1} times; the referee's lateness excused the first {len(lags)})"
-            return _Answer(response, kind, detail, latency_ms, lags)
+            t0 = time.perf_counter()
+            done_at = [0.0] * len(todo)
+            calls = []
+            for j, i in enumerate(todo):
+                seat = seats[i]
+                call = self.decide_calls[seat](requests[i], **self.call_options[seat])
+                call.add_done_callback(functools.partial(_mark_done, done_at, j))
+                calls.append(call)
+            again = []
+            try:
+                for j, i in enumerate(todo):
+                    response: Any = None
+                    kind: str | None = None
+                    detail = ""
+                    try:
+                        response = await calls[j]
+                    except grpc.RpcError as exc:
+                        kind = _fault_kind(exc.code() if hasattr(exc, "code") else None)
+                        detail = _rpc_detail("Decide", exc, self.deadline_ms)
+                    else:
+                        if response is None:  # grpc.aio yields None when the answer does not parse
+                            kind = "malformed"
+                            detail = "Decide: the answer could not be decoded as a Decide response message"
+                    latency_ms = round(((done_at[j] or time.perf_counter()) - t0) * 1000, 1)  # what a record keeps
+                    if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:
+                        lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
+                        if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
+                            lags[i].append(lag_ms)
+                            log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
+                                     "asking again", self.match_id, seats[i], requests[i].sequence, lag_ms)
+                            again.append(i)
+                            continue
+                    if lags[i] and kind == "timeout":
+                        detail += (f" (asked {len(lags[i]) + 1} times; the referee's lateness excused the first "
+                                   f"{len(lags[i])})")
+                    answers[i] = _Answer(response, kind, detail, latency_ms, lags[i])
+            except BaseException:  # cancelled: no call of ours outlives the match
+                for call in calls:
+                    call.cancel()
+                raise
+            todo = again
+        return answers  # type: ignore[return-value]
 
     def _time_limit(self) -> None:
         """The match passed its time limit: nobody is asked again; seats over their share of it forfeit."""
@@ -330,38 +408,31 @@ class _Match:
         while not engine.is_over(self.state):
             if limit_s and self.time_limit_at is None and time.monotonic() - self.started >= limit_s:
                 self._time_limit()
-            pending = tuple(engine.pending_seats(self.state))
-            hand, turn = engine.position(self.state)
-            kinds = {seat: engine.decision_kind(self.state, seat) for seat in pending}
+            state = self.state
+            pending = engine.pending_seats(state)
+            hand, turn = engine.position(state)
+            kinds = [engine.decision_kind(state, seat) for seat in pending]
             asked = [seat for seat in pending if self.playing(seat)]
-            seqs = {}
-            requests = []
-            for seat in asked:
-                seqs[seat] = self.sequence[seat]
-                self.sequence[seat] += 1
-                view_msg = engine.view_to_proto(engine.observe(self.state, seat))
-                requests.append(
-                    bot_pb2.DecideRequest(
-                        match_id=self.match_id, seat=seat, kind=wire.kind_value(kinds[seat]),
-                        sequence=seqs[seat], **{self.game: view_msg},
-                    )
-                )
+            answers: dict[int, _Answer] = {}
             if asked:
-                answers = dict(zip(asked, await asyncio.gather(
-                    *(self._decide(seat, req) for seat, req in zip(asked, requests)))))
+                seqs = [self.sequence[seat] for seat in asked]
+                requests = [self._request(seat, kinds[pending.index(seat)]) for seat in asked]
+                answers = dict(zip(asked, await self._ask(asked, requests)))
+                seq_of = dict(zip(asked, seqs))
             else:
-                answers = {}
                 await asyncio.sleep(0)  # nobody to ask: let the rest of the loop run between rounds
             # The reveal: every answer (or fault) is in; apply them in seat order.
-            before = self.state
-            for seat in pending:
-                if seat in answers:
-                    self._apply(seat, kinds[seat], seqs[seat], hand, turn, answers[seat])
+            for seat, kind in zip(pending, kinds):
+                answer = answers.get(seat)
+                if answer is not None:
+                    if answer.response is not None:  # the bot got the view: it keeps what it was sent
+                        self.sent[seat] = self.sending[seat]
+                    self._apply(seat, kind, seq_of[seat], hand, turn, answer)
                 else:
-                    self._apply_unasked(seat, kinds[seat], hand, turn)
+                    self._apply_unasked(seat, kind, hand, turn)
             if self.on_progress is not None:
                 try:
-                    self.on_progress(before, self.state)
+                    self.on_progress(state, self.state)
                 except Exception:  # an observer never stops a match
                     log.exception("match %s: the progress observer raised", self.match_id)
 

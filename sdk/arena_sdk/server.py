@@ -3,8 +3,12 @@
 
 The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` or lazily by the first
 ``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's complete
-view). Calls run on a thread pool, so concurrent matches are served in parallel; calls to one bot object are
-serialised by a per-object lock, so an author never needs locks of their own.
+current state). It also keeps each (match, seat)'s public history (``StartMatchResponse.keeps_history``): the
+referee then sends only the history since the seat's last answered decision, and the servicer gives the bot the
+complete view (``Game.view_from_message``), equal to the engine's ``observe``; a bot restarted mid-match gets the
+history from where the request's starts (the game's view says where). Calls run on a thread pool, so
+concurrent matches are served in parallel; calls to one bot object are serialised by a per-object lock, so an
+author never needs locks of their own.
 
 Errors leave as canonical gRPC status codes with a message a person can act on:
 
@@ -104,6 +108,7 @@ class _Entry:
     bot: Bot
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: bool = False
+    kept: Any = None  # what the game keeps of this seat's views (``Game.view_from_message``)
 
 
 class BotServicer(bot_pb2_grpc.BotServicer):
@@ -202,7 +207,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         entry = self._entry(key)
         with entry.lock:
             self._start(key, entry, info)  # a repeated StartMatch for a live object changes nothing
-        return bot_pb2.StartMatchResponse()
+        return bot_pb2.StartMatchResponse(keeps_history=True)  # Decide completes each view's history
 
     @_handles_errors
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
@@ -220,8 +225,15 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         game = get_game(game_id)
         if kind not in game.info.decision_kinds:
             raise _invalid(f"{kind} is not a {game.info.title} decision")
-        try:
-            view = game.view_from_proto(getattr(request, game_id), kind)
+
+        key = (request.match_id, request.seat)
+        with self._lock:  # the referee asks one seat one thing at a time (a re-ask repeats the same request)
+            known = self._matches.get(key)
+            if known is not None:
+                self._matches.move_to_end(key)
+        try:  # completed with the history kept from this seat's earlier requests (keeps_history)
+            view, kept = game.view_from_message(getattr(request, game_id), kind,
+                                                known.kept if known is not None else None)
         except (wire.WireError, RulesError) as exc:
             raise _invalid(f"DecideRequest.{game_id}: {exc}") from exc
         if view.seat != request.seat:
@@ -230,15 +242,13 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         if mismatch:
             raise _invalid(f"{kind} does not match the view: {mismatch}")
 
-        key = (request.match_id, request.seat)
-        entry = self._entry(key)
+        entry = known if known is not None else self._entry(key)
         name = self.name
         with entry.lock:
-            self._start(
-                key,
-                entry,
-                MatchInfo(request.match_id, game_id, view.seat, view.num_players, (), view.config),
-            )
+            entry.kept = kept
+            if not entry.started:
+                self._start(key, entry, MatchInfo(request.match_id, game_id, view.seat, view.num_players, (),
+                                                  view.config))
             try:
                 action = game.decide(entry.bot, view)
             except IllegalAnswerError as exc:

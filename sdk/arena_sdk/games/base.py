@@ -190,6 +190,27 @@ class Game(ABC):
     def view_from_proto(self, msg: Any, kind: str | None) -> Any:
         """Typed view from the game's view message, ``kind`` pending. Raises ``WireError`` when inconsistent."""
 
+    def view_message(self, state: Any, seat: int, sent: Any) -> tuple[Any, Any]:
+        """Referee side: the view message of ``seat`` now for a bot that keeps the public history
+        (``StartMatchResponse.keeps_history``), leaving out what ``sent`` says the bot was sent before, and what
+        it has been sent once it has this message too: ``(message, sent_after)``.
+
+        ``sent``: the ``sent_after`` of the last message of this match that the bot answered, or None (nothing
+        sent: the message is complete). The message carries ``observe(state, seat)`` in full but for the history
+        it may leave out; building it takes time proportional to what changed. The default sends the complete
+        view every time (``view_to_proto(observe(state, seat))``), as a game whose view carries no growing
+        history needs."""
+        return self.view_to_proto(self.observe(state, seat)), None
+
+    def view_from_message(self, msg: Any, kind: str | None, kept: Any) -> tuple[Any, Any]:
+        """Bot side (the SDK server, per (match, seat)): the typed view of a message made by ``view_message``,
+        completed with what was ``kept`` from the earlier messages of the same (match, seat) (None at the first),
+        and what to keep from it: ``(view, kept_after)``. The view equals the referee's ``observe(state, seat)``
+        whenever what was left out is kept (a bot restarted mid-match gets the message's part: the game documents
+        how its view says so). Decodes only what the message carries. Raises ``WireError`` as
+        ``view_from_proto``. The default decodes the message alone."""
+        return self.view_from_proto(msg, kind), None
+
     @abstractmethod
     def action_to_proto(self, action: Any) -> Any:
         """The game's action message (the field of ``DecideResponse.action`` named by the game id)."""

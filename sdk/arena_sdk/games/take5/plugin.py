@@ -80,6 +80,12 @@ class Take5Game(Game):
     def view_from_proto(self, msg: Any, kind: str | None) -> rules.Take5View:
         return wire.view_from_proto(msg, kind)
 
+    def view_message(self, state: Any, seat: int, sent: Any) -> tuple[Any, Any]:
+        return wire.encode_view(rules.observe(state, seat), sent)
+
+    def view_from_message(self, msg: Any, kind: str | None, kept: Any) -> tuple[rules.Take5View, Any]:
+        return wire.decode_view(msg, kind, kept)
+
     def action_to_proto(self, action: Any) -> Any:
         return wire.action_to_proto(action)
 

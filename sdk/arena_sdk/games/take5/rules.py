@@ -176,6 +176,10 @@ class Take5View:
         revealed: CHOOSE_ROW only, all cards revealed this turn ascending, else ().
         draft_pool: DRAFT_PICK / draft phase only, the cards still to pick, ascending.
         draft_picks: draft variant, the picks of this hand so far in order.
+        history_first_turn / previous_history_first_turn: 0 (``history`` / ``previous_history`` are complete), as
+            ``observe`` gives and the SDK gives its bots; only a bot that lost its state mid-match (restarted) may
+            get a view whose history starts later: at turn ``history_first_turn`` of the hand (the earlier turns
+            went to the bot's previous process; protocol: ``Take5View.history_first_turn``).
     """
 
     seat: int
@@ -194,6 +198,8 @@ class Take5View:
     revealed: tuple[Pick, ...] = ()
     draft_pool: tuple[int, ...] = ()
     draft_picks: tuple[Pick, ...] = ()
+    history_first_turn: int = 0
+    previous_history_first_turn: int = 0
 
     def target_row(self, card: int) -> int | None:
         """Row (0..3) that ``card`` would go to now by rules 1-2, or None when rule 4 applies."""

@@ -7,6 +7,7 @@ message from a bot or a client becomes a clear error, never a crash.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -146,8 +147,11 @@ def _turns_from_proto(turns: Any) -> tuple[take5.Turn, ...]:
     )
 
 
-def view_to_proto(view: take5.Take5View) -> bot_pb2.Take5View:
-    """``Take5View`` message of an engine view (what the referee sends in ``DecideRequest.take5``)."""
+def view_to_proto(view: take5.Take5View, history_first_turn: int = 0,
+                  previous_history_first_turn: int = 0) -> bot_pb2.Take5View:
+    """``Take5View`` message of an engine view (what the referee sends in ``DecideRequest.take5``), leaving out
+    the first ``history_first_turn`` turns of ``view.history`` and the first ``previous_history_first_turn`` of
+    ``view.previous_history`` (turns the seat's bot was sent before and keeps; see ``encode_view``)."""
     return bot_pb2.Take5View(
         seat=view.seat,
         num_players=view.num_players,
@@ -158,63 +162,147 @@ def view_to_proto(view: take5.Take5View) -> bot_pb2.Take5View:
         rows=[bot_pb2.Take5Row(cards=r) for r in view.rows],
         totals=view.totals,
         hand_penalties=view.hand_penalties,
-        history=_turns_to_proto(view.history),
-        previous_history=_turns_to_proto(view.previous_history),
+        history=_turns_to_proto(view.history[history_first_turn:]),
+        previous_history=_turns_to_proto(view.previous_history[previous_history_first_turn:]),
         resolving_card=view.resolving_card or 0,
         revealed=_picks_to_proto(view.revealed),
         draft_pool=view.draft_pool,
         draft_picks=_picks_to_proto(view.draft_picks),
+        history_first_turn=history_first_turn + view.history_first_turn,
+        previous_history_first_turn=previous_history_first_turn + view.previous_history_first_turn,
     )
 
 
+# What a seat's bot was sent and keeps: (hand number, turns of that hand's history, turns of its previous_history),
+# counts of turns (referee side, ``encode_view``).
+Sent = tuple[int, int, int]
+# What the SDK keeps of a (match, seat): (hand number, the turns of that hand's history it has and the number of
+# the first of them, the same for that hand's previous_history); the first is 0 unless the bot lost its state
+# mid-match (bot side, ``decode_view``).
+Kept = tuple[int, "tuple[take5.Turn, ...]", int, "tuple[take5.Turn, ...]", int]
+
+
+def encode_view(view: take5.Take5View, sent: Sent | None) -> tuple[bot_pb2.Take5View, Sent]:
+    """The message of ``view`` for a bot that keeps the history (``StartMatchResponse.keeps_history``) and was
+    sent ``sent`` by earlier requests of this match that it answered (None: nothing), and what it has been sent
+    once it has this message too.
+
+    Only the turns the bot lacks travel: ``history`` from ``history_first_turn`` on (turns of the same hand sent
+    before are left out) and ``previous_history`` from ``previous_history_first_turn`` on (the previous hand's
+    turns, sent before as that hand's history or as this hand's previous_history). Everything else (hand, rows,
+    totals, penalties, the decision's fields) is the complete current state. Time: what changed, not the hand's
+    length."""
+    first = prev_first = 0
+    if sent is not None:
+        hand, n_history, n_previous = sent
+        if hand == view.hand_number:
+            first, prev_first = n_history, n_previous
+        elif hand == view.hand_number - 1:
+            prev_first = n_history
+        first = min(first, len(view.history))
+        prev_first = min(prev_first, len(view.previous_history))
+    return (view_to_proto(view, first, prev_first),
+            (view.hand_number, len(view.history), len(view.previous_history)))
+
+
+def decode_view(msg: bot_pb2.Take5View, kind: str | None, kept: Kept | None) -> tuple[take5.Take5View, Kept]:
+    """The engine view of a message that may leave out turns sent before (``encode_view``), completed with the
+    turns ``kept`` from the earlier messages of the same (match, seat) (None: none), and what to keep from it.
+
+    The view equals the referee's ``observe`` whenever the left-out turns are kept here; when they are not (the
+    bot restarted mid-match), its history starts at ``history_first_turn`` (and ``previous_history`` at
+    ``previous_history_first_turn``), where the first message after the loss started, and grows from there.
+    Decodes only the turns the message carries. Raises ``WireError`` as ``view_from_proto``."""
+    first, prev_first = msg.history_first_turn, msg.previous_history_first_turn
+    history = _turns_from_proto(msg.history)
+    previous = _turns_from_proto(msg.previous_history)
+    hand = msg.hand_number
+    if kept is not None and (first or prev_first):
+        kept_hand, kept_history, kept_first, kept_previous, kept_prev_first = kept
+        if first and kept_hand == hand and kept_first <= first <= kept_first + len(kept_history):
+            history = kept_history[:first - kept_first] + history
+            first = kept_first
+        if prev_first:
+            if kept_hand == hand:
+                earlier, earlier_first = kept_previous, kept_prev_first
+            elif kept_hand == hand - 1:  # the previous hand's turns came as that hand's history
+                earlier, earlier_first = kept_history, kept_first
+            else:
+                earlier, earlier_first = (), prev_first
+            if earlier_first <= prev_first <= earlier_first + len(earlier):
+                previous = earlier[:prev_first - earlier_first] + previous
+                prev_first = earlier_first
+    view = _view_from_proto(msg, kind, history, previous, first, prev_first)
+    return view, (hand, history, first, previous, prev_first)
+
+
 def view_from_proto(msg: bot_pb2.Take5View, kind: str | None = None) -> take5.Take5View:
-    """Engine view from a ``Take5View`` message, with ``kind`` (a ``DecisionKind`` name) as the pending decision.
+    """Engine view from a ``Take5View`` message, with ``kind`` (a ``DecisionKind`` name) as the pending decision;
+    the message's history as it is (see ``decode_view`` for one that leaves out turns sent before).
 
     Raises ``WireError`` when the message is inconsistent: seat not below num_players, num_players outside 2..10,
     not 4 rows outside the draft, a card outside 1..104, totals of the wrong length.
     """
+    return _view_from_proto(msg, kind, _turns_from_proto(msg.history), _turns_from_proto(msg.previous_history),
+                            msg.history_first_turn, msg.previous_history_first_turn)
+
+
+def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[take5.Turn, ...],
+                     previous: tuple[take5.Turn, ...], first: int, prev_first: int) -> take5.Take5View:
     n = msg.num_players
     if not take5.MIN_PLAYERS <= n <= take5.MAX_PLAYERS:
         raise WireError(f"view.num_players must be {take5.MIN_PLAYERS}..{take5.MAX_PLAYERS}, got {n}")
     if msg.seat >= n:
         raise WireError(f"view.seat {msg.seat} is not below num_players {n}")
-    if len(msg.totals) != n or len(msg.hand_penalties) != n:
+    totals, penalties = tuple(msg.totals), tuple(msg.hand_penalties)
+    if len(totals) != n or len(penalties) != n:
         raise WireError(f"view.totals and view.hand_penalties must hold {n} values")
     rows = tuple(tuple(r.cards) for r in msg.rows)
     if rows and len(rows) != take5.NUM_ROWS:
         raise WireError(f"view.rows must hold {take5.NUM_ROWS} rows, got {len(rows)}")
-    cards = [*msg.hand, *(c for r in rows for c in r), *msg.draft_pool]
-    bad = [c for c in cards if not 1 <= c <= take5.DECK_SIZE]
-    if bad:
+    hand, pool = tuple(msg.hand), tuple(msg.draft_pool)
+    cards = [*hand, *(c for r in rows for c in r), *pool]
+    if min(cards, default=1) < 1 or max(cards, default=1) > take5.DECK_SIZE:
+        bad = [c for c in cards if not 1 <= c <= take5.DECK_SIZE]
         raise WireError(f"view holds cards outside 1..{take5.DECK_SIZE}: {bad}")
     if len(set(cards)) != len(cards):
         repeated = sorted({c for c in cards if cards.count(c) > 1})
         raise WireError(f"view holds cards twice (hand, rows and draft pool share {repeated})")
-    if len(msg.hand) > take5.HAND_SIZE:
-        raise WireError(f"view.hand holds {len(msg.hand)} cards, at most {take5.HAND_SIZE}")
+    if len(hand) > take5.HAND_SIZE:
+        raise WireError(f"view.hand holds {len(hand)} cards, at most {take5.HAND_SIZE}")
     drafting = all(not row for row in rows)  # the rows start only after the draft
     for i, row in enumerate(rows):
         if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or list(row) != sorted(row):
             raise WireError(f"view.rows[{i}] must hold 1..{take5.ROW_CAPACITY} ascending cards, got {list(row)}")
-    config = config_from_proto(msg.config)
+    c = msg.config
+    config = _config_of(c.limit, c.limit_rule, c.known_cards, c.draft)
     return take5.Take5View(
         seat=msg.seat,
         num_players=n,
         config=config,
         hand_number=msg.hand_number,
         turn=msg.turn,
-        hand=tuple(msg.hand),
+        hand=hand,
         rows=rows,
-        totals=tuple(msg.totals),
-        hand_penalties=tuple(msg.hand_penalties),
-        history=_turns_from_proto(msg.history),
-        previous_history=_turns_from_proto(msg.previous_history),
+        totals=totals,
+        hand_penalties=penalties,
+        history=history,
+        previous_history=previous,
         kind=kind,
         resolving_card=msg.resolving_card or None,
-        revealed=tuple(take5.Pick(p.seat, p.card) for p in msg.revealed),
-        draft_pool=tuple(msg.draft_pool),
-        draft_picks=tuple(take5.Pick(p.seat, p.card) for p in msg.draft_picks),
+        revealed=tuple([take5.Pick(p.seat, p.card) for p in msg.revealed]),
+        draft_pool=pool,
+        draft_picks=tuple([take5.Pick(p.seat, p.card) for p in msg.draft_picks]),
+        history_first_turn=first,
+        previous_history_first_turn=prev_first,
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _config_of(limit: int, limit_rule: int, known_cards: bool, draft: bool) -> take5.Take5Config:
+    """``config_from_proto`` by the message's field values (a match sends the same config in every view)."""
+    return config_from_proto(bot_pb2.Take5Config(limit=limit, limit_rule=limit_rule,  # type: ignore[arg-type]
+                                                 known_cards=known_cards, draft=draft))
 
 
 # --- actions -----------------------------------------------------------------------------------------------

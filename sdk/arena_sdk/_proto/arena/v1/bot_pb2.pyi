@@ -9,7 +9,10 @@ Decision flow for one match, as the referee (the gRPC client) drives it:
   1. GetInfo      (any time; also used to verify an endpoint before registration)
   2. StartMatch   once per seat the bot holds in the match
   3. Decide       many times: one request per decision the game asks of that seat. Each request
-                  carries the seat's complete view, so a bot may be stateless.
+                  carries the seat's complete current state (hand, board, scores), so a bot may be stateless.
+                  Its public history is complete too, unless the bot answered StartMatch with
+                  keeps_history = true: then a view may carry only the history since the seat's last answered
+                  decision (Take5View.history_first_turn says where it starts), the bot keeping the rest.
   4. EndMatch     once per seat, with the final result
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
@@ -332,12 +335,23 @@ Global___StartMatchRequest: _TypeAlias = StartMatchRequest  # noqa: Y015
 class StartMatchResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    KEEPS_HISTORY_FIELD_NUMBER: _builtins.int
+    keeps_history: _builtins.bool
+    """True when the bot keeps the public history of each (match_id, seat) it plays from one Decide to the next
+    (the Python SDK does, and still gives its bot the complete history). The referee may then send in each view
+    only the history since the seat's last answered Decide (Take5View.history_first_turn and
+    previous_history_first_turn say how much is left out), so a view costs what changed. False or unset (older
+    bots): every view carries the complete history. A bot that lost its state (restarted mid-match) still gets
+    the complete current state; its history then starts where the request's starts.
+    """
     def __init__(
         self,
+        *,
+        keeps_history: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keeps_history", b"keeps_history"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -482,6 +496,8 @@ class Take5View(_message.Message):
     DRAFT_POOL_FIELD_NUMBER: _builtins.int
     DRAFT_PICKS_FIELD_NUMBER: _builtins.int
     PREVIOUS_HISTORY_FIELD_NUMBER: _builtins.int
+    HISTORY_FIRST_TURN_FIELD_NUMBER: _builtins.int
+    PREVIOUS_HISTORY_FIRST_TURN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat this view belongs to, 0-based."""
     num_players: _builtins.int
@@ -492,6 +508,17 @@ class Take5View(_message.Message):
     """Turn number within the hand, 0..9 (0 during the draft)."""
     resolving_card: _builtins.int
     """TAKE5_CHOOSE_ROW only: the seat's card that is lower than every row end."""
+    history_first_turn: _builtins.int
+    """Only to a bot that answered StartMatch with keeps_history: the number of completed turns of this hand left
+    out of `history` because an earlier request of this (match, seat) carried them (history then holds turns
+    history_first_turn, history_first_turn + 1, ...). 0: `history` is complete. The Python SDK puts the kept
+    turns back, so its bots always see the complete history (or, after a restart of the bot mid-match, the
+    turns from history_first_turn on, with view.history_first_turn telling so).
+    """
+    previous_history_first_turn: _builtins.int
+    """The same for `previous_history`: completed turns of the previous hand left out because an earlier request
+    carried them. 0: previous_history is complete.
+    """
     @_builtins.property
     def config(self) -> Global___Take5Config:
         """Rules options of the match."""
@@ -514,7 +541,9 @@ class Take5View(_message.Message):
 
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___Take5Turn]:
-        """Completed turns of this hand, oldest first."""
+        """Completed turns of this hand, oldest first, from turn history_first_turn on (the complete history when
+        history_first_turn is 0).
+        """
 
     @_builtins.property
     def revealed(self) -> _containers.RepeatedCompositeFieldContainer[Global___Take5Pick]:
@@ -533,7 +562,8 @@ class Take5View(_message.Message):
     @_builtins.property
     def previous_history(self) -> _containers.RepeatedCompositeFieldContainer[Global___Take5Turn]:
         """Set during turn 0 (and the draft) of every hand after the first: the completed turns of the previous hand,
-        oldest first, so a bot sees the plays of the previous hand's last turn too. Empty otherwise.
+        oldest first, so a bot sees the plays of the previous hand's last turn too. Empty otherwise. From turn
+        previous_history_first_turn on (complete when that is 0).
         """
 
     def __init__(
@@ -554,10 +584,12 @@ class Take5View(_message.Message):
         draft_pool: _abc.Iterable[_builtins.int] | None = ...,
         draft_picks: _abc.Iterable[Global___Take5Pick] | None = ...,
         previous_history: _abc.Iterable[Global___Take5Turn] | None = ...,
+        history_first_turn: _builtins.int = ...,
+        previous_history_first_turn: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "draft_picks", b"draft_picks", "draft_pool", b"draft_pool", "hand", b"hand", "hand_number", b"hand_number", "hand_penalties", b"hand_penalties", "history", b"history", "num_players", b"num_players", "previous_history", b"previous_history", "resolving_card", b"resolving_card", "revealed", b"revealed", "rows", b"rows", "seat", b"seat", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "draft_picks", b"draft_picks", "draft_pool", b"draft_pool", "hand", b"hand", "hand_number", b"hand_number", "hand_penalties", b"hand_penalties", "history", b"history", "history_first_turn", b"history_first_turn", "num_players", b"num_players", "previous_history", b"previous_history", "previous_history_first_turn", b"previous_history_first_turn", "resolving_card", b"resolving_card", "revealed", b"revealed", "rows", b"rows", "seat", b"seat", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

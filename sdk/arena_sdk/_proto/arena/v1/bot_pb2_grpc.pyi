@@ -9,7 +9,10 @@ Decision flow for one match, as the referee (the gRPC client) drives it:
   1. GetInfo      (any time; also used to verify an endpoint before registration)
   2. StartMatch   once per seat the bot holds in the match
   3. Decide       many times: one request per decision the game asks of that seat. Each request
-                  carries the seat's complete view, so a bot may be stateless.
+                  carries the seat's complete current state (hand, board, scores), so a bot may be stateless.
+                  Its public history is complete too, unless the bot answered StartMatch with
+                  keeps_history = true: then a view may carry only the history since the seat's last answered
+                  decision (Take5View.history_first_turn says where it starts), the bot keeping the rest.
   4. EndMatch     once per seat, with the final result
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
