@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale proto clean chaos
+.PHONY: help install test demo bench scale proto clean fairness chaos
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
@@ -40,6 +40,10 @@ bench: $(STAMP)
 
 scale: $(STAMP)
 	$(PY) tools/scale.py
+
+# Matches until the batch fit separates bots of known strength: duplicate vs rotated vs random deals (issue 10).
+fairness: $(STAMP)
+	$(PY) tools/fairness.py
 
 # Generated code is committed; tests/test_proto_fresh.py fails when it differs from what this target writes.
 proto: $(STAMP)
