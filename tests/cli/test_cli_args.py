@@ -56,7 +56,8 @@ def test_the_command_tree_is_complete() -> None:
     expected = {("serve",), ("worker", "list"), ("bot", "register"), ("bot", "update"), ("bot", "remove"),
                 ("bot", "token"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
-                ("tournament", "standings"), ("tournament", "cancel"), ("match", "list"), ("match", "show"),
+                ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
+                ("match", "list"), ("match", "show"),
                 ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
     assert isinstance(cli.commands["worker"], click.Group) and cli.commands["worker"].invoke_without_command
