@@ -123,10 +123,12 @@ class GameCheck:
     ladder_equal: bool
     faults: int
     unhealthy: list[str]
+    index_agrees: bool = True  # the tournament's match index holds exactly the match ids of the results log
 
     @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.duplicates == 0 and self.ladder_equal and not self.unhealthy
+        return (self.lost == 0 and self.duplicates == 0 and self.ladder_equal and not self.unhealthy
+                and self.index_agrees)
 
 
 @dataclass
@@ -160,7 +162,8 @@ class ChaosReport:
                 f"  {g.game} tournament {g.tournament}: {g.matches_stored}/{g.matches_total} matches stored, "
                 f"lost {g.lost}, duplicates {g.duplicates}, ladder equals rebuild: {'yes' if g.ladder_equal else 'NO'}"
                 f", unhealthy bots: {len(g.unhealthy)}{' (' + ', '.join(g.unhealthy) + ')' if g.unhealthy else ''}"
-                f", faults in the stored results: {g.faults}")
+                f", faults in the stored results: {g.faults}"
+                + ("" if g.index_agrees else ", the tournament's match index DIFFERS from the results log"))
         lines.append(f"  result: {'PASS' if self.ok else 'FAIL'}")
         return "\n".join(lines)
 
@@ -399,12 +402,12 @@ def _check_game(arena: Arena, game: str, tournament_id: str) -> GameCheck:
            if m.startswith(f"{tournament_id}-")]
     indexed = arena.read(lambda: db.client.zrange(tournament_matches_key(game, tournament_id), 0, -1))
     stored = set(log)
-    duplicates = len(log) - len(stored) + (0 if set(indexed) == stored and len(indexed) == len(stored) else 1)
     check = arena.read(lambda: db.check_ladder(game))
     unhealthy = sorted(arena.read(lambda: db.unhealthy_bots(game)))
     return GameCheck(game=game, tournament=tournament_id, matches_total=info.matches_total,
-                     matches_stored=len(stored), lost=info.matches_total - len(stored), duplicates=duplicates,
-                     ladder_equal=check.equal, faults=info.faults, unhealthy=unhealthy)
+                     matches_stored=len(stored), lost=info.matches_total - len(stored),
+                     duplicates=len(log) - len(stored), ladder_equal=check.equal, faults=info.faults,
+                     unhealthy=unhealthy, index_agrees=sorted(indexed) == sorted(stored))
 
 
 def _reruns(logs: Path) -> set[str]:
