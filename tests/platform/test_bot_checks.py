@@ -37,7 +37,7 @@ def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str) -> arena
 
 def _create(stub: arena_pb2_grpc.ArenaStub, bots: list[str], **kwargs: Any) -> arena_pb2.Tournament:
     return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=bots, seats_per_match=2,
-                                                                   seed=11, **kwargs))
+                                                                   **kwargs))
 
 
 def test_registration_errors_do_not_tell_what_listens_at_a_port(
@@ -83,7 +83,7 @@ def test_a_tournament_whose_bots_are_down_is_refused_and_nothing_is_queued(
     assert list(stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments) == []
 
     # the bots that answer can play; the first tournament stored gets the first id
-    t = _create(stub, ["up", "up2"])
+    t = _create(stub, ["up", "up2"], rounds=2)
     assert (t.id, t.state, t.matches_total) == ("t1", "running", 2)
     assert store.queued_jobs() == 2
 

@@ -105,7 +105,7 @@ def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
         game="take5", bots=["vb", "vb@2.0", "rival"])))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "vb and vb@2.0 name the same bot vb@2.0" in details
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
-        game="take5", bots=["vb@1.0", "vb", "rival"], seats_per_match=3, seed=4,
+        game="take5", bots=["vb@1.0", "vb", "rival"], seats_per_match=3, rounds=3,
         config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=10))))
     assert list(t.bots) == ["vb@1.0", "vb@2.0", "rival@0.9"] and t.matches_total == 3
     wait_until(lambda: stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).state == "finished",

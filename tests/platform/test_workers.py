@@ -33,7 +33,7 @@ def test_two_worker_processes_share_one_tournament_and_count_each_match_once(
     wait_until(lambda: {"left", "right"} <= {n for n, w in _workers(stub).items() if w.alive},
                "both worker processes to send a heartbeat")
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
-        game="take5", bots=["s1", "s2", "s3"], seats_per_match=2, seed=3,
+        game="take5", bots=["s1", "s2", "s3"], seats_per_match=2, rounds=2,
         config=bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1))))
     assert t.matches_total == 6
     done = wait_until(lambda: (x := stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))).state == "finished"
