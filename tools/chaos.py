@@ -96,8 +96,8 @@ class ChaosPlan:
         ("chaos-taki-random", "sample:taki-random"), ("chaos-taki-heuristic", "sample:taki-heuristic"),
         ("chaos-taki-random-2", "sample:taki-random"))
     seats: int = 3
-    take5_matches: int = 240
-    taki_matches: int = 240
+    take5_matches: int = 300
+    taki_matches: int = 300
     take5_config: dict[str, Any] = field(default_factory=dict)
     taki_config: dict[str, Any] = field(default_factory=dict)
     serve_workers: int = 1
@@ -230,15 +230,30 @@ class Arena:
                 raise ChaosError(f"arena serve did not start; see {self.logs / f'{label}.log'}")
             time.sleep(0.05)
 
-    def start_worker(self) -> str:
+    def start_worker(self, wait: bool = True) -> str:
+        """Start an ``arena worker``; with ``wait``, until its first heartbeat."""
         self.worker_runs += 1
         name = f"chaos-w{self.worker_runs}"
         self.workers[name] = self._spawn(name, [
             "worker", "--name", name, "--data-dir", str(self.data_dir), "--concurrency", str(self.plan.concurrency),
             "--visibility-timeout", str(self.plan.visibility_timeout_s)])
-        self.wait(lambda: any(w.name == name and w.alive(time.time()) for w in self.read(self.db.list_workers)),
-                  f"worker {name} to send its first heartbeat")
+        if wait:
+            self.wait_workers()
         return name
+
+    def wait_workers(self) -> None:
+        """Wait until every worker process started is up (has sent a heartbeat), or fail if one exited: a worker
+        finds Redis when it starts, so Redis must not be killed before."""
+        def up() -> bool:
+            beating = {w.name for w in self.read(self.db.list_workers) if w.alive(time.time())}
+            for name, proc in self.workers.items():
+                if proc.poll() is None and name not in beating:
+                    return False
+                if proc.poll() is not None and proc.returncode not in (-signal.SIGKILL, 0):
+                    raise ChaosError(f"worker {name} exited with {proc.returncode}; see {self.logs / name}.log")
+            return True
+
+        self.wait(up, "the workers' first heartbeats")
 
     def start_bots(self) -> dict[str, local_bots.BotProcess]:
         """Start every sample bot of the plan at once (``--name NAME``, as registration checks the name); returns
@@ -326,7 +341,7 @@ class Arena:
                 out.update(w.running)
         return out
 
-    def _busy(self, running: Callable[[], set[str]], patience_s: float = 3.0) -> set[str]:
+    def _busy(self, running: Callable[[], set[str]], patience_s: float = 2.0) -> set[str]:
         """What ``running()`` shows, waiting up to ``patience_s`` for it to show a match (a kill then interrupts
         one)."""
         deadline = time.monotonic() + patience_s
@@ -346,7 +361,7 @@ class Arena:
         proc.wait()
         self.say(f"  SIGKILL worker {victim} (pid {proc.pid}) running {sorted(running) or 'nothing'}; starting "
                  f"another")
-        self.start_worker()
+        self.start_worker(wait=False)
         return running
 
     def kill_referee(self) -> set[str]:
@@ -362,6 +377,7 @@ class Arena:
 
     def kill_redis(self) -> set[str]:
         assert self.redis is not None and self.redis.process is not None
+        self.wait_workers()
         running = self._running(pids=[p.pid for p in self.workers.values()] + [self.serve.pid if self.serve else 0])
         port = self.redis.port
         self.redis.process.kill()
