@@ -59,7 +59,13 @@ def spy_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Spy]]:
         return Spy(bot.name, bot.endpoint, secret, log, bot)
 
     with ThreadPoolExecutor(FLEET_SIZE) as pool:
-        fleet = list(pool.map(start, range(FLEET_SIZE)))
+        futures = [pool.submit(start, i) for i in range(FLEET_SIZE)]
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    fleet = [f.result() for f in futures if f.exception() is None]
+    if failed:  # stop the ones that did start, then report the first failure
+        for spy in fleet:
+            spy.process.stop()
+        raise failed[0]
     try:
         yield fleet
     finally:
