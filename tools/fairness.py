@@ -40,7 +40,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cap", type=int, default=6000, help="matches at most per repetition")
     parser.add_argument("--replicates", type=int, default=100, help="bootstrap replicates per check")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--progress", action="store_true", help="print each repetition as it ends")
     parser.add_argument("--calibrate", type=int, default=0, metavar="MATCHES",
                         help="instead: fit the 8-bot rosters on this many random-deal matches and print them")
     args = parser.parse_args(argv)
@@ -270,8 +271,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict[tuple[str, int, str], list[tuple[int, bool, float, float]]] = {}
     with ProcessPoolExecutor(args.workers) as pool:
-        for key, row in pool.map(_needed_args, tasks):
+        futures = [pool.submit(_needed_args, t) for t in tasks]
+        for done, future in enumerate(as_completed(futures), 1):
+            key, row = future.result()
             results.setdefault(key, []).append(row)
+            if args.progress:
+                print(f"  [{done}/{len(tasks)}] {key[0]} {key[1]} bots {key[2]}: {row[0]} matches"
+                      f"{'' if row[1] else ' (cap)'}, {row[2]:.0f} s CPU, luck sd {row[3]:.0f} Elo", flush=True)
     cpu = sum(r[2] for rows in results.values() for r in rows)
     print(f"Matches until the batch fit orders the bots correctly with disjoint 95 % intervals "
           f"(4 seats; cap {args.cap}; {time.perf_counter() - started:.0f} s wall, {cpu:.0f} s CPU, "

@@ -55,8 +55,9 @@ percentile end points are not (measured on simulated data: 92.5 % coverage of a 
 (bootstrap included) does not depend on the order of the stored results.
 
 **Cost.** One fit is a sparse Newton solve over bots + seats + luck effects; the bootstrap refits all replicates
-together as one batch (``BATCH_CELLS``). About 0.1 s for 60 matches of 4 bots with 100 replicates, about 1 s for
-500 matches with luck effects, on the 2-core machine. A ladder of 100,000 matches should cache it.
+together as one batch (``BATCH_CELLS``). About 0.1 s for 60 matches of 4 bots with 100 replicates, a few
+seconds for 500 matches of 8 bots with luck effects, on the 2-core machine; a ladder of 100,000 matches should
+cache it.
 """
 
 from __future__ import annotations
@@ -525,7 +526,7 @@ def fit_ratings(
         matches: ``MatchResult``s of one game (any order; the order changes nothing).
         replicates: bootstrap replicates (0: point estimates only, no intervals or LOS).
         seed: seed of the bootstrap draws (``numpy.random.default_rng(seed)``).
-        level: interval confidence, in (0, 1) (0.95: the 2.5 % and 97.5 % percentiles).
+        level: interval confidence, in (0, 1) (0.95: rating -/+ 1.96 bootstrap standard deviations).
         anchor: bot id given ``anchor_rating`` (None: the mean rating is ``anchor_rating``).
         anchor_rating: Elo points (1500).
         seat_effects: fit a fixed effect per seat index of each table size.
