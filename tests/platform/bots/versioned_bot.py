@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from arena_sdk import Take5Bot, Take5View, serve
+from arena_sdk import Take5Bot, Take5View, TakiBot, serve
 
 
-class VersionedBot(Take5Bot):
+class VersionedBot(Take5Bot, TakiBot):  # both games' bot classes, so it may claim either (--games)
     name = "versioned"
     version = "1.0"
     author = "arena tests"
