@@ -136,7 +136,7 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
         print_json(_tournament_dict(t))
         return
     if not as_json:
-        counted = f"{t.formula} matches" if t.formula else (
+        counted = f"{t.matches_total} matches ({t.formula})" if t.formula else (
             f"{t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
             f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
         click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
