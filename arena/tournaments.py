@@ -436,7 +436,7 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
     - every k-subset of the bots plays exactly one match (table) per round: C(B, k) * R matches; each bot plays
       C(B-1, k-1) * R of them, and every two bots meet C(B-2, k-2) * R >= R times;
     - the tables of a round are grouped into deals of at most T = ``tables_per_deal`` = max(1, min(k, B // k))
-      tables (first fit in subset order); **the tables of one deal seat pairwise disjoint sets of owners**, so no
+      tables (first fit, in a fixed order); **the tables of one deal seat pairwise disjoint sets of owners**, so no
       bot, and no two bots of one owner (``owners``: bot id -> owner key; a bot without one is owned by its
       NAME), sit at two tables of one deal; and no deal is used in two rounds, or twice in a round (each
       (round, deal) has its own HMAC input, see ``deal_seed``). Hence no bot and no owner ever receives cards of
