@@ -23,6 +23,14 @@ Settling a job (what a worker does with each job it claims, in this order):
    tournament's secret seed (``match_deal``: no seed is queued), with the number of times it was started before in
    the HMAC input, so a match played again after a crash of ours never deals cards its bots may have seen.
 
+Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the
+seats' bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match;
+after it, the result and its Elo update are one script (after one pipelined read of the ratings) and the
+acknowledgement follows in the same thread hop. Prefetch: while every slot plays, a worker claims one job ahead
+(refreshed with the running ones), started the moment a slot frees; on stop a job claimed ahead and never started
+is handed back (``Store.release_jobs``): the next reclaim of any worker takes it at once, without counting a
+delivery.
+
 A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
 unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
 ``visibility_timeout_s`` (their worker is taken for dead: SIGKILL, a lost machine) and runs them again; each such
@@ -72,6 +80,7 @@ UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: not
 SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
+POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward to at most this much later
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
@@ -121,12 +130,14 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                       "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
                       job.game, deliveries, max_deliveries)
             return "failed"
-        if await asyncio.to_thread(store.has_result, spec.game, spec.match_id):
+        # every read before the match: one pipelined round trip (Store.match_inputs)
+        inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
+                                         list(spec.seats))
+        if inputs.has_result:
             log.info("match %s already has a stored result; acknowledging", spec.match_id)
             await asyncio.to_thread(store.ack_job, job)
             return "duplicate"
-        if spec.tournament and await asyncio.to_thread(store.tournament_state, spec.game,
-                                                       spec.tournament) == "cancelled":
+        if spec.tournament and inputs.tournament_state == "cancelled":
             settled = await asyncio.to_thread(store.drop_job, job, "cancelled")
             log.info("match %s not played: tournament %s is cancelled", spec.match_id, spec.tournament)
             return "duplicate" if settled == 2 else "cancelled"
@@ -137,28 +148,25 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                       spec.match_id, job.entry_id, exc)
             await asyncio.to_thread(store.drop_job, job, "failed")
             return "failed"
-        if job.fields.get(FORCED_FIELD) != "1":
-            sick = await asyncio.to_thread(store.unhealthy_among, spec.game, list(spec.seats))
-            if sick:
-                return await _defer(store, job, sick)
+        if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
+            return await _defer(store, job, inputs.unhealthy)
         seats = []
-        for name in spec.seats:
-            bot = await asyncio.to_thread(store.get_bot, spec.game, name)
+        for name, bot in zip(spec.seats, inputs.bots):
             if bot is None:
                 log.warning("match %s: bot %s is not registered; its seat faults as unreachable",
                             spec.match_id, name)
             seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
                                   secret=bot.secret if bot else ""))
-        seed, deal = await asyncio.to_thread(match_deal, store, spec)
+        if spec.tournament:
+            seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
+        else:
+            seed, deal = spec.seed, None
         record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
                                  deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms)
         result = record.result
-        stored = await asyncio.to_thread(
-            store.record_result, spec.game, spec.match_id, list(spec.seats), list(result.scores),
-            list(result.ranks), list(result.faults), record.to_dict(), tournament_id=spec.tournament or None,
-            seed=seed, worker=worker, deal=deal,
-        )
-        await asyncio.to_thread(store.ack_job, job)
+        # every write after it: one hop to a thread (result + Elo in one script, the acknowledgement, the health)
+        stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
+                                                 unhealthy_after)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
@@ -170,22 +178,59 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
              "stored" if stored else "was already stored", list(result.scores), list(result.ranks),
              list(result.faults))
     if stored:
-        await _count_health(store, spec.game, spec.match_id, list(spec.seats), record, unhealthy_after)
+        _log_health(spec.game, spec.match_id, health, unhealthy_after)
     return "stored" if stored else "duplicate"
 
 
-def match_deal(store: Store, spec: MatchSpec) -> tuple[int, dict[str, int] | None]:
+def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
+                   worker: str, unhealthy_after: int) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result (``Store.record_result``), acknowledge its job and, when stored now, count it
+    in the health of its bots (``Store.record_match_health``; a failure there is returned, never raised: health
+    is advice). Returns (stored now, (outcomes, health changes or the exception))."""
+    result = record.result
+    stored = store.record_result(
+        spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks), list(result.faults),
+        record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal)
+    store.ack_job(job)
+    if not stored:
+        return False, ({}, {})
+    outcomes = charged_outcomes(record, list(spec.seats))
+    try:
+        changes: Any = store.record_match_health(spec.game, spec.match_id, outcomes, unhealthy_after=unhealthy_after)
+    except Exception as exc:  # noqa: BLE001 - health is advice; the result is stored and acknowledged
+        changes = exc
+    return True, (outcomes, changes)
+
+
+def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:
+    """Log what counting a stored match in the health of its bots changed (``_store_and_ack``)."""
+    outcomes, changes = health
+    if isinstance(changes, Exception):
+        log.warning("match %s: cannot count it in the health of its bots (%s: %s)", match_id,
+                    type(changes).__name__, changes)
+        return
+    for bot, change in changes.items():
+        if change == 1:
+            log.warning("bot %s (%s) is unhealthy: %d failed matches in a row, the last %s; its matches are "
+                        "deferred until it answers GetInfo again", bot, game, unhealthy_after, outcomes[bot])
+        elif change == 2:
+            log.warning("bot %s (%s) played match %s through: healthy again", bot, game, match_id)
+
+
+def match_deal(store: Store, spec: MatchSpec,
+               tournament_seed: int | None = None) -> tuple[int, dict[str, int] | None]:
     """The deal seed to play ``spec`` with now, and where it comes from.
 
     A tournament's match: ``deal_seed(tournament seed, tournament, round, deal, attempt)``, the attempt being how
     many times this match was started before (``Store.next_attempt``, counted here, before any card is dealt), so
     a match played again after a crash of ours never gets a deal that bots may have seen; returned with
     ``{"round", "deal", "table", "attempt"}``. A match outside tournaments: its spec's own seed, and ``None``.
+    ``tournament_seed``: the tournament's seed when already read (``Store.match_inputs``), else it is read here.
     Raises ``LookupError`` when the tournament's seed is not stored.
     """
     if not spec.tournament:
         return spec.seed, None
-    secret = store.tournament_seed(spec.game, spec.tournament)
+    secret = tournament_seed if tournament_seed is not None else store.tournament_seed(spec.game, spec.tournament)
     if secret is None:
         raise LookupError(f"match {spec.match_id}: tournament {spec.tournament} has no stored seed to deal from")
     attempt = store.next_attempt(spec.game, spec.tournament, spec.match_id)
@@ -206,25 +251,6 @@ async def _defer(store: Store, job: Job, sick: list[str]) -> str:
     log.info("match %s deferred: bot %s unhealthy; it is played once the bot answers GetInfo again",
              spec.match_id, ", ".join(sick))
     return "deferred"
-
-
-async def _count_health(store: Store, game: str, match_id: str, bots: list[str], record: Any,
-                        unhealthy_after: int) -> None:
-    """Count a result stored now in the health of its bots; a failure here is logged, never the match's."""
-    outcomes = charged_outcomes(record, bots)
-    try:
-        changes = await asyncio.to_thread(store.record_match_health, game, match_id, outcomes,
-                                          unhealthy_after=unhealthy_after)
-    except Exception as exc:  # noqa: BLE001 - health is advice; the result is stored and acknowledged
-        log.warning("match %s: cannot count it in the health of its bots (%s: %s)", match_id,
-                    type(exc).__name__, exc)
-        return
-    for bot, change in changes.items():
-        if change == 1:
-            log.warning("bot %s (%s) is unhealthy: %d failed matches in a row, the last %s; its matches are "
-                        "deferred until it answers GetInfo again", bot, game, unhealthy_after, outcomes[bot])
-        elif change == 2:
-            log.warning("bot %s (%s) played match %s through: healthy again", bot, game, match_id)
 
 
 class Reconnector:
@@ -279,6 +305,7 @@ class _Worker:
         self.forget_s = forget_s
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
+        self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
         self.matches_done = 0
         self.poke = asyncio.Event()
         self.closing = False
@@ -292,8 +319,15 @@ class _Worker:
 
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)
-        if snapshot and not stopped:
-            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, list(snapshot.values()))
+        ahead = list(self.prefetched)
+        if (snapshot or ahead) and not stopped:
+            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, [*snapshot.values(), *ahead])
+            for job in ahead:
+                if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
+                    self.prefetched.remove(job)
+                    log.warning("worker %s: job %s, claimed ahead, is now held by %s; not playing it", self.name,
+                                job.entry_id, lost.pop(job.entry_id) or "nobody (settled)")
+            lost = {k: v for k, v in lost.items() if k not in {j.entry_id for j in ahead}}
             if lost:
                 await self.report_lost(lost, snapshot)
         await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
@@ -337,6 +371,8 @@ class _Worker:
                     await asyncio.to_thread(self.reconnector.after_error)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.poke.wait(), self.interval)
+            if self.poke.is_set() and not self.closing:  # matches starting and ending together share one beat
+                await asyncio.sleep(min(POKE_COALESCE_S, self.interval))
             self.poke.clear()
 
     def finished(self, task: asyncio.Task[str]) -> None:
@@ -369,15 +405,32 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
     next_reclaim = 0.0
     group_ready = False
     beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+
+    def start(jobs: list[Job]) -> None:
+        for job in jobs:
+            task = asyncio.create_task(
+                run_job(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
+                        worker=name, unhealthy_after=unhealthy_after),
+                name=f"match {job.spec.match_id if job.spec else job.entry_id}")
+            worker.running[task] = job
+            task.add_done_callback(worker.finished)
+        if jobs:
+            worker.poke.set()
+
     checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s),
                                    name=f"bot checks {name}")
     try:
         while not stop.is_set():
             free = concurrency - len(worker.running)
-            if free <= 0:
+            if free > 0 and worker.prefetched:  # the job claimed ahead starts at once
+                start(worker.prefetched[:free])
+                del worker.prefetched[:free]
+                continue
+            if free <= 0 and worker.prefetched:
                 await asyncio.wait(set(worker.running), timeout=block_ms / 1000,
                                    return_when=asyncio.FIRST_COMPLETED)
                 continue
+            want = max(free, 1)  # every slot playing: claim the next job ahead (prefetch)
             try:
                 if not group_ready:
                     await asyncio.to_thread(store.ensure_job_group)
@@ -385,14 +438,14 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                 jobs: list[Job] = []
                 if time.monotonic() >= next_reclaim:
                     next_reclaim = time.monotonic() + reclaim_every
-                    jobs = await asyncio.to_thread(store.reclaim_jobs, name, free,
+                    jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
                                                    int(visibility_timeout_s * 1000))
                     for job in jobs:
                         log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
                                     "refreshing it for %.1f s", name, job.entry_id,
                                     job.spec.match_id if job.spec else "?", job.deliveries, visibility_timeout_s)
                 if not jobs:
-                    jobs = await asyncio.to_thread(store.read_jobs, name, free, block_ms)
+                    jobs = await asyncio.to_thread(store.read_jobs, name, want, block_ms)
             except redis.RedisError as exc:
                 log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
                 if reconnector is not None and await asyncio.to_thread(reconnector.after_error):
@@ -400,15 +453,16 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                     continue
                 await asyncio.sleep(1.0)
                 continue
-            for job in jobs:
-                task = asyncio.create_task(
-                    run_job(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                            worker=name, unhealthy_after=unhealthy_after),
-                    name=f"match {job.spec.match_id if job.spec else job.entry_id}")
-                worker.running[task] = job
-                task.add_done_callback(worker.finished)
-            if jobs:
-                worker.poke.set()
+            free = concurrency - len(worker.running)  # a match may have ended during the read
+            start(jobs[:max(free, 0)])
+            worker.prefetched.extend(jobs[max(free, 0):])
+        if worker.prefetched:  # claimed ahead, never started: handed back for another worker's next reclaim
+            ahead, worker.prefetched = worker.prefetched, []
+            try:
+                await asyncio.to_thread(store.release_jobs, name, ahead, int(visibility_timeout_s * 1000))
+            except redis.RedisError as exc:
+                log.warning("worker %s cannot hand back %d jobs claimed ahead (%s); they are reclaimed after the "
+                            "visibility timeout", name, len(ahead), exc)
         if worker.running:
             log.info("worker %s stopping: waiting up to %.0f s for %d running matches", name, drain_s,
                      len(worker.running))

@@ -17,6 +17,12 @@ delivery count. Acknowledged jobs are deleted from the stream, so the stream hol
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.tournaments import split_bot_ref
+
 from .base import CHUNK, OwnershipError, StoreBase, StoreError
 from .bots import UNVERIFIED_VERSION, BotEntry, BotStore
 from .health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
@@ -46,11 +52,29 @@ from .keys import (
     token_hash,
     tournament_key,
     tournament_matches_key,
+    unhealthy_key,
     versions_key,
     worker_key,
 )
 from .results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from .tournaments import TournamentInfo, TournamentStore
+
+
+@dataclass(frozen=True)
+class MatchInputs:
+    """What a worker reads before playing a match (``Store.match_inputs``), in one round trip.
+
+    Attributes: has_result (its result is stored); tournament_state ("running" | "finished" | "cancelled", None
+    outside tournaments or when unknown); tournament_seed (the tournament's secret seed, None outside tournaments
+    or when unknown); unhealthy (the seats' bots that are unhealthy now, in seat order); bots (per seat, its
+    ``BotEntry``, None when not registered).
+    """
+
+    has_result: bool
+    tournament_state: str | None
+    tournament_seed: int | None
+    unhealthy: list[str]
+    bots: list[BotEntry | None]
 
 
 class Store(ResultStore, BotStore, HealthStore):
@@ -64,9 +88,45 @@ class Store(ResultStore, BotStore, HealthStore):
     Redis errors (``redis.RedisError``) pass through to the caller.
     """
 
+    def match_inputs(self, game: str, match_id: str, tournament: str, seats: Sequence[str]) -> MatchInputs:
+        """Everything a worker checks before playing match ``match_id`` of ``game`` (``tournament`` "" outside
+        tournaments), read in ONE pipelined round trip (every key of the game's hash tag): whether its result is
+        stored, its tournament's state and seed, which of the ``seats`` (bot refs) are unhealthy, and each seat's
+        registered bot. A ref "NAME" (no version) costs one more read to find its latest version."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(result_key(game, match_id))
+        if tournament:
+            pipe.hmget(tournament_key(game, tournament), ["state", "spec"])
+        pipe.zmscore(unhealthy_key(game), list(seats))
+        versioned = []
+        for ref in seats:
+            try:
+                _name, version = split_bot_ref(ref)
+            except ValueError:
+                version = None
+            versioned.append(version is not None)
+            if version is not None:
+                pipe.hgetall(bot_key(game, ref))
+        replies = iter(pipe.execute())
+        has_result = bool(next(replies))
+        state = seed = None
+        if tournament:
+            state, spec = next(replies)
+            seed = int(json.loads(spec)["seed"]) if spec else None
+        since = next(replies) or []
+        bots: list[BotEntry | None] = []
+        for ref, direct in zip(seats, versioned):
+            if direct:
+                h = next(replies)
+                bots.append(self._bot(h) if h else None)
+            else:
+                bots.append(self.get_bot(game, ref))
+        return MatchInputs(has_result=has_result, tournament_state=state, tournament_seed=seed,
+                           unhealthy=[b for b, t in zip(seats, since) if t is not None], bots=bots)
+
 
 __all__ = [
-    "ARENA_ID", "CHUNK", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",
+    "ARENA_ID", "CHUNK", "MatchInputs", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",
     "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS", "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotHealth",
     "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",

@@ -60,6 +60,7 @@ class StoreBase:
         self._cancel = client.register_script(keys.CANCEL_TOURNAMENT)
         self._reclaim = client.register_script(keys.RECLAIM)
         self._refresh = client.register_script(keys.REFRESH)
+        self._release = client.register_script(keys.RELEASE)
         self._register = client.register_script(keys.REGISTER_BOT)
         self._update = client.register_script(keys.UPDATE_BOT)
 

@@ -156,6 +156,17 @@ class JobStore(StoreBase):
                 lost[entry_id] = holder
         return lost
 
+    def release_jobs(self, consumer: str, jobs: Iterable[Job], idle_ms: int) -> int:
+        """Hand back ``jobs`` that ``consumer`` claimed ahead and never started (a stopping worker's prefetched
+        jobs), so that the next reclaim of any worker takes them at once (their idle time becomes ``idle_ms``, the
+        visibility timeout) and counts no extra delivery. Jobs no longer pending for ``consumer`` are left alone.
+        Returns how many were handed back."""
+        by_game: dict[str, list[str]] = {}
+        for job in jobs:
+            by_game.setdefault(job.game, []).append(job.entry_id)
+        return sum(int(self._release(keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, int(idle_ms), *ids]))
+                   for game, ids in by_game.items())
+
     def job_holder(self, job: Job) -> str:
         """The consumer that holds ``job`` now (delivered to it, not settled), or "" when it is settled
         (acknowledged) or its stream is gone."""

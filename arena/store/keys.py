@@ -28,7 +28,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)
     arena:{G}:jobs                           stream match jobs (fields match, tournament, spec = MatchSpec
-                                                    JSON), consumer group "workers"
+                                                    JSON), consumer group "workers"; a worker holds at most
+                                                    concurrency + 1 (one claimed ahead, RELEASE on stop)
     arena:{G}:result:<match id>              string result JSON, written once per match id (the idempotency key)
     arena:{G}:match:<match id>               string full match record, packed (``codec.pack_record``)
     arena:{G}:results                        list   match ids in the order their ratings were applied: the
@@ -434,6 +435,24 @@ for i = 3, #ARGV do
   end
 end
 return lost
+"""
+
+# Hand back the jobs ARGV[4..] still pending for consumer ARGV[2] that it claimed ahead and never started (a
+# stopping worker's prefetched jobs): their idle time becomes ARGV[3] ms (the visibility timeout), so the next
+# reclaim of any worker takes them at once, and their delivery count goes back by one (that reclaim counts the
+# delivery again: a claim given back unplayed is no delivery). KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer,
+# 3 idle ms, 4.. entry ids. Returns how many were handed back.
+RELEASE = """
+local n = 0
+for i = 4, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'IDLE', ARGV[3], 'RETRYCOUNT',
+               math.max(p[1][4] - 1, 0), 'JUSTID')
+    n = n + 1
+  end
+end
+return n
 """
 
 # Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.

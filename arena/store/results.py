@@ -145,9 +145,12 @@ class ResultStore(TournamentStore):
             raw_seed = record.get("seed") if isinstance(record, dict) else None
             seed = int(raw_seed) if isinstance(raw_seed, int) else None
         for _ in range(RECORD_ATTEMPTS):
-            if self.has_result(game, match_id):
+            pipe = self.client.pipeline(transaction=False)  # one round trip before the script
+            pipe.exists(result_key(game, match_id))
+            pipe.zmscore(ladder_key(game), list(seats))
+            exists, current = pipe.execute()
+            if exists:
                 return False
-            current = self.client.zmscore(ladder_key(game), list(seats))
             before = [self.initial_rating if r is None else float(r) for r in current]
             deltas = elo_deltas(before, list(ranks), self.k_factor)
             now = time.time()

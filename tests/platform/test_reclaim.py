@@ -59,7 +59,9 @@ def test_a_worker_killed_mid_match_has_its_job_reclaimed_and_the_match_counted_o
     assert not store.has_result("take5", in_flight)
     doomed.kill()
     pending = store.pending_details("take5")
-    assert [(p["consumer"], p["times_delivered"]) for p in pending] == [("doomed", 1)]
+    # its match, and the other one claimed ahead (prefetch) while it played: both reclaimed; the one claimed ahead
+    # was never started, so it keeps attempt 0 of its deal
+    assert [(p["consumer"], p["times_delivered"]) for p in pending] == [("doomed", 1)] * 2
 
     rescuer = workers.thread("rescuer", concurrency=2, visibility_timeout_s=2.0, heartbeat_s=0.3)
     tid = specs[0].tournament
@@ -137,3 +139,31 @@ def test_a_job_that_always_fails_is_recorded_as_failed_after_max_deliveries(
     assert len(failures) == 3  # played 3 times, never a 4th
     assert any("delivered 4 times" in r.getMessage() and "recorded as failed" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_job_claimed_ahead_is_handed_back_on_stop_and_taken_at_once(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Prefetch: a worker of concurrency 1 playing a match claims the next job ahead; when it stops, the job it
+    never started is handed back (no delivery counted, idle as long as the visibility timeout), so another worker
+    takes it at its first reclaim instead of 30 s later."""
+    bots = _slow_bots(store, start_bot, ["slow-a", "slow-b"])
+    specs = _tournament(store, bots)
+    first = workers.thread("first", concurrency=1, visibility_timeout_s=30.0, heartbeat_s=0.3)
+    (playing,) = wait_until(lambda: _running(store, "first"), "the first worker to start a match")
+    wait_until(lambda: [p["consumer"] for p in store.pending_details("take5")] == ["first"] * 2,
+               "the first worker to claim the other job ahead")
+    first.stop()  # the match it plays finishes (drain); the job claimed ahead is handed back
+    assert store.has_result("take5", playing)
+    (ahead,) = store.pending_details("take5")
+    assert (ahead["consumer"], ahead["times_delivered"]) == ("first", 0)
+    assert ahead["time_since_delivered"] >= 30_000
+    started = time.monotonic()
+    second = workers.thread("second", concurrency=1, visibility_timeout_s=30.0, heartbeat_s=0.3)
+    tid = specs[0].tournament
+    wait_until(lambda: (t := store.get_tournament(tid)) and t.state == "finished", f"tournament {tid} to finish")
+    assert time.monotonic() - started < 20.0  # not the 30 s visibility timeout
+    second.stop()
+    other = next(s.match_id for s in specs if s.match_id != playing)
+    result = store.get_result("take5", other)
+    assert result is not None and result["worker"] == "second" and result["deal"]["attempt"] == 0
+    assert store.pending_jobs() == 0 and store.check_ladder("take5").equal

@@ -112,13 +112,17 @@ def test_list_and_cancel_tournaments(arena_server: Any, start_bot: Callable[...,
     running = wait_until(lambda: next((w.running for w in store.list_workers() if w.name == "live"), ()),
                          "the live worker to start a match")
     assert running == ("t1-000001",)
+    # while it plays, the live worker claims the next job ahead (prefetch): t1-000002
+    wait_until(lambda: [p["consumer"] for p in store.pending_details("take5")].count("live") == 2,
+               "the live worker to claim a job ahead")
     cancelled = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))
-    # queued and never delivered: t1-000002 .. t1-000005 dropped at once; t2 untouched
-    assert (cancelled.state, cancelled.matches_cancelled, cancelled.matches_done) == ("cancelled", 4, 0)
+    # queued and never delivered: t1-000003 .. t1-000005 dropped at once; t2 untouched
+    assert (cancelled.state, cancelled.matches_cancelled, cancelled.matches_done) == ("cancelled", 3, 0)
     assert cancelled.seed_hex == "" and cancelled.seed_commitment == t1.seed_commitment  # 2 matches still dealt
     again = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id="t1"))  # idempotent
-    assert (again.state, again.matches_cancelled, again.created_at) == ("cancelled", 4, cancelled.created_at)
-    # the running match finishes and counts; the dead worker's match is dropped when reclaimed; t2 runs
+    assert (again.state, again.matches_cancelled, again.created_at) == ("cancelled", 3, cancelled.created_at)
+    # the running match finishes and counts; the job claimed ahead is dropped when its turn comes, the dead
+    # worker's when reclaimed; t2 runs
     t = wait_until(lambda: (t := _get(stub, "t1")).matches_done + t.matches_cancelled == 6 and t,
                    "t1's last two matches to be settled")
     assert (t.state, t.matches_done, t.matches_cancelled) == ("cancelled", 1, 5)
