@@ -14,6 +14,10 @@ Figures (``REPORT`` lists them in the printed order):
   own threads) per Decide call / CPU of this process per echo call. Target <= 1.3.
 * ``bot_cpu_vs_echo``: CPU of the 4 bot processes per Decide call / CPU of the 4 echo server processes per echo
   call (utime + stime of ``/proc/<pid>/stat``). Target <= 1.3.
+* ``referee_vs_barrier``, ``referee_cpu_vs_barrier``, ``bot_cpu_vs_barrier``: the same against an echo client
+  that calls in rounds (4 calls at once, the next 4 when all have answered: the shape of a simultaneous turn, with
+  nothing between rounds). The part of the gap to the plain echo that the rounds themselves cost (idle gaps that
+  put the gRPC threads to sleep and wake them, the slowest of 4 setting the pace) is no referee or SDK code.
 * ``queued_vs_direct_c1`` / ``_c4``: matches/s of trivial matches (4-seat Take 5, one hand, the same 4 random
   bots) through the Redis queue (enqueued, then a worker of concurrency 1 or 4 claims, plays, stores and
   acknowledges each; timed from the worker's start to its last settled job) / the same matches played directly with
@@ -115,9 +119,12 @@ class EchoServers:
         return [p.pid for p in self.processes]
 
 
-async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float) -> dict[str, float]:
+async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float,
+                     barrier: bool = False) -> dict[str, float]:
     """A grpc.aio client keeping one call in flight to each endpoint for ``seconds``: calls, wall seconds, CPU
-    seconds of this process and of the servers."""
+    seconds of this process and of the servers. ``barrier``: in rounds instead, one call to each endpoint at
+    once and the next round when all have answered (the shape of a simultaneous Take 5 turn, with no referee
+    work between rounds)."""
     channels = [grpc.aio.insecure_channel(e) for e in endpoints]
     try:
         calls = [c.unary_unary(ECHO_METHOD) for c in channels]
@@ -133,7 +140,16 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
                 n += 1
             return n
 
-        n = sum(await asyncio.gather(*(lane(c) for c in calls)))
+        async def rounds() -> int:
+            n = 0
+            while time.perf_counter() < end:
+                in_flight = [call(ECHO_PAYLOAD, timeout=5) for call in calls]
+                for c in in_flight:
+                    await c
+                n += len(in_flight)
+            return n
+
+        n = await rounds() if barrier else sum(await asyncio.gather(*(lane(c) for c in calls)))
         wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
     finally:
         for c in channels:
@@ -242,6 +258,12 @@ REPORT = (
     Figure("bot_cpu_vs_echo", "bot CPU per decision / echo server CPU per call", "ratio", "<= 1.3"),
     Figure("bot_cpu_us", "  sample:random CPU per decision", "us", digits=0),
     Figure("echo_server_cpu_us", "  echo server CPU per call", "us", digits=0),
+    Figure("referee_vs_barrier", "referee decisions/s / echo in rounds of 4 calls/s", "ratio"),
+    Figure("barrier_calls_per_s", "  echo in rounds of 4 (wait for all, then 4 more) calls/s", "1/s", digits=0),
+    Figure("referee_cpu_vs_barrier", "referee CPU per decision / echo-in-rounds client CPU", "ratio"),
+    Figure("barrier_client_cpu_us", "  echo-in-rounds client CPU per call", "us", digits=0),
+    Figure("bot_cpu_vs_barrier", "bot CPU per decision / echo-in-rounds server CPU", "ratio"),
+    Figure("barrier_server_cpu_us", "  echo-in-rounds server CPU per call", "us", digits=0),
     Figure("queued_vs_direct_c1", "queued / direct matches/s, concurrency 1", "ratio", ">= 0.95"),
     Figure("queued_c1", "  queued matches/s, concurrency 1", "1/s", digits=1),
     Figure("direct_c1", "  direct matches/s, concurrency 1", "1/s", digits=1),
@@ -311,12 +333,15 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
     out = []
     for rep in range(reps):
         e: dict[str, float] = {}
+        b: dict[str, float] = {}
         r: dict[str, float] = {}
         q: dict[str, float] = {}
         for i in range(SLICES):
-            for side in ("echo", "referee")[::1 if i % 2 == 0 else -1]:
+            for side in ("echo", "barrier", "referee")[::1 if i % 2 == 0 else -1]:
                 if side == "echo":
                     _add(e, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
+                elif side == "barrier":
+                    _add(b, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES / 2, barrier=True))
                 else:
                     _add(r, await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}"))
         for c, n in ((1, matches_c1), (4, matches_c4)):
@@ -334,6 +359,8 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
             "referee_cpu_us": r["cpu"] / r["calls"] * 1e6, "echo_client_cpu_us": e["cpu"] / e["calls"] * 1e6,
             "bot_cpu_us": r["peer_cpu"] / r["calls"] * 1e6, "echo_server_cpu_us": e["peer_cpu"] / e["calls"] * 1e6,
             "referee_faults": r["faults"],
+            "barrier_calls_per_s": b["calls"] / b["wall"], "barrier_client_cpu_us": b["cpu"] / b["calls"] * 1e6,
+            "barrier_server_cpu_us": b["peer_cpu"] / b["calls"] * 1e6,
         }
         for c in (1, 4):
             figures[f"direct_c{c}"] = q[f"direct_c{c}_matches"] / q[f"direct_c{c}"]
@@ -342,6 +369,9 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
         figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
         figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
         figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]
+        figures["referee_vs_barrier"] = figures["referee_decisions_per_s"] / figures["barrier_calls_per_s"]
+        figures["referee_cpu_vs_barrier"] = figures["referee_cpu_us"] / figures["barrier_client_cpu_us"]
+        figures["bot_cpu_vs_barrier"] = figures["bot_cpu_us"] / figures["barrier_server_cpu_us"]
         figures.update(eng)
         out.append(figures)
         progress(f"repetition {rep + 1}/{reps}: referee/echo {figures['referee_vs_echo']:.2f}, "
