@@ -80,7 +80,7 @@ UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: not
 SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
-POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward to at most this much later
+POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
@@ -369,17 +369,19 @@ class _Worker:
                 log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
                 if isinstance(exc, redis.RedisError) and self.reconnector is not None:
                     await asyncio.to_thread(self.reconnector.after_error)
+            last = asyncio.get_running_loop().time()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.poke.wait(), self.interval)
-            if self.poke.is_set() and not self.closing:  # matches starting and ending together share one beat
-                await asyncio.sleep(min(POKE_COALESCE_S, self.interval))
+            if self.poke.is_set() and not self.closing:  # pokes soon after a beat share the next one
+                await asyncio.sleep(max(0.0, last + POKE_COALESCE_S - asyncio.get_running_loop().time()))
             self.poke.clear()
 
     def finished(self, task: asyncio.Task[str]) -> None:
         self.running.pop(task, None)
         if not task.cancelled() and task.exception() is None and task.result() == "stored":
             self.matches_done += 1
-        self.poke.set()
+        if not self.prefetched:  # else the job claimed ahead starts now, and its start pokes
+            self.poke.set()
 
 
 async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurrency: int = DEFAULTS.concurrency,
