@@ -342,7 +342,7 @@ return 1
 """
 
 # Queue a deferred match again (a new entry on its game's jobs stream, with the field forced=1 when ARGV[2] is
-# "1": played whatever the health of its bots), in one step with taking it out of the deferred set.
+# "1": played whatever the health of its bots), in one step with removing it from the deferred set.
 # KEYS: 1 deferred zset, 2 deferred-jobs hash, 3 jobs stream. ARGV: 1 match id, 2 "1" forced | "0".
 # Returns 1 queued, 0 it was not deferred (released by another worker).
 RELEASE_DEFERRED = """
