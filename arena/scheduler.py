@@ -70,6 +70,7 @@ from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store, WorkerStatus
+from arena.tournament_hooks import after_match, sweep
 from arena.tournaments import MatchSpec, deal_seed
 
 log = logging.getLogger(__name__)
@@ -180,6 +181,24 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     if stored:
         _log_health(spec.game, spec.match_id, health, unhealthy_after)
     return "stored" if stored else "duplicate"
+
+
+SETTLED = ("stored", "duplicate", "failed", "cancelled")
+
+
+async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
+    """``run_job``, then, when the job's tournament match is settled (``SETTLED``), its tournament's controller
+    (``arena.tournament_hooks.after_match``, in a thread). A controller's failure is logged and left to the next
+    sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    outcome = await run_job(store, job, **kwargs)
+    spec = job.spec
+    if outcome in SETTLED and spec is not None and spec.tournament:
+        try:
+            await asyncio.to_thread(after_match, store, spec)
+        except Exception:  # noqa: BLE001 - the match is settled; the sweep calls the controller again
+            log.exception("the controller of tournament %s failed after match %s; the next sweep retries",
+                          spec.tournament, spec.match_id)
+    return outcome
 
 
 def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
@@ -411,8 +430,8 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
     def start(jobs: list[Job]) -> None:
         for job in jobs:
             task = asyncio.create_task(
-                run_job(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                        worker=name, unhealthy_after=unhealthy_after),
+                run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
+                                    worker=name, unhealthy_after=unhealthy_after),
                 name=f"match {job.spec.match_id if job.spec else job.entry_id}")
             worker.running[task] = job
             task.add_done_callback(worker.finished)
@@ -490,6 +509,7 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
     while True:
         try:
             if await asyncio.to_thread(store.claim_bot_check, name, interval_s):
+                await asyncio.to_thread(sweep, store)  # controlled tournaments: make up for a lost hook call
                 report = await check_bots(store, store.job_games(), max_deferral_s=max_deferral_s,
                                           probe_timeout_s=DEFAULTS.verify_timeout_s)
                 if report.recovered or report.released or report.forced:

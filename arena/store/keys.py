@@ -17,8 +17,10 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>                hash   id, game, spec (JSON), matches_total, matches_done, faults,
                                                     state ("running" | "finished" | "cancelled"), created_at,
                                                     finished_at, cancelled_at. "running" becomes "finished"
-                                                    when matches_done + |cancelled| + |failed| = matches_total;
-                                                    "cancelled" (CancelTournament) is final
+                                                    when matches_done + |cancelled| + |failed| = matches_total,
+                                                    unless field controlled = "1" (a tournament that grows while
+                                                    it runs: its controller finishes it, see
+                                                    ``arena.tournament_hooks``); "cancelled" is final
     arena:{G}:tournament:<id>:standings      hash   per-bot counters of the tournament (see ``BotTally``):
                                                     matches:<b>, score_sum:<b>, half_points:<b>, pairs:<b>,
                                                     wins:<b>, losses:<b>, vs:<b>|<opponent>
@@ -247,7 +249,8 @@ if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
   end
   local total = tonumber(redis.call('HGET', KEYS[5], 'matches_total'))
   local settled = done + redis.call('SCARD', KEYS[10]) + redis.call('SCARD', KEYS[11])
-  if total and settled >= total and redis.call('HGET', KEYS[5], 'state') == 'running' then
+  if total and settled >= total and redis.call('HGET', KEYS[5], 'state') == 'running'
+      and redis.call('HGET', KEYS[5], 'controlled') ~= '1' then
     redis.call('HSET', KEYS[5], 'state', 'finished', 'finished_at', ARGV[7])
   end
 end
@@ -270,7 +273,7 @@ if ARGV[5] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
   local total = tonumber(redis.call('HGET', KEYS[3], 'matches_total'))
   local done = tonumber(redis.call('HGET', KEYS[3], 'matches_done'))
   if total and done and done + redis.call('SCARD', KEYS[4]) + redis.call('SCARD', KEYS[5]) >= total
-      and redis.call('HGET', KEYS[3], 'state') == 'running' then
+      and redis.call('HGET', KEYS[3], 'state') == 'running' and redis.call('HGET', KEYS[3], 'controlled') ~= '1' then
     redis.call('HSET', KEYS[3], 'state', 'finished', 'finished_at', ARGV[4])
   end
 end

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from redis.exceptions import WatchError
 
 from arena.tournaments import BotTally, MatchSpec, round_robin_formula, seed_commitment, seed_hex
 
@@ -58,6 +60,14 @@ class TournamentInfo:
     cancelled_at: float | None = None
     deals: str = "duplicate"
     deal_count: int = 0
+    kind: str = "round_robin"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def controlled(self) -> bool:
+        """True for a tournament that grows while it runs (its ``kind`` has a controller in
+        ``arena.tournament_hooks``): only that controller finishes it."""
+        return self.kind != "round_robin"
 
     @property
     def formula(self) -> str:
@@ -112,6 +122,8 @@ class TournamentStore(JobStore):
             "deadline_ms": info.deadline_ms,
             "deals": info.deals,
             "deal_count": info.deal_count,
+            "kind": info.kind,
+            "extra": info.extra,
         }
         if not self.client.hsetnx(TOURNAMENTS, info.id, info.game):
             raise StoreError(f"tournament {info.id} exists already")
@@ -123,8 +135,9 @@ class TournamentStore(JobStore):
             "matches_total": info.matches_total,
             "matches_done": 0,
             "faults": 0,
-            "state": "finished" if info.matches_total == 0 else "running",
+            "state": "finished" if info.matches_total == 0 and not info.controlled else "running",
             "created_at": repr(float(info.created_at)),
+            "controlled": "1" if info.controlled else "0",
         })
         for spec in specs:
             pipe.xadd(jobs_key(spec.game), job_fields(spec))
@@ -143,6 +156,7 @@ class TournamentStore(JobStore):
             matches_cancelled=int(cancelled), matches_failed=int(failed),
             cancelled_at=float(h["cancelled_at"]) if h.get("cancelled_at") else None,
             deals=str(spec.get("deals", "rotate")), deal_count=int(spec.get("deal_count", 0)),
+            kind=str(spec.get("kind", "round_robin")), extra=dict(spec.get("extra") or {}),
         )
 
     def get_tournament(self, tournament_id: str) -> TournamentInfo | None:
@@ -175,6 +189,52 @@ class TournamentStore(JobStore):
                 if replies[i]:
                     out.append(self._tournament(replies[i], replies[i + 1], replies[i + 2]))
         return out
+
+    def extend_tournament(self, game: str, tournament_id: str, specs: Sequence[MatchSpec]) -> bool:
+        """Queue more matches of a running controlled tournament: its ``matches_total`` grows by ``len(specs)``
+        and their jobs are added, in one MULTI/EXEC watched on the tournament hash (the hash and the stream share
+        the game's hash tag). Returns False (nothing queued) when the tournament is not running any more.
+        Raises ``StoreError`` for an unknown tournament or a spec of another game or tournament."""
+        if any(spec.game != game or spec.tournament != tournament_id for spec in specs):
+            raise StoreError(f"every match added to {tournament_id} must be of {game} and of that tournament")
+        key = tournament_key(game, tournament_id)
+        if specs:
+            self.ensure_job_group(game)
+        with self.client.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    state = pipe.hget(key, "state")
+                    if state is None:
+                        raise StoreError(f"no tournament {tournament_id} of {game}")
+                    if state != "running":
+                        return False
+                    pipe.multi()
+                    pipe.hincrby(key, "matches_total", len(specs))
+                    for spec in specs:
+                        pipe.xadd(jobs_key(game), job_fields(spec))
+                    pipe.execute()
+                    return True
+                except WatchError:
+                    continue
+
+    def finish_tournament(self, game: str, tournament_id: str, *, now: float | None = None) -> bool:
+        """Mark a running (controlled) tournament finished; its seed may then be revealed once every queued
+        match is settled (``TournamentInfo.ended``). Returns False when it was not running."""
+        key = tournament_key(game, tournament_id)
+        with self.client.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    if pipe.hget(key, "state") != "running":
+                        return False
+                    pipe.multi()
+                    pipe.hset(key, mapping={"state": "finished", "finished_at": repr(time.time() if now is None
+                                                                                    else float(now))})
+                    pipe.execute()
+                    return True
+                except WatchError:
+                    continue
 
     def tournament_seed(self, game: str, tournament_id: str) -> int | None:
         """The secret seed of a stored tournament (for the workers, which derive each match's deal from it), or
