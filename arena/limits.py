@@ -58,6 +58,7 @@ TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
 DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
+LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
 
@@ -89,6 +90,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "ListMatchesRequest.bot": (BOT_REF, None),
     "GetMatchRequest.match_id": (MATCH_ID, None),
     "GetLadderRequest.game": (GAME_ID, None),
+    "GetLadderRequest.method": (LADDER_METHOD, None),
     "RebuildLadderRequest.game": (GAME_ID, None),
 }
 # A field missing from REQUEST_FIELDS (one added to the protocol without a limit here) still gets these bounds at

@@ -604,6 +604,11 @@ class StandingsEntry(_message.Message):
     MEAN_SCORE_FIELD_NUMBER: _builtins.int
     PERFORMANCE_FIELD_NUMBER: _builtins.int
     SCORE_RATE_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    MARGIN_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    LOS_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by points, 1 = best."""
     bot: _builtins.str
@@ -618,6 +623,17 @@ class StandingsEntry(_message.Message):
     """Elo performance over the tournament's pairs: mean opponent rating (live ladder) + 400 * (wins - losses) / pairs."""
     score_rate: _builtins.float
     """Points divided by pairs played, 0..1."""
+    rating: _builtins.float
+    """Rating from the batch fit over this tournament's stored results, Elo points (mean 1500); unset until a fit
+    is available (Standings.fit_matches).
+    """
+    margin: _builtins.float
+    """Half width of the rating's 95 % interval (1.96 bootstrap standard deviations), Elo points; set with rating."""
+    low: _builtins.float
+    """The interval, Elo points: rating - margin and rating + margin. Set with margin."""
+    high: _builtins.float
+    los_next: _builtins.float
+    """Likelihood of superiority (from the fit) over the bot on the next line down, 0..1; unset on the last line."""
     def __init__(
         self,
         *,
@@ -628,12 +644,36 @@ class StandingsEntry(_message.Message):
         mean_score: _builtins.float = ...,
         performance: _builtins.float = ...,
         score_rate: _builtins.float = ...,
+        rating: _builtins.float | None = ...,
+        margin: _builtins.float | None = ...,
+        low: _builtins.float | None = ...,
+        high: _builtins.float | None = ...,
+        los_next: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "rating", b"rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "score_rate", b"score_rate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
+    _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
+    _WhichOneofReturnType__los_next: _TypeAlias = _typing.Literal["los_next"]  # noqa: Y015
+    _WhichOneofArgType__los_next: _TypeAlias = _typing.Literal["_los_next", b"_los_next"]  # noqa: Y015
+    _WhichOneofReturnType__low: _TypeAlias = _typing.Literal["low"]  # noqa: Y015
+    _WhichOneofArgType__low: _TypeAlias = _typing.Literal["_low", b"_low"]  # noqa: Y015
+    _WhichOneofReturnType__margin: _TypeAlias = _typing.Literal["margin"]  # noqa: Y015
+    _WhichOneofArgType__margin: _TypeAlias = _typing.Literal["_margin", b"_margin"]  # noqa: Y015
+    _WhichOneofReturnType__rating: _TypeAlias = _typing.Literal["rating"]  # noqa: Y015
+    _WhichOneofArgType__rating: _TypeAlias = _typing.Literal["_rating", b"_rating"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__los_next) -> _WhichOneofReturnType__los_next | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__low) -> _WhichOneofReturnType__low | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__margin) -> _WhichOneofReturnType__margin | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rating) -> _WhichOneofReturnType__rating | None: ...
 
 Global___StandingsEntry: _TypeAlias = StandingsEntry  # noqa: Y015
 
@@ -643,7 +683,16 @@ class Standings(_message.Message):
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
+    FIT_MATCHES_FIELD_NUMBER: _builtins.int
+    FIT_COMPUTED_AT_FIELD_NUMBER: _builtins.int
+    FIT_REFRESHING_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    fit_matches: _builtins.int
+    """Matches of the tournament that the fit (rating, margin, los_next) counts; 0 when there is no fit yet."""
+    fit_computed_at: _builtins.float
+    """When that fit was computed, seconds since the Unix epoch; 0 when there is none."""
+    fit_refreshing: _builtins.bool
+    """True when a fit of the tournament's newer results is being computed; the next call shows it."""
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingsEntry]: ...
     def __init__(
@@ -651,10 +700,13 @@ class Standings(_message.Message):
         *,
         tournament_id: _builtins.str = ...,
         entries: _abc.Iterable[Global___StandingsEntry] | None = ...,
+        fit_matches: _builtins.int = ...,
+        fit_computed_at: _builtins.float = ...,
+        fit_refreshing: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "fit_computed_at", b"fit_computed_at", "fit_matches", b"fit_matches", "fit_refreshing", b"fit_refreshing", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -857,16 +909,22 @@ class GetLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
+    method: _builtins.str
+    """How the ratings are computed: "elo" (or empty: the live Elo, order-dependent) or "fit" (the batch fit over
+    every stored result of the game, answered from its cache). At most 16 characters.
+    """
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
+        method: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "method", b"method"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1025,6 +1083,10 @@ class LadderEntry(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     MEAN_SCORE_FIELD_NUMBER: _builtins.int
+    MARGIN_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    LOS_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by rating, 1 = best."""
     bot: _builtins.str
@@ -1037,6 +1099,16 @@ class LadderEntry(_message.Message):
     """Matches with rank 1 (shared first places count)."""
     mean_score: _builtins.float
     """Mean game score per match (Take 5: bullheads, lower is better)."""
+    margin: _builtins.float
+    """Half width of the 95 % interval of the rating, Elo points (may be +inf: a bot that won or lost every pair).
+    Unset when it cannot be computed yet (no pairwise counts, no bootstrap). "elo": fastchess margin of the bot's
+    pairwise results against the field; "fit": 1.96 bootstrap standard deviations.
+    """
+    low: _builtins.float
+    """The interval, Elo points: rating - margin and rating + margin. Set with margin."""
+    high: _builtins.float
+    los_next: _builtins.float
+    """Likelihood of superiority over the bot on the next line down, 0..1; unset on the last line or when unknown."""
     def __init__(
         self,
         *,
@@ -1046,12 +1118,31 @@ class LadderEntry(_message.Message):
         matches: _builtins.int = ...,
         wins: _builtins.int = ...,
         mean_score: _builtins.float = ...,
+        margin: _builtins.float | None = ...,
+        low: _builtins.float | None = ...,
+        high: _builtins.float | None = ...,
+        los_next: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "matches", b"matches", "mean_score", b"mean_score", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
+    _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
+    _WhichOneofReturnType__los_next: _TypeAlias = _typing.Literal["los_next"]  # noqa: Y015
+    _WhichOneofArgType__los_next: _TypeAlias = _typing.Literal["_los_next", b"_los_next"]  # noqa: Y015
+    _WhichOneofReturnType__low: _TypeAlias = _typing.Literal["low"]  # noqa: Y015
+    _WhichOneofArgType__low: _TypeAlias = _typing.Literal["_low", b"_low"]  # noqa: Y015
+    _WhichOneofReturnType__margin: _TypeAlias = _typing.Literal["margin"]  # noqa: Y015
+    _WhichOneofArgType__margin: _TypeAlias = _typing.Literal["_margin", b"_margin"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__los_next) -> _WhichOneofReturnType__los_next | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__low) -> _WhichOneofReturnType__low | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__margin) -> _WhichOneofReturnType__margin | None: ...
 
 Global___LadderEntry: _TypeAlias = LadderEntry  # noqa: Y015
 
@@ -1061,7 +1152,29 @@ class Ladder(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
+    RESULTS_COUNTED_FIELD_NUMBER: _builtins.int
+    RESULTS_STORED_FIELD_NUMBER: _builtins.int
+    COMPUTED_AT_FIELD_NUMBER: _builtins.int
+    REFRESHING_FIELD_NUMBER: _builtins.int
+    REPLICATES_FIELD_NUMBER: _builtins.int
     game: _builtins.str
+    method: _builtins.str
+    """"elo" or "fit": how the ratings were computed (GetLadderRequest.method)."""
+    results_counted: _builtins.int
+    """Stored results of the game that the ratings, margins and LOS count ("elo": the pairwise counts behind the
+    margins; the ratings themselves are always live).
+    """
+    results_stored: _builtins.int
+    """Stored results of the game now (the results log's length). More than results_counted: the answer is stale by
+    the difference and a refresh is on its way (see refreshing).
+    """
+    computed_at: _builtins.float
+    """When the counted figures were computed, seconds since the Unix epoch; 0 when nothing is computed yet."""
+    refreshing: _builtins.bool
+    """True when a refresh of the cached figures is running (in this or another arena process)."""
+    replicates: _builtins.int
+    """"fit": bootstrap replicates behind the margins and LOS (0: none yet). "elo": 0."""
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderEntry]: ...
     def __init__(
@@ -1069,10 +1182,16 @@ class Ladder(_message.Message):
         *,
         game: _builtins.str = ...,
         entries: _abc.Iterable[Global___LadderEntry] | None = ...,
+        method: _builtins.str = ...,
+        results_counted: _builtins.int = ...,
+        results_stored: _builtins.int = ...,
+        computed_at: _builtins.float = ...,
+        refreshing: _builtins.bool = ...,
+        replicates: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["computed_at", b"computed_at", "entries", b"entries", "game", b"game", "method", b"method", "refreshing", b"refreshing", "replicates", b"replicates", "results_counted", b"results_counted", "results_stored", b"results_stored"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

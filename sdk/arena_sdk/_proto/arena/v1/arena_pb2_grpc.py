@@ -198,7 +198,7 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetLadder(self, request, context):
-        """Read the Elo ladder of one game.
+        """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -83,7 +83,7 @@ class ArenaStub:
     GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]
     """One finished match with its full record."""
     GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]
-    """Read the Elo ladder of one game."""
+    """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS."""
     RebuildLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]
     """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
     (admin token).
@@ -131,7 +131,7 @@ class ArenaAsyncStub(ArenaStub):
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]  # type: ignore[assignment]
     """One finished match with its full record."""
     GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
-    """Read the Elo ladder of one game."""
+    """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS."""
     RebuildLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]  # type: ignore[assignment]
     """Recompute the ladder of one game from the append-only results log and compare it with the live ladder
     (admin token).
@@ -248,7 +248,7 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.GetLadderRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Ladder, _abc.Awaitable[_arena_pb2.Ladder]]:
-        """Read the Elo ladder of one game."""
+        """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS."""
 
     @_abc_1.abstractmethod
     def RebuildLadder(
