@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale proto clean fairness chaos
+.PHONY: help install test demo bench scale proto clean fairness chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
@@ -15,6 +15,7 @@ help:
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
 	@echo "make chaos  - Take 5 and Taki round robins while workers, referee and Redis are SIGKILLed; nothing lost?"
+	@echo "make chaos-cluster - the same on a private 3-master Redis Cluster, its masters SIGKILLed and restarted"
 
 # Quiet: -qq keeps pip to errors, PYTHONWARNINGS silences the build backend's notices (setuptools' "Editable
 # installation" banner), which would otherwise come back whenever the stamp is older than a pyproject.toml.
@@ -53,6 +54,10 @@ proto: $(STAMP)
 # ladder equals its rebuild; exit code 1 when a check fails. CHAOS_KILLS=N kills of each kind (default 3).
 chaos: $(STAMP)
 	$(PY) tools/chaos.py
+
+# The same on a private 3-master Redis Cluster (appendonly); each Redis kill restarts one master in turn.
+chaos-cluster: $(STAMP)
+	$(PY) tools/chaos.py --cluster
 
 clean:
 	rm -rf $(VENV) .arena .pytest_cache .hypothesis

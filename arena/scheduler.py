@@ -69,7 +69,7 @@ import redis
 from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
-from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store, WorkerStatus
+from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, REDIS_ERRORS, Job, Store, WorkerStatus
 from arena.tournament_hooks import after_match, sweep
 from arena.tournaments import MatchSpec, deal_seed
 
@@ -467,7 +467,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                                     job.spec.match_id if job.spec else "?", job.deliveries, visibility_timeout_s)
                 if not jobs:
                     jobs = await asyncio.to_thread(store.read_jobs, name, want, block_ms)
-            except redis.RedisError as exc:
+            except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
                 log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
                 if reconnector is not None and await asyncio.to_thread(reconnector.after_error):
                     group_ready = False  # a new server: make sure its consumer group exists
@@ -481,7 +481,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             ahead, worker.prefetched = worker.prefetched, []
             try:
                 await asyncio.to_thread(store.release_jobs, name, ahead, int(visibility_timeout_s * 1000))
-            except redis.RedisError as exc:
+            except REDIS_ERRORS as exc:
                 log.warning("worker %s cannot hand back %d jobs claimed ahead (%s); they are reclaimed after the "
                             "visibility timeout", name, len(ahead), exc)
         if worker.running:
@@ -499,7 +499,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
         _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
         for task in late_beat:  # a heartbeat stuck in Redis: give up on it
             task.cancel()
-        with contextlib.suppress(redis.RedisError):
+        with contextlib.suppress(*REDIS_ERRORS):
             await worker.beat(stopped=True)
 
 

@@ -24,11 +24,19 @@ logs), the faults in the stored results (the bots' own, e.g. a timeout on a load
 code 0 when every check passed, 1 otherwise (2 for a setup error). ``run_chaos`` is also called by
 ``tests/platform/test_chaos_small.py`` with a smaller plan.
 
+``--cluster`` (``make chaos-cluster``): the same run on a private 3-master Redis Cluster
+(``arena.redis_cluster.PrivateRedisCluster``, appendonly on every node) instead of one redis-server: the referee and
+the workers get its ``redis+cluster://`` URL through ``ARENA_REDIS_URL``, and each ``redis`` kill is a SIGKILL of
+one master (the next one each time), restarted on the same port, folder and cluster config, so it rejoins the
+cluster with its slots and everything it acknowledged. While it is down its slots cannot be served (no replicas),
+so the clients must ride out refused and failed calls, as with a lone Redis restarting.
+
 Environment: CHAOS_KILLS (kills of each kind, default 3), CHAOS_KEEP=1 keeps the temporary folder (logs).
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import concurrent.futures
 import os
@@ -51,8 +59,10 @@ sys.path.insert(0, str(ROOT))  # `python tools/chaos.py` from a checkout finds a
 
 import grpc  # noqa: E402
 import redis  # noqa: E402
+from redis.exceptions import ClusterDownError, RedisClusterException, TryAgainError  # noqa: E402
 
 from arena import local_bots  # noqa: E402
+from arena.redis_cluster import PrivateRedisCluster  # noqa: E402
 from arena.redis_server import PrivateRedis  # noqa: E402
 from arena.store import Store, results_log_key, tournament_matches_key  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
@@ -63,6 +73,9 @@ START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
 RECLAIM_RE = re.compile(r"reclaimed job \S+ \(match (\S+), delivery \d+\)")
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
+# what a read sees while a Redis (or a cluster master) restarts: refused, timed out, loading, slots not served
+REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError, ClusterDownError, TryAgainError,
+              RedisClusterException)
 T = TypeVar("T")
 
 
@@ -87,6 +100,8 @@ class ChaosPlan:
             match is not killed in every one of its ``max_deliveries`` deliveries: that would be a poison job,
             given up); none after the tournaments finished.
         timeout_s: the whole run must finish within this, seconds.
+        cluster: run on a private Redis Cluster of ``cluster_masters`` masters instead of one redis-server; a
+            ``redis`` kill then hits one master (in turn).
     """
 
     take5_bots: tuple[tuple[str, str], ...] = (
@@ -108,6 +123,8 @@ class ChaosPlan:
     first_kill_at: float = 0.05
     kill_gap_s: float = 4.0
     timeout_s: float = 900.0
+    cluster: bool = False
+    cluster_masters: int = 3
 
 
 @dataclass
@@ -195,6 +212,8 @@ class Arena:
         self.port = _free_port()
         self.server = f"127.0.0.1:{self.port}"
         self.redis: PrivateRedis | None = None
+        self.cluster: PrivateRedisCluster | None = None
+        self.cluster_kills = 0
         self.serve: subprocess.Popen[bytes] | None = None
         self.serve_runs = 0
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
@@ -212,8 +231,13 @@ class Arena:
                                     start_new_session=True)
 
     def start_redis(self) -> None:
-        self.redis = PrivateRedis(self.data_dir)
-        url = self.redis.start()
+        if self.plan.cluster:  # the referee and workers find it through ARENA_REDIS_URL, not the data folder
+            self.cluster = PrivateRedisCluster(self.work / "cluster", masters=self.plan.cluster_masters)
+            url = self.cluster.start()
+            self.env["ARENA_REDIS_URL"] = url
+        else:
+            self.redis = PrivateRedis(self.data_dir)
+            url = self.redis.start()
         if self.store is None:
             self.store = Store.from_url(url, client_options={"socket_connect_timeout": 2, "socket_timeout": 10})
 
@@ -295,6 +319,12 @@ class Arena:
             self.store.close()
         if self.redis is not None:
             self.redis.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
+
+    @property
+    def redis_url(self) -> str:
+        return self.cluster.url if self.cluster else self.redis.url if self.redis else "?"
 
     # -- reading, with Redis coming and going ------------------------------------------------------------------
 
@@ -309,7 +339,7 @@ class Arena:
         while True:
             try:
                 return call()
-            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+            except REDIS_AWAY:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
@@ -376,6 +406,8 @@ class Arena:
         return running
 
     def kill_redis(self) -> set[str]:
+        if self.cluster is not None:
+            return self.kill_cluster_master()
         assert self.redis is not None and self.redis.process is not None
         self.wait_workers()
         running = self._running(pids=[p.pid for p in self.workers.values()] + [self.serve.pid if self.serve else 0])
@@ -390,6 +422,21 @@ class Arena:
             self.say(f"  note: the port changed ({port} -> {self.redis.port}); the workers follow it through the "
                      "data folder")
             self.db.retarget(self.redis.url)
+        return running
+
+    def kill_cluster_master(self) -> set[str]:
+        """SIGKILL one master of the cluster (the next one each time) and restart it on the same port, folder and
+        cluster config (``PrivateRedisCluster.restart_node``: back once the cluster is ready again)."""
+        assert self.cluster is not None
+        self.wait_workers()
+        running = self._running(pids=[p.pid for p in self.workers.values()] + [self.serve.pid if self.serve else 0])
+        node = self.cluster_kills % self.cluster.masters
+        self.cluster_kills += 1
+        down = time.monotonic()
+        self.cluster.restart_node(node)
+        self.say(f"  SIGKILL cluster master {node} (port {self.cluster.ports[node]}) while {len(running)} matches "
+                 f"ran; restarted from its appendonly file, cluster ready again after "
+                 f"{time.monotonic() - down:.1f} s")
         return running
 
     def inject(self, kind: str) -> set[str]:
@@ -446,7 +493,11 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None, say: Callable[[str]
     arena = Arena(plan, work, say)
     try:
         arena.start_redis()
-        say(f"redis-server (appendonly) in {arena.data_dir} at {arena.redis.url if arena.redis else '?'}")
+        if plan.cluster:
+            say(f"Redis Cluster of {plan.cluster_masters} masters (appendonly) in {work / 'cluster'} at "
+                f"{arena.redis_url}")
+        else:
+            say(f"redis-server (appendonly) in {arena.data_dir} at {arena.redis_url}")
         arena.start_serve()
         say(f"arena serve on {arena.server}: {plan.serve_workers} embedded workers; {plan.extra_workers} extra "
             f"arena workers; {plan.concurrency} matches each; visibility timeout {plan.visibility_timeout_s:g} s")
@@ -504,13 +555,19 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None, say: Callable[[str]
     return report
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Take 5 and Taki round robins on a real arena while its workers, "
+                                     "referee and Redis are SIGKILLed; nothing lost, nothing counted twice?")
+    parser.add_argument("--cluster", action="store_true",
+                        help="run on a private 3-master Redis Cluster; the Redis kills hit its masters in turn")
+    args = parser.parse_args(argv)
     kills = int(os.environ.get("CHAOS_KILLS", "3"))
-    plan = ChaosPlan(kills=KINDS * kills)
+    plan = ChaosPlan(kills=KINDS * kills, cluster=args.cluster)
     keep = os.environ.get("CHAOS_KEEP") == "1"
     work = Path(tempfile.mkdtemp(prefix="arena-chaos-"))
-    print(f"make chaos: a Take 5 and a Taki round robin on a real arena while {len(plan.kills)} kills hit its "
-          f"workers, its referee and its Redis (logs in {work})", flush=True)
+    target = "Redis Cluster (3 masters)" if args.cluster else "Redis"
+    print(f"make chaos{'-cluster' if args.cluster else ''}: a Take 5 and a Taki round robin on a real arena while "
+          f"{len(plan.kills)} kills hit its workers, its referee and its {target} (logs in {work})", flush=True)
     try:
         report = run_chaos(plan, work, say=lambda line: print(line, flush=True))
     except (ChaosError, OSError, grpc.RpcError) as exc:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from arena.tournaments import split_bot_ref
 
-from .base import CHUNK, OwnershipError, StoreBase, StoreError
+from .base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError
 from .bots import UNVERIFIED_VERSION, BotEntry, BotStore
 from .health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
 from .jobs import Job, JobStore, WorkerStatus
@@ -128,7 +128,7 @@ class Store(ResultStore, BotStore, HealthStore):
 __all__ = [
     "ARENA_ID", "CHUNK", "MatchInputs", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",
     "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS", "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotHealth",
-    "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
+    "REDIS_ERRORS", "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_key",

@@ -7,6 +7,7 @@ import secrets
 from typing import Any, Self
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from arena.config import DEFAULTS
 
@@ -16,6 +17,10 @@ CHUNK = 500  # entries per pipelined batch of reads
 
 
 CLUSTER_SCHEME = "redis+cluster://"
+
+# What a store call raises while Redis is away: redis-py's errors and, on a cluster whose master is restarting,
+# RedisClusterException too (e.g. SlotNotCoveredError after the client's own retries), which is not a RedisError.
+REDIS_ERRORS: tuple[type[Exception], ...] = (redis.RedisError, RedisClusterException)
 
 
 def connect(url: str, client_options: dict[str, Any] | None = None) -> Any:

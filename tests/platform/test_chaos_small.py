@@ -41,3 +41,26 @@ def test_a_small_chaos_run_loses_nothing_and_counts_nothing_twice(tmp_path: Path
     assert report.ok and "result: PASS" in summary, where
     assert report.rerun, where  # a killed worker's or referee's match was reclaimed, played again, stored once
     print(where)
+
+
+def test_a_small_chaos_run_on_a_redis_cluster_rides_out_a_master_restart(tmp_path: Path) -> None:
+    """``make chaos-cluster``, small: the same arena on a private 3-master Redis Cluster; a master is SIGKILLed and
+    restarted (its slots are not served meanwhile), then a worker and the referee are killed."""
+    chaos = _chaos()
+    plan = chaos.ChaosPlan(
+        take5_bots=(("cc-random", "sample:random"), ("cc-heuristic", "sample:heuristic"), ("cc-random-2", "sample:random")),
+        taki_bots=(("cc-taki-random", "sample:taki-random"), ("cc-taki-heuristic", "sample:taki-heuristic"),
+                   ("cc-taki-random-2", "sample:taki-random")),
+        take5_matches=30, taki_matches=40, extra_workers=1, visibility_timeout_s=2.0,
+        kills=("redis", "worker", "referee"), kill_gap_s=2.5, timeout_s=240.0, cluster=True)
+    lines: list[str] = []
+    report = chaos.run_chaos(plan, tmp_path, say=lines.append)
+    summary = report.summary()
+    where = "\n".join(lines) + "\n" + summary + f"\nlogs: {tmp_path / 'logs'}"
+    assert any("SIGKILL cluster master 0" in line for line in lines), where
+    assert dict(report.kills) == {"worker": 1, "referee": 1, "redis": 1}, where
+    for game in report.games:
+        assert game.matches_stored == game.matches_total >= 30, where
+        assert (game.lost, game.duplicates, game.ladder_equal, game.unhealthy) == (0, 0, True, []), where
+    assert report.ok and "result: PASS" in summary, where
+    print(where)
