@@ -52,6 +52,8 @@ class Defaults:
             that answers is healthy again and its deferred matches are queued again.
         max_deferral_s: a match deferred this long is played anyway (its absent bot forfeits it), so a tournament
             with a bot that never comes back still ends, seconds.
+        bot_channel_idle_s: a worker closes its channel (HTTP/2 connection) to a bot when no match has used it for
+            this many seconds (``arena.bot_channels``).
     """
 
     server: str = "localhost:50051"
@@ -79,6 +81,7 @@ class Defaults:
     unhealthy_after: int = 3
     bot_recheck_s: float = 5.0
     max_deferral_s: float = 600.0
+    bot_channel_idle_s: float = 60.0
 
 
 DEFAULTS = Defaults()

@@ -2,7 +2,9 @@
 
 The referee is the gRPC *client* of every bot (``arena.v1.Bot``). For one match it
 
-1. opens one ``grpc.aio`` channel per distinct endpoint (two seats of the same endpoint share it);
+1. leases one ``grpc.aio`` channel per distinct endpoint (two seats of the same endpoint share it) from a pool
+   (``arena.bot_channels``: a worker's matches reuse its channels; a call that finds a bot unreachable makes the
+   pool give the next match a fresh channel);
 2. sends ``StartMatch`` to every seat, concurrently, under the short ``call_deadline_ms`` (a seat whose
    ``StartMatch`` fails gets a fault with ``decision=None`` and still plays: it is asked every decision like any
    other seat);
@@ -79,8 +81,8 @@ from arena_sdk.games import Game, get_game
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
+from .bot_channels import BotChannels, BotLease
 from .config import DEFAULTS
-from .limits import MAX_BOT_ANSWER_BYTES
 from .records import (
     FAULT_KINDS,
     FORFEIT_REASONS,
@@ -236,7 +238,8 @@ class _Match:
     state: Any
     lag: LoopLag = field(default_factory=LoopLag)
     started: float = field(default_factory=time.monotonic)
-    channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
+    pool: BotChannels | None = None
+    leases: dict[str, BotLease] = field(default_factory=dict)  # endpoint -> its channel, leased from the pool
     stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
     metadata: list[tuple[tuple[str, str], ...] | None] = field(default_factory=list)  # per seat: its bot secret
     sequence: list[int] = field(default_factory=list)
@@ -256,18 +259,18 @@ class _Match:
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
 
-    def open(self) -> None:
-        stubs: dict[str, bot_pb2_grpc.BotStub] = {}
+    def open(self, pool: BotChannels) -> None:
+        """Lease one channel per distinct endpoint from ``pool`` (two seats of one endpoint share it) and make
+        each seat's reusable call, call options and request."""
+        self.pool = pool
         for seat, s in enumerate(self.seats):
-            if s.endpoint not in self.channels:  # a bot's answer is read up to MAX_BOT_ANSWER_BYTES
-                self.channels[s.endpoint] = grpc.aio.insecure_channel(
-                    s.endpoint, options=[("grpc.max_receive_message_length", MAX_BOT_ANSWER_BYTES)])
-                stubs[s.endpoint] = bot_pb2_grpc.BotStub(self.channels[s.endpoint])
-            stub = stubs[s.endpoint]
+            lease = self.leases.get(s.endpoint)
+            if lease is None:
+                lease = self.leases[s.endpoint] = pool.lease(s.endpoint)
             metadata = ((BOT_SECRET_METADATA, s.secret),) if s.secret else None
-            self.stubs.append(stub)
+            self.stubs.append(lease.stub)
             self.metadata.append(metadata)
-            self.decide_calls.append(stub.Decide)
+            self.decide_calls.append(lease.stub.Decide)
             self.call_options.append({"timeout": self.deadline_ms / 1000,
                                       **({"metadata": metadata} if metadata else {})})
             self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat))
@@ -279,9 +282,11 @@ class _Match:
         self.kind_values = {kind: wire.kind_value(kind) for kind in self.engine.info.decision_kinds}
         self.tally = FaultTally(n, self.limits)
 
-    async def close(self) -> None:
-        for channel in self.channels.values():
-            await channel.close()
+    def close(self) -> None:
+        """Give the leased channels back to the pool."""
+        assert self.pool is not None
+        for lease in self.leases.values():
+            self.pool.release(lease)
 
     def playing(self, seat: int) -> bool:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
@@ -489,6 +494,8 @@ class _Match:
 
     def _fault(self, kind: str, seat: int, hand: int, turn: int, detail: str, decision: int | None) -> None:
         log.debug("match %s: %s fault of seat %d (%s): %s", self.match_id, kind, seat, self.seats[seat].name, detail)
+        if kind == "unreachable" and self.pool is not None:  # the next match gets a fresh channel to that bot
+            self.pool.retire(self.leases[self.seats[seat].endpoint])
         self.faults.append(Fault(kind, seat, hand, turn, detail, decision))
         assert self.tally is not None
         reason = self.tally.fault(seat, kind)
@@ -543,6 +550,7 @@ async def run_match(
     lag_threshold_ms: int = DEFAULTS.lag_threshold_ms,
     lag_retries: int = DEFAULTS.lag_retries,
     on_progress: Callable[[Any, Any], None] | None = None,
+    channels: BotChannels | None = None,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -563,6 +571,8 @@ async def run_match(
         (See "Failure policy" in the module docstring; defaults in ``arena.config.DEFAULTS``.)
         on_progress: called as ``on_progress(state_before, state_after)`` (engine states) after every round of
             decisions is applied, e.g. to show a game live; an exception it raises is logged, never fatal.
+        channels: the pool of channels to bots to lease from (``arena.bot_channels.BotChannels``, of this event
+            loop; a worker keeps one for all its matches); None: the match opens its own and closes them at its end.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit`` (see the
     module docstring); this function never raises because of a bot. Raises ``ValueError`` (``RulesError`` for
@@ -579,16 +589,20 @@ async def run_match(
     t0 = time.monotonic()
     match = _Match(match_id, game, engine, config, seats, deadline_ms, call_deadline_ms, limits, state, started=t0)
     match.on_progress = on_progress
+    own = channels is None  # no pool: this match's own channels, closed when it ends
+    pool = BotChannels() if channels is None else channels
     monitor = asyncio.ensure_future(match.lag.run())
-    match.open()
     try:
+        match.open(pool)
         await match.start()
         await match.play()
         result = match.result()
         await match.end(result)
     finally:
         monitor.cancel()
-        await match.close()
+        match.close()
+        if own:
+            await pool.close()
     return MatchRecord(
         match_id=match_id,
         game=game,

@@ -66,6 +66,7 @@ from typing import Any
 
 import redis
 
+from arena.bot_channels import BotChannels
 from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
@@ -103,8 +104,9 @@ def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float
 
 async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                   max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
-                  unhealthy_after: int = DEFAULTS.unhealthy_after) -> str:
-    """Settle one claimed job (see the module docstring for the order of the checks).
+                  unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None) -> str:
+    """Settle one claimed job (see the module docstring for the order of the checks); its match leases its
+    channels to the bots from ``channels`` (the worker's pool; None: the match's own).
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
@@ -163,7 +165,7 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
         else:
             seed, deal = spec.seed, None
         record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
-                                 deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms)
+                                 deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms, channels=channels)
         result = record.result
         # every write after it: one hop to a thread (result + Elo in one script, the acknowledgement, the health)
         stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
@@ -410,9 +412,11 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                       heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                       forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None,
                       unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck_s: float = DEFAULTS.bot_recheck_s,
-                      max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
+                      max_deferral_s: float = DEFAULTS.max_deferral_s, channels: BotChannels | None = None) -> None:
     """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
     once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
+    Every match leases its channels to the bots from ``channels`` (``arena.bot_channels``; None: a pool of this
+    worker's own, closed when it stops).
     Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
     visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
     cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped.
@@ -426,12 +430,13 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
     next_reclaim = 0.0
     group_ready = False
     beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    pool = BotChannels() if channels is None else channels
 
     def start(jobs: list[Job]) -> None:
         for job in jobs:
             task = asyncio.create_task(
                 run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                                    worker=name, unhealthy_after=unhealthy_after),
+                                    worker=name, unhealthy_after=unhealthy_after, channels=pool),
                 name=f"match {job.spec.match_id if job.spec else job.entry_id}")
             worker.running[task] = job
             task.add_done_callback(worker.finished)
@@ -501,6 +506,8 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             task.cancel()
         with contextlib.suppress(*REDIS_ERRORS):
             await worker.beat(stopped=True)
+        if channels is None:
+            await pool.close()
 
 
 async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float) -> None:
@@ -591,7 +598,11 @@ async def _run_loops(store: Store, names: list[str], stop: threading.Event, **kw
     loop = asyncio.get_running_loop()
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + kwargs["concurrency"],
                                                  thread_name_prefix="arena-worker-io"))
-    await asyncio.gather(*(worker_loop(store, name, stop, **kwargs) for name in names))
+    pool = BotChannels()  # the workers of this process share their channels to the bots
+    try:
+        await asyncio.gather(*(worker_loop(store, name, stop, channels=pool, **kwargs) for name in names))
+    finally:
+        await pool.close()
 
 
 def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name: str | None = None,

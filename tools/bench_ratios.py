@@ -57,6 +57,7 @@ from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
 from arena import scheduler  # noqa: E402
+from arena.bot_channels import BotChannels  # noqa: E402
 from arena.local_bots import started_bots  # noqa: E402
 from arena.redis_server import PrivateRedis  # noqa: E402
 from arena.referee import SeatSpec, run_match  # noqa: E402
@@ -158,13 +159,14 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
 
 
 async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seconds: float,
-                        tag: str) -> dict[str, float]:
+                        tag: str, pool: BotChannels) -> dict[str, float]:
     """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed (at
-    least one): Decide calls, wall seconds, CPU seconds of this process and of the bots."""
+    least one), on the channels of ``pool`` (as a worker's matches): Decide calls, wall seconds, CPU seconds of this
+    process and of the bots."""
     cpu0, bots0, t0 = time.process_time(), cpu_of(bot_pids), time.perf_counter()
     calls = faults = matches = 0
     while not matches or time.perf_counter() - t0 < seconds:
-        record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32))
+        record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32), channels=pool)
         calls += sum(1 + d.get("retries", 0) for d in record.decisions if d["latency_ms"] is not None)
         faults += len(record.faults)
         matches += 1
@@ -172,24 +174,26 @@ async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seco
     return {"calls": calls, "wall": wall, "cpu": cpu, "peer_cpu": bots, "faults": faults, "matches": matches}
 
 
-async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag: str) -> float:
-    """Wall seconds of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time."""
+async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag: str, pool: BotChannels) -> float:
+    """Wall seconds of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time, on the channels
+    of ``pool``."""
     config = take5.Take5Config(**TRIVIAL)
     todo = iter(range(n))
 
     async def lane() -> None:
         for i in todo:
-            await run_match(f"{tag}-{i:04d}", GAME, seats, config, seed=i)
+            await run_match(f"{tag}-{i:04d}", GAME, seats, config, seed=i, channels=pool)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(lane() for _ in range(concurrency)))
     return time.perf_counter() - t0
 
 
-async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency: int, tag: str) -> float:
+async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency: int, tag: str,
+                       pool: BotChannels) -> float:
     """Wall seconds of ``n`` trivial matches through the queue: enqueued first, then one worker of ``concurrency``
-    (``scheduler.worker_loop``, in this event loop) settles them; timed from the worker's start to its ``n``-th
-    settled job. Raises ``RuntimeError`` when a match was not stored."""
+    (``scheduler.worker_loop``, in this event loop, its matches on the channels of ``pool``) settles them; timed
+    from the worker's start to its ``n``-th settled job. Raises ``RuntimeError`` when a match was not stored."""
     specs = [MatchSpec(match_id=f"{tag}-{i:04d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(TRIVIAL))
              for i in range(n)]
     await asyncio.to_thread(store.enqueue, specs)
@@ -209,7 +213,7 @@ async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency
     try:
         t0 = time.perf_counter()
         worker = asyncio.create_task(scheduler.worker_loop(store, f"bench-{tag}", stop, concurrency=concurrency,
-                                                           block_ms=50))
+                                                           block_ms=50, channels=pool))
         await done.wait()
         elapsed = time.perf_counter() - t0
         stop.set()
@@ -328,8 +332,20 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
                    reps: int, seconds: float, matches_c1: int, matches_c4: int,
                    progress: Callable[[str], None]) -> list[dict[str, float]]:
     """Each repetition alternates its two sides in ``SLICES`` slices (ABBA order), so that a burst of load from
-    other jobs falls on both sides of a ratio alike."""
-    await referee_phase(seats, bot_pids, 0.2, "warm")  # imports, first connections
+    other jobs falls on both sides of a ratio alike. Matches lease their channels to the bots from one pool, as
+    the matches of a worker process do (``arena.bot_channels``)."""
+    pool = BotChannels()
+    try:
+        return await _repetitions(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
+                                  progress, pool)
+    finally:
+        await pool.close()
+
+
+async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int], store: Store,
+                       bot_ids: list[str], reps: int, seconds: float, matches_c1: int, matches_c4: int,
+                       progress: Callable[[str], None], pool: BotChannels) -> list[dict[str, float]]:
+    await referee_phase(seats, bot_pids, 0.2, "warm", pool)  # imports, first connections
     out = []
     for rep in range(reps):
         e: dict[str, float] = {}
@@ -343,15 +359,15 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
                 elif side == "barrier":
                     _add(b, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES / 2, barrier=True))
                 else:
-                    _add(r, await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}"))
+                    _add(r, await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}", pool))
         for c, n in ((1, matches_c1), (4, matches_c4)):
             chunk = max(c, n // SLICES)
             for i in range(SLICES):
                 for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
                     if side == "direct":
-                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}")
+                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
                     else:
-                        elapsed = await queued_phase(store, bot_ids, chunk, c, f"q{c}-{rep}-{i}")
+                        elapsed = await queued_phase(store, bot_ids, chunk, c, f"q{c}-{rep}-{i}", pool)
                     _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk})
         eng = engine_phase(seconds / 6)
         figures = {
