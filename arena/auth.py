@@ -1,9 +1,9 @@
 """Who may change the arena: the admin token (issue 8, item 3), in one place for the referee and the CLI.
 
-- Organiser calls (``ADMIN_METHODS``: CreateTournament, CancelTournament, RebuildLadder) need the arena's admin
-  token in the call metadata, as ``authorization: Bearer TOKEN``. The referee compares it in constant time and
-  answers UNAUTHENTICATED when none is sent, PERMISSION_DENIED when it is wrong. RemoveBot also accepts it in
-  place of the bot's owner token (an organiser may remove any bot).
+- Organiser calls (``ADMIN_METHODS``: CreateTournament, CreateSprt, CancelTournament, RebuildLadder) need the
+  arena's admin token in the call metadata, as ``authorization: Bearer TOKEN``. The referee compares it in
+  constant time and answers UNAUTHENTICATED when none is sent, PERMISSION_DENIED when it is wrong. RemoveBot also
+  accepts it in place of the bot's owner token (an organiser may remove any bot).
 - A bot's own changes (RegisterBot again, UpdateBot, RemoveBot) need its owner token (``arena.service``).
 - Every other call is a public read, and no reply, log line or record holds a token or a bot secret.
 
@@ -28,7 +28,7 @@ import grpc
 from arena import limits
 from arena_sdk.guard import metadata_value, secret_matches
 
-ADMIN_METHODS = frozenset({"CreateTournament", "CancelTournament", "RebuildLadder"})
+ADMIN_METHODS = frozenset({"CreateTournament", "CreateSprt", "CancelTournament", "RebuildLadder"})
 ADMIN_METADATA = "authorization"  # value "Bearer TOKEN"
 BEARER = "Bearer "
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"

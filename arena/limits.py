@@ -25,6 +25,7 @@ registration (``bot_info_problem``). Lengths count characters (Python ``len``).
 | bots of a tournament | 128 |
 | deal plan of a tournament | 16 characters |
 | matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
+| field bots of an SPRT | 64 |
 | ListMatches limit | 1000 |
 | bot checks at once (outbound GetInfo calls of RegisterBot, UpdateBot, CreateTournament, ListBots) | 4 RPCs |
 """
@@ -60,6 +61,7 @@ TOURNAMENT_BOTS = 128
 DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
+SPRT_FIELD = 64  # CreateSprtRequest.field
 BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
@@ -89,6 +91,11 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "ListMatchesRequest.tournament_id": (TOURNAMENT_ID, None),
     "ListMatchesRequest.bot": (BOT_REF, None),
     "GetMatchRequest.match_id": (MATCH_ID, None),
+    "CreateSprtRequest.game": (GAME_ID, None),
+    "CreateSprtRequest.v1": (BOT_REF, None),
+    "CreateSprtRequest.v2": (BOT_REF, None),
+    "CreateSprtRequest.field": (BOT_REF, SPRT_FIELD),
+    "GetSprtRequest.id": (TOURNAMENT_ID, None),
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),
     "RebuildLadderRequest.game": (GAME_ID, None),

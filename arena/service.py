@@ -661,6 +661,18 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             for s in lines
         ])
 
+    @_rpc
+    def CreateSprt(self, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
+        from arena import sprt_service  # it imports this module
+
+        return sprt_service.create_sprt(self, request, context)
+
+    @_rpc
+    def GetSprt(self, request: arena_pb2.GetSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
+        from arena import sprt_service
+
+        return sprt_service.get_sprt(self, request, context)
+
     # -- matches and the ladder -----------------------------------------------------------------------------
 
     @_rpc

@@ -52,7 +52,7 @@ def _load_builtin() -> None:
         importlib.import_module(module)
 
 
-BUILTIN_CONTROLLERS: tuple[str, ...] = ()
+BUILTIN_CONTROLLERS: tuple[str, ...] = ("arena.sprt_controller", "arena.separation")
 """Modules that call ``register_controller`` when imported."""
 
 

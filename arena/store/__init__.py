@@ -57,6 +57,7 @@ from .keys import (
     worker_key,
 )
 from .results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
+from .sprt import SprtRecord, SprtStore, TableOutcome
 from .tournaments import TournamentInfo, TournamentStore
 
 
@@ -77,7 +78,7 @@ class MatchInputs:
     bots: list[BotEntry | None]
 
 
-class Store(ResultStore, BotStore, HealthStore):
+class Store(ResultStore, BotStore, HealthStore, SprtStore):
     """All Redis reads and writes of the arena: bots (``BotStore``), tournaments (``TournamentStore``), match jobs
     and worker heartbeats (``JobStore``), results and the ladder (``ResultStore``), bot health and deferred matches
     (``HealthStore``), on one client (``StoreBase``).
@@ -134,4 +135,5 @@ __all__ = [
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_key",
     "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key", "tournament_matches_key",
     "versions_key", "worker_key",
+    "SprtRecord", "SprtStore", "TableOutcome",
 ]

@@ -29,6 +29,13 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)
+    arena:{G}:tournament:<id>:sprt           hash   an SPRT's state (``arena.store.sprt``): h:<outcome> -> blocks
+                                                    counted with that outcome (half points, -2(k-1)..2(k-1)),
+                                                    void -> blocks not counted (a table failed); once decided:
+                                                    verdict ("H0" | "H1" | "inconclusive"), reason, decided_at,
+                                                    final (JSON: the counts it was decided on), llr
+    arena:{G}:tournament:<id>:sprt-blocks    hash   block number -> its outcome (half points) or "void": each
+                                                    block is counted once (``SPRT_COUNT_BLOCK``)
     arena:{G}:jobs                           stream match jobs (fields match, tournament, spec = MatchSpec
                                                     JSON), consumer group "workers"; a worker holds at most
                                                     concurrency + 1 (one claimed ahead, RELEASE on stop)
@@ -116,6 +123,14 @@ def failed_key(game: str, tournament_id: str) -> str:
 
 def attempts_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":attempts"
+
+
+def sprt_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":sprt"
+
+
+def sprt_blocks_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":sprt-blocks"
 
 
 def jobs_key(game: str) -> str:
@@ -366,13 +381,15 @@ return 1
 # last-delivered id); jobs already delivered are left to their workers (a running match finishes and counts; a
 # dead worker's job is dropped by whoever reclaims it).
 # KEYS: 1 tournament hash, 2 jobs stream, 3 cancelled set
-# ARGV: 1 group, 2 tournament id, 3 now
+# ARGV: 1 group, 2 tournament id, 3 now, 4 (optional) the state it ends in: "cancelled" (default) or "finished"
+# (a controller that decided, e.g. an SPRT: its queued jobs are dropped the same way, set at <state>_at)
 # Returns {status, dropped}: status -1 unknown tournament, 0 not running (nothing changed), 1 cancelled now.
 CANCEL_TOURNAMENT = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {-1, 0} end
 if state ~= 'running' then return {0, 0} end
-redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelled_at', ARGV[3])
+local final = ARGV[4] or 'cancelled'
+redis.call('HSET', KEYS[1], 'state', final, final .. '_at', ARGV[3])
 if redis.call('EXISTS', KEYS[2]) == 0 then return {1, 0} end
 local last = '0-0'
 for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[2])) do
@@ -490,5 +507,26 @@ UPDATE_BOT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'endpoint', ARGV[1], 'updated_at', ARGV[2], 'sdk_version', ARGV[3], 'author', ARGV[4])
 if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'secret', ARGV[5]) end
+return 1
+"""
+
+# Count one block of an SPRT once (``arena.store.sprt``): record its outcome under its number and, the first time
+# only, add it to the counts. KEYS: 1 blocks hash, 2 SPRT hash. ARGV: 1 block number, 2 outcome (half points, a
+# whole number) or "void" (a table failed: not counted). Returns 1 counted now, 0 counted before (nothing changed).
+SPRT_COUNT_BLOCK = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+if ARGV[2] == 'void' then
+  redis.call('HINCRBY', KEYS[2], 'void', 1)
+else
+  redis.call('HINCRBY', KEYS[2], 'h:' .. ARGV[2], 1)
+end
+return 1
+"""
+
+# Store an SPRT's verdict once. KEYS: 1 SPRT hash. ARGV: field, value, field, value, ... (the first pair is
+# 'verdict', then reason, decided_at, final, llr). Returns 1 stored now, 0 a verdict was stored before (kept).
+SPRT_DECIDE = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """

@@ -71,6 +71,10 @@ class TournamentInfo:
 
     @property
     def formula(self) -> str:
+        """How matches_total follows from the request (a controlled tournament may keep its own text in
+        ``extra["formula"]``)."""
+        if "formula" in self.extra:
+            return str(self.extra["formula"])
         return round_robin_formula(len(self.bots), self.seats_per_match, self.rounds, self.deals,
                                    self.deal_count or None)
 
@@ -190,10 +194,13 @@ class TournamentStore(JobStore):
                     out.append(self._tournament(replies[i], replies[i + 1], replies[i + 2]))
         return out
 
-    def extend_tournament(self, game: str, tournament_id: str, specs: Sequence[MatchSpec]) -> bool:
+    def extend_tournament(self, game: str, tournament_id: str, specs: Sequence[MatchSpec], *,
+                          expect_total: int | None = None) -> bool:
         """Queue more matches of a running controlled tournament: its ``matches_total`` grows by ``len(specs)``
         and their jobs are added, in one MULTI/EXEC watched on the tournament hash (the hash and the stream share
-        the game's hash tag). Returns False (nothing queued) when the tournament is not running any more.
+        the game's hash tag). Returns False (nothing queued) when the tournament is not running any more, or when
+        ``expect_total`` is given and ``matches_total`` is not that number (another controller call queued these
+        matches first: a compare-and-set, so match ids derived from ``matches_total`` are queued once).
         Raises ``StoreError`` for an unknown tournament or a spec of another game or tournament."""
         if any(spec.game != game or spec.tournament != tournament_id for spec in specs):
             raise StoreError(f"every match added to {tournament_id} must be of {game} and of that tournament")
@@ -208,6 +215,8 @@ class TournamentStore(JobStore):
                     if state is None:
                         raise StoreError(f"no tournament {tournament_id} of {game}")
                     if state != "running":
+                        return False
+                    if expect_total is not None and int(pipe.hget(key, "matches_total") or 0) != expect_total:
                         return False
                     pipe.multi()
                     pipe.hincrby(key, "matches_total", len(specs))

@@ -57,6 +57,7 @@ def test_the_command_tree_is_complete() -> None:
                 ("bot", "token"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
+                ("sprt", "start"), ("sprt", "show"),
                 ("match", "list"), ("match", "show"),
                 ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
@@ -64,7 +65,7 @@ def test_the_command_tree_is_complete() -> None:
 
 
 READS = [("bot", "list"), ("tournament", "list"), ("tournament", "status"), ("tournament", "standings"),
-         ("match", "list"), ("match", "show"), ("ladder",), ("worker", "list")]
+         ("match", "list"), ("match", "show"), ("ladder",), ("worker", "list"), ("sprt", "show")]
 
 
 @pytest.mark.parametrize("path", READS, ids=" ".join)

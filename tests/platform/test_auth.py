@@ -17,6 +17,7 @@ from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 ORGANISER_CALLS = {
     "CreateTournament": arena_pb2.CreateTournamentRequest(game="take5", bots=["a", "b"], seats_per_match=2),
+    "CreateSprt": arena_pb2.CreateSprtRequest(game="take5", v1="a@1", v2="a@2"),
     "CancelTournament": arena_pb2.CancelTournamentRequest(id="t1"),
     "RebuildLadder": arena_pb2.RebuildLadderRequest(game="take5"),
 }

@@ -11,7 +11,7 @@ organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot che
 larger than 64 KiB.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
+CreateSprt, CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
 TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
@@ -325,6 +325,8 @@ class CreateTournamentRequest(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
+    UNTIL_SEPARATED_FIELD_NUMBER: _builtins.int
+    MAX_MATCHES_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     seats_per_match: _builtins.int
@@ -345,6 +347,17 @@ class CreateTournamentRequest(_message.Message):
     owner, receive cards of one deal twice; C(B, k) * rounds matches. "rotate": every seat rotation of one deal
     by the same k bots, C(B, k) * k * rounds matches; each bot sees each of its deals k times, for trusted
     self-play only.
+    """
+    until_separated: _builtins.bool
+    """Keep adding rounds until the bots are separated: once every match of the rounds so far is settled, the batch
+    fit of the tournament's results (seat and deal-luck effects, bootstrap over deals) is taken; when every two bots
+    adjacent by rating have disjoint 95 % intervals, over at least 10 deals, the tournament finishes; else one more
+    round (C(B, k) matches, times k with "rotate", on new deals) is queued, unless it would exceed max_matches (then
+    it finishes: "cap"). It starts with `rounds` rounds. Either deal plan may be used.
+    """
+    max_matches: _builtins.int
+    """Only with until_separated (else INVALID_ARGUMENT): the most matches the tournament may reach, from the matches
+    of its first `rounds` rounds up to 100000. 0 means 10 rounds' worth (at least the first rounds, at most 100000).
     """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -368,10 +381,12 @@ class CreateTournamentRequest(_message.Message):
         deadline_ms: _builtins.int = ...,
         dry_run: _builtins.bool = ...,
         deals: _builtins.str = ...,
+        until_separated: _builtins.bool = ...,
+        max_matches: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "dry_run", b"dry_run", "game", b"game", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "dry_run", b"dry_run", "game", b"game", "max_matches", b"max_matches", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "until_separated", b"until_separated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -422,6 +437,11 @@ class Tournament(_message.Message):
     TABLES_PER_DEAL_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SEED_HEX_FIELD_NUMBER: _builtins.int
+    UNTIL_SEPARATED_FIELD_NUMBER: _builtins.int
+    MAX_MATCHES_FIELD_NUMBER: _builtins.int
+    STOPPED_BY_FIELD_NUMBER: _builtins.int
+    STOP_REASON_FIELD_NUMBER: _builtins.int
+    LAST_CHECK_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -472,6 +492,22 @@ class Tournament(_message.Message):
     seed_commitment and every match's deal seed, HMAC-SHA256(seed, "<tournament>/<round>/<deal>/<attempt>")
     (first 8 bytes, big-endian, top bit cleared): `arena tournament verify ID`.
     """
+    until_separated: _builtins.bool
+    """Created with until_separated (CreateTournamentRequest): rounds are added until the bots are separated. Then
+    `rounds`, `deal_count` and `formula` count the rounds queued so far (the first ones and those added).
+    """
+    max_matches: _builtins.int
+    """With until_separated: the most matches it may reach."""
+    stopped_by: _builtins.str
+    """With until_separated, once it has stopped: "separated" (adjacent bots' intervals disjoint) or "cap" (another
+    round would exceed max_matches); "" while it runs, and when it was cancelled.
+    """
+    stop_reason: _builtins.str
+    """Why it stopped, one sentence, e.g. "separated after 4 rounds, 12 matches: a@1 > b@1 > c@1" or "cap reached, not
+    separated after 10 rounds, 60 matches (...): bots a@1 and b@1 overlap (LOS 71 %)"; "" while it runs.
+    """
+    last_check: _builtins.str
+    """The verdict of the last fit, one sentence ("" before the first, which comes when the first rounds are settled)."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -502,10 +538,15 @@ class Tournament(_message.Message):
         tables_per_deal: _builtins.int = ...,
         seed_commitment: _builtins.str = ...,
         seed_hex: _builtins.str = ...,
+        until_separated: _builtins.bool = ...,
+        max_matches: _builtins.int = ...,
+        stopped_by: _builtins.str = ...,
+        stop_reason: _builtins.str = ...,
+        last_check: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "tables_per_deal", b"tables_per_deal"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -851,6 +892,247 @@ class ListMatchesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListMatchesResponse: _TypeAlias = ListMatchesResponse  # noqa: Y015
+
+@_typing.final
+class CreateSprtRequest(_message.Message):
+    """An SPRT between two versions of a bot (arena/sprt_plan.py, arena/ratings/sprt.py). Block b is deal b of the
+    tournament's secret seed played at two tables: V1 at seat s of one, V2 at seat s of the other, s rotating over
+    the seats. Without a field (2 seats) the tables are V1 against V2 and V2 against V1 (allowed only for two versions
+    of one owner: they see the deal twice). With a field the other seats are held by field bots, different bots (and
+    owners) at the two tables, so no field bot sees a deal twice. The test: H1 "V2 is elo1 Elo points better than V1"
+    against H0 "V2 is elo0 better", a generalised SPRT on the block outcomes with Wald's bounds.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    V1_FIELD_NUMBER: _builtins.int
+    V2_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    MAX_BLOCKS_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """Game id, "take5". At most 32 characters."""
+    v1: _builtins.str
+    """V1, the version to beat: NAME@VERSION, or NAME for its latest registered version. At most 129 characters."""
+    v2: _builtins.str
+    """V2, the new version, as v1; another bot than V1. At most 129 characters."""
+    seats: _builtins.int
+    """Seats per table, k, within the game's range (Take 5 2..10). 0 means 2 without a field, and
+    min(4, 1 + field bots / 2) with one.
+    """
+    elo0: _builtins.float
+    """H0: V2 is elo0 Elo points better than V1 (negative: worse). Unset means 0. Finite, below elo1."""
+    elo1: _builtins.float
+    """H1: V2 is elo1 Elo points better than V1. Unset means 5. Finite, above elo0."""
+    alpha: _builtins.float
+    """Probability of accepting H1 when H0 holds, 0 < alpha < 0.5. Unset means 0.05."""
+    beta: _builtins.float
+    """Probability of accepting H0 when H1 holds, 0 < beta < 0.5. Unset means 0.05."""
+    window: _builtins.int
+    """Blocks in flight (queued, not yet counted), 1..64; each block is 2 matches. 0 means 8."""
+    max_blocks: _builtins.int
+    """Blocks counted after which the test stops undecided ("inconclusive"), 1..20000. 0 means 5000."""
+    deadline_ms: _builtins.int
+    """Deadline of each Decide call, milliseconds, 10..60000. 0 means the default, 1000."""
+    @_builtins.property
+    def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Field bots for the other seats (NAME@VERSION or NAME), neither V1 nor V2, no repeats: at most 64 names of at
+        most 129 characters. Needs at least 2 * (seats - 1) bots whose owners can be split over the two tables of a
+        block. Empty: V1 against V2 on 2 seats, only for two versions of one owner's bot.
+        """
+
+    @_builtins.property
+    def config(self) -> _bot_pb2.GameConfig:
+        """Rules options of every match."""
+
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        v1: _builtins.str = ...,
+        v2: _builtins.str = ...,
+        field: _abc.Iterable[_builtins.str] | None = ...,
+        seats: _builtins.int = ...,
+        elo0: _builtins.float | None = ...,
+        elo1: _builtins.float | None = ...,
+        alpha: _builtins.float | None = ...,
+        beta: _builtins.float | None = ...,
+        window: _builtins.int = ...,
+        max_blocks: _builtins.int = ...,
+        config: _bot_pb2.GameConfig | None = ...,
+        deadline_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
+    _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
+    _WhichOneofReturnType__beta: _TypeAlias = _typing.Literal["beta"]  # noqa: Y015
+    _WhichOneofArgType__beta: _TypeAlias = _typing.Literal["_beta", b"_beta"]  # noqa: Y015
+    _WhichOneofReturnType__elo0: _TypeAlias = _typing.Literal["elo0"]  # noqa: Y015
+    _WhichOneofArgType__elo0: _TypeAlias = _typing.Literal["_elo0", b"_elo0"]  # noqa: Y015
+    _WhichOneofReturnType__elo1: _TypeAlias = _typing.Literal["elo1"]  # noqa: Y015
+    _WhichOneofArgType__elo1: _TypeAlias = _typing.Literal["_elo1", b"_elo1"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__alpha) -> _WhichOneofReturnType__alpha | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__beta) -> _WhichOneofReturnType__beta | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo0) -> _WhichOneofReturnType__elo0 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo1) -> _WhichOneofReturnType__elo1 | None: ...
+
+Global___CreateSprtRequest: _TypeAlias = CreateSprtRequest  # noqa: Y015
+
+@_typing.final
+class GetSprtRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Tournament id of the SPRT, e.g. "t3". At most 24 characters."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSprtRequest: _TypeAlias = GetSprtRequest  # noqa: Y015
+
+@_typing.final
+class Sprt(_message.Message):
+    """An SPRT and where it stands. Every number is read in one snapshot; after the verdict the test's numbers (blocks,
+    counts, llr, elo) are those it was decided on (matches a worker had already started still finish and count on
+    the ladder, not in the test).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    V1_FIELD_NUMBER: _builtins.int
+    V2_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    MAX_BLOCKS_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
+    BLOCKS_VOID_FIELD_NUMBER: _builtins.int
+    BLOCKS_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    COUNTS_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_MARGIN_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_FIELD_NUMBER: _builtins.int
+    v1: _builtins.str
+    """The versions under test, bot ids "NAME@VERSION"."""
+    v2: _builtins.str
+    seats: _builtins.int
+    """Seats per table, k."""
+    elo0: _builtins.float
+    """The hypotheses on V2 - V1, Elo points, and the error rates (see CreateSprtRequest)."""
+    elo1: _builtins.float
+    alpha: _builtins.float
+    beta: _builtins.float
+    window: _builtins.int
+    """Blocks kept in flight, and the most blocks counted before "inconclusive"."""
+    max_blocks: _builtins.int
+    blocks: _builtins.int
+    """Blocks counted (both tables played)."""
+    blocks_void: _builtins.int
+    """Blocks not counted because a table failed for good (given up after repeated platform errors); each was
+    replaced by a new block.
+    """
+    blocks_in_flight: _builtins.int
+    """Blocks queued and not yet counted or void (0 once decided)."""
+    llr: _builtins.float
+    """Log-likelihood ratio of H1 against H0 (natural log), and Wald's bounds ln(beta / (1 - alpha)) (H0 at or
+    below) and ln((1 - beta) / alpha) (H1 at or above).
+    """
+    lower: _builtins.float
+    upper: _builtins.float
+    elo: _builtins.float
+    """Elo estimate of V2 over V1 from the mean block outcome, points, and half the width of its 95 % interval; NaN
+    before the first block (the margin: before the second); +/-inf when every block was won (lost) outright.
+    """
+    elo_margin: _builtins.float
+    verdict: _builtins.str
+    """"" while the test runs; "H1" (V2 is better by elo1), "H0" (V2 is not better than elo0) or "inconclusive"
+    (max_blocks reached, or the arena could not play its tables).
+    """
+    reason: _builtins.str
+    """Why it stopped, one sentence; "" while it runs."""
+    decided_at: _builtins.float
+    """When the verdict was taken, seconds since the Unix epoch; 0 while it runs."""
+    @_builtins.property
+    def tournament(self) -> Global___Tournament:
+        """Its tournament: id, game, progress in matches, seed commitment; seed_hex once it has ended."""
+
+    @_builtins.property
+    def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Field bots, bot ids; empty for V1 against V2."""
+
+    @_builtins.property
+    def counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Blocks per outcome: counts[i] blocks ended with V2 (i - 2 (k - 1)) half points of pairwise score ahead of V1
+        (4 (k - 1) + 1 entries; with 2 seats: V2 lost both games, ..., won both).
+        """
+
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+        v1: _builtins.str = ...,
+        v2: _builtins.str = ...,
+        field: _abc.Iterable[_builtins.str] | None = ...,
+        seats: _builtins.int = ...,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        window: _builtins.int = ...,
+        max_blocks: _builtins.int = ...,
+        blocks: _builtins.int = ...,
+        blocks_void: _builtins.int = ...,
+        blocks_in_flight: _builtins.int = ...,
+        counts: _abc.Iterable[_builtins.int] | None = ...,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        elo: _builtins.float = ...,
+        elo_margin: _builtins.float = ...,
+        verdict: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        decided_at: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Sprt: _TypeAlias = Sprt  # noqa: Y015
 
 @_typing.final
 class GetMatchRequest(_message.Message):

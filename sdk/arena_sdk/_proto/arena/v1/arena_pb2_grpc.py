@@ -89,6 +89,16 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.MatchDetail.FromString,
                 _registered_method=True)
+        self.CreateSprt = channel.unary_unary(
+                '/arena.v1.Arena/CreateSprt',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CreateSprtRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Sprt.FromString,
+                _registered_method=True)
+        self.GetSprt = channel.unary_unary(
+                '/arena.v1.Arena/GetSprt',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetSprtRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Sprt.FromString,
+                _registered_method=True)
         self.GetLadder = channel.unary_unary(
                 '/arena.v1.Arena/GetLadder',
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetLadderRequest.SerializeToString,
@@ -197,6 +207,22 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSprt(self, request, context):
+        """Start an SPRT, "is V2 better than V1?": a tournament of kind "sprt" that plays paired blocks (one deal at two
+        tables, V1 at seat s of one and V2 at seat s of the other) through the queue until a sequential probability
+        ratio test decides. CancelTournament stops it. Needs the admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSprt(self, request, context):
+        """Read an SPRT: its parameters, blocks, LLR between its bounds, Elo estimate and verdict.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLadder(self, request, context):
         """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS.
         """
@@ -284,6 +310,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetMatch,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.MatchDetail.SerializeToString,
+            ),
+            'CreateSprt': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSprt,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CreateSprtRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Sprt.SerializeToString,
+            ),
+            'GetSprt': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSprt,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetSprtRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Sprt.SerializeToString,
             ),
             'GetLadder': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLadder,
@@ -603,6 +639,60 @@ class Arena:
             '/arena.v1.Arena/GetMatch',
             arena_dot_v1_dot_arena__pb2.GetMatchRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.MatchDetail.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSprt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/CreateSprt',
+            arena_dot_v1_dot_arena__pb2.CreateSprtRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Sprt.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSprt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetSprt',
+            arena_dot_v1_dot_arena__pb2.GetSprtRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Sprt.FromString,
             options,
             channel_credentials,
             insecure,

@@ -11,7 +11,7 @@ organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot che
 larger than 64 KiB.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
+CreateSprt, CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
 TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
@@ -82,6 +82,13 @@ class ArenaStub:
     """List finished matches, newest first, optionally of one tournament or one bot."""
     GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]
     """One finished match with its full record."""
+    CreateSprt: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateSprtRequest, _arena_pb2.Sprt]
+    """Start an SPRT, "is V2 better than V1?": a tournament of kind "sprt" that plays paired blocks (one deal at two
+    tables, V1 at seat s of one and V2 at seat s of the other) through the queue until a sequential probability
+    ratio test decides. CancelTournament stops it. Needs the admin token.
+    """
+    GetSprt: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetSprtRequest, _arena_pb2.Sprt]
+    """Read an SPRT: its parameters, blocks, LLR between its bounds, Elo estimate and verdict."""
     GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]
     """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS."""
     RebuildLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]
@@ -130,6 +137,13 @@ class ArenaAsyncStub(ArenaStub):
     """List finished matches, newest first, optionally of one tournament or one bot."""
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetMatchRequest, _arena_pb2.MatchDetail]  # type: ignore[assignment]
     """One finished match with its full record."""
+    CreateSprt: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateSprtRequest, _arena_pb2.Sprt]  # type: ignore[assignment]
+    """Start an SPRT, "is V2 better than V1?": a tournament of kind "sprt" that plays paired blocks (one deal at two
+    tables, V1 at seat s of one and V2 at seat s of the other) through the queue until a sequential probability
+    ratio test decides. CancelTournament stops it. Needs the admin token.
+    """
+    GetSprt: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetSprtRequest, _arena_pb2.Sprt]  # type: ignore[assignment]
+    """Read an SPRT: its parameters, blocks, LLR between its bounds, Elo estimate and verdict."""
     GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
     """Read the ladder of one game: the live Elo, or the cached batch fit, with margins and LOS."""
     RebuildLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.RebuildLadderRequest, _arena_pb2.RebuildLadderResponse]  # type: ignore[assignment]
@@ -241,6 +255,25 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.MatchDetail, _abc.Awaitable[_arena_pb2.MatchDetail]]:
         """One finished match with its full record."""
+
+    @_abc_1.abstractmethod
+    def CreateSprt(
+        self,
+        request: _arena_pb2.CreateSprtRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Sprt, _abc.Awaitable[_arena_pb2.Sprt]]:
+        """Start an SPRT, "is V2 better than V1?": a tournament of kind "sprt" that plays paired blocks (one deal at two
+        tables, V1 at seat s of one and V2 at seat s of the other) through the queue until a sequential probability
+        ratio test decides. CancelTournament stops it. Needs the admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def GetSprt(
+        self,
+        request: _arena_pb2.GetSprtRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Sprt, _abc.Awaitable[_arena_pb2.Sprt]]:
+        """Read an SPRT: its parameters, blocks, LLR between its bounds, Elo estimate and verdict."""
 
     @_abc_1.abstractmethod
     def GetLadder(

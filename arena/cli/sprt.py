@@ -1,0 +1,273 @@
+"""``arena sprt V1 V2 [options]`` (= ``arena sprt start``) and ``arena sprt show ID``: is my V2 better than V1?"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from arena_sdk.pb import arena_pb2
+
+from .app import POLL_INTERVAL_S, AppContext, ArenaClient, cli, print_json
+from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
+from .game_options import config_of, config_options
+from .options import deadline_option, game_option, json_option, option, server_option, split_bot_id
+from .tournament import _tournament_dict
+
+VERDICT_WORDS = {
+    "H1": "V2 is better: accept H1",
+    "H0": "V2 is not better: accept H0",
+    "inconclusive": "inconclusive: no decision",
+}
+
+
+class _DefaultStart(click.Group):
+    """``arena sprt V1 V2 ...`` runs ``arena sprt start V1 V2 ...``: any first word that is not a subcommand (nor
+    --help) starts a test."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["start", *args]
+        return super().parse_args(ctx, args)
+
+
+@cli.group(cls=_DefaultStart, short_help="Is my V2 better than V1? A sequential test (SPRT) through the queue.")
+def sprt() -> None:
+    """Is V2 better than V1? `arena sprt V1 V2` (short for `arena sprt start V1 V2`) plays paired blocks through
+    the arena's queue until a sequential probability ratio test decides; `arena sprt show ID` shows one (and
+    `--watch` follows it again); `arena tournament cancel ID` stops one.
+
+    \b
+    Examples:
+      arena sprt mybot@1 mybot@2                          # V1 against V2 on 2 seats, elo0 0, elo1 5
+      arena sprt mybot@1 mybot@2 --elo0 -5 --elo1 0       # is V2 no worse? (a non-regression test)
+      arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
+      arena sprt show t7 --watch
+    """
+
+
+def _names(values: Sequence[str], option_name: str) -> list[str]:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    for n in names:
+        try:
+            split_bot_id(n)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"'{option_name}'") from None
+    return names
+
+
+def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        split_bot_id(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value.strip()
+
+
+@sprt.command("start", short_help="Start an SPRT of V2 against V1 and follow it to its verdict.")
+@click.argument("v1", metavar="V1", callback=_check_ref)
+@click.argument("v2", metavar="V2", callback=_check_ref)
+@game_option
+@option("--elo0", type=float, default=0.0, show_default=True,
+        help="H0: V2 is ELO0 Elo points better than V1 (negative: worse).")
+@option("--elo1", type=float, default=5.0, show_default=True, help="H1: V2 is ELO1 Elo points better; above ELO0.")
+@option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
+        help="Chance of accepting H1 when H0 holds (a false 'better').")
+@option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
+        help="Chance of accepting H0 when H1 holds (a missed improvement).")
+@option("--seats", type=click.IntRange(2, 10), default=None,
+        help="Seats per table, k. Default 2 without --field; with one, min(4, 1 + field bots / 2).")
+@option("--field", "field_lists", multiple=True, metavar="A,B,C",
+        help="Bots for the other seats (repeatable, comma separated; NAME or NAME@VERSION). The two tables of a "
+             "block get different field bots, so the field needs at least 2 x (seats - 1) bots, of owners that "
+             "can be split over the two tables. Without it: V1 against V2 on 2 seats (your own versions only).")
+@option("--window", type=click.IntRange(1, 64), default=8, show_default=True,
+        help="Blocks in flight (each is 2 matches).")
+@option("--max-blocks", type=click.IntRange(1, 20_000), default=5_000, show_default=True,
+        help="Stop undecided ('inconclusive') after this many blocks.")
+@deadline_option
+@config_options()
+@option("--wait/--no-wait", default=True, show_default=True,
+        help="Follow the test to its verdict (Ctrl-C stops following, not the test); --no-wait only starts it.")
+@server_option
+@json_option
+@click.pass_obj
+def sprt_start(app: AppContext, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
+               seats: int | None, field_lists: Sequence[str], window: int, max_blocks: int, deadline_ms: int,
+               variants: Sequence[str], wait: bool, server: str, as_json: bool, **rule_options: Any) -> None:
+    """Start an SPRT: is V2 better than V1 by ELO1 Elo points (H1) rather than by ELO0 (H0)?
+
+    The arena plays blocks through its queue: one block is one deal of a secret seed at two tables, V1 at seat s
+    of one and V2 at seat s of the other (s rotating), so both versions get the same cards; after each block the
+    log-likelihood ratio (LLR) is updated, and the test stops when it leaves [lower, upper] (Wald's bounds from
+    ALPHA and BETA): above, H1 (V2 is better); below, H0 (it is not). Without --field the two tables are V1
+    against V2 and V2 against V1 (2 seats; V1 and V2 must be versions of one owner, they see each deal twice).
+    With --field the other seats are held by field bots, different ones at the two tables, so no other bot sees
+    a deal twice. It prints live progress, then the verdict, the LLR and bounds, the blocks played and the Elo
+    estimate of V2 over V1 +/- its 95 % margin. Exit code 0 on a verdict (H1, H0 or inconclusive), 1 when the test
+    was cancelled. The test runs on the server: Ctrl-C only stops following it (`arena sprt show ID --watch`
+    follows it again; `arena tournament cancel ID` stops it). Its matches count on the ladder. Needs the admin
+    token.
+
+    \b
+    Examples:
+      arena sprt mybot@1 mybot@2                  # the same as: arena sprt start mybot@1 mybot@2
+      arena sprt start mybot@1 mybot@2 --no-wait
+      arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
+      arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
+    """
+    field = _names(field_lists, "--field")
+    if v1 == v2:
+        raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
+    if not elo0 < elo1:
+        raise click.UsageError(f"--elo0 must be below --elo1, got {elo0:g} and {elo1:g} (e.g. --elo0 0 --elo1 5)")
+    if v1 in field or v2 in field:
+        raise click.UsageError("--field names the other seats' bots: V1 and V2 cannot be in it")
+    from arena_sdk import wire
+
+    config = config_of(game, variants, rule_options)
+    request = arena_pb2.CreateSprtRequest(
+        game=game, v1=v1, v2=v2, field=field, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
+        window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms)
+    client = app.arena(server)
+    s = client.call("CreateSprt", request)
+    tid = s.tournament.id
+    if not as_json:
+        click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
+                   + (f", field {', '.join(s.field)}" if s.field else "")
+                   + f"; H0 elo {s.elo0:g}, H1 elo {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: LLR bounds "
+                   f"[{s.lower:.2f}, {s.upper:.2f}]; seed commitment (SHA-256) {s.tournament.seed_commitment}")
+    if not wait:
+        if as_json:
+            print_json(sprt_dict(s))
+        else:
+            click.echo(f"follow it with `arena sprt show {tid} --watch`; stop it with `arena tournament cancel {tid}`")
+        return
+    _finish(app, _follow(app, client, s, quiet=as_json), as_json)
+
+
+@sprt.command("show", short_help="Show an SPRT (--watch: follow it to its verdict).")
+@click.argument("tournament_id", metavar="ID")
+@option("--watch", is_flag=True, help="Follow the test with live progress until its verdict (Ctrl-C stops "
+                                      "following, not the test).")
+@server_option
+@json_option
+@click.pass_obj
+def sprt_show(app: AppContext, tournament_id: str, watch: bool, server: str, as_json: bool) -> None:
+    """Show an SPRT: its versions and parameters, blocks played, LLR within its bounds, the Elo estimate of V2 over
+    V1 +/- its 95 % margin and, once decided, the verdict. With --watch, follow it until the verdict first (exit
+    code 0 on a verdict, 1 when it was cancelled).
+
+    \b
+    Example:
+      arena sprt show t7 --watch
+    """
+    client = app.arena(server)
+    s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tournament_id))
+    if watch:
+        s = _follow(app, client, s, quiet=as_json)
+        _finish(app, s, as_json)
+        return
+    if as_json:
+        print_json(sprt_dict(s))
+    else:
+        _print(s)
+
+
+def sprt_dict(s: Any) -> dict[str, Any]:
+    """JSON form of a ``Sprt`` message: NaN becomes null and an infinite estimate "inf" / "-inf" (JSON has
+    neither)."""
+    def num(x: float) -> float | str | None:
+        if math.isnan(x):
+            return None
+        return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+    return {
+        "id": s.tournament.id, "v1": s.v1, "v2": s.v2, "field": list(s.field), "seats": s.seats,
+        "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta, "window": s.window,
+        "max_blocks": s.max_blocks, "blocks": s.blocks, "blocks_void": s.blocks_void,
+        "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
+        "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
+        "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
+        "tournament": _tournament_dict(s.tournament),
+    }
+
+
+def _elo_text(s: Any) -> str:
+    if math.isnan(s.elo):
+        return "Elo -"
+    margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
+    return f"Elo {s.elo:+.1f}{margin}"
+
+
+def _line(s: Any) -> str:
+    return (f"{s.blocks} blocks ({s.blocks_in_flight} in flight"
+            + (f", {s.blocks_void} void" if s.blocks_void else "")
+            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s)}")
+
+
+def _print(s: Any) -> None:
+    t = s.tournament
+    words = VERDICT_WORDS.get(s.verdict, "running" if t.state == "running" else f"{t.state}, no verdict")
+    click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
+               + (f", field {', '.join(s.field)}" if s.field else ""))
+    click.echo(f"hypotheses: H0 elo {s.elo0:g}, H1 elo {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}")
+    click.echo(f"verdict: {words}" + (f" ({s.reason})" if s.reason else ""))
+    click.echo(f"LLR {s.llr:+.3f} in [{s.lower:.3f}, {s.upper:.3f}]")
+    click.echo(f"blocks {s.blocks}" + (f" (+{s.blocks_void} void)" if s.blocks_void else "")
+               + (f", {s.blocks_in_flight} in flight" if s.blocks_in_flight else "")
+               + f"; matches {t.matches_done}/{t.matches_total}"
+               + (f", {t.matches_cancelled} dropped" if t.matches_cancelled else ""))
+    click.echo(f"{_elo_text(s)} (V2 over V1, 95 %)")
+    click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
+
+
+def _over(s: Any) -> bool:
+    return bool(s.verdict) or s.tournament.state != "running"
+
+
+def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
+    """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
+    has a verdict or its tournament is no longer running; returns the last ``Sprt``. Ctrl-C (or SIGTERM) stops
+    following (exit 130 / 143) and says how to follow again; the test keeps running."""
+    tid = s.tournament.id
+    console = Console(stderr=True) if quiet else app.console
+    columns = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), BarColumn(),
+               TextColumn("H1 · {task.fields[line]}"), TimeElapsedColumn())
+
+    def position(x: Any) -> float:
+        return min(max(x.llr, x.lower), x.upper) - x.lower
+
+    try:
+        with Progress(*columns, console=console, disable=quiet) as progress:
+            task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s), line=_line(s))
+            while not _over(s):
+                time.sleep(POLL_INTERVAL_S)
+                s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))
+                progress.update(task, completed=position(s), line=_line(s))
+    except KeyboardInterrupt as exc:
+        error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
+                                 f"{tid} --watch` follows it again, `arena tournament cancel {tid}` stops it")
+        if isinstance(exc, Terminated):
+            error.exit_code = EXIT_TERMINATED
+        raise error from None
+    return s
+
+
+def _finish(app: AppContext, s: Any, as_json: bool) -> None:
+    """Print the outcome of a followed test; ``ArenaCliError`` (exit 1) when it ended without a verdict."""
+    if as_json:
+        print_json(sprt_dict(s))
+    else:
+        _print(s)
+    if not s.verdict:
+        if as_json:
+            sys.exit(1)
+        raise ArenaCliError(f"SPRT {s.tournament.id} was {s.tournament.state} after {s.blocks} blocks, without a "
+                            f"verdict")

@@ -1,0 +1,125 @@
+"""SPRT tournaments (``arena sprt``): the test's counts per block outcome, which blocks were counted, the verdict,
+and the settlement of a block's two matches; every key under the tournament's game hash tag (``keys``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .keys import (
+    JOBS_GROUP,
+    SPRT_COUNT_BLOCK,
+    SPRT_DECIDE,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    result_key,
+    sprt_blocks_key,
+    sprt_key,
+    tournament_key,
+)
+from .tournaments import TournamentStore
+
+
+@dataclass(frozen=True)
+class SprtRecord:
+    """What Redis holds of one SPRT.
+
+    Attributes: counts (block outcome in half points -> blocks counted with it); void (blocks not counted: a table
+    failed for good); settled (blocks counted or void); verdict ("H0" | "H1" | "inconclusive", "" while running);
+    reason (one sentence, "" while running); decided_at (s since epoch, None while running); final (the counts
+    the verdict was taken on, outcome -> blocks; empty while running); llr (the LLR at the verdict, None before).
+    """
+
+    counts: dict[int, int] = field(default_factory=dict)
+    void: int = 0
+    settled: int = 0
+    verdict: str = ""
+    reason: str = ""
+    decided_at: float | None = None
+    final: dict[int, int] = field(default_factory=dict)
+    llr: float | None = None
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    """How one match of a block was settled: state "stored" (``ranks``: competition ranks in seat order, 1 = best),
+    "failed" (given up after too many deliveries), "cancelled" (dropped) or "pending" (not settled yet)."""
+
+    state: str
+    ranks: tuple[int, ...] = ()
+
+
+class SprtStore(TournamentStore):
+    """The Redis state of SPRT tournaments (``arena.sprt_controller`` keeps it)."""
+
+    def sprt_count_block(self, game: str, tournament_id: str, block: int, outcome: int | None) -> bool:
+        """Count block ``block`` with ``outcome`` (half points, ``arena.ratings.sprt.block_outcome``; None: void,
+        a table failed) unless it was counted before, in one script (``keys.SPRT_COUNT_BLOCK``), so two workers
+        settling the two tables of one block at once count it exactly once. Returns True when counted now."""
+        script = self.client.register_script(SPRT_COUNT_BLOCK)
+        value = "void" if outcome is None else str(int(outcome))
+        return bool(int(script(keys=[sprt_blocks_key(game, tournament_id), sprt_key(game, tournament_id)],
+                               args=[str(int(block)), value])))
+
+    def sprt_record(self, game: str, tournament_id: str) -> SprtRecord:
+        """The SPRT's counts, void and settled blocks and verdict, read in one transaction (a snapshot)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(sprt_key(game, tournament_id))
+        pipe.hlen(sprt_blocks_key(game, tournament_id))
+        raw, settled = pipe.execute()
+        counts = {int(k[2:]): int(v) for k, v in raw.items() if k.startswith("h:")}
+        final = {int(k): int(v) for k, v in json.loads(raw["final"]).items()} if raw.get("final") else {}
+        return SprtRecord(counts=counts, void=int(raw.get("void") or 0), settled=int(settled),
+                          verdict=raw.get("verdict", ""), reason=raw.get("reason", ""),
+                          decided_at=float(raw["decided_at"]) if raw.get("decided_at") else None, final=final,
+                          llr=float(raw["llr"]) if raw.get("llr") else None)
+
+    def sprt_settled_blocks(self, game: str, tournament_id: str) -> set[int]:
+        """Block numbers counted or void so far."""
+        return {int(b) for b in self.client.hkeys(sprt_blocks_key(game, tournament_id))}
+
+    def sprt_decide(self, game: str, tournament_id: str, verdict: str, reason: str, counts: dict[int, int],
+                    llr: float, *, now: float | None = None) -> bool:
+        """Store the verdict (with its reason, time, the counts it was taken on and the LLR) unless one was stored
+        before (``keys.SPRT_DECIDE``: the first verdict stays). Returns True when stored now."""
+        script = self.client.register_script(SPRT_DECIDE)
+        args: list[Any] = ["verdict", verdict, "reason", reason,
+                           "decided_at", repr(time.time() if now is None else float(now)),
+                           "final", json.dumps({str(k): v for k, v in sorted(counts.items())}), "llr", repr(llr)]
+        return bool(int(script(keys=[sprt_key(game, tournament_id)], args=args)))
+
+    def finish_dropping_queued(self, game: str, tournament_id: str, *, now: float | None = None) -> tuple[bool, int]:
+        """Finish a running controlled tournament and drop its jobs that no worker has received yet, as
+        ``cancel_tournament`` drops them (``keys.CANCEL_TOURNAMENT`` ending in "finished": the dropped matches count
+        in matches_cancelled and are never played; jobs already with a worker are played and count). Returns
+        (finished now, jobs dropped now); (False, 0) when it was not running."""
+        status, dropped = self._cancel(
+            keys=[tournament_key(game, tournament_id), jobs_key(game), cancelled_key(game, tournament_id)],
+            args=[JOBS_GROUP, tournament_id, repr(time.time() if now is None else float(now)), "finished"])
+        return int(status) == 1, int(dropped)
+
+    def table_outcomes(self, game: str, tournament_id: str, match_ids: Sequence[str]) -> list[TableOutcome]:
+        """How each of ``match_ids`` (matches of the tournament) stands, read in one pipelined round trip: its stored
+        ranks, or failed, cancelled, pending (``TableOutcome``)."""
+        pipe = self.client.pipeline(transaction=False)
+        for mid in match_ids:
+            pipe.get(result_key(game, mid))
+            pipe.sismember(failed_key(game, tournament_id), mid)
+            pipe.sismember(cancelled_key(game, tournament_id), mid)
+        replies = pipe.execute()
+        out = []
+        for i in range(len(match_ids)):
+            raw, failed, cancelled = replies[3 * i:3 * i + 3]
+            if raw:
+                out.append(TableOutcome("stored", tuple(int(r) for r in json.loads(raw)["ranks"])))
+            elif failed:
+                out.append(TableOutcome("failed"))
+            elif cancelled:
+                out.append(TableOutcome("cancelled"))
+            else:
+                out.append(TableOutcome("pending"))
+        return out

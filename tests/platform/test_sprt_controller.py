@@ -1,0 +1,167 @@
+"""The SPRT controller and its calls on a real redis-server and a real Arena server, with this test playing the
+workers' part (claiming jobs, storing results, calling the hooks) so that every step is under its control: each
+block counted once even when its two tables settle at the same moment, a lost hook made up by the sweep, a failed
+table voids its block and a new block replaces it, the verdict finishes the tournament and drops its queued jobs;
+and CreateSprt / GetSprt refusals."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import rpc_error
+
+from arena.service import ArenaServer
+from arena.store import Job, Store
+from arena.tournament_hooks import after_match, sweep
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+GAME = "take5"
+
+
+@pytest.fixture
+def stub(arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], store: Store) -> Any:
+    """An Arena server (no workers, no bot checks) with me@1, me@2 (one NAME) and field bots f0..f3 registered."""
+    for name, version in (("me", "1"), ("me", "2"), ("other", "1")) + tuple((f"f{i}", "1") for i in range(4)):
+        store.register_bot(GAME, name, "127.0.0.1:1", version=version)
+    _, stub = arena_server(verify_bots=False)
+    return stub
+
+
+def _create(stub: Any, **fields: Any) -> arena_pb2.Sprt:
+    fields.setdefault("v1", "me@1")
+    fields.setdefault("v2", "me@2")
+    return stub.CreateSprt(arena_pb2.CreateSprtRequest(game=GAME, **fields), timeout=10)
+
+
+def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True) -> None:
+    """Store a result of ``job``'s match in which V2 (table 1) or V1 (table 0) finished first or last, acknowledge
+    the job and call the hook, as a worker does."""
+    spec = job.spec
+    assert spec is not None
+    version = "me@1" if spec.table == 0 else "me@2"
+    first = (spec.table == 1) == v2_wins
+    ranks = [(1 if first else 2) if bot == version else (2 if first else 1) for bot in spec.seats]
+    store.record_result(GAME, spec.match_id, list(spec.seats), [float(r) for r in ranks], ranks, [0] * len(ranks),
+                        {"seed": 0}, tournament_id=spec.tournament,
+                        deal={"round": 0, "deal": spec.deal, "table": spec.table, "attempt": 0})
+    store.ack_job(job)
+    if hook:
+        after_match(store, spec)
+
+
+def _claim_block(store: Store) -> list[Job]:
+    jobs = store.read_jobs("test-worker", 2, 0)
+    assert len(jobs) == 2 and jobs[0].spec and jobs[1].spec and jobs[0].spec.deal == jobs[1].spec.deal
+    return sorted(jobs, key=lambda j: j.spec.table if j.spec else 0)
+
+
+def test_blocks_are_counted_once_replaced_when_void_and_the_verdict_ends_it(stub: Any, store: Store) -> None:
+    s = _create(stub, elo0=0.0, elo1=200.0, window=3, max_blocks=50)
+    tid = s.tournament.id
+    assert s.tournament.matches_total == 6 and s.blocks == 0 and s.blocks_in_flight == 3 and s.verdict == ""
+    assert s.seats == 2 and len(s.counts) == 5 and s.tournament.seed_hex == ""
+    # block 0: its two tables settle at the same moment in two threads
+    jobs = _claim_block(store)
+    barrier = threading.Barrier(2)
+
+    def settle(job: Job) -> None:
+        barrier.wait()
+        _play(store, job, v2_wins=True)
+
+    threads = [threading.Thread(target=settle, args=(job,)) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    record = store.sprt_record(GAME, tid)
+    assert record.counts == {2: 1} and record.settled == 1
+    assert store.get_tournament(tid).matches_total == 8  # type: ignore[union-attr]  # block 3 keeps 3 in flight
+    for job in jobs:  # hooks called again, and a sweep: nothing changes
+        assert job.spec is not None
+        after_match(store, job.spec)
+    sweep(store)
+    assert store.sprt_record(GAME, tid).counts == {2: 1}
+    assert store.get_tournament(tid).matches_total == 8  # type: ignore[union-attr]
+    # block 1: one table fails for good: void, and replaced by block 4
+    t0, t1 = _claim_block(store)
+    assert store.drop_job(t0, "failed") == 1
+    assert t0.spec is not None
+    after_match(store, t0.spec)
+    _play(store, t1, v2_wins=True)
+    record = store.sprt_record(GAME, tid)
+    assert record.void == 1 and record.counts == {2: 1} and record.settled == 2
+    assert store.get_tournament(tid).matches_total == 10  # type: ignore[union-attr]
+    # block 2: results stored but the hooks lost (a worker killed after acknowledging): the sweep counts it
+    for job in _claim_block(store):
+        _play(store, job, v2_wins=True, hook=False)
+    assert store.sprt_record(GAME, tid).settled == 2
+    sweep(store)
+    assert store.sprt_record(GAME, tid).counts == {2: 2}
+    # V2 keeps winning both tables until the test decides
+    played = 3
+    while stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == "":
+        for job in _claim_block(store):
+            _play(store, job, v2_wins=True)
+        played += 1
+        assert played < 30, "no verdict after 30 blocks that V2 won outright"
+    s = stub.GetSprt(arena_pb2.GetSprtRequest(id=tid))
+    assert s.verdict == "H1" and s.llr >= s.upper > 0 > s.lower and "upper bound" in s.reason
+    assert s.blocks == played - 1 and s.blocks_void == 1 and list(s.counts) == [0, 0, 0, 0, s.blocks]
+    assert s.elo == float("inf") and s.blocks_in_flight == 0 and s.decided_at > 0
+    t = s.tournament
+    # finished; the blocks still queued (never delivered) were dropped, not played; every delivered one settled
+    assert t.state == "finished" and t.matches_cancelled == t.matches_total - 2 * played > 0
+    assert t.matches_done + t.matches_failed == 2 * played and t.seed_hex
+    assert store.read_jobs("test-worker", 10, 0) == []
+
+
+def test_max_blocks_ends_inconclusive(stub: Any, store: Store) -> None:
+    s = _create(stub, window=2, max_blocks=2)
+    for v2_wins in (True, False):
+        for job in _claim_block(store):
+            _play(store, job, v2_wins)
+    s = stub.GetSprt(arena_pb2.GetSprtRequest(id=s.tournament.id))
+    assert s.verdict == "inconclusive" and s.blocks == 2 and list(s.counts) == [1, 0, 0, 0, 1]
+    assert "2 blocks (the maximum)" in s.reason and s.lower < s.llr < s.upper
+    assert s.tournament.state == "finished" and s.tournament.matches_total == 4
+
+
+def test_a_field_fills_the_other_seats(stub: Any, store: Store) -> None:
+    s = _create(stub, field=["f0", "f1", "f2", "f3"], seats=3, window=1)
+    assert s.seats == 3 and list(s.field) == ["f0@1", "f1@1", "f2@1", "f3@1"] and len(s.counts) == 9
+    t0, t1 = _claim_block(store)
+    assert t0.spec is not None and t1.spec is not None
+    assert "me@1" in t0.spec.seats and "me@2" in t1.spec.seats
+    assert not (set(t0.spec.seats) & set(t1.spec.seats))
+
+
+@pytest.mark.parametrize("fields, code, words", [
+    ({"v2": "me@1"}, grpc.StatusCode.INVALID_ARGUMENT, "are the same bot me@1"),
+    ({"v1": "me", "v2": "me@2"}, grpc.StatusCode.INVALID_ARGUMENT, "are the same bot me@2"),
+    ({"elo0": 5.0, "elo1": 5.0}, grpc.StatusCode.INVALID_ARGUMENT, "elo0 must be below elo1"),
+    ({"alpha": 0.7}, grpc.StatusCode.INVALID_ARGUMENT, "0 < alpha < 0.5, got 0.7"),
+    ({"beta": 0.0}, grpc.StatusCode.INVALID_ARGUMENT, "0 < beta < 0.5, got 0"),
+    ({"v2": "nobody@3"}, grpc.StatusCode.NOT_FOUND, "not registered for take5: nobody@3"),
+    ({"field": ["f0", "f1", "f2"], "seats": 3}, grpc.StatusCode.INVALID_ARGUMENT, "the field is too small"),
+    ({"field": ["f0", "me@2"]}, grpc.StatusCode.INVALID_ARGUMENT, "cannot hold the versions under test"),
+    ({"v2": "other@1"}, grpc.StatusCode.INVALID_ARGUMENT, "have different owners: give a field"),
+    ({"seats": 3}, grpc.StatusCode.INVALID_ARGUMENT, "3 seats need a field"),
+    ({"window": 65}, grpc.StatusCode.INVALID_ARGUMENT, "window (blocks in flight) must be 1..64"),
+    ({"seats": 11, "field": [f"f{i}" for i in range(4)]}, grpc.StatusCode.INVALID_ARGUMENT, "2..10 seats"),
+])
+def test_create_refusals(stub: Any, store: Store, fields: dict[str, Any], code: grpc.StatusCode, words: str) -> None:
+    got, details = rpc_error(lambda: _create(stub, **fields))
+    assert got == code and words in details, details
+    assert store.list_tournaments() == []
+
+
+def test_get_sprt_of_a_round_robin_is_not_found(stub: Any) -> None:
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(game=GAME, bots=["f0", "f1"], seats_per_match=2))
+    code, details = rpc_error(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=t.id)))
+    assert code == grpc.StatusCode.NOT_FOUND and "not an SPRT" in details
+    code, _ = rpc_error(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id="t999")))
+    assert code == grpc.StatusCode.NOT_FOUND
