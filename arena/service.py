@@ -44,6 +44,7 @@ import redis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+import arena.separation as separation
 from arena import auth, limits, scheduler
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.redis_server import redact_url
@@ -548,6 +549,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         try:
             config = config_from_proto(game, request.config if request.HasField("config") else None)
             validate_round_robin(game, refs, seats, rounds, seed, deadline_ms, deals)
+            separation.check_request(request.until_separated, request.max_matches, len(refs), seats, rounds, deals)
         except (TournamentError, ValueError) as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
@@ -569,14 +571,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         config_json = config_to_dict(game, config)
         # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
         owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
+        plan = separation.request_plan(request.until_separated, request.max_matches, bots, seats, rounds, deals,
+                                       owners)
         if request.dry_run:
             count = deal_count(deal_plan(bots, seats, rounds, deals, owners))
-            return arena_pb2.Tournament(
+            return separation.with_plan(arena_pb2.Tournament(
                 id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds,
                 matches_total=round_robin_size(len(bots), seats, rounds, deals), state="planned",
                 config=config_to_proto(game, config), deadline_ms=deadline_ms,
                 formula=round_robin_formula(len(bots), seats, rounds, deals, count), deals=deals,
-                deal_count=count, tables_per_deal=tables_per_deal(len(bots), seats, deals))
+                deal_count=count, tables_per_deal=tables_per_deal(len(bots), seats, deals)), plan)
         tournament_id = self.store.next_tournament_id()
         try:
             specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms,
@@ -587,6 +591,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
             config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
             deals=deals, deal_count=len({(spec.round, spec.deal) for spec in specs}),
+            kind=separation.KIND if plan else "round_robin", extra=plan.to_extra() if plan else {},
         )
         try:
             self.store.create_tournament(info, specs)  # stored and queued in one transaction
@@ -597,7 +602,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                  info.commitment)
         if deals == "rotate":
             log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
-        return tournament_message(info)
+        return separation.with_status(tournament_message(info), info, self.store)
 
     def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
         """FAILED_PRECONDITION unless every bot of a new tournament answers GetInfo as registered: a tournament
@@ -624,7 +629,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def GetTournament(self, request: arena_pb2.GetTournamentRequest,
                       context: grpc.ServicerContext) -> arena_pb2.Tournament:
-        return tournament_message(self._tournament(request.id, context))
+        info = self._tournament(request.id, context)
+        return separation.with_status(tournament_message(info), info, self.store)
 
     @_rpc
     def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
@@ -632,7 +638,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if request.game:
             _check_game(request.game, context)
         return arena_pb2.ListTournamentsResponse(
-            tournaments=[tournament_message(t) for t in self.store.list_tournaments(request.game or None)])
+            tournaments=[separation.with_status(tournament_message(t), t, self.store)
+                         for t in self.store.list_tournaments(request.game or None)])
 
     @_rpc
     def CancelTournament(self, request: arena_pb2.CancelTournamentRequest,
@@ -644,7 +651,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
                    f"played); there is nothing to cancel")
         log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
-        message = tournament_message(info)
+        message = separation.with_status(tournament_message(info), info, self.store)
         message.matches_dropped_now = dropped
         return message
 
