@@ -45,8 +45,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import arena.separation as separation
-from arena import auth, limits, scheduler
+from arena import auth, ladder_view, limits, scheduler
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.ratings_cache import RatingsCache
 from arena.redis_server import redact_url
 from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.base import connect
@@ -63,7 +64,6 @@ from arena.tournaments import (
     round_robin_formula,
     round_robin_size,
     split_bot_ref,
-    standings,
     tables_per_deal,
     validate_round_robin,
 )
@@ -367,6 +367,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.verify_timeout_s = verify_timeout_s
         self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
         self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
+        self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ratings_cache)
 
     def _bot_checks(self, context: grpc.ServicerContext) -> Any:
         """A context manager holding one of the ``limits.BOT_CHECKS_AT_ONCE`` slots for calls to bots' GetInfo;
@@ -659,14 +660,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetStandings(self, request: arena_pb2.GetStandingsRequest,
                      context: grpc.ServicerContext) -> arena_pb2.Standings:
         info = self._tournament(request.id, context)
-        tally = self.store.tournament_tally(info.game, info.id)
-        bots = set(tally) | {o for t in tally.values() for o in t.opponents}
-        lines = standings(tally, self.store.ratings(info.game, sorted(bots)), self.store.initial_rating)
-        return arena_pb2.Standings(tournament_id=info.id, entries=[
-            arena_pb2.StandingsEntry(rank=s.rank, bot=s.bot, points=s.points, matches=s.matches,
-                                     mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate)
-            for s in lines
-        ])
+        try:
+            return ladder_view.standings_message(self.store, self.ratings, info)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the tournament's results cannot be read: {exc}")
 
     @_rpc
     def CreateSprt(self, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
@@ -726,7 +723,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:
         _check_game(request.game, context)
-        return _ladder_message(request.game, self.store.ladder(request.game))
+        method = request.method or "elo"
+        if method not in ladder_view.METHODS:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"unknown ladder method {request.method!r}; choose {' or '.join(ladder_view.METHODS)}")
+        try:
+            return ladder_view.ladder_message(self.store, self.ratings, request.game, method)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be read: {exc}")
 
     @_rpc
     def RebuildLadder(self, request: arena_pb2.RebuildLadderRequest,

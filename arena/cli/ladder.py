@@ -1,7 +1,9 @@
-"""``arena ladder`` (and ``--rebuild``)."""
+"""``arena ladder`` (``--method elo|fit``, ``--json``, and ``--rebuild``)."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,25 +17,49 @@ from .errors import ArenaCliError
 from .options import game_option, json_option, option, server_option
 
 
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _optional(msg: Any, name: str) -> float | None:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
 def _ladder_entries(ladder_msg: Any) -> list[dict[str, Any]]:
     entries = sorted(ladder_msg.entries, key=lambda e: (e.rank, -e.rating, e.bot))
-    return [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "matches": e.matches, "wins": e.wins,
-             "mean_score": e.mean_score} for e in entries]
+    return [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "margin": _finite(_optional(e, "margin")),
+             "low": _finite(_optional(e, "low")), "high": _finite(_optional(e, "high")),
+             "los_next": _optional(e, "los_next"), "matches": e.matches, "wins": e.wins,
+             "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf}
+            for e in entries]
+
+
+def rating_text(rating: float, margin: float | None, unbounded: bool = False) -> str:
+    """"1523.4 ± 41.2" (Elo points), "1523.4 ± inf" for an unbounded margin, "1523.4" when there is none."""
+    if unbounded:
+        return f"{rating:.1f} ± inf"
+    return f"{rating:.1f}" if margin is None else f"{rating:.1f} ± {margin:.1f}"
+
+
+def los_text(los_next: float | None) -> str:
+    """A likelihood of superiority as a percentage with one decimal ("97.3 %"), "-" when there is none."""
+    return "-" if los_next is None else f"{100 * los_next:.1f} %"
 
 
 def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> Table:
     table = Table(title=title)
     table.add_column("rank", justify="right")
     table.add_column("bot")
-    table.add_column("rating", justify="right")
+    table.add_column("rating ± 95 %", justify="right")
     table.add_column("matches", justify="right")
+    table.add_column("LOS next", justify="right")
     table.add_column("wins", justify="right")
     from ..render import score_label
 
     table.add_column(f"mean score ({score_label(game)})", justify="right")
     for e in entries:
-        table.add_row(str(e["rank"]), e["bot"], f"{e['rating']:.1f}", str(e["matches"]), str(e["wins"]),
-                      f"{e['mean_score']:.2f}")
+        table.add_row(str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False)),
+                      str(e["matches"]), los_text(e.get("los_next")), str(e["wins"]), f"{e['mean_score']:.2f}")
     return table
 
 
@@ -60,41 +86,81 @@ def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[st
     return out
 
 
-@cli.command(short_help="Show (or rebuild and check) the Elo ladder of a game.")
+@cli.command(short_help="Show the ladder of a game with 95 % margins and LOS (or rebuild and check it).")
 @game_option
+@option("--method", type=click.Choice(["elo", "fit"]), default="elo", show_default=True,
+        help="elo: the live Elo (order-dependent), margins from pairwise counts; fit: the batch fit over every "
+             "stored result (seat and deal luck taken out), margins from a bootstrap over deals.")
 @option("--rebuild", is_flag=True,
         help="Recompute the ladder from the append-only results log and compare it with the live one "
              "(exit 1 when they differ).")
 @server_option
 @json_option
 @click.pass_obj
-def ladder(app: AppContext, game: str, rebuild: bool, server: str, as_json: bool) -> None:
-    """Show the Elo ladder of a game: rank, bot (NAME@VERSION), rating (Elo points, start 1500), matches, wins
-    (first places, shared ones count) and mean score (the game's score per match, lower is better: Take 5
-    bullheads, Taki cards held).
+def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, as_json: bool) -> None:
+    """Show the ladder of a game: rank, bot (NAME@VERSION), rating ± margin (Elo points; the margin is half the
+    width of the 95 % interval), matches, LOS next (likelihood of superiority over the bot on the next line down:
+    the chance that it is really the stronger of the two), wins (first places, shared ones count) and mean score
+    (the game's score per match, lower is better: Take 5 bullheads, Taki cards held).
 
-    --rebuild recomputes the ladder from the stored results, in the order they were applied, prints it and says
-    whether it equals the live ladder (every rating to 1e-6 points, matches, wins, mean score); exit 1 if not.
+    --method elo (default): the live Elo (start 1500), updated after every match in the order results arrive, so
+    it is order-dependent; its margin is the chess tools' (fastchess) 95 % margin of the bot's pairwise results
+    against the field (each match of N seats counts as N - 1 two-player games), and LOS next comes from the two
+    bots' head-to-head pairwise results. Pairs of one match are correlated, so these margins are too narrow.
+
+    --method fit: the batch fit (Plackett-Luce over whole matches, seat and deal-luck effects taken out, mean
+    1500) over every stored result, with rating ± 1.96 bootstrap standard deviations (resampling whole deals)
+    and LOS from the bootstrap. It is computed in the background once per change of the stored results and
+    cached; an answer that counts fewer results than are stored says so.
+
+    --rebuild recomputes the live ladder from the stored results, in the order they were applied, prints it and
+    says whether it equals the live ladder (every rating to 1e-6 points, matches, wins, mean score); exit 1 if not.
 
     \b
     Examples:
       arena ladder --game take5
-      arena ladder --game taki
+      arena ladder --game taki --method fit
+      arena ladder --method fit --json
       arena ladder --rebuild --json
     """
     client = app.arena(server)
     if rebuild:
         _ladder_rebuild(app, client, game, as_json)
         return
-    reply = client.call("GetLadder", arena_pb2.GetLadderRequest(game=game))
+    reply = client.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method=method))
     entries = _ladder_entries(reply)
     if as_json:
-        print_json({"game": reply.game or game, "entries": entries})
+        print_json({"game": reply.game or game, "method": reply.method or method,
+                    "results_counted": reply.results_counted, "results_stored": reply.results_stored,
+                    "stale": reply.results_counted < reply.results_stored, "refreshing": reply.refreshing,
+                    "computed_at": reply.computed_at or None, "replicates": reply.replicates or None,
+                    "level": 0.95, "entries": [{k: v for k, v in e.items() if k != "unbounded"} for e in entries]})
         return
     if not entries:
-        click.echo(f"the {game} ladder is empty: run a tournament first (`arena tournament create --all`)")
+        if method == "fit" and reply.results_stored:
+            click.echo(f"the batch fit of the {game} ladder ({reply.results_stored} stored results) is being "
+                       f"computed; ask again shortly, or use --method elo meanwhile")
+        else:
+            click.echo(f"the {game} ladder is empty: run a tournament first (`arena tournament create --all`)")
         return
-    app.console.print(_ladder_table(f"{game} ladder (Elo)", entries, game))
+    if method == "fit":
+        title = (f"{game} ladder (batch fit of {reply.results_counted} results, 95 % margins from "
+                 f"{reply.replicates} bootstrap replicates over deals)")
+    else:
+        title = f"{game} ladder (live Elo, order-dependent; 95 % margins and LOS from pairwise counts)"
+    app.console.print(_ladder_table(title, entries, game))
+    note = freshness_note(reply.results_counted, reply.results_stored, reply.computed_at, reply.refreshing)
+    if note:
+        click.echo(note)
+
+
+def freshness_note(counted: int, stored: int, computed_at: float, refreshing: bool) -> str:
+    """One line saying what an answer counts when it is behind the stored results ("" when it is current)."""
+    if counted >= stored:
+        return ""
+    age = f", computed {max(0.0, time.time() - computed_at):.0f} s ago" if computed_at else ""
+    then = "a refresh is running" if refreshing else "a refresh starts with the next call"
+    return f"stale: counts {counted} of {stored} stored results{age}; {then}"
 
 
 def _ladder_rebuild(app: AppContext, client: ArenaClient, game: str, as_json: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -221,6 +222,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     if as_json:
         data = _tournament_dict(t)
         data["standings"] = [_standing_dict(e) for e in standings.entries]
+        data["fit_matches"] = standings.fit_matches
         print_json(data)
         return
     table = Table(title=f"Tournament {t.id}", show_header=False)
@@ -254,7 +256,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     for k, v in rows:
         table.add_row(k, v)
     app.console.print(table)
-    _print_standings(app, t.id, standings.entries, t.game)
+    _print_standings(app, t.id, standings.entries, t.game, standings)
 
 
 @tournament.command("standings", short_help="Show a tournament's standings.")
@@ -275,19 +277,30 @@ def tournament_standings(app: AppContext, tournament_id: str, server: str, as_js
     client = app.arena(server)
     reply = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=tournament_id))
     if as_json:
-        print_json({"tournament_id": reply.tournament_id or tournament_id,
-                     "entries": [_standing_dict(e) for e in reply.entries]})
+        print_json({"tournament_id": reply.tournament_id or tournament_id, "fit_matches": reply.fit_matches,
+                    "fit_computed_at": reply.fit_computed_at or None, "fit_refreshing": reply.fit_refreshing,
+                    "entries": [_standing_dict(e) for e in reply.entries]})
         return
     game = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=reply.tournament_id or tournament_id)).game
-    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, game or None)
+    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, game or None, reply)
 
 
 def _standing_dict(e: Any) -> dict[str, Any]:
+    """One standings line for --json; rating, margin, low, high (Elo points, the tournament's batch fit) and
+    los_next (0..1) are null while there is no fit (a margin that is not finite is null too)."""
+    def fit_field(name: str) -> float | None:
+        x = getattr(e, name) if e.HasField(name) else None
+        return x if x is not None and math.isfinite(x) else None
+
     return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
-            "performance": e.performance, "score_rate": e.score_rate}
+            "performance": e.performance, "score_rate": e.score_rate,
+            **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next")}}
 
 
-def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None) -> None:
+def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
+                     reply: Any = None) -> None:
+    from .ladder import los_text, rating_text
+
     if not entries:
         click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
         return
@@ -301,10 +314,19 @@ def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any]
     table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
     table.add_column("score rate", justify="right")
     table.add_column("performance (Elo)", justify="right")
+    table.add_column("rating ± 95 % (fit)", justify="right")
+    table.add_column("LOS next", justify="right")
     for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
+        rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
+                              e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
         table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
-                      f"{e.score_rate:.3f}", f"{e.performance:.0f}")
+                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", rating,
+                      los_text(e.los_next if e.HasField("los_next") else None))
     app.console.print(table)
+    if reply is not None:
+        fitted = (f"rating and LOS: batch fit of {reply.fit_matches} matches of {tournament_id}"
+                  if reply.fit_matches else "rating and LOS: the batch fit is not computed yet")
+        click.echo(fitted + ("; a fit of its newer results is running" if reply.fit_refreshing else ""))
 
 
 @tournament.command("cancel", short_help="Cancel a tournament (queued matches are dropped).")

@@ -27,11 +27,6 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> log position
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
-    arena:{G}:tournament:<id>:separation     hash   a tournament run until its bots are separated
-                                                    (``arena.separation``): checked_total, last_check (the
-                                                    last fit's verdict while it runs); once stopped, set with
-                                                    state "finished" in one transaction: stopped_by
-                                                    ("separated" | "cap"), reason, rounds, matches, order
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)
     arena:{G}:tournament:<id>:sprt           hash   an SPRT's state (``arena.store.sprt``): h:<outcome> -> blocks
@@ -54,6 +49,18 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:ladder                         zset   bot id -> Elo rating (points)
     arena:{G}:ladder-stats                   hash   matches:<bot>, wins:<bot> (rank 1, shared firsts count),
                                                     score_sum:<bot> (sum of game scores)
+    arena:{G}:ratings:pairs                  string JSON pairwise counts (``PairCounts.to_dict``) of the first
+                                                    "results" entries of the results log: the live ladder's
+                                                    margins and LOS (``arena.ratings_cache``)
+    arena:{G}:ratings:matches                string the results the ratings cache has read (bytes: zlib of JSON
+                                                    {results, bots, rows}), extended as the log grows
+    arena:{G}:ratings:fit                    string JSON batch fit of every stored result of G (``CachedFit``):
+                                                    results counted, computed_at, replicates, lines
+    arena:{G}:ratings:lock                   string token of the process refreshing G's ratings cache (SET NX PX,
+                                                    renewed while it works; one refresh at a time)
+    arena:{G}:tournament:<id>:fit            string JSON batch fit of one tournament's results (``CachedFit``),
+                                                    keyed by the matches_done it counts
+    arena:{G}:tournament:<id>:fit-lock       string token of the process fitting that tournament (SET NX PX)
     arena:workers                            zset   worker name -> last heartbeat (s since epoch)
     arena:worker:<name>                      hash   one worker's heartbeat (see ``WorkerStatus``); TTL
                                                     ``worker_forget_s``
@@ -126,10 +133,6 @@ def failed_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":failed"
 
 
-def separation_key(game: str, tournament_id: str) -> str:
-    return tournament_key(game, tournament_id) + ":separation"
-
-
 def attempts_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":attempts"
 
@@ -176,6 +179,29 @@ def ladder_key(game: str) -> str:
 
 def ladder_stats_key(game: str) -> str:
     return _tag(game) + "ladder-stats"
+
+def ratings_pairs_key(game: str) -> str:
+    return _tag(game) + "ratings:pairs"
+
+
+def ratings_matches_key(game: str) -> str:
+    return _tag(game) + "ratings:matches"
+
+
+def ratings_fit_key(game: str) -> str:
+    return _tag(game) + "ratings:fit"
+
+
+def ratings_lock_key(game: str) -> str:
+    return _tag(game) + "ratings:lock"
+
+
+def tournament_fit_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":fit"
+
+
+def tournament_fit_lock_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":fit-lock"
 
 
 def worker_key(name: str) -> str:
@@ -349,6 +375,27 @@ MARK_HEALTHY = """
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('HGET', KEYS[2], 'state') ~= 'unhealthy' then return 0 end
 redis.call('HSET', KEYS[2], 'state', 'healthy', 'failures', 0, 'recovered_at', ARGV[2])
+return 1
+"""
+
+# A lock held by a token (``arena.ratings_cache``): extend it (RENEW_LOCK, ARGV[2] ms) or delete it (DROP_LOCK)
+# only while it is still the caller's. KEYS: 1 lock. ARGV: 1 token, 2 ms. Returns 1 done, 0 not the caller's lock.
+RENEW_LOCK = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+DROP_LOCK = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+
+# Write a value only while the caller holds a lock (a refresh that lost its lock, or whose Redis was emptied,
+# writes nothing). KEYS: 1 lock, 2 key to set. ARGV: 1 token, 2 value. Returns 1 written, 0 not the caller's lock.
+SET_IF_LOCKED = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
 return 1
 """
 

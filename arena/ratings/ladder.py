@@ -1,0 +1,227 @@
+"""The columns of an honest ladder: rating +/- margin and the likelihood of superiority (LOS) over the next line,
+for the live Elo and for the batch fit (pure math: no Redis, no clock; ``../shared/DESIGN.md``, "Ratings").
+
+**Live Elo** (``elo_lines``; order-dependent: the same results in another order give other ratings, and the
+rating has no error bar of its own). Its columns come from honest pairwise counts, the same results seen as
+two-player games (in a match of N seats each bot has N - 1 pairwise results: finished ahead = win, tie = draw,
+behind = loss; ``PairCounts``):
+
+* margin: the fastchess/cutechess 95 % margin (``margins.elo_margin``) of the bot's pairwise W/D/L against the
+  whole field, Elo points, laid around the live rating (low = rating - margin, high = rating + margin). It is
+  the uncertainty of the bot's performance against the field it met, and assumes independent pairs: pairs of one
+  match and tables of one deal are correlated, so it is too narrow (use ``--method fit`` for decisions);
+* LOS over the next line down: from the two bots' head-to-head pairwise results (``margins.los``: wins and
+  losses of the upper bot against the lower one, ties carry no information) when they finished apart at least
+  once; when they never did, the normal approximation from both margins
+  ``Phi((R_a - R_b) / sqrt(sd_a^2 + sd_b^2))`` with ``sd = margin / 1.96``; unknown (None) when a margin is
+  not finite.
+
+**Batch fit** (``fit_lines``, ``fit_for_ladder``): ``fit.fit_ratings`` (Plackett-Luce with seat and deal-luck
+effects, bootstrap over deals): rating +/- 1.96 bootstrap sd, LOS ``FitResult.los``. For large data the fit is
+made affordable (``fit_for_ladder``): the deal-luck sd is estimated on a fixed subsample of whole deals and then
+held fixed, and the bootstrap replicates shrink with the data (``ladder_replicates``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+from .fit import DEFAULT_REPLICATES, FitResult, MatchResult, fit_ratings
+from .margins import elo_margin, los
+
+LEVEL = 0.95
+Z95 = NormalDist().inv_cdf(0.5 + LEVEL / 2.0)  # 1.96
+TAU_SAMPLE_MATCHES = 2_000  # matches (whole deals) on which the deal-luck sd of a large fit is estimated
+REPLICATE_BUDGET = 2_000_000  # bootstrap replicates x matches of one ladder fit
+MIN_REPLICATES = 20
+
+
+@dataclass(frozen=True)
+class RatedLine:
+    """The honest columns of one ladder line.
+
+    Attributes: bot (bot id); rating (Elo points); margin (half width of the 95 % interval, Elo points; may be
+    +inf; None when unknown); low, high (rating -/+ margin, Elo points; None with margin); los_next (likelihood of
+    superiority over the next line down, 0..1; None on the last line or when unknown).
+    """
+
+    bot: str
+    rating: float
+    margin: float | None
+    low: float | None
+    high: float | None
+    los_next: float | None
+
+
+class PairCounts:
+    """Pairwise results between bots, counted over whole matches (mutable; ``add`` one match at a time).
+
+    ``ahead[(a, b)]``: times bot a finished ahead of bot b in one match; ``ties[(a, b)]`` with a < b: times they
+    tied. ``results``: matches added.
+    """
+
+    def __init__(self) -> None:
+        self.ahead: dict[tuple[str, str], int] = {}
+        self.ties: dict[tuple[str, str], int] = {}
+        self.results = 0
+
+    def add(self, seats: Sequence[str], ranks: Sequence[int]) -> None:
+        """Count one match: ``seats`` bot ids, ``ranks`` competition ranks (1 = best). Raises ``ValueError``
+        when the lengths differ."""
+        if len(seats) != len(ranks):
+            raise ValueError(f"one rank per seat: {len(seats)} seats, {len(ranks)} ranks")
+        for i, a in enumerate(seats):
+            for j in range(i + 1, len(seats)):
+                b = seats[j]
+                if ranks[i] < ranks[j]:
+                    self.ahead[(a, b)] = self.ahead.get((a, b), 0) + 1
+                elif ranks[i] > ranks[j]:
+                    self.ahead[(b, a)] = self.ahead.get((b, a), 0) + 1
+                else:
+                    key = (a, b) if a < b else (b, a)
+                    self.ties[key] = self.ties.get(key, 0) + 1
+        self.results += 1
+
+    def head_to_head(self, a: str, b: str) -> tuple[int, int, int]:
+        """Wins, draws and losses of ``a`` against ``b`` (pairwise, one per match where both sat)."""
+        return (self.ahead.get((a, b), 0), self.ties.get((a, b) if a < b else (b, a), 0),
+                self.ahead.get((b, a), 0))
+
+    def against_field(self) -> dict[str, tuple[int, int, int]]:
+        """Bot id -> its pairwise wins, draws and losses against every opponent it met."""
+        out: dict[str, list[int]] = {}
+        for (a, b), n in self.ahead.items():
+            out.setdefault(a, [0, 0, 0])[0] += n
+            out.setdefault(b, [0, 0, 0])[2] += n
+        for (a, b), n in self.ties.items():
+            out.setdefault(a, [0, 0, 0])[1] += n
+            out.setdefault(b, [0, 0, 0])[1] += n
+        return {bot: (w, d, lo) for bot, (w, d, lo) in out.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: {"results": n, "ahead": {"a|b": n}, "ties": {"a|b": n}} (bot ids hold no "|")."""
+        return {"results": self.results, "ahead": {f"{a}|{b}": n for (a, b), n in self.ahead.items()},
+                "ties": {f"{a}|{b}": n for (a, b), n in self.ties.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairCounts:
+        """Inverse of ``to_dict``; raises ``ValueError`` for a malformed document."""
+        counts = cls()
+        try:
+            counts.results = int(data["results"])
+            for field, target in (("ahead", counts.ahead), ("ties", counts.ties)):
+                for key, n in data[field].items():
+                    a, b = key.split("|", 1)
+                    target[(a, b)] = int(n)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a pair-counts document: {exc}") from exc
+        return counts
+
+
+def _normal_los(diff: float, margin_a: float | None, margin_b: float | None) -> float | None:
+    if margin_a is None or margin_b is None or not (math.isfinite(margin_a) and math.isfinite(margin_b)):
+        return None
+    sd = math.hypot(margin_a, margin_b) / Z95
+    if sd == 0.0:
+        return 0.5 if diff == 0 else (1.0 if diff > 0 else 0.0)
+    return NormalDist().cdf(diff / sd)
+
+
+def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts) -> list[RatedLine]:
+    """The live-Elo ladder's honest columns (module docstring: margin and LOS from pairwise counts).
+
+    Args:
+        ladder: (bot id, live Elo rating) best first, the order the lines are shown in.
+        counts: pairwise results of the matches counted so far (may lag the live ratings).
+    Returns:
+        One ``RatedLine`` per entry of ``ladder``, same order. A bot without pairwise results (not counted yet)
+        has margin None; a bot that won (or lost) every pair has margin +inf.
+    """
+    field = counts.against_field()
+    margins: list[float | None] = []
+    for bot, _ in ladder:
+        w, d, lo = field.get(bot, (0, 0, 0))
+        width = elo_margin(w, d, lo, LEVEL).margin if w + d + lo else math.nan
+        margins.append(None if math.isnan(width) else width)
+    out = []
+    for k, (bot, rating) in enumerate(ladder):
+        los_next: float | None = None
+        if k + 1 < len(ladder):
+            other, other_rating = ladder[k + 1]
+            w, _, lo = counts.head_to_head(bot, other)
+            los_next = los(w, lo) if w + lo else _normal_los(rating - other_rating, margins[k], margins[k + 1])
+        m = margins[k]
+        out.append(RatedLine(bot=bot, rating=rating, margin=m, low=None if m is None else rating - m,
+                             high=None if m is None else rating + m, los_next=los_next))
+    return out
+
+
+def fit_lines(fit: FitResult, order: Sequence[str] | None = None) -> list[RatedLine]:
+    """The batch fit's columns for the bots ``order`` (default ``fit.bots``, best rating first), LOS of each over
+    the next one in that order (``FitResult.los``). A bot of ``order`` absent from the fit is left out."""
+    bots = [b for b in (order if order is not None else fit.bots) if b in fit.ratings]
+    has_boot = fit.samples.shape[0] > 0
+    out = []
+    for k, bot in enumerate(bots):
+        m = fit.margin.get(bot)
+        nxt = bots[k + 1] if k + 1 < len(bots) else None
+        out.append(RatedLine(bot=bot, rating=fit.ratings[bot], margin=m, low=fit.lower.get(bot),
+                             high=fit.upper.get(bot),
+                             los_next=fit.los(bot, nxt) if nxt is not None and has_boot else None))
+    return out
+
+
+def ladder_replicates(matches: int) -> int:
+    """Bootstrap replicates of a ladder fit over ``matches`` matches: 200 (``DEFAULT_REPLICATES``) up to 10,000
+    matches, then ``REPLICATE_BUDGET / matches`` (the bootstrap costs about as much as 200 replicates of 10,000
+    matches, ~linear in replicates x matches), at least 20: 100 at 20,000 matches, 20 at 100,000. The margin is
+    1.96 bootstrap sd; an sd from R replicates is off by about 1 / sqrt(2 (R - 1)) of itself (5 % at 200, 16 % at
+    20), and with 100,000 matches the margins are a few Elo points, so that is well under one point."""
+    if matches <= 0:
+        return DEFAULT_REPLICATES
+    return max(MIN_REPLICATES, min(DEFAULT_REPLICATES, REPLICATE_BUDGET // matches))
+
+
+def _deal_key(m: MatchResult) -> str:
+    return f"d:{m.deal}" if m.deal is not None else f"m:{m.match_id}"
+
+
+def tau_sample(matches: Sequence[MatchResult], size: int = TAU_SAMPLE_MATCHES) -> list[MatchResult]:
+    """A fixed subsample of whole deals (every table of a deal, or a match without a shared deal) with at least
+    ``size`` matches (all when there are fewer): the deals in the order of their ids (seeds are hashes, so that
+    order is as good as random), independent of the order of ``matches``."""
+    if len(matches) <= size:
+        return list(matches)
+    groups: dict[str, list[MatchResult]] = {}
+    for m in matches:
+        groups.setdefault(_deal_key(m), []).append(m)
+    out: list[MatchResult] = []
+    for key in sorted(groups):
+        out += groups[key]
+        if len(out) >= size:
+            break
+    return out
+
+
+def fit_for_ladder(matches: Sequence[MatchResult], *, seed: int = 0,
+                   replicates: int | None = None) -> FitResult:
+    """The batch fit of a ladder or a tournament: ``fit_ratings`` with seat and deal-luck effects, 95 % bootstrap
+    intervals over deals, mean rating 1500.
+
+    Up to ``TAU_SAMPLE_MATCHES`` matches the deal-luck sd is chosen by the fit itself (Laplace marginal likelihood);
+    above, it is estimated that way on ``tau_sample`` and held fixed for the full fit (the search costs tens of
+    Newton solves, and one variance needs no 100,000 matches). Replicates: ``ladder_replicates`` unless given.
+    Raises ``FitError`` (no match, a bad match).
+    """
+    reps = ladder_replicates(len(matches)) if replicates is None else replicates
+    if len(matches) <= TAU_SAMPLE_MATCHES:
+        return fit_ratings(matches, replicates=reps, seed=seed, level=LEVEL)
+    probe = fit_ratings(tau_sample(matches), replicates=0, level=LEVEL)
+    deal: bool | float = probe.deal_sd if probe.luck_effects and probe.deal_sd > 0 else True
+    if probe.luck_effects == 0:
+        deal = True  # no deal was played twice in the sample: let the full fit decide
+    return fit_ratings(matches, replicates=reps, seed=seed, level=LEVEL, deal_effects=deal)
