@@ -58,8 +58,10 @@ def sprt_state(params: SprtParams, counts: Mapping[int, int]) -> SprtState:
 
 
 def sprt_status(params: SprtParams, counts: Mapping[int, int]) -> SprtStatus:
-    """Verdict (by the bounds only), LLR, bounds and Elo estimate of the counts under the test's parameters."""
-    return status(sprt_state(params, counts), params.elo0, params.elo1, params.alpha, params.beta)
+    """Verdict (by the bounds only), LLR, bounds and Elo estimate of the counts under the test's parameters (the
+    head-to-head model without a field: ``arena.ratings.sprt``)."""
+    return status(sprt_state(params, counts), params.elo0, params.elo1, params.alpha, params.beta,
+                  head_to_head=params.head_to_head)
 
 
 def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block: int) -> bool:

@@ -65,6 +65,11 @@ class SprtParams:
     max_blocks: int = DEFAULT_MAX_BLOCKS
     extra: dict[str, Any] = dataclass_field(default_factory=dict, compare=False)
 
+    @property
+    def head_to_head(self) -> bool:
+        """True without a field: V1 against V2 at both tables (``arena.ratings.sprt``'s head-to-head model)."""
+        return not self.field
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the tournament's ``extra``)."""
         return {"v1": self.v1, "v2": self.v2, "seats": self.seats, "field": list(self.field),

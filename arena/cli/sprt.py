@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -137,6 +138,11 @@ def sprt_start(app: AppContext, v1: str, v2: str, game: str, elo0: float, elo1: 
         window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms)
     client = app.arena(server)
     s = client.call("CreateSprt", request)
+    with _detach_on_interrupt(s.tournament.id):
+        _started(app, client, s, wait, as_json)
+
+
+def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: bool) -> None:
     tid = s.tournament.id
     if not as_json:
         click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
@@ -171,7 +177,8 @@ def sprt_show(app: AppContext, tournament_id: str, watch: bool, server: str, as_
     client = app.arena(server)
     s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tournament_id))
     if watch:
-        s = _follow(app, client, s, quiet=as_json)
+        with _detach_on_interrupt(s.tournament.id):
+            s = _follow(app, client, s, quiet=as_json)
         _finish(app, s, as_json)
         return
     if as_json:
@@ -232,10 +239,23 @@ def _over(s: Any) -> bool:
     return bool(s.verdict) or s.tournament.state != "running"
 
 
+@contextmanager
+def _detach_on_interrupt(tid: str) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) inside the block stops following SPRT ``tid`` (exit 130 / 143) with a message saying how
+    to follow it again and how to stop it; the test keeps running on the server."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
+                                 f"{tid} --watch` follows it again, `arena tournament cancel {tid}` stops it")
+        if isinstance(exc, Terminated):
+            error.exit_code = EXIT_TERMINATED
+        raise error from None
+
+
 def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
     """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
-    has a verdict or its tournament is no longer running; returns the last ``Sprt``. Ctrl-C (or SIGTERM) stops
-    following (exit 130 / 143) and says how to follow again; the test keeps running."""
+    has a verdict or its tournament is no longer running; returns the last ``Sprt``."""
     tid = s.tournament.id
     console = Console(stderr=True) if quiet else app.console
     columns = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), BarColumn(),
@@ -244,19 +264,12 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
     def position(x: Any) -> float:
         return min(max(x.llr, x.lower), x.upper) - x.lower
 
-    try:
-        with Progress(*columns, console=console, disable=quiet) as progress:
-            task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s), line=_line(s))
-            while not _over(s):
-                time.sleep(POLL_INTERVAL_S)
-                s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))
-                progress.update(task, completed=position(s), line=_line(s))
-    except KeyboardInterrupt as exc:
-        error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
-                                 f"{tid} --watch` follows it again, `arena tournament cancel {tid}` stops it")
-        if isinstance(exc, Terminated):
-            error.exit_code = EXIT_TERMINATED
-        raise error from None
+    with Progress(*columns, console=console, disable=quiet) as progress:
+        task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s), line=_line(s))
+        while not _over(s):
+            time.sleep(POLL_INTERVAL_S)
+            s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))
+            progress.update(task, completed=position(s), line=_line(s))
     return s
 
 

@@ -20,17 +20,21 @@ as much pairwise score as an ``elo``-stronger player scores above 1/2 against an
 ``mu(elo) = 1 / (1 + 10 ** (-elo / 400)) - 1/2``. This is exact under Bradley-Terry / Plackett-Luce when the
 field is as strong as V1 (a pairwise expectation against an equal opponent is 1/2); against a much weaker or much
 stronger field the same skill gap yields a smaller ``d``, so the test is of the gap *as seen against this field*.
+**Head to head** (``head_to_head=True``: 2 seats, V1 against V2 at both tables, no field) V1's opponent is V2, so
+V1 scores ``1 - E`` rather than 1/2 and ``d = 2 S - 1`` with ``S`` V2's mean score of the game pair: then
+``mu(elo) = 2 / (1 + 10 ** (-elo / 400)) - 1``, which makes the test exactly fishtest's pentanomial SPRT on game
+pairs (it tests the mean pair score ``S`` against the logistic expectation ``E(elo)``), and the Elo estimate
+inverts it (``score_to_elo((1 + mean d) / 2)``).
 
-**Test.** A generalised SPRT (the one fishtest runs on its pentanomial game pairs, here over the 4(N-1)+1
-categories of ``h``; with N = 2 it is exactly fishtest's pentanomial model): the LLR is the log of the ratio of
-the multinomial likelihoods maximised under ``E[d] = mu(elo1)`` and under ``E[d] = mu(elo0)``; the constrained
-maximum is ``p_i = f_i / (1 + lam (a_i - mu))`` with ``lam`` the root of ``sum f_i (a_i - mu) / (1 + lam (a_i - mu))
-= 0`` (one-dimensional, monotone: found by a safeguarded Newton iteration, vectorised so that thousands of tests
-run at once in the simulation test). Empty categories get a count of 1e-3 first, as fishtest does, so that the
-constraint can always be met. (The normal approximation ``n (mu1 - mu0) (2 mean - mu0 - mu1) / (2 var)`` is
-not offered: with the few blocks at which a clear difference is decided its variance estimate is too noisy.)
-Wald's bounds: accept H0 (elo0) when
-``LLR <= ln(beta / (1 - alpha))``, H1 (elo1) when ``LLR >= ln((1 - beta) / alpha)``.
+**Test.** A generalised SPRT (the one fishtest runs on its pentanomial game pairs, here over the 4(N-1)+1 categories
+of ``h``; head to head with N = 2 it is exactly fishtest's pentanomial model): the LLR is the log of the ratio of the
+multinomial likelihoods maximised under ``E[d] = mu(elo1)`` and under ``E[d] = mu(elo0)``; the constrained maximum is
+``p_i = f_i / (1 + lam (a_i - mu))`` with ``lam`` the root of ``sum f_i (a_i - mu) / (1 + lam (a_i - mu)) = 0``
+(one-dimensional, monotone: found by a safeguarded Newton iteration, vectorised so that thousands of tests run at once
+in the simulation test). Empty categories get a count of 1e-3 first, as fishtest does, so that the constraint can
+always be met. (The normal approximation ``n (mu1 - mu0) (2 mean - mu0 - mu1) / (2 var)`` is not offered: with the few
+blocks at which a clear difference is decided its variance estimate is too noisy.) Wald's bounds: accept H0 (elo0)
+when ``LLR <= ln(beta / (1 - alpha))``, H1 (elo1) when ``LLR >= ln((1 - beta) / alpha)``.
 
 **State.** ``SprtState`` holds only the seat count and the count of blocks per outcome: order-free, JSON-ready
 (``to_dict``/``from_dict``), so it can live in Redis and be updated idempotently by a caller that records which
@@ -139,9 +143,12 @@ def update(state: SprtState, outcome: int) -> SprtState:
     return SprtState(state.seats, tuple(counts))
 
 
-def expected_outcome(elo: float) -> float:
-    """``mu(elo)``: the mean block outcome ``d`` (per-opponent score difference, -1/2..1/2) of a V2 that is
-    ``elo`` Elo points better than V1 (module docstring)."""
+def expected_outcome(elo: float, head_to_head: bool = False) -> float:
+    """``mu(elo)``: the mean block outcome ``d`` (per-opponent score difference) of a V2 that is ``elo`` Elo points
+    better than V1 (module docstring): ``E(elo) - 1/2`` (-1/2..1/2) against a field, ``2 E(elo) - 1`` (-1..1) head to
+    head."""
+    if head_to_head:
+        return 2.0 * elo_to_score(elo) - 1.0
     return elo_to_score(elo) - 0.5
 
 
@@ -180,17 +187,20 @@ def _lambda(freqs: np.ndarray, values: np.ndarray, mu: float, iterations: int = 
     return lam
 
 
-def llr_counts(counts: np.ndarray, seats: int, elo0: float, elo1: float) -> np.ndarray:
+def llr_counts(counts: np.ndarray, seats: int, elo0: float, elo1: float, head_to_head: bool = False) -> np.ndarray:
     """Vectorised LLR: ``counts`` is an array (..., 4(N-1)+1) of block counts (rows of ``SprtState.counts``);
     returns the LLR of H1 (``elo1``) against H0 (``elo0``) per row, shape (...); 0 for a row without blocks.
-    Raises ``SprtError`` for equal or infinite Elo hypotheses or a wrong width."""
+    ``head_to_head``: blocks of V1 against V2 (2 seats, module docstring). Raises ``SprtError`` for equal or
+    infinite Elo hypotheses, a wrong width, or ``head_to_head`` with more than 2 seats."""
+    if head_to_head and seats != 2:
+        raise SprtError(f"a head-to-head block is V1 against V2 on 2 seats, got seats={seats}")
     _check_elos(elo0, elo1)
     counts = np.asarray(counts, dtype=float)
     m = 2 * (seats - 1)
     if counts.shape[-1] != 2 * m + 1:
         raise SprtError(f"a {seats}-seat SPRT has {2 * m + 1} outcome categories, got {counts.shape[-1]}")
     values = (np.arange(2 * m + 1) - m) / m
-    mu0, mu1 = expected_outcome(elo0), expected_outcome(elo1)
+    mu0, mu1 = expected_outcome(elo0, head_to_head), expected_outcome(elo1, head_to_head)
     n_raw = counts.sum(axis=-1)
     reg = np.where(counts > 0, counts, REGULARIZE)
     n = reg.sum(axis=-1)
@@ -202,11 +212,11 @@ def llr_counts(counts: np.ndarray, seats: int, elo0: float, elo1: float) -> np.n
     return np.where(n_raw > 0, out, 0.0)
 
 
-def llr(state: SprtState, elo0: float = 0.0, elo1: float = 5.0) -> float:
+def llr(state: SprtState, elo0: float = 0.0, elo1: float = 5.0, head_to_head: bool = False) -> float:
     """Log-likelihood ratio of "V2 is ``elo1`` Elo better" against "V2 is ``elo0`` Elo better" after the blocks of
-    ``state`` (generalised SPRT, module docstring). 0.0 before the first block. Raises ``SprtError`` for equal
-    or infinite hypotheses."""
-    return float(llr_counts(np.array(state.counts), state.seats, elo0, elo1))
+    ``state`` (generalised SPRT, module docstring; ``head_to_head``: V1 against V2). 0.0 before the first block.
+    Raises ``SprtError`` for equal or infinite hypotheses."""
+    return float(llr_counts(np.array(state.counts), state.seats, elo0, elo1, head_to_head))
 
 
 @dataclass(frozen=True)
@@ -229,10 +239,11 @@ class SprtStatus:
     beta: float
 
 
-def estimate(state: SprtState, level: float = 0.95) -> tuple[float, float]:
-    """Elo of V2 over V1 from the mean block outcome ``d``, inverting ``mu``: ``score_to_elo(1/2 + mean d)``, and
-    its ``level`` margin (half the Elo width of the normal interval of the mean, as ``margins.elo_margin`` does).
-    ``(nan, nan)`` without blocks; the margin is nan with one block. +/-inf when the mean reaches +/-1/2."""
+def estimate(state: SprtState, level: float = 0.95, head_to_head: bool = False) -> tuple[float, float]:
+    """Elo of V2 over V1 from the mean block outcome ``d``, inverting ``mu``: ``score_to_elo(1/2 + mean d)``
+    (``score_to_elo((1 + mean d) / 2)`` head to head), and its ``level`` margin (half the Elo width of the normal
+    interval of the mean, as ``margins.elo_margin`` does). ``(nan, nan)`` without blocks; the margin is nan with
+    one block. +/-inf when the mean reaches +/-1/2 (head to head: +/-1)."""
     n = state.blocks
     if n == 0:
         return math.nan, math.nan
@@ -241,7 +252,8 @@ def estimate(state: SprtState, level: float = 0.95) -> tuple[float, float]:
     mean = float((counts * values).sum() / n)
 
     def to_elo(d: float) -> float:
-        return score_to_elo(min(max(0.5 + d, 0.0), 1.0))
+        score = (1.0 + d) / 2.0 if head_to_head else 0.5 + d
+        return score_to_elo(min(max(score, 0.0), 1.0))
 
     elo = to_elo(mean)
     if n < 2:
@@ -252,19 +264,19 @@ def estimate(state: SprtState, level: float = 0.95) -> tuple[float, float]:
 
 
 def status(state: SprtState, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05,
-           beta: float = 0.05) -> SprtStatus:
-    """The verdict, LLR, bounds and Elo estimate of ``state`` (see ``SprtStatus``). Raises ``SprtError`` for bad
-    error rates or hypotheses."""
+           beta: float = 0.05, head_to_head: bool = False) -> SprtStatus:
+    """The verdict, LLR, bounds and Elo estimate of ``state`` (see ``SprtStatus``; ``head_to_head``: blocks of V1
+    against V2, module docstring). Raises ``SprtError`` for bad error rates or hypotheses."""
     lower, upper = bounds(alpha, beta)
-    value = llr(state, elo0, elo1)
+    value = llr(state, elo0, elo1, head_to_head)
     decided = H1 if value >= upper else H0 if value <= lower else None
-    elo, margin = estimate(state)
+    elo, margin = estimate(state, head_to_head=head_to_head)
     return SprtStatus(verdict=decided, llr=value, lower=lower, upper=upper, blocks=state.blocks, elo=elo,
                       margin=margin, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
 
 
 def verdict(state: SprtState, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05,
-            beta: float = 0.05) -> str | None:
+            beta: float = 0.05, head_to_head: bool = False) -> str | None:
     """"H1" once the LLR reaches Wald's upper bound (V2 is better by ``elo1``), "H0" once it reaches the lower
     bound (V2 is not better than ``elo0``), else None (play more blocks)."""
-    return status(state, elo0, elo1, alpha, beta).verdict
+    return status(state, elo0, elo1, alpha, beta, head_to_head).verdict

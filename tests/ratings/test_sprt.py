@@ -167,3 +167,71 @@ def test_error_rates_by_simulation() -> None:
     # and the test has power: it is not trivially conservative
     assert false_positive >= 0.01 and false_negative >= 0.01
     assert 30 < blocks.mean() < 300
+
+
+def test_head_to_head_hypotheses_and_estimate() -> None:
+    """V1 against V2 at both tables (2 seats, no field): d = 2 S - 1 for the game pair's mean score S of V2, so
+    mu(elo) = 2 E(elo) - 1 and the estimate inverts that (fishtest's pentanomial model)."""
+    for elo in (-50.0, 0.0, 5.0, 120.0):
+        assert sprt.expected_outcome(elo, head_to_head=True) == pytest.approx(2 * sprt.expected_outcome(elo))
+    # pair scores 1, 1, 0.5, 0.5 (h = 2, 2, 0, 0): S = 0.75, Elo = 400 log10(3) = 190.8
+    state = SprtState(2, (0, 0, 2, 0, 2))
+    assert sprt.estimate(state, head_to_head=True)[0] == pytest.approx(400 * math.log10(3))
+    assert sprt.estimate(state)[0] == math.inf  # read as a field block, a mean d of 1/2 is off the scale
+    # head to head at elo is the field's test at the elo whose E - 1/2 is 2 E(elo) - 1
+    from arena.ratings.margins import elo_to_score, score_to_elo
+
+    twice = score_to_elo(2 * elo_to_score(50.0) - 0.5)
+    assert twice > 90
+    assert sprt.llr(state, 0, 50, head_to_head=True) == pytest.approx(sprt.llr(state, 0, twice))
+    assert sprt.llr(state, 0, 50, head_to_head=True) != pytest.approx(sprt.llr(state, 0, 50))
+    with pytest.raises(SprtError):
+        sprt.llr(SprtState.new(3), 0, 5, head_to_head=True)
+
+
+def _simulate_head_to_head(rng: np.random.Generator, true_elo: float, tests: int,
+                           max_blocks: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    """``tests`` head-to-head SPRTs side by side: a block is one deal at two 2-seat tables, V1 at seat 0 against
+    V2 at one, V2 at seat 0 against V1 at the other; the winner of a table is the seat with the higher strength
+    plus Gumbel noise, each seat's noise being the deal's draw for that seat with probability 1/2 (luck shared by
+    the two tables), so V2 wins a game with probability E(true_elo)."""
+    counts = np.zeros((tests, 5))
+    verdict = np.zeros(tests, dtype=int)
+    blocks = np.zeros(tests, dtype=int)
+    lower, upper = sprt.bounds(0.05, 0.05)
+    running = np.arange(tests)
+    for _ in range(max_blocks):
+        if running.size == 0:
+            break
+        k = running.size
+        deal = rng.gumbel(size=(k, 2))
+        own = rng.gumbel(size=(2, k, 2))
+        noise = np.where(rng.random(size=(2, k, 2)) < 0.5, deal[None], own)
+        noise[0, :, 1] += true_elo / ELO_PER_LOGIT  # table 0: V1 at seat 0, V2 at seat 1
+        noise[1, :, 0] += true_elo / ELO_PER_LOGIT  # table 1: V2 at seat 0, V1 at seat 1
+        p1 = (noise[0, :, 0] > noise[0, :, 1]).astype(int)  # V1's points at table 0
+        p2 = (noise[1, :, 0] > noise[1, :, 1]).astype(int)  # V2's points at table 1
+        counts[running, 2 * (p2 - p1) + 2] += 1
+        blocks[running] += 1
+        llr = sprt.llr_counts(counts[running], 2, SIM_ELO0, SIM_ELO1, head_to_head=True)
+        decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
+        verdict[running] = decided
+        running = running[decided == 0]
+    return verdict, blocks
+
+
+def test_head_to_head_error_rates_by_simulation() -> None:
+    """1,000 head-to-head SPRTs under H0 and 1,000 under H1 (elo0 0, elo1 80, alpha = beta = 5 %): the measured
+    error rates stay within 5 % + 2.5 points, and are not trivially small (a test of the wrong mu, e.g. the
+    field's E - 1/2, would accept H1 far too rarely under H1 or too often under H0)."""
+    rng = np.random.default_rng(20261201)
+    under_h0, _ = _simulate_head_to_head(rng, SIM_ELO0, SIM_TESTS)
+    under_h1, blocks = _simulate_head_to_head(rng, SIM_ELO1, SIM_TESTS)
+    assert np.all(under_h0 != 0) and np.all(under_h1 != 0), "every test reaches a verdict"
+    false_positive = float(np.mean(under_h0 == 1))
+    false_negative = float(np.mean(under_h1 == -1))
+    assert false_positive <= 0.05 + SIM_TOLERANCE, false_positive
+    assert false_negative <= 0.05 + SIM_TOLERANCE, false_negative
+    assert false_positive >= 0.01 and false_negative >= 0.01
+    print(f"head to head: false positives {false_positive:.3f}, false negatives {false_negative:.3f}, "
+          f"{blocks.mean():.0f} blocks on average under H1")

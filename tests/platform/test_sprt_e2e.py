@@ -1,0 +1,147 @@
+"""``arena sprt`` end to end (issue 10 item 3): a real redis-server, a real Arena server with workers, real bot
+processes over gRPC. One bot NAME registered as version 1 (random play) and version 2 (the heuristic sample's
+play), which is far stronger; the SPRT must end with H1, through the CLI, and again when the worker playing it is
+SIGKILLed halfway and another takes over."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from platform_helpers import HERE, wait_until
+
+from arena.cli import cli
+from arena.service import ArenaServer
+from arena.store import Store
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
+ARENA = str(Path(sys.executable).parent / "arena")
+ELO1 = 100.0  # H1 of these tests: V2 is 100 Elo better (it is far more: it ends in a few blocks)
+MAX_BLOCKS = 40
+
+
+@pytest.fixture
+def versions(start_bot: Callable[..., Any]) -> tuple[str, str]:
+    """Endpoints of sprtbot version 1 (random play) and version 2 (heuristic play), two bot processes."""
+    weak = start_bot(SPRT_BOT, extra_args=["--bot-version", "1", "--play", "random"])
+    strong = start_bot(SPRT_BOT, extra_args=["--bot-version", "2", "--play", "heuristic"])
+    return weak.endpoint, strong.endpoint
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, weak: str, strong: str) -> None:
+    first = stub.RegisterBot(arena_pb2.RegisterBotRequest(name="sprtbot", endpoint=weak, game="take5"))
+    assert first.bot_id == "sprtbot@1"
+    second = stub.RegisterBot(arena_pb2.RegisterBotRequest(name="sprtbot", endpoint=strong, game="take5",
+                                                           owner_token=first.owner_token))
+    assert second.bot_id == "sprtbot@2"
+
+
+def _ended(stub: arena_pb2_grpc.ArenaStub, tid: str) -> arena_pb2.Sprt:
+    """The SPRT once its tournament has ended (the seed revealed: every delivered match settled)."""
+    return wait_until(lambda: (s := stub.GetSprt(arena_pb2.GetSprtRequest(id=tid))).tournament.seed_hex and s,
+                      f"SPRT {tid} to end")
+
+
+def _check_blocks(stub: arena_pb2_grpc.ArenaStub, s: arena_pb2.Sprt) -> list[Any]:
+    """Every counted block's two tables: the same deal, V1 and V2 at the same seat; returns the matches."""
+    tid = s.tournament.id
+    matches = list(stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, limit=1000)).matches)
+    assert len(matches) == s.tournament.matches_done and all(m.revealed for m in matches)
+    by_deal: dict[int, dict[int, Any]] = {}
+    for m in matches:
+        by_deal.setdefault(m.deal, {})[m.table] = m
+    complete = [d for d, tables in by_deal.items() if len(tables) == 2]
+    assert len(complete) >= s.blocks
+    for d in complete:
+        t0, t1 = by_deal[d][0], by_deal[d][1]
+        assert t0.match_id == f"{tid}-{2 * d:06d}" and t1.match_id == f"{tid}-{2 * d + 1:06d}"
+        seat = list(t0.seats).index(s.v1)
+        assert list(t1.seats)[seat] == s.v2 and t0.round == t1.round == 0
+        if t0.attempt == t1.attempt:
+            assert t0.seed == t1.seed  # the same cards at both tables
+    return matches
+
+
+def test_arena_sprt_decides_h1_for_a_stronger_v2(arena_server: Callable[..., tuple[ArenaServer, Any]],
+                                                 versions: tuple[str, str], store: Store) -> None:
+    server, stub = arena_server(workers=2, concurrency=4)
+    _register(stub, *versions)
+    result = CliRunner().invoke(cli, [
+        "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--elo0", "0", "--elo1", str(ELO1),
+        "--max-blocks", str(MAX_BLOCKS), "--window", "4", "--deadline-ms", "2000",
+        "--server", f"127.0.0.1:{server.port}", "--json"], prog_name="arena")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "H1" and out["llr"] >= out["upper"] > 0 and "upper bound" in out["reason"]
+    assert 1 <= out["blocks"] < MAX_BLOCKS and sum(out["counts"]) == out["blocks"] and out["blocks_void"] == 0
+    assert out["elo"] is None or out["elo"] == "inf" or out["elo"] > ELO1 / 2
+    print(f"e2e SPRT: {out['blocks']} blocks, LLR {out['llr']:.3f} in [{out['lower']:.3f}, {out['upper']:.3f}], "
+          f"verdict {out['verdict']}, Elo {out['elo']} +/- {out['elo_margin']}, counts {out['counts']}")
+    s = _ended(stub, out["id"])
+    assert s.verdict == "H1" and s.blocks == out["blocks"] and s.tournament.state == "finished"
+    matches = _check_blocks(stub, s)
+    ladder = {e.bot: e for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    assert ladder["sprtbot@1"].matches == ladder["sprtbot@2"].matches == len(matches)  # they count on the ladder
+    assert ladder["sprtbot@2"].rating > ladder["sprtbot@1"].rating
+    # `arena sprt show` reads it back; a round robin is not an SPRT
+    shown = CliRunner().invoke(cli, ["sprt", "show", out["id"], "--server", f"127.0.0.1:{server.port}"],
+                               prog_name="arena")
+    assert shown.exit_code == 0 and "verdict: V2 is better: accept H1" in shown.stdout, shown.output
+    assert f"blocks {s.blocks}" in shown.stdout and s.tournament.seed_hex in shown.stdout
+
+
+def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaServer, Any]], workers: Any,
+                                       versions: tuple[str, str], store: Store) -> None:
+    _, stub = arena_server(workers=0)
+    _register(stub, *versions)
+    first = workers.process("sprt-w1", concurrency=2)
+    s = stub.CreateSprt(arena_pb2.CreateSprtRequest(game="take5", v1="sprtbot@1", v2="sprtbot@2", elo0=0.0,
+                                                    elo1=ELO1, window=3, max_blocks=MAX_BLOCKS, deadline_ms=2000))
+    tid = s.tournament.id
+    wait_until(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).blocks >= 1, "a first block")
+    wait_until(lambda: any(w.name == "sprt-w1" and w.running for w in store.list_workers()),
+               "the first worker to be playing a match")
+    first.kill()
+    assert stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == ""
+    workers.process("sprt-w2", concurrency=2)
+    s = _ended(stub, tid)
+    assert s.verdict == "H1" and s.blocks_void == 0 and sum(s.counts) == s.blocks
+    matches = _check_blocks(stub, s)
+    assert any(m.attempt >= 1 for m in matches)  # the match the killed worker held was played again, on a new deal
+    print(f"e2e SPRT with a killed worker: {s.blocks} blocks, LLR {s.llr:.3f}, verdict {s.verdict}")
+
+
+def test_ctrl_c_detaches_and_show_watch_reattaches(arena_server: Callable[..., tuple[ArenaServer, Any]],
+                                                   versions: tuple[str, str]) -> None:
+    server, stub = arena_server(workers=1, concurrency=2)
+    _register(stub, *versions)
+    address = f"127.0.0.1:{server.port}"
+    process = subprocess.Popen(
+        [ARENA, "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--elo1", str(ELO1),
+         "--window", "2", "--server", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("SPRT t") and "sprtbot@2 (V2) against sprtbot@1 (V1)" in first, first
+        tid = first.split()[1].rstrip(":")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert f"`arena sprt show {tid} --watch` follows it again" in err and f"arena tournament cancel {tid}" in err
+    assert "Traceback" not in err
+    # the test goes on without its CLI; `arena sprt show ID --watch` follows it to the verdict
+    shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--watch", "--server", address], prog_name="arena")
+    assert shown.exit_code == 0, shown.output
+    assert "verdict: V2 is better: accept H1" in shown.stdout and "LLR +" in shown.stdout
+    assert stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == "H1"
