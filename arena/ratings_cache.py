@@ -14,8 +14,10 @@ answers the ladder at once (issue 10 item 2; keys in ``arena.store.keys``: ``rat
 A refresh runs in a background thread of the process that noticed the growth; one at a time per game (or
 tournament) across processes: a Redis lock (SET NX PX with a random token, renewed every third of its expiry while
 it works, so a dead process's lock lapses), and every write of a refresh is made only while its lock is still its
-own (``SET_IF_LOCKED``). Readers never wait for a refresh, except when no fit is cached at all and the data is small
-(``sync_fit_results``): then the fit is computed in the call.
+own (``SET_IF_LOCKED``). A fit of more than ``SUBPROCESS_FIT_RESULTS`` results runs in a spawned child process, so
+its minutes of CPU never hold this process's GIL against its gRPC threads and the referee's deadlines. Readers never
+wait for a refresh, except when no fit is cached at all and the data is small (``sync_fit_results``): then the fit
+is computed in the call.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+import multiprocessing
 import queue
 import secrets
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +58,11 @@ from arena.store.keys import (
 
 log = logging.getLogger(__name__)
 
-SYNC_FIT_RESULTS = 500  # no fit cached and at most this many results: the reader fits them itself
-SYNC_PAIRS_BACKLOG = 5_000  # new results a live-ladder read counts itself; more are left to a background refresh
+SYNC_FIT_RESULTS = 200  # no fit cached and at most this many results: the reader fits them itself (seconds)
+SYNC_PAIRS_BACKLOG = 1_000  # new results a live-ladder read counts itself (~0.1 s); more: a background refresh
+SUBPROCESS_FIT_RESULTS = 1_000  # a fit of more results runs in a child process (``_fit_elsewhere``)
 LOCK_MS = 60_000  # refresh lock expiry, ms (renewed every third of it while the refresh runs)
-SYNC_WAIT_S = 120.0  # a synchronous reader waits this long for another process's refresh of the same data
+SYNC_WAIT_S = 25.0  # a synchronous reader waits this long for another process's refresh of the same data
 LOG_CHUNK = 5_000  # results-log ids per LRANGE
 GET_CHUNK = 500  # results per pipelined GET
 
@@ -131,6 +136,14 @@ class FitAnswer:
     fit: CachedFit | None
     stored: int
     refreshing: bool
+
+
+def _fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
+    """``_fit_document`` in a child process of its own (spawned, so no thread or socket of this one is copied):
+    a fit of many results takes minutes of CPU, which would otherwise hold this process's GIL against its gRPC
+    threads and the referee's deadlines. The child ends with the fit (nothing lingers after a test or a stop)."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_fit_document, list(matches), count, seed, all_pairs).result()
 
 
 def _fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
@@ -254,7 +267,8 @@ class RatingsCache:
             if rows and (fit is None or fit.results < len(rows)):
                 matches = [MatchResult(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
                            for deal, mid, seats, ranks in rows]
-                doc = _fit_document(matches, len(rows), self.seed, all_pairs=False)
+                fit_now = _fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else _fit_elsewhere
+                doc = fit_now(matches, len(rows), self.seed, False)
                 self._set_locked(lock, token, ratings_fit_key(game), doc.to_json())
                 log.info("ladder fit of %s: %d results, %d replicates, %.1f s", game, len(rows), doc.replicates,
                          doc.seconds)
@@ -273,7 +287,8 @@ class RatingsCache:
                 return True  # another process fitted these while this one waited for the lock
             matches = [MatchResult.from_stored(r) for r in self._get_results(game, ids)]
             if matches:
-                doc = _fit_document(matches, len(matches), self.seed, all_pairs=True)
+                fit_now = _fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else _fit_elsewhere
+                doc = fit_now(matches, len(matches), self.seed, True)
                 self._set_locked(lock, token, tournament_fit_key(game, tournament_id), doc.to_json())
             return True
 

@@ -220,7 +220,7 @@ def fit_for_ladder(matches: Sequence[MatchResult], *, seed: int = 0,
     reps = ladder_replicates(len(matches)) if replicates is None else replicates
     if len(matches) <= TAU_SAMPLE_MATCHES:
         return fit_ratings(matches, replicates=reps, seed=seed, level=LEVEL)
-    probe = fit_ratings(tau_sample(matches), replicates=0, level=LEVEL)
+    probe = fit_ratings(tau_sample(matches, TAU_SAMPLE_MATCHES), replicates=0, level=LEVEL)
     deal: bool | float = probe.deal_sd if probe.luck_effects and probe.deal_sd > 0 else True
     if probe.luck_effects == 0:
         deal = True  # no deal was played twice in the sample: let the full fit decide

@@ -1,0 +1,123 @@
+"""The ladder's honest columns (``arena.ratings.ladder``): pairwise counts, the live-Elo margin and LOS against
+hand-computed values and the fastchess golden vector, the batch-fit columns, the replicate budget, the luck
+subsample, and the fit run in a child process (``arena.ratings_cache``)."""
+
+from __future__ import annotations
+
+import math
+import random
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from ratings_sim import duplicate_deals
+
+from arena.ratings import ladder
+from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_lines, ladder_replicates, tau_sample
+from arena.ratings_cache import _fit_document, _fit_elsewhere
+
+
+def test_pair_counts_count_each_pair_once_per_match_and_round_trip() -> None:
+    c = PairCounts()
+    c.add(["a", "b", "c"], [1, 2, 2])  # a ahead of b and c; b and c tied
+    c.add(["c", "a"], [1, 2])
+    assert c.results == 2
+    assert c.head_to_head("a", "b") == (1, 0, 0) and c.head_to_head("b", "a") == (0, 0, 1)
+    assert c.head_to_head("b", "c") == (0, 1, 0) == c.head_to_head("c", "b")
+    assert c.head_to_head("a", "c") == (1, 0, 1)
+    assert c.against_field() == {"a": (2, 0, 1), "b": (0, 1, 1), "c": (1, 1, 1)}
+    again = PairCounts.from_dict(c.to_dict())
+    assert (again.ahead, again.ties, again.results) == (c.ahead, c.ties, c.results)
+    with pytest.raises(ValueError, match="pair-counts"):
+        PairCounts.from_dict({"results": 1, "ahead": {"a-b": 1}, "ties": {}})
+    with pytest.raises(ValueError, match="one rank per seat"):
+        c.add(["a", "b"], [1])
+
+
+def test_elo_margin_is_fastchess_over_the_field_and_los_is_head_to_head() -> None:
+    c = PairCounts()
+    for ranks, n in (([1, 2], 60), ([1, 1], 20), ([2, 1], 20)):
+        for _ in range(n):
+            c.add(["a", "b"], ranks)
+    lines = elo_lines([("a", 1600.0), ("b", 1400.0)], c)
+    assert lines[0].margin == pytest.approx(66.01, abs=0.01)  # fastchess: W60 D20 L20 -> +147.2 +/- 66.0
+    assert lines[1].margin == pytest.approx(66.01, abs=0.01)  # the same games from the other side
+    assert (lines[0].low, lines[0].high) == pytest.approx((1600 - 66.01, 1600 + 66.01), abs=0.01)
+    assert lines[0].los_next == pytest.approx(0.5 + 0.5 * math.erf(40 / math.sqrt(160)))  # W60 L20, ties ignored
+    assert lines[1].los_next is None
+    # head to head decides even against the ratings: b above a on the ladder, a won the pairs
+    flipped = elo_lines([("b", 1500.0), ("a", 1499.0)], c)
+    assert flipped[0].los_next == pytest.approx(1 - lines[0].los_next)
+
+
+def test_bots_that_never_met_get_the_normal_approximation_and_unknowns_stay_unknown() -> None:
+    c = PairCounts()
+    for _ in range(12):
+        c.add(["a", "x"], [1, 2])
+    for _ in range(8):
+        c.add(["x", "a"], [1, 2])
+    for _ in range(5):
+        c.add(["b", "y"], [1, 2])
+    for _ in range(15):
+        c.add(["y", "b"], [1, 2])
+    lines = elo_lines([("a", 1550.0), ("b", 1500.0), ("new", 1500.0)], c)
+    ma, mb = lines[0].margin, lines[1].margin
+    assert ma is not None and mb is not None and 0 < ma < math.inf and 0 < mb < math.inf
+    sd = math.hypot(ma, mb) / NormalDist().inv_cdf(0.975)
+    assert lines[0].los_next == pytest.approx(NormalDist().cdf(50.0 / sd))
+    assert lines[1].los_next is None  # "new" has no pairwise result: no margin, no comparison
+    assert (lines[2].margin, lines[2].low, lines[2].high) == (None, None, None)
+
+
+def test_a_bot_that_won_every_pair_has_an_unbounded_margin() -> None:
+    c = PairCounts()
+    for _ in range(10):
+        c.add(["a", "b", "c"], [1, 2, 3])
+    lines = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c)
+    assert lines[0].margin == math.inf and lines[2].margin == math.inf
+    ten_nil = 0.5 + 0.5 * math.erf(10 / math.sqrt(20))  # 99.92 %
+    assert lines[0].los_next == pytest.approx(ten_nil) and lines[1].los_next == pytest.approx(ten_nil)
+    assert 0 < lines[1].margin < math.inf  # b: 10 wins, 10 losses
+
+
+def test_replicates_shrink_with_the_data_within_bounds() -> None:
+    assert [ladder_replicates(n) for n in (0, 50, 10_000, 20_000, 50_000, 100_000, 10**6)] == [
+        200, 200, 200, 100, 40, 20, 20]
+
+
+def test_the_luck_subsample_is_whole_deals_and_order_free() -> None:
+    rng = np.random.default_rng(3)
+    matches = duplicate_deals(rng, {f"b{i}": 40.0 * i for i in range(8)}, 4, 40, luck_sd=0.5)
+    sample = tau_sample(matches, size=60)
+    shuffled = list(matches)
+    random.Random(1).shuffle(shuffled)
+    assert sorted(m.match_id or "" for m in tau_sample(shuffled, size=60)) == sorted(
+        m.match_id or "" for m in sample)
+    deals = {m.deal for m in sample}
+    assert len(sample) >= 60 and all(sum(1 for m in matches if m.deal == d) == sum(
+        1 for m in sample if m.deal == d) for d in deals)
+    assert tau_sample(matches[:10], size=60) == matches[:10]
+
+
+def test_a_large_fit_holds_the_luck_sd_of_its_subsample(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    elos = {f"b{i}": 60.0 * i for i in range(8)}
+    matches = duplicate_deals(rng, elos, 4, 12, luck_sd=0.8)  # 96 matches
+    monkeypatch.setattr(ladder, "TAU_SAMPLE_MATCHES", 40)
+    fit = fit_for_ladder(matches, replicates=20)
+    probe = ladder.fit_ratings(tau_sample(matches, 40), replicates=0)
+    assert fit.deal_sd == pytest.approx(probe.deal_sd) and fit.replicates == 20
+    lines = fit_lines(fit)
+    assert [x.bot for x in lines] == list(fit.bots)
+    assert all(x.low is not None and x.high is not None and x.low < x.rating < x.high for x in lines)
+    assert lines[0].los_next == pytest.approx(fit.los(lines[0].bot, lines[1].bot))
+    assert fit.bots[0] == "b7"
+
+
+def test_the_fit_in_a_child_process_equals_the_fit_here() -> None:
+    rng = np.random.default_rng(8)
+    matches = duplicate_deals(rng, {"a": 0.0, "b": 80.0, "c": 160.0, "d": 240.0}, 4, 3, luck_sd=0.5)
+    here = _fit_document(matches, len(matches), 0, True)
+    there = _fit_elsewhere(matches, len(matches), 0, True)
+    assert there.lines == here.lines and there.los == here.los and there.results == len(matches)
+    assert set(here.los) == {"a|b", "a|c", "a|d", "b|c", "b|d", "c|d"}
