@@ -9,6 +9,7 @@ tournament that is not an SPRT), FAILED_PRECONDITION (a bot that does not answer
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import secrets
 import time
@@ -41,6 +42,8 @@ from arena_sdk.wire import config_from_proto, config_to_dict
 if TYPE_CHECKING:
     from arena.service import ArenaServicer
     from arena.store import SprtRecord
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ELO0 = 0.0
 DEFAULT_ELO1 = 5.0
@@ -150,6 +153,9 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
         servicer.store.create_tournament(stored, specs)
     except StoreError as exc:
         _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g; %d blocks queued; seed "
+             "commitment %s", tournament_id, v2, v1, f"field {', '.join(field)}" if field else "head to head", seats,
+             params.elo0, params.elo1, params.alpha, params.beta, len(specs) // 2, stored.commitment)
     return get_message(servicer, tournament_id, context)
 
 

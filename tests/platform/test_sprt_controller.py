@@ -165,3 +165,15 @@ def test_get_sprt_of_a_round_robin_is_not_found(stub: Any) -> None:
     assert code == grpc.StatusCode.NOT_FOUND and "not an SPRT" in details
     code, _ = rpc_error(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id="t999")))
     assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_cancelled_sprt_stops_without_a_verdict(stub: Any, store: Store) -> None:
+    s = _create(stub, window=2)
+    for job in _claim_block(store):
+        _play(store, job, v2_wins=True)
+    stub.CancelTournament(arena_pb2.CancelTournamentRequest(id=s.tournament.id))
+    s = stub.GetSprt(arena_pb2.GetSprtRequest(id=s.tournament.id))
+    assert s.tournament.state == "cancelled" and s.verdict == "" and s.blocks == 1 and s.blocks_in_flight == 0
+    assert s.tournament.matches_cancelled == 4 and s.tournament.seed_hex  # blocks 1 and 2 dropped; it has ended
+    sweep(store)  # no controller runs for it any more
+    assert store.get_tournament(s.tournament.id).matches_total == 6  # type: ignore[union-attr]

@@ -145,3 +145,28 @@ def test_ctrl_c_detaches_and_show_watch_reattaches(arena_server: Callable[..., t
     assert shown.exit_code == 0, shown.output
     assert "verdict: V2 is better: accept H1" in shown.stdout and "LLR +" in shown.stdout
     assert stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == "H1"
+
+
+def test_with_a_field_no_bot_sees_a_deal_twice(arena_server: Callable[..., tuple[ArenaServer, Any]],
+                                                versions: tuple[str, str], start_bot: Callable[..., Any]) -> None:
+    server, stub = arena_server(workers=2, concurrency=4)
+    _register(stub, *versions)
+    for name in ("field-a", "field-b"):
+        bot = start_bot("sample:random", extra_args=["--name", name])
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=bot.endpoint, game="take5"))
+    address = f"127.0.0.1:{server.port}"
+    result = CliRunner().invoke(cli, [
+        "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--field", "field-a,field-b",
+        "--elo1", str(ELO1), "--max-blocks", str(MAX_BLOCKS), "--window", "4", "--server", address, "--json"],
+        prog_name="arena")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "H1" and out["seats"] == 2 and out["field"] == ["field-a@1.0", "field-b@1.0"]
+    s = _ended(stub, out["id"])
+    matches = _check_blocks(stub, s)
+    for m in matches:  # V1 and V2 never meet: each sits with one field bot, the other field bot at the other table
+        assert {s.v1, s.v2} - set(m.seats) and len(set(m.seats) & {"field-a@1.0", "field-b@1.0"}) == 1
+    verified = CliRunner().invoke(cli, ["tournament", "verify", out["id"], "--server", address], prog_name="arena")
+    assert verified.exit_code == 0 and "no bot received a deal twice" in verified.stdout, verified.output
+    print(f"e2e SPRT with a field: {out['blocks']} blocks, counts {out['counts']}, LLR {out['llr']:.3f}, "
+          f"Elo {out['elo']} +/- {out['elo_margin']}")
