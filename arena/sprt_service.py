@@ -172,8 +172,8 @@ def get_message(servicer: ArenaServicer, tournament_id: str, context: grpc.Servi
     if info is None:
         _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
     if info.kind != SPRT_KIND:
-        _abort(context, grpc.StatusCode.NOT_FOUND, f"tournament {tournament_id} is a {info.kind.replace('_', ' ')}, "
-                                                   f"not an SPRT (`arena tournament status {tournament_id}`)")
+        _abort(context, grpc.StatusCode.NOT_FOUND, f"tournament {tournament_id} is not an SPRT (its kind is "
+                                                   f"{info.kind}; `arena tournament status {tournament_id}`)")
     return sprt_message(info, servicer.store.sprt_record(info.game, info.id))
 
 

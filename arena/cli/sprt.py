@@ -10,17 +10,19 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
+import grpc
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from arena_sdk.pb import arena_pb2
 
-from .app import POLL_INTERVAL_S, AppContext, ArenaClient, cli, print_json
-from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
+from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
+from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
 from .game_options import config_of, config_options
 from .options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from .tournament import _tournament_dict
 
+REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
 VERDICT_WORDS = {
     "H1": "V2 is better: accept H1",
     "H0": "V2 is not better: accept H0",
@@ -255,7 +257,8 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
 
 def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
     """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
-    has a verdict or its tournament is no longer running; returns the last ``Sprt``."""
+    has a verdict or its tournament is no longer running; returns the last ``Sprt``. A referee that does not answer
+    (UNAVAILABLE: restarting) is asked again for up to ``REFEREE_AWAY_S`` seconds before the one-line error."""
     tid = s.tournament.id
     console = Console(stderr=True) if quiet else app.console
     columns = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), BarColumn(),
@@ -266,9 +269,19 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
 
     with Progress(*columns, console=console, disable=quiet) as progress:
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s), line=_line(s))
+        away_since: float | None = None
         while not _over(s):
             time.sleep(POLL_INTERVAL_S)
-            s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))
+            try:
+                s = client.stub.GetSprt(arena_pb2.GetSprtRequest(id=tid), timeout=RPC_TIMEOUT_S)
+            except grpc.RpcError as exc:  # a referee restarting: the test goes on in Redis and the workers
+                now = time.monotonic()
+                away_since = now if away_since is None else away_since
+                if exc.code() != grpc.StatusCode.UNAVAILABLE or now - away_since > REFEREE_AWAY_S:
+                    raise rpc_error(exc, client.server) from None
+                progress.update(task, line=f"the referee does not answer ({now - away_since:.0f} s); retrying")
+                continue
+            away_since = None
             progress.update(task, completed=position(s), line=_line(s))
     return s
 

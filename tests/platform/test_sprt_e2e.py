@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from click.testing import CliRunner
 from platform_helpers import HERE, wait_until
 
 from arena.cli import cli
+from arena.cli.app import AdminTokenInterceptor
 from arena.service import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
@@ -170,3 +174,40 @@ def test_with_a_field_no_bot_sees_a_deal_twice(arena_server: Callable[..., tuple
     assert verified.exit_code == 0 and "no bot received a deal twice" in verified.stdout, verified.output
     print(f"e2e SPRT with a field: {out['blocks']} blocks, counts {out['counts']}, LLR {out['llr']:.3f}, "
           f"Elo {out['elo']} +/- {out['elo_margin']}")
+
+
+def test_the_referee_restarts_and_the_cli_follows_to_the_verdict(redis_url: str, versions: tuple[str, str]) -> None:
+    """`arena serve` (an Arena server with its embedded worker) stopped after the first block and started again on
+    the same address: the test goes on from Redis and the following CLI waits for the referee and sees the
+    verdict."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    server = ArenaServer(address, redis_url, workers=1, concurrency=2)
+    server.start()
+    token = server.admin_token
+    process = None
+    channel = grpc.insecure_channel(address)
+    try:
+        stub = arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token)))
+        _register(stub, *versions)
+        process = subprocess.Popen(
+            [ARENA, "--admin-token", token, "sprt", "sprtbot@1", "sprtbot@2", "--elo1", str(ELO1), "--window", "2",
+             "--server", address, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tid = wait_until(lambda: [t.id for t in stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments],
+                         "the SPRT to be created")[0]
+        wait_until(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).blocks >= 1, "a first block")
+        server.stop()
+        time.sleep(1.5)  # the CLI's polls (every 0.5 s) fail meanwhile: without its retry it would exit 1 here
+        server = ArenaServer(address, redis_url, workers=1, concurrency=2, admin_token=token)
+        server.start()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        result = json.loads(out)
+        assert result["id"] == tid and result["verdict"] == "H1" and sum(result["counts"]) == result["blocks"]
+    finally:
+        if process is not None and process.poll() is None:
+            process.kill()
+        channel.close()
+        server.stop()
