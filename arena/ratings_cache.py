@@ -260,7 +260,9 @@ class RatingsCache:
                             bots.append(b)
                     rows.append([m.deal, m.match_id if m.deal is None else None, [index[b] for b in m.bots],
                                  list(m.ranks)])
-            self._write_pairs(game, counts, time.time(), n_pairs0)
+            if counts.results > n_pairs0:
+                self._set_locked(lock, token, ratings_pairs_key(game),
+                                 json.dumps({"computed_at": time.time(), **counts.to_dict()}))
             blob = zlib.compress(json.dumps({"results": len(rows), "bots": bots, "rows": rows}).encode(), 1)
             self._set_locked(lock, token, ratings_matches_key(game), blob)
             fit = self._cached(ratings_fit_key(game))

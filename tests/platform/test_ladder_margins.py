@@ -173,3 +173,19 @@ def test_standings_carry_the_tournament_fit(arena_server: Any, store: Store, tmp
     table = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path)}).invoke(
         cli, ["tournament", "standings", tid, "--server", f"127.0.0.1:{server.port}"])
     assert table.exit_code == 0 and "±" in table.output and "LOS" in table.output, table.output
+
+
+def test_the_live_ladder_counts_a_small_backlog_itself_and_leaves_a_large_one_to_the_background(
+        store: Store) -> None:
+    store_matches(store, 30)
+    cache = RatingsCache(store, sync_pairs_backlog=10)
+    first = cache.ladder_pairs("take5")
+    assert (first.counts.results, first.stored, first.refreshing) == (0, 30, True)  # answered at once
+    caught_up = wait_until(lambda: (a := cache.ladder_pairs("take5")).counts.results == 30 and a,
+                           "the background refresh to count the backlog", timeout=60)
+    ace_matches = {e.bot: e.matches for e in store.ladder("take5")}["ace@1"]
+    assert caught_up.computed_at > 0 and caught_up.counts.against_field()["ace@1"] == (2 * ace_matches, 0, 0)
+    store_matches(store, 5, first=30, seed=4)
+    small = cache.ladder_pairs("take5")  # 5 new results: counted in the call
+    assert (small.counts.results, small.stored) == (35, 35)
+    assert RatingsCache(store).ladder_pairs("take5").counts.results == 35  # and stored for every process
