@@ -49,6 +49,7 @@ from arena import auth, ladder_view, limits, scheduler
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.ratings_cache import RatingsCache
 from arena.redis_server import redact_url
+from arena.sprt_plan import SPRT_KIND
 from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.base import connect
 from arena.tournaments import (
@@ -172,8 +173,9 @@ def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
 
 def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
     """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
-    only once the tournament has ended (``TournamentInfo.ended``)."""
-    return arena_pb2.Tournament(
+    only once the tournament has ended (``TournamentInfo.ended``). An SPRT's deals are its blocks, each played at
+    2 tables (``arena.sprt_plan``)."""
+    message = arena_pb2.Tournament(
         id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
         rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
         faults=info.faults, state=info.state, created_at=info.created_at,
@@ -183,6 +185,9 @@ def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
         tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
         seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
     )
+    if info.kind == SPRT_KIND:
+        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
+    return message
 
 
 def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:

@@ -64,6 +64,7 @@ def test_blocks_are_counted_once_replaced_when_void_and_the_verdict_ends_it(stub
     tid = s.tournament.id
     assert s.tournament.matches_total == 6 and s.blocks == 0 and s.blocks_in_flight == 3 and s.verdict == ""
     assert s.seats == 2 and len(s.counts) == 5 and s.tournament.seed_hex == ""
+    assert s.tournament.deal_count == 3 and s.tournament.tables_per_deal == 2 and "paired blocks" in s.tournament.formula
     # block 0: its two tables settle at the same moment in two threads
     jobs = _claim_block(store)
     barrier = threading.Barrier(2)
