@@ -83,9 +83,9 @@ class FitLine:
 
 @dataclass(frozen=True)
 class CachedFit:
-    """A batch fit as cached: results (stored results it counts), computed_at (s since epoch), seconds (CPU wall
-    time of the fit), replicates, deal_sd (Elo points), lines (best rating first), los (pair "a|b" with a < b ->
-    LOS of a over b, every pair; tournament fits only)."""
+    """A batch fit as cached: results (stored results it counts), computed_at (s since epoch), seconds (wall time
+    of the fit), cpu_seconds (CPU time of the process that fitted), replicates, deal_sd (Elo points), lines (best
+    rating first), los (pair "a|b" with a < b -> LOS of a over b, every pair; tournament fits only)."""
 
     results: int
     computed_at: float
@@ -94,6 +94,7 @@ class CachedFit:
     deal_sd: float
     lines: tuple[FitLine, ...]
     los: dict[str, float]
+    cpu_seconds: float = 0.0
 
     def los_of(self, a: str, b: str) -> float | None:
         """LOS of ``a`` over ``b`` (0..1) when the fit has it for that pair, else None."""
@@ -106,6 +107,7 @@ class CachedFit:
 
     def to_json(self) -> str:
         return json.dumps({"results": self.results, "computed_at": self.computed_at, "seconds": self.seconds,
+                           "cpu_seconds": self.cpu_seconds,
                            "replicates": self.replicates, "deal_sd": self.deal_sd, "los": self.los,
                            "lines": [[x.bot, x.rating, x.margin, x.low, x.high, x.los_next, x.matches]
                                      for x in self.lines]})
@@ -115,6 +117,7 @@ class CachedFit:
         d = json.loads(raw)
         return cls(results=int(d["results"]), computed_at=float(d["computed_at"]), seconds=float(d["seconds"]),
                    replicates=int(d["replicates"]), deal_sd=float(d["deal_sd"]), los=dict(d.get("los", {})),
+                   cpu_seconds=float(d.get("cpu_seconds", 0.0)),
                    lines=tuple(FitLine(*row) for row in d["lines"]))
 
 
@@ -147,7 +150,7 @@ def _fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pa
 
 
 def _fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fit = fit_for_ladder(matches, seed=seed)
     lines = tuple(FitLine(x.bot, x.rating, x.margin, x.low, x.high, x.los_next, fit.matches[x.bot])
                   for x in fit_lines(fit))
@@ -156,7 +159,8 @@ def _fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pai
         bots = sorted(fit.bots)
         los = {f"{a}|{b}": fit.los(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]}
     return CachedFit(results=count, computed_at=time.time(), seconds=time.perf_counter() - start,
-                     replicates=fit.replicates, deal_sd=fit.deal_sd, lines=lines, los=los)
+                     replicates=fit.replicates, deal_sd=fit.deal_sd, lines=lines, los=los,
+                     cpu_seconds=time.process_time() - cpu)
 
 
 class RatingsCache:
@@ -272,8 +276,8 @@ class RatingsCache:
                 fit_now = _fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else _fit_elsewhere
                 doc = fit_now(matches, len(rows), self.seed, False)
                 self._set_locked(lock, token, ratings_fit_key(game), doc.to_json())
-                log.info("ladder fit of %s: %d results, %d replicates, %.1f s", game, len(rows), doc.replicates,
-                         doc.seconds)
+                log.info("ladder fit of %s: %d results, %d replicates, %.1f s (%.1f s CPU)", game, len(rows),
+                         doc.replicates, doc.seconds, doc.cpu_seconds)
             return True
 
     def refresh_tournament(self, game: str, tournament_id: str) -> bool:

@@ -172,6 +172,7 @@ def bench_ladder(matches: int = 100_000, bots: int = 16, reps: int = 7, more: in
             out["cold_refresh_s"] = round(seconds + out["fit_first_answer_ms"] / 1000, 1)
             doc = json.loads(store.client.get(ratings_fit_key(GAME)))
             out["fit_s"] = round(doc["seconds"], 1)
+            out["fit_cpu_s"] = round(doc.get("cpu_seconds", 0.0), 1)
             out["deal_sd_elo"] = round(doc["deal_sd"], 1)
             out["margins_elo"] = [round(e.margin, 1) for e in reply.entries]
             out["ratings_elo"] = [round(e.rating, 1) for e in reply.entries]
@@ -218,7 +219,8 @@ def print_ladder(r: dict[str, Any]) -> None:
           f"(min {r['elo_warm']['min_ms']}, max {r['elo_warm']['max_ms']}); first call, nothing cached: "
           f"{r['elo_first_answer_ms']} ms")
     print(f"  cold refresh (background):   {r['cold_refresh_s']} s, of which the fit {r['fit_s']} s "
-          f"({r['replicates']} bootstrap replicates); fit's first answer meanwhile {r['fit_first_answer_ms']} ms")
+          f"({r['fit_cpu_s']} s CPU; {r['replicates']} bootstrap replicates); fit's first answer meanwhile "
+          f"{r['fit_first_answer_ms']} ms")
     print(f"  reading every stored result: {r['read_all_results_s']} s; decoding the compact copy: "
           f"{r['decode_compact_matches_s']} s ({r['compact_matches_bytes']} bytes)")
     print(f"  after {r['stale_answer_counted'][1] - r['stale_answer_counted'][0]} more results: the stale fit "
