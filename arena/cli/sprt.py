@@ -209,8 +209,12 @@ def sprt_dict(s: Any) -> dict[str, Any]:
 
 
 def _elo_text(s: Any) -> str:
+    """"Elo +12.3 ± 45.6"; "Elo -" before a block; an infinite estimate (V2's mean outcome at the end of the
+    scale, e.g. it won every game of every block) says so."""
     if math.isnan(s.elo):
         return "Elo -"
+    if math.isinf(s.elo):
+        return f"Elo {'+' if s.elo > 0 else '-'}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
     margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
     return f"Elo {s.elo:+.1f}{margin}"
 
