@@ -208,12 +208,12 @@ def sprt_dict(s: Any) -> dict[str, Any]:
     }
 
 
-def _elo_text(s: Any) -> str:
+def _elo_text(s: Any, short: bool = False) -> str:
     """"Elo +12.3 ± 45.6"; "Elo -" before a block; an infinite estimate (V2's mean outcome at the end of the
-    scale, e.g. it won every game of every block) says so."""
+    scale, e.g. it won every game of every block) says so, unless ``short``."""
     if math.isnan(s.elo):
         return "Elo -"
-    if math.isinf(s.elo):
+    if math.isinf(s.elo) and not short:
         return f"Elo {'+' if s.elo > 0 else '-'}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
     margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
     return f"Elo {s.elo:+.1f}{margin}"
@@ -222,7 +222,7 @@ def _elo_text(s: Any) -> str:
 def _line(s: Any) -> str:
     return (f"{s.blocks} blocks ({s.blocks_in_flight} in flight"
             + (f", {s.blocks_void} void" if s.blocks_void else "")
-            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s)}")
+            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}")
 
 
 def _print(s: Any) -> None:
