@@ -237,7 +237,7 @@ def _print(s: Any) -> None:
                + (f", {s.blocks_in_flight} in flight" if s.blocks_in_flight else "")
                + f"; matches {t.matches_done}/{t.matches_total}"
                + (f", {t.matches_cancelled} dropped" if t.matches_cancelled else ""))
-    click.echo(f"{_elo_text(s)} (V2 over V1, 95 %)")
+    click.echo(_elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
 
 
