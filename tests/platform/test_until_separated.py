@@ -11,11 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 from click.testing import CliRunner
-from platform_helpers import WAIT_S
+from platform_helpers import WAIT_S, rpc_error
 
 from arena.cli import cli
-from arena.tournaments import verify_deals
+from arena.tournaments import MAX_MATCHES, verify_deals
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WORST_BOT = str(Path(__file__).resolve().parent.parent / "bots" / "worst_bot.py")
@@ -102,6 +103,14 @@ def test_equal_random_bots_are_stopped_by_the_cap(arena_server: Callable[..., An
     for i, name in enumerate(names):
         bot = start_bot("sample:random", extra_args=["--seed", str(i), "--name", name])
         stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=bot.endpoint, game="take5"))
+    request = arena_pb2.CreateTournamentRequest(game="take5", bots=names, seats_per_match=2, max_matches=9)
+    code, details = rpc_error(lambda: stub.CreateTournament(request))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and details == (
+        "max_matches (9) caps a tournament run until its bots are separated; set until_separated too, or leave "
+        "max_matches out")
+    request.until_separated, request.max_matches = True, MAX_MATCHES + 1
+    assert rpc_error(lambda: stub.CreateTournament(request)) == (
+        grpc.StatusCode.INVALID_ARGUMENT, f"max_matches must be at most {MAX_MATCHES}, got {MAX_MATCHES + 1}")
     # through the CLI: 4 bots at 2 seats make 6 tables a round, 2 tables (disjoint pairs) per deal, 3 deals
     arena = ["--admin-token", server.admin_token, "tournament", "create", "--bots", ",".join(names), "--seats", "2",
              "--rounds", "2", "--limit", "20", "--until-separated", "--server", f"127.0.0.1:{server.port}"]
