@@ -1,5 +1,11 @@
 """Channels to bots, reused across matches (issue 9, item 2): a pool of ``grpc.aio`` channels, one per bot
-endpoint (and credentials), shared by every match a worker process runs.
+endpoint (and credentials), shared by every match a worker process runs; and how the arena dials a bot, in
+plaintext or over TLS (issue 8, item 3).
+
+Endpoints: ``"host:port"`` is dialed in plaintext; ``"tls://host:port"`` over TLS (``BotDialer``), the bot's
+certificate verified against the CA bundle the operator gives (``arena serve --bot-ca FILE``, ``arena worker
+--bot-ca FILE``, env ``ARENA_BOT_CA``), else against the system's roots, and required to name that host (a DNS
+name, or an IP address in its subjectAltName). A bot serves TLS with the SDK's ``--tls-cert/--tls-key``.
 
 Without it every match opened a new channel, so a new HTTP/2 connection (a TCP handshake, and more with TLS), to
 every bot. The pool (``BotChannels``) lends a match one channel per endpoint (``lease``) and takes it back
@@ -24,14 +30,21 @@ So no call ever waits out a back-off: a call to a bot that is down fails at once
 and a running match within about a second. Deadlines, per-bot secrets (call metadata) and fault handling are the
 referee's, per call, unchanged. One bot's broken connection touches only the channel to that bot.
 
-A pool belongs to one event loop (``grpc.aio`` channels do): the loop that first leases from it.
+A pool belongs to one event loop (``grpc.aio`` channels do): the loop that first leases from it. Its channels
+are keyed by (``host:port``, TLS or not), so the plaintext and the TLS endpoint of one address never share one;
+the CA bundle is the pool's dialer's, one per pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -55,10 +68,85 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 
+TLS_SCHEME = "tls://"  # an endpoint "tls://host:port" is dialed over TLS
+BOT_CA_ENV = "ARENA_BOT_CA"  # the CA bundle (PEM file) that bots' certificates are verified against
+PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
+
+
+def split_endpoint(endpoint: str) -> tuple[str, bool]:
+    """``"tls://host:port"`` -> ``("host:port", True)``; ``"host:port"`` -> ``("host:port", False)``."""
+    if endpoint.startswith(TLS_SCHEME):
+        return endpoint[len(TLS_SCHEME):], True
+    return endpoint, False
+
+
+def read_ca_bundle(path: str | os.PathLike[str]) -> bytes:
+    """The PEM bytes of the CA bundle at ``path``. Raises ``ValueError`` naming the file when it cannot be read or
+    holds no PEM certificate."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read the bot CA bundle {path}: {exc.strerror or exc}") from None
+    if PEM_CERTIFICATE not in data:
+        raise ValueError(f"the bot CA bundle {path} holds no PEM certificate ({PEM_CERTIFICATE.decode()} ...)")
+    return data
+
+
+def system_roots() -> bytes | None:
+    """The system's CA bundle (where Python's ``ssl`` module finds it), or None when there is none (gRPC then uses
+    the roots it ships)."""
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile):
+        if candidate and os.path.isfile(candidate):
+            try:
+                return Path(candidate).read_bytes()
+            except OSError:
+                continue
+    return None
+
+
+class BotDialer:
+    """How the arena dials a bot: ``"host:port"`` in plaintext, ``"tls://host:port"`` over TLS with the bot's
+    certificate verified against ``ca`` (PEM bytes of a CA bundle; None: the system's roots, see ``system_roots``).
+    Immutable; one credentials object for every TLS channel it makes."""
+
+    def __init__(self, ca: bytes | None = None) -> None:
+        self.ca = ca
+        self._credentials: grpc.ChannelCredentials | None = None
+
+    def __repr__(self) -> str:
+        return f"BotDialer({'a CA bundle' if self.ca else 'system roots'})"
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        """The TLS channel credentials (made once)."""
+        if self._credentials is None:
+            roots = self.ca if self.ca is not None else system_roots()
+            self._credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+        return self._credentials
+
+    def aio_channel(self, endpoint: str, options: Sequence[tuple[str, Any]] = CHANNEL_OPTIONS) -> grpc.aio.Channel:
+        """A new ``grpc.aio`` channel to ``endpoint`` (of the running event loop)."""
+        target, tls = split_endpoint(endpoint)
+        if tls:
+            return grpc.aio.secure_channel(target, self.credentials(), options=options)
+        return grpc.aio.insecure_channel(target, options=options)
+
+    def channel(self, endpoint: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
+        """A new blocking ``grpc`` channel to ``endpoint`` (the service's registration checks)."""
+        target, tls = split_endpoint(endpoint)
+        if tls:
+            return grpc.secure_channel(target, self.credentials(), options=options)
+        return grpc.insecure_channel(target, options=options)
+
+
+PLAINTEXT_OR_SYSTEM_ROOTS = BotDialer()
+
+
 @dataclass(eq=False)
 class _Entry:
     """One channel of the pool, with its stub and the number of matches that hold it."""
 
+    key: tuple[str, bool]  # (host:port, over TLS)
     endpoint: str
     channel: grpc.aio.Channel
     stub: bot_pb2_grpc.BotStub
@@ -80,19 +168,22 @@ class BotLease:
 
 
 class BotChannels:
-    """A pool of ``grpc.aio`` channels to bots: one per endpoint ("host:port"), lent to every match that plays
-    the bot there (see the module docstring).
+    """A pool of ``grpc.aio`` channels to bots: one per endpoint ("host:port" or "tls://host:port"), lent to every
+    match that plays the bot there (see the module docstring).
 
     Args:
+        dialer: how to dial (plaintext, or TLS verified against its CA bundle); default: system roots for TLS.
         idle_s: a channel that no match has held for this many seconds is closed (> 0).
     Raises ``ValueError`` for idle_s <= 0.
     """
 
-    def __init__(self, *, idle_s: float = DEFAULTS.bot_channel_idle_s) -> None:
+    def __init__(self, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, *,
+                 idle_s: float = DEFAULTS.bot_channel_idle_s) -> None:
         if not idle_s > 0:
             raise ValueError(f"idle_s must be more than 0 s, got {idle_s!r}")
+        self.dialer = dialer
         self.idle_s = idle_s
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[tuple[str, bool], _Entry] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
         self.opened = 0  # channels made so far (for tests and logs)
@@ -106,13 +197,14 @@ class BotChannels:
         gRPC cannot connect now). Raises ``RuntimeError`` once the pool is closed."""
         if self._closed:
             raise RuntimeError("the pool of bot channels is closed")
-        entry = self._entries.get(endpoint)
+        key = split_endpoint(endpoint)
+        entry = self._entries.get(key)
         if entry is not None and entry.channel.get_state() == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
             self._retire(entry)  # in back-off: a fresh channel connects at once
             entry = None
         if entry is None:
-            channel = grpc.aio.insecure_channel(endpoint, options=CHANNEL_OPTIONS)
-            entry = self._entries[endpoint] = _Entry(endpoint, channel, bot_pb2_grpc.BotStub(channel))
+            channel = self.dialer.aio_channel(endpoint)
+            entry = self._entries[key] = _Entry(key, endpoint, channel, bot_pb2_grpc.BotStub(channel))
             self.opened += 1
         if entry.idle_timer is not None:
             entry.idle_timer.cancel()
@@ -144,8 +236,8 @@ class BotChannels:
         if entry.retired:
             return
         entry.retired = True
-        if self._entries.get(entry.endpoint) is entry:
-            del self._entries[entry.endpoint]
+        if self._entries.get(entry.key) is entry:
+            del self._entries[entry.key]
         if entry.leases == 0:
             self._close_soon(entry)
 
@@ -159,8 +251,8 @@ class BotChannels:
         if entry.idle_timer is not None:
             entry.idle_timer.cancel()
             entry.idle_timer = None
-        if self._entries.get(entry.endpoint) is entry:
-            del self._entries[entry.endpoint]
+        if self._entries.get(entry.key) is entry:
+            del self._entries[entry.key]
         if entry.closed:
             return
         entry.closed = True

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from arena.bot_channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.records import MatchRecord
 from arena.store import Store
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
@@ -82,11 +83,12 @@ def charged_outcomes(record: MatchRecord, bots: Sequence[str]) -> dict[str, str 
     return {bot: None if why is None else f"{why} in match {record.match_id}" for bot, why in zip(bots, failures)}
 
 
-async def probe(endpoint: str, timeout_s: float) -> str | None:
-    """Call the GetInfo of the bot at ``endpoint``: None when it answers within ``timeout_s`` seconds (a refusal
-    for want of its secret counts as an answer), else what went wrong (status code and message)."""
+async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
+    """Call the GetInfo of the bot at ``endpoint`` (``"tls://host:port"`` over TLS, as ``dialer`` dials) on a
+    channel of its own: None when it answers within ``timeout_s`` seconds (a refusal for want of its secret counts
+    as an answer), else what went wrong (status code and message)."""
     try:
-        async with grpc.aio.insecure_channel(endpoint) as channel:
+        async with dialer.aio_channel(endpoint, options=()) as channel:
             await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
     except grpc.aio.AioRpcError as exc:
         if exc.code() in _ALIVE_CODES:
@@ -109,11 +111,11 @@ class CheckReport:
 
 
 async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: float, probe_timeout_s: float,
-                     now: float | None = None) -> CheckReport:
-    """One pass of the recovery rules over ``games``: probe every unhealthy bot (all at once), mark those that
-    answer healthy, then queue again every deferred match whose bots are all healthy or whose tournament is no
-    longer running, and force every one deferred for ``max_deferral_s`` seconds or more. Redis errors pass
-    through (the caller tries again at its next interval)."""
+                     now: float | None = None, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> CheckReport:
+    """One pass of the recovery rules over ``games``: probe every unhealthy bot (all at once, dialed by
+    ``dialer``), mark those that answer healthy, then queue again every deferred match whose bots are all healthy
+    or whose tournament is no longer running, and force every one deferred for ``max_deferral_s`` seconds or
+    more. Redis errors pass through (the caller tries again at its next interval)."""
     report = CheckReport()
     for game in games:
         unhealthy = await asyncio.to_thread(store.unhealthy_bots, game)
@@ -122,7 +124,7 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
             gone = {bot for bot, entry in entries.items() if entry is None}
             probed = [bot for bot, entry in entries.items() if entry is not None]
-            problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s)  # type: ignore[union-attr]
+            problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer)  # type: ignore[union-attr]
                                               for b in probed))
             report.probed += len(probed)
             for bot, problem in zip(probed, problems):

@@ -3,9 +3,9 @@ between sample bots, bot files and/or running endpoints, without Redis.
 
 A bot process is started as ``python -m MODULE --host H --port 0`` (a sample bot) or ``python FILE.py --host H
 --port 0`` (a bot file); port 0 lets the bot pick a free port. Per the SDK's stdout contract, it prints exactly
-one line ``arena-bot <name> listening on <host>:<port>`` once its server is ready; that line gives the bot's
-name and endpoint. The process's stdout and stderr are drained by background threads (the last lines are kept
-for error messages), so a chatty bot never blocks on a full pipe.
+one line ``arena-bot <name> listening on <host>:<port>`` (``tls://<host>:<port>`` for a bot serving TLS) once its
+server is ready; that line gives the bot's name and endpoint. The process's stdout and stderr are drained by
+background threads (the last lines are kept for error messages), so a chatty bot never blocks on a full pipe.
 """
 
 from __future__ import annotations
@@ -191,10 +191,10 @@ def _await_ready(launch: _Launch, deadline: float) -> BotProcess:
                else f"printed no 'arena-bot NAME listening on HOST:PORT' line within {READY_TIMEOUT_S:g} s")
         tail = launch.stderr.tail() or "(nothing on stderr)"
         raise BotStartError(f"bot {launch.spec!r} {why}; command: {' '.join(launch.command)}\nstderr tail:\n{tail}")
-    host = m.group("host")
+    scheme, host = ("tls://", m.group("host")[6:]) if m.group("host").startswith("tls://") else ("", m.group("host"))
     if host in _WILDCARD_HOSTS:
         host = "127.0.0.1" if launch.host in _WILDCARD_HOSTS else launch.host
-    return BotProcess(endpoint=f"{host}:{m.group('port')}", name=m.group("name"), process=launch.process,
+    return BotProcess(endpoint=f"{scheme}{host}:{m.group('port')}", name=m.group("name"), process=launch.process,
                       command=tuple(launch.command), _stdout=launch.stdout, _stderr=launch.stderr)
 
 

@@ -66,7 +66,7 @@ from typing import Any
 
 import redis
 
-from arena.bot_channels import BotChannels
+from arena.bot_channels import BotChannels, BotDialer
 from arena.bot_health import charged_outcomes, check_bots
 from arena.config import DEFAULTS
 from arena.redis_server import redact_url
@@ -443,7 +443,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
         if jobs:
             worker.poke.set()
 
-    checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s),
+    checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s, pool.dialer),
                                    name=f"bot checks {name}")
     try:
         while not stop.is_set():
@@ -510,15 +510,16 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             await pool.close()
 
 
-async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float) -> None:
+async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float, dialer: BotDialer) -> None:
     """Every ``interval_s`` seconds, when this worker takes the fleet's turn (``Store.claim_bot_check``), one pass
-    of ``arena.bot_health.check_bots``; until cancelled. A failure is logged and tried again at the next turn."""
+    of ``arena.bot_health.check_bots`` (bots dialed by ``dialer``); until cancelled. A failure is logged and
+    tried again at the next turn."""
     while True:
         try:
             if await asyncio.to_thread(store.claim_bot_check, name, interval_s):
                 await asyncio.to_thread(sweep, store)  # controlled tournaments: make up for a lost hook call
                 report = await check_bots(store, store.job_games(), max_deferral_s=max_deferral_s,
-                                          probe_timeout_s=DEFAULTS.verify_timeout_s)
+                                          probe_timeout_s=DEFAULTS.verify_timeout_s, dialer=dialer)
                 if report.recovered or report.released or report.forced:
                     log.info("worker %s: bot check: %d bots probed, %d healthy again, %d deferred matches queued "
                              "again, %d forced", name, report.probed, report.recovered, report.released,
@@ -558,9 +559,11 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                 call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                 resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
-                bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
+                bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
+                bot_ca: bytes | None = None) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
-    loop in the calling thread, blocking until ``stop`` is set (forever when ``None``).
+    loop in the calling thread, blocking until ``stop`` is set (forever when ``None``). The workers share one
+    pool of channels to the bots (``arena.bot_channels``).
 
     One event loop per process, because the referee's gRPC AsyncIO clients are not safe across several event
     loops in several threads of one process (grpc/grpc#25364: a loop that stops may swallow the completion events
@@ -587,18 +590,19 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
                                visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
                                max_deliveries=max_deliveries, reconnector=reconnector,
                                unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
-                               max_deferral_s=max_deferral_s))
+                               max_deferral_s=max_deferral_s, bot_ca=bot_ca))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
 
 
-async def _run_loops(store: Store, names: list[str], stop: threading.Event, **kwargs: Any) -> None:
+async def _run_loops(store: Store, names: list[str], stop: threading.Event, *, bot_ca: bytes | None,
+                     **kwargs: Any) -> None:
     # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
     loop = asyncio.get_running_loop()
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + kwargs["concurrency"],
                                                  thread_name_prefix="arena-worker-io"))
-    pool = BotChannels()  # the workers of this process share their channels to the bots
+    pool = BotChannels(BotDialer(bot_ca))  # the workers of this process share their channels to the bots
     try:
         await asyncio.gather(*(worker_loop(store, name, stop, channels=pool, **kwargs) for name in names))
     finally:
@@ -611,7 +615,8 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
-               bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
+               bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
+               bot_ca: bytes | None = None) -> None:
     """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
 
     Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
@@ -631,6 +636,8 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
         unhealthy_after: failed matches in a row that make a bot unhealthy (its matches are then deferred).
         bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet).
         max_deferral_s: a match deferred this long is played anyway, its absent bot forfeiting (``arena.bot_health``).
+        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://`` endpoints are verified
+            against; None: the system's roots (``arena.bot_channels.BotDialer``).
     Raises:
         ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1, unhealthy_after < 1,
             max_deferral_s < 0.
@@ -640,4 +647,4 @@ def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name:
                 block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
                 heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms,
                 resolve_url=resolve_url, unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
-                max_deferral_s=max_deferral_s)
+                max_deferral_s=max_deferral_s, bot_ca=bot_ca)

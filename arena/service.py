@@ -46,6 +46,7 @@ from grpc_reflection.v1alpha import reflection
 
 import arena.separation as separation
 from arena import auth, ladder_view, limits, scheduler
+from arena.bot_channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.ratings_cache import RatingsCache
 from arena.redis_server import redact_url
@@ -76,7 +77,7 @@ from arena_sdk.wire import config_from_dict, config_from_proto, config_to_dict, 
 log = logging.getLogger(__name__)
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
-ENDPOINT_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
+ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")  # tls://: over TLS
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
 DEFAULT_MATCH_LIMIT = 50
 MAX_MATCH_LIMIT = limits.MATCH_LIST
@@ -138,7 +139,8 @@ def _check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
     m = ENDPOINT_RE.match(endpoint)
     if not m or not 1 <= int(m.group(2)) <= 65535:
         _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061")
+               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061 (or "
+               f"tls://HOST:PORT for a bot serving TLS)")
 
 
 def _check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:
@@ -257,21 +259,26 @@ def no_bot_message(endpoint: str, timeout_s: float) -> str:
     """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
     listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
     ``limits.MAX_BOT_INFO_BYTES``): the referee is not a port scanner."""
+    tls = (" and, over TLS, that its certificate names that host and is signed by a CA the arena trusts "
+           "(`arena serve --bot-ca FILE`, else the system's roots)") if split_endpoint(endpoint)[1] else ""
     return (f"no arena bot answered GetInfo at {endpoint} within {timeout_s * 1000:.0f} ms; check that the bot "
-            f"runs there (e.g. `python my_bot.py --port N` prints where it listens) and that the referee can "
-            f"reach that address")
+            f"runs there (e.g. `python my_bot.py --port N` prints where it listens), that the referee can "
+            f"reach that address{tls}")
 
 
-def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
-    """Ask the bot at ``endpoint`` for its ``BotInfo``, waiting at most ``timeout_s`` seconds. Raises
+def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> bot_pb2.BotInfo:
+    """Ask the bot at ``endpoint`` (``tls://HOST:PORT``: over TLS, as ``dialer`` dials) for its ``BotInfo``,
+    waiting at most ``timeout_s`` seconds. Raises
     ``EndpointError`` with ``no_bot_message`` when the call fails (the same sentence for every failure), with the
     field and its limit when the answer is over a size limit of ``arena.limits`` (a 2.5 MB author is refused
     here, never stored), or when the bot does not play ``game``."""
-    with grpc.insecure_channel(endpoint, options=[
-            ("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
+    with dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
         try:
             info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-        except grpc.RpcError:
+        except grpc.RpcError as exc:
+            if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
+                log.info("registration check of %s failed: %s", endpoint, describe_rpc_failure(exc, timeout_s))
             raise EndpointError(no_bot_message(endpoint, timeout_s)) from None
     problem = limits.bot_info_problem(info)
     if problem:
@@ -291,15 +298,17 @@ def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_
     return None
 
 
-def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S) -> list[tuple[str, str]]:
-    """Ask every bot of ``bots`` for its GetInfo, all at once, waiting at most ``timeout_s`` seconds in all.
+def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> list[tuple[str, str]]:
+    """Ask every bot of ``bots`` for its GetInfo (dialed by ``dialer``), all at once, waiting at most ``timeout_s``
+    seconds in all.
 
     Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
     ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
     when it answers but not as registered (another game, another version). A bot registered without a check
     (version "0", ``verify_bots=False``) is not held to its version."""
     options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
-    channels = [grpc.insecure_channel(bot.endpoint, options=options) for bot in bots]
+    channels = [dialer.channel(bot.endpoint, options=options) for bot in bots]
     out: list[tuple[str, str]] = []
     try:
         calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
@@ -322,14 +331,15 @@ def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S) 
     return out
 
 
-def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
     """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
 
     Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
     naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
     (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
     game, another version)."""
-    problems = bot_problems(bots, timeout_s)
+    problems = bot_problems(bots, timeout_s, dialer)
     down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
     changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
     parts = []
@@ -362,14 +372,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             another version than registered, before anything is stored or queued. When False (tests only)
             nothing is called and every bot is version "0".
         verify_timeout_s: how long each of those GetInfo calls may take, seconds.
+        dialer: how those calls dial a bot (``tls://`` endpoints over TLS, verified against its CA bundle).
     """
 
     def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
-                 verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None) -> None:
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None,
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> None:
         self.store = store
         self.redis_url = redis_url
         self.verify_bots = verify_bots
         self.verify_timeout_s = verify_timeout_s
+        self.dialer = dialer
         self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
         self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
         self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ratings_cache)
@@ -402,7 +415,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
             with self._bot_checks(context):
-                info = fetch_bot_info(endpoint, game, self.verify_timeout_s)
+                info = fetch_bot_info(endpoint, game, self.verify_timeout_s, self.dialer)
         except EndpointError as exc:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         if info.name != name:
@@ -521,7 +534,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 message.health_reason = state.reason
         if request.check_endpoints and bots and self._checks.acquire(blocking=False):
             try:  # when every bot-check slot is taken, the list comes without the check (endpoint_checked false)
-                for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s)):
+                for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s, self.dialer)):
                     message.endpoint_checked = True
                     message.endpoint_problem = why
             finally:
@@ -619,7 +632,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
                                                        f"meanwhile); register them first")
         with self._bot_checks(context):
-            problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s)
+            problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s,
+                                       self.dialer)
         if problem:
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
@@ -790,6 +804,8 @@ class ArenaServer:
             ``admin_token`` (tests and embedding; ``arena serve`` passes the one it saved for the CLI).
         tls: (certificate chain, private key), PEM bytes: serve over TLS instead of plaintext (clients then need
             the CA that signed the certificate: ``arena --tls-ca FILE``).
+        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://HOST:PORT`` endpoints are
+            verified against, by the registration checks and the embedded workers; None: the system's roots.
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -800,11 +816,12 @@ class ArenaServer:
                  drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
-                 tls: tuple[bytes, bytes] | None = None) -> None:
+                 tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None) -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
         self.tls = tls
+        self.bot_ca = bot_ca
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
         if not verify_timeout_s > 0:
@@ -849,7 +866,8 @@ class ArenaServer:
                              options=[("grpc.so_reuseport", 0),
                                       ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
-                                 verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token)
+                                 verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
+                                 dialer=BotDialer(self.bot_ca))
         token = self.admin_token
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
                             gate=lambda method, context: auth.admin_refusal(method, context, token),
@@ -888,7 +906,7 @@ class ArenaServer:
                 args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)]),
                 kwargs={"concurrency": self.concurrency, "stop": self._stop_workers, "drain_s": self.drain_s,
                         "visibility_timeout_s": self.visibility_timeout_s, "heartbeat_s": self.heartbeat_s,
-                        "max_deliveries": self.max_deliveries},
+                        "max_deliveries": self.max_deliveries, "bot_ca": self.bot_ca},
             )
             thread.start()
             self._threads.append(thread)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERIC = [
     "arena/referee.py", "arena/records.py", "arena/scheduler.py", "arena/service.py", "arena/tournaments.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "arena" / "store").glob("*.py")),
-    "sdk/arena_sdk/server.py", "sdk/arena_sdk/wire.py", "sdk/arena_sdk/local.py",
+    "sdk/arena_sdk/server.py", "sdk/arena_sdk/bot_process.py", "sdk/arena_sdk/wire.py", "sdk/arena_sdk/local.py",
 ]
 
 

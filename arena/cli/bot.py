@@ -54,7 +54,7 @@ def bot() -> None:
 
 @bot.command("register", short_help="Register a bot endpoint (prints its bot id).")
 @click.argument("name", callback=lambda ctx, param, value: check_bot_name(value))
-@click.argument("endpoint", type=EndpointType())
+@click.argument("endpoint", type=EndpointType(allow_tls=True))
 @game_option
 @token_option
 @bot_secret_option
@@ -64,9 +64,9 @@ def bot() -> None:
 @click.pass_obj
 def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: str | None, bot_secret: str | None,
                  data_dir: Path, server: str, as_json: bool) -> None:
-    """Register the bot at ENDPOINT (HOST:PORT, reachable from the workers) under NAME. The referee first asks
-    the bot for its GetInfo (it must answer and play the game); the bot's version makes the ladder identity
-    NAME@VERSION, printed here.
+    """Register the bot at ENDPOINT (HOST:PORT, reachable from the workers; tls://HOST:PORT for a bot serving
+    TLS) under NAME. The referee first asks the bot for its GetInfo (it must answer and play the game); the bot's
+    version makes the ladder identity NAME@VERSION, printed here.
 
     The first registration of NAME prints its owner token once and saves it in <data-dir>/tokens.json (mode
     0600). Registering NAME again (a new version, or a new endpoint) needs that token: --token, ARENA_TOKEN, or
@@ -80,6 +80,7 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
       arena bot register mybot 127.0.0.1:50061
       arena bot register mybot 10.0.0.7:50061 --token 9f2c...
       ARENA_BOT_SECRET=$(cat my.secret) arena bot register mybot 10.0.0.7:50061
+      arena bot register mybot tls://bots.example.org:50061
     """
     tokens = TokenStore(data_dir)
     tokens.check()
@@ -108,7 +109,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
 
 @bot.command("update", short_help="Move a bot version to a new endpoint (owner token).")
 @click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
-@option("--endpoint", type=EndpointType(), required=True, help="The new HOST:PORT of the bot.")
+@option("--endpoint", type=EndpointType(allow_tls=True), required=True,
+        help="The new HOST:PORT of the bot (tls://HOST:PORT: it serves TLS).")
 @game_option
 @token_option
 @bot_secret_option

@@ -50,14 +50,15 @@ def option(*param_decls: str, **attrs: Any) -> Any:
     return click.option(*param_decls, **attrs)
 
 
-def parse_endpoint(value: str, *, allow_port_zero: bool = False) -> str:
-    """Check a ``host:port`` endpoint (``[v6addr]:port`` for IPv6) and return it stripped.
+def parse_endpoint(value: str, *, allow_port_zero: bool = False, allow_tls: bool = False) -> str:
+    """Check a ``host:port`` endpoint (``[v6addr]:port`` for IPv6) and return it stripped; with ``allow_tls``,
+    ``tls://host:port`` too (a bot serving TLS).
 
     Raises ``ValueError`` naming the bad value when the host is empty or the port is not an integer in 1..65535
     (0..65535 with ``allow_port_zero``, for addresses to listen on).
     """
     text = value.strip()
-    host, sep, port_text = text.rpartition(":")
+    host, sep, port_text = text.removeprefix("tls://" if allow_tls else "").rpartition(":")
     if not sep or not host:
         raise ValueError(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:50061)")
     if host.startswith("["):
@@ -75,16 +76,17 @@ def parse_endpoint(value: str, *, allow_port_zero: bool = False) -> str:
 
 
 class EndpointType(click.ParamType):
-    """A ``HOST:PORT`` parameter, checked by ``parse_endpoint``."""
+    """A ``HOST:PORT`` parameter, checked by ``parse_endpoint`` (``allow_tls``: a bot's, ``tls://HOST:PORT`` too)."""
 
     name = "HOST:PORT"
 
-    def __init__(self, allow_port_zero: bool = False) -> None:
+    def __init__(self, allow_port_zero: bool = False, allow_tls: bool = False) -> None:
         self.allow_port_zero = allow_port_zero
+        self.allow_tls = allow_tls
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         try:
-            return parse_endpoint(str(value), allow_port_zero=self.allow_port_zero)
+            return parse_endpoint(str(value), allow_port_zero=self.allow_port_zero, allow_tls=self.allow_tls)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
@@ -157,6 +159,27 @@ def redis_url_option(f: Any) -> Any:
         "--redis-url", envvar="ARENA_REDIS_URL", default=None, metavar="URL",
         help="External Redis, e.g. redis://host:6379/0; env ARENA_REDIS_URL. Unset: the private server of "
              "--data-dir.")(f)
+
+
+def bot_ca_option(f: Any) -> Any:
+    return option(
+        "--bot-ca", envvar="ARENA_BOT_CA", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+        metavar="FILE",
+        help="CA bundle (PEM) that the certificates of bots registered at tls://HOST:PORT are verified against; env "
+             "ARENA_BOT_CA. Unset: the system's roots.")(f)
+
+
+def read_bot_ca(path: Path | None) -> bytes | None:
+    """The PEM bytes of ``--bot-ca`` (None when not given). Raises ``click.BadParameter`` naming the file when it
+    holds no PEM certificate."""
+    if path is None:
+        return None
+    from ..bot_channels import read_ca_bundle
+
+    try:
+        return read_ca_bundle(path)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--bot-ca") from None
 
 
 def visibility_timeout_option(f: Any) -> Any:

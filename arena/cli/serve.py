@@ -12,7 +12,15 @@ import click
 from ..config import DEFAULTS
 from .app import AppContext, cli, redact, stop_on_signals
 from .errors import ArenaCliError
-from .options import EndpointType, data_dir_option, option, redis_url_option, visibility_timeout_option
+from .options import (
+    EndpointType,
+    bot_ca_option,
+    data_dir_option,
+    option,
+    read_bot_ca,
+    redis_url_option,
+    visibility_timeout_option,
+)
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
@@ -29,9 +37,11 @@ from .options import EndpointType, data_dir_option, option, redis_url_option, vi
         help="Serve over TLS with this certificate chain (PEM); needs --tls-key. Clients: arena --tls-ca FILE.")
 @option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
         help="The private key (PEM) of --tls-cert.")
+@bot_ca_option
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
-          data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None) -> None:
+          data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
+          bot_ca: Path | None) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -41,6 +51,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
     <data-dir>/admin-token.json (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
     printed. The default --listen address is loopback only.
+
+    Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
+    ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
 
     \b
     Example:
@@ -57,6 +70,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     if (tls_cert is None) != (tls_key is None):
         raise ArenaCliError("--tls-cert and --tls-key go together: give both (PEM files) or neither")
     tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
+    bot_ca_pem = read_bot_ca(bot_ca)
 
     private = None
     server = None
@@ -72,7 +86,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 source = f"private redis-server in {data_dir}, started here"
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
-                                 visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls)
+                                 visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
+                                 bot_ca=bot_ca_pem)
             port = server.start()
             try:
                 token_file = auth.save_token(data_dir, auth.SavedToken(admin_token, server.arena_id()))

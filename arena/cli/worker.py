@@ -15,7 +15,16 @@ from arena_sdk.pb import arena_pb2
 from ..config import DEFAULTS
 from .app import AppContext, ago, cli, print_json, redact, stop_on_signals, when
 from .errors import ArenaCliError
-from .options import data_dir_option, json_option, option, redis_url_option, server_option, visibility_timeout_option
+from .options import (
+    bot_ca_option,
+    data_dir_option,
+    json_option,
+    option,
+    read_bot_ca,
+    redis_url_option,
+    server_option,
+    visibility_timeout_option,
+)
 from .serve import check_redis, redis_errors
 
 
@@ -27,14 +36,16 @@ from .serve import check_redis, redis_errors
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option
+@bot_ca_option
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_timeout: float,
-           data_dir: Path, redis_url: str | None) -> None:
+           data_dir: Path, redis_url: str | None, bot_ca: Path | None) -> None:
     """Run an extra worker: take match jobs from Redis, referee them, store the results; until Ctrl-C.
     `arena worker list` shows the workers that are alive instead.
 
     Redis: --redis-url / ARENA_REDIS_URL, else the private server that `arena serve` runs for --data-dir on this
-    machine.
+    machine. Bots at tls://HOST:PORT: their certificates are verified against --bot-ca (env ARENA_BOT_CA), else the
+    system's roots.
 
     \b
     Examples:
@@ -50,6 +61,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     if url is None:
         raise ArenaCliError(f"no Redis to work for: set ARENA_REDIS_URL, or run `arena serve --data-dir {data_dir}` "
                             "on this machine first")
+    bot_ca_pem = read_bot_ca(bot_ca)
     check_redis(url)
     with stop_on_signals() as stop:
         label = f"arena worker {name}" if name else "arena worker"
@@ -69,7 +81,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             # restarted and its private Redis may listen on another port now
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
             run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout,
-                       resolve_url=resolve)
+                       resolve_url=resolve, bot_ca=bot_ca_pem)
             if stop.is_set():
                 sayer.join(1.0)
             click.echo(f"{label} stopped")

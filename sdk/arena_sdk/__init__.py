@@ -33,6 +33,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from ._version import SDK_VERSION, __version__  # noqa: E402
 from .bot import Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult  # noqa: E402
+from .bot_process import serve  # noqa: E402
 from .games import GAMES, get_game, take5, taki  # noqa: E402
 from .games.take5 import (  # noqa: E402
     CHOOSE_CARD,
@@ -48,7 +49,7 @@ from .games.take5.bot import Take5Bot, cheapest_row, check_answer, decide  # noq
 from .games.taki.bot import TakiBot, can_draw, legal_actions, legal_plays  # noqa: E402
 from .games.taki.state import Draw, EndTurn, PlayCard, React, TakiConfig, TakiView  # noqa: E402
 from .local import play_game  # noqa: E402
-from .server import BotServicer, ServeError, create_server, serve  # noqa: E402
+from .server import BotServicer, ServeError, create_server  # noqa: E402
 
 __all__ = [
     "CHOOSE_CARD",

@@ -1,5 +1,5 @@
-"""Serve a bot class as an ``arena.v1.Bot`` gRPC server: ``serve(MyBot)`` for a bot's ``__main__``,
-``create_server(MyBot, "127.0.0.1:0")`` for tests and embedding.
+"""Serve a bot class as an ``arena.v1.Bot`` gRPC server: ``create_server(MyBot, "127.0.0.1:0")`` for tests and
+embedding; ``serve(MyBot)`` (``arena_sdk.bot_process``: the command line) for a bot's ``__main__``.
 
 The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` or lazily by the first
 ``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's complete
@@ -22,6 +22,11 @@ Errors leave as canonical gRPC status codes with a message a person can act on:
   (``arena bot register NAME HOST:PORT --bot-secret S``), so only the arena can drive the bot; GetInfo stays
   open (registration and health checks use it).
 
+TLS: given a certificate chain and its key (``--tls-cert/--tls-key`` PEM files, env ``ARENA_BOT_TLS_CERT`` /
+``ARENA_BOT_TLS_KEY``), the bot serves TLS only, and is registered as ``tls://HOST:PORT`` (the arena verifies the
+certificate against the CA bundle its operator gives it, else the system's roots; the certificate must name the
+host the arena dials: a DNS name, or the IP address in its subjectAltName). A plaintext client gets no answer.
+
 A request whose bytes are not a valid request message gets INVALID_ARGUMENT without a traceback in the log
 (``arena_sdk.guard``), and requests larger than ``MAX_REQUEST_BYTES`` get RESOURCE_EXHAUSTED from gRPC.
 
@@ -31,12 +36,8 @@ up in the game registry, whose entry decodes the view, asks the bot and encodes 
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
-import os
-import signal
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -57,12 +58,9 @@ from .pb import bot_pb2, bot_pb2_grpc
 log = logging.getLogger("arena_sdk")
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
 DEFAULT_MAX_WORKERS = 32  # threads serving calls; a worker may run several matches with the bot in every seat
-STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
-SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
 
 def _bot_classes() -> str:
@@ -313,10 +311,6 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-
-
 def create_server(
     bot_cls: type[Bot],
     address: str = f"{DEFAULT_HOST}:0",
@@ -325,16 +319,17 @@ def create_server(
     max_workers: int = DEFAULT_MAX_WORKERS,
     name: str | None = None,
     secret: str | None = None,
+    tls: tuple[bytes, bytes] | None = None,
 ) -> tuple[grpc.Server, int]:
     """A gRPC server serving ``bot_cls`` on ``address`` ("host:port"; port 0 picks a free port), not started.
 
     Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
     With a ``secret`` (non-empty), StartMatch, Decide and EndMatch calls without the ``arena-bot-secret`` call
     metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
-    open.
+    open. With ``tls`` (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
-    address cannot be bound (in use, bad host).
+    address cannot be bound (in use, bad host) or the certificate and key are not usable PEM.
     """
     factory = functools.partial(bot_cls, **options) if options else None
     servicer = BotServicer(bot_cls, factory, name)
@@ -347,10 +342,18 @@ def create_server(
     )
     add_guarded_service(server, bot_pb2.DESCRIPTOR.services_by_name["Bot"], servicer,
                         gate=secret_gate(secret) if secret else None)
+    if tls is not None and (b"-----BEGIN CERTIFICATE-----" not in tls[0] or b"PRIVATE KEY-----" not in tls[1]):
+        raise ServeError("TLS needs a PEM certificate chain (-----BEGIN CERTIFICATE-----) and its PEM private key "
+                         "(-----BEGIN ... PRIVATE KEY-----)")
     try:
-        port = server.add_insecure_port(address)
+        if tls is not None:
+            chain, key = tls
+            port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, chain)]))
+        else:
+            port = server.add_insecure_port(address)
     except RuntimeError as exc:
-        raise ServeError(f"cannot listen on {address}: {exc}") from exc
+        hint = " (or the TLS certificate and key do not go together)" if tls else ""
+        raise ServeError(f"cannot listen on {address}{hint}: {exc}") from exc
     if port == 0:
         raise ServeError(f"cannot listen on {address}")
     server.servicer = servicer  # type: ignore[attr-defined]  # for tests and embedding
@@ -375,84 +378,3 @@ def secret_gate(secret: str) -> Callable[[str, grpc.ServicerContext], tuple[grpc
         return None
 
     return gate
-
-
-def _port(text: str) -> int:
-    """argparse type of ``--port``: an integer 0..65535 (0 = any free port)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"the port must be 0..65535, got {port}")
-    return port
-
-
-def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
-    """Run ``bot_cls`` as a bot process until SIGTERM or SIGINT, then stop cleanly (the process exits 0).
-
-    Command line (``argv``, default ``sys.argv[1:]``): ``--host H`` (default 127.0.0.1), ``--port N`` (default
-    50100; 0 picks a free port), ``--name NAME`` (the name reported in ``GetInfo``, default the class's ``name``;
-    to run two instances side by side), ``--max-workers N`` (threads serving calls, default 32), ``--secret S``
-    (default: env ``ARENA_BOT_SECRET``; then only calls carrying S, i.e. the arena's referee once the bot is
-    registered with ``--bot-secret S``, may start matches and ask decisions; see ``create_server``), plus the
-    options of ``bot_cls.add_arguments``. Once the server is ready it prints exactly one line to stdout (flushed):
-    ``arena-bot <name> listening on <host>:<port>``. Exits with status 2 and a one-line message on stderr when the
-    address cannot be bound or the class cannot be served.
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"{bot_cls.__module__}" if bot_cls.__module__ != "__main__" else None,
-        description=f"Serve the {getattr(bot_cls, 'name', '?')!s} bot (arena.v1.Bot over gRPC).",
-    )
-    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    parser.add_argument(
-        "--port", type=_port, default=DEFAULT_PORT,
-        help="port to listen on, 0..65535; 0 picks a free port (default %(default)s)",
-    )
-    parser.add_argument("--name", default=None, help="bot name reported to the arena (default: the class's name)")
-    parser.add_argument(
-        "--max-workers", type=int, default=DEFAULT_MAX_WORKERS, help="threads serving calls (default %(default)s)"
-    )
-    parser.add_argument(
-        "--secret", default=None, metavar="S",
-        help=f"answer StartMatch/Decide/EndMatch only to calls carrying S (the arena sends the secret given at "
-             f"registration); default: env {SECRET_ENV} (preferred: an argument shows in `ps`)",
-    )
-    if isinstance(bot_cls, type) and issubclass(bot_cls, Bot):
-        bot_cls.add_arguments(parser)
-    args = parser.parse_args(argv)
-    secret = args.secret if args.secret is not None else os.environ.get(SECRET_ENV) or None
-    options = {k: v for k, v in vars(args).items() if k not in ("host", "port", "name", "max_workers", "secret")}
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-        )
-
-    try:
-        server, port = create_server(
-            bot_cls, _address(args.host, args.port), options=options, max_workers=args.max_workers, name=args.name,
-            secret=secret,
-        )
-    except (BotDefinitionError, ServeError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(2) from None
-
-    stop = threading.Event()
-
-    def _on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        server.start()
-        name = server.servicer.name  # type: ignore[attr-defined]
-        print(f"arena-bot {name} listening on {args.host}:{port}", flush=True)
-        # Poll: a signal may be delivered to one of gRPC's threads, which does not wake a blocked main thread;
-        # the Python-level handler then runs in the main thread as soon as it returns from a timed wait.
-        while not stop.wait(0.2):
-            pass
-        log.info("stopping %s (grace %.1f s)", name, STOP_GRACE_S)
-        server.stop(STOP_GRACE_S).wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -186,7 +186,7 @@ def test_options_come_from_ARENA_variables() -> None:
 
 
 SHARED_ENVVARS = {"ARENA_SERVER", "ARENA_REDIS_URL", "ARENA_DATA_DIR", "ARENA_TOKEN", "ARENA_ADMIN_TOKEN",
-                  "ARENA_BOT_SECRET", "ARENA_TLS_CA"}
+                  "ARENA_BOT_SECRET", "ARENA_TLS_CA", "ARENA_BOT_CA"}
 
 
 def _options_with_context() -> list[tuple[tuple[str, ...], click.Option, click.Context]]:
