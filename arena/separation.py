@@ -283,7 +283,7 @@ def with_status(message: arena_pb2.Tournament, info: TournamentInfo, store: Stor
     message.rounds = rounds
     message.deal_count = rounds * plan.deals_per_round
     message.formula = round_robin_formula(len(info.bots), info.seats_per_match, rounds, info.deals,
-                                          message.deal_count) + " so far"
+                                          message.deal_count)
     with_plan(message, plan)
     message.stopped_by = record.stopped_by
     message.stop_reason = record.reason

@@ -18,7 +18,7 @@ from rich.table import Table
 from arena_sdk.pb import arena_pb2
 
 from ..config import DEFAULTS
-from ..tournaments import DEAL_PLANS, ROTATE_WARNING, verify_deals
+from ..tournaments import DEAL_PLANS, MAX_MATCHES, ROTATE_WARNING, verify_deals
 from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
 from .bot import bot_dict
 from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
@@ -65,6 +65,13 @@ def _bot_names(values: Sequence[str]) -> list[str]:
              "same bots; each bot sees each of its deals k times: trusted self-play only.")
 @option("--seed", hidden=True, type=str, default=None, expose_value=False, callback=lambda _ctx, _param, value:
         _refuse_seed() if value is not None else None)
+@option("--until-separated", is_flag=True,
+        help="Keep adding rounds (new deals) until the tournament's batch fit separates every two bots adjacent by "
+             "rating (95 % intervals disjoint, over at least 10 deals), checked whenever every queued match is "
+             "settled; starts with --rounds rounds.")
+@option("--max-matches", type=click.IntRange(1, MAX_MATCHES), default=None, metavar="N",
+        help="With --until-separated: stop at the cap when another round would exceed N matches (at least the "
+             "first --rounds rounds' matches). Default: 10 rounds' worth.")
 @deadline_option
 @config_options()
 @option("--dry-run", is_flag=True,
@@ -76,8 +83,9 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @json_option
 @click.pass_obj
 def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
-                      rounds: int, deals: str, deadline_ms: int, variants: Sequence[str], dry_run: bool,
-                      wait: bool | None, server: str, as_json: bool, **rule_options: Any) -> None:
+                      rounds: int, deals: str, until_separated: bool, max_matches: int | None, deadline_ms: int,
+                      variants: Sequence[str], dry_run: bool, wait: bool | None, server: str, as_json: bool,
+                      **rule_options: Any) -> None:
     """Create a round-robin tournament: every SEATS-subset of the bots plays one match a round, ROUNDS times, on
     duplicate deals: each deal is played at up to T = max(1, min(SEATS, BOTS // SEATS)) tables by disjoint sets of
     bots, so no bot (and no two bots of one owner) ever receives cards of one deal twice. The deals come from a
@@ -86,6 +94,14 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
     through Redis; ratings update as results arrive. With --dry-run nothing is queued: the server only counts the
     matches and deals and says how.
 
+    With --until-separated the tournament grows: once every queued match is settled, the arena fits the
+    tournament's results (the batch fit with deal luck taken out, bootstrap intervals over deals) and finishes it
+    when every two bots adjacent by rating have disjoint 95 % intervals over at least 10 deals; otherwise it queues
+    one more round on new deals, unless that round would take it past --max-matches (then it finishes at the cap).
+    `arena tournament status ID` shows the rounds so far, the last check and why it stopped. Each check is a 95 %
+    one, repeated every round: bots of equal strength may pass one by luck, the cap bounds that (`arena sprt`
+    answers "is version 2 better?" with controlled error rates).
+
     \b
     Examples:
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
@@ -93,6 +109,7 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
       arena tournament create --all --variant known-cards --limit 33 --no-wait
       arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
       arena tournament create --bots mine@1,mine@2 --seats 2 --deals rotate   # trusted self-play only
+      arena tournament create --bots random,heuristic,montecarlo --seats 2 --until-separated --max-matches 60
     """
     names = _bot_names(bot_lists)
     if all_bots and names:
@@ -112,6 +129,8 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
         raise click.UsageError(f"a tournament needs at least 2 bots, got {len(names)}")
     if seats is not None and seats > len(names):
         raise click.UsageError(f"--seats {seats} needs at least {seats} bots, got {len(names)}")
+    if max_matches is not None and not until_separated:
+        raise click.UsageError("--max-matches caps a tournament run --until-separated; add --until-separated")
     from arena_sdk import wire
 
     config = config_of(game, variants, rule_options)
@@ -119,7 +138,8 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
         click.echo(f"warning: {ROTATE_WARNING}", err=True)
     request = arena_pb2.CreateTournamentRequest(
         game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, deals=deals,
-        config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run)
+        config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run,
+        until_separated=until_separated, max_matches=max_matches or 0)
     t = _create_tournament(client, request)
     if dry_run:
         if as_json:
@@ -129,6 +149,9 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
+        if t.until_separated:
+            click.echo(f"until separated: the first {t.matches_total} matches, then a round at a time up to "
+                       f"{t.max_matches} matches")
         click.echo("nothing was queued; run the same command without --dry-run to create it")
         return
     if wait is None:
@@ -151,6 +174,8 @@ def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool,
     else:
         click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches{_failed_note(t)}, "
                    f"{t.faults} faults; see `arena tournament standings {t.id}` and `arena ladder`")
+        if t.stop_reason:
+            click.echo(f"stopped: {t.stop_reason}")
 
 
 BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints"
@@ -243,8 +268,9 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("game", t.game),
         ("bots", ", ".join(t.bots)),
         ("seats per match", str(t.seats_per_match)),
-        ("rounds", str(t.rounds)),
+        ("rounds", str(t.rounds) + (" so far" if t.until_separated and t.state == "running" else "")),
         ("matches", t.formula or str(t.matches_total)),
+        *_separation_rows(t),
         ("deals", f"{t.deals}: {t.deal_count} deals, up to {t.tables_per_deal} "
                   f"table{'s' if t.tables_per_deal != 1 else ''} each"),
         ("seed commitment", t.seed_commitment or "-"),
@@ -360,6 +386,16 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
                f"{_failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
 
 
+def _separation_rows(t: Any) -> list[tuple[str, str]]:
+    """The status row of a tournament run --until-separated (none for others): why it stopped, or the
+    verdict of the last check while it runs (the "matches" row shows its cap)."""
+    if not t.until_separated:
+        return []
+    if t.stopped_by:
+        return [("stopped", t.stop_reason)]
+    return [("last check", t.last_check or "none yet: the first check comes when the first rounds are settled")]
+
+
 def _rules_text(t: Any) -> str:
     from ..render import config_text
 
@@ -384,14 +420,18 @@ def _tournament_dict(t: Any) -> dict[str, Any]:
         "matches_total": t.matches_total, "matches_done": t.matches_done,
         "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
         "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
-        "config": _config_dict(t),
+        "config": _config_dict(t), "until_separated": t.until_separated, "max_matches": t.max_matches,
+        "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
     }
 
 
 def _settled(t: Any) -> bool:
     """True when nothing is left to wait for in tournament ``t``: its state is no longer "running", or every match
     is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
-    matches_total, arena.proto)."""
+    matches_total, arena.proto); a tournament run --until-separated only once it is no longer "running" (it grows
+    while it runs)."""
+    if t.until_separated:
+        return bool(t.state != "running")
     return t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total
 
 
@@ -420,7 +460,7 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                 time.sleep(POLL_INTERVAL_S)
                 t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
-                                failed=failed(t))
+                                failed=failed(t), total=t.matches_total or None)
     except KeyboardInterrupt as exc:
         error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
                                  f"(`arena tournament status {t.id} --watch`)")

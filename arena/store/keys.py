@@ -27,6 +27,11 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> log position
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
+    arena:{G}:tournament:<id>:separation     hash   a tournament run until its bots are separated
+                                                    (``arena.separation``): checked_total, last_check (the
+                                                    last fit's verdict while it runs); once stopped, set with
+                                                    state "finished" in one transaction: stopped_by
+                                                    ("separated" | "cap"), reason, rounds, matches, order
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)
     arena:{G}:tournament:<id>:sprt           hash   an SPRT's state (``arena.store.sprt``): h:<outcome> -> blocks
@@ -131,6 +136,10 @@ def cancelled_key(game: str, tournament_id: str) -> str:
 
 def failed_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":failed"
+
+
+def separation_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":separation"
 
 
 def attempts_key(game: str, tournament_id: str) -> str:
