@@ -50,8 +50,9 @@ class RegisterBotRequest(_message.Message):
     name: _builtins.str
     """Ladder name, 1..64 characters of [A-Za-z0-9_.-]; unique per game. At most 64 characters."""
     endpoint: _builtins.str
-    """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers. At most 255
-    characters.
+    """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers; "tls://host:port"
+    for a bot serving TLS: the referee and the workers then call it over TLS and verify its certificate (which
+    must name that host) against their --bot-ca bundle, else the system's roots. At most 255 characters.
     """
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
@@ -106,7 +107,7 @@ class BotRecord(_message.Message):
     name: _builtins.str
     """NAME part of the bot's identity."""
     endpoint: _builtins.str
-    """gRPC endpoint "host:port"."""
+    """gRPC endpoint "host:port", or "tls://host:port" (called over TLS)."""
     game: _builtins.str
     """Game id."""
     registered_at: _builtins.float
@@ -189,7 +190,7 @@ class UpdateBotRequest(_message.Message):
     game: _builtins.str
     """Game id. At most 32 characters."""
     endpoint: _builtins.str
-    """New endpoint "host:port". At most 255 characters."""
+    """New endpoint "host:port", or "tls://host:port" (see RegisterBotRequest.endpoint). At most 255 characters."""
     owner_token: _builtins.str
     """Owner token of NAME. At most 256 characters."""
     bot_secret: _builtins.str
