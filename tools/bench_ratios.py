@@ -25,6 +25,9 @@ Figures (``REPORT`` lists them in the printed order):
 * ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, per CPU second of
   this process (one thread).
 
+Every refereed match (referee, direct and queued) leases its channels to the bots from one pool
+(``arena.bot_channels``), as the matches of a worker process do: one HTTP/2 connection per bot for the whole run.
+
 Usage: python tools/bench_ratios.py [--reps 5] [--seconds 3] [--json]
 """
 
