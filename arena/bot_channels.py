@@ -2,13 +2,8 @@
 endpoint (and credentials), shared by every match a worker process runs; and how the arena dials a bot, in
 plaintext or over TLS (issue 8, item 3).
 
-Endpoints: ``"host:port"`` is dialed in plaintext; ``"tls://host:port"`` over TLS (``BotDialer``), the bot's
-certificate verified against the CA bundle the operator gives (``arena serve --bot-ca FILE``, ``arena worker
---bot-ca FILE``, env ``ARENA_BOT_CA``), else against the system's roots, and required to name that host (a DNS
-name, or an IP address in its subjectAltName). A bot serves TLS with the SDK's ``--tls-cert/--tls-key``.
-
-Without it every match opened a new channel, so a new HTTP/2 connection (a TCP handshake, and more with TLS), to
-every bot. The pool (``BotChannels``) lends a match one channel per endpoint (``lease``) and takes it back
+Without the pool every match opened a new channel, so a new HTTP/2 connection (a TCP handshake, and more with
+TLS), to every bot. The pool (``BotChannels``) lends a match one channel per endpoint (``lease``) and takes it back
 (``release``); a channel nobody has leased for ``idle_s`` seconds is closed, and so is every channel when the
 pool closes (the worker stops).
 
@@ -29,6 +24,11 @@ So no call ever waits out a back-off: a call to a bot that is down fails at once
 ``unreachable`` fault) or at its deadline; once the bot is back, the next match reaches it with its first call,
 and a running match within about a second. Deadlines, per-bot secrets (call metadata) and fault handling are the
 referee's, per call, unchanged. One bot's broken connection touches only the channel to that bot.
+
+Endpoints: ``"host:port"`` is dialed in plaintext; ``"tls://host:port"`` over TLS (``BotDialer``), the bot's
+certificate verified against the CA bundle the operator gives (``arena serve --bot-ca FILE``, ``arena worker
+--bot-ca FILE``, env ``ARENA_BOT_CA``), else against the system's roots, and required to name that host (a DNS
+name, or an IP address in its subjectAltName). A bot serves TLS with the SDK's ``--tls-cert/--tls-key``.
 
 A pool belongs to one event loop (``grpc.aio`` channels do): the loop that first leases from it. Its channels
 are keyed by (``host:port``, TLS or not), so the plaintext and the TLS endpoint of one address never share one;
