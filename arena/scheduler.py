@@ -23,13 +23,16 @@ Settling a job (what a worker does with each job it claims, in this order):
    tournament's secret seed (``match_deal``: no seed is queued), with the number of times it was started before in
    the HMAC input, so a match played again after a crash of ours never deals cards its bots may have seen.
 
-Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the
-seats' bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match;
-after it, the result and its Elo update are one script (after one pipelined read of the ratings) and the
-acknowledgement follows in the same thread hop. Prefetch: while every slot plays, a worker claims one job ahead
-(refreshed with the running ones), started the moment a slot frees; on stop a job claimed ahead and never started
-is handed back (``Store.release_jobs``): the next reclaim of any worker takes it at once, without counting a
-delivery.
+Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the seats'
+bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match; after
+it, the result and its Elo update are one script (after one pipelined read of the ratings), then the acknowledgement
+and the health of the match's bots are one transaction, in the same thread hop. A match in which no seat failed (and
+none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next match starts
+while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
+that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
+Prefetch: while every slot plays, a worker claims one job ahead (refreshed with the running ones), started the
+moment a slot frees; on stop a job claimed ahead and never started is handed back (``Store.release_jobs``): the next
+reclaim of any worker takes it at once, without counting a delivery.
 
 A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
 unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
@@ -104,9 +107,12 @@ def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float
 
 async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                   max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
-                  unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None) -> str:
+                  unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None,
+                  on_played: Callable[[], None] | None = None) -> str:
     """Settle one claimed job (see the module docstring for the order of the checks); its match leases its
-    channels to the bots from ``channels`` (the worker's pool; None: the match's own).
+    channels to the bots from ``channels`` (the worker's pool; None: the match's own). ``on_played`` is called
+    once the match is over if storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the
+    worker may start its next match while this result is stored.
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
@@ -167,9 +173,12 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
         record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
                                  deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms, channels=channels)
         result = record.result
-        # every write after it: one hop to a thread (result + Elo in one script, the acknowledgement, the health)
+        outcomes = charged_outcomes(record, list(spec.seats))
+        if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
+            on_played()
+        # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
         stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                 unhealthy_after)
+                                                 outcomes, unhealthy_after)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
@@ -204,23 +213,21 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
 
 
 def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
-                   worker: str, unhealthy_after: int) -> tuple[bool, tuple[dict[str, str | None], Any]]:
-    """Store a played match's result (``Store.record_result``), acknowledge its job and, when stored now, count it
-    in the health of its bots (``Store.record_match_health``; a failure there is returned, never raised: health
-    is advice). Returns (stored now, (outcomes, health changes or the exception))."""
+                   worker: str, outcomes: dict[str, str | None],
+                   unhealthy_after: int) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result (``Store.record_result``), acknowledge its job and, when stored now, count
+    ``outcomes`` (``charged_outcomes``) in the health of its bots in the same transaction as the acknowledgement
+    (``Store.ack_and_count_health``; a failure there is returned, never raised: health is advice). Returns
+    (stored now, (outcomes, health changes or the exception))."""
     result = record.result
     stored = store.record_result(
         spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks), list(result.faults),
         record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal)
-    store.ack_job(job)
     if not stored:
+        store.ack_job(job)
         return False, ({}, {})
-    outcomes = charged_outcomes(record, list(spec.seats))
-    try:
-        changes: Any = store.record_match_health(spec.game, spec.match_id, outcomes, unhealthy_after=unhealthy_after)
-    except Exception as exc:  # noqa: BLE001 - health is advice; the result is stored and acknowledged
-        changes = exc
-    return True, (outcomes, changes)
+    return True, (outcomes, store.ack_and_count_health(job, spec.game, spec.match_id, outcomes,
+                                                       unhealthy_after=unhealthy_after))
 
 
 def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:
@@ -327,6 +334,8 @@ class _Worker:
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
+        self.playing: set[asyncio.Task[str]] = set()  # running tasks whose match is not over: the slots in use
+        self.slot_freed = asyncio.Event()
         self.matches_done = 0
         self.poke = asyncio.Event()
         self.closing = False
@@ -397,8 +406,23 @@ class _Worker:
                 await asyncio.sleep(max(0.0, last + POKE_COALESCE_S - asyncio.get_running_loop().time()))
             self.poke.clear()
 
+    def free_slots(self) -> int:
+        """Matches this worker may start now: ``concurrency`` minus the matches playing (a match whose result is
+        being stored holds no slot), with at most ``2 * concurrency`` jobs running in all (a slow Redis)."""
+        return min(self.concurrency - len(self.playing), 2 * self.concurrency - len(self.running))
+
+    def played(self) -> None:
+        """Called by a running task (``run_job``'s ``on_played``): its match is over, its slot is free; the job
+        stays in ``running`` (refreshed, drained on stop) until it is settled."""
+        task = asyncio.current_task()
+        if task is not None and task in self.playing:
+            self.playing.discard(task)
+            self.slot_freed.set()
+
     def finished(self, task: asyncio.Task[str]) -> None:
         self.running.pop(task, None)
+        self.playing.discard(task)
+        self.slot_freed.set()
         if not task.cancelled() and task.exception() is None and task.result() == "stored":
             self.matches_done += 1
         if not self.prefetched:  # else the job claimed ahead starts now, and its start pokes
@@ -436,9 +460,11 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
         for job in jobs:
             task = asyncio.create_task(
                 run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                                    worker=name, unhealthy_after=unhealthy_after, channels=pool),
+                                    worker=name, unhealthy_after=unhealthy_after, channels=pool,
+                                    on_played=worker.played),
                 name=f"match {job.spec.match_id if job.spec else job.entry_id}")
             worker.running[task] = job
+            worker.playing.add(task)
             task.add_done_callback(worker.finished)
         if jobs:
             worker.poke.set()
@@ -447,14 +473,15 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                                    name=f"bot checks {name}")
     try:
         while not stop.is_set():
-            free = concurrency - len(worker.running)
+            free = worker.free_slots()
             if free > 0 and worker.prefetched:  # the job claimed ahead starts at once
                 start(worker.prefetched[:free])
                 del worker.prefetched[:free]
                 continue
-            if free <= 0 and worker.prefetched:
-                await asyncio.wait(set(worker.running), timeout=block_ms / 1000,
-                                   return_when=asyncio.FIRST_COMPLETED)
+            if free <= 0 and worker.prefetched:  # until a match is over or a job settled
+                worker.slot_freed.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(worker.slot_freed.wait(), block_ms / 1000)
                 continue
             want = max(free, 1)  # every slot playing: claim the next job ahead (prefetch)
             try:
@@ -479,7 +506,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                     continue
                 await asyncio.sleep(1.0)
                 continue
-            free = concurrency - len(worker.running)  # a match may have ended during the read
+            free = worker.free_slots()  # a match may have ended during the read
             start(jobs[:max(free, 0)])
             worker.prefetched.extend(jobs[max(free, 0):])
         if worker.prefetched:  # claimed ahead, never started: handed back for another worker's next reclaim

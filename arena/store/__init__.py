@@ -18,8 +18,11 @@ delivery count. Acknowledged jobs are deleted from the stream, so the stream hol
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import NoScriptError
 
 from arena.tournaments import split_bot_ref
 
@@ -124,6 +127,37 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore):
                 bots.append(self.get_bot(game, ref))
         return MatchInputs(has_result=has_result, tournament_state=state, tournament_seed=seed,
                            unhealthy=[b for b, t in zip(seats, since) if t is not None], bots=bots)
+
+    def ack_and_count_health(self, job: Job, game: str, match_id: str, outcomes: Mapping[str, str | None], *,
+                             unhealthy_after: int) -> dict[str, int] | Exception:
+        """``ack_job`` and ``record_match_health`` of a match whose result was stored now, in ONE transaction (one
+        round trip; every key of the game's hash tag). Health is advice: its failure is returned (the job is
+        acknowledged all the same); a failure of the acknowledgement is raised (``redis.RedisError``)."""
+        try:
+            bots, script_keys, args = self.health_call(game, match_id, outcomes, unhealthy_after=unhealthy_after)
+        except ValueError as exc:
+            self.ack_job(job)
+            return exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xack(jobs_key(job.game), JOBS_GROUP, job.entry_id)
+        pipe.xdel(jobs_key(job.game), job.entry_id)
+        if bots:
+            pipe.evalsha(self._record_health.sha, len(script_keys), *script_keys, *args)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        for reply in replies[:2]:
+            if isinstance(reply, Exception):
+                raise reply
+        if not bots:
+            return {}
+        reply = replies[2]
+        try:
+            if isinstance(reply, NoScriptError):  # a restarted Redis forgot the script: load it and count again
+                reply = self._record_health(keys=script_keys, args=args)
+        except Exception as exc:  # noqa: BLE001 - health is advice
+            return exc
+        if isinstance(reply, Exception):
+            return reply
+        return {b: int(r) for b, r in zip(bots, reply)}
 
 
 __all__ = [

@@ -124,18 +124,26 @@ class HealthStore(StoreBase):
 
         Returns bot id -> 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this failure was counted before.
         Raises ``ValueError`` for ``unhealthy_after`` < 1."""
+        bots, script_keys, args = self.health_call(game, match_id, outcomes, unhealthy_after=unhealthy_after, now=now)
+        if not bots:
+            return {}
+        replies = self._record_health(keys=script_keys, args=args)
+        return {b: int(r) for b, r in zip(bots, replies)}
+
+    @staticmethod
+    def health_call(game: str, match_id: str, outcomes: Mapping[str, str | None], *, unhealthy_after: int,
+                    now: float | None = None) -> tuple[list[str], list[str], list[Any]]:
+        """(bots, KEYS, ARGV) of the RECORD_HEALTH script for ``record_match_health`` (same arguments), for a
+        caller doing its own I/O; no bots: nothing to call. Raises ``ValueError`` for ``unhealthy_after`` < 1."""
         if unhealthy_after < 1:
             raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
-        if not outcomes:
-            return {}
         now = time.time() if now is None else now
         bots = list(outcomes)
         args: list[Any] = [int(unhealthy_after), repr(float(now)), match_id]
         for bot in bots:
             reason = outcomes[bot]
             args += [bot, "ok" if reason is None else "fail", reason or ""]
-        replies = self._record_health(keys=[unhealthy_key(game)] + [health_key(game, b) for b in bots], args=args)
-        return {b: int(r) for b, r in zip(bots, replies)}
+        return bots, [unhealthy_key(game)] + [health_key(game, b) for b in bots], args
 
     def mark_healthy(self, game: str, bot: str, *, now: float | None = None) -> bool:
         """``bot`` answered GetInfo again: healthy, its run of failures reset. True when it was unhealthy."""
