@@ -14,7 +14,7 @@ answers the ladder at once (issue 10 item 2; keys in ``arena.store.keys``: ``rat
 A refresh runs in a background thread of the process that noticed the growth; one at a time per game (or
 tournament) across processes: a Redis lock (SET NX PX with a random token, renewed every third of its expiry while
 it works, so a dead process's lock lapses), and every write of a refresh is made only while its lock is still its
-own (``SET_IF_LOCKED``). A fit of more than ``SUBPROCESS_FIT_RESULTS`` results runs in a spawned child process, so
+own (``SET_IF_LOCKED``). A fit of more than ``SUBPROCESS_FIT_RESULTS`` results runs in a child process, so
 its minutes of CPU never hold this process's GIL against its gRPC threads and the referee's deadlines. Readers never
 wait for a refresh, except when no fit is cached at all and the data is small (``sync_fit_results``): then the fit
 is computed in the call.
@@ -25,14 +25,16 @@ from __future__ import annotations
 import json
 import logging
 import math
-import multiprocessing
+import os
+import pickle
 import queue
 import secrets
+import subprocess
+import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +43,7 @@ from redis.client import NEVER_DECODE
 from arena.ratings.fit import MatchResult
 from arena.ratings.ladder import PairCounts, fit_for_ladder, fit_lines
 from arena.store import Store, StoreError
+from arena.store.base import REDIS_ERRORS
 from arena.store.keys import (
     DROP_LOCK,
     RENEW_LOCK,
@@ -142,11 +145,35 @@ class FitAnswer:
 
 
 def _fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    """``_fit_document`` in a child process of its own (spawned, so no thread or socket of this one is copied):
-    a fit of many results takes minutes of CPU, which would otherwise hold this process's GIL against its gRPC
-    threads and the referee's deadlines. The child ends with the fit (nothing lingers after a test or a stop)."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_fit_document, list(matches), count, seed, all_pairs).result()
+    """``_fit_document`` in a child process of its own (``python -m arena.ratings_cache``, the data pickled through
+    its stdin and stdout): a fit of many results takes minutes of CPU, which would otherwise hold this process's GIL
+    against its gRPC threads and the referee's deadlines. The child ends with the fit, or as soon as this process
+    is gone (it watches its parent). Raises ``RuntimeError`` when the child fails (its stderr's last line)."""
+    payload = pickle.dumps((list(matches), count, seed, all_pairs))
+    done = subprocess.run([sys.executable, "-m", "arena.ratings_cache"], input=payload, capture_output=True,
+                          check=False)
+    if done.returncode != 0:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"the fit process exited with {done.returncode}: {last}")
+    doc: CachedFit = pickle.loads(done.stdout)
+    return doc
+
+
+def _fit_child() -> None:
+    """The child of ``_fit_elsewhere``: read the pickled arguments, fit, write the pickled ``CachedFit``; exit
+    at once when the parent goes away."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+    args = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps(_fit_document(*args)))
+    sys.stdout.buffer.flush()
 
 
 def _fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
@@ -432,6 +459,8 @@ class RatingsCache:
             try:
                 if job:
                     fn()
+            except REDIS_ERRORS as exc:  # Redis away (or stopped under a stopping server): the next read retries
+                log.warning("ratings refresh %s stopped: Redis unavailable (%s)", job, exc)
             except Exception:  # noqa: BLE001 - logged; the next read tries again
                 log.exception("ratings refresh %s failed", job)
             finally:
@@ -442,3 +471,7 @@ class RatingsCache:
 def finite_or_none(x: float | None) -> float | None:
     """``x`` when it is a finite number, else None (for JSON and tables)."""
     return x if x is not None and math.isfinite(x) else None
+
+
+if __name__ == "__main__":
+    _fit_child()
