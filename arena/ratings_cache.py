@@ -474,4 +474,6 @@ def finite_or_none(x: float | None) -> float | None:
 
 
 if __name__ == "__main__":
-    _fit_child()
+    from arena.ratings_cache import _fit_child as child  # the module by its name, so the result unpickles as one
+
+    child()
