@@ -8,7 +8,11 @@ By default (about 3-4 minutes on a 2-core machine), the figures of issue 9, each
 * queued / direct matches/s of trivial matches at concurrency 1 and 4;
 * engine speed: Take 5 hands/s and Taki games/s at 4 seats;
 * storage (``tools/bench_storage.py``): bytes per stored 4-seat Take 5 match (packed record, Redis memory,
-  appendonly file) and what a million matches take.
+  appendonly file) and what a million matches take;
+* the ladder (``tools/bench_ladder.py``): GetLadder answer times over gRPC with ``--ladder-matches`` (100,000)
+  synthetic stored results, warm (fit and elo) and while refreshing, and the cold background refresh (the batch
+  fit with its bootstrap: about 5 minutes of CPU at 100,000 matches, so this part takes 10 minutes or more;
+  ``--ladder-matches 0`` skips it).
 
 ``--details`` adds the older tables: engine games/s at 4 and 10 seats (Taki at 2, 4, 10), sequential Decide calls
 per second with latency p50/p99 against each sample bot beside a bare echo, and refereed matches between heuristic
@@ -35,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from bench_ladder import bench_ladder, print_ladder  # noqa: E402
 from bench_ratios import measure, print_ratios, summarise  # noqa: E402
 from bench_storage import bench_storage, print_storage  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
@@ -217,6 +222,8 @@ def main() -> int:
                         help="trivial matches per queued and per direct run at concurrency 1, twice as many at 4 "
                              "(default 30)")
     parser.add_argument("--stored", type=int, default=10, help="matches stored for the storage figures")
+    parser.add_argument("--ladder-matches", type=int, default=100_000,
+                        help="stored results for the ladder figures (default 100000; 0 skips them)")
     parser.add_argument("--details", action="store_true", help="add the older per-item tables")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     args = parser.parse_args()
@@ -230,6 +237,10 @@ def main() -> int:
     results["storage"] = bench_storage(args.stored)
     if not args.json:
         print_storage(results["storage"])
+    if args.ladder_matches:
+        results["ladder"] = bench_ladder(args.ladder_matches, progress=progress)
+        if not args.json:
+            print_ladder(results["ladder"])
     if args.details:
         results["details"] = details(args.seconds)
         if not args.json:
