@@ -11,7 +11,7 @@ PROTO_OUT := sdk/arena_sdk/_proto
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
-	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage"
+	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
 	@echo "make chaos  - Take 5 and Taki round robins while workers, referee and Redis are SIGKILLed; nothing lost?"
