@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import grpc
+import pytest
 from click.testing import CliRunner
 from platform_helpers import wait_until
 
@@ -64,6 +66,10 @@ def test_elo_ladder_has_pairwise_margins_and_los(arena_server: Any, store: Store
     assert not entries[-1].HasField("los_next")
     # the live ratings are the ladder's own, unchanged by the columns
     assert [(e.bot, e.rating) for e in entries] == [(x.bot, x.rating) for x in store.ladder("take5")]
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.GetLadder(arena_pb2.GetLadderRequest(game="take5", method="glicko"))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "choose elo or fit" in (refused.value.details() or "")
 
 
 def test_fit_ladder_intervals_los_and_json(arena_server: Any, store: Store, tmp_path: Any) -> None:
