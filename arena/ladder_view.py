@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from arena.ratings.ladder import elo_lines
-from arena.ratings_cache import CachedFit, RatingsCache
+from arena.ratings_cache import RatingsCache
+from arena.ratings_fits import CachedFit
 from arena.store import Store, TournamentInfo
 from arena.tournaments import standings
 from arena_sdk.pb import arena_pb2

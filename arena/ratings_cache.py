@@ -14,10 +14,10 @@ answers the ladder at once (issue 10 item 2; keys in ``arena.store.keys``: ``rat
 A refresh runs in a background thread of the process that noticed the growth; one at a time per game (or
 tournament) across processes: a Redis lock (SET NX PX with a random token, renewed every third of its expiry while
 it works, so a dead process's lock lapses), and every write of a refresh is made only while its lock is still its
-own (``SET_IF_LOCKED``). A fit of more than ``SUBPROCESS_FIT_RESULTS`` results runs in a child process, so
-its minutes of CPU never hold this process's GIL against its gRPC threads and the referee's deadlines. Readers never
-wait for a refresh, except when no fit is cached at all and the data is small (``sync_fit_results``): then the fit
-is computed in the call.
+own (``SET_IF_LOCKED``). A fit of more than ``SUBPROCESS_FIT_RESULTS`` results runs in a child process
+(``arena.ratings_fits``), so its minutes of CPU never hold this process's GIL against its gRPC threads and the
+referee's deadlines. Readers never wait for a refresh, except when no fit is cached at all and the data is small
+(``sync_fit_results``): then the fit is computed in the call.
 """
 
 from __future__ import annotations
@@ -25,12 +25,8 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import pickle
 import queue
 import secrets
-import subprocess
-import sys
 import threading
 import time
 import zlib
@@ -41,7 +37,8 @@ from typing import Any
 from redis.client import NEVER_DECODE
 
 from arena.ratings.fit import MatchResult
-from arena.ratings.ladder import PairCounts, fit_for_ladder, fit_lines
+from arena.ratings.ladder import PairCounts
+from arena.ratings_fits import CachedFit, fit_document, fit_elsewhere
 from arena.store import Store, StoreError
 from arena.store.base import REDIS_ERRORS
 from arena.store.keys import (
@@ -63,65 +60,11 @@ log = logging.getLogger(__name__)
 
 SYNC_FIT_RESULTS = 200  # no fit cached and at most this many results: the reader fits them itself (seconds)
 SYNC_PAIRS_BACKLOG = 1_000  # new results a live-ladder read counts itself (~0.1 s); more: a background refresh
-SUBPROCESS_FIT_RESULTS = 1_000  # a fit of more results runs in a child process (``_fit_elsewhere``)
+SUBPROCESS_FIT_RESULTS = 1_000  # a fit of more results runs in a child process (``arena.ratings_fits.fit_elsewhere``)
 LOCK_MS = 60_000  # refresh lock expiry, ms (renewed every third of it while the refresh runs)
 SYNC_WAIT_S = 25.0  # a synchronous reader waits this long for another process's refresh of the same data
 LOG_CHUNK = 5_000  # results-log ids per LRANGE
 GET_CHUNK = 500  # results per pipelined GET
-
-
-@dataclass(frozen=True)
-class FitLine:
-    """One line of a cached fit: bot id; rating, margin, low, high (Elo points; margin may be inf); los_next (over
-    the next line of the fit's own order, 0..1, None on the last); matches (the bot's matches in the fit)."""
-
-    bot: str
-    rating: float
-    margin: float | None
-    low: float | None
-    high: float | None
-    los_next: float | None
-    matches: int
-
-
-@dataclass(frozen=True)
-class CachedFit:
-    """A batch fit as cached: results (stored results it counts), computed_at (s since epoch), seconds (wall time
-    of the fit), cpu_seconds (CPU time of the process that fitted), replicates, deal_sd (Elo points), lines (best
-    rating first), los (pair "a|b" with a < b -> LOS of a over b, every pair; tournament fits only)."""
-
-    results: int
-    computed_at: float
-    seconds: float
-    replicates: int
-    deal_sd: float
-    lines: tuple[FitLine, ...]
-    los: dict[str, float]
-    cpu_seconds: float = 0.0
-
-    def los_of(self, a: str, b: str) -> float | None:
-        """LOS of ``a`` over ``b`` (0..1) when the fit has it for that pair, else None."""
-        if a == b:
-            return None
-        if a < b:
-            return self.los.get(f"{a}|{b}")
-        p = self.los.get(f"{b}|{a}")
-        return None if p is None else 1.0 - p
-
-    def to_json(self) -> str:
-        return json.dumps({"results": self.results, "computed_at": self.computed_at, "seconds": self.seconds,
-                           "cpu_seconds": self.cpu_seconds,
-                           "replicates": self.replicates, "deal_sd": self.deal_sd, "los": self.los,
-                           "lines": [[x.bot, x.rating, x.margin, x.low, x.high, x.los_next, x.matches]
-                                     for x in self.lines]})
-
-    @classmethod
-    def from_json(cls, raw: str) -> CachedFit:
-        d = json.loads(raw)
-        return cls(results=int(d["results"]), computed_at=float(d["computed_at"]), seconds=float(d["seconds"]),
-                   replicates=int(d["replicates"]), deal_sd=float(d["deal_sd"]), los=dict(d.get("los", {})),
-                   cpu_seconds=float(d.get("cpu_seconds", 0.0)),
-                   lines=tuple(FitLine(*row) for row in d["lines"]))
 
 
 @dataclass(frozen=True)
@@ -142,52 +85,6 @@ class FitAnswer:
     fit: CachedFit | None
     stored: int
     refreshing: bool
-
-
-def _fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    """``_fit_document`` in a child process of its own (``python -m arena.ratings_cache``, the data pickled through
-    its stdin and stdout): a fit of many results takes minutes of CPU, which would otherwise hold this process's GIL
-    against its gRPC threads and the referee's deadlines. The child ends with the fit, or as soon as this process
-    is gone (it watches its parent). Raises ``RuntimeError`` when the child fails (its stderr's last line)."""
-    payload = pickle.dumps((list(matches), count, seed, all_pairs))
-    done = subprocess.run([sys.executable, "-m", "arena.ratings_cache"], input=payload, capture_output=True,
-                          check=False)
-    if done.returncode != 0:
-        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-        raise RuntimeError(f"the fit process exited with {done.returncode}: {last}")
-    doc: CachedFit = pickle.loads(done.stdout)
-    return doc
-
-
-def _fit_child() -> None:
-    """The child of ``_fit_elsewhere``: read the pickled arguments, fit, write the pickled ``CachedFit``; exit
-    at once when the parent goes away."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(3)
-
-    threading.Thread(target=watch, daemon=True).start()
-    args = pickle.loads(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(pickle.dumps(_fit_document(*args)))
-    sys.stdout.buffer.flush()
-
-
-def _fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    start, cpu = time.perf_counter(), time.process_time()
-    fit = fit_for_ladder(matches, seed=seed)
-    lines = tuple(FitLine(x.bot, x.rating, x.margin, x.low, x.high, x.los_next, fit.matches[x.bot])
-                  for x in fit_lines(fit))
-    los: dict[str, float] = {}
-    if all_pairs and fit.samples.shape[0] > 0:
-        bots = sorted(fit.bots)
-        los = {f"{a}|{b}": fit.los(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]}
-    return CachedFit(results=count, computed_at=time.time(), seconds=time.perf_counter() - start,
-                     replicates=fit.replicates, deal_sd=fit.deal_sd, lines=lines, los=los,
-                     cpu_seconds=time.process_time() - cpu)
 
 
 class RatingsCache:
@@ -300,7 +197,7 @@ class RatingsCache:
             if rows and (fit is None or fit.results < len(rows)):
                 matches = [MatchResult(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
                            for deal, mid, seats, ranks in rows]
-                fit_now = _fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else _fit_elsewhere
+                fit_now = fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else fit_elsewhere
                 doc = fit_now(matches, len(rows), self.seed, False)
                 self._set_locked(lock, token, ratings_fit_key(game), doc.to_json())
                 log.info("ladder fit of %s: %d results, %d replicates, %.1f s (%.1f s CPU)", game, len(rows),
@@ -320,7 +217,7 @@ class RatingsCache:
                 return True  # another process fitted these while this one waited for the lock
             matches = [MatchResult.from_stored(r) for r in self._get_results(game, ids)]
             if matches:
-                fit_now = _fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else _fit_elsewhere
+                fit_now = fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else fit_elsewhere
                 doc = fit_now(matches, len(matches), self.seed, True)
                 self._set_locked(lock, token, tournament_fit_key(game, tournament_id), doc.to_json())
             return True
@@ -472,8 +369,3 @@ def finite_or_none(x: float | None) -> float | None:
     """``x`` when it is a finite number, else None (for JSON and tables)."""
     return x if x is not None and math.isfinite(x) else None
 
-
-if __name__ == "__main__":
-    from arena.ratings_cache import _fit_child as child  # the module by its name, so the result unpickles as one
-
-    child()

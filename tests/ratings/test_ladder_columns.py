@@ -14,7 +14,7 @@ from ratings_sim import duplicate_deals
 
 from arena.ratings import ladder
 from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_lines, ladder_replicates, tau_sample
-from arena.ratings_cache import _fit_document, _fit_elsewhere
+from arena.ratings_fits import fit_document, fit_elsewhere
 
 
 def test_pair_counts_count_each_pair_once_per_match_and_round_trip() -> None:
@@ -117,7 +117,7 @@ def test_a_large_fit_holds_the_luck_sd_of_its_subsample(monkeypatch: pytest.Monk
 def test_the_fit_in_a_child_process_equals_the_fit_here() -> None:
     rng = np.random.default_rng(8)
     matches = duplicate_deals(rng, {"a": 0.0, "b": 80.0, "c": 160.0, "d": 240.0}, 4, 3, luck_sd=0.5)
-    here = _fit_document(matches, len(matches), 0, True)
-    there = _fit_elsewhere(matches, len(matches), 0, True)
+    here = fit_document(matches, len(matches), 0, True)
+    there = fit_elsewhere(matches, len(matches), 0, True)
     assert there.lines == here.lines and there.los == here.los and there.results == len(matches)
     assert set(here.los) == {"a|b", "a|c", "a|d", "b|c", "b|d", "c|d"}
