@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from arena.tournaments import split_bot_ref
@@ -131,13 +132,20 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore):
     def ack_and_count_health(self, job: Job, game: str, match_id: str, outcomes: Mapping[str, str | None], *,
                              unhealthy_after: int) -> dict[str, int] | Exception:
         """``ack_job`` and ``record_match_health`` of a match whose result was stored now, in ONE transaction (one
-        round trip; every key of the game's hash tag). Health is advice: its failure is returned (the job is
-        acknowledged all the same); a failure of the acknowledgement is raised (``redis.RedisError``)."""
+        round trip; on a Redis Cluster, whose pipelines refuse scripts, two calls). Health is advice: its failure is
+        returned (the job is acknowledged all the same); a failure of the acknowledgement is raised
+        (``redis.RedisError``)."""
         try:
             bots, script_keys, args = self.health_call(game, match_id, outcomes, unhealthy_after=unhealthy_after)
         except ValueError as exc:
             self.ack_job(job)
             return exc
+        if isinstance(self.client, RedisCluster):  # its pipelines refuse scripts: two round trips there
+            self.ack_job(job)
+            try:
+                return self.record_match_health(game, match_id, outcomes, unhealthy_after=unhealthy_after)
+            except Exception as exc:  # noqa: BLE001 - health is advice
+                return exc
         pipe = self.client.pipeline(transaction=True)
         pipe.xack(jobs_key(job.game), JOBS_GROUP, job.entry_id)
         pipe.xdel(jobs_key(job.game), job.entry_id)

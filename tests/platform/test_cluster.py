@@ -16,8 +16,9 @@ from platform_helpers import ProcessWorker, wait_until
 
 from arena.redis_cluster import PrivateRedisCluster
 from arena.service import ArenaServer
-from arena.store import Store, TournamentInfo
-from arena.tournaments import round_robin
+from arena.store import Store, TournamentInfo, jobs_key
+from arena.store.keys import attempts_key
+from arena.tournaments import MatchSpec, round_robin
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 
@@ -56,6 +57,10 @@ def test_a_round_robin_on_a_redis_cluster_reaches_the_ladder(cluster: PrivateRed
         for w in workers:
             w.stop()
     assert (info.matches_done, info.matches_total) == (len(specs), len(specs))
+    # every job was settled (acknowledged) by the worker that played it: none was left pending after its match by a
+    # write the cluster refuses, and every match was started once
+    assert store.pending_jobs() == 0 and store.queued_jobs() == 0
+    assert store.client.hgetall(attempts_key("take5", tid)) == {spec.match_id: "1" for spec in specs}
     ladder = store.ladder("take5")
     played = {name: sum(name in spec.seats for spec in specs) for name in bots}
     assert {e.bot: e.matches for e in ladder} == played
@@ -69,4 +74,17 @@ def test_a_round_robin_on_a_redis_cluster_reaches_the_ladder(cluster: PrivateRed
     finally:
         channel.close()
         server.stop()
+        store.close()
+
+
+def test_the_acknowledgement_and_the_health_after_a_match_work_on_a_redis_cluster(cluster: PrivateRedisCluster) -> None:
+    store = Store.from_url(cluster.url)
+    try:
+        store.enqueue([MatchSpec(match_id="cl-1", game="taki", seats=("x@1", "y@1"), seed=1)])
+        [job] = store.read_jobs("cw", 1, 100)
+        changes = store.ack_and_count_health(job, "taki", "cl-1", {"x@1": None, "y@1": "answered no call"},
+                                             unhealthy_after=1)
+        assert changes == {"x@1": 0, "y@1": 1}
+        assert store.client.xlen(jobs_key("taki")) == 0 and list(store.unhealthy_bots("taki")) == ["y@1"]
+    finally:
         store.close()
