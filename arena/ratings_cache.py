@@ -6,7 +6,7 @@ answers the ladder at once (issue 10 item 2; keys in ``arena.store.keys``: ``rat
   ``sync_pairs_backlog`` of them, else leaves it to a background refresh and answers with the counts it has.
 * **The ladder fit** (``ratings:fit``): ``arena.ratings.ladder.fit_for_ladder`` over every stored result of the
   game, computed once per growth of the results log. The results read so far are kept compactly
-  (``ratings:matches``: bot table + one row per result, zlib'd JSON), so a refresh reads only the results stored
+  (``ratings:matches``: ``arena.ratings_fits.encode_matches``), so a refresh reads only the results stored
   since the last one (the log is append-only) instead of re-reading and re-parsing every stored JSON result.
 * **Tournament fits** (``tournament:<id>:fit``): the same fit over one tournament's results, keyed by the
   ``matches_done`` it counts (re-read whole: a tournament is small next to a ladder).
@@ -29,7 +29,6 @@ import queue
 import secrets
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +37,7 @@ from redis.client import NEVER_DECODE
 
 from arena.ratings.fit import MatchResult
 from arena.ratings.ladder import PairCounts
-from arena.ratings_fits import CachedFit, fit_document, fit_elsewhere
+from arena.ratings_fits import CachedFit, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 from arena.store import Store, StoreError
 from arena.store.base import REDIS_ERRORS
 from arena.store.keys import (
@@ -173,34 +172,38 @@ class RatingsCache:
                 return False
             stored = int(self._client.llen(results_log_key(game)))
             counts, _ = self._pairs(game)
-            bots, rows, n_rows = self._matches(game)
-            index = {b: i for i, b in enumerate(bots)}
-            start = min(counts.results, n_rows)
-            n_pairs0 = counts.results
+            blob = self._client.execute_command("GET", ratings_matches_key(game), **{NEVER_DECODE: []})
+            n_rows = matches_count(blob)
+            if n_rows > stored:  # a copy of another log (Redis emptied and refilled): read everything again
+                blob, n_rows = None, 0
+            start, n_pairs0 = min(counts.results, n_rows), counts.results
+            new: list[MatchResult] = []
             for pos, result in enumerate(self._read_results(game, start, stored), start):
                 if pos >= counts.results:
                     counts.add(result["seats"], result["ranks"])
                 if pos >= n_rows:
-                    m = MatchResult.from_stored(result)
-                    for b in m.bots:
-                        if b not in index:
-                            index[b] = len(bots)
-                            bots.append(b)
-                    rows.append([m.deal, m.match_id if m.deal is None else None, [index[b] for b in m.bots],
-                                 list(m.ranks)])
+                    new.append(MatchResult.from_stored(result))
             if counts.results > n_pairs0:
                 self._set_locked(lock, token, ratings_pairs_key(game),
                                  json.dumps({"computed_at": time.time(), **counts.to_dict()}))
-            blob = zlib.compress(json.dumps({"results": len(rows), "bots": bots, "rows": rows}).encode(), 1)
-            self._set_locked(lock, token, ratings_matches_key(game), blob)
+            total = n_rows + len(new)
             fit = self._cached(ratings_fit_key(game))
-            if rows and (fit is None or fit.results < len(rows)):
-                matches = [MatchResult(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
-                           for deal, mid, seats, ranks in rows]
-                fit_now = fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else fit_elsewhere
-                doc = fit_now(matches, len(rows), self.seed, False)
+            refit_now = total > 0 and (fit is None or fit.results < total)
+            if not new and not refit_now:
+                return True
+            try:  # small: here; large: in a child process (decoding 100,000 rows holds the GIL for a second)
+                blob_out, doc = (refit(blob, new, self.seed, refit_now) if total <= SUBPROCESS_FIT_RESULTS
+                                 else elsewhere("refit", blob, new, self.seed, refit_now))
+            except (ValueError, RuntimeError) as exc:
+                if "malformed compact matches" not in str(exc):
+                    raise
+                log.warning("re-reading every result of %s: %s", game, exc)
+                self._client.delete(ratings_matches_key(game))
+                return True
+            self._set_locked(lock, token, ratings_matches_key(game), blob_out)
+            if doc is not None:
                 self._set_locked(lock, token, ratings_fit_key(game), doc.to_json())
-                log.info("ladder fit of %s: %d results, %d replicates, %.1f s (%.1f s CPU)", game, len(rows),
+                log.info("ladder fit of %s: %d results, %d replicates, %.1f s (%.1f s CPU)", game, total,
                          doc.replicates, doc.seconds, doc.cpu_seconds)
             return True
 
@@ -259,17 +262,6 @@ class RatingsCache:
         current, _ = self._pairs(game)
         if current.results < counts.results:
             self._client.set(ratings_pairs_key(game), json.dumps({"computed_at": computed_at, **counts.to_dict()}))
-
-    def _matches(self, game: str) -> tuple[list[str], list[list[Any]], int]:
-        raw = self._client.execute_command("GET", ratings_matches_key(game), **{NEVER_DECODE: []})
-        if raw is None:
-            return [], [], 0
-        try:
-            data = json.loads(zlib.decompress(raw))
-            return list(data["bots"]), list(data["rows"]), int(data["results"])
-        except (ValueError, KeyError, TypeError, zlib.error) as exc:
-            log.warning("re-reading every result of %s: the cached matches are malformed (%s)", game, exc)
-            return [], [], 0
 
     def _read_results(self, game: str, start: int, stop: int) -> Iterator[dict[str, Any]]:
         """The stored results at log positions start..stop-1 (0-based), in log order."""

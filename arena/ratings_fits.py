@@ -1,10 +1,11 @@
 """Batch fits as the ratings cache keeps them (``CachedFit``) and the process that computes the large ones
 (``arena.ratings_cache``; the math is ``arena.ratings.ladder``).
 
-A fit of many results takes minutes of CPU, so ``fit_elsewhere`` runs it in a child process
-(``python -m arena.ratings_fits``), the arguments and the result pickled through its stdin and stdout: the arena
+A fit of many results takes minutes of CPU, so ``elsewhere`` runs it (``refit``: the compact copy of the results
+read so far, extended and fitted; ``fit_document``: a fit of given matches) in a child process
+(``python -m arena.ratings_fits``), the call and its result pickled through its stdin and stdout: the arena
 process's GIL stays free for its gRPC threads and the referee's deadlines, any main module works, and the child
-ends with the fit or as soon as its parent is gone.
+ends with the call or as soon as its parent is gone.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.ratings.fit import MatchResult
 from arena.ratings.ladder import fit_for_ladder, fit_lines
@@ -77,24 +80,81 @@ class CachedFit:
                    lines=tuple(FitLine(*row) for row in d["lines"]))
 
 
-def fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    """``fit_document`` in a child process of its own (``python -m arena.ratings_fits``, the data pickled through
-    its stdin and stdout): a fit of many results takes minutes of CPU, which would otherwise hold this process's GIL
-    against its gRPC threads and the referee's deadlines. The child ends with the fit, or as soon as this process
+def encode_matches(bots: list[str], rows: list[list[Any]]) -> bytes:
+    """The compact copy of the results read so far: ``b"<count>\\n"`` then zlib'd JSON {"bots", "rows"}, a row being
+    [deal or None, match id when there is no deal, [bot indexes in seat order], [ranks]]."""
+    body = zlib.compress(json.dumps({"bots": bots, "rows": rows}).encode(), 1)
+    return f"{len(rows)}\n".encode() + body
+
+
+def matches_count(blob: bytes | None) -> int:
+    """Results in a compact copy (its header only; 0 for None or a malformed copy)."""
+    if not blob:
+        return 0
+    head = blob.split(b"\n", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def decode_matches(blob: bytes | None) -> tuple[list[str], list[list[Any]]]:
+    """Inverse of ``encode_matches`` (([], []) for None). Raises ``ValueError`` for a malformed copy."""
+    if not blob:
+        return [], []
+    try:
+        data = json.loads(zlib.decompress(blob.split(b"\n", 1)[1]))
+        return list(data["bots"]), list(data["rows"])
+    except (IndexError, KeyError, TypeError, zlib.error) as exc:
+        raise ValueError(f"malformed compact matches: {exc}") from exc
+
+
+def refit(blob: bytes | None, new: list[MatchResult], seed: int, fit: bool) -> tuple[bytes, CachedFit | None]:
+    """Extend the compact copy ``blob`` with the results ``new`` (log order) and, when ``fit``, fit them all.
+    Returns the new copy and the ``CachedFit`` (None when not asked). Raises ``ValueError`` for a malformed copy,
+    ``FitError`` for a bad match."""
+    bots, rows = decode_matches(blob)
+    index = {b: i for i, b in enumerate(bots)}
+    for m in new:
+        for b in m.bots:
+            if b not in index:
+                index[b] = len(bots)
+                bots.append(b)
+        rows.append([m.deal, m.match_id if m.deal is None else None, [index[b] for b in m.bots], list(m.ranks)])
+    out = encode_matches(bots, rows)
+    if not fit or not rows:
+        return out, None
+    matches = [MatchResult(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
+               for deal, mid, seats, ranks in rows]
+    return out, fit_document(matches, len(rows), seed, False)
+
+
+CHILD_CALLS = ("fit_document", "refit")  # what ``elsewhere`` may run
+
+
+def elsewhere(name: str, *args: Any) -> Any:
+    """``name(*args)`` (one of ``CHILD_CALLS``) in a child process of its own (``python -m arena.ratings_fits``, the
+    call pickled through its stdin and stdout): a fit of many results takes minutes of CPU (and decoding the compact
+    copy of 100,000 results holds the interpreter for a second), which would otherwise hold this process's GIL
+    against its gRPC threads and the referee's deadlines. The child ends with the call, or as soon as this process
     is gone (it watches its parent). Raises ``RuntimeError`` when the child fails (its stderr's last line)."""
-    payload = pickle.dumps((list(matches), count, seed, all_pairs))
+    if name not in CHILD_CALLS:
+        raise ValueError(f"{name!r} is not run in a child; choose one of {', '.join(CHILD_CALLS)}")
+    payload = pickle.dumps((name, args))
     done = subprocess.run([sys.executable, "-m", "arena.ratings_fits"], input=payload, capture_output=True,
                           check=False)
     if done.returncode != 0:
         last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
         raise RuntimeError(f"the fit process exited with {done.returncode}: {last}")
-    doc: CachedFit = pickle.loads(done.stdout)
+    return pickle.loads(done.stdout)
+
+
+def fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
+    """``fit_document`` run by ``elsewhere``."""
+    doc: CachedFit = elsewhere("fit_document", list(matches), count, seed, all_pairs)
     return doc
 
 
 def _fit_child() -> None:
-    """The child of ``fit_elsewhere``: read the pickled arguments, fit, write the pickled ``CachedFit``; exit
-    at once when the parent goes away."""
+    """The child of ``elsewhere``: read the pickled call, run it, write its pickled result; exit at once when the
+    parent goes away."""
     parent = os.getppid()
 
     def watch() -> None:
@@ -104,8 +164,10 @@ def _fit_child() -> None:
                 os._exit(3)
 
     threading.Thread(target=watch, daemon=True).start()
-    args = pickle.loads(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(pickle.dumps(fit_document(*args)))
+    name, args = pickle.loads(sys.stdin.buffer.read())
+    if name not in CHILD_CALLS:
+        raise SystemExit(f"not a child call: {name!r}")
+    sys.stdout.buffer.write(pickle.dumps(globals()[name](*args)))
     sys.stdout.buffer.flush()
 
 

@@ -30,7 +30,6 @@ import statistics
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from arena.ratings import elo_deltas  # noqa: E402
 from arena.ratings.ladder import ladder_replicates  # noqa: E402
 from arena.ratings_cache import RatingsCache  # noqa: E402
+from arena.ratings_fits import decode_matches  # noqa: E402
 from arena.redis_server import PrivateRedis  # noqa: E402
 from arena.service import ArenaServer  # noqa: E402
 from arena.store import Store  # noqa: E402
@@ -179,7 +179,7 @@ def bench_ladder(matches: int = 100_000, bots: int = 16, reps: int = 7, more: in
             out["order_correct"] = [e.bot for e in reply.entries] == sorted(e.bot for e in reply.entries)
             raw = store.client.execute_command("GET", ratings_matches_key(GAME), NEVER_DECODE=[])
             out["compact_matches_bytes"] = len(raw)
-            seconds, _ = _timed(lambda: json.loads(zlib.decompress(raw)))
+            seconds, _ = _timed(lambda: decode_matches(raw))
             out["decode_compact_matches_s"] = round(seconds, 2)
             fit_times = [_timed(lambda: stub.GetLadder(arena_pb2.GetLadderRequest(game=GAME, method="fit"),
                                                         timeout=30))[0] for _ in range(reps)]

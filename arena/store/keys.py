@@ -57,8 +57,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:ratings:pairs                  string JSON pairwise counts (``PairCounts.to_dict``) of the first
                                                     "results" entries of the results log: the live ladder's
                                                     margins and LOS (``arena.ratings_cache``)
-    arena:{G}:ratings:matches                string the results the ratings cache has read (bytes: zlib of JSON
-                                                    {results, bots, rows}), extended as the log grows
+    arena:{G}:ratings:matches                string the results the ratings cache has read (bytes: "<count>\n" then
+                                                    zlib'd JSON {bots, rows}: ``ratings_fits.encode_matches``),
+                                                    extended as the log grows
     arena:{G}:ratings:fit                    string JSON batch fit of every stored result of G (``CachedFit``):
                                                     results counted, computed_at, replicates, lines
     arena:{G}:ratings:lock                   string token of the process refreshing G's ratings cache (SET NX PX,

@@ -19,8 +19,9 @@ from platform_helpers import wait_until
 
 from arena.cli import cli
 from arena.ratings_cache import RatingsCache
+from arena.ratings_fits import matches_count
 from arena.store import Store, TournamentInfo
-from arena.store.keys import ratings_fit_key, ratings_lock_key
+from arena.store.keys import ratings_fit_key, ratings_lock_key, ratings_matches_key
 from arena_sdk.pb import arena_pb2
 
 BOTS = ("ace@1", "bravo@1", "charlie@1", "delta@1")  # ace finishes first in every match
@@ -125,6 +126,8 @@ def test_the_cached_fit_is_shared_refreshed_and_a_stale_answer_says_so(arena_ser
         lambda: (r := stub_a.GetLadder(arena_pb2.GetLadderRequest(game="take5", method="fit"))).results_counted
         == 52 and r, "the background refresh to count the new results", timeout=60)
     assert fresh.computed_at > first.computed_at
+    blob = store.client.execute_command("GET", ratings_matches_key("take5"), NEVER_DECODE=[])
+    assert matches_count(blob) == 52  # the compact copy grew by the 12 new results
     assert sum(e.matches for e in fresh.entries) == 52 * 3
 
 

@@ -14,7 +14,7 @@ from ratings_sim import duplicate_deals
 
 from arena.ratings import ladder
 from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_lines, ladder_replicates, tau_sample
-from arena.ratings_fits import fit_document, fit_elsewhere
+from arena.ratings_fits import decode_matches, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 
 
 def test_pair_counts_count_each_pair_once_per_match_and_round_trip() -> None:
@@ -121,3 +121,21 @@ def test_the_fit_in_a_child_process_equals_the_fit_here() -> None:
     there = fit_elsewhere(matches, len(matches), 0, True)
     assert there.lines == here.lines and there.los == here.los and there.results == len(matches)
     assert set(here.los) == {"a|b", "a|c", "a|d", "b|c", "b|d", "c|d"}
+
+
+def test_the_compact_copy_grows_by_the_new_results_and_refits_the_same_here_and_in_a_child() -> None:
+    rng = np.random.default_rng(9)
+    matches = duplicate_deals(rng, {"a": 0.0, "b": 80.0, "c": 160.0, "d": 240.0}, 4, 3, luck_sd=0.5)
+    blob, none = refit(None, matches[:5], 0, False)
+    assert none is None and matches_count(blob) == 5 and matches_count(None) == 0
+    grown, doc = refit(blob, matches[5:], 0, True)
+    bots, rows = decode_matches(grown)
+    assert matches_count(grown) == len(rows) == len(matches) and sorted(bots) == ["a", "b", "c", "d"]
+    assert doc is not None and doc.results == len(matches)
+    assert doc.lines == fit_document(matches, len(matches), 0, False).lines  # the copy loses nothing the fit reads
+    there_blob, there = elsewhere("refit", blob, matches[5:], 0, True)
+    assert there_blob == grown and there is not None and there.lines == doc.lines
+    with pytest.raises(ValueError, match="malformed"):
+        decode_matches(b"3\nnot zlib")
+    with pytest.raises(ValueError, match="not run in a child"):
+        elsewhere("print", "hello")
