@@ -294,7 +294,10 @@ def tournament_standings(app: AppContext, tournament_id: str, server: str, as_js
     """Show the standings of one tournament: rank (by points), bot, points (per match, 1 for every opponent
     finished ahead of and 1/2 per tie), matches, mean score (the game's score: Take 5 bullheads, Taki cards held;
     lower is better), score rate
-    (points per pair, 0..1) and Elo performance (mean opponent rating + 400 x (wins - losses) / pairs).
+    (points per pair, 0..1), Elo performance (mean opponent rating + 400 x (wins - losses) / pairs), and from the
+    batch fit of this tournament's results (deal luck taken out, mean 1500): rating ± margin (half the 95 %
+    interval, Elo points) and LOS next (likelihood of superiority over the next line down). The fit is cached per
+    number of matches done; while the tournament runs a newer one is computed in the background.
 
     \b
     Example:
