@@ -48,10 +48,14 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
         "GetStandings": [arena_pb2.GetStandingsRequest(id="t1")],
         "ListMatches": [arena_pb2.ListMatchesRequest(tournament_id="t1", bot="fz-a@1.0", limit=5)],
         "GetMatch": [arena_pb2.GetMatchRequest(match_id="t1-000001")],
-        "GetLadder": [arena_pb2.GetLadderRequest(game="take5")],
+        "GetLadder": [arena_pb2.GetLadderRequest(game="take5"), arena_pb2.GetLadderRequest(game="taki", method="fit")],
         "RebuildLadder": [arena_pb2.RebuildLadderRequest(game="take5")],
         "ListWorkers": [arena_pb2.ListWorkersRequest()],
         "GetArenaInfo": [arena_pb2.GetArenaInfoRequest()],
+        "CreateSprt": [arena_pb2.CreateSprtRequest(game="take5", v1="fz-a@1.0", v2="fz-a@2.0", seats=2, elo0=0,
+                                                   elo1=5, alpha=0.05, beta=0.05, window=4, max_blocks=100,
+                                                   deadline_ms=100)],
+        "GetSprt": [arena_pb2.GetSprtRequest(id="t1")],
     }
     return {method: [m.SerializeToString() for m in ms] for method, ms in samples.items()}
 
