@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 
-from ..base import IllegalActionError, Outcome, RulesError, competition_ranks
+from ..base import GameInfo, IllegalActionError, Outcome, RulesError, competition_ranks
 from .state import (
     _BULLHEADS,
     CHOOSE_CARD,
@@ -58,7 +58,8 @@ from .state import (
     target_row,
 )
 
-__all__ = [  # the types from state.py and the engine's functions
+__all__ = [  # the types from state.py, the engine's functions and the errors they raise
+    "GameInfo", "IllegalActionError", "Outcome", "RulesError", "competition_ranks",
     "GAME_ID", "DECK_SIZE", "HAND_SIZE", "NUM_ROWS", "ROW_CAPACITY", "MIN_PLAYERS", "MAX_PLAYERS", "MAX_LIMIT",
     "CHOOSE_CARD", "CHOOSE_ROW", "DRAFT_PICK", "INFO", "Phase", "LimitRule", "Take5Config", "Take5Deal",
     "ChooseCard", "ChooseRow", "DraftPick", "Take5Action", "Play", "Turn", "Pick", "Take5View", "Take5State",
