@@ -18,6 +18,10 @@ from typing import Any
 import grpc
 import pytest
 from click.testing import CliRunner
+from cryptography import x509  # a dev dependency: without it the test fails, never skips
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from platform_helpers import rpc_error, wait_until
 
 from arena.bot_channels import BotChannels, BotDialer, split_endpoint
@@ -27,11 +31,6 @@ from arena.referee import SeatSpec, run_match
 from arena.store import Store
 from arena_sdk.games.take5 import Take5Config
 from arena_sdk.pb import arena_pb2, bot_pb2, bot_pb2_grpc
-
-x509 = pytest.importorskip("cryptography.x509")
-from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
-from cryptography.x509.oid import NameOID  # noqa: E402
 
 
 def _name(common: str) -> Any:
