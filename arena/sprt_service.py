@@ -2,8 +2,9 @@
 creation with its first blocks, and the ``Sprt`` message. ``arena.service`` delegates to these functions.
 
 Errors leave as the service's other calls do: INVALID_ARGUMENT (a bad parameter, V1 = V2, a field that cannot fill
-the tables, V1 against V2 without a field for bots of two owners), NOT_FOUND (an unknown bot or tournament, or a
-tournament that is not an SPRT), FAILED_PRECONDITION (a bot that does not answer GetInfo as registered).
+the tables or holds a bot of V1's or V2's owner, V1 against V2 without a field for bots of two owners), NOT_FOUND
+(an unknown bot or tournament, or a tournament that is not an SPRT), FAILED_PRECONDITION (a bot that does not answer
+GetInfo as registered).
 """
 
 from __future__ import annotations
@@ -121,10 +122,20 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     if v1 == v2:
         _invalid(context, f"{request.v1} and {request.v2} are the same bot {v1}: an SPRT compares two versions")
     info = GAMES[game].info
+    if field and len(field) < 2:
+        _invalid(context, f"a field needs at least 2 (k - 1) bots for k seats, so at least 2 (for 2 seats): the two "
+                          f"tables of a block get different field bots; got {len(field)} ({', '.join(field)})")
     seats = request.seats or (2 if not field else min(DEFAULT_FIELD_SEATS, 1 + len(field) // 2))
     if not info.min_players <= seats <= info.max_players:
         _invalid(context, f"{info.title} is played by {info.min_players}..{info.max_players} seats, got {seats}")
     owners = {bid: servicer.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in (v1, v2, *field)}
+    classes = owner_classes([v1, v2, *field], owners)
+    tested = set(classes[:2])
+    own = [bid for bid, c in zip(field, classes[2:]) if c in tested and bid not in (v1, v2)]
+    if own:
+        _invalid(context, f"the field cannot hold a bot of V1's or V2's owner: {', '.join(own)} (it would receive "
+                          f"cards of the deal {v1} or {v2} holds at the other table); give a field of other "
+                          f"owners' bots")
     if not field and len(set(owner_classes([v1, v2], owners))) != 1:
         _invalid(context, f"without a field V1 and V2 play each other on every deal twice, which only two versions "
                           f"of one owner's bot may do; {v1} and {v2} have different owners: give a field of other "

@@ -153,11 +153,30 @@ def test_a_field_fills_the_other_seats(stub: Any, store: Store) -> None:
     ({"seats": 3}, grpc.StatusCode.INVALID_ARGUMENT, "3 seats need a field"),
     ({"window": 65}, grpc.StatusCode.INVALID_ARGUMENT, "window (blocks in flight) must be 1..64"),
     ({"seats": 11, "field": [f"f{i}" for i in range(4)]}, grpc.StatusCode.INVALID_ARGUMENT, "2..10 seats"),
+    # the default seats of a one-bot field would be 1: the field's size is what is wrong
+    ({"field": ["f0"]}, grpc.StatusCode.INVALID_ARGUMENT, "a field needs at least 2 (k - 1) bots for k seats"),
 ])
 def test_create_refusals(stub: Any, store: Store, fields: dict[str, Any], code: grpc.StatusCode, words: str) -> None:
     got, details = rpc_error(lambda: _create(stub, **fields))
     assert got == code and words in details, details
     assert store.list_tournaments() == []
+
+
+def test_a_field_bot_of_v1s_or_v2s_owner_is_refused(stub: Any, store: Store) -> None:
+    """A field bot of V1's or V2's owner (another version of the NAME, or another NAME of the same owner token)
+    would receive cards of the deal V1 or V2 holds at the other table of the block."""
+    store.register_bot(GAME, "me", "127.0.0.1:1", version="3")
+    for name, version in (("own", "1"), ("own", "2"), ("alias", "1")):
+        store.register_bot(GAME, name, "127.0.0.1:1", version=version, owner_hash="h" * 64)
+    for fields, named in (({"field": ["me@3", "f0"]}, "me@3"),
+                          ({"v1": "f0", "v2": "me@1", "field": ["f1", "f2", "me@3"]}, "me@3"),
+                          ({"v1": "own@1", "v2": "own@2", "field": ["f0", "alias", "f1"]}, "alias@1"),
+                          ({"v1": "f0", "v2": "own@2", "field": ["f1", "alias@1"]}, "alias@1")):
+        code, details = rpc_error(lambda: _create(stub, **fields))  # noqa: B023
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, details
+        assert f"the field cannot hold a bot of V1's or V2's owner: {named}" in details, details
+    assert store.list_tournaments() == []
+    assert _create(stub, v1="own@1", v2="own@2", field=["f0", "f1"]).seats == 2  # other owners' bots do
 
 
 def test_get_sprt_of_a_round_robin_is_not_found(stub: Any) -> None:
