@@ -82,18 +82,24 @@ def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block:
     return store.sprt_count_block(info.game, info.id, block, outcome)
 
 
+def _blocks(n: int) -> str:
+    """"1 block", "2 blocks"."""
+    return f"{n} block{'' if n == 1 else 's'}"
+
+
 def _decision(params: SprtParams, record: SprtRecord) -> tuple[str, str, SprtStatus] | None:
     """(verdict, reason, status) when the test is over, else None."""
     st = sprt_status(params, record.counts)
     if st.verdict is not None:
         which, bound = ("upper", st.upper) if st.verdict == "H1" else ("lower", st.lower)
-        return st.verdict, f"LLR {st.llr:.3f} reached the {which} bound {bound:.3f} after {st.blocks} blocks", st
+        return st.verdict, f"LLR {st.llr:.3f} reached the {which} bound {bound:.3f} after {_blocks(st.blocks)}", st
     if st.blocks >= params.max_blocks:
-        return INCONCLUSIVE, (f"{st.blocks} blocks (the maximum) without the LLR ({st.llr:.3f}) leaving "
+        return INCONCLUSIVE, (f"{_blocks(st.blocks)} (the maximum) without the LLR ({st.llr:.3f}) leaving "
                               f"[{st.lower:.3f}, {st.upper:.3f}]"), st
     if record.void >= params.max_blocks:
-        return INCONCLUSIVE, (f"{record.void} blocks were void (a table failed for good each time), as many as the "
-                              f"maximum of blocks; the arena cannot run this test"), st
+        were = "was" if record.void == 1 else "were"
+        return INCONCLUSIVE, (f"{_blocks(record.void)} {were} void (a table failed for good each time), as many as "
+                              f"the maximum of blocks; the arena cannot run this test"), st
     return None
 
 

@@ -150,8 +150,8 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
         servicer._check_bots_ready(game, [v1, v2, *field], context)
     deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
     formula = (f"paired blocks: each block is one deal at 2 tables ({v1} at seat s of one, {v2} at seat s of the "
-               f"other), {params.window} blocks in flight, until the SPRT decides (at most {params.max_blocks} "
-               f"blocks counted)")
+               f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
+               f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
     params = dataclasses.replace(params, extra={"formula": formula})
     tournament_id = servicer.store.next_tournament_id()
     specs = [s for b in range(min(params.window, params.max_blocks))

@@ -202,7 +202,7 @@ def parse_seed_hex(text: str) -> int:
 
 
 def verify_deals(tournament_id: str, seed_text: str, commitment: str,
-                 matches: Iterable[Mapping[str, Any]]) -> list[str]:
+                 matches: Iterable[Mapping[str, Any]], twice_allowed: Iterable[str] = ()) -> list[str]:
     """Check a revealed tournament: its seed against its commitment, and every match's deal seed against the seed.
 
     Args:
@@ -211,6 +211,9 @@ def verify_deals(tournament_id: str, seed_text: str, commitment: str,
         matches: one mapping per stored match with ``match_id``, ``seed`` and its deal coordinates ``round``,
             ``deal``, ``table``, ``attempt``, ``seats`` (e.g. the ``--json`` of ``arena match list``), plus an
             optional ``record_seed`` (the seed in the match record, when it was fetched).
+        twice_allowed: bots that may receive cards of one deal (and attempt) in two matches, never more: V1 and V2
+            of a head-to-head SPRT, which play each other at both tables of every block by design
+            (``arena.sprt_plan``).
     Returns:
         One sentence per problem found (empty when everything checks): a commitment that is not the seed's, a
         match whose seed is not HMAC-SHA256(seed, "<tournament>/<round>/<deal>/<attempt>"), a record seed that
@@ -224,7 +227,9 @@ def verify_deals(tournament_id: str, seed_text: str, commitment: str,
     if seed_commitment(seed) != commitment.lower():
         problems.append(f"the revealed seed does not match the commitment: SHA-256 of the seed is "
                         f"{seed_commitment(seed)}, the commitment published at creation is {commitment}")
+    allowed = frozenset(twice_allowed)
     seen_at: dict[tuple[int, int, int], dict[str, str]] = {}
+    seen_twice: dict[tuple[int, int, int], set[str]] = {}
     tables: dict[tuple[int, int, int], str] = {}
     for m in matches:
         mid = str(m.get("match_id", "?"))
@@ -243,8 +248,11 @@ def verify_deals(tournament_id: str, seed_text: str, commitment: str,
             problems.append(f"matches {tables[(r, d, t)]} and {mid} are both table {t} of round {r}, deal {d}")
         tables[(r, d, t)] = mid
         holders = seen_at.setdefault((r, d, a), {})
+        twice = seen_twice.setdefault((r, d, a), set())
         for bot in m.get("seats", ()):
-            if bot in holders:
+            if bot in holders and holders[bot] != mid and bot in allowed and bot not in twice:
+                twice.add(bot)  # its second table of this deal: expected
+            elif bot in holders:
                 problems.append(f"bot {bot} received cards of round {r}, deal {d} twice: matches {holders[bot]} "
                                 f"and {mid}")
             holders[bot] = mid

@@ -219,8 +219,13 @@ def _elo_text(s: Any, short: bool = False) -> str:
     return f"Elo {s.elo:+.1f}{margin}"
 
 
+def _plural(n: int, word: str) -> str:
+    """"1 block", "2 blocks"."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _line(s: Any) -> str:
-    return (f"{s.blocks} blocks ({s.blocks_in_flight} in flight"
+    return (f"{_plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
             + (f", {s.blocks_void} void" if s.blocks_void else "")
             + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}")
 
@@ -236,7 +241,8 @@ def _print(s: Any) -> None:
     click.echo(f"blocks {s.blocks}" + (f" (+{s.blocks_void} void)" if s.blocks_void else "")
                + (f", {s.blocks_in_flight} in flight" if s.blocks_in_flight else "")
                + f"; matches {t.matches_done}/{t.matches_total}"
-               + (f", {t.matches_cancelled} dropped" if t.matches_cancelled else ""))
+               + (f", {t.matches_cancelled} dropped {'after the verdict' if s.verdict else 'by the cancellation'}"
+                  if t.matches_cancelled else ""))
     click.echo(_elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
 
@@ -299,5 +305,5 @@ def _finish(app: AppContext, s: Any, as_json: bool) -> None:
     if not s.verdict:
         if as_json:
             sys.exit(1)
-        raise ArenaCliError(f"SPRT {s.tournament.id} was {s.tournament.state} after {s.blocks} blocks, without a "
-                            f"verdict")
+        raise ArenaCliError(f"SPRT {s.tournament.id} was {s.tournament.state} after {_plural(s.blocks, 'block')}, "
+                            f"without a verdict")

@@ -253,12 +253,14 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     table = Table(title=f"Tournament {t.id}", show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
+    sprt = _sprt_of(client, t.id)
     progress = f"{t.matches_done}/{t.matches_total} matches"
     notes = []
     if t.matches_failed:
         notes.append(f"{t.matches_failed} failed: given up after repeated platform errors, not rated")
     if t.matches_cancelled:
-        notes.append(f"{t.matches_cancelled} dropped by the cancellation")
+        why = "after the verdict" if sprt is not None and sprt.verdict else "by the cancellation"
+        notes.append(f"{t.matches_cancelled} dropped {why}")
     if notes:
         progress += f" ({'; '.join(notes)})"
     rows = [
@@ -271,6 +273,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("rounds", str(t.rounds) + (" so far" if t.until_separated and t.state == "running" else "")),
         ("matches", t.formula or str(t.matches_total)),
         *_separation_rows(t),
+        *_sprt_rows(sprt),
         ("deals", f"{t.deals}: {t.deal_count} deals, up to {t.tables_per_deal} "
                   f"table{'s' if t.tables_per_deal != 1 else ''} each"),
         ("seed commitment", t.seed_commitment or "-"),
@@ -389,6 +392,18 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
                f"{_failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
 
 
+def _sprt_rows(s: Any) -> list[tuple[str, str]]:
+    """The status rows of an SPRT (none for other tournaments): its versions and verdict (`arena sprt show ID` has
+    the rest)."""
+    if s is None:
+        return []
+    from .sprt import VERDICT_WORDS
+
+    words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
+    return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
+            ("verdict", words + (f" ({s.reason})" if s.reason else ""))]
+
+
 def _separation_rows(t: Any) -> list[tuple[str, str]]:
     """The status row of a tournament run --until-separated (none for others): why it stopped, or the
     verdict of the last check while it runs (the "matches" row shows its cap)."""
@@ -483,6 +498,18 @@ def _refuse_seed() -> None:
 VERIFY_PAGE = 1000  # matches per ListMatches call (the server's cap)
 
 
+def _sprt_of(client: ArenaClient, tournament_id: str) -> Any:
+    """The ``Sprt`` message of tournament ``tournament_id`` when it is an SPRT (the ``Tournament`` message does not
+    say its kind; GetSprt answers NOT_FOUND for any other tournament), else None (also from a server without
+    GetSprt)."""
+    try:
+        return client.stub.GetSprt(arena_pb2.GetSprtRequest(id=tournament_id), timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED):
+            return None
+        raise rpc_error(exc, client.server) from None
+
+
 @tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
 @click.argument("tournament_id", metavar="ID")
 @option("--records", is_flag=True, help="Also fetch every match record and check the seed it was played with.")
@@ -493,8 +520,9 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
     """Check a tournament that has ended: SHA-256 of its revealed seed equals the commitment published at its
     creation, every match's deal seed is HMAC-SHA256(seed, "ID/ROUND/DEAL/ATTEMPT") (first 8 bytes, top bit
     cleared), and no bot received cards of one deal in two matches. With --records, every match record's seed too
-    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). Exit code 1 when anything does
-    not check.
+    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). A head-to-head SPRT (`arena sprt
+    V1 V2` without --field) plays V1 against V2 at both tables of every block, so those two see each deal twice by
+    design: that is noted, not failed (everything else is checked). Exit code 1 when anything does not check.
 
     \b
     Example:
@@ -518,19 +546,29 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
             matches.append(entry)
         if len(page) < VERIFY_PAGE:
             break
-    problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches)
+    sprt = _sprt_of(client, t.id)
+    twice = (sprt.v1, sprt.v2) if sprt is not None and not sprt.field else ()
+    note = (f"note: {t.id} is a head-to-head SPRT: {twice[0]} (V1) and {twice[1]} (V2), two versions of one "
+            f"owner, play each other at both tables of every block, so each receives every deal twice by design"
+            if twice else "")
+    problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches, twice_allowed=twice)
     if len(matches) != t.matches_done:
         problems.append(f"{len(matches)} matches listed, but the tournament counts {t.matches_done} done")
     if as_json:
         print_json({"tournament": t.id, "ok": not problems, "matches": len(matches), "seed_hex": t.seed_hex,
-                    "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems})
+                    "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems,
+                    "twice_by_design": list(twice), "note": note})
     else:
+        if note:
+            click.echo(note)
         for problem in problems:
             click.echo(f"FAIL {problem}")
         if not problems:
             click.echo(f"tournament {t.id}: the seed {t.seed_hex} matches the commitment {t.seed_commitment}; "
                        f"{len(matches)} matches, each dealt from HMAC-SHA256(seed, \"{t.id}/round/deal/attempt\")"
-                       f"{' (records checked too)' if records else ''}; no bot received a deal twice")
+                       f"{' (records checked too)' if records else ''}; "
+                       + ("V1 and V2 received each deal at its two tables only" if twice
+                          else "no bot received a deal twice"))
     if problems:
         if as_json:
             raise SystemExit(1)

@@ -208,3 +208,28 @@ def test_verify_deals_accepts_a_true_tournament_and_names_every_lie() -> None:
     assert any(p.startswith("match t5-000003: its record was played with seed 7") for p in problems)
     assert any("received cards of round 0" in p and "t5-000099" in p for p in problems)
     assert verify_deals("t5", "nope", "", matches) == ["a revealed tournament seed is 64 hex digits, got 'nope'"]
+
+
+def test_verify_deals_lets_the_versions_of_a_head_to_head_sprt_see_a_deal_twice_only() -> None:
+    """A head-to-head SPRT block: V1 against V2 at table 0, V2 against V1 at table 1, on one deal."""
+    seed = 1234567 << 190
+
+    def table(t: int, seats: list[str], deal: int = 0) -> dict[str, object]:
+        return {"match_id": f"t2-{2 * deal + t:06d}", "seats": seats, "round": 0, "deal": deal, "table": t,
+                "attempt": 0, "seed": deal_seed(seed, "t2", 0, deal)}
+
+    block = [table(0, ["me@1", "me@2"]), table(1, ["me@2", "me@1"])]
+    assert len(verify_deals("t2", seed_hex(seed), seed_commitment(seed), block)) == 2  # a round robin's rule
+    assert verify_deals("t2", seed_hex(seed), seed_commitment(seed), block, twice_allowed=("me@1", "me@2")) == []
+    third = table(2, ["me@1", "x@1"]) | {"match_id": "t2-000099"}  # a third table of deal 0
+    stranger = table(0, ["x@1", "me@2"], deal=1)  # x@1 is allowed nothing
+    again = table(1, ["x@1", "me@1"], deal=1)
+    problems = verify_deals("t2", seed_hex(seed), seed_commitment(seed), [*block, third, stranger, again],
+                            twice_allowed=("me@1", "me@2"))
+    assert len(problems) == 2, problems
+    assert "bot me@1 received cards of round 0, deal 0 twice" in problems[0] and "t2-000099" in problems[0]
+    assert "bot x@1 received cards of round 0, deal 1 twice" in problems[1]
+    lied = [dict(block[0], seed=1), block[1]]
+    assert verify_deals("t2", seed_hex(seed), seed_commitment(seed + 1), lied, twice_allowed=("me@1", "me@2")) == [
+        verify_deals("t2", seed_hex(seed), seed_commitment(seed + 1), [])[0],
+        f"match t2-000000: seed 1 is not the deal seed {deal_seed(seed, 't2', 0, 0)} of round 0, deal 0, attempt 0"]

@@ -6,17 +6,21 @@ and CreateSprt / GetSprt refusals."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 import pytest
+from click.testing import CliRunner
 from platform_helpers import rpc_error
 
+from arena.cli import cli
 from arena.service import ArenaServer
 from arena.store import Job, Store
 from arena.tournament_hooks import after_match, sweep
+from arena.tournaments import deal_seed
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 GAME = "take5"
@@ -37,16 +41,16 @@ def _create(stub: Any, **fields: Any) -> arena_pb2.Sprt:
     return stub.CreateSprt(arena_pb2.CreateSprtRequest(game=GAME, **fields), timeout=10)
 
 
-def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True) -> None:
-    """Store a result of ``job``'s match in which V2 (table 1) or V1 (table 0) finished first or last, acknowledge
-    the job and call the hook, as a worker does."""
+def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True, seed: int = 0) -> None:
+    """Store a result of ``job``'s match in which V2 (table 1) or V1 (table 0) finished first or last (dealt from
+    ``seed``), acknowledge the job and call the hook, as a worker does."""
     spec = job.spec
     assert spec is not None
     version = "me@1" if spec.table == 0 else "me@2"
     first = (spec.table == 1) == v2_wins
     ranks = [(1 if first else 2) if bot == version else (2 if first else 1) for bot in spec.seats]
     store.record_result(GAME, spec.match_id, list(spec.seats), [float(r) for r in ranks], ranks, [0] * len(ranks),
-                        {"seed": 0}, tournament_id=spec.tournament,
+                        {"seed": seed}, tournament_id=spec.tournament,
                         deal={"round": 0, "deal": spec.deal, "table": spec.table, "attempt": 0})
     store.ack_job(job)
     if hook:
@@ -177,6 +181,45 @@ def test_a_field_bot_of_v1s_or_v2s_owner_is_refused(stub: Any, store: Store) -> 
         assert f"the field cannot hold a bot of V1's or V2's owner: {named}" in details, details
     assert store.list_tournaments() == []
     assert _create(stub, v1="own@1", v2="own@2", field=["f0", "f1"]).seats == 2  # other owners' bots do
+
+
+def test_verify_and_status_of_a_head_to_head_sprt(arena_server: Callable[..., tuple[ArenaServer, Any]],
+                                                  store: Store) -> None:
+    """`arena tournament verify` of a head-to-head SPRT (V1 and V2 see every deal at both tables by design) notes
+    it, checks the rest and passes; `arena tournament status` of it after the verdict says why matches were dropped
+    and shows the verdict; `arena sprt show` speaks of 1 block, not "1 blocks"."""
+    for version in ("1", "2"):
+        store.register_bot(GAME, "me", "127.0.0.1:1", version=version)
+    server, stub = arena_server(verify_bots=False)
+    address = f"127.0.0.1:{server.port}"
+    s = _create(stub, elo0=0.0, elo1=200.0, alpha=0.4, beta=0.4, window=3)  # decided by one block V2 wins
+    tid = s.tournament.id
+    secret = store.get_tournament(tid).seed  # type: ignore[union-attr]
+    for job in _claim_block(store):
+        assert job.spec is not None
+        _play(store, job, v2_wins=True, seed=deal_seed(secret, tid, 0, job.spec.deal))
+    s = stub.GetSprt(arena_pb2.GetSprtRequest(id=tid))
+    assert s.verdict == "H1" and s.tournament.matches_cancelled == 4 and s.tournament.seed_hex
+    assert s.reason.endswith("after 1 block"), s.reason
+    runner = CliRunner()
+    out = runner.invoke(cli, ["tournament", "verify", tid, "--server", address], prog_name="arena")
+    assert out.exit_code == 0, out.output
+    assert "FAIL" not in out.stdout and out.stdout.count("note: ") == 1 and "head-to-head SPRT" in out.stdout
+    assert f"the seed {s.tournament.seed_hex} matches the commitment {s.tournament.seed_commitment}" in out.stdout
+    report = json.loads(runner.invoke(cli, ["tournament", "verify", tid, "--json", "--server", address]).stdout)
+    assert report["ok"] and report["twice_by_design"] == ["me@1", "me@2"] and report["matches"] == 2
+    status = runner.invoke(cli, ["tournament", "status", tid, "--server", address], prog_name="arena")
+    assert status.exit_code == 0, status.output
+    assert "4 dropped after the verdict" in status.stdout and "dropped by the cancellation" not in status.stdout
+    assert "V2 is better: accept H1" in status.stdout
+    shown = runner.invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
+    assert shown.exit_code == 0 and "after 1 block)" in shown.stdout, shown.output
+    assert "4 dropped after the verdict" in shown.stdout and "1 blocks" not in shown.stdout
+    # a lie still fails: a match whose seed is not its deal's
+    store.record_result(GAME, f"{tid}-000099", ["me@1", "me@2"], [1.0, 2.0], [1, 2], [0, 0], {"seed": 5},
+                        tournament_id=tid, deal={"round": 0, "deal": 0, "table": 0, "attempt": 0})
+    out = runner.invoke(cli, ["tournament", "verify", tid, "--server", address], prog_name="arena")
+    assert out.exit_code == 1 and f"FAIL match {tid}-000099: seed 5 is not the deal seed" in out.stdout
 
 
 def test_get_sprt_of_a_round_robin_is_not_found(stub: Any) -> None:
