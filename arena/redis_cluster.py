@@ -5,10 +5,16 @@ appendonly persistence in its own folder, the 16384 hash slots split evenly betw
 
 Its URL uses the scheme ``redis+cluster://HOST:PORT`` (any node), the form ``ARENA_REDIS_URL`` takes for a cluster
 (``arena.store.Store.from_url`` connects with redis-py's ``RedisCluster`` then).
+
+Like ``PrivateRedis``, every node asks for the password of ``data_dir`` (``redis_password``: ``redis.password``,
+mode 0600), given in each node's ``redis.conf`` (mode 0600: ``requirepass``, and ``masterauth`` for replicas),
+never on a command line; the URL carries it (``redis+cluster://:PASSWORD@127.0.0.1:PORT``); the folders are 0700
+and the nodes run with umask 077.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -16,7 +22,17 @@ from pathlib import Path
 
 import redis
 
-from .redis_server import RedisStartError, find_redis_server
+from .redis_server import (
+    CHILD_UMASK,
+    CONF_FILE,
+    LOG_FILE,
+    RedisStartError,
+    conf_value,
+    find_redis_server,
+    private_dir,
+    redis_password,
+    write_conf,
+)
 
 CLUSTER_SCHEME = "redis+cluster"
 SLOTS = 16384
@@ -28,7 +44,7 @@ def _free_port() -> int:
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+            port = int(s.getsockname()[1])
         if port + 10000 > 65535:
             continue
         with socket.socket() as bus:
@@ -53,26 +69,34 @@ class PrivateRedisCluster:
         self.masters = masters
         self.ports: list[int] = []
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.password = ""
 
     @property
     def url(self) -> str:
-        return f"{CLUSTER_SCHEME}://127.0.0.1:{self.ports[0]}"
+        return f"{CLUSTER_SCHEME}://:{self.password}@127.0.0.1:{self.ports[0]}"
+
+    def _client(self, port: int, socket_timeout: float | None = None) -> redis.Redis[str]:
+        """A client of the node on ``port`` (with the password), answers decoded."""
+        return redis.Redis(port=port, password=self.password, socket_timeout=socket_timeout, decode_responses=True)
 
     def _start_node(self, i: int) -> subprocess.Popen[bytes]:
-        folder = self.data_dir / f"node-{i}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(self.data_dir / f"node-{i}")
         port = self.ports[i]
-        log = open(folder / "redis.log", "ab")  # noqa: SIM115 - the child keeps its own copy
-        process = subprocess.Popen(
-            [find_redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-             "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000", "--appendonly", "yes",
-             "--dir", str(folder), "--save", "", "--protected-mode", "no"],
-            stdout=log, stderr=log, start_new_session=True)
-        log.close()
+        conf = folder / CONF_FILE
+        write_conf(conf, [
+            ("port", str(port)), ("bind", "127.0.0.1"), ("cluster-enabled", "yes"),
+            ("cluster-config-file", "nodes.conf"), ("cluster-node-timeout", "2000"), ("appendonly", "yes"),
+            ("dir", conf_value(str(folder.resolve()))), ("save", '""'), ("protected-mode", "no"),
+            ("requirepass", conf_value(self.password)), ("masterauth", conf_value(self.password)),
+        ])
+        log = os.fdopen(os.open(folder / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        process = subprocess.Popen([find_redis_server(), str(conf.resolve())], stdout=log, stderr=log,
+                                   start_new_session=True, umask=CHILD_UMASK)
+        log.close()  # the child keeps its own copy
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             try:
-                with redis.Redis(port=port, socket_timeout=1) as client:
+                with self._client(port, socket_timeout=1) as client:
                     client.ping()
                 return process
             except redis.RedisError:
@@ -82,16 +106,18 @@ class PrivateRedisCluster:
                 time.sleep(0.05)
 
     def start(self) -> str:
+        private_dir(self.data_dir)
+        self.password = redis_password(self.data_dir)
         self.ports = [_free_port() for _ in range(self.masters)]
         self.processes = [self._start_node(i) for i in range(self.masters)]
         per = SLOTS // self.masters
         for i, port in enumerate(self.ports):
             first = i * per
             last = SLOTS - 1 if i == self.masters - 1 else first + per - 1
-            with redis.Redis(port=port) as client:  # ADDSLOTS, not ADDSLOTSRANGE: Redis 6.2 has only the former
+            with self._client(port) as client:  # ADDSLOTS, not ADDSLOTSRANGE: Redis 6.2 has only the former
                 for chunk in range(first, last + 1, 2048):
                     client.execute_command("CLUSTER", "ADDSLOTS", *range(chunk, min(chunk + 2048, last + 1)))
-        with redis.Redis(port=self.ports[0]) as client:
+        with self._client(self.ports[0]) as client:
             for port in self.ports[1:]:
                 client.execute_command("CLUSTER", "MEET", "127.0.0.1", port)
         self._wait_ready()
@@ -103,7 +129,7 @@ class PrivateRedisCluster:
             states = []
             for port in self.ports:
                 try:
-                    with redis.Redis(port=port, decode_responses=True, socket_timeout=1) as client:
+                    with self._client(port, socket_timeout=1) as client:
                         info = client.execute_command("CLUSTER", "INFO")
                     text = info if isinstance(info, str) else str(info)
                     states.append("cluster_state:ok" in text and f"cluster_known_nodes:{self.masters}" in text)

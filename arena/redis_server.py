@@ -7,11 +7,20 @@ persistence in a data directory (``./.arena/`` by default), listening on 127.0.0
 ``resolve_redis_url``. The file ``<data_dir>/redis.port`` remembers the port of the last run: a restarted server
 takes the same port again when it is free, so workers that still hold the old URL simply reconnect (and a worker
 whose URL came from the data directory re-resolves it should the port have changed).
+
+The private server asks for a password (``requirepass``), so other local processes (e.g. a competitor's bot on the
+same machine) cannot read the tournaments' seeds or the bots' secrets, nor reconfigure it: a random
+``secrets.token_urlsafe(32)`` generated once per data directory and kept in ``<data_dir>/redis.password`` (mode
+0600). It reaches redis-server through ``<data_dir>/redis.conf`` (mode 0600), never its command line (``ps`` shows
+that); the URL in ``redis.url`` (mode 0600) carries it, ``redis://:PASSWORD@127.0.0.1:PORT/0``, and whatever logs
+or shows a URL redacts it (``redact_url``). The data directory is kept 0700 and redis-server runs with umask 077,
+so its appendonly files and log are 0600.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -25,6 +34,10 @@ URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
 PORT_FILE = "redis.port"
 LOG_FILE = "redis.log"
+PASSWORD_FILE = "redis.password"
+CONF_FILE = "redis.conf"
+PASSWORD_BYTES = 32  # of a generated password (43 URL-safe characters)
+CHILD_UMASK = 0o077  # what redis-server creates (appendonly files, temporary files) is 0600
 ENV_URL = "ARENA_REDIS_URL"
 START_TIMEOUT_S = 10.0
 LOADING_TIMEOUT_S = 120.0  # a restarted Redis reads its appendonly file before it serves commands
@@ -74,6 +87,94 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` created when missing, and made 0700 (owner only: it holds the password and the Redis data)."""
+    path = Path(path)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:
+        pass  # not ours to change; the files in it are 0600 anyway
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600 (a temporary file renamed over the old one)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _tighten(data_dir: Path) -> None:
+    """Drop group and world access from the Redis files an earlier run (before passwords) left readable."""
+    prefixes = ("redis.", "appendonly", "dump.rdb", "nodes.conf", "temp-")
+    for entry in data_dir.iterdir():
+        if not entry.name.startswith(prefixes):
+            continue
+        for path in [entry, *(entry.rglob("*") if entry.is_dir() and not entry.is_symlink() else ())]:
+            try:
+                mode = path.lstat().st_mode
+                if mode & 0o077 and not path.is_symlink():
+                    path.chmod(mode & 0o700)
+            except OSError:
+                pass
+
+
+def redis_password(data_dir: Path) -> str:
+    """The password of the private Redis of ``data_dir``: the one saved in ``<data_dir>/redis.password``, else a
+    new random one (``secrets.token_urlsafe(32)``) saved there with mode 0600. Two processes creating it at once
+    agree on one (the first link wins)."""
+    data_dir = private_dir(data_dir)
+    path = data_dir / PASSWORD_FILE
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        saved = ""
+    except OSError as exc:
+        raise RedisStartError(f"cannot read the Redis password file {path}: {exc.strerror or exc}") from None
+    if saved:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)
+        return saved
+    password = secrets.token_urlsafe(PASSWORD_BYTES)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(password + "\n")
+        os.chmod(tmp, 0o600)
+        try:
+            os.link(tmp, path)  # never over a password another process saved meanwhile
+        except FileExistsError:
+            theirs = path.read_text(encoding="utf-8").strip()
+            if theirs:
+                return theirs
+            os.replace(tmp, path)  # an empty file: nothing to keep
+    except OSError as exc:
+        raise RedisStartError(f"cannot save the Redis password in {path}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return password
+
+
+def conf_value(value: str) -> str:
+    """``value`` quoted for a redis.conf line."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_conf(path: Path, settings: list[tuple[str, str]]) -> None:
+    """A redis.conf of ``settings`` (name, value already quoted where needed), mode 0600: it holds the password,
+    which must not be on redis-server's command line (``ps`` shows that to every local user)."""
+    write_private(path, "".join(f"{name} {value}\n" for name, value in settings))
+
+
 def _ping(url: str, timeout: float = 1.0) -> bool:
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
@@ -85,10 +186,15 @@ def _ping(url: str, timeout: float = 1.0) -> bool:
 
 
 def _server_pid(url: str, timeout: float = 0.5) -> int | None:
-    """Process id of the Redis answering at ``url``, or None when nothing answers."""
+    """Process id of the Redis answering at ``url``, 0 when a Redis answers but refuses the URL's password (not
+    ours: ours asks for that password from its first answer on), or None when nothing answers."""
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
         return int(client.info("server")["process_id"])
+    except redis.AuthenticationError:
+        return 0
+    except redis.ResponseError as exc:  # e.g. "AUTH ... without any password configured": another Redis
+        return 0 if "AUTH" in str(exc).upper() else None
     except (redis.RedisError, OSError, KeyError, ValueError):
         return None
     finally:
@@ -167,8 +273,9 @@ class PrivateRedis:
     """A real ``redis-server`` child process with appendonly persistence in ``data_dir``.
 
     Args:
-        data_dir: folder of the appendonly file, the log (``redis.log``), and while running ``redis.url`` and
-            ``redis.pid``; created when missing.
+        data_dir: folder of the appendonly file, the log (``redis.log``), the password (``redis.password``), the
+            config (``redis.conf``), and while running ``redis.url`` and ``redis.pid``; created when missing, kept
+            0700, every file in it 0600.
         port: TCP port on 127.0.0.1; 0 takes the port of the last run in ``data_dir`` (``redis.port``) when it is
             free, else a free one.
         loading_timeout_s: how long ``start()`` waits for the server to load its appendonly data, seconds.
@@ -185,6 +292,7 @@ class PrivateRedis:
         self.loading_timeout_s = loading_timeout_s
         self.port = 0
         self.url = ""
+        self.password = ""
         self.process: subprocess.Popen[bytes] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -192,7 +300,7 @@ class PrivateRedis:
     def start(self) -> str:
         """Start the server and wait until it has loaded its appendonly data and answers PING (a restart with
         a large appendonly file first answers LOADING errors for a while); returns its URL
-        ``redis://127.0.0.1:PORT/0``.
+        ``redis://:PASSWORD@127.0.0.1:PORT/0`` (``redis_password``; show it only through ``redact_url``).
 
         Raises ``RedisStartError`` (with the server's log tail) when it cannot start, does not answer within
         ``START_TIMEOUT_S`` seconds, is still loading after ``loading_timeout_s`` seconds (it is stopped then),
@@ -201,13 +309,15 @@ class PrivateRedis:
         """
         if self.process is not None:
             return self.url
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
+        _tighten(self.data_dir)
+        self.password = redis_password(self.data_dir)
         url_file = self.data_dir / URL_FILE
         if url_file.exists():
             running = url_file.read_text().strip()
             if running and _ping(running):
                 raise RedisStartError(
-                    f"a private Redis for {self.data_dir} is already running at {running}; "
+                    f"a private Redis for {self.data_dir} is already running at {redact_url(running)}; "
                     f"use it (it is found automatically) or stop it first"
                 )
         binary = find_redis_server()
@@ -231,27 +341,32 @@ class PrivateRedis:
 
     def _start_once(self, binary: str, port: int) -> str:
         log_path = self.data_dir / LOG_FILE
-        args = [
-            binary,
-            "--port", str(port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir.resolve()),
-            "--appendonly", "yes",
-            "--daemonize", "no",
-            "--save", "",
-            "--loglevel", "notice",
-        ]
-        log = open(log_path, "ab")
+        conf_path = self.data_dir / CONF_FILE
+        write_conf(conf_path, [
+            ("port", str(port)),
+            ("bind", "127.0.0.1"),
+            ("dir", conf_value(str(self.data_dir.resolve()))),
+            ("appendonly", "yes"),
+            ("daemonize", "no"),
+            ("save", '""'),
+            ("loglevel", "notice"),
+            ("requirepass", conf_value(self.password)),
+        ])
+        args = [binary, str(conf_path.resolve())]  # the password is in the file, not on the command line
+        try:
+            log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        except OSError as exc:
+            raise RedisStartError(f"cannot open the Redis log {log_path}: {exc.strerror or exc}") from None
         try:
             # A session of its own: Ctrl-C at the terminal reaches the CLI, which stops workers first and then
-            # this server with SHUTDOWN, instead of Redis going away under them.
+            # this server with SHUTDOWN, instead of Redis going away under them. umask 077: its files are 0600.
             process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+                                       start_new_session=True, umask=CHILD_UMASK)
         except OSError as exc:
             raise RedisStartError(f"cannot run {binary}: {exc}") from exc
         finally:
             log.close()
-        url = f"redis://127.0.0.1:{port}/0"
+        url = f"redis://:{self.password}@127.0.0.1:{port}/0"
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if process.poll() is not None:
@@ -262,14 +377,15 @@ class PrivateRedis:
             pid = _server_pid(url)
             if pid == process.pid:
                 break
-            if pid is not None:  # another Redis answers on this port; ours cannot bind it
+            if pid is not None:  # another Redis answers on this port (or refuses our password); ours cannot bind it
                 try:
                     process.wait(timeout=2.0)
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+                who = f"pid {pid}" if pid > 0 else "it refuses this data dir's password"
                 raise RedisStartError(
-                    f"port {port} is taken by another Redis (pid {pid}); choose another port or 0; "
+                    f"port {port} is taken by another Redis ({who}); choose another port or 0; "
                     f"log tail:\n{_tail(log_path)}"
                 )
             if time.monotonic() > deadline:
@@ -282,9 +398,9 @@ class PrivateRedis:
             time.sleep(0.05)
         self._wait_loaded(process, port, url, log_path)
         self.process, self.port, self.url = process, port, url
-        (self.data_dir / URL_FILE).write_text(url + "\n")
-        (self.data_dir / PID_FILE).write_text(f"{process.pid}\n")
-        (self.data_dir / PORT_FILE).write_text(f"{port}\n")
+        write_private(self.data_dir / URL_FILE, url + "\n")  # 0600: the URL holds the password
+        write_private(self.data_dir / PID_FILE, f"{process.pid}\n")
+        write_private(self.data_dir / PORT_FILE, f"{port}\n")
         return url
 
     def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:

@@ -63,7 +63,7 @@ from redis.exceptions import ClusterDownError, RedisClusterException, TryAgainEr
 
 from arena import local_bots  # noqa: E402
 from arena.redis_cluster import PrivateRedisCluster  # noqa: E402
-from arena.redis_server import PrivateRedis  # noqa: E402
+from arena.redis_server import PrivateRedis, redact_url  # noqa: E402
 from arena.store import Store, results_log_key, tournament_matches_key  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
 from arena_sdk.wire import config_from_dict, config_to_proto  # noqa: E402
@@ -324,7 +324,8 @@ class Arena:
 
     @property
     def redis_url(self) -> str:
-        return self.cluster.url if self.cluster else self.redis.url if self.redis else "?"
+        """The Redis URL for messages: its password redacted."""
+        return redact_url(self.cluster.url if self.cluster else self.redis.url if self.redis else "?")
 
     # -- reading, with Redis coming and going ------------------------------------------------------------------
 

@@ -125,18 +125,19 @@ def measure(redis_url: str, bots: dict[str, BotProcess], workers: int, concurren
     if not os.environ.get(auth.ADMIN_TOKEN_ENV):  # the referee's admin token (inherited), sent to CreateTournament
         os.environ[auth.ADMIN_TOKEN_ENV] = auth.new_admin_token()
     admin = auth.admin_metadata(os.environ[auth.ADMIN_TOKEN_ENV])
+    os.environ["ARENA_REDIS_URL"] = redis_url  # inherited: a --redis-url argument would show its password in ps
     try:
         serve_workers = 0 if separate else workers
         serve = Proc(["serve", "--listen", "127.0.0.1:0", "--workers", str(serve_workers), "--concurrency",
-                      str(concurrency), "--redis-url", redis_url, "--data-dir", str(logs / "arena-data")],
+                      str(concurrency), "--data-dir", str(logs / "arena-data")],
                      "listening on ", logs / "serve.log")
         procs.append(serve)
         assert serve.ready_line is not None
         server = serve.ready_line.rsplit("listening on ", 1)[1].strip()
         if separate:
             for i in range(workers):
-                procs.append(Proc(["worker", "--concurrency", str(concurrency), "--name", f"scale-w{i}",
-                                   "--redis-url", redis_url], "working for redis", logs / f"worker{i}.log"))
+                procs.append(Proc(["worker", "--concurrency", str(concurrency), "--name", f"scale-w{i}"],
+                                  "working for redis", logs / f"worker{i}.log"))
         with grpc.insecure_channel(server) as channel:
             stub = arena_pb2_grpc.ArenaStub(channel)
             for name, bot in bots.items():

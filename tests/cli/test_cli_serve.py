@@ -31,6 +31,7 @@ from click.testing import CliRunner, Result
 from arena.cli import BOTS_DOWN_HINT, cli
 from arena.local_bots import BotProcess, started_bots
 from arena.local_bots import start_bot as start_bot_process
+from arena.redis_server import PASSWORD_FILE, redact_url
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30
@@ -454,7 +455,7 @@ def test_server_options_that_point_at_no_referee_say_what_is_there(arena: Arena)
                     "`arena serve` (it prints \"arena serve listening on HOST:PORT\"; default localhost:50051)")
     redis_url = resolve_redis_url(arena.data_dir)
     assert redis_url is not None
-    redis_at = redis_url.split("//", 1)[1].split("/", 1)[0]
+    redis_at = redis_url.split("@", 1)[-1].split("//", 1)[-1].split("/", 1)[0]  # HOST:PORT, without the password
     line = _fails_with_server("bot", "list", redis_at)
     assert line.startswith(f"Error: {redis_at} is a Redis server, not an arena referee: ")
     assert "a Redis URL goes to --redis-url or ARENA_REDIS_URL" in line
@@ -534,12 +535,68 @@ def test_serve_runs_and_stops_its_private_redis(serve: tuple[Proc, str, Path]) -
     assert not (data_dir / "redis.url").exists()  # the private redis-server was stopped with the server
 
 
+def _output_until(path: Path, fragment: str, process: subprocess.Popen[bytes]) -> str:
+    end = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < end:
+        text = path.read_text()
+        if fragment in text:
+            return text
+        assert process.poll() is None, f"exited with {process.returncode} before {fragment!r}: {text}"
+        time.sleep(0.1)
+    raise AssertionError(f"no {fragment!r} in {path}: {path.read_text()}")
+
+
+def test_serve_keeps_its_private_redis_password_to_itself(tmp_path: Path) -> None:
+    """The private Redis asks for a password that `arena serve` and `arena worker` (which finds it through the data
+    dir) use but never show: not in their output or logs (-v), not on a command line; its files are private."""
+    import redis
+
+    data_dir = tmp_path / "arena-data"
+    logs = {name: (tmp_path / f"{name}.out", tmp_path / f"{name}.err") for name in ("serve", "worker")}
+    commands = {"serve": ["-v", "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "1"],
+                "worker": ["-v", "worker", "--data-dir", str(data_dir), "--name", "w-pw"]}
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for name in ("serve", "worker"):
+            out, err = logs[name]
+            with open(out, "wb") as out_f, open(err, "wb") as err_f:
+                processes.append(subprocess.Popen([str(ARENA), *commands[name]], stdout=out_f, stderr=err_f,
+                                                  env=_env(PYTHONUNBUFFERED="1")))
+            _output_until(out, "workers: 1 embedded" if name == "serve" else "working for redis", processes[-1])
+        password = (data_dir / PASSWORD_FILE).read_text().strip()
+        assert len(password) >= 43
+        port = int((data_dir / "redis.port").read_text())
+        assert f"redis: redis://:***@127.0.0.1:{port}/0 (private redis-server" in logs["serve"][0].read_text()
+        anonymous = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+        with pytest.raises(redis.AuthenticationError):
+            anonymous.keys("arena:*")
+        anonymous.close()
+        for path in [data_dir, *data_dir.rglob("*")]:
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path} is {oct(path.stat().st_mode)}"
+        redis_pid = int((data_dir / "redis.pid").read_text())
+        for pid in [redis_pid, *(p.pid for p in processes)]:
+            assert password.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    finally:
+        for process in reversed(processes):
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    assert [p.returncode for p in processes] == [0, 0]
+    for out, err in logs.values():
+        for path in (out, err):
+            assert password not in path.read_text(), path
+    assert "arena serve stopping" in logs["serve"][0].read_text()
+
+
 def test_serve_uses_ARENA_REDIS_URL(redis_url: str, tmp_path: Path) -> None:
     data_dir = tmp_path / "unused"
     proc = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"],
                 _env(ARENA_REDIS_URL=redis_url))
     try:
-        assert proc.wait_for("redis: ") == f"redis: {redis_url} (external)"
+        assert proc.wait_for("redis: ") == f"redis: {redact_url(redis_url)} (external)"
         assert not (data_dir / "redis.url").exists()  # no private server was started
     finally:
         assert proc.terminate() == 0

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from platform_helpers import wait_until
 
 from arena.redis_server import (
     LOG_FILE,
+    PASSWORD_FILE,
     PID_FILE,
     URL_FILE,
     PrivateRedis,
@@ -27,7 +31,8 @@ def test_start_writes_url_and_pid_files_and_stop_removes_them(tmp_path: Path,
     server = PrivateRedis(tmp_path / "data")
     url = server.start()
     try:
-        assert url.startswith("redis://127.0.0.1:") and url == server.url
+        password = (tmp_path / "data" / PASSWORD_FILE).read_text().strip()
+        assert url == f"redis://:{password}@127.0.0.1:{server.port}/0" and url == server.url
         assert (tmp_path / "data" / URL_FILE).read_text().strip() == url
         assert int((tmp_path / "data" / PID_FILE).read_text()) == server.process.pid  # type: ignore[union-attr]
         assert resolve_redis_url(tmp_path / "data") == url
@@ -58,8 +63,9 @@ def test_data_survives_a_restart(tmp_path: Path) -> None:
 
 def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
     with PrivateRedis(tmp_path) as first:
-        with pytest.raises(RedisStartError, match="already running at " + first.url):
+        with pytest.raises(RedisStartError, match="already running at " + re.escape(redact_url(first.url))) as excinfo:
             PrivateRedis(tmp_path).start()
+        assert first.password not in str(excinfo.value)
         assert first.running
 
 
@@ -71,6 +77,63 @@ def test_a_taken_port_gives_a_clear_error_with_the_log_tail(tmp_path: Path, redi
     assert "log tail" in message
     assert (tmp_path / LOG_FILE).exists()
     assert not (tmp_path / URL_FILE).exists()
+
+
+def _private_files(data_dir: Path) -> list[Path]:
+    return [data_dir, *data_dir.rglob("*")]
+
+
+def test_the_private_redis_asks_for_its_password_and_keeps_its_files_private(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another local process (a competitor's bot on the same machine) can neither read the arena's data nor
+    reconfigure the private Redis: it asks for a password, kept once per data dir in a 0600 file and never on
+    redis-server's command line, and nothing it writes is readable by group or others."""
+    monkeypatch.delenv("ARENA_REDIS_URL", raising=False)
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    (data / "appendonly.aof").write_bytes(b"")  # left world-readable by a run before passwords
+    (data / "appendonly.aof").chmod(0o644)
+    old = os.umask(0o022)  # whatever the test runner's umask, the files must come out private
+    try:
+        with PrivateRedis(data) as server:
+            password = (data / PASSWORD_FILE).read_text().strip()
+            assert len(password) >= 43 and server.password == password
+            assert server.url == f"redis://:{password}@127.0.0.1:{server.port}/0"
+            authed = redis.Redis.from_url(server.url)
+            authed.hset("arena:{take5}:tournament:t1", "spec", "secret seed")
+            authed.bgrewriteaof()
+            wait_until(lambda: not any(int(authed.info("persistence")[k]) for k in (
+                "aof_rewrite_in_progress", "aof_rewrite_scheduled")), "the appendonly rewrite")
+            for anonymous in (redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=2),
+                              redis.Redis.from_url(f"redis://:wrong@127.0.0.1:{server.port}/0", socket_timeout=2)):
+                with pytest.raises(redis.AuthenticationError):
+                    anonymous.hget("arena:{take5}:tournament:t1", "spec")
+                with pytest.raises(redis.AuthenticationError):
+                    anonymous.config_set("appendonly", "no")
+                anonymous.close()
+            assert authed.hget("arena:{take5}:tournament:t1", "spec") == b"secret seed"
+            authed.close()
+            assert server.process is not None
+            cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes() if Path("/proc").is_dir() else \
+                subprocess.run(["ps", "-o", "args=", "-p", str(server.process.pid)], capture_output=True).stdout
+            assert password.encode() not in cmdline and b"requirepass" not in cmdline
+            files = _private_files(data)
+            assert {p.name for p in files} >= {"appendonly.aof", "redis.log", "redis.conf", PASSWORD_FILE, URL_FILE,
+                                               PID_FILE}
+            for path in files:
+                assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path} is {oct(path.stat().st_mode)}"
+        with PrivateRedis(data) as again:  # the same password for the same data dir; the data is back
+            assert again.password == password
+            client = redis.Redis.from_url(again.url)
+            assert client.hget("arena:{take5}:tournament:t1", "spec") == b"secret seed"
+            client.close()
+        for path in _private_files(data):
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path} is {oct(path.stat().st_mode)}"
+    finally:
+        os.umask(old)
+    assert PrivateRedis(tmp_path / "other").password == ""
+    with PrivateRedis(tmp_path / "other") as other:  # another data dir, another password
+        assert other.password != password
 
 
 def test_resolve_prefers_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

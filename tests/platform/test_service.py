@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.cli.app import AdminTokenInterceptor
-from arena.redis_server import PrivateRedis
+from arena.redis_server import PrivateRedis, redact_url
 from arena.service import ArenaServer, ServiceError
 from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -249,11 +250,13 @@ def test_redis_going_away_is_unavailable_and_an_absent_redis_refuses_start(tmp_p
         for _server, stub, _channel in _serve(url, workers=0):
             private.stop()
             code, details = _code(lambda: stub.ListBots(arena_pb2.ListBotsRequest()))
-            assert code == grpc.StatusCode.UNAVAILABLE and url in details
+            assert code == grpc.StatusCode.UNAVAILABLE and redact_url(url) in details
+            assert private.password not in details  # the private Redis's password never reaches a reply
     finally:
         private.stop()
-    with pytest.raises(ServiceError, match=f"cannot reach Redis at {url}"):
+    with pytest.raises(ServiceError, match=f"cannot reach Redis at {re.escape(redact_url(url))}") as excinfo:
         ArenaServer("127.0.0.1:0", url).start()
+    assert private.password not in str(excinfo.value)
 
 
 def test_a_taken_listen_address_is_a_clear_error(redis_url: str) -> None:
