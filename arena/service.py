@@ -36,23 +36,25 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import redis
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 import arena.separation as separation
-from arena import auth, ladder_view, limits, scheduler
-from arena.bot_channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
+from arena import auth, ladder_view, limits
+from arena.bot_channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.endpoint_checks import (  # the endpoint checks (GetInfo at registration and before a tournament)
+    EndpointError,
+    bot_problems,
+    check_bots_ready,
+    fetch_bot_info,
+)
 from arena.ratings_cache import RatingsCache
 from arena.redis_server import redact_url
 from arena.sprt_plan import SPRT_KIND
-from arena.store import UNVERIFIED_VERSION, BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
-from arena.store.base import connect
+from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.tournaments import (
     BOT_NAME_RE,
     ROTATE_WARNING,
@@ -70,8 +72,7 @@ from arena.tournaments import (
     validate_round_robin,
 )
 from arena_sdk.games import GAMES
-from arena_sdk.guard import add_guarded_service
-from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 from arena_sdk.wire import config_from_dict, config_from_proto, config_to_dict, config_to_proto
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 class ServiceError(RuntimeError):
     """The Arena server cannot start: Redis unreachable, or the listen address cannot be bound."""
-
-
-class EndpointError(RuntimeError):
-    """A bot endpoint cannot be registered: it does not answer GetInfo, or does not play the game; the message
-    says which, in one sentence."""
 
 
 def _platform_version() -> str:
@@ -233,121 +229,6 @@ def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
                               mean_score=e.mean_score)
         for e in entries
     ])
-
-
-def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
-    """What a failed call to a bot means, in a few words: "connection refused" (nothing listens on that port),
-    "host name not found (...)", "unreachable (...)" (another transport failure), "no answer within 3 s" (the
-    deadline passed: a hung or overloaded bot, or a port that is not a gRPC server), or "error status CODE:
-    details" (the bot answered with an error)."""
-    code = exc.code() if callable(getattr(exc, "code", None)) else None
-    details = (exc.details() if callable(getattr(exc, "details", None)) else "") or ""
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return f"no answer within {timeout_s:g} s"
-    if code == grpc.StatusCode.UNAVAILABLE:
-        lowered = details.lower()
-        if "connection refused" in lowered:
-            return "connection refused"
-        if "resolv" in lowered or "domain name not found" in lowered or "dns" in lowered:
-            return f"host name not found ({details})"
-        return f"unreachable ({details})"
-    name = code.name if code is not None else "UNKNOWN"
-    return f"error status {name}: {details}" if details else f"error status {name}"
-
-
-def no_bot_message(endpoint: str, timeout_s: float) -> str:
-    """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
-    listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
-    ``limits.MAX_BOT_INFO_BYTES``): the referee is not a port scanner."""
-    tls = (" and, over TLS, that its certificate names that host and is signed by a CA the arena trusts "
-           "(`arena serve --bot-ca FILE`, else the system's roots)") if split_endpoint(endpoint)[1] else ""
-    return (f"no arena bot answered GetInfo at {endpoint} within {timeout_s * 1000:.0f} ms; check that the bot "
-            f"runs there (e.g. `python my_bot.py --port N` prints where it listens), that the referee can "
-            f"reach that address{tls}")
-
-
-def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> bot_pb2.BotInfo:
-    """Ask the bot at ``endpoint`` (``tls://HOST:PORT``: over TLS, as ``dialer`` dials) for its ``BotInfo``,
-    waiting at most ``timeout_s`` seconds. Raises
-    ``EndpointError`` with ``no_bot_message`` when the call fails (the same sentence for every failure), with the
-    field and its limit when the answer is over a size limit of ``arena.limits`` (a 2.5 MB author is refused
-    here, never stored), or when the bot does not play ``game``."""
-    with dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
-        try:
-            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-        except grpc.RpcError as exc:
-            if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
-                log.info("registration check of %s failed: %s", endpoint, describe_rpc_failure(exc, timeout_s))
-            raise EndpointError(no_bot_message(endpoint, timeout_s)) from None
-    problem = limits.bot_info_problem(info)
-    if problem:
-        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
-    if game not in info.games:
-        raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
-    return info
-
-
-def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
-    """Ask the bot at ``endpoint`` for its ``BotInfo``; ``None`` when it answers and plays ``game``, else the
-    reason it cannot be registered (one sentence)."""
-    try:
-        fetch_bot_info(endpoint, game, timeout_s)
-    except EndpointError as exc:
-        return str(exc)
-    return None
-
-
-def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
-                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> list[tuple[str, str]]:
-    """Ask every bot of ``bots`` for its GetInfo (dialed by ``dialer``), all at once, waiting at most ``timeout_s``
-    seconds in all.
-
-    Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
-    ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
-    when it answers but not as registered (another game, another version). A bot registered without a check
-    (version "0", ``verify_bots=False``) is not held to its version."""
-    options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
-    channels = [dialer.channel(bot.endpoint, options=options) for bot in bots]
-    out: list[tuple[str, str]] = []
-    try:
-        calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-                 for ch in channels]
-        for bot, call in zip(bots, calls):
-            try:
-                info = call.result()
-            except grpc.RpcError as exc:
-                out.append(("down", describe_rpc_failure(exc, timeout_s)))
-                continue
-            if bot.game not in info.games:
-                out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
-            elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
-                out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
-            else:
-                out.append(("", ""))
-    finally:
-        for ch in channels:
-            ch.close()
-    return out
-
-
-def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
-    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
-
-    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
-    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
-    (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
-    game, another version)."""
-    problems = bot_problems(bots, timeout_s, dialer)
-    down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
-    changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
-    parts = []
-    if down:
-        parts.append("bots not answering: " + ", ".join(down))
-    if changed:
-        parts.append("bots not as registered: " + ", ".join(changed))
-    return "; ".join(parts) if parts else None
 
 
 def _not_found(store: Store, game: str, name: str, ref: str) -> str:
@@ -781,201 +662,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                                    games=sorted(GAMES))
 
 
-class ArenaServer:
-    """The referee process: the Arena gRPC service (+ health and reflection) and ``workers`` embedded workers.
+def __getattr__(name: str) -> Any:
+    """``arena.service.ArenaServer`` (the server lives in ``arena.arena_server``, imported on first use: it
+    imports this module)."""
+    if name == "ArenaServer":
+        from arena.arena_server import ArenaServer
 
-    Args:
-        listen: address to bind, "host:port"; port 0 picks a free port (see ``port`` after ``start``).
-        redis_url: the arena's Redis, ``redis://host:port/db``.
-        workers: embedded workers, each its own consumer; they share one thread and event loop
-            (``scheduler.run_workers``). 0 for none: then run ``arena worker`` elsewhere.
-        concurrency: matches each worker runs at once.
-        verify_bots: RegisterBot and UpdateBot check the endpoint answers GetInfo and plays the game, and
-            CreateTournament checks every bot of the tournament answers (see ``ArenaServicer``). Keep it on;
-            off only in tests with endpoints where nothing listens.
-        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
-        drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
-        visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
-            ``arena.scheduler.run_worker``).
-        health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
-            "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
-            service needs Redis).
-        admin_token: the token organiser calls need (``arena.auth``); None generates one, readable as
-            ``admin_token`` (tests and embedding; ``arena serve`` passes the one it saved for the CLI).
-        tls: (certificate chain, private key), PEM bytes: serve over TLS instead of plaintext (clients then need
-            the CA that signed the certificate: ``arena --tls-ca FILE``).
-        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://HOST:PORT`` endpoints are
-            verified against, by the registration checks and the embedded workers; None: the system's roots.
-    Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
-    bad worker option.
-    """
-
-    def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
-                 concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
-                 verify_timeout_s: float = DEFAULTS.verify_timeout_s,
-                 drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
-                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                 health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
-                 tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None) -> None:
-        if admin_token is not None:
-            auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
-        self.admin_token = admin_token or auth.new_admin_token()
-        self.tls = tls
-        self.bot_ca = bot_ca
-        if workers < 0:
-            raise ValueError(f"workers must be 0 or more, got {workers}")
-        if not verify_timeout_s > 0:
-            raise ValueError(f"verify timeout must be more than 0 s, got {verify_timeout_s}")
-        if not health_check_s > 0:
-            raise ValueError(f"health check interval must be more than 0 s, got {health_check_s}")
-        self.health_check_s = health_check_s
-        scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
-        self.visibility_timeout_s = visibility_timeout_s
-        self.heartbeat_s = heartbeat_s
-        self.max_deliveries = max_deliveries
-        self.listen = listen
-        self.redis_url = redis_url
-        self.workers = workers
-        self.concurrency = concurrency
-        self.verify_bots = verify_bots
-        self.verify_timeout_s = verify_timeout_s
-        self.drain_s = drain_s
-        self.port = 0
-        self._server: grpc.Server | None = None
-        self._health: health.HealthServicer | None = None
-        self._store: Store | None = None
-        self._stop_workers = threading.Event()
-        self._stop_health = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._health_thread: threading.Thread | None = None
-
-    def start(self) -> int:
-        """Check Redis, bind, start serving and start the embedded workers. Returns the bound port.
-
-        Raises ``ServiceError`` when Redis does not answer or the address cannot be bound."""
-        if self._server is not None:
-            return self.port
-        store = Store.from_url(self.redis_url)
-        try:
-            store.ping()
-        except redis.RedisError as exc:
-            store.close()
-            raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
-        # so_reuseport off: a second referee on a taken port must fail, not silently share it
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="arena-rpc"),
-                             options=[("grpc.so_reuseport", 0),
-                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
-        servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
-                                 verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
-                                 dialer=BotDialer(self.bot_ca))
-        token = self.admin_token
-        add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
-                            gate=lambda method, context: auth.admin_refusal(method, context, token),
-                            validate=limits.request_problem)
-        health_servicer = health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-        try:
-            if self.tls is not None:
-                chain, key = self.tls
-                port = server.add_secure_port(self.listen, grpc.ssl_server_credentials([(key, chain)]))
-            else:
-                port = server.add_insecure_port(self.listen)
-        except RuntimeError as exc:
-            port = 0
-            reason = str(exc)
-        else:
-            reason = "is the port in use?"
-        if not port:
-            store.close()
-            raise ServiceError(f"cannot listen on {self.listen}: {reason}")
-        server.start()
-        for service in ("", ARENA_SERVICE):
-            health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
-        self._server, self._health, self._store, self.port = server, health_servicer, store, port
-        self._stop_health.clear()
-        self._health_thread = threading.Thread(target=self._watch_redis, args=(health_servicer,),
-                                               name="arena-health", daemon=True)
-        self._health_thread.start()
-        self._stop_workers.clear()
-        if self.workers:
-            # one thread and one event loop for every embedded worker (see scheduler.run_workers)
-            base = scheduler.default_worker_name()
-            thread = threading.Thread(
-                target=scheduler.run_workers, name="arena-workers", daemon=True,
-                args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)]),
-                kwargs={"concurrency": self.concurrency, "stop": self._stop_workers, "drain_s": self.drain_s,
-                        "visibility_timeout_s": self.visibility_timeout_s, "heartbeat_s": self.heartbeat_s,
-                        "max_deliveries": self.max_deliveries, "bot_ca": self.bot_ca},
-            )
-            thread.start()
-            self._threads.append(thread)
-        log.info("arena serving on port %d with %d embedded workers (Redis %s)", port, self.workers,
-                 redact_url(self.redis_url))
-        return port
-
-    def arena_id(self) -> str:
-        """The arena's id (``GetArenaInfo``); the server must be started."""
-        if self._store is None:
-            raise ServiceError("the arena server is not started")
-        return self._store.arena_id()
-
-    def _watch_redis(self, servicer: health.HealthServicer) -> None:
-        """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
-        service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
-        timeout = max(0.5, min(self.health_check_s, 5.0))
-        client = connect(self.redis_url, {"socket_connect_timeout": timeout, "socket_timeout": timeout})
-        serving = True
-        try:
-            while not self._stop_health.wait(self.health_check_s):
-                try:
-                    up = bool(client.ping())
-                    error = ""
-                except (redis.RedisError, OSError) as exc:
-                    up, error = False, f"{type(exc).__name__}: {exc}"
-                if up == serving:
-                    continue
-                serving = up
-                status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
-                for service in ("", ARENA_SERVICE):
-                    servicer.set(service, status)
-                if up:
-                    log.warning("Redis at %s answers again: health SERVING", redact_url(self.redis_url))
-                else:
-                    log.warning("Redis at %s does not answer (%s): health NOT_SERVING", redact_url(self.redis_url),
-                                error)
-        finally:
-            client.close()
-
-    def stop(self, grace: float = 5.0) -> None:
-        """Stop serving (in-flight calls get ``grace`` seconds), then stop the embedded workers (running
-        matches get ``drain_s`` seconds to finish). Safe to call twice."""
-        self._stop_health.set()
-        if self._health_thread is not None:
-            self._health_thread.join(timeout=15.0)
-            self._health_thread = None
-        if self._health is not None:
-            self._health.enter_graceful_shutdown()
-        if self._server is not None:
-            self._server.stop(grace).wait()
-        self._stop_workers.set()
-        for thread in self._threads:
-            thread.join(timeout=self.drain_s + scheduler.BLOCK_MS / 1000 + 5)
-            if thread.is_alive():
-                log.warning("%s did not stop in time", thread.name)
-        self._threads.clear()
-        if self._store is not None:
-            self._store.close()
-        self._server = self._health = self._store = None
-
-    def wait(self) -> None:
-        """Block until the server stops (``stop`` from another thread, or the process is told to quit)."""
-        if self._server is not None:
-            self._server.wait_for_termination()
-
-    def __enter__(self) -> ArenaServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return ArenaServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import grpc
 import pytest
@@ -46,7 +47,8 @@ def test_registration_errors_do_not_tell_what_listens_at_a_port(
     """RegisterBot is no port scanner: a closed port, a silent socket, a gRPC server that is no bot (the arena's own
     port) and a Redis server all get the same sentence (only the address differs)."""
     server, stub = arena_server(verify_timeout_s=CHECK_S)
-    redis_endpoint = redis_url.split("://", 1)[1].split("/", 1)[0]
+    parts = urlsplit(redis_url)  # the private Redis has a password: redis://:PW@HOST:PORT/0
+    redis_endpoint = f"{parts.hostname}:{parts.port}"
     answers = []
     for name, endpoint in (("ghost", dead_endpoint), ("mute", silent_endpoint),
                            ("arena", f"127.0.0.1:{server.port}"), ("redis", redis_endpoint)):
