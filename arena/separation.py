@@ -17,7 +17,8 @@ replicates over deals, seeded from the tournament id so every worker and every r
 - else the next round is queued (``round_specs``: the same deal plan, fresh deals, match ids going on).
 
 Why ``MIN_DEALS``: a bootstrap over a handful of deals understates the spread (with a perfect record it has none:
-two equal random bots whose single match one of them won would be "separated" after one match). Caveat: the check
+two equal random bots whose single match one of them won would be "separated" after one match; the fit now floors
+that spread by the information sd, so a perfect record needs some 40..50 wins per pair). Caveat: the check
 is a 95 % one and is repeated after every round, so with bots of equal strength the chance that some check is
 passed by luck grows with the rounds played (optional stopping); the cap bounds it. To ask "is version 2 better?"
 with controlled error rates, use ``arena sprt``.

@@ -49,7 +49,10 @@ is ``rating -/+ z * sd*`` (sd* the standard deviation of the replicates, z = 1.9
 margin" a ladder prints: a standard error is stable with the 100..200 replicates a ladder can afford, where
 percentile end points are not (measured on simulated data: 92.5 % coverage of a nominal 95 % with percentiles of
 100 replicates, 95.5 % with this). The likelihood of superiority of bot a over bot b is the normal approximation
-``Phi((R_a - R_b) / sd*(R_a - R_b))`` with the bootstrap standard deviation of the difference.
+``Phi((R_a - R_b) / sd*(R_a - R_b))`` with the bootstrap standard deviation of the difference. Floor: every sd*
+(of a rating, of a difference) is ``max(bootstrap sd, information sd)``, the information sd from the inverse
+Hessian of the penalised likelihood at the fit (Laplace; ``arena.ratings.information``, which says why), since the
+bootstrap collapses on data without variety: 10 matches all won by one of two bots gave +/- 10 Elo, now +/- 570.
 
 **Order-free.** Matches are sorted into a canonical order (by deal, then content) before anything else, so a fit
 (bootstrap included) does not depend on the order of the stored results.
@@ -73,6 +76,7 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.sparse import linalg as sparse_linalg
 
+from .information import anchored_covariance, difference_sd, rating_covariance, seat_hessian
 from .margins import ELO_PER_LOGIT
 
 DEFAULT_REPLICATES = 200
@@ -177,7 +181,7 @@ class FitResult:
     Attributes:
         bots: bot ids, best rating first (ties by id).
         ratings: bot -> rating, Elo points (anchored).
-        margin: bot -> half width of the ``level`` interval, Elo points: z * the bootstrap standard deviation
+        margin: bot -> half width of the ``level`` interval, Elo points: z * max(bootstrap sd, information sd)
             (1.96 sd for 95 %); empty without bootstrap.
         lower, upper: bot -> rating -/+ margin, Elo points; empty without bootstrap.
         matches: bot -> matches played.
@@ -188,6 +192,8 @@ class FitResult:
         luck_effects: number of (deal, hand) effects in the model.
         groups: bootstrap groups (deals, plus matches without a shared deal).
         level, replicates, seed, anchor, anchor_rating: the parameters of the fit.
+        covariance: observed-information covariance of the anchored ratings, Elo points squared, (len(bots),
+            len(bots)) in the order of ``bots`` (``arena.ratings.information``); (0, 0) without bootstrap.
     """
 
     bots: tuple[str, ...]
@@ -206,6 +212,7 @@ class FitResult:
     seed: int
     anchor: str | None
     anchor_rating: float
+    covariance: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
 
     def _index(self, bot: str) -> int:
         try:
@@ -222,9 +229,9 @@ class FitResult:
         return self.lower[bot], self.upper[bot]
 
     def los(self, a: str, b: str) -> float:
-        """Likelihood of superiority of ``a`` over ``b`` (0..1): ``Phi(diff / sd*)`` with the bootstrap
-        standard deviation of the rating difference (1 or 0 when it is 0 and the ratings differ, 1/2 when
-        equal). Raises ``FitError`` for an unknown bot or a fit without bootstrap."""
+        """Likelihood of superiority of ``a`` over ``b`` (0..1): ``Phi(diff / sd)`` with sd the larger of the
+        bootstrap and the information standard deviations of the rating difference (1 or 0 when it is 0 and the
+        ratings differ, 1/2 when equal). Raises ``FitError`` for an unknown bot or a fit without bootstrap."""
         i, j = self._index(a), self._index(b)
         if self.samples.shape[0] == 0:
             raise FitError("this fit has no bootstrap (replicates=0): no likelihood of superiority")
@@ -232,6 +239,8 @@ class FitResult:
         d = self.samples[:, i] - self.samples[:, j]
         d = d[np.isfinite(d)]
         sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
+        if self.covariance.shape[0] == len(self.bots):
+            sd = max(sd, difference_sd(self.covariance, i, j))
         if sd == 0.0:
             return 0.5 if diff == 0 else (1.0 if diff > 0 else 0.0)
         return NormalDist().cdf(diff / sd)
@@ -454,22 +463,16 @@ class _Problem:
         """Norm of each fit's gradient at ``flat``, shape (R,)."""
         return np.linalg.norm(self.objective(flat)[1].reshape(self.r, -1), axis=1)
 
+    def seat_hessians(self, flat: np.ndarray) -> list[sparse.csr_matrix]:
+        """Per block, minus the log-likelihood's Hessian in the seat strengths (``information.seat_hessian``); R = 1."""
+        return [seat_hessian(e[:, :, 0], inv[:, :, 0], c[:, :, 0], self.w[b.sl][:, 0])
+                for b, (e, inv, c) in zip(self.d.blocks, self._state(flat))]
+
     def luck_hessian(self, flat: np.ndarray) -> sparse.csc_matrix:
         """Minus the log-likelihood's Hessian in the luck effects (prior left out), sparse (luck x luck); R = 1."""
         d = self.d
         total = sparse.csc_matrix((d.n_luck, d.n_luck))
-        for b, (e3, inv3, c3) in zip(d.blocks, self._state(flat)):
-            e, inv, c = e3[:, :, 0].T, inv3[:, :, 0].T, c3[:, :, 0].T  # (rankings, N)
-            n, count = b.n, e.shape[0]
-            place = np.arange(n)
-            pi = e[:, None, :] * inv[:, :, None] * (place[None, :] >= place[:, None])[None]  # (rankings, k, l)
-            h = np.einsum("l,rl->rl", np.ones(n), e * c)[:, :, None] * np.eye(n)[None] - np.einsum(
-                "rkl,rkm->rlm", pi, pi)
-            h *= self.w[b.sl][:, 0][:, None, None]
-            base = np.arange(count)[:, None, None]  # S row of (ranking r, place l): l * count + r
-            rows = np.broadcast_to(base + count * place[None, :, None], h.shape).ravel()
-            cols = np.broadcast_to(base + count * place[None, None, :], h.shape).ravel()
-            hu = sparse.csr_matrix((h.ravel(), (rows, cols)), shape=(count * n, count * n))
+        for b, hu in zip(d.blocks, self.seat_hessians(flat)):
             s_luck = b.S[:, d.n_fixed:]
             total = total + (s_luck.T @ hu @ s_luck).tocsc()
         return total
@@ -608,11 +611,17 @@ def fit_ratings(
     lower: dict[str, float] = {}
     upper: dict[str, float] = {}
     margin: dict[str, float] = {}
+    covariance = np.zeros((0, 0))
     if replicates:
+        problem = _Problem(d, d.w, prec)
+        cov = rating_covariance([b.S for b in d.blocks], problem.seat_hessians(params), prec, nb, d.n_fixed,
+                                ridge=prior_sd is None)
+        covariance = anchored_covariance(cov, None if anchor is None else d.bots.index(anchor))[np.ix_(order, order)]
         z = NormalDist().inv_cdf(0.5 + level / 2.0)
         for k, bot in enumerate(bots):
             column = samples[:, k][np.isfinite(samples[:, k])]
-            margin[bot] = z * float(np.std(column, ddof=1)) if column.size > 1 else math.inf
+            boot = float(np.std(column, ddof=1)) if column.size > 1 else math.inf
+            margin[bot] = z * max(boot, math.sqrt(max(0.0, covariance[k, k])))
             lower[bot], upper[bot] = ratings[bot] - margin[bot], ratings[bot] + margin[bot]
     seat = {}
     for n, sl in d.seat_slices.items():
@@ -622,5 +631,5 @@ def fit_ratings(
         bots=bots, ratings=ratings, margin=margin, lower=lower, upper=upper, matches={b: d.matches[b] for b in bots},
         samples=samples, seat_effects=seat, deal_sd=tau * ELO_PER_LOGIT if d.n_luck else 0.0,
         luck_effects=d.n_luck, groups=d.groups, level=level, replicates=replicates, seed=seed, anchor=anchor,
-        anchor_rating=anchor_rating,
+        anchor_rating=anchor_rating, covariance=covariance,
     )

@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pytest
 
 from arena import separation
@@ -20,6 +21,10 @@ from arena.tournament_hooks import controller_of
 from arena.tournaments import MAX_MATCHES, TournamentError, deal_plan, round_robin
 
 BOTS = ("a@1", "b@1", "c@1")
+# Deals of a perfect order a > b > c (50 wins per pair) the fit separates. A perfect record says little about how
+# far apart the bots are, and the fit's intervals (bootstrap floored by the information sd, arena.ratings.fit) are
+# honestly wide: 12 deals (4 wins per pair) are not enough, 120 are not, 132 are.
+CLEAR = 150
 
 
 def _ordered_results(n_deals: int) -> list[MatchResult]:
@@ -37,35 +42,38 @@ def _fit(results: list[MatchResult]) -> Any:
 
 
 def test_a_clear_order_over_enough_deals_finishes_as_separated() -> None:
-    fit = _fit(_ordered_results(12))
-    assert fit.bots == BOTS and fit.groups == 12
-    d = decide(fit, BOTS, rounds=4, played=12, matches_total=12, per_round=3, max_matches=30)
+    fit = _fit(_ordered_results(CLEAR))
+    assert fit.bots == BOTS and fit.groups == CLEAR
+    d = decide(fit, BOTS, rounds=50, played=CLEAR, matches_total=CLEAR, per_round=3, max_matches=300)
     assert (d.action, d.stopped_by, d.order) == ("finish", "separated", BOTS)
-    assert d.text == "separated after 4 rounds, 12 matches: a@1 > b@1 > c@1"
+    assert d.text == "separated after 50 rounds, 150 matches: a@1 > b@1 > c@1"
+    assert not _fit(_ordered_results(12)).separated()  # 4 wins per pair: the order is not resolved yet
 
 
 def test_too_few_deals_never_count_as_separated() -> None:
-    # the same perfect order over 6 deals: the bootstrap sees no spread, but 6 < MIN_DEALS deals
-    fit = _fit(_ordered_results(6))
-    assert fit.separated() and fit.groups == 6 < MIN_DEALS
-    d = decide(fit, BOTS, rounds=2, played=6, matches_total=6, per_round=3, max_matches=30)
+    # separated intervals over fewer deals than asked for (min_deals 200 here, MIN_DEALS in the controller)
+    fit = _fit(_ordered_results(CLEAR))
+    assert fit.separated() and fit.groups == CLEAR and MIN_DEALS < CLEAR
+    d = decide(fit, BOTS, rounds=50, played=CLEAR, matches_total=CLEAR, per_round=3, max_matches=300,
+               min_deals=200)
     assert (d.action, d.stopped_by) == ("extend", "")
-    assert d.text == ("not separated after 2 rounds, 6 matches: only 6 deals played, 10 needed before the "
-                      "intervals are trusted; round 3 queued")
+    assert d.text == ("not separated after 50 rounds, 150 matches: only 150 deals played, 200 needed before the "
+                      "intervals are trusted; round 51 queued")
 
 
 def test_overlapping_bots_get_another_round_until_the_cap() -> None:
-    # b and c split their four games (deals 2, 5, 8, 11: c wins 5 and 11); a beats both
+    # b and c split their games (deals 2, 5, 8, ...: c wins the odd ones); a beats both
     results = [MatchResult(m.bots, (m.ranks[1], m.ranks[0]), m.deal, None, m.match_id)
-               if set(m.bots) == {"b@1", "c@1"} and int(m.match_id[1:]) % 2 else m for m in _ordered_results(12)]
+               if set(m.bots) == {"b@1", "c@1"} and int(m.match_id[1:]) % 2 else m
+               for m in _ordered_results(CLEAR)]
     fit = _fit(results)
     assert not fit.separated()
-    d = decide(fit, BOTS, rounds=4, played=12, matches_total=12, per_round=3, max_matches=15)
+    d = decide(fit, BOTS, rounds=50, played=CLEAR, matches_total=CLEAR, per_round=3, max_matches=153)
     assert d.action == "extend" and "b@1 and c@1 overlap (LOS" in d.text and "a@1 and" not in d.text
-    capped = decide(fit, BOTS, rounds=4, played=12, matches_total=12, per_round=3, max_matches=14)
+    capped = decide(fit, BOTS, rounds=50, played=CLEAR, matches_total=CLEAR, per_round=3, max_matches=152)
     assert (capped.action, capped.stopped_by) == ("finish", "cap")
-    assert capped.text.startswith("cap reached, not separated after 4 rounds, 12 matches (another round would make "
-                                  "15 > 14 matches): bots ")
+    assert capped.text.startswith("cap reached, not separated after 50 rounds, 150 matches (another round would "
+                                  "make 153 > 152 matches): bots ")
 
 
 def test_a_bot_without_result_is_not_separated() -> None:
@@ -83,8 +91,9 @@ def test_the_fit_of_a_check_is_the_same_on_every_worker() -> None:
     first, again = separation.fit_results(results, "t9"), separation.fit_results(results[::-1], "t9")
     assert first is not None and again is not None
     assert first.margin == again.margin and first.ratings == again.ratings
+    assert np.array_equal(first.samples, again.samples)
     other = separation.fit_results(results, "t10")  # another tournament draws other replicates
-    assert other is not None and other.margin != first.margin
+    assert other is not None and not np.array_equal(other.samples, first.samples)
     assert separation.fit_results([], "t9") is None
 
 
@@ -193,24 +202,31 @@ def _control_at_once(store: Store, info_id: str, callers: int = 4) -> None:
 
 def test_concurrent_checks_add_each_round_once_and_stop_once(store: Store) -> None:
     bots = ("a@1", "b@1", "c@1")
-    info = _create(store, bots, rounds=1)
-    for round_ in range(1, 5):
+    # a perfect order is separated after tens of rounds (CLEAR): start with 25, then add rounds until it is
+    first = 25
+    info = _create(store, bots, rounds=first, cap=300)
+    extended = 0
+    for round_ in range(first, first + 40):
         _play_queued(store, info)
         t = store.get_tournament(info.id)
         assert t is not None and (t.matches_done, t.matches_total, t.state) == (3 * round_, 3 * round_, "running")
         _control_at_once(store, info.id)
         t = store.get_tournament(info.id)
         assert t is not None
-        if round_ < 4:  # 3 deals a round: separated only once 10 deals are played
-            assert (t.matches_total, t.state, store.queued_jobs()) == (3 * round_ + 3, "running", 3)
-            record = separation_record(store, "take5", info.id)
-            assert record.checked_total == 3 * round_ and record.stopped_by == ""
-            assert record.last_check.startswith(f"not separated after {round_} round")
-            assert record.last_check.endswith(f"; round {round_ + 1} queued")
-    assert t.state == "finished" and t.matches_total == 12 and store.queued_jobs() == 0
+        if t.state == "finished":
+            break
+        extended += 1
+        assert (t.matches_total, t.state, store.queued_jobs()) == (3 * round_ + 3, "running", 3)
+        record = separation_record(store, "take5", info.id)
+        assert record.checked_total == 3 * round_ and record.stopped_by == ""
+        assert record.last_check.startswith(f"not separated after {round_} round")
+        assert record.last_check.endswith(f"; round {round_ + 1} queued")
+    assert extended >= 1 and t.state == "finished" and store.queued_jobs() == 0
+    rounds = first + extended
+    assert t.matches_total == 3 * rounds
     record = separation_record(store, "take5", info.id)
-    assert (record.stopped_by, record.rounds, record.matches, record.order) == ("separated", 4, 12, bots)
-    assert record.reason == "separated after 4 rounds, 12 matches: a@1 > b@1 > c@1"
+    assert (record.stopped_by, record.rounds, record.matches, record.order) == ("separated", rounds, 3 * rounds, bots)
+    assert record.reason == f"separated after {rounds} rounds, {3 * rounds} matches: a@1 > b@1 > c@1"
     assert t.revealed_seed() != ""  # finished with every match settled: the seed may be shown
     _control_at_once(store, info.id)  # a late sweep changes nothing
     assert store.get_tournament(info.id) == t
@@ -226,8 +242,8 @@ def test_the_cap_stops_a_tournament_that_is_not_separated(store: Store) -> None:
     assert t is not None and (t.state, t.matches_total) == ("finished", 6)
     record = separation_record(store, "take5", info.id)
     assert record.stopped_by == "cap" and record.reason.startswith(
-        "cap reached, not separated after 2 rounds, 6 matches (another round would make 9 > 8 matches): only 6 "
-        "deals played")
+        "cap reached, not separated after 2 rounds, 6 matches (another round would make 9 > 8 matches): bots a@1 "
+        "and b@1 overlap")
 
 
 def test_a_cancelled_tournament_is_left_alone(store: Store) -> None:

@@ -183,3 +183,32 @@ def test_bad_fit_parameters_are_refused(kwargs: dict) -> None:
         fit_ratings(three_bot_matches(), **kwargs)
     with pytest.raises(FitError):
         fit_ratings([])
+
+
+def test_a_perfect_record_gets_a_wide_interval() -> None:
+    """Two bots, 10 matches (seats alternating), all won by one: every bootstrap replicate is again 10 wins, so
+    the bootstrap sd is ~0 (it gave +/- 10.5 Elo); the information floor (``arena.ratings.information``) gives the
+    honest width under the 1000 Elo prior: per rating 1.96 * 292 = 572 Elo, LOS Phi(851 / 584) = 0.93."""
+    matches = [MatchResult(("A", "B") if k % 2 else ("B", "A"), (1, 2) if k % 2 else (2, 1), deal=f"d{k}")
+               for k in range(10)]
+    fit = fit_ratings(matches, replicates=50)
+    assert fit.ratings["A"] == pytest.approx(1925.6, abs=0.1)
+    assert float(np.nanstd(fit.samples[:, 0])) < 20  # the collapsed bootstrap
+    assert fit.margin["A"] > 150 and fit.margin["B"] > 150
+    assert fit.margin["A"] == pytest.approx(572.3, abs=1.0)
+    assert 0.5 < fit.los("A", "B") < 0.99 and fit.los("B", "A") == pytest.approx(1 - fit.los("A", "B"))
+    assert not fit.separated()
+    anchored = fit_ratings(matches, replicates=20, anchor="B")
+    assert anchored.margin["B"] == 0.0 and anchored.margin["A"] > 300
+    assert anchored.los("A", "B") == pytest.approx(fit.los("A", "B"))
+    plain = fit_ratings(matches, replicates=20, prior_sd=None, seat_effects=False)  # ML diverges: +/- huge
+    assert plain.margin["A"] > 1000
+
+
+def test_information_floor_is_the_bootstrap_order_on_regular_data() -> None:
+    """With varied data the information sd and the bootstrap sd estimate the same spread: they agree within the
+    bootstrap's noise, so the floor barely moves a regular interval."""
+    fit = fit_ratings(random_deals(np.random.default_rng(2), ELOS, 4, 200), replicates=200, seed=2)
+    boot = np.nanstd(fit.samples, axis=0, ddof=1)
+    info = np.sqrt(np.diag(fit.covariance))
+    assert np.all(info > 0.7 * boot) and np.all(info < 1.3 * boot), (info, boot)
