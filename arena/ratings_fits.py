@@ -23,20 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ratings.fit import MatchResult
-from arena.ratings.ladder import fit_for_ladder, fit_lines
+from arena.ratings.ladder import RatedLine, fit_for_ladder, fit_lines
 
 
 @dataclass(frozen=True)
-class FitLine:
-    """One line of a cached fit: bot id; rating, margin, low, high (Elo points; margin may be inf); los_next (over
-    the next line of the fit's own order, 0..1, None on the last); matches (the bot's matches in the fit)."""
+class FitLine(RatedLine):
+    """One line of a cached fit: a ``RatedLine`` (bot id; rating, margin, low, high in Elo points, margin may be
+    inf; los_next over the next line of the fit's own order, None on the last) and ``matches``, the bot's matches
+    in the fit."""
 
-    bot: str
-    rating: float
-    margin: float | None
-    low: float | None
-    high: float | None
-    los_next: float | None
     matches: int
 
 

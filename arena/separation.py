@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.ratings.fit import FitError, FitResult, MatchResult, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
+from arena.text import plural
 from arena.tournament_hooks import register_controller
 from arena.tournaments import (
     MAX_MATCHES,
@@ -184,10 +185,6 @@ class Decision:
     order: tuple[str, ...]
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 'es' if word.endswith('ch') else 's'}"
-
-
 def why_not_separated(fit: FitResult | None, bots: Sequence[str], min_deals: int = MIN_DEALS) -> str:
     """Why ``fit`` does not separate ``bots`` ("" when it does): bots without a result, adjacent bots whose
     intervals overlap (with the likelihood that the upper one is better), or too few deals."""
@@ -200,7 +197,7 @@ def why_not_separated(fit: FitResult | None, bots: Sequence[str], min_deals: int
     if overlapping:
         return "; ".join(overlapping)
     if fit.groups < min_deals:
-        return f"only {_plural(fit.groups, 'deal')} played, {min_deals} needed before the intervals are trusted"
+        return f"only {plural(fit.groups, 'deal')} played, {min_deals} needed before the intervals are trusted"
     return ""
 
 
@@ -219,7 +216,7 @@ def decide(fit: FitResult | None, bots: Sequence[str], *, rounds: int, played: i
     """
     order = fit.bots if fit is not None else ()
     why = why_not_separated(fit, bots, min_deals)
-    after = f"after {_plural(rounds, 'round')}, {_plural(played, 'match')}"
+    after = f"after {plural(rounds, 'round')}, {plural(played, 'match')}"
     if not why:
         return Decision("finish", "separated", f"separated {after}: {' > '.join(order)}", order)
     if matches_total + per_round > max_matches:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from arena.ratings.sprt import SprtError, SprtState, SprtStatus, block_outcome, status
 from arena.sprt_plan import SPRT_KIND, SprtParams, block_of, block_specs, plan_block
+from arena.text import plural
 from arena.tournament_hooks import register_controller
 from arena.tournaments import MatchSpec, match_id
 
@@ -82,24 +83,21 @@ def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block:
     return store.sprt_count_block(info.game, info.id, block, outcome)
 
 
-def _blocks(n: int) -> str:
-    """"1 block", "2 blocks"."""
-    return f"{n} block{'' if n == 1 else 's'}"
-
-
 def _decision(params: SprtParams, record: SprtRecord) -> tuple[str, str, SprtStatus] | None:
     """(verdict, reason, status) when the test is over, else None."""
     st = sprt_status(params, record.counts)
     if st.verdict is not None:
         which, bound = ("upper", st.upper) if st.verdict == "H1" else ("lower", st.lower)
-        return st.verdict, f"LLR {st.llr:.3f} reached the {which} bound {bound:.3f} after {_blocks(st.blocks)}", st
+        blocks = plural(st.blocks, "block")
+        return st.verdict, f"LLR {st.llr:.3f} reached the {which} bound {bound:.3f} after {blocks}", st
     if st.blocks >= params.max_blocks:
-        return INCONCLUSIVE, (f"{_blocks(st.blocks)} (the maximum) without the LLR ({st.llr:.3f}) leaving "
+        return INCONCLUSIVE, (f"{plural(st.blocks, 'block')} (the maximum) without the LLR ({st.llr:.3f}) leaving "
                               f"[{st.lower:.3f}, {st.upper:.3f}]"), st
     if record.void >= params.max_blocks:
         were = "was" if record.void == 1 else "were"
-        return INCONCLUSIVE, (f"{_blocks(record.void)} {were} void (a table failed for good each time), as many as "
-                              f"the maximum of blocks; the arena cannot run this test"), st
+        void = plural(record.void, "block")
+        return INCONCLUSIVE, (f"{void} {were} void (a table failed for good each time), as many as the maximum of "
+                              f"blocks; the arena cannot run this test"), st
     return None
 
 

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from arena_sdk.pb import arena_pb2
 
+from ..text import plural
 from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
 from .game_options import config_of, config_options
@@ -219,13 +220,8 @@ def _elo_text(s: Any, short: bool = False) -> str:
     return f"Elo {s.elo:+.1f}{margin}"
 
 
-def _plural(n: int, word: str) -> str:
-    """"1 block", "2 blocks"."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _line(s: Any) -> str:
-    return (f"{_plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
+    return (f"{plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
             + (f", {s.blocks_void} void" if s.blocks_void else "")
             + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}")
 
@@ -305,5 +301,5 @@ def _finish(app: AppContext, s: Any, as_json: bool) -> None:
     if not s.verdict:
         if as_json:
             sys.exit(1)
-        raise ArenaCliError(f"SPRT {s.tournament.id} was {s.tournament.state} after {_plural(s.blocks, 'block')}, "
+        raise ArenaCliError(f"SPRT {s.tournament.id} was {s.tournament.state} after {plural(s.blocks, 'block')}, "
                             f"without a verdict")
