@@ -85,6 +85,7 @@ UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: not
 SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
+INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
 POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
 
 
@@ -105,14 +106,45 @@ def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float
     return min(heartbeat_s, visibility_timeout_s / 3)
 
 
+class InputsAhead:
+    """The pre-match reads (``Store.match_inputs``) of a job claimed ahead, started while the worker's matches
+    still play (``read_ahead``), so that the job's match starts as soon as a slot frees. ``fresh()`` is the read's
+    result when it succeeded less than ``INPUTS_FRESH_S`` seconds ago, else None (the job reads again)."""
+
+    def __init__(self, store: Store, spec: MatchSpec) -> None:
+        self.read_at = time.monotonic()  # when the read started: its answers are at least this fresh
+        self.task: asyncio.Task[Any] = asyncio.create_task(asyncio.to_thread(
+            store.match_inputs, spec.game, spec.match_id, spec.tournament, list(spec.seats)))
+        self.task.add_done_callback(_consume_exception)
+
+    async def fresh(self) -> Any:
+        if time.monotonic() - self.read_at > INPUTS_FRESH_S:
+            self.task.cancel()
+            return None
+        try:
+            return await self.task
+        except (Exception, asyncio.CancelledError):  # noqa: BLE001 - read again, as if nothing was read ahead
+            return None
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+
+def _consume_exception(task: asyncio.Task[Any]) -> None:
+    """A read ahead that failed is read again by its job; its exception is not "never retrieved"."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
                   max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
                   unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None,
-                  on_played: Callable[[], None] | None = None) -> str:
+                  on_played: Callable[[], None] | None = None, ahead: InputsAhead | None = None) -> str:
     """Settle one claimed job (see the module docstring for the order of the checks); its match leases its
     channels to the bots from ``channels`` (the worker's pool; None: the match's own). ``on_played`` is called
     once the match is over if storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the
-    worker may start its next match while this result is stored.
+    worker may start its next match while this result is stored. ``ahead``: its pre-match reads, started when the
+    job was claimed ahead (used when still fresh, ``InputsAhead``).
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
@@ -139,9 +171,11 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                       "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
                       job.game, deliveries, max_deliveries)
             return "failed"
-        # every read before the match: one pipelined round trip (Store.match_inputs)
-        inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
-                                         list(spec.seats))
+        # every read before the match: one pipelined round trip (Store.match_inputs), made ahead when it could be
+        inputs = await ahead.fresh() if ahead is not None else None
+        if inputs is None:
+            inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
+                                             list(spec.seats))
         if inputs.has_result:
             log.info("match %s already has a stored result; acknowledging", spec.match_id)
             await asyncio.to_thread(store.ack_job, job)
@@ -334,6 +368,7 @@ class _Worker:
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
+        self.reads_ahead: dict[str, InputsAhead] = {}  # entry id of a prefetched job -> its pre-match reads
         self.playing: set[asyncio.Task[str]] = set()  # running tasks whose match is not over: the slots in use
         self.slot_freed = asyncio.Event()
         self.matches_done = 0
@@ -355,6 +390,7 @@ class _Worker:
             for job in ahead:
                 if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
                     self.prefetched.remove(job)
+                    self.drop_read_ahead(job)
                     log.warning("worker %s: job %s, claimed ahead, is now held by %s; not playing it", self.name,
                                 job.entry_id, lost.pop(job.entry_id) or "nobody (settled)")
             lost = {k: v for k, v in lost.items() if k not in {j.entry_id for j in ahead}}
@@ -405,6 +441,18 @@ class _Worker:
             if self.poke.is_set() and not self.closing:  # pokes soon after a beat share the next one
                 await asyncio.sleep(max(0.0, last + POKE_COALESCE_S - asyncio.get_running_loop().time()))
             self.poke.clear()
+
+    def claimed_ahead(self, jobs: Sequence[Job]) -> None:
+        """Keep ``jobs`` (claimed while every slot plays) to start next, and start their pre-match reads."""
+        self.prefetched.extend(jobs)
+        for job in jobs:
+            if job.spec is not None:
+                self.reads_ahead[job.entry_id] = InputsAhead(self.store, job.spec)
+
+    def drop_read_ahead(self, job: Job) -> None:
+        ahead = self.reads_ahead.pop(job.entry_id, None)
+        if ahead is not None:
+            ahead.cancel()
 
     def free_slots(self) -> int:
         """Matches this worker may start now: ``concurrency`` minus the matches playing (a match whose result is
@@ -461,7 +509,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
             task = asyncio.create_task(
                 run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
                                     worker=name, unhealthy_after=unhealthy_after, channels=pool,
-                                    on_played=worker.played),
+                                    on_played=worker.played, ahead=worker.reads_ahead.pop(job.entry_id, None)),
                 name=f"match {job.spec.match_id if job.spec else job.entry_id}")
             worker.running[task] = job
             worker.playing.add(task)
@@ -508,9 +556,11 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
                 continue
             free = worker.free_slots()  # a match may have ended during the read
             start(jobs[:max(free, 0)])
-            worker.prefetched.extend(jobs[max(free, 0):])
+            worker.claimed_ahead(jobs[max(free, 0):])
         if worker.prefetched:  # claimed ahead, never started: handed back for another worker's next reclaim
             ahead, worker.prefetched = worker.prefetched, []
+            for job in ahead:
+                worker.drop_read_ahead(job)
             try:
                 await asyncio.to_thread(store.release_jobs, name, ahead, int(visibility_timeout_s * 1000))
             except REDIS_ERRORS as exc:

@@ -19,9 +19,11 @@ Figures (``REPORT`` lists them in the printed order):
   nothing between rounds). The part of the gap to the plain echo that the rounds themselves cost (idle gaps that
   put the gRPC threads to sleep and wake them, the slowest of 4 setting the pace) is no referee or SDK code.
 * ``queued_vs_direct_c1`` / ``_c4``: matches/s of trivial matches (4-seat Take 5, one hand, the same 4 random
-  bots) through the Redis queue (enqueued, then a worker of concurrency 1 or 4 claims, plays, stores and
-  acknowledges each; timed from the worker's start to its last settled job) / the same matches played directly with
-  ``run_match``, 1 or 4 at a time. Target >= 0.95.
+  bots) through the Redis queue (a worker of concurrency 1 or 4, running for the whole repetition as an arena's
+  worker does, claims, plays, stores and acknowledges each) / the same matches played directly with ``run_match``,
+  1 or 4 at a time. Both in the steady state: a slice of n matches counts n - 1 matches from the first completion
+  (settled, for the queue) to the last, so neither the enqueueing nor the first match's start (a cost per batch,
+  not per match) counts. Target >= 0.95.
 * ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, per CPU second of
   this process (one thread).
 
@@ -57,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
+from bench_floor import InProcessBots, inprocess_phase, paced_echo_phase  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
 from arena import scheduler  # noqa: E402
@@ -68,6 +71,7 @@ from arena.store import Store  # noqa: E402
 from arena.tournaments import MatchSpec  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
+from sample_bots.random_bot import RandomBot  # noqa: E402
 
 GAME = "take5"
 SEATS = 4
@@ -161,6 +165,20 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
+async def paced_phase(endpoints: Sequence[str], server_pids: Sequence[int], calls_per_s: float,
+                      seconds: float) -> dict[str, float]:
+    """``bench_floor.paced_echo_phase`` on fresh channels to the echo servers (connected before the clock starts)."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        calls = [c.unary_unary(ECHO_METHOD) for c in channels]
+        for call in calls:
+            await call(ECHO_PAYLOAD, timeout=5)
+        return await paced_echo_phase(calls, ECHO_PAYLOAD, calls_per_s, seconds, lambda: cpu_of(server_pids))
+    finally:
+        for c in channels:
+            await c.close()
+
+
 async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seconds: float,
                         tag: str, pool: BotChannels) -> dict[str, float]:
     """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed (at
@@ -177,55 +195,82 @@ async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seco
     return {"calls": calls, "wall": wall, "cpu": cpu, "peer_cpu": bots, "faults": faults, "matches": matches}
 
 
+def steady_seconds(ends: Sequence[float]) -> float:
+    """Seconds from the first of ``ends`` (completion times) to the last: the time ``len(ends) - 1`` matches take
+    in the steady state, without the time to fill the pipeline (the first match) or to enqueue."""
+    return max(ends) - min(ends)
+
+
 async def direct_phase(seats: Sequence[SeatSpec], n: int, concurrency: int, tag: str, pool: BotChannels) -> float:
-    """Wall seconds of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time, on the channels
-    of ``pool``."""
+    """``steady_seconds`` of ``n`` trivial matches played with ``run_match``, ``concurrency`` at a time, on the
+    channels of ``pool``."""
     config = take5.Take5Config(**TRIVIAL)
     todo = iter(range(n))
+    ends: list[float] = []
 
     async def lane() -> None:
         for i in todo:
             await run_match(f"{tag}-{i:04d}", GAME, seats, config, seed=i, channels=pool)
+            ends.append(time.perf_counter())
 
-    t0 = time.perf_counter()
     await asyncio.gather(*(lane() for _ in range(concurrency)))
-    return time.perf_counter() - t0
+    return steady_seconds(ends)
 
 
-async def queued_phase(store: Store, bot_ids: Sequence[str], n: int, concurrency: int, tag: str,
-                       pool: BotChannels) -> float:
-    """Wall seconds of ``n`` trivial matches through the queue: enqueued first, then one worker of ``concurrency``
-    (``scheduler.worker_loop``, in this event loop, its matches on the channels of ``pool``) settles them; timed
-    from the worker's start to its ``n``-th settled job. Raises ``RuntimeError`` when a match was not stored."""
-    specs = [MatchSpec(match_id=f"{tag}-{i:04d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(TRIVIAL))
-             for i in range(n)]
-    await asyncio.to_thread(store.enqueue, specs)
-    settled: list[str] = []
-    done = asyncio.Event()
-    run_job = scheduler.run_job
+class QueueWorker:
+    """One worker (``scheduler.worker_loop`` of ``concurrency``, in this event loop, its matches on the channels
+    of ``pool``) that runs for the whole of a repetition's queued slices, as a worker of the arena does: started
+    (and its start-up checks done) before the first slice is timed, idle between slices. ``batch`` enqueues
+    trivial matches and waits until every one is settled."""
 
-    async def counted(*args: Any, **kwargs: Any) -> str:
-        outcome = await run_job(*args, **kwargs)
-        settled.append(outcome)
-        if len(settled) >= n:
-            done.set()
-        return outcome
+    def __init__(self, store: Store, bot_ids: Sequence[str], concurrency: int, tag: str, pool: BotChannels) -> None:
+        self.store, self.bot_ids, self.concurrency, self.tag, self.pool = store, bot_ids, concurrency, tag, pool
+        self.settled: list[str] = []
+        self.ends: list[float] = []  # when each job of the current batch was settled
+        self.wanted = 0
+        self.done = asyncio.Event()
+        self.stop = threading.Event()
+        self.task: asyncio.Task[None] | None = None
+        self._run_job = scheduler.run_job
 
-    stop = threading.Event()
-    scheduler.run_job = counted  # type: ignore[assignment]
-    try:
-        t0 = time.perf_counter()
-        worker = asyncio.create_task(scheduler.worker_loop(store, f"bench-{tag}", stop, concurrency=concurrency,
-                                                           block_ms=50, channels=pool))
-        await done.wait()
-        elapsed = time.perf_counter() - t0
-        stop.set()
-        await worker
-    finally:
-        scheduler.run_job = run_job  # type: ignore[assignment]
-    if settled.count("stored") != n:
-        raise RuntimeError(f"queued matches: expected {n} stored, got {settled}")
-    return elapsed
+    async def __aenter__(self) -> QueueWorker:
+        run_job = self._run_job
+
+        async def counted(*args: Any, **kwargs: Any) -> str:
+            outcome = await run_job(*args, **kwargs)
+            self.settled.append(outcome)
+            self.ends.append(time.perf_counter())
+            if len(self.settled) >= self.wanted:
+                self.done.set()
+            return outcome
+
+        scheduler.run_job = counted  # type: ignore[assignment]
+        self.task = asyncio.create_task(scheduler.worker_loop(
+            self.store, f"bench-{self.tag}", self.stop, concurrency=self.concurrency, block_ms=50,
+            channels=self.pool))
+        await self.batch(self.concurrency, "warm")  # its start-up (group, bot checks, first claims) is done
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.stop.set()
+        try:
+            assert self.task is not None
+            await self.task
+        finally:
+            scheduler.run_job = self._run_job  # type: ignore[assignment]
+
+    async def batch(self, n: int, tag: str) -> float:
+        """Enqueue ``n`` trivial matches, wait until every one is settled (stored and acknowledged) and return the
+        ``steady_seconds`` of their settling. Raises ``RuntimeError`` when a match was not stored."""
+        specs = [MatchSpec(match_id=f"{self.tag}-{tag}-{i:04d}", game=GAME, seats=tuple(self.bot_ids), seed=i,
+                           config=dict(TRIVIAL)) for i in range(n)]
+        self.settled, self.ends, self.wanted = [], [], n
+        self.done.clear()
+        await asyncio.to_thread(self.store.enqueue, specs)
+        await self.done.wait()
+        if self.settled.count("stored") != n:
+            raise RuntimeError(f"queued matches: expected {n} stored, got {self.settled}")
+        return steady_seconds(self.ends)
 
 
 def engine_phase(seconds: float) -> dict[str, float]:
@@ -271,6 +316,15 @@ REPORT = (
     Figure("barrier_client_cpu_us", "  echo-in-rounds client CPU per call", "us", digits=0),
     Figure("bot_cpu_vs_barrier", "bot CPU per decision / echo-in-rounds server CPU", "ratio"),
     Figure("barrier_server_cpu_us", "  echo-in-rounds server CPU per call", "us", digits=0),
+    Figure("referee_cpu_vs_paced", "referee CPU per decision / echo client CPU at the referee's rate", "ratio"),
+    Figure("paced_client_cpu_us", "  echo client CPU per call, paced to the referee's calls/s", "us", digits=0),
+    Figure("paced_calls_per_s", "  paced echo calls/s (the referee's decisions/s)", "1/s", digits=0),
+    Figure("referee_own_cpu_us", "  referee CPU per decision without gRPC (bots in process)", "us", digits=0),
+    Figure("referee_explained", "  (paced echo client + referee without gRPC) / referee", "ratio"),
+    Figure("bot_cpu_vs_paced", "bot CPU per decision / echo server CPU at the referee's rate", "ratio"),
+    Figure("paced_server_cpu_us", "  echo server CPU per call, paced to the referee's calls/s", "us", digits=0),
+    Figure("sdk_cpu_us", "  SDK CPU per decision without gRPC (Decide handler in process)", "us", digits=0),
+    Figure("bot_explained", "  (paced echo server + SDK without gRPC) / bot", "ratio"),
     Figure("queued_vs_direct_c1", "queued / direct matches/s, concurrency 1", "ratio", ">= 0.95"),
     Figure("queued_c1", "  queued matches/s, concurrency 1", "1/s", digits=1),
     Figure("direct_c1", "  direct matches/s, concurrency 1", "1/s", digits=1),
@@ -295,13 +349,13 @@ def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None
     n = next(iter(summary.values()))["n"]
     sys.stdout.flush()
     print(f"Ratios (median of {n} interleaved repetitions, min..max){' at ' + commit if commit else ''}")
-    print(f"  {'figure':<54} {'median':>9} {'min':>9} {'max':>9}  target")
+    print(f"  {'figure':<62} {'median':>9} {'min':>9} {'max':>9}  target")
     for f in REPORT:
         s = summary.get(f.key)
         if s is None:
             continue
         fmt = f"{{:>9.{f.digits}f}}"
-        print(f"  {f.label:<54} {fmt.format(s['median'])} {fmt.format(s['min'])} {fmt.format(s['max'])}  "
+        print(f"  {f.label:<62} {fmt.format(s['median'])} {fmt.format(s['min'])} {fmt.format(s['max'])}  "
               f"{f.target or f.unit}", flush=True)
 
 
@@ -349,11 +403,13 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                        bot_ids: list[str], reps: int, seconds: float, matches_c1: int, matches_c4: int,
                        progress: Callable[[str], None], pool: BotChannels) -> list[dict[str, float]]:
     await referee_phase(seats, bot_pids, 0.2, "warm", pool)  # imports, first connections
+    inprocess = InProcessBots(RandomBot)
     out = []
     for rep in range(reps):
         e: dict[str, float] = {}
         b: dict[str, float] = {}
         r: dict[str, float] = {}
+        p: dict[str, float] = {}
         q: dict[str, float] = {}
         for i in range(SLICES):
             for side in ("echo", "barrier", "referee")[::1 if i % 2 == 0 else -1]:
@@ -362,16 +418,21 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                 elif side == "barrier":
                     _add(b, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES / 2, barrier=True))
                 else:
-                    _add(r, await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}", pool))
+                    part = await referee_phase(seats, bot_pids, seconds / SLICES, f"r{rep}-{i}", pool)
+                    _add(r, part)  # then the echo at this slice's rate
+                    _add(p, await paced_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
+                                              seconds / SLICES / 2))
+        own = await inprocess_phase(inprocess, seconds / 3, f"i{rep}")
         for c, n in ((1, matches_c1), (4, matches_c4)):
-            chunk = max(c, n // SLICES)
-            for i in range(SLICES):
-                for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
-                    if side == "direct":
-                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
-                    else:
-                        elapsed = await queued_phase(store, bot_ids, chunk, c, f"q{c}-{rep}-{i}", pool)
-                    _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk})
+            chunk = max(2 * c + 1, n // SLICES)
+            async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
+                for i in range(SLICES):
+                    for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
+                        if side == "direct":
+                            elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
+                        else:
+                            elapsed = await queue.batch(chunk, str(i))
+                        _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1})
         eng = engine_phase(seconds / 6)
         figures = {
             "referee_decisions_per_s": r["calls"] / r["wall"], "echo_calls_per_s": e["calls"] / e["wall"],
@@ -391,6 +452,17 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         figures["referee_vs_barrier"] = figures["referee_decisions_per_s"] / figures["barrier_calls_per_s"]
         figures["referee_cpu_vs_barrier"] = figures["referee_cpu_us"] / figures["barrier_client_cpu_us"]
         figures["bot_cpu_vs_barrier"] = figures["bot_cpu_us"] / figures["barrier_server_cpu_us"]
+        figures.update({
+            "paced_calls_per_s": p["calls"] / p["wall"], "paced_client_cpu_us": p["cpu"] / p["calls"] * 1e6,
+            "paced_server_cpu_us": p["peer_cpu"] / p["calls"] * 1e6,
+            "referee_own_cpu_us": (own["cpu"] - own["sdk_cpu"]) / own["calls"] * 1e6,
+            "sdk_cpu_us": own["sdk_cpu"] / own["calls"] * 1e6,
+        })
+        figures["referee_cpu_vs_paced"] = figures["referee_cpu_us"] / figures["paced_client_cpu_us"]
+        figures["bot_cpu_vs_paced"] = figures["bot_cpu_us"] / figures["paced_server_cpu_us"]
+        figures["referee_explained"] = ((figures["paced_client_cpu_us"] + figures["referee_own_cpu_us"])
+                                        / figures["referee_cpu_us"])
+        figures["bot_explained"] = (figures["paced_server_cpu_us"] + figures["sdk_cpu_us"]) / figures["bot_cpu_us"]
         figures.update(eng)
         out.append(figures)
         progress(f"repetition {rep + 1}/{reps}: referee/echo {figures['referee_vs_echo']:.2f}, "
@@ -403,8 +475,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (default 5)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of echo and of referee per repetition")
-    parser.add_argument("--matches", type=int, default=40, help="trivial matches per queued/direct run at "
-                        "concurrency 1 (twice as many at 4)")
+    parser.add_argument("--matches", type=int, default=40, help="trivial matches per repetition, queued and "
+                        "direct each, at concurrency 1 (twice as many at 4), in 4 slices")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
     reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches,

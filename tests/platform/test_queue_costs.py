@@ -4,6 +4,8 @@ counts exactly what ``ack_job`` + ``record_match_health`` did, also when Redis f
 
 from __future__ import annotations
 
+import pytest
+
 from arena.store import Store, jobs_key
 from arena.tournaments import MatchSpec
 
@@ -39,3 +41,45 @@ def test_a_bad_health_argument_is_returned_and_the_job_still_acknowledged(store:
     changes = store.ack_and_count_health(job, "take5", "q-0", {"a@1": None}, unhealthy_after=0)
     assert isinstance(changes, ValueError) and "unhealthy_after" in str(changes)
     assert store.pending_jobs() == 0
+
+
+def test_a_job_claimed_ahead_has_its_reads_done_and_reads_again_once_they_are_stale(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from arena import scheduler
+
+    [job] = _claimed(store, 1)
+    store.register_bot("take5", "a", "127.0.0.1:1", version="1")
+
+    async def reads() -> tuple:  # type: ignore[type-arg]
+        ahead = scheduler.InputsAhead(store, job.spec)
+        fresh = await ahead.fresh()
+        monkeypatch.setattr(scheduler, "INPUTS_FRESH_S", 0.0)
+        stale = scheduler.InputsAhead(store, job.spec)
+        await asyncio.sleep(0.01)
+        return fresh, await stale.fresh(), stale.task
+
+    fresh, stale, task = asyncio.run(reads())
+    assert fresh is not None and fresh.has_result is False
+    assert [b.endpoint if b else None for b in fresh.bots] == ["127.0.0.1:1", None]  # b@1 is not registered
+    assert stale is None and task.done()  # too old: the job reads again
+
+
+def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from arena import scheduler
+
+    [job] = _claimed(store, 1)
+
+    def broken(*args: object) -> None:
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(store, "match_inputs", broken)
+
+    async def read() -> object:
+        return await scheduler.InputsAhead(store, job.spec).fresh()
+
+    assert asyncio.run(read()) is None
