@@ -137,14 +137,17 @@ def action_from_dict(game: str, kind: str, d: Any) -> Any:
 # --- decision kinds ----------------------------------------------------------------------------------------
 
 
+_KIND_NAMES: dict[int, str] = {
+    v.number: v.name for v in bot_pb2.DecisionKind.DESCRIPTOR.values if v.name != "DECISION_KIND_UNSPECIFIED"}
+
+
 def kind_name(kind: int) -> str:
     """``DecisionKind`` enum value -> name. Raises ``WireError`` for an unknown or unspecified kind."""
-    try:
-        name = bot_pb2.DecisionKind.Name(kind)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise WireError(f"unknown decision kind value {kind}") from exc
-    if name == "DECISION_KIND_UNSPECIFIED":
-        raise WireError("decision kind is unspecified")
+    name = _KIND_NAMES.get(kind)
+    if name is None:
+        if kind == bot_pb2.DECISION_KIND_UNSPECIFIED:
+            raise WireError("decision kind is unspecified")
+        raise WireError(f"unknown decision kind value {kind}")
     return name
 
 

@@ -131,3 +131,36 @@ def test_decode_view_completes_from_what_it_kept() -> None:
                 sent_before = sent_after
                 assert wire.view_from_proto(wire.view_to_proto(view), view.kind) == view
             state = rules.apply(state, seat, rules.default_action(state, seat))
+
+
+@pytest.mark.parametrize("draft", [False, True])
+def test_the_view_encoded_once_per_turn_equals_each_seats_own_encoding(draft: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Take5Game.view_message`` copies the last (state, sent, kind) message for the next seat and replaces its
+    seat and hand: for every seat of every state of random games, with the seat's real ``sent`` and with others
+    (None, a stale hand), the message equals ``encode_view(observe(state, seat), sent)`` byte for byte."""
+    import random
+
+    encoded = []
+    encode = wire.encode_view
+    monkeypatch.setattr(wire, "encode_view", lambda *a: encoded.append(1) or encode(*a))
+    rnd = random.Random(11 if draft else 7)
+    calls = 0
+    for seed in range(6):
+        state = rules.new_game(4, rules.Take5Config(limit=30, draft=draft), seed=seed)
+        sent: list[Any] = [None] * 4
+        while not rules.is_over(state):
+            pending = rules.pending_seats(state)
+            for which in range(3):  # seats in a row with the same sent: the later ones copy the first's message
+                for seat in pending:
+                    given = (sent[seat], None, (state.hand_number - 1, 3, 0))[which]
+                    msg, after = GAME.view_message(state, seat, given)
+                    want, want_after = encode(rules.observe(state, seat), given)
+                    assert msg.SerializeToString() == want.SerializeToString() and after == want_after
+                    msg.hand.append(999)  # a caller that changes its message changes no other seat's
+                    calls += 1
+            for seat in pending:
+                sent[seat] = GAME.view_message(state, seat, sent[seat])[1]
+            for seat in pending:
+                state = rules.apply(state, seat, rnd.choice(rules.legal_actions(state, seat)))
+    assert len(encoded) < calls / 2  # most seats got a copy of the turn's message

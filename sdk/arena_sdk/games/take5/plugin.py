@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...pb import bot_pb2
 from ..base import Game, Outcome
 from . import rules, wire
 from .bot import Take5Bot, decide
@@ -16,6 +17,8 @@ class Take5Game(Game):
     info = rules.INFO
     config_type = rules.Take5Config
     bot_class = Take5Bot
+    # the last message view_message encoded: (state, sent, decision kind, message, sent after it)
+    _last_view: tuple[Any, Any, Any, Any, Any] | None = None
     decision_methods = {rules.CHOOSE_CARD: "choose_card", rules.CHOOSE_ROW: "choose_row",
                         rules.DRAFT_PICK: "draft_pick"}
 
@@ -81,7 +84,22 @@ class Take5Game(Game):
         return wire.view_from_proto(msg, kind)
 
     def view_message(self, state: Any, seat: int, sent: Any) -> tuple[Any, Any]:
-        return wire.encode_view(rules.observe(state, seat), sent)
+        """``wire.encode_view(observe(state, seat), sent)``, encoded once per turn: the seats of a simultaneous
+        turn differ only in ``seat`` and ``hand`` (every other field is public, or depends on the seat's decision
+        kind), so the message of the last (state, sent, kind) is copied and those two fields replaced."""
+        kind = rules.decision_kind(state, seat)
+        last = self._last_view
+        if last is not None and last[0] is state and last[1] == sent and last[2] == kind:
+            msg = bot_pb2.Take5View()
+            msg.CopyFrom(last[3])
+            msg.seat = seat
+            msg.hand[:] = state.hands[seat]
+            return msg, last[4]
+        msg, after = wire.encode_view(rules.observe(state, seat), sent)
+        kept = bot_pb2.Take5View()
+        kept.CopyFrom(msg)  # the caller may change the message it gets; the copy kept here stays as encoded
+        self._last_view = (state, sent, kind, kept, after)  # one tuple: threads see the old or the new entry
+        return msg, after
 
     def view_from_message(self, msg: Any, kind: str | None, kept: Any) -> tuple[rules.Take5View, Any]:
         return wire.decode_view(msg, kind, kept)

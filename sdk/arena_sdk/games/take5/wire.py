@@ -135,16 +135,11 @@ def _turns_to_proto(turns: tuple[take5.Turn, ...]) -> list[bot_pb2.Take5Turn]:
 
 
 def _turns_from_proto(turns: Any) -> tuple[take5.Turn, ...]:
-    return tuple(
-        take5.Turn(
-            turn=t.turn,
-            plays=tuple(
-                take5.Play(seat=p.seat, card=p.card, row=p.row, taken=tuple(p.taken), chose_row=p.chose_row)
-                for p in t.plays
-            ),
-        )
+    Play, Turn = take5.Play, take5.Turn  # positional: (seat, card, row, taken, chose_row), (turn, plays)
+    return tuple([
+        Turn(t.turn, tuple([Play(p.seat, p.card, p.row, tuple(p.taken), p.chose_row) for p in t.plays]))
         for t in turns
-    )
+    ])
 
 
 def view_to_proto(view: take5.Take5View, history_first_turn: int = 0,
@@ -257,12 +252,15 @@ def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[ta
     totals, penalties = tuple(msg.totals), tuple(msg.hand_penalties)
     if len(totals) != n or len(penalties) != n:
         raise WireError(f"view.totals and view.hand_penalties must hold {n} values")
-    rows = tuple(tuple(r.cards) for r in msg.rows)
+    rows = tuple([tuple(r.cards) for r in msg.rows])
     if rows and len(rows) != take5.NUM_ROWS:
         raise WireError(f"view.rows must hold {take5.NUM_ROWS} rows, got {len(rows)}")
     hand, pool = tuple(msg.hand), tuple(msg.draft_pool)
-    cards = [*hand, *(c for r in rows for c in r), *pool]
-    if min(cards, default=1) < 1 or max(cards, default=1) > take5.DECK_SIZE:
+    cards = list(hand)
+    for row in rows:
+        cards += row
+    cards += pool
+    if cards and (min(cards) < 1 or max(cards) > take5.DECK_SIZE):
         bad = [c for c in cards if not 1 <= c <= take5.DECK_SIZE]
         raise WireError(f"view holds cards outside 1..{take5.DECK_SIZE}: {bad}")
     if len(set(cards)) != len(cards):
@@ -270,9 +268,9 @@ def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[ta
         raise WireError(f"view holds cards twice (hand, rows and draft pool share {repeated})")
     if len(hand) > take5.HAND_SIZE:
         raise WireError(f"view.hand holds {len(hand)} cards, at most {take5.HAND_SIZE}")
-    drafting = all(not row for row in rows)  # the rows start only after the draft
+    drafting = not any(rows)  # the rows start only after the draft
     for i, row in enumerate(rows):
-        if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or list(row) != sorted(row):
+        if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or row != tuple(sorted(row)):
             raise WireError(f"view.rows[{i}] must hold 1..{take5.ROW_CAPACITY} ascending cards, got {list(row)}")
     c = msg.config
     config = _config_of(c.limit, c.limit_rule, c.known_cards, c.draft)
