@@ -163,4 +163,5 @@ def test_the_view_encoded_once_per_turn_equals_each_seats_own_encoding(draft: bo
                 sent[seat] = GAME.view_message(state, seat, sent[seat])[1]
             for seat in pending:
                 state = rules.apply(state, seat, rnd.choice(rules.legal_actions(state, seat)))
-    assert len(encoded) < calls / 2  # most seats got a copy of the turn's message
+    # most seats got a copy of the turn's message (the draft asks one seat at a time: fewer)
+    assert len(encoded) < calls * (0.9 if draft else 0.5)
