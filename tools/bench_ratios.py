@@ -18,6 +18,12 @@ Figures (``REPORT`` lists them in the printed order):
   that calls in rounds (4 calls at once, the next 4 when all have answered: the shape of a simultaneous turn, with
   nothing between rounds). The part of the gap to the plain echo that the rounds themselves cost (idle gaps that
   put the gRPC threads to sleep and wake them, the slowest of 4 setting the pace) is no referee or SDK code.
+* ``referee_cpu_vs_paced`` and ``bot_cpu_vs_paced``: the referee's and the bots' CPU per decision against the echo
+  client's and servers' CPU per call with the echo paced to the referee's decisions/s (``bench_floor``): gRPC's
+  CPU per call grows as the call rate falls (every call wakes threads that a busier process keeps awake), and the
+  echo above runs about twice as fast as the referee, so these are the ratios at equal rates. Beside them, the
+  referee's and the SDK's CPU per decision without any gRPC (``bench_floor.inprocess_phase``: the same games, the
+  bots in process) and how much of the measured CPU the sum "paced echo + own work" explains.
 * ``queued_vs_direct_c1`` / ``_c4``: matches/s of trivial matches (4-seat Take 5, one hand, the same 4 random
   bots) through the Redis queue (a worker of concurrency 1 or 4, running for the whole repetition as an arena's
   worker does, claims, plays, stores and acknowledges each) / the same matches played directly with ``run_match``,
