@@ -31,8 +31,10 @@ none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it i
 while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
 that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
 Prefetch: while every slot plays, a worker claims one job ahead (refreshed with the running ones), started the
-moment a slot frees; on stop a job claimed ahead and never started is handed back (``Store.release_jobs``): the next
-reclaim of any worker takes it at once, without counting a delivery.
+moment a slot frees; its pre-match reads start when it is claimed, and are made again if a match that kept its
+slot settled meanwhile (they may predate a bot turning unhealthy); on stop a job claimed ahead and never started
+is handed back (``Store.release_jobs``): the next reclaim of any worker takes it at once, without counting a
+delivery.
 
 A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
 unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
@@ -469,7 +471,10 @@ class _Worker:
 
     def finished(self, task: asyncio.Task[str]) -> None:
         self.running.pop(task, None)
-        self.playing.discard(task)
+        if task in self.playing:  # it kept its slot until settled: it may have made a bot unhealthy
+            self.playing.discard(task)
+            for job in self.prefetched:  # reads ahead started before its health was counted are stale
+                self.drop_read_ahead(job)
         self.slot_freed.set()
         if not task.cancelled() and task.exception() is None and task.result() == "stored":
             self.matches_done += 1
