@@ -529,27 +529,27 @@ def breaker_problems(record: MatchRecord, states: Sequence[Any], views: Mapping[
         for k in range(start, len(decisions)):
             dk = decisions[k]
             seat = dk["seat"]
-            if k > i and seat in todo and dk["seq"] is not None:
-                todo.discard(seat)
-                sent = views.get((seat, dk["seq"]))
-                if sent is not None:
-                    compared += 1
-                    unasked = engine.observe(alt, seat)
-                    if sent != unasked:
-                        problems.append(
-                            f"match {record.match_id}: seat {seat}'s view at decision {k} (after seat {asked} was "
-                            f"asked about a +3 Breaker and declined) differs from its view had seat {asked} not been "
-                            f"asked: {_diff(sent, unasked)}")
-            if not todo:
-                break
-            if seat == asked and dk["kind"] == taki.REACT:
-                continue  # in the other run nobody asks the asked seat
-            action = wire.action_from_dict("taki", dk["kind"], dk["action"])
-            if (engine.pending_seats(alt) != (seat,) or engine.decision_kind(alt, seat) != dk["kind"]
-                    or action not in engine.legal_actions(alt, seat)):
-                break
-            alt = engine.apply(alt, seat, action)
-            real = states[k + 1]
+            if seat != asked or dk["kind"] != taki.REACT:  # in the other run nobody asks the asked seat
+                if engine.pending_seats(alt) != (seat,) or engine.decision_kind(alt, seat) != dk["kind"]:
+                    break  # the other run is elsewhere (the asked seat's later Breaker, a swapped card drawn)
+                if k > i and seat in todo and dk["seq"] is not None:
+                    todo.discard(seat)
+                    sent = views.get((seat, dk["seq"]))
+                    if sent is not None:
+                        compared += 1
+                        unasked = engine.observe(alt, seat)
+                        if sent != unasked:
+                            problems.append(
+                                f"match {record.match_id}: seat {seat}'s view at decision {k} (after seat {asked} "
+                                f"was asked about a +3 Breaker and declined) differs from its view had seat {asked} "
+                                f"not been asked: {_diff(sent, unasked)}")
+                if not todo:
+                    break
+                action = wire.action_from_dict("taki", dk["kind"], dk["action"])
+                if action not in engine.legal_actions(alt, seat):
+                    break
+                alt = engine.apply(alt, seat, action)
+            real = states[k + 1]  # (after the asked seat's last answer too: the +3's draws may reach a swapped card)
             if real.mode != "react" and any(alt.hands[s] != real.hands[s] for s in todo):
                 break  # (during the real run's questions the other run is ahead: it already drew the +3's cards)
         counts.breaker_views += compared
