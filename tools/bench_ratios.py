@@ -30,6 +30,10 @@ Figures (``REPORT`` lists them in the printed order):
   1 or 4 at a time. Both in the steady state: a slice of n matches counts n - 1 matches from the first completion
   (settled, for the queue) to the last, so neither the enqueueing nor the first match's start (a cost per batch,
   not per match) counts. Target >= 0.95.
+* ``direct_vs_queued_cpu_c4`` (and ``_c1``, in the JSON): CPU per match of every process it takes (this one, the
+  4 bots, redis-server) played directly / queued. Four trivial matches at a time keep both cores of a 2-core machine
+  busy, so the matches/s ratio at concurrency 4 can be no better than this CPU ratio: what the queue costs is the
+  CPU of its Redis commands (redis-py and the server), the record's packing and the thread hops, on the same cores.
 * ``take5_hands_per_s`` / ``taki_games_per_s``: engine speed, 4 seats, random legal players, per CPU second of
   this process (one thread).
 
@@ -337,6 +341,9 @@ REPORT = (
     Figure("queued_vs_direct_c4", "queued / direct matches/s, concurrency 4", "ratio", ">= 0.95"),
     Figure("queued_c4", "  queued matches/s, concurrency 4", "1/s", digits=1),
     Figure("direct_c4", "  direct matches/s, concurrency 4", "1/s", digits=1),
+    Figure("direct_vs_queued_cpu_c4", "direct / queued CPU per match, c4 (ceiling when CPU-bound)", "ratio"),
+    Figure("direct_cpu_ms_c4", "  CPU per direct match (this process + bots + redis-server)", "ms", digits=1),
+    Figure("queued_cpu_ms_c4", "  CPU per queued match (the same processes)", "ms", digits=1),
     Figure("take5_hands_per_s", "engine: Take 5 hands/s (4 seats)", "1/s", digits=0),
     Figure("taki_games_per_s", "engine: Taki games/s (4 seats)", "1/s", digits=0),
 )
@@ -410,6 +417,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                        progress: Callable[[str], None], pool: BotChannels) -> list[dict[str, float]]:
     await referee_phase(seats, bot_pids, 0.2, "warm", pool)  # imports, first connections
     inprocess = InProcessBots(RandomBot)
+    queue_pids = [*bot_pids, int(store.client.info("server")["process_id"])]  # the CPU a match costs, but ours
     out = []
     for rep in range(reps):
         e: dict[str, float] = {}
@@ -434,11 +442,14 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
             async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
                 for i in range(SLICES):
                     for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
+                        cpu0 = time.process_time() + cpu_of(queue_pids)
                         if side == "direct":
                             elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
                         else:
                             elapsed = await queue.batch(chunk, str(i))
-                        _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1})
+                        cpu = time.process_time() + cpu_of(queue_pids) - cpu0
+                        _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1,
+                                 f"{side}_c{c}_cpu": cpu, f"{side}_c{c}_played": chunk})
         eng = engine_phase(seconds / 6)
         figures = {
             "referee_decisions_per_s": r["calls"] / r["wall"], "echo_calls_per_s": e["calls"] / e["wall"],
@@ -452,6 +463,9 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
             figures[f"direct_c{c}"] = q[f"direct_c{c}_matches"] / q[f"direct_c{c}"]
             figures[f"queued_c{c}"] = q[f"queued_c{c}_matches"] / q[f"queued_c{c}"]
             figures[f"queued_vs_direct_c{c}"] = figures[f"queued_c{c}"] / figures[f"direct_c{c}"]
+            for side in ("direct", "queued"):
+                figures[f"{side}_cpu_ms_c{c}"] = q[f"{side}_c{c}_cpu"] / q[f"{side}_c{c}_played"] * 1e3
+            figures[f"direct_vs_queued_cpu_c{c}"] = figures[f"direct_cpu_ms_c{c}"] / figures[f"queued_cpu_ms_c{c}"]
         figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
         figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
         figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]
