@@ -7,7 +7,8 @@ By default (about 3-4 minutes on a 2-core machine), the figures of issue 9, each
 * referee CPU per decision / echo client CPU per call; sample-bot CPU per decision / echo server CPU per call;
 * where the floor is (``tools/bench_floor.py``): the same two CPU ratios with the echo paced to the referee's
   decisions/s, and the referee's and the SDK's CPU per decision without any gRPC (bots in process);
-* queued / direct matches/s of trivial matches at concurrency 1 and 4;
+* queued / direct matches/s of trivial matches at concurrency 1 and 4, and direct / queued CPU per match (every
+  process a match takes: the ratio's ceiling when the matches keep the cores busy);
 * engine speed: Take 5 hands/s and Taki games/s at 4 seats;
 * storage (``tools/bench_storage.py``): bytes per stored 4-seat Take 5 match (packed record, Redis memory,
   appendonly file) and what a million matches take;
