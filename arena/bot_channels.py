@@ -21,9 +21,11 @@ it grows to 120 s):
   its own deadline, as before.
 
 So no call ever waits out a back-off: a call to a bot that is down fails at once (UNAVAILABLE, the referee's
-``unreachable`` fault) or at its deadline; once the bot is back, the next match reaches it with its first call,
-and a running match within about a second. Deadlines, per-bot secrets (call metadata) and fault handling are the
-referee's, per call, unchanged. One bot's broken connection touches only the channel to that bot.
+``unreachable`` fault) or at its deadline; once the bot is back, the next match reaches it with its first call, and
+a running match within about a second, if its seat is still playing: every call while the bot is down is a fault,
+and ``max_faults`` of them forfeit the seat (between fast bots, within milliseconds). Deadlines, per-bot secrets
+(call metadata) and fault handling are the referee's, per call, unchanged. One bot's broken connection touches only
+the channel to that bot.
 
 Endpoints: ``"host:port"`` is dialed in plaintext; ``"tls://host:port"`` over TLS (``BotDialer``), the bot's
 certificate verified against the CA bundle the operator gives (``arena serve --bot-ca FILE``, ``arena worker

@@ -432,6 +432,8 @@ class _Match:
                 if answer is not None:
                     if answer.response is not None:  # the bot got the view: it keeps what it was sent
                         self.sent[seat] = self.sending[seat]
+                    else:  # down, failing or late: it may have lost what it kept (a restart), so the next
+                        self.sent[seat] = None  # view is complete again
                     self._apply(seat, kind, seq_of[seat], hand, turn, answer)
                 else:
                     self._apply_unasked(seat, kind, hand, turn)

@@ -1,14 +1,15 @@
 """Serve a bot class as an ``arena.v1.Bot`` gRPC server: ``create_server(MyBot, "127.0.0.1:0")`` for tests and
 embedding; ``serve(MyBot)`` (``arena_sdk.bot_process``: the command line) for a bot's ``__main__``.
 
-The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` or lazily by the first
-``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's complete
-current state). It also keeps each (match, seat)'s public history (``StartMatchResponse.keeps_history``): the
-referee then sends only the history since the seat's last answered decision, and the servicer gives the bot the
+The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` (a new one at every StartMatch:
+the referee sends one per seat and play, and a match played again after a platform crash keeps its id) or lazily by
+the first ``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's
+complete current state). It also keeps each (match, seat)'s public history (``StartMatchResponse.keeps_history``):
+the referee then sends only the history since the seat's last answered decision, and the servicer gives the bot the
 complete view (``Game.view_from_message``), equal to the engine's ``observe``; a bot restarted mid-match gets the
-history from where the request's starts (the game's view says where). Calls run on a thread pool, so
-concurrent matches are served in parallel; calls to one bot object are serialised by a per-object lock, so an
-author never needs locks of their own.
+history from where the request's starts (the game's view says where). Calls run on a thread pool, so concurrent
+matches are served in parallel; calls to one bot object are serialised by a per-object lock, so an author never
+needs locks of their own.
 
 Errors leave as canonical gRPC status codes with a message a person can act on:
 
@@ -151,9 +152,12 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         with self._lock:
             return list(self._matches)
 
-    def _entry(self, key: tuple[str, int]) -> _Entry:
+    def _entry(self, key: tuple[str, int], *, fresh: bool = False) -> _Entry:
+        """The live bot object of ``key``, made when there is none; ``fresh``: a new one in any case (StartMatch: a
+        match played again after a platform crash has the same id, and its bot object must not carry over the
+        state, nor the kept history, of the play that was lost)."""
         with self._lock:
-            entry = self._matches.get(key)
+            entry = None if fresh else self._matches.get(key)
             if entry is not None:
                 self._matches.move_to_end(key)
                 return entry
@@ -163,7 +167,10 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             log.exception("creating a %s object failed", self.bot_cls.__name__)
             raise _Abort(grpc.StatusCode.INTERNAL, f"creating the bot object raised {_describe(exc)}") from exc
         with self._lock:
-            entry = self._matches.setdefault(key, _Entry(bot))  # another thread may have won the race
+            if fresh:
+                entry = self._matches[key] = _Entry(bot)
+            else:
+                entry = self._matches.setdefault(key, _Entry(bot))  # another thread may have won the race
             self._matches.move_to_end(key)
             while len(self._matches) > MAX_MATCHES:
                 old, _ = self._matches.popitem(last=False)
@@ -202,9 +209,9 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     ) -> bot_pb2.StartMatchResponse:
         info = self._match_info(request)
         key = (info.match_id, info.seat)
-        entry = self._entry(key)
+        entry = self._entry(key, fresh=True)  # the referee sends one StartMatch per seat and play of a match
         with entry.lock:
-            self._start(key, entry, info)  # a repeated StartMatch for a live object changes nothing
+            self._start(key, entry, info)
         return bot_pb2.StartMatchResponse(keeps_history=True)  # Decide completes each view's history
 
     @_handles_errors

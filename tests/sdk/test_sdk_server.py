@@ -211,14 +211,21 @@ def test_default_row_choice_is_the_cheapest_row_and_draft_the_lowest(recorder: S
     assert response.take5.card == min(dview.draft_pool) == 1
 
 
-def test_one_object_per_match_and_seat_and_repeated_start_changes_nothing(recorder: Served) -> None:
+def test_one_object_per_match_and_seat_and_a_match_played_again_starts_afresh(recorder: Served) -> None:
     stub = recorder.stub
-    stub.StartMatch(start_request("a", seat=0), timeout=10)
     stub.StartMatch(start_request("a", seat=0), timeout=10)
     stub.StartMatch(start_request("a", seat=2), timeout=10)
     stub.StartMatch(start_request("b", seat=0), timeout=10)
-    assert len(RecordingBot.created) == 3
-    assert [len(b.started) for b in RecordingBot.created] == [1, 1, 1]
+    view = choose_view(seat=0)
+    stub.Decide(decide_request(view, "a"), timeout=10)
+    assert len(RecordingBot.created) == 3 and len(RecordingBot.created[0].views) == 1
+    # match "a" played again (a platform crash lost the first play): seat 0 gets a new object, started again,
+    # that remembers nothing of the lost play
+    stub.StartMatch(start_request("a", seat=0), timeout=10)
+    assert len(RecordingBot.created) == 4
+    assert [len(b.started) for b in RecordingBot.created] == [1, 1, 1, 1]
+    stub.Decide(decide_request(view, "a"), timeout=10)
+    assert len(RecordingBot.created[0].views) == 1 and len(RecordingBot.created[3].views) == 1
     assert sorted(recorder.servicer.active_matches()) == [("a", 0), ("a", 2), ("b", 0)]
 
 

@@ -117,6 +117,39 @@ def test_a_bot_that_lost_its_state_gets_the_current_state_and_the_history_from_t
     assert partial >= len(forget_at)  # from each loss to the end of its hand (and the next hand's turn 0)
 
 
+def test_after_a_failed_call_the_next_view_is_complete_again(spy_server: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call that got no answer (the bot down, failing or late) may mean the bot lost what it kept (a restart):
+    the seat's next view carries the whole history again, not only the turns since its last answered decision."""
+    messages: list[tuple[int, int, int, int]] = []  # seat 1: (hand, turn, history_first_turn, turns sent)
+    decode, decide = GAME.view_from_message, GAME.decide
+
+    def spying(msg: Any, kind: str | None, kept: Any) -> Any:
+        if msg.seat == 1:
+            messages.append((msg.hand_number, msg.turn, msg.history_first_turn, len(msg.history)))
+        return decode(msg, kind, kept)
+
+    def failing_once(bot: Any, view: Any) -> Any:
+        if view.seat == 1 and view.hand_number == 0 and view.turn == 4 and view.kind == rules.CHOOSE_CARD \
+                and not failed:
+            failed.append(view.turn)
+            raise RuntimeError("lost my state")
+        return decide(bot, view)
+
+    failed: list[int] = []
+    monkeypatch.setattr(GAME, "view_from_message", spying)
+    monkeypatch.setattr(GAME, "decide", failing_once)
+    endpoint, _ = spy_server("take5")
+    seats = [SeatSpec(f"spy{i}", endpoint) for i in range(3)]
+    record = run_match_sync("history-after-fault", "take5", seats, seed=8, deadline_ms=5000)
+    assert [(f.seat, f.kind) for f in record.faults] == [(1, "error")]
+    at = next(i for i, m in enumerate(messages) if m[:2] == (0, 4))
+    assert messages[at][2:] == (3, 1)  # before the fault: only the turn completed since its last answer
+    hand, turn, first, sent_turns = messages[at + 1]
+    assert (hand, first) == (0, 0) and sent_turns == turn >= 4  # after it: the whole hand's history again
+    assert messages[at + 2][2] > 0  # and only what changed once it answers again
+
+
 def test_decode_view_completes_from_what_it_kept() -> None:
     state = GAME.new_game(2, None, seed=1)
     kept = sent_before = None

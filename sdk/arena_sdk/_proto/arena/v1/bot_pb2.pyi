@@ -7,13 +7,21 @@ Version: arena.v1. Fields are only ever added (never renumbered or retyped) with
 
 Decision flow for one match, as the referee (the gRPC client) drives it:
   1. GetInfo      (any time; also used to verify an endpoint before registration)
-  2. StartMatch   once per seat the bot holds in the match
+  2. StartMatch   once per seat the bot holds in the match (deadline 2000 ms by default). A match played again
+                  (the arena crashed and lost its first play; nothing of it was stored) keeps its match_id:
+                  a StartMatch for a (match_id, seat) you already hold starts that seat afresh, so drop what
+                  you kept of it (the Python SDK makes a new bot object).
   3. Decide       many times: one request per decision the game asks of that seat. Each request
                   carries the seat's complete current state (hand, board, scores), so a bot may be stateless.
                   Its public history is complete too, unless the bot answered StartMatch with
                   keeps_history = true: then a view may carry only the history since the seat's last answered
                   decision (Take5View.history_first_turn says where it starts), the bot keeping the rest.
-  4. EndMatch     once per seat, with the final result
+                  Decide calls for different seats or matches may arrive at the same time (a simultaneous
+                  Take 5 turn asks every seat at once); one seat is asked one thing at a time.
+  4. EndMatch     once per seat that has not forfeited, with the final result (deadline 2000 ms by default).
+                  A forfeited seat is never called again, and a match whose worker died ends without it, so a
+                  bot that keeps per-match state must also drop old matches on its own (the Python SDK keeps
+                  the 4,096 most recently used).
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
 
@@ -342,7 +350,11 @@ class StartMatchResponse(_message.Message):
     only the history since the seat's last answered Decide (Take5View.history_first_turn and
     previous_history_first_turn say how much is left out), so a view costs what changed. False or unset (older
     bots): every view carries the complete history. A bot that lost its state (restarted mid-match) still gets
-    the complete current state; its history then starts where the request's starts.
+    the complete current state; its history then starts where the request's starts. "Answered" is as the referee
+    saw it: after a call that got no answer in time (a timeout, an error, the bot unreachable) the seat's next
+    view carries the complete history again, and a re-asked request repeats turns already sent; merge turns by
+    their number (Take5Turn.turn), the newest message winning. When StartMatch itself failed (a fault), every
+    view of the match carries the complete history, whatever this field said.
     """
     def __init__(
         self,
@@ -859,7 +871,11 @@ class TakiView(_message.Message):
 
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___TakiEvent]:
-        """The public events since this seat's last decision, that decision included, oldest first."""
+        """The public events since this seat's last decision, that decision included, oldest first. Complete views
+        (Taki does not use keeps_history): the last decision is the last one taken for this seat, so when it was
+        the referee's default action (the bot was late, failing or down), the events before it are not sent again;
+        the rest of this view is the complete current state.
+        """
 
     def __init__(
         self,

@@ -7,13 +7,21 @@ Version: arena.v1. Fields are only ever added (never renumbered or retyped) with
 
 Decision flow for one match, as the referee (the gRPC client) drives it:
   1. GetInfo      (any time; also used to verify an endpoint before registration)
-  2. StartMatch   once per seat the bot holds in the match
+  2. StartMatch   once per seat the bot holds in the match (deadline 2000 ms by default). A match played again
+                  (the arena crashed and lost its first play; nothing of it was stored) keeps its match_id:
+                  a StartMatch for a (match_id, seat) you already hold starts that seat afresh, so drop what
+                  you kept of it (the Python SDK makes a new bot object).
   3. Decide       many times: one request per decision the game asks of that seat. Each request
                   carries the seat's complete current state (hand, board, scores), so a bot may be stateless.
                   Its public history is complete too, unless the bot answered StartMatch with
                   keeps_history = true: then a view may carry only the history since the seat's last answered
                   decision (Take5View.history_first_turn says where it starts), the bot keeping the rest.
-  4. EndMatch     once per seat, with the final result
+                  Decide calls for different seats or matches may arrive at the same time (a simultaneous
+                  Take 5 turn asks every seat at once); one seat is asked one thing at a time.
+  4. EndMatch     once per seat that has not forfeited, with the final result (deadline 2000 ms by default).
+                  A forfeited seat is never called again, and a match whose worker died ends without it, so a
+                  bot that keeps per-match state must also drop old matches on its own (the Python SDK keeps
+                  the 4,096 most recently used).
 Every call has a gRPC deadline (default 1000 ms per Decide). A late, failed or illegal answer is recorded as
 a fault against the seat and replaced by the documented default action; the match always completes.
 
