@@ -855,7 +855,9 @@ class TakiView(_message.Message):
 
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The seat's own cards, ascending by colour (R, Y, G, B), then symbol, colourless last."""
+        """The seat's own cards, ascending by colour (R, Y, G, B), then symbol (the numbers 1, 3..9, then STOP, +2,
+        CHDIR, PLUS, TAKI), then the colourless cards (SUPERTAKI, KING, +3, BREAKER, CHCOLOR); duplicates adjacent.
+        """
 
     @_builtins.property
     def run(self) -> Global___TakiRun:
