@@ -15,8 +15,8 @@ from arena_sdk.games import GAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = [
-    "arena/referee.py", "arena/records.py", "arena/scheduler.py", "arena/service.py", "arena/tournaments.py",
-    "arena/arena_server.py", "arena/endpoint_checks.py", "arena/replay_check.py",
+    "arena/referee.py", "arena/running_match.py", "arena/records.py", "arena/scheduler.py", "arena/match_job.py",
+    "arena/service.py", "arena/tournaments.py", "arena/arena_server.py", "arena/endpoint_checks.py", "arena/replay_check.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "arena" / "store").glob("*.py")),
     "sdk/arena_sdk/server.py", "sdk/arena_sdk/bot_process.py", "sdk/arena_sdk/wire.py", "sdk/arena_sdk/local.py",
 ]

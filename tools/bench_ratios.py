@@ -72,7 +72,7 @@ from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
 from bench_floor import InProcessBots, inprocess_phase, paced_echo_phase  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
-from arena import scheduler  # noqa: E402
+from arena import match_job, scheduler  # noqa: E402
 from arena.bot_channels import BotChannels  # noqa: E402
 from arena.local_bots import started_bots  # noqa: E402
 from arena.redis_server import PrivateRedis  # noqa: E402
@@ -241,7 +241,7 @@ class QueueWorker:
         self.done = asyncio.Event()
         self.stop = threading.Event()
         self.task: asyncio.Task[None] | None = None
-        self._run_job = scheduler.run_job
+        self._run_job = match_job.run_job
 
     async def __aenter__(self) -> QueueWorker:
         run_job = self._run_job
@@ -254,7 +254,7 @@ class QueueWorker:
                 self.done.set()
             return outcome
 
-        scheduler.run_job = counted  # type: ignore[assignment]
+        match_job.run_job = counted  # type: ignore[assignment]
         self.task = asyncio.create_task(scheduler.worker_loop(
             self.store, f"bench-{self.tag}", self.stop, concurrency=self.concurrency, block_ms=50,
             channels=self.pool))
@@ -267,7 +267,7 @@ class QueueWorker:
             assert self.task is not None
             await self.task
         finally:
-            scheduler.run_job = self._run_job  # type: ignore[assignment]
+            match_job.run_job = self._run_job  # type: ignore[assignment]
 
     async def batch(self, n: int, tag: str) -> float:
         """Enqueue ``n`` trivial matches, wait until every one is settled (stored and acknowledged) and return the

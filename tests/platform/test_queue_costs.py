@@ -47,16 +47,16 @@ def test_a_job_claimed_ahead_has_its_reads_done_and_reads_again_once_they_are_st
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from arena import scheduler
+    from arena import match_job
 
     [job] = _claimed(store, 1)
     store.register_bot("take5", "a", "127.0.0.1:1", version="1")
 
     async def reads() -> tuple:  # type: ignore[type-arg]
-        ahead = scheduler.InputsAhead(store, job.spec)
+        ahead = match_job.InputsAhead(store, job.spec)
         fresh = await ahead.fresh()
-        monkeypatch.setattr(scheduler, "INPUTS_FRESH_S", 0.0)
-        stale = scheduler.InputsAhead(store, job.spec)
+        monkeypatch.setattr(match_job, "INPUTS_FRESH_S", 0.0)
+        stale = match_job.InputsAhead(store, job.spec)
         await asyncio.sleep(0.01)
         return fresh, await stale.fresh(), stale.task
 
@@ -70,7 +70,7 @@ def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from arena import scheduler
+    from arena import match_job
 
     [job] = _claimed(store, 1)
 
@@ -80,6 +80,6 @@ def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception
     monkeypatch.setattr(store, "match_inputs", broken)
 
     async def read() -> object:
-        return await scheduler.InputsAhead(store, job.spec).fresh()
+        return await match_job.InputsAhead(store, job.spec).fresh()
 
     assert asyncio.run(read()) is None

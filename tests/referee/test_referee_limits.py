@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from arena import referee
 from arena.config import DEFAULTS
 from arena.local_bots import BotProcess, start_bot
 from arena.referee import (
@@ -35,6 +34,7 @@ from arena.referee import (
     run_match_sync,
 )
 from arena_sdk.games import GAMES, take5
+from arena_sdk.pb import bot_pb2_grpc
 
 from .conftest import BOTS_DIR, final_state, seat
 
@@ -293,7 +293,7 @@ class LateStubs:
     is running) and before gRPC sends it. ``plan[(seat, seq)]`` = how many attempts of that request to delay."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, plan: dict[tuple[int, int], int], block_s: float) -> None:
-        real = referee.bot_pb2_grpc.BotStub
+        real = bot_pb2_grpc.BotStub
         self.seen: dict[tuple[int, int], int] = {}
         outer = self
 
@@ -309,7 +309,7 @@ class LateStubs:
                     asyncio.get_running_loop().call_soon(time.sleep, block_s)
                 return self.real.Decide(request, timeout=timeout)
 
-        monkeypatch.setattr(referee.bot_pb2_grpc, "BotStub", Stub)
+        monkeypatch.setattr(bot_pb2_grpc, "BotStub", Stub)
 
 
 # The bot answers after 0.1 s of a 0.3 s deadline; the referee's loop is blocked 0.25 s before the send.
