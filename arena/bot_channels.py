@@ -52,8 +52,8 @@ import grpc
 
 from arena_sdk.pb import bot_pb2_grpc
 
-from .config import DEFAULTS
-from .limits import MAX_BOT_ANSWER_BYTES
+from arena.config import DEFAULTS
+from arena.limits import MAX_BOT_ANSWER_BYTES
 
 log = logging.getLogger(__name__)
 

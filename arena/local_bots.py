@@ -29,8 +29,8 @@ import grpc
 
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
-from .config import DEFAULTS
-from .referee import MatchRecord, SeatSpec, _check_args, run_match_sync
+from arena.config import DEFAULTS
+from arena.referee import MatchRecord, SeatSpec, _check_args, run_match_sync
 
 SAMPLE_BOTS: dict[str, str] = {
     "random": "sample_bots.random_bot",

@@ -22,17 +22,7 @@ from pathlib import Path
 
 import redis
 
-from .redis_server import (
-    CHILD_UMASK,
-    CONF_FILE,
-    LOG_FILE,
-    RedisStartError,
-    conf_value,
-    find_redis_server,
-    private_dir,
-    redis_password,
-    write_conf,
-)
+from arena.redis_server import CHILD_UMASK, CONF_FILE, LOG_FILE, RedisStartError, conf_value, find_redis_server, private_dir, redis_password, write_conf
 
 CLUSTER_SCHEME = "redis+cluster"
 SLOTS = 16384

@@ -73,26 +73,10 @@ from typing import Any
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 
-from .bot_channels import BotChannels
-from .config import DEFAULTS
-from .records import (
-    FAULT_KINDS,
-    FORFEIT_REASONS,
-    RECORD_VERSION,
-    SOURCES,
-    Fault,
-    FaultTally,
-    Forfeit,
-    Limits,
-    MatchRecord,
-    MatchResult,
-    RecordError,
-    SeatSpec,
-    _is_int,
-    forfeit_ranks,
-    replay,
-)
-from .running_match import LoopLag, RunningMatch
+from arena.bot_channels import BotChannels
+from arena.config import DEFAULTS
+from arena.records import FAULT_KINDS, FORFEIT_REASONS, RECORD_VERSION, SOURCES, Fault, FaultTally, Forfeit, Limits, MatchRecord, MatchResult, RecordError, SeatSpec, _is_int, forfeit_ranks, replay
+from arena.running_match import LoopLag, RunningMatch
 
 __all__ = [
     "FAULT_KINDS", "FORFEIT_REASONS", "RECORD_VERSION", "SOURCES", "Fault", "FaultTally", "Forfeit", "Limits",

@@ -7,17 +7,7 @@ from __future__ import annotations
 from arena_sdk import wire
 from arena_sdk.games import GAMES
 
-from .records import (
-    ASKED_SOURCES,
-    FAULT_KINDS,
-    FaultTally,
-    MatchRecord,
-    _is_int,
-    _is_number,
-    bot_time_ms,
-    describe_legal,
-    forfeit_ranks,
-)
+from arena.records import ASKED_SOURCES, FAULT_KINDS, FaultTally, MatchRecord, _is_int, _is_number, bot_time_ms, describe_legal, forfeit_ranks
 
 
 def replay_differences(record: MatchRecord) -> list[str]:

@@ -22,18 +22,8 @@ from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
-from .bot_channels import BotChannels, BotLease
-from .records import (
-    Fault,
-    FaultTally,
-    Forfeit,
-    Limits,
-    MatchResult,
-    SeatSpec,
-    bot_time_ms,
-    describe_legal,
-    forfeit_ranks,
-)
+from arena.bot_channels import BotChannels, BotLease
+from arena.records import Fault, FaultTally, Forfeit, Limits, MatchResult, SeatSpec, bot_time_ms, describe_legal, forfeit_ranks
 
 log = logging.getLogger("arena.referee")  # the referee's work: one logger name for operators' filters
 

@@ -37,13 +37,13 @@ import os
 # Quiet unless the user asks (GRPC_VERBOSITY=ERROR or DEBUG); read once, when grpc is first imported.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from . import bot, ladder, match, play, serve, sprt, tournament, worker  # noqa: E402,F401  (each registers its commands)
-from .app import AppContext, ArenaClient, cli  # noqa: E402
-from .errors import ArenaCliError, ArenaInterrupted, Terminated, rpc_error  # noqa: E402
-from .ladder import ladder_differences  # noqa: E402
-from .options import parse_endpoint, split_bot_id  # noqa: E402
-from .tokens import TokenStore  # noqa: E402
-from .tournament import BOTS_DOWN_HINT  # noqa: E402
+from arena.cli import bot, ladder, match, play, serve, sprt, tournament, worker  # noqa: E402,F401  (each registers its commands)
+from arena.cli.app import AppContext, ArenaClient, cli  # noqa: E402
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, Terminated, rpc_error  # noqa: E402
+from arena.cli.ladder import ladder_differences  # noqa: E402
+from arena.cli.options import parse_endpoint, split_bot_id  # noqa: E402
+from arena.cli.tokens import TokenStore  # noqa: E402
+from arena.cli.tournament import BOTS_DOWN_HINT  # noqa: E402
 
 __all__ = ["BOTS_DOWN_HINT", "AppContext", "ArenaClient", "ArenaCliError", "ArenaInterrupted", "Terminated",
            "TokenStore", "cli", "ladder_differences", "main", "parse_endpoint", "rpc_error", "split_bot_id"]

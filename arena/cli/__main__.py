@@ -1,5 +1,5 @@
 """``python -m arena.cli``: the ``arena`` command."""
 
-from . import main
+from arena.cli import main
 
 main()

@@ -25,10 +25,10 @@ from rich.console import Console
 
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
-from .. import auth
-from ..config import DEFAULTS
-from .errors import ArenaGroup, rpc_error
-from .options import option
+from arena import auth
+from arena.config import DEFAULTS
+from arena.cli.errors import ArenaGroup, rpc_error
+from arena.cli.options import option
 
 RPC_TIMEOUT_S = 30.0
 POLL_INTERVAL_S = 0.5

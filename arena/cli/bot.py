@@ -11,20 +11,10 @@ from rich.table import Table
 
 from arena_sdk.pb import arena_pb2
 
-from .app import AppContext, cli, print_json, when
-from .errors import ArenaCliError
-from .options import (
-    GAMES,
-    EndpointType,
-    check_bot_name,
-    check_bot_ref,
-    game_option,
-    json_option,
-    option,
-    server_option,
-    split_bot_id,
-)
-from .tokens import TokenStore, no_token_error, owner_call, resolve_arena, token_hints, token_option, tokens_dir_option
+from arena.cli.app import AppContext, cli, print_json, when
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import GAMES, EndpointType, check_bot_name, check_bot_ref, game_option, json_option, option, server_option, split_bot_id
+from arena.cli.tokens import TokenStore, no_token_error, owner_call, resolve_arena, token_hints, token_option, tokens_dir_option
 
 
 def bot_dict(b: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .options import option
+from arena.cli.options import option
 
 Decorator = Callable[[Any], Any]
 

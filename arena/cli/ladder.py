@@ -12,9 +12,9 @@ from rich.table import Table
 
 from arena_sdk.pb import arena_pb2
 
-from .app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
-from .errors import ArenaCliError
-from .options import game_option, json_option, option, server_option
+from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import game_option, json_option, option, server_option
 
 
 def _finite(x: float | None) -> float | None:
@@ -54,7 +54,7 @@ def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> T
     table.add_column("matches", justify="right")
     table.add_column("LOS next", justify="right")
     table.add_column("wins", justify="right")
-    from ..render import score_label
+    from arena.render import score_label
 
     table.add_column(f"mean score ({score_label(game)})", justify="right")
     for e in entries:

@@ -11,9 +11,9 @@ from rich.table import Table
 
 from arena_sdk.pb import arena_pb2
 
-from .app import AppContext, cli, delta_text, print_json, score_text, when
-from .errors import ArenaCliError
-from .options import check_bot_ref, json_option, option, server_option
+from arena.cli.app import AppContext, cli, delta_text, print_json, score_text, when
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import check_bot_ref, json_option, option, server_option
 
 
 @cli.group(short_help="List finished matches and show one turn by turn.")
@@ -113,7 +113,7 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
     if as_json:
         print_json(record)
         return
-    from ..render import RenderError, render_match
+    from arena.render import RenderError, render_match
 
     try:
         app.console.print(render_match(record))
@@ -155,7 +155,7 @@ def _show_file(app: AppContext, path: Path, as_json: bool) -> None:
     if as_json:
         print_json(record)
         return
-    from ..render import RenderError, render_match
+    from arena.render import RenderError, render_match
 
     try:
         app.console.print(render_match(record))

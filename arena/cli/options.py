@@ -13,7 +13,7 @@ import click
 
 from arena_sdk.games import game_ids
 
-from ..config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -174,7 +174,7 @@ def read_bot_ca(path: Path | None) -> bytes | None:
     holds no PEM certificate."""
     if path is None:
         return None
-    from ..bot_channels import read_ca_bundle
+    from arena.bot_channels import read_ca_bundle
 
     try:
         return read_ca_bundle(path)

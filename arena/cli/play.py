@@ -16,11 +16,11 @@ from rich.table import Table
 
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
-from ..config import DEFAULTS
-from .app import AppContext, cli, print_json, score_text
-from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
-from .game_options import config_of, config_options
-from .options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
+from arena.config import DEFAULTS
+from arena.cli.app import AppContext, cli, print_json, score_text
+from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
+from arena.cli.game_options import config_of, config_options
+from arena.cli.options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class BotSpecType(click.ParamType):
 
 def _sample_bot_names() -> Sequence[str] | None:
     try:
-        from ..local_bots import SAMPLE_BOTS
+        from arena.local_bots import SAMPLE_BOTS
     except ImportError:  # the local bot launcher is missing: let start_bot report it later
         return None
     return tuple(SAMPLE_BOTS)
@@ -126,7 +126,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
-    from ..referee import SeatSpec, run_match_sync
+    from arena.referee import SeatSpec, run_match_sync
 
     if seed is None:
         seed = secrets.randbelow(10**9)
@@ -172,8 +172,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
             {"seat": i, "bot": s.name, "endpoint": s.endpoint, "score": result.scores[i],
              "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
         return
-    from ..render import RenderError, position_text, render_match, score_label, summary
-    from ..render.base import forfeit_text
+    from arena.render import RenderError, position_text, render_match, score_label, summary
+    from arena.render.base import forfeit_text
 
     try:
         app.console.print(render_match(record) if show else summary(record))
@@ -203,7 +203,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
 def _live_lines(app: AppContext, game: str, names: Sequence[str]) -> Any:
     """The referee's progress observer for ``arena play``: prints the game's progress lines (a Take 5 hand's
     bullheads, a Taki game's cards held every few turns) while the game runs."""
-    from ..render import RenderError, progress
+    from arena.render import RenderError, progress
 
     def show(before: Any, after: Any) -> None:
         try:
@@ -246,7 +246,7 @@ def _start_local_bots(specs: Sequence[BotSpec]) -> list[Any]:
     """Start the sample / file bots of ``specs`` as separate processes (all at once), in order."""
     if not specs:
         return []
-    from ..local_bots import start_bots
+    from arena.local_bots import start_bots
 
     texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
     try:
@@ -289,8 +289,8 @@ def replay(ctx: click.Context, file: Path) -> None:
     Example:
       arena replay records/play-20250101-120000-ab12cd.json
     """
-    from ..referee import MatchRecord
-    from ..referee import replay as replay_record
+    from arena.referee import MatchRecord
+    from arena.referee import replay as replay_record
 
     try:
         record = MatchRecord.load(file)

@@ -9,18 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..config import DEFAULTS
-from .app import AppContext, cli, redact, stop_on_signals
-from .errors import ArenaCliError
-from .options import (
-    EndpointType,
-    bot_ca_option,
-    data_dir_option,
-    option,
-    read_bot_ca,
-    redis_url_option,
-    visibility_timeout_option,
-)
+from arena.config import DEFAULTS
+from arena.cli.app import AppContext, cli, redact, stop_on_signals
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import EndpointType, bot_ca_option, data_dir_option, option, read_bot_ca, redis_url_option, visibility_timeout_option
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
@@ -59,9 +51,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     Example:
       arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
-    from .. import auth
-    from ..redis_server import PrivateRedis, resolve_redis_url
-    from ..service import ArenaServer
+    from arena import auth
+    from arena.redis_server import PrivateRedis, resolve_redis_url
+    from arena.service import ArenaServer
 
     try:
         admin_token, token_source = auth.serve_token(data_dir, app.admin_token)
@@ -133,7 +125,7 @@ def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) ->
     import redis
 
     try:
-        from ..store.base import connect
+        from arena.store.base import connect
 
         client = connect(url, {"socket_connect_timeout": 3, "socket_timeout": 3})
     except ValueError as exc:  # not a redis:// URL

@@ -19,10 +19,10 @@ import grpc
 
 from arena_sdk.pb import arena_pb2
 
-from ..config import DEFAULTS
-from .app import RPC_TIMEOUT_S, AppContext
-from .errors import ArenaCliError, not_an_arena, rpc_error
-from .options import option
+from arena.config import DEFAULTS
+from arena.cli.app import RPC_TIMEOUT_S, AppContext
+from arena.cli.errors import ArenaCliError, not_an_arena, rpc_error
+from arena.cli.options import option
 
 TOKEN_FILE = "tokens.json"
 TOKEN_FILE_VERSION = 1

@@ -17,21 +17,13 @@ from rich.table import Table
 
 from arena_sdk.pb import arena_pb2
 
-from ..config import DEFAULTS
-from ..tournaments import DEAL_PLANS, MAX_MATCHES, ROTATE_WARNING, verify_deals
-from .app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
-from .bot import bot_dict
-from .errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
-from .game_options import config_of, config_options
-from .options import (
-    GAMES,
-    deadline_option,
-    game_option,
-    json_option,
-    option,
-    server_option,
-    split_bot_id,
-)
+from arena.config import DEFAULTS
+from arena.tournaments import DEAL_PLANS, MAX_MATCHES, ROTATE_WARNING, verify_deals
+from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
+from arena.cli.bot import bot_dict
+from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
+from arena.cli.game_options import config_of, config_options
+from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 
 
 @cli.group(short_help="Create, follow and cancel round-robin tournaments.")
@@ -331,7 +323,7 @@ def _standing_dict(e: Any) -> dict[str, Any]:
 
 def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
                      reply: Any = None) -> None:
-    from .ladder import los_text, rating_text
+    from arena.cli.ladder import los_text, rating_text
 
     if not entries:
         click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
@@ -341,7 +333,7 @@ def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any]
     table.add_column("bot")
     table.add_column("points", justify="right")
     table.add_column("matches", justify="right")
-    from ..render import score_label
+    from arena.render import score_label
 
     table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
     table.add_column("score rate", justify="right")
@@ -397,7 +389,7 @@ def _sprt_rows(s: Any) -> list[tuple[str, str]]:
     the rest)."""
     if s is None:
         return []
-    from .sprt import VERDICT_WORDS
+    from arena.cli.sprt import VERDICT_WORDS
 
     words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
     return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
@@ -415,7 +407,7 @@ def _separation_rows(t: Any) -> list[tuple[str, str]]:
 
 
 def _rules_text(t: Any) -> str:
-    from ..render import config_text
+    from arena.render import config_text
 
     return config_text(t.game, _config_dict(t))
 

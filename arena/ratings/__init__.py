@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .elo import INITIAL_RATING, K_FACTOR, elo_deltas, expected_score, pair_score
+from arena.ratings.elo import INITIAL_RATING, K_FACTOR, elo_deltas, expected_score, pair_score
 
 _LAZY = {
     # fit

@@ -76,8 +76,8 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.sparse import linalg as sparse_linalg
 
-from .information import anchored_covariance, difference_sd, rating_covariance, seat_hessian
-from .margins import ELO_PER_LOGIT
+from arena.ratings.information import anchored_covariance, difference_sd, rating_covariance, seat_hessian
+from arena.ratings.margins import ELO_PER_LOGIT
 
 DEFAULT_REPLICATES = 200
 DEFAULT_PRIOR_SD = 1000.0  # Elo points: weak, it only keeps all-win and all-loss bots finite

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 
-from .margins import ELO_PER_LOGIT
+from arena.ratings.margins import ELO_PER_LOGIT
 
 RIDGE_SD = 1e5  # Elo points: the ridge of a fit without prior (only the unidentified common shift feels it)
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from .fit import DEFAULT_REPLICATES, FitResult, MatchResult, fit_ratings
-from .margins import elo_margin, los
+from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, MatchResult, fit_ratings
+from arena.ratings.margins import elo_margin, los
 
 LEVEL = 0.95
 Z95 = NormalDist().inv_cdf(0.5 + LEVEL / 2.0)  # 1.96

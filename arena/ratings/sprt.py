@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .margins import elo_to_score, pairwise_counts, score_to_elo
+from arena.ratings.margins import elo_to_score, pairwise_counts, score_to_elo
 
 REGULARIZE = 1e-3  # pseudo-count of an empty outcome category (fishtest's regularize)
 H0 = "H0"

@@ -16,8 +16,8 @@ from typing import Any
 
 from rich.console import RenderableType
 
-from ..referee import MatchRecord, RecordError
-from .base import RenderError
+from arena.referee import MatchRecord, RecordError
+from arena.render.base import RenderError
 
 RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}
 

@@ -27,8 +27,8 @@ from rich.text import Text
 from arena_sdk import wire
 from arena_sdk.games import take5
 
-from ..referee import MatchRecord, RecordError
-from .base import RenderError, result_table, safe
+from arena.referee import MatchRecord, RecordError
+from arena.render.base import RenderError, result_table, safe
 
 ROW_NAMES = ("row 1", "row 2", "row 3", "row 4")  # rows are 0..3 in the engine and on the wire, 1..4 for people
 

@@ -23,8 +23,8 @@ from arena_sdk.games.taki import bot as taki_bot
 from arena_sdk.games.taki import cards as C
 from arena_sdk.games.taki.state import Event, TakiState
 
-from ..referee import MatchRecord, RecordError
-from .base import RenderError, result_table, safe
+from arena.referee import MatchRecord, RecordError
+from arena.render.base import RenderError, result_table, safe
 
 _REASONS = {
     "draw": "draws", "stack": "draws the +2 stack", "plus": "owes a card after a Plus and draws",

@@ -11,7 +11,7 @@ from redis.exceptions import RedisClusterException
 
 from arena.config import DEFAULTS
 
-from . import keys
+from arena.store import keys
 
 CHUNK = 500  # entries per pipelined batch of reads
 

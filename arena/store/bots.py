@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from arena.tournaments import bot_id, split_bot_ref
 
-from .base import OwnershipError, StoreBase, StoreError
-from .keys import GAMES_SET, bot_key, bots_key, owner_key, token_hash, versions_key
+from arena.store.base import OwnershipError, StoreBase, StoreError
+from arena.store.keys import GAMES_SET, bot_key, bots_key, owner_key, token_hash, versions_key
 
 UNVERIFIED_VERSION = "0"  # version of a bot registered without asking its GetInfo (tests, verify_bots=False)
 

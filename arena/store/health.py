@@ -14,18 +14,9 @@ import redis
 from arena.tournaments import MatchSpec
 from arena_sdk.games import GAMES
 
-from . import keys
-from .base import StoreBase
-from .keys import (
-    BOT_CHECK,
-    JOBS_GROUP,
-    deferred_jobs_key,
-    deferred_key,
-    health_key,
-    jobs_key,
-    result_key,
-    unhealthy_key,
-)
+from arena.store import keys
+from arena.store.base import StoreBase
+from arena.store.keys import BOT_CHECK, JOBS_GROUP, deferred_jobs_key, deferred_key, health_key, jobs_key, result_key, unhealthy_key
 
 FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
 DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch

@@ -14,8 +14,8 @@ from arena.config import DEFAULTS
 from arena.tournaments import MatchSpec
 from arena_sdk.games import GAMES
 
-from .base import StoreBase
-from .keys import JOBS_GROUP, WORKERS, cancelled_key, failed_key, jobs_key, result_key, tournament_key, worker_key
+from arena.store.base import StoreBase
+from arena.store.keys import JOBS_GROUP, WORKERS, cancelled_key, failed_key, jobs_key, result_key, tournament_key, worker_key
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from redis.exceptions import WatchError
 
-from .base import StoreBase
-from .keys import separation_key, tournament_key
+from arena.store.base import StoreBase
+from arena.store.keys import separation_key, tournament_key
 
 
 @dataclass(frozen=True)

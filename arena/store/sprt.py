@@ -9,19 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .keys import (
-    JOBS_GROUP,
-    SPRT_COUNT_BLOCK,
-    SPRT_DECIDE,
-    cancelled_key,
-    failed_key,
-    jobs_key,
-    result_key,
-    sprt_blocks_key,
-    sprt_key,
-    tournament_key,
-)
-from .tournaments import TournamentStore
+from arena.store.keys import JOBS_GROUP, SPRT_COUNT_BLOCK, SPRT_DECIDE, cancelled_key, failed_key, jobs_key, result_key, sprt_blocks_key, sprt_key, tournament_key
+from arena.store.tournaments import TournamentStore
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,9 @@ from redis.exceptions import WatchError
 
 from arena.tournaments import BotTally, MatchSpec, round_robin_formula, seed_commitment, seed_hex
 
-from .base import CHUNK, StoreError
-from .jobs import JobStore, job_fields
-from .keys import (
-    JOBS_GROUP,
-    TOURNAMENT_IDS,
-    TOURNAMENTS,
-    attempts_key,
-    cancelled_key,
-    failed_key,
-    jobs_key,
-    standings_key,
-    tournament_key,
-)
+from arena.store.base import CHUNK, StoreError
+from arena.store.jobs import JobStore, job_fields
+from arena.store.keys import JOBS_GROUP, TOURNAMENT_IDS, TOURNAMENTS, attempts_key, cancelled_key, failed_key, jobs_key, standings_key, tournament_key
 
 
 @dataclass(frozen=True)
