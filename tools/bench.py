@@ -47,8 +47,9 @@ from bench_ratios import measure, print_ratios, summarise  # noqa: E402
 from bench_storage import bench_storage, print_storage  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
-from arena.local_bots import start_bot, started_bots  # noqa: E402
-from arena.referee import SeatSpec, run_match_sync  # noqa: E402
+from arena.match.local_bots import start_bot, started_bots  # noqa: E402
+from arena.match.record import SeatSpec  # noqa: E402
+from arena.match.referee import run_match_sync
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402

@@ -2,7 +2,7 @@
 
 Two measurements that ``bench_ratios.py`` puts beside its ratios, in the same repetitions:
 
-* ``inprocess_phase``: complete 4-seat Take 5 games through the real referee (``arena.referee.run_match``), its
+* ``inprocess_phase``: complete 4-seat Take 5 games through the real referee (``arena.match.referee.run_match``), its
   bots in this process: every Decide goes to a real ``arena_sdk`` ``BotServicer`` of the sample random bot, called
   directly (the request serialised and parsed as gRPC would, no channel, no thread, no socket). What it costs per
   decision is the referee's own work (engine, views, validation, records: ``referee_own_cpu_us``) and the SDK's
@@ -29,7 +29,8 @@ from typing import Any
 
 import grpc
 
-from arena.referee import SeatSpec, run_match
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match
 from arena_sdk.pb import bot_pb2
 from arena_sdk.server import BotServicer
 
@@ -101,7 +102,7 @@ class _Lease:
 
 
 class InProcessBots:
-    """Stands in for ``arena.bot_channels.BotChannels`` (``lease``/``release``/``retire``): every endpoint leads to
+    """Stands in for ``arena.match.channels.BotChannels`` (``lease``/``release``/``retire``): every endpoint leads to
     one ``BotServicer`` of ``bot_cls`` in this process. ``sdk_cpu_s``: CPU seconds spent in it; ``decides``: Decide
     calls made."""
 

@@ -36,12 +36,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from arena.ladder.cache import RatingsCache  # noqa: E402
+from arena.ladder.fits import decode_matches  # noqa: E402
 from arena.ratings import elo_deltas  # noqa: E402
 from arena.ratings.ladder import ladder_replicates  # noqa: E402
-from arena.ratings_cache import RatingsCache  # noqa: E402
-from arena.ratings_fits import decode_matches  # noqa: E402
-from arena.redis_server import PrivateRedis  # noqa: E402
-from arena.service import ArenaServer  # noqa: E402
+from arena.server.app import ArenaServer  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.store.keys import (  # noqa: E402
     ladder_key,
@@ -52,6 +51,7 @@ from arena.store.keys import (  # noqa: E402
     result_key,
     results_log_key,
 )
+from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
 
 GAME = "take5"

@@ -38,7 +38,7 @@ Figures (``REPORT`` lists them in the printed order):
   this process (one thread).
 
 Every refereed match (referee, direct and queued) leases its channels to the bots from one pool
-(``arena.bot_channels``), as the matches of a worker process do: one HTTP/2 connection per bot for the whole run.
+(``arena.match.channels``), as the matches of a worker process do: one HTTP/2 connection per bot for the whole run.
 
 Usage: python tools/bench_ratios.py [--reps 5] [--seconds 3] [--json]
 """
@@ -72,13 +72,15 @@ from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
 from bench_floor import InProcessBots, inprocess_phase, paced_echo_phase  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
-from arena import match_job, scheduler  # noqa: E402
-from arena.bot_channels import BotChannels  # noqa: E402
-from arena.local_bots import started_bots  # noqa: E402
-from arena.redis_server import PrivateRedis  # noqa: E402
-from arena.referee import SeatSpec, run_match  # noqa: E402
+from arena.core.specs import MatchSpec  # noqa: E402
+from arena.match.channels import BotChannels  # noqa: E402
+from arena.match.local_bots import started_bots  # noqa: E402
+from arena.match.record import SeatSpec  # noqa: E402
+from arena.match.referee import run_match
 from arena.store import Store  # noqa: E402
-from arena.tournaments import MatchSpec  # noqa: E402
+from arena.store.redis_server import PrivateRedis  # noqa: E402
+from arena.worker import job as match_job
+from arena.worker import loop as scheduler  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
 from sample_bots.random_bot import RandomBot  # noqa: E402
@@ -403,7 +405,7 @@ async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int]
                    progress: Callable[[str], None]) -> list[dict[str, float]]:
     """Each repetition alternates its two sides in ``SLICES`` slices (ABBA order), so that a burst of load from
     other jobs falls on both sides of a ratio alike. Matches lease their channels to the bots from one pool, as
-    the matches of a worker process do (``arena.bot_channels``)."""
+    the matches of a worker process do (``arena.match.channels``)."""
     pool = BotChannels()
     try:
         return await _repetitions(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,

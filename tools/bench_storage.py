@@ -22,11 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.local_bots import started_bots  # noqa: E402
-from arena.redis_server import PrivateRedis  # noqa: E402
-from arena.referee import SeatSpec, run_match_sync  # noqa: E402
+from arena.match.local_bots import started_bots  # noqa: E402
+from arena.match.record import SeatSpec  # noqa: E402
+from arena.match.referee import run_match_sync
 from arena.store import Store  # noqa: E402
 from arena.store.codec import pack_record  # noqa: E402
+from arena.store.redis_server import PrivateRedis  # noqa: E402
 
 
 def bench_storage(matches: int) -> dict:

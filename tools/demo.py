@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python tools/demo.py` from a checkout finds arena/ and sample_bots/
 
 from arena.cli.tokens import ArenaRef, TokenStore  # noqa: E402
-from arena.local_bots import READY_RE, bot_command  # noqa: E402
+from arena.match.local_bots import READY_RE, bot_command  # noqa: E402
 
 # (ladder name, bot to start). Four bots in 3-seat matches: every 3-subset plays, 4 matches a round, each on a deal
 # of its own (with fewer than 2 x 3 bots no deal can be played at a second table by other bots). Names of the

@@ -3,7 +3,7 @@ Decide deadline of 50 ms and of 1000 ms. A script that measures and prints, neve
 
 Setup, all real processes on this machine:
 
-* a private ``redis-server`` (``arena.redis_server.PrivateRedis``) in a temporary folder, emptied before each run;
+* a private ``redis-server`` (``arena.store.redis_server.PrivateRedis``) in a temporary folder, emptied before each run;
 * the three sample bots (random, heuristic, montecarlo; ``--bots`` to choose others, e.g. random,heuristic,random
   to take the CPU-bound Monte Carlo bot out) as separate processes, the same ones for every run;
 * per run, ``arena serve --workers N --concurrency C`` (embedded workers, default), or with ``--separate``
@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 import redis  # noqa: E402
 
-from arena import auth  # noqa: E402
-from arena.local_bots import BotProcess, start_bot  # noqa: E402
-from arena.redis_server import PrivateRedis  # noqa: E402
+from arena.match.local_bots import BotProcess, start_bot  # noqa: E402
+from arena.server import auth  # noqa: E402
+from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
 
 SAMPLE_BOTS = ("random", "heuristic", "montecarlo")

@@ -23,12 +23,11 @@ import click
 import grpc
 from rich.console import Console
 
-from arena_sdk.pb import arena_pb2, arena_pb2_grpc
-
-from arena import auth
-from arena.config import DEFAULTS
 from arena.cli.errors import ArenaGroup, rpc_error
 from arena.cli.options import option
+from arena.core.config import DEFAULTS
+from arena.server import auth
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 RPC_TIMEOUT_S = 30.0
 POLL_INTERVAL_S = 0.5
@@ -49,7 +48,7 @@ class _CallDetails(collections.namedtuple("_CallDetails", ("method", "timeout", 
 
 
 class AdminTokenInterceptor(grpc.UnaryUnaryClientInterceptor):
-    """Adds the admin token (``arena.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``) only;
+    """Adds the admin token (``arena.server.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``) only;
     ``resolve()`` gives the token (or None: the call goes without it), asked at the first such call."""
 
     def __init__(self, resolve: Any) -> None:

@@ -9,12 +9,29 @@ import click
 import grpc
 from rich.table import Table
 
-from arena_sdk.pb import arena_pb2
-
 from arena.cli.app import AppContext, cli, print_json, when
 from arena.cli.errors import ArenaCliError
-from arena.cli.options import GAMES, EndpointType, check_bot_name, check_bot_ref, game_option, json_option, option, server_option, split_bot_id
-from arena.cli.tokens import TokenStore, no_token_error, owner_call, resolve_arena, token_hints, token_option, tokens_dir_option
+from arena.cli.options import (
+    GAMES,
+    EndpointType,
+    check_bot_name,
+    check_bot_ref,
+    game_option,
+    json_option,
+    option,
+    server_option,
+    split_bot_id,
+)
+from arena.cli.tokens import (
+    TokenStore,
+    no_token_error,
+    owner_call,
+    resolve_arena,
+    token_hints,
+    token_option,
+    tokens_dir_option,
+)
+from arena_sdk.pb import arena_pb2
 
 
 def bot_dict(b: Any) -> dict[str, Any]:

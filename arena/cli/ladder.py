@@ -10,11 +10,10 @@ from typing import Any
 import click
 from rich.table import Table
 
-from arena_sdk.pb import arena_pb2
-
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
+from arena_sdk.pb import arena_pb2
 
 
 def _finite(x: float | None) -> float | None:

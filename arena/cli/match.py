@@ -9,11 +9,10 @@ from typing import Any
 import click
 from rich.table import Table
 
-from arena_sdk.pb import arena_pb2
-
 from arena.cli.app import AppContext, cli, delta_text, print_json, score_text, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
+from arena_sdk.pb import arena_pb2
 
 
 @cli.group(short_help="List finished matches and show one turn by turn.")

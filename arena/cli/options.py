@@ -11,9 +11,8 @@ from typing import Any
 
 import click
 
+from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena_sdk.games import game_ids
-
-from arena.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -174,7 +173,7 @@ def read_bot_ca(path: Path | None) -> bytes | None:
     holds no PEM certificate."""
     if path is None:
         return None
-    from arena.bot_channels import read_ca_bundle
+    from arena.match.channels import read_ca_bundle
 
     try:
         return read_ca_bundle(path)

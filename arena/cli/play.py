@@ -14,13 +14,12 @@ import click
 import grpc
 from rich.table import Table
 
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc
-
-from arena.config import DEFAULTS
 from arena.cli.app import AppContext, cli, print_json, score_text
 from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
+from arena.core.config import DEFAULTS
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class BotSpecType(click.ParamType):
 
 def _sample_bot_names() -> Sequence[str] | None:
     try:
-        from arena.local_bots import SAMPLE_BOTS
+        from arena.match.local_bots import SAMPLE_BOTS
     except ImportError:  # the local bot launcher is missing: let start_bot report it later
         return None
     return tuple(SAMPLE_BOTS)
@@ -126,7 +125,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
-    from arena.referee import SeatSpec, run_match_sync
+    from arena.match.record import SeatSpec
+    from arena.match.referee import run_match_sync
 
     if seed is None:
         seed = secrets.randbelow(10**9)
@@ -246,7 +246,7 @@ def _start_local_bots(specs: Sequence[BotSpec]) -> list[Any]:
     """Start the sample / file bots of ``specs`` as separate processes (all at once), in order."""
     if not specs:
         return []
-    from arena.local_bots import start_bots
+    from arena.match.local_bots import start_bots
 
     texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
     try:
@@ -289,8 +289,8 @@ def replay(ctx: click.Context, file: Path) -> None:
     Example:
       arena replay records/play-20250101-120000-ab12cd.json
     """
-    from arena.referee import MatchRecord
-    from arena.referee import replay as replay_record
+    from arena.match.record import MatchRecord
+    from arena.match.replay import replay as replay_record
 
     try:
         record = MatchRecord.load(file)

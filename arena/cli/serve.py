@@ -9,10 +9,18 @@ from pathlib import Path
 
 import click
 
-from arena.config import DEFAULTS
 from arena.cli.app import AppContext, cli, redact, stop_on_signals
 from arena.cli.errors import ArenaCliError
-from arena.cli.options import EndpointType, bot_ca_option, data_dir_option, option, read_bot_ca, redis_url_option, visibility_timeout_option
+from arena.cli.options import (
+    EndpointType,
+    bot_ca_option,
+    data_dir_option,
+    option,
+    read_bot_ca,
+    redis_url_option,
+    visibility_timeout_option,
+)
+from arena.core.config import DEFAULTS
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
@@ -51,9 +59,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     Example:
       arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
-    from arena import auth
-    from arena.redis_server import PrivateRedis, resolve_redis_url
-    from arena.service import ArenaServer
+    from arena.server import auth
+    from arena.server.app import ArenaServer
+    from arena.store.redis_server import PrivateRedis, resolve_redis_url
 
     try:
         admin_token, token_source = auth.serve_token(data_dir, app.admin_token)

@@ -14,14 +14,13 @@ import grpc
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from arena_sdk.pb import arena_pb2
-
-from arena.text import plural
 from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.tournament import _tournament_dict
+from arena.core.text import plural
+from arena_sdk.pb import arena_pb2
 
 REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
 VERDICT_WORDS = {

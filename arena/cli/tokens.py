@@ -17,12 +17,11 @@ from typing import Any
 import click
 import grpc
 
-from arena_sdk.pb import arena_pb2
-
-from arena.config import DEFAULTS
 from arena.cli.app import RPC_TIMEOUT_S, AppContext
 from arena.cli.errors import ArenaCliError, not_an_arena, rpc_error
 from arena.cli.options import option
+from arena.core.config import DEFAULTS
+from arena_sdk.pb import arena_pb2
 
 TOKEN_FILE = "tokens.json"
 TOKEN_FILE_VERSION = 1

@@ -15,15 +15,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena_sdk.pb import arena_pb2
-
-from arena.config import DEFAULTS
-from arena.tournaments import DEAL_PLANS, MAX_MATCHES, ROTATE_WARNING, verify_deals
 from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
 from arena.cli.bot import bot_dict
 from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
+from arena.core.config import DEFAULTS
+from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
+from arena.tournaments.round_robin import MAX_MATCHES
+from arena.tournaments.verify import verify_deals
+from arena_sdk.pb import arena_pb2
 
 
 @cli.group(short_help="Create, follow and cancel round-robin tournaments.")

@@ -10,13 +10,21 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from arena_sdk.pb import arena_pb2
-
-from arena.config import DEFAULTS
 from arena.cli.app import AppContext, ago, cli, print_json, redact, stop_on_signals, when
 from arena.cli.errors import ArenaCliError
-from arena.cli.options import bot_ca_option, data_dir_option, json_option, option, read_bot_ca, redis_url_option, server_option, visibility_timeout_option
+from arena.cli.options import (
+    bot_ca_option,
+    data_dir_option,
+    json_option,
+    option,
+    read_bot_ca,
+    redis_url_option,
+    server_option,
+    visibility_timeout_option,
+)
 from arena.cli.serve import check_redis, redis_errors
+from arena.core.config import DEFAULTS
+from arena_sdk.pb import arena_pb2
 
 
 @cli.group(short_help="Run an extra worker for the match queue (or list the workers).",
@@ -45,8 +53,8 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     """
     if ctx.invoked_subcommand is not None:
         return
-    from arena.redis_server import resolve_redis_url
-    from arena.scheduler import run_worker
+    from arena.store.redis_server import resolve_redis_url
+    from arena.worker.loop import run_worker
 
     url = redis_url or resolve_redis_url(data_dir)
     if url is None:

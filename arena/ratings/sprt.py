@@ -1,7 +1,7 @@
 """SPRT on paired blocks: "is V2 better than V1 by ``elo1`` rather than by ``elo0``?" (pure math, numpy only).
 
 **Blocks.** One block is one deal played at two tables: V1 holds seat s at one table and V2 holds seat s at the
-other, so both get the same hand of the same deal, s rotating over the seats across blocks (``arena.sprt_plan``
+other, so both get the same hand of the same deal, s rotating over the seats across blocks (``arena.tournaments.sprt_plan``
 builds them). With 2 seats and no field the tables are V1 against V2 and V2 against V1 (fishtest's game pair:
 the two versions share the deal). With a field the other seats are held by field bots, different ones at the two
 tables (no field bot, nor owner, sees a deal twice); the two groups of field bots swap tables in the next block,

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import RenderableType
 
-from arena.referee import MatchRecord, RecordError
+from arena.match.record import MatchRecord, RecordError
 from arena.render.base import RenderError
 
 RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}

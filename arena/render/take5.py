@@ -1,6 +1,6 @@
 """The Take 5 renderer: a match record, turn by turn, for people (``arena match show``): pure, no I/O.
 
-``story_of(record)`` re-simulates a record (the JSON form of ``arena.referee.MatchRecord``) with the rules engine
+``story_of(record)`` re-simulates a record (the JSON form of ``arena.match.referee.MatchRecord``) with the rules engine
 and returns what happened as plain data: per hand the rows it started with (and the draft picks of variant 2), per
 turn the rows before it, every revealed card in resolution order (lowest first, Take 5 rule step 4) with where it
 went and what its seat took (rule 3: the sixth card takes the five; rule 4: a card below every row end takes a row
@@ -24,11 +24,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from arena.match.record import MatchRecord, RecordError
+from arena.render.base import RenderError, result_table, safe
 from arena_sdk import wire
 from arena_sdk.games import take5
-
-from arena.referee import MatchRecord, RecordError
-from arena.render.base import RenderError, result_table, safe
 
 ROW_NAMES = ("row 1", "row 2", "row 3", "row 4")  # rows are 0..3 in the engine and on the wire, 1..4 for people
 

@@ -18,13 +18,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from arena.match.record import MatchRecord, RecordError
+from arena.render.base import RenderError, result_table, safe
 from arena_sdk.games import get_game
 from arena_sdk.games.taki import bot as taki_bot
 from arena_sdk.games.taki import cards as C
 from arena_sdk.games.taki.state import Event, TakiState
-
-from arena.referee import MatchRecord, RecordError
-from arena.render.base import RenderError, result_table, safe
 
 _REASONS = {
     "draw": "draws", "stack": "draws the +2 stack", "plus": "owes a card after a Plus and draws",

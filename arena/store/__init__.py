@@ -25,13 +25,40 @@ from typing import Any
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from arena.tournaments import split_bot_ref
-
+from arena.core.specs import split_bot_ref
 from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError
 from arena.store.bots import UNVERIFIED_VERSION, BotEntry, BotStore
 from arena.store.health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
 from arena.store.jobs import Job, JobStore, WorkerStatus
-from arena.store.keys import GAMES_SET, JOBS_GROUP, PREFIX, TOURNAMENT_IDS, TOURNAMENTS, WORKERS, bot_key, bot_matches_key, bots_key, cancelled_key, failed_key, jobs_key, ladder_key, ladder_stats_key, match_key, matches_index_key, name_matches_key, owner_key, result_key, results_log_key, standings_key, token_hash, tournament_key, tournament_matches_key, unhealthy_key, versions_key, worker_key
+from arena.store.keys import (
+    GAMES_SET,
+    JOBS_GROUP,
+    PREFIX,
+    TOURNAMENT_IDS,
+    TOURNAMENTS,
+    WORKERS,
+    bot_key,
+    bot_matches_key,
+    bots_key,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    ladder_key,
+    ladder_stats_key,
+    match_key,
+    matches_index_key,
+    name_matches_key,
+    owner_key,
+    result_key,
+    results_log_key,
+    standings_key,
+    token_hash,
+    tournament_key,
+    tournament_matches_key,
+    unhealthy_key,
+    versions_key,
+    worker_key,
+)
 from arena.store.results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from arena.store.sprt import SprtRecord, SprtStore, TableOutcome
 from arena.store.tournaments import TournamentInfo, TournamentStore

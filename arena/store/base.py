@@ -9,8 +9,7 @@ from typing import Any, Self
 import redis
 from redis.exceptions import RedisClusterException
 
-from arena.config import DEFAULTS
-
+from arena.core.config import DEFAULTS
 from arena.store import keys
 
 CHUNK = 500  # entries per pipelined batch of reads

@@ -6,8 +6,7 @@ import hmac
 import time
 from dataclasses import dataclass, field
 
-from arena.tournaments import bot_id, split_bot_ref
-
+from arena.core.specs import bot_id, split_bot_ref
 from arena.store.base import OwnershipError, StoreBase, StoreError
 from arena.store.keys import GAMES_SET, bot_key, bots_key, owner_key, token_hash, versions_key
 

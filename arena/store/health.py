@@ -1,4 +1,4 @@
-"""Bot health as the workers see it, and the matches deferred while a bot is unhealthy (``arena.bot_health`` says
+"""Bot health as the workers see it, and the matches deferred while a bot is unhealthy (``arena.worker.health`` says
 the rules; this module only keeps the state, each change in one atomic step)."""
 
 from __future__ import annotations
@@ -11,12 +11,20 @@ from typing import Any
 
 import redis
 
-from arena.tournaments import MatchSpec
-from arena_sdk.games import GAMES
-
+from arena.core.specs import MatchSpec
 from arena.store import keys
 from arena.store.base import StoreBase
-from arena.store.keys import BOT_CHECK, JOBS_GROUP, deferred_jobs_key, deferred_key, health_key, jobs_key, result_key, unhealthy_key
+from arena.store.keys import (
+    BOT_CHECK,
+    JOBS_GROUP,
+    deferred_jobs_key,
+    deferred_key,
+    health_key,
+    jobs_key,
+    result_key,
+    unhealthy_key,
+)
+from arena_sdk.games import GAMES
 
 FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
 DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch

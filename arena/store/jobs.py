@@ -10,12 +10,20 @@ from typing import Any
 
 import redis
 
-from arena.config import DEFAULTS
-from arena.tournaments import MatchSpec
-from arena_sdk.games import GAMES
-
+from arena.core.config import DEFAULTS
+from arena.core.specs import MatchSpec
 from arena.store.base import StoreBase
-from arena.store.keys import JOBS_GROUP, WORKERS, cancelled_key, failed_key, jobs_key, result_key, tournament_key, worker_key
+from arena.store.keys import (
+    JOBS_GROUP,
+    WORKERS,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    result_key,
+    tournament_key,
+    worker_key,
+)
+from arena_sdk.games import GAMES
 
 
 @dataclass(frozen=True)

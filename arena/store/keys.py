@@ -20,7 +20,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     when matches_done + |cancelled| + |failed| = matches_total,
                                                     unless field controlled = "1" (a tournament that grows while
                                                     it runs: its controller finishes it, see
-                                                    ``arena.tournament_hooks``); "cancelled" is final
+                                                    ``arena.tournaments.controllers``); "cancelled" is final
     arena:{G}:tournament:<id>:standings      hash   per-bot counters of the tournament (see ``BotTally``):
                                                     matches:<b>, score_sum:<b>, half_points:<b>, pairs:<b>,
                                                     wins:<b>, losses:<b>, vs:<b>|<opponent>
@@ -28,7 +28,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
     arena:{G}:tournament:<id>:separation     hash   a tournament run until its bots are separated
-                                                    (``arena.separation``): checked_total, last_check (the
+                                                    (``arena.tournaments.until_separated``): checked_total, last_check (the
                                                     last fit's verdict while it runs); once stopped, set with
                                                     state "finished" in one transaction: stopped_by
                                                     ("separated" | "cap"), reason, rounds, matches, order
@@ -56,7 +56,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     score_sum:<bot> (sum of game scores)
     arena:{G}:ratings:pairs                  string JSON pairwise counts (``PairCounts.to_dict``) of the first
                                                     "results" entries of the results log: the live ladder's
-                                                    margins and LOS (``arena.ratings_cache``)
+                                                    margins and LOS (``arena.ladder.cache``)
     arena:{G}:ratings:matches                string the results the ratings cache has read (bytes: "<count>\n" then
                                                     zlib'd JSON {bots, rows}: ``ratings_fits.encode_matches``),
                                                     extended as the log grows
@@ -71,7 +71,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:worker:<name>                      hash   one worker's heartbeat (see ``WorkerStatus``); TTL
                                                     ``worker_forget_s``
     arena:{G}:health:<bot id>                hash   a bot version's health as the workers see it
-                                                    (``arena.bot_health``): failures (failed matches in a row),
+                                                    (``arena.worker.health``): failures (failed matches in a row),
                                                     state ("healthy" | "unhealthy"), since, reason, last_failure,
                                                     last_failure_at, failed_match, recovered_at; absent for a bot
                                                     that never failed
@@ -388,7 +388,7 @@ redis.call('HSET', KEYS[2], 'state', 'healthy', 'failures', 0, 'recovered_at', A
 return 1
 """
 
-# A lock held by a token (``arena.ratings_cache``): extend it (RENEW_LOCK, ARGV[2] ms) or delete it (DROP_LOCK)
+# A lock held by a token (``arena.ladder.cache``): extend it (RENEW_LOCK, ARGV[2] ms) or delete it (DROP_LOCK)
 # only while it is still the caller's. KEYS: 1 lock. ARGV: 1 token, 2 ms. Returns 1 done, 0 not the caller's lock.
 RENEW_LOCK = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end

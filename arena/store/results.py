@@ -11,12 +11,27 @@ from typing import Any
 from redis.client import NEVER_DECODE
 
 from arena.ratings import elo_deltas
-from arena_sdk.games import GAMES
-
 from arena.store.base import CHUNK, StoreError
 from arena.store.codec import pack_record, unpack_record
-from arena.store.keys import GAMES_SET, bot_matches_key, cancelled_key, failed_key, ladder_key, ladder_stats_key, match_key, matches_index_key, name_matches_key, name_of, result_key, results_log_key, standings_key, tournament_key, tournament_matches_key
+from arena.store.keys import (
+    GAMES_SET,
+    bot_matches_key,
+    cancelled_key,
+    failed_key,
+    ladder_key,
+    ladder_stats_key,
+    match_key,
+    matches_index_key,
+    name_matches_key,
+    name_of,
+    result_key,
+    results_log_key,
+    standings_key,
+    tournament_key,
+    tournament_matches_key,
+)
 from arena.store.tournaments import TournamentStore
+from arena_sdk.games import GAMES
 
 RECORD_ATTEMPTS = 100  # optimistic retries of one result when other workers keep moving the same ratings
 

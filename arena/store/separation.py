@@ -1,4 +1,4 @@
-"""Tournaments run until their bots are separated (``arena.separation``, kind "until_separated"): the controller's
+"""Tournaments run until their bots are separated (``arena.tournaments.until_separated``, kind "until_separated"): the controller's
 notes in Redis, and its stop, written together with the tournament's finish in one transaction. Every key is under
 the tournament's game hash tag (``keys.separation_key``), so the transaction also runs on Redis Cluster.
 

@@ -9,7 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.store.keys import JOBS_GROUP, SPRT_COUNT_BLOCK, SPRT_DECIDE, cancelled_key, failed_key, jobs_key, result_key, sprt_blocks_key, sprt_key, tournament_key
+from arena.store.keys import (
+    JOBS_GROUP,
+    SPRT_COUNT_BLOCK,
+    SPRT_DECIDE,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    result_key,
+    sprt_blocks_key,
+    sprt_key,
+    tournament_key,
+)
 from arena.store.tournaments import TournamentStore
 
 
@@ -43,7 +54,7 @@ class TableOutcome:
 
 
 class SprtStore(TournamentStore):
-    """The Redis state of SPRT tournaments (``arena.sprt_controller`` keeps it)."""
+    """The Redis state of SPRT tournaments (``arena.tournaments.sprt_controller`` keeps it)."""
 
     def sprt_count_block(self, game: str, tournament_id: str, block: int, outcome: int | None) -> bool:
         """Count block ``block`` with ``outcome`` (half points, ``arena.ratings.sprt.block_outcome``; None: void,

@@ -10,11 +10,21 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
-from arena.tournaments import BotTally, MatchSpec, round_robin_formula, seed_commitment, seed_hex
-
+from arena.core.seeds import seed_commitment, seed_hex
+from arena.core.specs import BotTally, MatchSpec
 from arena.store.base import CHUNK, StoreError
 from arena.store.jobs import JobStore, job_fields
-from arena.store.keys import JOBS_GROUP, TOURNAMENT_IDS, TOURNAMENTS, attempts_key, cancelled_key, failed_key, jobs_key, standings_key, tournament_key
+from arena.store.keys import (
+    JOBS_GROUP,
+    TOURNAMENT_IDS,
+    TOURNAMENTS,
+    attempts_key,
+    cancelled_key,
+    failed_key,
+    jobs_key,
+    standings_key,
+    tournament_key,
+)
 
 
 @dataclass(frozen=True)
@@ -26,9 +36,8 @@ class TournamentInfo:
     form); deadline_ms (Decide deadline, ms); matches_total; matches_done (results stored); faults (across
     finished matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s
     since epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played);
-    matches_failed (given up after ``max_deliveries`` deliveries, see ``arena.scheduler``); deals (the deal plan,
+    matches_failed (given up after ``max_deliveries`` deliveries, see ``arena.worker.loop``); deals (the deal plan,
     "duplicate" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan).
-    ``formula`` explains matches_total.
     """
 
     id: str
@@ -56,17 +65,8 @@ class TournamentInfo:
     @property
     def controlled(self) -> bool:
         """True for a tournament that grows while it runs (its ``kind`` has a controller in
-        ``arena.tournament_hooks``): only that controller finishes it."""
+        ``arena.tournaments.controllers``): only that controller finishes it."""
         return self.kind != "round_robin"
-
-    @property
-    def formula(self) -> str:
-        """How matches_total follows from the request (a controlled tournament may keep its own text in
-        ``extra["formula"]``)."""
-        if "formula" in self.extra:
-            return str(self.extra["formula"])
-        return round_robin_formula(len(self.bots), self.seats_per_match, self.rounds, self.deals,
-                                   self.deal_count or None)
 
     @property
     def commitment(self) -> str:

@@ -14,9 +14,9 @@ import grpc
 import pytest
 
 from arena.cli.app import AdminTokenInterceptor
-from arena.local_bots import BotProcess, start_bot
-from arena.referee import SeatSpec
-from arena.service import ArenaServer
+from arena.match.local_bots import BotProcess, start_bot
+from arena.match.record import SeatSpec
+from arena.server.app import ArenaServer
 from arena_sdk.pb import arena_pb2_grpc
 
 from .spy_checks import Call, read_log

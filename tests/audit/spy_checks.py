@@ -34,7 +34,7 @@ from typing import Any
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from arena.referee import MatchRecord
+from arena.match.record import MatchRecord
 from arena_sdk import wire
 from arena_sdk.games import GAMES, Game, get_game, take5, taki
 from arena_sdk.games.taki.cards import _TOKENS

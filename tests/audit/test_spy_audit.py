@@ -1,6 +1,6 @@
 """The spy audit (issue 8 item 7; STYLE.md habits 3 and 14): spy bot processes (``tests/bots/spy_any_bot.py``: real
 SDK bots of every registered game that answer at random and log every request they receive, raw) play seeded matches
-of each game, in process (``arena.referee.run_match``, all seats spies, several matches at once) and in a tournament
+of each game, in process (``arena.match.referee.run_match``, all seats spies, several matches at once) and in a tournament
 per game through the real queue (Arena server with an embedded worker on the session's redis-server) while an
 outsider polls every Arena read method. The checks (``spy_checks``) then re-simulate every match with the engine and
 assert that no spy ever saw another seat's cards, the undealt cards or the draw pile, another seat's choice before the
@@ -32,7 +32,8 @@ from typing import Any
 import grpc
 import pytest
 
-from arena.referee import MatchRecord, run_match
+from arena.match.record import MatchRecord
+from arena.match.referee import run_match
 from arena.store import Store
 from arena_sdk import wire
 from arena_sdk.games import GAMES, take5, taki

@@ -9,7 +9,7 @@ from typing import Any
 
 from any_random_bot import random_bot_class
 
-from arena.referee import MatchRecord
+from arena.match.record import MatchRecord
 from arena_sdk import wire
 from arena_sdk.games import get_game
 from arena_sdk.server import create_server

@@ -17,9 +17,9 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from arena import auth
 from arena.cli import cli
-from arena.service import ArenaServer
+from arena.server import auth
+from arena.server.app import ArenaServer
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 TOKEN = "the-organisers-token-0123456789"

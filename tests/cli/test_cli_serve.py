@@ -29,9 +29,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import BOTS_DOWN_HINT, cli
-from arena.local_bots import BotProcess, started_bots
-from arena.local_bots import start_bot as start_bot_process
-from arena.redis_server import PASSWORD_FILE, redact_url
+from arena.match.local_bots import BotProcess, started_bots
+from arena.match.local_bots import start_bot as start_bot_process
+from arena.store.redis_server import PASSWORD_FILE, redact_url
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30
@@ -447,7 +447,7 @@ def test_cancel_drops_queued_matches(arena: Arena, played: dict[str, Any]) -> No
 
 
 def test_server_options_that_point_at_no_referee_say_what_is_there(arena: Arena) -> None:
-    from arena.redis_server import resolve_redis_url
+    from arena.store.redis_server import resolve_redis_url
 
     bot = arena.bots["random"].endpoint
     line = _fails_with_server("ladder", bot)

@@ -1,8 +1,8 @@
 """arena.render: a match record told turn by turn (pure; no bots, no Redis).
 
 Records are made here by playing the rules engine with a seeded random policy (and, where asked, faults whose
-default action the engine chooses), in exactly the format of ``arena.referee.MatchRecord``; every generated record
-is first checked with ``arena.referee.replay`` so the renderer is tested on records the referee could have written.
+default action the engine chooses), in exactly the format of ``arena.match.referee.MatchRecord``; every generated record
+is first checked with ``arena.match.referee.replay`` so the renderer is tested on records the referee could have written.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from arena.referee import MatchRecord, replay
+from arena.match.record import MatchRecord, replay
 from arena.render import RenderError, render_match
 from arena.render.take5 import story_of
 from arena_sdk import wire

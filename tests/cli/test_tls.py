@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
-from arena.service import ArenaServer
+from arena.server.app import ArenaServer
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from arena.local_bots import BotProcess, start_bots
-from arena.referee import MatchRecord, SeatSpec, replay, run_match_sync
+from arena.match.local_bots import BotProcess, start_bots
+from arena.match.record import MatchRecord, SeatSpec
+from arena.match.referee import run_match_sync
+from arena.match.replay import replay
 from arena_sdk import play_game
 from arena_sdk.games import GAMES, Game, get_game
 from arena_sdk.games.base import competition_ranks

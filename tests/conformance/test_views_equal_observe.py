@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from arena.referee import SeatSpec, run_match_sync
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match_sync
 from arena_sdk.games import GAMES
 
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"

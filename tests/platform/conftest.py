@@ -12,7 +12,7 @@ import pytest
 from platform_helpers import ProcessWorker, ThreadWorker
 
 from arena.cli.app import AdminTokenInterceptor
-from arena.service import ArenaServer
+from arena.server.app import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2_grpc
 

@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import pytest
 
-from arena import scheduler
+from arena.worker import loop as scheduler
 
 HERE = Path(__file__).parent
 SLOW_BOT = str(HERE.parent / "bots" / "slow_bot.py")
@@ -26,7 +26,7 @@ WAIT_S = 120.0  # a hang guard, not a speed requirement
 # A worker process: run_worker until SIGTERM (graceful stop) or SIGKILL (a crash).
 _WORKER_CODE = """
 import logging, signal, sys, threading
-from arena.scheduler import run_worker
+from arena.worker.loop import run_worker
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -51,7 +51,7 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout: float = WAIT_S)
 class ThreadWorker:
     """``run_workers`` (one worker per name, one event loop) in a thread of the test process; ``stop()`` sets its
     stop event and joins it. Run at most one at a time in a process: the referee's gRPC AsyncIO clients are not
-    safe across event loops in several threads (see ``arena.scheduler.run_workers``); use ``ProcessWorker`` for
+    safe across event loops in several threads (see ``arena.worker.loop.run_workers``); use ``ProcessWorker`` for
     more."""
 
     def __init__(self, redis_url: str, name: str | list[str], **kwargs: Any) -> None:

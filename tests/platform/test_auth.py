@@ -11,8 +11,8 @@ import grpc
 import pytest
 from platform_helpers import rpc_error
 
-from arena import auth
-from arena.service import ArenaServer
+from arena.server import auth
+from arena.server.app import ArenaServer
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 ORGANISER_CALLS = {

@@ -13,7 +13,7 @@ import grpc
 import pytest
 from platform_helpers import VERSIONED_BOT, rpc_error
 
-from arena.service import ArenaServer
+from arena.server.app import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 

@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 from platform_helpers import SLOW_BOT, wait_until
 
-from arena import scheduler
-from arena.bot_health import seat_failures
-from arena.records import MatchRecord
+from arena.core.specs import MatchSpec
+from arena.match.record import MatchRecord
 from arena.store import Store, TournamentInfo
-from arena.tournaments import MatchSpec, round_robin
+from arena.tournaments.round_robin import round_robin
+from arena.worker import loop as scheduler
+from arena.worker.health import seat_failures
 
 ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat Take 5 match always ends after its first hand
 HEALTH = {"unhealthy_after": 3, "bot_recheck_s": 0.3}
@@ -257,7 +258,7 @@ def test_the_deferred_matches_of_a_removed_bot_are_played_at_once(
 def test_deliveries_before_a_deferral_count_towards_max_deliveries(
         store: Store, workers: Any, caplog: pytest.LogCaptureFixture) -> None:
     """A job whose workers kept dying is given up after max_deliveries in all, a deferral in between or not."""
-    caplog.set_level(logging.WARNING, logger="arena.scheduler")
+    caplog.set_level(logging.WARNING, logger="arena.worker.loop")
     scheduler.enqueue_matches(store, [MatchSpec(match_id="p-1", game="take5", seats=("a@1", "b@1"), seed=1)])
     (job,) = store.read_jobs("gone", 1, 100)
     assert store.defer_job("take5", job.entry_id, "p-1", job.fields, deliveries=4) == 1  # 3 deliveries before

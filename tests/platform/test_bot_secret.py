@@ -14,7 +14,8 @@ import grpc
 import pytest
 from platform_helpers import rpc_error, wait_until
 
-from arena.referee import SeatSpec, run_match
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match
 from arena.store import Store
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import arena_pb2, bot_pb2, bot_pb2_grpc

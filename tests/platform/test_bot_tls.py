@@ -24,11 +24,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from platform_helpers import rpc_error, wait_until
 
-from arena.bot_channels import BotChannels, BotDialer, split_endpoint
-from arena.bot_health import probe
 from arena.cli import cli
-from arena.referee import SeatSpec, run_match
+from arena.match.channels import BotChannels, BotDialer, split_endpoint
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match
 from arena.store import Store
+from arena.worker.health import probe
 from arena_sdk.games.take5 import Take5Config
 from arena_sdk.pb import arena_pb2, bot_pb2, bot_pb2_grpc
 

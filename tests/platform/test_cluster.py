@@ -14,11 +14,12 @@ import grpc
 import pytest
 from platform_helpers import ProcessWorker, wait_until
 
-from arena.redis_cluster import PrivateRedisCluster
-from arena.service import ArenaServer
+from arena.core.specs import MatchSpec
+from arena.server.app import ArenaServer
 from arena.store import Store, TournamentInfo, jobs_key
 from arena.store.keys import attempts_key
-from arena.tournaments import MatchSpec, round_robin
+from arena.store.redis_cluster import PrivateRedisCluster
+from arena.tournaments.round_robin import round_robin
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 

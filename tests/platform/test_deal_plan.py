@@ -12,20 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournaments import (
-    PlannedMatch,
-    TournamentError,
-    deal_count,
-    deal_plan,
-    deal_seed,
-    parse_seed_hex,
-    round_robin_formula,
-    round_robin_size,
-    seed_commitment,
-    seed_hex,
-    tables_per_deal,
-    verify_deals,
-)
+from arena.core.errors import TournamentError
+from arena.core.seeds import deal_seed, parse_seed_hex, seed_commitment, seed_hex
+from arena.core.specs import PlannedMatch
+from arena.tournaments.deals import deal_count, deal_plan, tables_per_deal
+from arena.tournaments.round_robin import round_robin_formula, round_robin_size
+from arena.tournaments.verify import verify_deals
 
 
 def _bots(n: int) -> list[str]:

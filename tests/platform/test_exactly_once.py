@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_helpers import wait_until
 
-from arena import scheduler
-from arena.redis_server import PrivateRedis
+from arena.core.specs import BotTally
 from arena.store import Store, TournamentInfo, ladder_key, results_log_key
-from arena.tournaments import BotTally, round_robin, tally_match
+from arena.store.redis_server import PrivateRedis
+from arena.tournaments.round_robin import round_robin
+from arena.tournaments.standings import tally_match
+from arena.worker import loop as scheduler
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, bot_pb2
 
@@ -35,7 +37,7 @@ def test_every_job_delivered_twice_still_counts_each_match_once(
     scheduler.enqueue_matches(store, specs)
     scheduler.enqueue_matches(store, specs)  # every match delivered twice (a producer that retried)
     assert store.queued_jobs() == 2 * len(specs) == 12
-    caplog.set_level("INFO", logger="arena.scheduler")
+    caplog.set_level("INFO", logger="arena.worker.loop")
     worker = workers.thread(["w1", "w2"], concurrency=3)
     wait_until(lambda: store.queued_jobs() == 0, "both copies of every job to be settled")
     worker.stop()

@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 import pytest
 
-from arena import auth
-from arena.service import ArenaServer
+from arena.server import auth
+from arena.server.app import ArenaServer
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 from arena_sdk.server import create_server
 from sample_bots.random_bot import RandomBot

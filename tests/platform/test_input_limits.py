@@ -1,5 +1,5 @@
 """Input limits (issue 8, item 5): every string and list of every Arena request and of a bot's GetInfo answer has a
-limit in ``arena.limits``, named in the field's comment in the .proto; a request over a limit gets
+limit in ``arena.core.limits``, named in the field's comment in the .proto; a request over a limit gets
 INVALID_ARGUMENT naming the field; a bot whose GetInfo is over a limit is refused at registration (a 2.5 MB author
 once broke ListBots for everyone); calls to bots' GetInfo cannot take the referee's RPC threads."""
 
@@ -17,8 +17,8 @@ import grpc
 import pytest
 from platform_helpers import rpc_error
 
-from arena import limits
-from arena.service import ArenaServer
+from arena.core import limits
+from arena.server.app import ArenaServer
 from arena_sdk import Take5Bot
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 from arena_sdk.server import create_server

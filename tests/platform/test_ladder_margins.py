@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from platform_helpers import wait_until
 
 from arena.cli import cli
-from arena.ratings_cache import RatingsCache
-from arena.ratings_fits import matches_count
+from arena.ladder.cache import RatingsCache
+from arena.ladder.fits import matches_count
 from arena.store import Store, TournamentInfo
 from arena.store.keys import ratings_fit_key, ratings_lock_key, ratings_matches_key
 from arena_sdk.pb import arena_pb2

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.core.specs import MatchSpec
 from arena.store import Store, jobs_key
-from arena.tournaments import MatchSpec
 
 
 def _claimed(store: Store, n: int) -> list:  # type: ignore[type-arg]
@@ -47,7 +47,7 @@ def test_a_job_claimed_ahead_has_its_reads_done_and_reads_again_once_they_are_st
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from arena import match_job
+    from arena.worker import job as match_job
 
     [job] = _claimed(store, 1)
     store.register_bot("take5", "a", "127.0.0.1:1", version="1")
@@ -70,7 +70,7 @@ def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from arena import match_job
+    from arena.worker import job as match_job
 
     [job] = _claimed(store, 1)
 

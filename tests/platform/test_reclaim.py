@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from platform_helpers import SLOW_BOT, wait_until
 
-from arena import scheduler
+from arena.core.seeds import deal_seed
+from arena.core.specs import MatchSpec
 from arena.store import Store, TournamentInfo, results_log_key
-from arena.tournaments import MatchSpec, deal_seed, round_robin
+from arena.tournaments.round_robin import round_robin
+from arena.worker import loop as scheduler
 
 SLOW_ARGS = ["--sleep", "0.25"]  # every Decide answers after 0.25 s: one hand of Take 5 takes ~3 s
 ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after its first hand
@@ -121,7 +123,7 @@ def test_a_job_that_always_fails_is_recorded_as_failed_after_max_deliveries(
         store: Store, workers: Any, caplog: pytest.LogCaptureFixture) -> None:
     """A match that seats the same bot twice is played, but its result is refused (a platform error, not a bot
     fault), every time: after 3 deliveries it is recorded as failed, acknowledged, and the tournament finishes."""
-    caplog.set_level("WARNING", logger="arena.scheduler")
+    caplog.set_level("WARNING", logger="arena.worker.loop")
     # match 0 seats "ghost" twice: the referee plays it (both seats unreachable), the store refuses its result
     specs = _tournament(store, ["ghost", "ghost@2"],
                         edit=lambda specs: [dataclasses.replace(specs[0], seats=("ghost", "ghost")), specs[1]])

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.referee import SeatSpec, run_match_sync
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match_sync
 from arena.store import Store
 from arena.store.codec import PREFIX, RecordCodecError, pack_record, unpack_record
 from arena.store.keys import match_key

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from platform_helpers import WAIT_S, wait_until
 
-from arena.redis_server import PORT_FILE, PrivateRedis, remembered_port
+from arena.core.specs import MatchSpec
 from arena.store import Store
-from arena.tournaments import MatchSpec
+from arena.store.redis_server import PORT_FILE, PrivateRedis, remembered_port
 
 ARENA = Path(sys.executable).parent / "arena"
 

@@ -12,7 +12,7 @@ import pytest
 import redis
 from platform_helpers import wait_until
 
-from arena.redis_server import (
+from arena.store.redis_server import (
     LOG_FILE,
     PASSWORD_FILE,
     PID_FILE,

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 import redis
 
-from arena import scheduler
+from arena.core.seeds import deal_seed
 from arena.store import Store, TournamentInfo, jobs_key
-from arena.tournaments import deal_seed, round_robin
+from arena.tournaments.round_robin import round_robin
+from arena.worker import loop as scheduler
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 
@@ -106,7 +107,7 @@ def test_a_job_whose_result_is_stored_is_only_acknowledged(redis_url: str, store
         assert store.record_result("take5", spec.match_id, list(spec.seats), [1, 2], [1, 2], [0, 0],
                                    {"marker": "first"}, tournament_id=spec.tournament)
     before = store.ladder("take5")
-    caplog.set_level(logging.INFO, logger="arena.scheduler")
+    caplog.set_level(logging.INFO, logger="arena.worker.loop")
     worker = Worker(redis_url)
     try:
         deadline = time.monotonic() + WAIT_S
@@ -224,14 +225,14 @@ def _beat_during(redis_url: str, race: Callable[[Store, Any, threading.Event], N
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name == "arena.scheduler"]
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name == "arena.worker.loop"]
 
 
 def test_a_job_handed_over_as_its_match_ends_here_is_no_warning(redis_url: str,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     """The match ends here (its job left pending after a platform error) and worker w2 takes the job over, both
     between the snapshot and the refresh: a benign race, logged at debug level, not a warning."""
-    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+    caplog.set_level(logging.DEBUG, logger="arena.worker.loop")
 
     def race(store: Store, job: Any, finish: threading.Event) -> None:
         finish.set()
@@ -244,7 +245,7 @@ def test_a_job_handed_over_as_its_match_ends_here_is_no_warning(redis_url: str,
 
 def test_a_job_settled_here_during_the_refresh_is_no_warning(redis_url: str,
                                                              caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+    caplog.set_level(logging.DEBUG, logger="arena.worker.loop")
 
     def race(store: Store, job: Any, finish: threading.Event) -> None:
         finish.set()
@@ -257,7 +258,7 @@ def test_a_job_settled_here_during_the_refresh_is_no_warning(redis_url: str,
 
 def test_a_job_reclaimed_while_its_match_still_runs_here_is_a_warning(redis_url: str,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="arena.scheduler")
+    caplog.set_level(logging.DEBUG, logger="arena.worker.loop")
 
     def race(store: Store, job: Any, finish: threading.Event) -> None:
         assert [j.entry_id for j in store.reclaim_jobs("w2", 1, 0)] == [job.entry_id]

@@ -1,4 +1,4 @@
-"""Tournaments run until their bots are separated (``arena.separation``): the decision on real fits of made-up
+"""Tournaments run until their bots are separated (``arena.tournaments.until_separated``): the decision on real fits of made-up
 results, the rounds it adds, the request checks, and the controller's exactly-once steps on the real redis-server
 (results stored through the real result script; no bots needed here, see test_until_separated.py for those)."""
 
@@ -12,13 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from arena import separation
+from arena.core.errors import TournamentError
 from arena.ratings.fit import MatchResult, fit_ratings
-from arena.separation import KIND, MIN_DEALS, Plan, check_request, decide, request_plan, round_specs
 from arena.store import Store, TournamentInfo
 from arena.store.separation import separation_record
-from arena.tournament_hooks import controller_of
-from arena.tournaments import MAX_MATCHES, TournamentError, deal_plan, round_robin
+from arena.tournaments import until_separated as separation
+from arena.tournaments.controllers import controller_of
+from arena.tournaments.deals import deal_plan
+from arena.tournaments.round_robin import MAX_MATCHES, round_robin
+from arena.tournaments.until_separated import KIND, MIN_DEALS, Plan, check_request, decide, request_plan, round_specs
 
 BOTS = ("a@1", "b@1", "c@1")
 # Deals of a perfect order a > b > c (50 wins per pair) the fit separates. A perfect record says little about how

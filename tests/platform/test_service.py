@@ -14,9 +14,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.cli.app import AdminTokenInterceptor
-from arena.redis_server import PrivateRedis, redact_url
-from arena.service import ArenaServer, ServiceError
+from arena.server.app import ArenaServer
+from arena.server.servicer import ServiceError
 from arena.store import Store
+from arena.store.redis_server import PrivateRedis, redact_url
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WAIT_S = 180.0  # a hang guard, not a speed requirement

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from platform_helpers import rpc_error
 
 from arena.cli import cli
-from arena.service import ArenaServer
+from arena.core.seeds import deal_seed
+from arena.server.app import ArenaServer
 from arena.store import Job, Store
-from arena.tournament_hooks import after_match, sweep
-from arena.tournaments import deal_seed
+from arena.tournaments.controllers import after_match, sweep
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 GAME = "take5"

@@ -22,7 +22,7 @@ from platform_helpers import HERE, wait_until
 
 from arena.cli import cli
 from arena.cli.app import AdminTokenInterceptor
-from arena.service import ArenaServer
+from arena.server.app import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 

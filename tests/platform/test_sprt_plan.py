@@ -1,4 +1,4 @@
-"""The block plan of an SPRT (``arena.sprt_plan``): who sits where at the two tables of each block; the field's
+"""The block plan of an SPRT (``arena.tournaments.sprt_plan``): who sits where at the two tables of each block; the field's
 disjointness, owners, balance and seat rotation; refusals of fields that cannot fill the tables."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
-from arena.sprt_plan import SprtParams, SprtPlanError, block_specs, check_field, owner_classes, plan_block
-from arena.tournaments import match_id
+from arena.core.specs import match_id
+from arena.tournaments.deals import owner_classes
+from arena.tournaments.sprt_plan import SprtParams, SprtPlanError, block_specs, check_field, plan_block
 
 
 def params(field: list[str], seats: int, owners: dict[str, str] | None = None, **kwargs: object) -> SprtParams:

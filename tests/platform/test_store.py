@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena import store as store_module
-from arena.redis_server import PrivateRedis
 from arena.store import Store, TournamentInfo, jobs_key
-from arena.tournaments import round_robin
+from arena.store.redis_server import PrivateRedis
+from arena.tournaments.round_robin import round_robin
 
 
 @pytest.fixture

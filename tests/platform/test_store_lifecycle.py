@@ -21,7 +21,7 @@ from arena.store import (
     token_hash,
     worker_key,
 )
-from arena.tournaments import round_robin
+from arena.tournaments.round_robin import round_robin
 
 
 def _tournament(store: Store, tid: str, bots: tuple[str, ...] = ("a", "b", "c"), k: int = 2) -> list:

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from arena import scheduler
-from arena.referee import MatchRecord, replay
+from arena.match.record import MatchRecord
+from arena.match.replay import replay
 from arena.store import Store, TournamentInfo
-from arena.tournaments import round_robin
+from arena.tournaments.round_robin import round_robin
+from arena.worker import loop as scheduler
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 RANDOM_BOT = str(Path(__file__).resolve().parent.parent / "bots" / "any_random_bot.py")

@@ -14,9 +14,10 @@ import grpc
 import pytest
 from platform_helpers import SLOW_BOT, rpc_error, wait_until
 
-from arena import scheduler
+from arena.core.seeds import deal_seed
 from arena.store import Store, TournamentInfo
-from arena.tournaments import deal_seed, round_robin
+from arena.tournaments.round_robin import round_robin
+from arena.worker import loop as scheduler
 from arena_sdk.games import take5
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2

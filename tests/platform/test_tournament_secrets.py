@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from platform_helpers import SLOW_BOT, wait_until
 
 from arena.cli import cli
+from arena.core.seeds import deal_seed, seed_hex
 from arena.store import Store
-from arena.tournaments import deal_seed, seed_hex
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 ONE_HAND = bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1))  # a 2-seat match ends after one hand

@@ -10,21 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournaments import (
+from arena.core.errors import TournamentError
+from arena.core.specs import BotTally, MatchSpec, bot_id, match_id, split_bot_ref
+from arena.tournaments.round_robin import (
     MAX_MATCHES,
-    BotTally,
-    MatchSpec,
-    TournamentError,
-    bot_id,
-    match_id,
     round_robin,
     round_robin_formula,
     round_robin_size,
-    split_bot_ref,
-    standings,
-    tally_match,
     validate_round_robin,
 )
+from arena.tournaments.standings import standings, tally_match
 
 BOTS = ["delta", "alpha", "charlie", "bravo", "echo"]
 

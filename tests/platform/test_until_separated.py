@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from platform_helpers import WAIT_S, rpc_error
 
 from arena.cli import cli
-from arena.tournaments import MAX_MATCHES, verify_deals
+from arena.tournaments.round_robin import MAX_MATCHES
+from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WORST_BOT = str(Path(__file__).resolve().parent.parent / "bots" / "worst_bot.py")

@@ -12,8 +12,8 @@ import grpc
 import pytest
 from platform_helpers import SLOW_BOT, rpc_error, wait_until
 
-from arena import scheduler
 from arena.store import Store, results_log_key
+from arena.worker import loop as scheduler
 from arena_sdk.pb import arena_pb2, bot_pb2
 
 

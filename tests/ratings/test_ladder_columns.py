@@ -1,6 +1,6 @@
 """The ladder's honest columns (``arena.ratings.ladder``): pairwise counts, the live-Elo margin and LOS against
 hand-computed values and the fastchess golden vector, the batch-fit columns, the replicate budget, the luck
-subsample, and the fit run in a child process (``arena.ratings_cache``)."""
+subsample, and the fit run in a child process (``arena.ladder.cache``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from ratings_sim import duplicate_deals
 
+from arena.ladder.fits import decode_matches, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 from arena.ratings import ladder
 from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_lines, ladder_replicates, tau_sample
-from arena.ratings_fits import decode_matches, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 
 
 def test_pair_counts_count_each_pair_once_per_match_and_round_trip() -> None:

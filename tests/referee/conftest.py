@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from arena.local_bots import BotProcess, start_bot, started_bots
-from arena.referee import MatchRecord, SeatSpec
+from arena.match.local_bots import BotProcess, start_bot, started_bots
+from arena.match.record import MatchRecord, SeatSpec
 from arena_sdk import wire
 from arena_sdk.games import GAMES
 

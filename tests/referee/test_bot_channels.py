@@ -1,4 +1,4 @@
-"""The pool of channels to bots (``arena.bot_channels``, issue 9) on real bot processes: matches that share a pool
+"""The pool of channels to bots (``arena.match.channels``, issue 9) on real bot processes: matches that share a pool
 reuse one HTTP/2 connection per bot (seen in the kernel's table of TCP connections), a bot restarted on the same
 port is played at the next match without a fault (no reconnect back-off waited out), one dead bot does not touch
 another bot's channel, and idle channels are closed."""
@@ -12,8 +12,9 @@ from typing import Any
 import grpc
 import pytest
 
-from arena.bot_channels import BotChannels
-from arena.referee import SeatSpec, run_match
+from arena.match.channels import BotChannels
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match
 from arena_sdk.games.take5 import Take5Config
 from arena_sdk.pb import bot_pb2
 

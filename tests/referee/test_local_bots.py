@@ -1,4 +1,4 @@
-"""Bots as local processes (arena.local_bots): start, ready line, endpoint, stop; start failures with the
+"""Bots as local processes (arena.match.local_bots): start, ready line, endpoint, stop; start failures with the
 stderr tail; ``play`` with sample bots, bot files and running endpoints."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from arena.local_bots import (
+from arena.match.local_bots import (
     SAMPLE_BOTS,
     BotStartError,
     bot_command,
@@ -20,7 +20,7 @@ from arena.local_bots import (
     start_bot,
     started_bots,
 )
-from arena.referee import replay
+from arena.match.record import replay
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from arena.referee import MatchRecord, SeatSpec, replay, run_match_sync
+from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.referee import run_match_sync
 from arena_sdk import wire
 from arena_sdk.games import take5
 

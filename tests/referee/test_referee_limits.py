@@ -1,4 +1,4 @@
-"""The referee's limits (arena.referee, "Failure policy"), on real bot processes over real gRPC: a seat forfeits
+"""The referee's limits (arena.match.referee, "Failure policy"), on real bot processes over real gRPC: a seat forfeits
 after ``max_faults`` faults or ``max_consecutive_timeouts`` timeouts in a row and is ranked last, never called
 again; the match time limit charges the seats that used the time; StartMatch and EndMatch have short deadlines;
 a timeout caused by the referee's own lateness is asked again, not charged; replay checks all of it.
@@ -19,20 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import DEFAULTS
-from arena.local_bots import BotProcess, start_bot
-from arena.referee import (
-    FaultTally,
-    Limits,
-    LoopLag,
-    MatchRecord,
-    RecordError,
-    SeatSpec,
-    forfeit_ranks,
-    replay,
-    run_match,
-    run_match_sync,
-)
+from arena.core.config import DEFAULTS
+from arena.match.local_bots import BotProcess, start_bot
+from arena.match.record import FaultTally, Limits, MatchRecord, RecordError, SeatSpec, forfeit_ranks
+from arena.match.referee import run_match, run_match_sync
+from arena.match.replay import replay
+from arena.match.running import LoopLag
 from arena_sdk.games import GAMES, take5
 from arena_sdk.pb import bot_pb2_grpc
 

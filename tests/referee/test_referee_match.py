@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from arena.referee import MatchRecord, SeatSpec, replay, run_match, run_match_sync
+from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.referee import run_match, run_match_sync
 from arena_sdk import wire
 from arena_sdk.games import take5
 

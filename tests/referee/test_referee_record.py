@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.config import DEFAULTS
-from arena.local_bots import start_bot
-from arena.referee import Fault, MatchRecord, RecordError, replay, run_match_sync
+from arena.core.config import DEFAULTS
+from arena.match.local_bots import start_bot
+from arena.match.record import Fault, MatchRecord, RecordError, replay
+from arena.match.referee import run_match_sync
 from arena_sdk.games import take5
 
 from .conftest import BOTS_DIR, seat, walk

@@ -9,7 +9,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from arena.referee import MatchRecord, SeatSpec, replay, run_match_sync
+from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.referee import run_match_sync
 from arena_sdk import wire
 from arena_sdk.games import take5
 from arena_sdk.games.take5 import wire as take5_wire

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from arena.local_bots import BotProcess
-from arena.records import MatchRecord
-from arena.referee import SeatSpec, run_match_sync
+from arena.match.local_bots import BotProcess
+from arena.match.record import MatchRecord, SeatSpec
+from arena.match.referee import run_match_sync
 from arena.render import render_match
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from arena.referee import SeatSpec, run_match_sync
+from arena.match.record import SeatSpec
+from arena.match.referee import run_match_sync
 from arena_sdk.games import get_game
 from arena_sdk.games.take5 import rules, wire
 from arena_sdk.pb import bot_pb2

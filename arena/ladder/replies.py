@@ -1,0 +1,85 @@
+"""The ladder and standings replies with their honest columns (GetLadder, GetStandings): the servicer validates the
+request and calls these; the figures come from the store (live Elo, tournament counters) and from
+``arena.ladder.cache`` (pairwise counts, cached fits); the math is ``arena.ratings.ladder``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.ladder.cache import RatingsCache
+from arena.ladder.fits import CachedFit
+from arena.ratings.ladder import elo_lines
+from arena.store import Store, TournamentInfo
+from arena.tournaments.standings import standings
+from arena_sdk.pb import arena_pb2
+
+METHODS = ("elo", "fit")
+
+
+def _interval(entry: Any, margin: float | None, low: float | None, high: float | None,
+              los_next: float | None) -> None:
+    """Set the optional interval fields of a LadderEntry or StandingsEntry (unset stays unset)."""
+    if margin is not None:
+        entry.margin = margin
+        if low is not None and high is not None:
+            entry.low, entry.high = low, high
+    if los_next is not None:
+        entry.los_next = los_next
+
+
+def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) -> arena_pb2.Ladder:
+    """The ``Ladder`` of ``game`` by ``method`` ("elo": live ratings, margins and LOS from the pairwise counts;
+    "fit": the cached batch fit, empty while none is computed). Raises ``ValueError`` for another method and
+    ``StoreError`` when the results log names a missing result."""
+    if method not in METHODS:
+        raise ValueError(f"unknown ladder method {method!r}; choose elo or fit")
+    live = store.ladder(game)
+    reply = arena_pb2.Ladder(game=game, method=method)
+    if method == "elo":
+        pairs = cache.ladder_pairs(game)
+        lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts)
+        for e, line in zip(live, lines):
+            entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
+                                      mean_score=e.mean_score)
+            _interval(entry, line.margin, line.low, line.high, line.los_next)
+        reply.results_counted, reply.results_stored = pairs.counts.results, pairs.stored
+        reply.computed_at, reply.refreshing = pairs.computed_at, pairs.refreshing
+        return reply
+    answer = cache.ladder_fit(game)
+    reply.results_stored, reply.refreshing = answer.stored, answer.refreshing
+    fit = answer.fit
+    if fit is None:
+        return reply
+    stats = {e.bot: e for e in live}
+    ratings = [x.rating for x in fit.lines]
+    for x in fit.lines:
+        e = stats.get(x.bot)
+        entry = reply.entries.add(rank=1 + sum(1 for r in ratings if r > x.rating), bot=x.bot, rating=x.rating,
+                                  matches=x.matches, wins=e.wins if e else 0, mean_score=e.mean_score if e else 0.0)
+        _interval(entry, x.margin, x.low, x.high, x.los_next)
+    reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
+    return reply
+
+
+def standings_message(store: Store, cache: RatingsCache, info: TournamentInfo) -> arena_pb2.Standings:
+    """The ``Standings`` of a tournament: points order (``arena.tournaments.standings``) with the rating, margin
+    and interval of the tournament's batch fit, and the fit's LOS of each line over the next one down."""
+    tally = store.tournament_tally(info.game, info.id)
+    bots = set(tally) | {o for t in tally.values() for o in t.opponents}
+    lines = standings(tally, store.ratings(info.game, sorted(bots)), store.initial_rating)
+    answer = cache.tournament_fit(info.game, info.id, info.matches_done, running=info.state == "running")
+    fit: CachedFit | None = answer.fit
+    by_bot = {x.bot: x for x in fit.lines} if fit else {}
+    reply = arena_pb2.Standings(tournament_id=info.id, fit_refreshing=answer.refreshing)
+    if fit is not None:
+        reply.fit_matches, reply.fit_computed_at = fit.results, fit.computed_at
+    for k, s in enumerate(lines):
+        entry = reply.entries.add(rank=s.rank, bot=s.bot, points=s.points, matches=s.matches,
+                                  mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate)
+        x = by_bot.get(s.bot)
+        if fit is None or x is None:
+            continue
+        entry.rating = x.rating
+        los_next = fit.los_of(s.bot, lines[k + 1].bot) if k + 1 < len(lines) else None
+        _interval(entry, x.margin, x.low, x.high, los_next)
+    return reply

@@ -1,0 +1,503 @@
+"""The match record and its replay: what the referee (``arena.match.referee``) writes about one match, and the check
+that a record is exactly what the rules and the referee's limits give (DESIGN.md, "Protocol sketch").
+
+A record holds the config, the seed or explicit deals, the referee's limits, every decision in the order it was
+applied, every fault, every forfeit and the result. ``replay`` re-simulates it from the rules and lists every
+difference. The forfeit rule (``FaultTally``) and the forfeit ranking (``forfeit_ranks``) live here, used both by
+the referee that applies them and by ``replay`` that checks them, so they exist in one place.
+
+Record versions: 2 (this one) adds ``limits``, ``forfeits``, ``time_limit_at``, ``result.forfeits``, the decision
+sources ``"forfeit"`` and ``"time_limit"`` and the re-ask fields ``retries`` / ``retry_lag_ms``; version 1 records
+(none of these) are still read, as matches played without limits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena_sdk import wire
+from arena_sdk.games import GAMES, Game
+
+FAULT_KINDS = ("timeout", "error", "unreachable", "illegal", "malformed")
+SOURCES = ("bot", "default", "forfeit", "time_limit")
+ASKED_SOURCES = ("bot", "default")  # the decisions a bot was asked; "forfeit" and "time_limit" were not asked
+FORFEIT_REASONS = ("faults", "timeouts", "time_limit")
+RECORD_VERSION = 2
+READ_VERSIONS = (1, 2)
+
+
+class RecordError(ValueError):
+    """A match record (dict or JSON file) that is not a well-formed record; the message names the bad field."""
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """One seat of a match.
+
+    Attributes:
+        name: the bot's registered name (ladder identity; sent to every seat as ``player_names``).
+        endpoint: ``"host:port"`` of the bot's ``arena.v1.Bot`` server.
+        secret: the bot secret its owner registered ("" for none), sent in the ``arena-bot-secret`` call metadata
+            of every StartMatch, Decide and EndMatch call to this seat; never recorded, never in ``repr``.
+    """
+
+    name: str
+    endpoint: str
+    secret: str = field(default="", repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A bot failure turned into data (STYLE.md habit 4).
+
+    Attributes:
+        kind: ``"timeout"`` (no answer within the deadline), ``"error"`` (any other failed gRPC status),
+            ``"unreachable"`` (UNAVAILABLE: nobody listens, the connection broke, the process died),
+            ``"illegal"`` (a well-formed action the rules do not allow now), ``"malformed"`` (no action, or the
+            wrong action field for the decision kind).
+        seat: the seat at fault, 0-based.
+        hand: hand number of the game (0-based) when it happened; turn: turn within the hand.
+        detail: what happened, for a person (status code and message, the bad answer and the legal ones).
+        decision: index into ``MatchRecord.decisions`` of the decision that got the default action instead;
+            None for a ``StartMatch`` failure.
+    """
+
+    kind: str
+    seat: int
+    hand: int
+    turn: int
+    detail: str
+    decision: int | None
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    """A seat that lost the right to play on (see ``arena.match.referee``, "Failure policy"): it is not called again,
+    its remaining decisions get the default action without a call, and it is ranked last.
+
+    Attributes:
+        seat: the seat, 0-based.
+        reason: ``"faults"`` (``max_faults`` faults in the match), ``"timeouts"`` (``max_consecutive_timeouts``
+            timeouts in a row) or ``"time_limit"`` (the match passed ``match_time_limit_s`` and this seat had used
+            more than its share of it).
+        hand, turn: position of the game when it happened.
+        detail: what happened, for a person.
+        fault: index into ``MatchRecord.faults`` of the fault that reached the limit; None for ``"time_limit"``
+            (which happens at decision ``MatchRecord.time_limit_at``).
+    """
+
+    seat: int
+    reason: str
+    hand: int
+    turn: int
+    detail: str
+    fault: int | None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The referee's limits of one match (``arena.match.referee.run_match`` keywords; defaults in ``arena.core.config``).
+    ``Limits()`` is "no limits", the reading of a version 1 record.
+
+    Attributes:
+        max_faults: a seat forfeits at its ``max_faults``-th fault of the match; 0 = never.
+        max_consecutive_timeouts: a seat forfeits at its ``max_consecutive_timeouts``-th timeout in a row (calls
+            that timed out with no other outcome between them, ``StartMatch`` included); 0 = never.
+        match_time_limit_s: wall-clock limit of the match, seconds; 0 = none.
+        lag_threshold_ms: a Decide timeout while the referee's own event loop was late by more than
+            ``min(lag_threshold_ms, deadline_ms / 4)`` milliseconds is not a fault: the decision is asked again.
+        lag_retries: at most this many such re-asks per decision; 0 = never re-ask.
+    """
+
+    max_faults: int = 0
+    max_consecutive_timeouts: int = 0
+    match_time_limit_s: float = 0.0
+    lag_threshold_ms: int = 0
+    lag_retries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"max_faults": self.max_faults, "max_consecutive_timeouts": self.max_consecutive_timeouts,
+                "match_time_limit_s": self.match_time_limit_s, "lag_threshold_ms": self.lag_threshold_ms,
+                "lag_retries": self.lag_retries}
+
+    def excuse_threshold_ms(self, deadline_ms: int) -> float:
+        """Referee lag (ms) above which a Decide timeout is excused and the decision asked again."""
+        return min(float(self.lag_threshold_ms), deadline_ms / 4)
+
+    def time_share_ms(self, num_seats: int) -> float:
+        """Each seat's share of the match time limit, ms: the Decide time a seat may use before the time limit
+        charges it."""
+        return self.match_time_limit_s * 1000 / num_seats
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Final result of a match, in seat order.
+
+    Attributes:
+        scores: the game's score of every seat (ordered as the game declares, see its ``GameInfo``), forfeits
+            or not.
+        ranks: standard competition ranks, 1 = best, after forfeits (``forfeit_ranks``): every forfeited seat
+            is ranked below every other seat (forfeited seats share the last rank); the others keep the game's
+            order among themselves; equal scores share a rank (1, 2, 2, 4). The ladder rates these ranks.
+        faults: number of faults recorded against each seat.
+        forfeits: per seat, None or the forfeit reason (``FORFEIT_REASONS``).
+    """
+
+    scores: tuple[float, ...]
+    ranks: tuple[int, ...]
+    faults: tuple[int, ...]
+    forfeits: tuple[str | None, ...] = ()
+
+
+def forfeit_ranks(game_ranks: Sequence[int], forfeited: Sequence[bool]) -> tuple[int, ...]:
+    """Competition ranks after forfeits: a seat that did not forfeit is ranked 1 + the number of such seats the
+    game ranked strictly better; every forfeited seat gets 1 + the number of seats that did not forfeit.
+
+    >>> forfeit_ranks([1, 2, 2, 4], [True, False, False, False])
+    (4, 1, 1, 3)
+    >>> forfeit_ranks([3, 1, 2], [False, True, True])
+    (1, 2, 2)
+    """
+    ok = [r for r, f in zip(game_ranks, forfeited) if not f]
+    return tuple(len(ok) + 1 if f else 1 + sum(o < r for o in ok) for r, f in zip(game_ranks, forfeited))
+
+
+class FaultTally:
+    """Each seat's faults and timeouts in a row within one match, and the forfeit limit a fault reaches. The
+    referee feeds it as the match runs; ``replay`` feeds it from the record; both then agree on every forfeit."""
+
+    def __init__(self, num_seats: int, limits: Limits) -> None:
+        self.limits = limits
+        self.faults = [0] * num_seats
+        self.streak = [0] * num_seats
+
+    def answered(self, seat: int) -> None:
+        """The seat answered a call (its answer was used): its timeouts in a row start again from 0."""
+        self.streak[seat] = 0
+
+    def fault(self, seat: int, kind: str) -> str | None:
+        """Count a fault of ``seat``; return the forfeit reason it reaches (``"timeouts"`` first, then
+        ``"faults"``) or None."""
+        self.faults[seat] += 1
+        self.streak[seat] = self.streak[seat] + 1 if kind == "timeout" else 0
+        limit = self.limits.max_consecutive_timeouts
+        if limit and self.streak[seat] >= limit:
+            return "timeouts"
+        if self.limits.max_faults and self.faults[seat] >= self.limits.max_faults:
+            return "faults"
+        return None
+
+    def detail(self, seat: int, reason: str) -> str:
+        if reason == "timeouts":
+            return (f"{self.streak[seat]} timeouts in a row (max_consecutive_timeouts "
+                    f"{self.limits.max_consecutive_timeouts})")
+        return f"{self.faults[seat]} faults in this match (max_faults {self.limits.max_faults})"
+
+
+def bot_time_ms(decisions: Sequence[dict], seat: int, upto: int) -> float:
+    """Decide time the bot of ``seat`` used in ``decisions[:upto]``, ms: the sum of ``latency_ms`` of the calls
+    it was charged for (re-asks excused by the referee's lag are not counted)."""
+    total = 0.0
+    for dec in decisions[:upto]:
+        if dec.get("seat") == seat and dec.get("source") in ASKED_SOURCES and _is_number(dec.get("latency_ms")):
+            total += dec["latency_ms"]
+    return total
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """Everything needed to replay and audit one match. JSON form: ``to_dict`` / ``from_dict``, ``save``/``load``.
+
+    Attributes:
+        match_id: unique id of the match. game: game id (a key of the game registry).
+        config: the game's config in JSON form (``arena_sdk.wire.config_to_dict``).
+        seed: seed of the deals (hands not covered by ``deals``), or None.
+        deals: explicit deals in JSON form (the game's ``deal_to_dict``), first first; [] when the seed drives.
+        seats: the seats in seat order. deadline_ms: deadline of every ``Decide`` call, milliseconds.
+        decisions: every decision in the order it was applied, each a dict:
+            ``seq`` (the seat's request sequence number, sent as ``DecideRequest.sequence``, from 0 per seat;
+            null when the seat was not asked), ``seat``, ``kind`` (``DecisionKind`` name), ``hand``, ``turn``,
+            ``action`` (the game's JSON form: the action applied), ``source`` (``"bot"``; ``"default"`` after a
+            fault; ``"forfeit"``: the default without a call, the seat having forfeited; ``"time_limit"``: the
+            default without a call, the match having passed its time limit), ``latency_ms`` (wall time of the
+            charged ``Decide`` call, milliseconds; null when not asked). Only on a decision that was asked again
+            because the referee itself was late: ``retries`` (how many times it was asked again, with the same
+            sequence number and a fresh deadline) and ``retry_lag_ms`` (the referee's lag, ms, that excused each
+            timed-out attempt).
+        faults: every fault, in the order they happened. result: the final result.
+        started_at: start time, seconds since the Unix epoch. duration_s: wall time of the match, seconds.
+        forfeits: every forfeit, in the order they happened.
+        limits: the referee's limits the match was played with.
+        time_limit_at: index into ``decisions`` of the first decision played after the match passed its time
+            limit (from there on no seat is asked), or None.
+    """
+
+    match_id: str
+    game: str
+    config: dict
+    seed: int | None
+    deals: list
+    seats: tuple[SeatSpec, ...]
+    deadline_ms: int
+    decisions: tuple[dict, ...]
+    faults: tuple[Fault, ...]
+    result: MatchResult
+    started_at: float
+    duration_s: float
+    forfeits: tuple[Forfeit, ...] = ()
+    limits: Limits = Limits()
+    time_limit_at: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (only str, int, float, bool, None, lists and dicts)."""
+        forfeits = list(self.result.forfeits) or [None] * len(self.result.scores)
+        return {
+            "version": RECORD_VERSION,
+            "match_id": self.match_id,
+            "game": self.game,
+            "config": dict(self.config),
+            "seed": self.seed,
+            "deals": [dict(d) for d in self.deals],
+            "seats": [{"name": s.name, "endpoint": s.endpoint} for s in self.seats],
+            "deadline_ms": self.deadline_ms,
+            "limits": self.limits.to_dict(),
+            "decisions": [dict(d) for d in self.decisions],
+            "faults": [
+                {"kind": f.kind, "seat": f.seat, "hand": f.hand, "turn": f.turn, "detail": f.detail,
+                 "decision": f.decision}
+                for f in self.faults
+            ],
+            "forfeits": [
+                {"seat": f.seat, "reason": f.reason, "hand": f.hand, "turn": f.turn, "detail": f.detail,
+                 "fault": f.fault}
+                for f in self.forfeits
+            ],
+            "time_limit_at": self.time_limit_at,
+            "result": {
+                "scores": list(self.result.scores),
+                "ranks": list(self.result.ranks),
+                "faults": list(self.result.faults),
+                "forfeits": forfeits,
+            },
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MatchRecord:
+        """Record from its JSON form (version 2, or version 1 read as a match without limits). Raises
+        ``RecordError`` naming the field when ``d`` is not a well-formed record (missing or mistyped field,
+        unknown game, invalid config or deal). The *content* (legality of the actions, forfeits, the result) is
+        checked by ``replay``, not here."""
+        if not isinstance(d, dict):
+            raise RecordError(f"a match record must be a JSON object, got {type(d).__name__}")
+        version = d.get("version", RECORD_VERSION)
+        if version not in READ_VERSIONS or isinstance(version, bool):
+            raise RecordError(f"unsupported record version {version!r}; this arena reads versions "
+                              f"{', '.join(map(str, READ_VERSIONS))}")
+        game = _get(d, "game", str)
+        if game not in GAMES:
+            raise RecordError(f"record.game: unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
+        config = _get(d, "config", dict)
+        try:
+            wire.config_from_dict(game, config)
+        except (wire.WireError, TypeError) as exc:
+            raise RecordError(f"record.config: {exc}") from exc
+        seed = d.get("seed")
+        if seed is not None and not _is_int(seed):
+            raise RecordError(f"record.seed must be an integer or null, got {seed!r}")
+        deals = _get(d, "deals", list)
+        for i, deal in enumerate(deals):
+            if not isinstance(deal, dict):
+                raise RecordError(f"record.deals[{i}] must be an object, got {deal!r}")
+            try:
+                wire.deal_from_dict(game, deal)
+            except (wire.WireError, TypeError) as exc:
+                raise RecordError(f"record.deals[{i}]: {exc}") from exc
+        seats = []
+        for i, s in enumerate(_get(d, "seats", list)):
+            if not isinstance(s, dict):
+                raise RecordError(f"record.seats[{i}] must be an object, got {s!r}")
+            seats.append(SeatSpec(_get(s, "name", str, f"seats[{i}]"), _get(s, "endpoint", str, f"seats[{i}]")))
+        decisions = tuple(_check_decision(i, x) for i, x in enumerate(_get(d, "decisions", list)))
+        faults = tuple(_check_fault(i, x) for i, x in enumerate(_get(d, "faults", list)))
+        r = _get(d, "result", dict)
+        scores = _get(r, "scores", list, "result")
+        if not all(_is_number(x) for x in scores):
+            raise RecordError(f"record.result.scores must hold numbers, got {scores!r}")
+        if version >= 2:
+            limits = _check_limits(_get(d, "limits", dict))
+            forfeits = tuple(_check_forfeit(i, x) for i, x in enumerate(_get(d, "forfeits", list)))
+            time_limit_at = _get(d, "time_limit_at", (int, type(None)))
+            seat_forfeits = _get(r, "forfeits", list, "result")
+            if not all(x is None or x in FORFEIT_REASONS for x in seat_forfeits):
+                raise RecordError(f"record.result.forfeits must hold null or one of {FORFEIT_REASONS}, "
+                                  f"got {seat_forfeits!r}")
+        else:
+            limits, forfeits, time_limit_at, seat_forfeits = Limits(), (), None, [None] * len(scores)
+        result = MatchResult(
+            scores=tuple(float(x) for x in scores),
+            ranks=tuple(_int_list(r, "ranks", "result")),
+            faults=tuple(_int_list(r, "faults", "result")),
+            forfeits=tuple(seat_forfeits),
+        )
+        deadline_ms = _get(d, "deadline_ms", int)
+        if deadline_ms < 1:
+            raise RecordError(f"record.deadline_ms must be a positive number of milliseconds, got {deadline_ms}")
+        started_at = _get(d, "started_at", (int, float))
+        duration_s = _get(d, "duration_s", (int, float))
+        return cls(
+            match_id=_get(d, "match_id", str),
+            game=game,
+            config=dict(config),
+            seed=seed,
+            deals=[dict(x) for x in deals],
+            seats=tuple(seats),
+            deadline_ms=deadline_ms,
+            decisions=decisions,
+            faults=faults,
+            result=result,
+            started_at=float(started_at),
+            duration_s=float(duration_s),
+            forfeits=forfeits,
+            limits=limits,
+            time_limit_at=time_limit_at,
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the record to ``path`` as JSON (UTF-8, indented). Raises ``OSError`` when the file cannot be
+        written."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> MatchRecord:
+        """Read a record written by ``save``. Raises ``OSError`` when the file cannot be read and
+        ``RecordError`` when it is not JSON or not a well-formed record."""
+        text = Path(path).read_text(encoding="utf-8")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path}: not JSON: {exc}") from exc
+        try:
+            return cls.from_dict(data)
+        except RecordError as exc:
+            raise RecordError(f"{path}: {exc}") from exc
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return (_is_int(x) or isinstance(x, float)) and math.isfinite(x)
+
+
+def _get(d: dict, key: str, types: type | tuple[type, ...], where: str = "") -> Any:
+    name = f"record.{where + '.' if where else ''}{key}"
+    if key not in d:
+        raise RecordError(f"{name} is missing")
+    value = d[key]
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        raise RecordError(f"{name} has the wrong type: {value!r}")
+    if not isinstance(value, types):
+        raise RecordError(f"{name} has the wrong type: {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RecordError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _int_list(d: dict, key: str, where: str) -> list[int]:
+    values = _get(d, key, list, where)
+    if not all(_is_int(x) for x in values):
+        raise RecordError(f"record.{where}.{key} must hold integers, got {values!r}")
+    return values
+
+
+def _check_decision(i: int, x: Any) -> dict:
+    where = f"decisions[{i}]"
+    if not isinstance(x, dict):
+        raise RecordError(f"record.{where} must be an object, got {x!r}")
+    for key in ("seat", "hand", "turn"):
+        _get(x, key, int, where)
+    _get(x, "seq", (int, type(None)), where)
+    _get(x, "kind", str, where)
+    _get(x, "action", dict, where)
+    if _get(x, "source", str, where) not in SOURCES:
+        raise RecordError(f"record.{where}.source must be one of {SOURCES}, got {x['source']!r}")
+    latency = x.get("latency_ms")
+    if latency is not None and not _is_number(latency):
+        raise RecordError(f"record.{where}.latency_ms must be a number or null, got {latency!r}")
+    if "retries" in x or "retry_lag_ms" in x:
+        retries = _get(x, "retries", int, where)
+        lags = _get(x, "retry_lag_ms", list, where)
+        if retries < 1 or len(lags) != retries or not all(_is_number(v) for v in lags):
+            raise RecordError(f"record.{where}: retries must be a positive count with one number per retry in "
+                              f"retry_lag_ms, got {retries!r} and {lags!r}")
+    return dict(x)
+
+
+def _check_fault(i: int, x: Any) -> Fault:
+    where = f"faults[{i}]"
+    if not isinstance(x, dict):
+        raise RecordError(f"record.{where} must be an object, got {x!r}")
+    kind = _get(x, "kind", str, where)
+    if kind not in FAULT_KINDS:
+        raise RecordError(f"record.{where}.kind must be one of {FAULT_KINDS}, got {kind!r}")
+    decision = x.get("decision")
+    if decision is not None and not _is_int(decision):
+        raise RecordError(f"record.{where}.decision must be an integer or null, got {decision!r}")
+    return Fault(
+        kind=kind,
+        seat=_get(x, "seat", int, where),
+        hand=_get(x, "hand", int, where),
+        turn=_get(x, "turn", int, where),
+        detail=_get(x, "detail", str, where),
+        decision=decision,
+    )
+
+
+def _check_forfeit(i: int, x: Any) -> Forfeit:
+    where = f"forfeits[{i}]"
+    if not isinstance(x, dict):
+        raise RecordError(f"record.{where} must be an object, got {x!r}")
+    reason = _get(x, "reason", str, where)
+    if reason not in FORFEIT_REASONS:
+        raise RecordError(f"record.{where}.reason must be one of {FORFEIT_REASONS}, got {reason!r}")
+    return Forfeit(
+        seat=_get(x, "seat", int, where),
+        reason=reason,
+        hand=_get(x, "hand", int, where),
+        turn=_get(x, "turn", int, where),
+        detail=_get(x, "detail", str, where),
+        fault=_get(x, "fault", (int, type(None)), where),
+    )
+
+
+def _check_limits(x: dict) -> Limits:
+    values = {}
+    for key in ("max_faults", "max_consecutive_timeouts", "lag_threshold_ms", "lag_retries"):
+        values[key] = _get(x, key, int, "limits")
+        if values[key] < 0:
+            raise RecordError(f"record.limits.{key} must not be negative, got {values[key]}")
+    limit = _get(x, "match_time_limit_s", (int, float), "limits")
+    if limit < 0:
+        raise RecordError(f"record.limits.match_time_limit_s must not be negative, got {limit}")
+    return Limits(match_time_limit_s=float(limit), **values)
+
+
+def describe_legal(game: Game, legal: Sequence[Any]) -> str:
+    """The legal actions, for a person: ``"legal cards: 3, 17, 55"`` or ``"legal actions: [...]"``."""
+    shown = [game.action_to_dict(a) for a in legal]
+    keys = {tuple(d) for d in shown}
+    if shown and len(keys) == 1 and len(next(iter(keys))) == 1:  # every action is {"card": x} (or {"row": x})
+        return f"legal {next(iter(shown[0]))}s: {', '.join(str(next(iter(d.values()))) for d in shown)}"
+    return f"legal actions: {', '.join(json.dumps(d, separators=(',', ':')) for d in shown)}"
+
+
+# --- replay ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,419 @@
+"""One running match, for ``arena.match.referee.run_match``: its bookkeeping (``RunningMatch``: the calls to the bots,
+the views sent, the answers applied, faults, forfeits and the time limit) and the monitor of the referee's own event
+loop lateness (``LoopLag``), which excuses a Decide timeout that was the referee's fault. The rules they follow are
+those of "Failure policy" in ``arena.match.referee``'s docstring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from arena.match.channels import BotChannels, BotLease
+from arena.match.record import (
+    Fault,
+    FaultTally,
+    Forfeit,
+    Limits,
+    MatchResult,
+    SeatSpec,
+    bot_time_ms,
+    describe_legal,
+    forfeit_ranks,
+)
+from arena_sdk import wire
+from arena_sdk.games import Game
+from arena_sdk.guard import BOT_SECRET_METADATA
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
+
+LAG_TICK_S = 0.02  # the lag monitor's sleep; lags shorter than LAG_MIN_S are not kept
+LAG_MIN_S = 0.005
+LAG_KEEP_S = 120.0  # longer than any Decide deadline (MAX_DEADLINE_MS)
+
+
+class LoopLag:
+    """Measures the event loop's own lateness: ``run()`` (a task) sleeps ``tick_s`` at a time and keeps how late
+    it woke up; ``max_since(t)`` is the longest lateness, seconds, that fell after loop time ``t`` (including a
+    lateness still going on, seen before the task could wake up)."""
+
+    def __init__(self, tick_s: float = LAG_TICK_S) -> None:
+        self.tick_s = tick_s
+        self.samples: collections.deque[tuple[float, float]] = collections.deque()  # (woke at, late by), seconds
+        self.expected: float | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def run(self) -> None:
+        self.loop = loop = asyncio.get_running_loop()
+        while True:
+            self.expected = loop.time() + self.tick_s
+            await asyncio.sleep(self.tick_s)
+            now = loop.time()
+            late = now - self.expected
+            if late >= LAG_MIN_S:
+                self.samples.append((now, late))
+            while self.samples and self.samples[0][0] < now - LAG_KEEP_S:
+                self.samples.popleft()
+
+    def max_since(self, t: float) -> float:
+        if self.loop is None:
+            return 0.0
+        now = self.loop.time()
+        lag = max((min(late, woke - t) for woke, late in self.samples if woke > t), default=0.0)
+        if self.expected is not None and now > self.expected:  # late right now, the task has not woken yet
+            lag = max(lag, now - max(self.expected, t))
+        return max(lag, 0.0)
+
+
+def _fault_kind(code: grpc.StatusCode | None) -> str:
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return "timeout"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return "unreachable"
+    return "error"
+
+
+def _rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
+    code = exc.code() if hasattr(exc, "code") else None
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"{method}: no answer within the {timeout_ms} ms deadline"
+    name = code.name if code is not None else "UNKNOWN"
+    return f"{method}: {name}: {details or 'no details'}"
+
+
+@dataclass(slots=True)
+class _Answer:
+    response: bot_pb2.DecideResponse | None
+    fault_kind: str | None
+    detail: str
+    latency_ms: float
+    retry_lag_ms: list[float]
+
+
+def _mark_done(done_at: list[float], index: int, call: Any) -> None:
+    """Done callback of a Decide call: when its answer (or fault) came in."""
+    done_at[index] = time.perf_counter()
+
+
+@dataclass
+class RunningMatch:
+    """The mutable bookkeeping of one running match (``arena.match.referee.run_match`` makes one per match, opens it
+    on a pool of channels, starts, plays and ends it, and builds the record from it)."""
+
+    match_id: str
+    game: str
+    engine: Game
+    config: Any
+    seats: tuple[SeatSpec, ...]
+    deadline_ms: int
+    call_deadline_ms: int
+    limits: Limits
+    state: Any
+    lag: LoopLag = field(default_factory=LoopLag)
+    started: float = field(default_factory=time.monotonic)
+    pool: BotChannels | None = None
+    leases: dict[str, BotLease] = field(default_factory=dict)  # endpoint -> its channel, leased from the pool
+    stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
+    metadata: list[tuple[tuple[str, str], ...] | None] = field(default_factory=list)  # per seat: its bot secret
+    sequence: list[int] = field(default_factory=list)
+    decisions: list[dict] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    forfeits: list[Forfeit] = field(default_factory=list)
+    forfeited: dict[int, str] = field(default_factory=dict)
+    time_limit_at: int | None = None
+    tally: FaultTally | None = None
+    on_progress: Callable[[Any, Any], None] | None = None
+    # per seat, made once per match and reused by every Decide: the call, its keyword arguments, the request
+    decide_calls: list[Any] = field(default_factory=list)
+    call_options: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[bot_pb2.DecideRequest] = field(default_factory=list)
+    keeps_history: list[bool] = field(default_factory=list)  # per seat: StartMatchResponse.keeps_history
+    sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
+    sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
+    kind_values: dict[str, int] = field(default_factory=dict)
+
+    def open(self, pool: BotChannels) -> None:
+        """Lease one channel per distinct endpoint from ``pool`` (two seats of one endpoint share it) and make
+        each seat's reusable call, call options and request."""
+        self.pool = pool
+        for seat, s in enumerate(self.seats):
+            lease = self.leases.get(s.endpoint)
+            if lease is None:
+                lease = self.leases[s.endpoint] = pool.lease(s.endpoint)
+            metadata = ((BOT_SECRET_METADATA, s.secret),) if s.secret else None
+            self.stubs.append(lease.stub)
+            self.metadata.append(metadata)
+            self.decide_calls.append(lease.stub.Decide)
+            self.call_options.append({"timeout": self.deadline_ms / 1000,
+                                      **({"metadata": metadata} if metadata else {})})
+            self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat))
+        n = len(self.seats)
+        self.sequence = [0] * n
+        self.keeps_history = [False] * n
+        self.sent = [None] * n
+        self.sending = [None] * n
+        self.kind_values = {kind: wire.kind_value(kind) for kind in self.engine.info.decision_kinds}
+        self.tally = FaultTally(n, self.limits)
+
+    def close(self) -> None:
+        """Give the leased channels back to the pool."""
+        assert self.pool is not None
+        for lease in self.leases.values():
+            self.pool.release(lease)
+
+    def playing(self, seat: int) -> bool:
+        """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
+        return seat not in self.forfeited and self.time_limit_at is None
+
+    async def _call(self, method: str, seat: int, request: Any, timeout_ms: int) -> tuple[Any, str | None, str]:
+        try:
+            extra = {"metadata": self.metadata[seat]} if self.metadata[seat] else {}
+            response = await getattr(self.stubs[seat], method)(request, timeout=timeout_ms / 1000, **extra)
+        except grpc.RpcError as exc:
+            code = exc.code() if hasattr(exc, "code") else None
+            return None, _fault_kind(code), _rpc_detail(method, exc, timeout_ms)
+        if response is None:  # grpc.aio yields None when the bot's bytes do not parse as the response message
+            return None, "malformed", f"{method}: the answer could not be decoded as a {method} response message"
+        return response, None, ""
+
+    async def start(self) -> None:
+        names = [s.name for s in self.seats]
+        config_msg = wire.config_to_proto(self.game, self.config)
+        requests = [
+            bot_pb2.StartMatchRequest(
+                match_id=self.match_id, game=self.game, seat=seat, num_players=len(self.seats),
+                player_names=names, config=config_msg,
+            )
+            for seat in range(len(self.seats))
+        ]
+        answers = await asyncio.gather(
+            *(self._call("StartMatch", seat, req, self.call_deadline_ms) for seat, req in enumerate(requests))
+        )
+        hand, turn = self.engine.position(self.state)
+        for seat, (response, kind, detail) in enumerate(answers):
+            if kind is not None:
+                self._fault(kind, seat, hand, turn, detail, None)
+            else:  # the bot keeps each view's history: send it only what changed (Game.view_message)
+                self.keeps_history[seat] = bool(response.keeps_history)
+
+    def _request(self, seat: int, kind: str) -> bot_pb2.DecideRequest:
+        """The seat's Decide request now (its reused message, refilled): the next sequence number and its view,
+        which leaves out the history its bot keeps (``Game.view_message``)."""
+        engine = self.engine
+        if self.keeps_history[seat]:
+            view_msg, self.sending[seat] = engine.view_message(self.state, seat, self.sent[seat])
+        else:
+            view_msg = engine.view_to_proto(engine.observe(self.state, seat))
+        request = self.requests[seat]
+        request.kind = self.kind_values[kind]  # type: ignore[assignment]
+        request.sequence = self.sequence[seat]
+        self.sequence[seat] += 1
+        getattr(request, self.game).CopyFrom(view_msg)
+        return request
+
+    async def _ask(self, seats: list[int], requests: list[bot_pb2.DecideRequest]) -> list[_Answer]:
+        """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours), and wait for
+        every answer or fault. A timeout while the event loop was late is asked again (same request) with the
+        others of its wave, at most ``lag_retries`` times (see "Failure policy" in ``arena.match.referee``)."""
+        loop = asyncio.get_running_loop()
+        threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
+        answers: list[_Answer | None] = [None] * len(seats)
+        lags: list[list[float]] = [[] for _ in seats]
+        todo = list(range(len(seats)))
+        while todo:
+            since = loop.time()
+            t0 = time.perf_counter()
+            done_at = [0.0] * len(todo)
+            calls = []
+            for j, i in enumerate(todo):
+                seat = seats[i]
+                call = self.decide_calls[seat](requests[i], **self.call_options[seat])
+                call.add_done_callback(functools.partial(_mark_done, done_at, j))
+                calls.append(call)
+            again = []
+            try:
+                for j, i in enumerate(todo):
+                    response: Any = None
+                    kind: str | None = None
+                    detail = ""
+                    try:
+                        response = await calls[j]
+                    except grpc.RpcError as exc:
+                        kind = _fault_kind(exc.code() if hasattr(exc, "code") else None)
+                        detail = _rpc_detail("Decide", exc, self.deadline_ms)
+                    else:
+                        if response is None:  # grpc.aio yields None when the answer does not parse
+                            kind = "malformed"
+                            detail = "Decide: the answer could not be decoded as a Decide response message"
+                    latency_ms = round(((done_at[j] or time.perf_counter()) - t0) * 1000, 1)  # what a record keeps
+                    if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:
+                        lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
+                        if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
+                            lags[i].append(lag_ms)
+                            log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
+                                     "asking again", self.match_id, seats[i], requests[i].sequence, lag_ms)
+                            again.append(i)
+                            continue
+                    if lags[i] and kind == "timeout":
+                        detail += (f" (asked {len(lags[i]) + 1} times; the referee's lateness excused the first "
+                                   f"{len(lags[i])})")
+                    answers[i] = _Answer(response, kind, detail, latency_ms, lags[i])
+            except BaseException:  # cancelled: no call of ours outlives the match
+                for call in calls:
+                    call.cancel()
+                raise
+            todo = again
+        return answers  # type: ignore[return-value]
+
+    def _time_limit(self) -> None:
+        """The match passed its time limit: nobody is asked again; seats over their share of it forfeit."""
+        self.time_limit_at = len(self.decisions)
+        hand, turn = self.engine.position(self.state)
+        n = len(self.seats)
+        share = self.limits.time_share_ms(n)
+        log.info("match %s passed its %g s time limit at decision %d", self.match_id,
+                 self.limits.match_time_limit_s, self.time_limit_at)
+        for seat in range(n):
+            used = bot_time_ms(self.decisions, seat, self.time_limit_at)
+            if seat not in self.forfeited and used > share:
+                self._forfeit(seat, "time_limit", hand, turn, None,
+                              f"the match passed its {self.limits.match_time_limit_s:g} s time limit; this seat had "
+                              f"used {used / 1000:.3f} s of Decide time, more than its share of {share / 1000:.3f} s")
+
+    async def play(self) -> None:
+        engine = self.engine
+        limit_s = self.limits.match_time_limit_s
+        while not engine.is_over(self.state):
+            if limit_s and self.time_limit_at is None and time.monotonic() - self.started >= limit_s:
+                self._time_limit()
+            state = self.state
+            pending = engine.pending_seats(state)
+            hand, turn = engine.position(state)
+            kinds = [engine.decision_kind(state, seat) for seat in pending]
+            asked = [seat for seat in pending if self.playing(seat)]
+            answers: dict[int, _Answer] = {}
+            if asked:
+                seqs = [self.sequence[seat] for seat in asked]
+                requests = [self._request(seat, kinds[pending.index(seat)]) for seat in asked]
+                answers = dict(zip(asked, await self._ask(asked, requests)))
+                seq_of = dict(zip(asked, seqs))
+            else:
+                await asyncio.sleep(0)  # nobody to ask: let the rest of the loop run between rounds
+            # The reveal: every answer (or fault) is in; apply them in seat order.
+            for seat, kind in zip(pending, kinds):
+                answer = answers.get(seat)
+                if answer is not None:
+                    if answer.response is not None:  # the bot got the view: it keeps what it was sent
+                        self.sent[seat] = self.sending[seat]
+                    else:  # down, failing or late: it may have lost what it kept (a restart), so the next
+                        self.sent[seat] = None  # view is complete again
+                    self._apply(seat, kind, seq_of[seat], hand, turn, answer)
+                else:
+                    self._apply_unasked(seat, kind, hand, turn)
+            if self.on_progress is not None:
+                try:
+                    self.on_progress(state, self.state)
+                except Exception:  # an observer never stops a match
+                    log.exception("match %s: the progress observer raised", self.match_id)
+
+    def _apply(self, seat: int, kind: str, seq: int, hand: int, turn: int, answer: _Answer) -> None:
+        engine = self.engine
+        legal = engine.legal_actions(self.state, seat)
+        action = None
+        fault: tuple[str, str] | None = None
+        if answer.response is None:
+            fault = (answer.fault_kind or "error", answer.detail)
+        else:
+            try:
+                proposed = wire.action_from_proto(self.game, kind, answer.response)
+            except wire.WireError as exc:
+                fault = ("malformed", f"Decide {kind}: {exc}")
+            else:
+                if proposed in legal:
+                    action = proposed
+                else:
+                    fault = (
+                        "illegal",
+                        f"Decide {kind}: answered {engine.action_to_dict(proposed)}, not legal now; "
+                        f"{describe_legal(engine, legal)}",
+                    )
+        source = "bot"
+        if action is None:
+            action = engine.default_action(self.state, seat)
+            source = "default"
+        index = len(self.decisions)
+        decision = {
+            "seq": seq, "seat": seat, "kind": kind, "hand": hand, "turn": turn,
+            "action": engine.action_to_dict(action), "source": source, "latency_ms": answer.latency_ms,
+        }
+        if answer.retry_lag_ms:
+            decision["retries"] = len(answer.retry_lag_ms)
+            decision["retry_lag_ms"] = list(answer.retry_lag_ms)
+        self.decisions.append(decision)
+        if fault is not None:
+            self._fault(fault[0], seat, hand, turn, fault[1], index)
+        else:
+            assert self.tally is not None
+            self.tally.answered(seat)
+        self.state = engine.apply(self.state, seat, action)
+
+    def _apply_unasked(self, seat: int, kind: str, hand: int, turn: int) -> None:
+        """A decision of a seat that is no longer asked (it forfeited, or the time limit hit): the default."""
+        action = self.engine.default_action(self.state, seat)
+        self.decisions.append({
+            "seq": None, "seat": seat, "kind": kind, "hand": hand, "turn": turn,
+            "action": self.engine.action_to_dict(action),
+            "source": "forfeit" if seat in self.forfeited else "time_limit", "latency_ms": None,
+        })
+        self.state = self.engine.apply(self.state, seat, action)
+
+    def _fault(self, kind: str, seat: int, hand: int, turn: int, detail: str, decision: int | None) -> None:
+        log.debug("match %s: %s fault of seat %d (%s): %s", self.match_id, kind, seat, self.seats[seat].name, detail)
+        if kind == "unreachable" and self.pool is not None:  # the next match gets a fresh channel to that bot
+            self.pool.retire(self.leases[self.seats[seat].endpoint])
+        self.faults.append(Fault(kind, seat, hand, turn, detail, decision))
+        assert self.tally is not None
+        reason = self.tally.fault(seat, kind)
+        if reason is not None and seat not in self.forfeited:
+            self._forfeit(seat, reason, hand, turn, len(self.faults) - 1, self.tally.detail(seat, reason))
+
+    def _forfeit(self, seat: int, reason: str, hand: int, turn: int, fault: int | None, detail: str) -> None:
+        log.info("match %s: seat %d (%s) forfeits: %s", self.match_id, seat, self.seats[seat].name, detail)
+        self.forfeited[seat] = reason
+        self.forfeits.append(Forfeit(seat, reason, hand, turn, detail, fault))
+
+    def result(self) -> MatchResult:
+        outcome = self.engine.outcome(self.state)
+        n = len(self.seats)
+        counts = [0] * n
+        for f in self.faults:
+            counts[f.seat] += 1
+        return MatchResult(
+            scores=tuple(float(s) for s in outcome.scores),
+            ranks=forfeit_ranks([int(r) for r in outcome.ranks], [s in self.forfeited for s in range(n)]),
+            faults=tuple(counts),
+            forfeits=tuple(self.forfeited.get(s) for s in range(n)),
+        )
+
+    async def end(self, result: MatchResult) -> None:
+        result_msg = bot_pb2.MatchResult(scores=result.scores, ranks=result.ranks, faults=result.faults)
+        told = [seat for seat in range(len(self.seats)) if seat not in self.forfeited]
+        answers = await asyncio.gather(*(
+            self._call("EndMatch", seat, bot_pb2.EndMatchRequest(match_id=self.match_id, seat=seat, result=result_msg),
+                       self.call_deadline_ms)
+            for seat in told
+        ))
+        for seat, (_, kind, detail) in zip(told, answers):
+            if kind is not None:  # not a fault: the result is final (see "Failure policy" in ``arena.match.referee``)
+                log.info("match %s: EndMatch to seat %d (%s) failed: %s", self.match_id, seat,
+                         self.seats[seat].name, detail)

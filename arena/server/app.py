@@ -1,0 +1,228 @@
+"""``ArenaServer``: the referee process (the ``arena.v1.Arena`` service of ``arena.server.servicer``, health, reflection,
+optional TLS and the embedded workers), started by `arena serve`. Split from ``arena.server.servicer``, which still
+exports ``ArenaServer``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent import futures
+
+import grpc
+import redis
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.core import limits
+from arena.core.config import DEFAULTS
+from arena.match.channels import BotDialer
+from arena.server import auth
+from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
+from arena.store import Store
+from arena.store.base import connect
+from arena.store.redis_server import redact_url
+from arena.worker import loop as scheduler
+from arena_sdk.guard import add_guarded_service
+from arena_sdk.pb import arena_pb2
+
+log = logging.getLogger("arena.server.servicer")
+
+
+class ArenaServer:
+    """The referee process: the Arena gRPC service (+ health and reflection) and ``workers`` embedded workers.
+
+    Args:
+        listen: address to bind, "host:port"; port 0 picks a free port (see ``port`` after ``start``).
+        redis_url: the arena's Redis, ``redis://host:port/db``.
+        workers: embedded workers, each its own consumer; they share one thread and event loop
+            (``scheduler.run_workers``). 0 for none: then run ``arena worker`` elsewhere.
+        concurrency: matches each worker runs at once.
+        verify_bots: RegisterBot and UpdateBot check the endpoint answers GetInfo and plays the game, and
+            CreateTournament checks every bot of the tournament answers (see ``ArenaServicer``). Keep it on;
+            off only in tests with endpoints where nothing listens.
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
+        drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
+        visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
+            ``arena.worker.loop.run_worker``).
+        health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
+            "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
+            service needs Redis).
+        admin_token: the token organiser calls need (``arena.server.auth``); None generates one, readable as
+            ``admin_token`` (tests and embedding; ``arena serve`` passes the one it saved for the CLI).
+        tls: (certificate chain, private key), PEM bytes: serve over TLS instead of plaintext (clients then need
+            the CA that signed the certificate: ``arena --tls-ca FILE``).
+        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://HOST:PORT`` endpoints are
+            verified against, by the registration checks and the embedded workers; None: the system's roots.
+    Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
+    bad worker option.
+    """
+
+    def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
+                 concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s,
+                 drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                 heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                 health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
+                 tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None) -> None:
+        if admin_token is not None:
+            auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
+        self.admin_token = admin_token or auth.new_admin_token()
+        self.tls = tls
+        self.bot_ca = bot_ca
+        if workers < 0:
+            raise ValueError(f"workers must be 0 or more, got {workers}")
+        if not verify_timeout_s > 0:
+            raise ValueError(f"verify timeout must be more than 0 s, got {verify_timeout_s}")
+        if not health_check_s > 0:
+            raise ValueError(f"health check interval must be more than 0 s, got {health_check_s}")
+        self.health_check_s = health_check_s
+        scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+        self.visibility_timeout_s = visibility_timeout_s
+        self.heartbeat_s = heartbeat_s
+        self.max_deliveries = max_deliveries
+        self.listen = listen
+        self.redis_url = redis_url
+        self.workers = workers
+        self.concurrency = concurrency
+        self.verify_bots = verify_bots
+        self.verify_timeout_s = verify_timeout_s
+        self.drain_s = drain_s
+        self.port = 0
+        self._server: grpc.Server | None = None
+        self._health: health.HealthServicer | None = None
+        self._store: Store | None = None
+        self._stop_workers = threading.Event()
+        self._stop_health = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._health_thread: threading.Thread | None = None
+
+    def start(self) -> int:
+        """Check Redis, bind, start serving and start the embedded workers. Returns the bound port.
+
+        Raises ``ServiceError`` when Redis does not answer or the address cannot be bound."""
+        if self._server is not None:
+            return self.port
+        store = Store.from_url(self.redis_url)
+        try:
+            store.ping()
+        except redis.RedisError as exc:
+            store.close()
+            raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
+        # so_reuseport off: a second referee on a taken port must fail, not silently share it
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="arena-rpc"),
+                             options=[("grpc.so_reuseport", 0),
+                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
+        servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
+                                 verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
+                                 dialer=BotDialer(self.bot_ca))
+        token = self.admin_token
+        add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
+                            gate=lambda method, context: auth.admin_refusal(method, context, token),
+                            validate=limits.request_problem)
+        health_servicer = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        try:
+            if self.tls is not None:
+                chain, key = self.tls
+                port = server.add_secure_port(self.listen, grpc.ssl_server_credentials([(key, chain)]))
+            else:
+                port = server.add_insecure_port(self.listen)
+        except RuntimeError as exc:
+            port = 0
+            reason = str(exc)
+        else:
+            reason = "is the port in use?"
+        if not port:
+            store.close()
+            raise ServiceError(f"cannot listen on {self.listen}: {reason}")
+        server.start()
+        for service in ("", ARENA_SERVICE):
+            health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
+        self._server, self._health, self._store, self.port = server, health_servicer, store, port
+        self._stop_health.clear()
+        self._health_thread = threading.Thread(target=self._watch_redis, args=(health_servicer,),
+                                               name="arena-health", daemon=True)
+        self._health_thread.start()
+        self._stop_workers.clear()
+        if self.workers:
+            # one thread and one event loop for every embedded worker (see scheduler.run_workers)
+            base = scheduler.default_worker_name()
+            thread = threading.Thread(
+                target=scheduler.run_workers, name="arena-workers", daemon=True,
+                args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)]),
+                kwargs={"concurrency": self.concurrency, "stop": self._stop_workers, "drain_s": self.drain_s,
+                        "visibility_timeout_s": self.visibility_timeout_s, "heartbeat_s": self.heartbeat_s,
+                        "max_deliveries": self.max_deliveries, "bot_ca": self.bot_ca},
+            )
+            thread.start()
+            self._threads.append(thread)
+        log.info("arena serving on port %d with %d embedded workers (Redis %s)", port, self.workers,
+                 redact_url(self.redis_url))
+        return port
+
+    def arena_id(self) -> str:
+        """The arena's id (``GetArenaInfo``); the server must be started."""
+        if self._store is None:
+            raise ServiceError("the arena server is not started")
+        return self._store.arena_id()
+
+    def _watch_redis(self, servicer: health.HealthServicer) -> None:
+        """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
+        service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
+        timeout = max(0.5, min(self.health_check_s, 5.0))
+        client = connect(self.redis_url, {"socket_connect_timeout": timeout, "socket_timeout": timeout})
+        serving = True
+        try:
+            while not self._stop_health.wait(self.health_check_s):
+                try:
+                    up = bool(client.ping())
+                    error = ""
+                except (redis.RedisError, OSError) as exc:
+                    up, error = False, f"{type(exc).__name__}: {exc}"
+                if up == serving:
+                    continue
+                serving = up
+                status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+                for service in ("", ARENA_SERVICE):
+                    servicer.set(service, status)
+                if up:
+                    log.warning("Redis at %s answers again: health SERVING", redact_url(self.redis_url))
+                else:
+                    log.warning("Redis at %s does not answer (%s): health NOT_SERVING", redact_url(self.redis_url),
+                                error)
+        finally:
+            client.close()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop serving (in-flight calls get ``grace`` seconds), then stop the embedded workers (running
+        matches get ``drain_s`` seconds to finish). Safe to call twice."""
+        self._stop_health.set()
+        if self._health_thread is not None:
+            self._health_thread.join(timeout=15.0)
+            self._health_thread = None
+        if self._health is not None:
+            self._health.enter_graceful_shutdown()
+        if self._server is not None:
+            self._server.stop(grace).wait()
+        self._stop_workers.set()
+        for thread in self._threads:
+            thread.join(timeout=self.drain_s + scheduler.BLOCK_MS / 1000 + 5)
+            if thread.is_alive():
+                log.warning("%s did not stop in time", thread.name)
+        self._threads.clear()
+        if self._store is not None:
+            self._store.close()
+        self._server = self._health = self._store = None
+
+    def wait(self) -> None:
+        """Block until the server stops (``stop`` from another thread, or the process is told to quit)."""
+        if self._server is not None:
+            self._server.wait_for_termination()
+
+    def __enter__(self) -> ArenaServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

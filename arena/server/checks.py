@@ -1,0 +1,141 @@
+"""Checks of bot endpoints by the Arena service: GetInfo at registration, before a tournament and in `arena bot
+list`, bounded in time and size, with one refusal sentence for every failure, so that RegisterBot is no port
+scanner (issue 8, item 5). Split from ``arena.server.servicer``, which re-exports these names."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import grpc
+
+from arena.core import limits
+from arena.core.config import DEFAULTS
+from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
+from arena.store import UNVERIFIED_VERSION, BotEntry
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger("arena.server.servicer")
+
+VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
+
+
+class EndpointError(RuntimeError):
+    """A bot endpoint cannot be registered: it does not answer GetInfo, or does not play the game; the message
+    says which, in one sentence."""
+
+
+
+def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
+    """What a failed call to a bot means, in a few words: "connection refused" (nothing listens on that port),
+    "host name not found (...)", "unreachable (...)" (another transport failure), "no answer within 3 s" (the
+    deadline passed: a hung or overloaded bot, or a port that is not a gRPC server), or "error status CODE:
+    details" (the bot answered with an error)."""
+    code = exc.code() if callable(getattr(exc, "code", None)) else None
+    details = (exc.details() if callable(getattr(exc, "details", None)) else "") or ""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"no answer within {timeout_s:g} s"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        lowered = details.lower()
+        if "connection refused" in lowered:
+            return "connection refused"
+        if "resolv" in lowered or "domain name not found" in lowered or "dns" in lowered:
+            return f"host name not found ({details})"
+        return f"unreachable ({details})"
+    name = code.name if code is not None else "UNKNOWN"
+    return f"error status {name}: {details}" if details else f"error status {name}"
+
+
+def no_bot_message(endpoint: str, timeout_s: float) -> str:
+    """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
+    listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
+    ``limits.MAX_BOT_INFO_BYTES``): the referee is not a port scanner."""
+    tls = (" and, over TLS, that its certificate names that host and is signed by a CA the arena trusts "
+           "(`arena serve --bot-ca FILE`, else the system's roots)") if split_endpoint(endpoint)[1] else ""
+    return (f"no arena bot answered GetInfo at {endpoint} within {timeout_s * 1000:.0f} ms; check that the bot "
+            f"runs there (e.g. `python my_bot.py --port N` prints where it listens), that the referee can "
+            f"reach that address{tls}")
+
+
+def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> bot_pb2.BotInfo:
+    """Ask the bot at ``endpoint`` (``tls://HOST:PORT``: over TLS, as ``dialer`` dials) for its ``BotInfo``,
+    waiting at most ``timeout_s`` seconds. Raises
+    ``EndpointError`` with ``no_bot_message`` when the call fails (the same sentence for every failure), with the
+    field and its limit when the answer is over a size limit of ``arena.core.limits`` (a 2.5 MB author is refused
+    here, never stored), or when the bot does not play ``game``."""
+    with dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
+        try:
+            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+        except grpc.RpcError as exc:
+            if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
+                log.info("registration check of %s failed: %s", endpoint, describe_rpc_failure(exc, timeout_s))
+            raise EndpointError(no_bot_message(endpoint, timeout_s)) from None
+    problem = limits.bot_info_problem(info)
+    if problem:
+        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
+    if game not in info.games:
+        raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
+    return info
+
+
+def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+    """Ask the bot at ``endpoint`` for its ``BotInfo``; ``None`` when it answers and plays ``game``, else the
+    reason it cannot be registered (one sentence)."""
+    try:
+        fetch_bot_info(endpoint, game, timeout_s)
+    except EndpointError as exc:
+        return str(exc)
+    return None
+
+
+def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> list[tuple[str, str]]:
+    """Ask every bot of ``bots`` for its GetInfo (dialed by ``dialer``), all at once, waiting at most ``timeout_s``
+    seconds in all.
+
+    Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
+    ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
+    when it answers but not as registered (another game, another version). A bot registered without a check
+    (version "0", ``verify_bots=False``) is not held to its version."""
+    options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
+    channels = [dialer.channel(bot.endpoint, options=options) for bot in bots]
+    out: list[tuple[str, str]] = []
+    try:
+        calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                 for ch in channels]
+        for bot, call in zip(bots, calls):
+            try:
+                info = call.result()
+            except grpc.RpcError as exc:
+                out.append(("down", describe_rpc_failure(exc, timeout_s)))
+                continue
+            if bot.game not in info.games:
+                out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
+            elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
+                out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
+            else:
+                out.append(("", ""))
+    finally:
+        for ch in channels:
+            ch.close()
+    return out
+
+
+def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
+    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
+
+    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
+    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
+    (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
+    game, another version)."""
+    problems = bot_problems(bots, timeout_s, dialer)
+    down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
+    changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
+    parts = []
+    if down:
+        parts.append("bots not answering: " + ", ".join(down))
+    if changed:
+        parts.append("bots not as registered: " + ", ".join(changed))
+    return "; ".join(parts) if parts else None

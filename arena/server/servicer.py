@@ -1,0 +1,654 @@
+"""The referee process's gRPC server: the ``arena.v1.Arena`` service, health, reflection and embedded workers.
+
+The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``arena.store``,
+``arena.tournaments`` and ``arena.worker.loop``, and reports errors as canonical status codes with a message a
+person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS,
+FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game, says it is another bot than
+the NAME it is registered as, or reports another version; a new tournament, or its dry run, with a bot that does
+not answer GetInfo; a finished tournament cancelled),
+PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an organiser call
+without the admin token), RESOURCE_EXHAUSTED (too many bot checks running at once, or a request over 64 KiB),
+UNAVAILABLE (Redis unreachable).
+
+Hardening (issue 8, items 3 and 5): organiser calls need the admin token (``arena.server.auth``); every request is
+checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
+request that does not decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots'
+GetInfo (registration, updates, tournament and list checks) run at most ``limits.BOT_CHECKS_AT_ONCE`` at a time
+(more: RESOURCE_EXHAUSTED), each within ``verify_timeout_s``, and a registration that gets no valid answer is
+refused with one message whatever the reason (closed port, another service, a silent socket), so RegisterBot is no
+port scanner.
+
+Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
+GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
+the store keeps only its SHA-256, compared in constant time); registering NAME again or a new version of it, and
+UpdateBot / RemoveBot, need that token. A NAME that has no owner (registered before owner tokens existed, or
+through ``Store.register_bot`` without one) is claimed by its next registration through this service.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import json
+import logging
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+import redis
+
+import arena.tournaments.until_separated as separation
+from arena.core import limits
+from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.core.errors import TournamentError
+from arena.core.seeds import SEED_BITS
+from arena.core.specs import BOT_NAME_RE, TOURNAMENT_ID_RE, VERSION_RE, split_bot_ref
+from arena.ladder import replies as ladder_view
+from arena.ladder.cache import RatingsCache
+from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
+from arena.server import auth
+from arena.server.checks import EndpointError, bot_problems, check_bots_ready, fetch_bot_info
+from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
+from arena.store.redis_server import redact_url
+from arena.tournaments.deals import ROTATE_WARNING, deal_count, deal_plan, tables_per_deal
+from arena.tournaments.round_robin import (
+    formula_of,
+    round_robin,
+    round_robin_formula,
+    round_robin_size,
+    validate_round_robin,
+)
+from arena.tournaments.sprt_plan import SPRT_KIND
+from arena_sdk.games import GAMES
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+from arena_sdk.wire import config_from_dict, config_from_proto, config_to_dict, config_to_proto
+
+log = logging.getLogger(__name__)
+
+ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
+ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")  # tls://: over TLS
+VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
+DEFAULT_MATCH_LIMIT = 50
+MAX_MATCH_LIMIT = limits.MATCH_LIST
+OWNER_TOKEN_BYTES = 32
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class ServiceError(RuntimeError):
+    """The Arena server cannot start: Redis unreachable, or the listen address cannot be bound."""
+
+
+def _platform_version() -> str:
+    """The installed version of the bot-arena package ("" when it is not installed, e.g. run from a checkout)."""
+    try:
+        return importlib.metadata.version("bot-arena")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _known_games() -> str:
+    return ", ".join(sorted(GAMES))
+
+
+def _rpc(method: _F) -> _F:
+    """Turn Redis failures into UNAVAILABLE with the Redis URL in the message."""
+
+    @functools.wraps(method)
+    def wrapper(self: ArenaServicer, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except redis.RedisError as exc:
+            log.warning("%s: Redis error: %s", method.__name__, exc)
+            context.abort(grpc.StatusCode.UNAVAILABLE,
+                          f"the arena's Redis at {redact_url(self.redis_url)} cannot be used: {exc}; "
+                          f"is it running?")
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def _check_game(game: str, context: grpc.ServicerContext) -> None:
+    if not game:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"game is required; known games: {_known_games()}")
+    if game not in GAMES:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown game {game!r}; known games: {_known_games()}")
+
+
+def _check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
+    m = ENDPOINT_RE.match(endpoint)
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061 (or "
+               f"tls://HOST:PORT for a bot serving TLS)")
+
+
+def _check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:
+    if not TOURNAMENT_ID_RE.match(tournament_id):
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad tournament id {tournament_id!r}: ids look like t1, t2, ...")
+
+
+def _check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> None:
+    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or ``limits.MIN_BOT_SECRET``..``limits.BOT_SECRET``
+    visible ASCII characters (what call metadata can carry); the message never holds the secret."""
+    if secret and (not limits.MIN_BOT_SECRET <= len(secret) <= limits.BOT_SECRET
+                   or not auth.TOKEN_RE.match(secret)):
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"{field} must be {limits.MIN_BOT_SECRET}..{limits.BOT_SECRET} visible ASCII characters without "
+               f"spaces (got {len(secret)} characters); e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
+
+
+def _split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:
+    try:
+        return split_bot_ref(ref)
+    except TournamentError as exc:
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+
+def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
+    return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
+                               registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
+                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
+                               has_bot_secret=bool(bot.secret))
+
+
+def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
+    """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
+    only once the tournament has ended (``TournamentInfo.ended``). An SPRT's deals are its blocks, each played at
+    2 tables (``arena.tournaments.sprt_plan``)."""
+    message = arena_pb2.Tournament(
+        id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
+        rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
+        faults=info.faults, state=info.state, created_at=info.created_at,
+        config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
+        formula=formula_of(info), matches_cancelled=info.matches_cancelled, matches_failed=info.matches_failed,
+        deals=info.deals, deal_count=info.deal_count,
+        tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
+        seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
+    )
+    if info.kind == SPRT_KIND:
+        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
+    return message
+
+
+def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:
+    """The ``MatchSummary`` of a stored result (``Store.get_result``); its deal (seed, round, deal, table,
+    attempt) only when ``revealed``."""
+    summary = arena_pb2.MatchSummary(
+        match_id=result["match_id"], tournament_id=result.get("tournament") or "", game=result["game"],
+        seats=list(result["seats"]), scores=[float(x) for x in result["scores"]],
+        ranks=[int(x) for x in result["ranks"]], faults=[int(x) for x in result["faults"]],
+        rating_deltas=[float(x) for x in result.get("deltas", [])], finished_at=float(result.get("stored_at", 0.0)),
+        revealed=revealed,
+    )
+    if revealed:
+        deal = result.get("deal") or {}
+        summary.seed = int(result.get("seed") or 0)
+        summary.round, summary.deal, summary.table, summary.attempt = (
+            int(deal.get(key, 0)) for key in ("round", "deal", "table", "attempt"))
+    return summary
+
+
+def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:
+    """Why the deals and records of ``tournament_id``'s matches are not shown yet ("" when they may be: the
+    tournament has ended). A bot of a tournament that has not ended could still receive cards of those deals."""
+    if info is None:
+        return f"tournament {tournament_id} is not stored; its matches' deals and records are not shown"
+    if info.ended:
+        return ""
+    unsettled = info.matches_total - info.matches_done - info.matches_cancelled - info.matches_failed
+    if info.state == "running":
+        why = f"tournament {tournament_id} is still running"
+    else:
+        why = (f"tournament {tournament_id} is {info.state}, but {unsettled} of its "
+               f"match{'es are' if unsettled != 1 else ' is'} still with a worker")
+    return (f"{why}: the deals and records of its matches are shown once it has ended (a bot of it could still "
+            f"receive those cards)")
+
+
+def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
+    return arena_pb2.Ladder(game=game, entries=[
+        arena_pb2.LadderEntry(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
+                              mean_score=e.mean_score)
+        for e in entries
+    ])
+
+
+def _not_found(store: Store, game: str, name: str, ref: str) -> str:
+    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
+    versions = store.bot_versions(game, name)
+    if not versions:
+        return f"no bot named {name} is registered for {game}"
+    return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"
+
+
+class ArenaServicer(arena_pb2_grpc.ArenaServicer):
+    """The Arena service: bots, tournaments, matches, the ladder and the workers, stored in Redis through
+    ``Store``.
+
+    Args:
+        store: the arena's store. redis_url: for error messages.
+        verify_bots: when True, RegisterBot and UpdateBot call the bot's GetInfo, refuse an endpoint that does not
+            answer, does not play the game or gives another name than NAME (FAILED_PRECONDITION) and take the
+            version from it; CreateTournament
+            (dry runs too) calls the GetInfo of every bot of the tournament, concurrently, and refuses
+            (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
+            another version than registered, before anything is stored or queued. When False (tests only)
+            nothing is called and every bot is version "0".
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
+        dialer: how those calls dial a bot (``tls://`` endpoints over TLS, verified against its CA bundle).
+    """
+
+    def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
+                 verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None,
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> None:
+        self.store = store
+        self.redis_url = redis_url
+        self.verify_bots = verify_bots
+        self.verify_timeout_s = verify_timeout_s
+        self.dialer = dialer
+        self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
+        self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
+        self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ladder.cache)
+
+    def _bot_checks(self, context: grpc.ServicerContext) -> Any:
+        """A context manager holding one of the ``limits.BOT_CHECKS_AT_ONCE`` slots for calls to bots' GetInfo;
+        RESOURCE_EXHAUSTED at once when every slot is taken (a burst of registrations to silent sockets cannot
+        take the RPC threads every other call needs)."""
+        if not self._checks.acquire(blocking=False):
+            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                   f"{limits.BOT_CHECKS_AT_ONCE} bot checks (GetInfo calls to bots) are running already; try again "
+                   f"in a few seconds")
+        semaphore = self._checks
+
+        class _Slot:
+            def __enter__(self) -> None:
+                return None
+
+            def __exit__(self, *exc: object) -> None:
+                semaphore.release()
+
+        return _Slot()
+
+    # -- bots -----------------------------------------------------------------------------------------------
+
+    def _bot_info(self, endpoint: str, game: str, name: str, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+        """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name`` and report a
+        well-formed version (else FAILED_PRECONDITION), so that no bot plays under another's ladder line."""
+        if not self.verify_bots:
+            return bot_pb2.BotInfo(name=name, version="0", games=[game])
+        try:
+            with self._bot_checks(context):
+                info = fetch_bot_info(endpoint, game, self.verify_timeout_s, self.dialer)
+        except EndpointError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        if info.name != name:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {endpoint} says it is {info.name!r}, not {name!r}; start it with --name {name} or "
+                   f"register it as {info.name}")
+        if not VERSION_RE.match(info.version):
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {endpoint} reports version {info.version!r} in GetInfo; a version must be 1..64 "
+                   f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
+        return info
+
+    def _check_owner(self, game: str, name: str, token: str, action: str, context: grpc.ServicerContext) -> None:
+        """PERMISSION_DENIED unless ``token`` is NAME's owner token (an unowned NAME needs none)."""
+        matches = self.store.owner_token_matches(game, name, token) if token else None
+        if matches is None and self.store.owner_hash(game, name) is None:
+            return
+        if not token:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
+                   f"returned; none was given")
+        if not matches:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
+                   f"first registration of {name} returned")
+
+    @_rpc
+    def RegisterBot(self, request: arena_pb2.RegisterBotRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.BotRecord:
+        game, name, endpoint = request.game, request.name, request.endpoint
+        _check_game(game, context)
+        if not BOT_NAME_RE.match(name):
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
+        _check_endpoint(endpoint, context)
+        _check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
+        owned = self.store.owner_hash(game, name) is not None
+        if owned and not self.store.bot_versions(game, name) and not (
+                request.owner_token and self.store.owner_token_matches(game, name, request.owner_token)):
+            given = " (the token given is not it)" if request.owner_token else ""
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
+                   f"token{given}")
+        if owned:
+            self._check_owner(game, name, request.owner_token,
+                              f"bot name {name!r} is registered already: registering it again or a new version",
+                              context)
+        info = self._bot_info(endpoint, game, name, context)
+        token = request.owner_token if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
+        try:
+            bot, claimed = self.store.register_bot_claim(
+                game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
+                owner_hash=token_hash(token), secret=request.bot_secret)
+        except OwnershipError:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                   f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
+                   f"owner token its first registration returned")
+        log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
+                 " (new owner)" if claimed else "")
+        message = _bot_message(bot)
+        if claimed:
+            message.owner_token = token
+        return message
+
+    @_rpc
+    def UpdateBot(self, request: arena_pb2.UpdateBotRequest,
+                  context: grpc.ServicerContext) -> arena_pb2.BotRecord:
+        game = request.game
+        _check_game(game, context)
+        name, _version = _split_ref(request.bot, context)
+        _check_endpoint(request.endpoint, context)
+        _check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
+        bot = self.store.get_bot(game, request.bot)
+        if bot is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
+        self._check_owner(game, name, request.owner_token, f"updating {bot.bot_id}", context)
+        info = self._bot_info(request.endpoint, game, name, context)
+        if self.verify_bots and info.version != bot.version:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
+                   f"it as a new version of {name} instead (RegisterBot with the owner token)")
+        updated = self.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
+                                        author=info.author, secret=request.bot_secret)
+        if updated is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
+        log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
+        return _bot_message(updated)
+
+    @_rpc
+    def RemoveBot(self, request: arena_pb2.RemoveBotRequest,
+                  context: grpc.ServicerContext) -> arena_pb2.RemoveBotResponse:
+        game = request.game
+        _check_game(game, context)
+        name, version = _split_ref(request.bot, context)
+        registered = self.store.bot_versions(game, name)
+        if not registered or (version is not None and version not in registered):
+            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
+        if not auth.is_admin_call(context, self.admin_token):  # an organiser may remove any bot
+            self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
+        removed = self.store.remove_bot(game, request.bot)
+        log.info("removed bots %s (%s); their ladder history stays", removed, game)
+        return arena_pb2.RemoveBotResponse(removed=removed)
+
+    @_rpc
+    def ListBots(self, request: arena_pb2.ListBotsRequest,
+                 context: grpc.ServicerContext) -> arena_pb2.ListBotsResponse:
+        if request.game:
+            _check_game(request.game, context)
+        bots = self.store.list_bots(request.game)
+        messages = [_bot_message(b) for b in bots]
+        for message, state in zip(messages, self.store.bots_health([(b.game, b.bot_id) for b in bots])):
+            message.health = "healthy" if state.healthy else "unhealthy"
+            message.consecutive_failures = state.failures
+            if not state.healthy:
+                message.unhealthy_since = state.since or 0.0
+                message.health_reason = state.reason
+        if request.check_endpoints and bots and self._checks.acquire(blocking=False):
+            try:  # when every bot-check slot is taken, the list comes without the check (endpoint_checked false)
+                for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s, self.dialer)):
+                    message.endpoint_checked = True
+                    message.endpoint_problem = why
+            finally:
+                self._checks.release()
+        return arena_pb2.ListBotsResponse(bots=messages)
+
+    # -- tournaments ----------------------------------------------------------------------------------------
+
+    @_rpc
+    def CreateTournament(self, request: arena_pb2.CreateTournamentRequest,
+                         context: grpc.ServicerContext) -> arena_pb2.Tournament:
+        game = request.game
+        _check_game(game, context)
+        refs = list(request.bots)
+        if not refs:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
+        seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
+        rounds = request.rounds or DEFAULTS.rounds
+        if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
+                   f"call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
+        deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
+        if request.seed:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   "a tournament seed cannot be given: every tournament's deals come from a secret seed that the "
+                   "server draws, publishes as a commitment and reveals when the tournament has ended "
+                   "(`arena play --seed` reproduces a local game)")
+        deals = request.deals or "duplicate"
+        seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
+        try:
+            config = config_from_proto(game, request.config if request.HasField("config") else None)
+            validate_round_robin(game, refs, seats, rounds, seed, deadline_ms, deals)
+            separation.check_request(request.until_separated, request.max_matches, len(refs), seats, rounds, deals)
+        except (TournamentError, ValueError) as exc:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
+        unknown = [ref for ref, bid in resolved.items() if bid is None]
+        if unknown:
+            _abort(context, grpc.StatusCode.NOT_FOUND,
+                   f"not registered for {game}: {', '.join(unknown)}; register them first "
+                   f"(arena bot register NAME HOST:PORT)")
+        bots = [resolved[ref] or ref for ref in refs]
+        named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it
+        for ref, bid in zip(refs, bots):
+            named.setdefault(bid, []).append(ref)
+        same = {bid: rs for bid, rs in named.items() if len(rs) > 1}
+        if same:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
+                f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
+        if self.verify_bots:
+            self._check_bots_ready(game, bots, context)
+        config_json = config_to_dict(game, config)
+        # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
+        owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
+        plan = separation.request_plan(request.until_separated, request.max_matches, bots, seats, rounds, deals,
+                                       owners)
+        if request.dry_run:
+            count = deal_count(deal_plan(bots, seats, rounds, deals, owners))
+            return separation.with_plan(arena_pb2.Tournament(
+                id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds,
+                matches_total=round_robin_size(len(bots), seats, rounds, deals), state="planned",
+                config=config_to_proto(game, config), deadline_ms=deadline_ms,
+                formula=round_robin_formula(len(bots), seats, rounds, deals, count), deals=deals,
+                deal_count=count, tables_per_deal=tables_per_deal(len(bots), seats, deals)), plan)
+        tournament_id = self.store.next_tournament_id()
+        try:
+            specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms,
+                                deals=deals, owners=owners)
+        except TournamentError as exc:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        info = TournamentInfo(
+            id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
+            config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
+            deals=deals, deal_count=len({(spec.round, spec.deal) for spec in specs}),
+            kind=separation.KIND if plan else "round_robin", extra=plan.to_extra() if plan else {},
+        )
+        try:
+            self.store.create_tournament(info, specs)  # stored and queued in one transaction
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
+                 "commitment %s", tournament_id, len(specs), game, len(bots), seats, rounds, deals, info.deal_count,
+                 info.commitment)
+        if deals == "rotate":
+            log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
+        return separation.with_status(tournament_message(info), info, self.store)
+
+    def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
+        """FAILED_PRECONDITION unless every bot of a new tournament answers GetInfo as registered: a tournament
+        among bots that are down would only record faults, and rate them."""
+        entries = [self.store.get_bot(game, bid) for bid in bots]
+        gone = [bid for bid, entry in zip(bots, entries) if entry is None]
+        if gone:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
+                                                       f"meanwhile); register them first")
+        with self._bot_checks(context):
+            problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s,
+                                       self.dialer)
+        if problem:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
+                   f"create the tournament again")
+
+    def _tournament(self, tournament_id: str, context: grpc.ServicerContext) -> TournamentInfo:
+        _check_tournament_id(tournament_id, context)
+        info = self.store.get_tournament(tournament_id)
+        if info is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
+        return info
+
+    @_rpc
+    def GetTournament(self, request: arena_pb2.GetTournamentRequest,
+                      context: grpc.ServicerContext) -> arena_pb2.Tournament:
+        info = self._tournament(request.id, context)
+        return separation.with_status(tournament_message(info), info, self.store)
+
+    @_rpc
+    def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
+                        context: grpc.ServicerContext) -> arena_pb2.ListTournamentsResponse:
+        if request.game:
+            _check_game(request.game, context)
+        return arena_pb2.ListTournamentsResponse(
+            tournaments=[separation.with_status(tournament_message(t), t, self.store)
+                         for t in self.store.list_tournaments(request.game or None)])
+
+    @_rpc
+    def CancelTournament(self, request: arena_pb2.CancelTournamentRequest,
+                         context: grpc.ServicerContext) -> arena_pb2.Tournament:
+        self._tournament(request.id, context)
+        info, dropped = self.store.cancel_tournament(request.id)
+        if info.state == "finished":
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                   f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
+                   f"played); there is nothing to cancel")
+        log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
+        message = separation.with_status(tournament_message(info), info, self.store)
+        message.matches_dropped_now = dropped
+        return message
+
+    @_rpc
+    def GetStandings(self, request: arena_pb2.GetStandingsRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.Standings:
+        info = self._tournament(request.id, context)
+        try:
+            return ladder_view.standings_message(self.store, self.ratings, info)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the tournament's results cannot be read: {exc}")
+
+    @_rpc
+    def CreateSprt(self, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
+        from arena.server import sprt as sprt_service  # it imports this module
+
+        return sprt_service.create_sprt(self, request, context)
+
+    @_rpc
+    def GetSprt(self, request: arena_pb2.GetSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
+        from arena.server import sprt as sprt_service
+
+        return sprt_service.get_sprt(self, request, context)
+
+    # -- matches and the ladder -----------------------------------------------------------------------------
+
+    @_rpc
+    def ListMatches(self, request: arena_pb2.ListMatchesRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.ListMatchesResponse:
+        if request.tournament_id:
+            self._tournament(request.tournament_id, context)
+        if request.bot:
+            _split_ref(request.bot, context)
+        limit = min(request.limit or DEFAULT_MATCH_LIMIT, MAX_MATCH_LIMIT)
+        results = self.store.list_matches(tournament_id=request.tournament_id or None, bot=request.bot or None,
+                                          limit=limit, offset=request.offset)
+        tournaments: dict[str, TournamentInfo | None] = {}
+        return arena_pb2.ListMatchesResponse(
+            matches=[match_summary(r, not self._withheld(r, tournaments)) for r in results])
+
+    def _withheld(self, result: dict[str, Any], tournaments: dict[str, TournamentInfo | None]) -> str:
+        """Why the deal and record of a stored match are not shown yet ("" when they are: a match outside
+        tournaments, or of a tournament that has ended); ``tournaments`` caches the tournaments read."""
+        tid = result.get("tournament") or ""
+        if not tid:
+            return ""
+        if tid not in tournaments:
+            tournaments[tid] = self.store.get_tournament(tid)
+        return withheld_reason(tid, tournaments[tid])
+
+    @_rpc
+    def GetMatch(self, request: arena_pb2.GetMatchRequest, context: grpc.ServicerContext) -> arena_pb2.MatchDetail:
+        if not request.match_id:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id is required, e.g. t3-000041")
+        game = self.store.match_game(request.match_id)
+        result = self.store.get_result(game, request.match_id) if game else None
+        if game is None or result is None:
+            _abort(context, grpc.StatusCode.NOT_FOUND,
+                   f"no finished match {request.match_id} in this arena (matches of a running tournament appear "
+                   f"once played)")
+        withheld = self._withheld(result, {})
+        if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
+            return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld)
+        record = self.store.get_match_record(request.match_id, game)
+        return arena_pb2.MatchDetail(summary=match_summary(result),
+                                     record_json=json.dumps(record) if record is not None else "")
+
+    @_rpc
+    def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:
+        _check_game(request.game, context)
+        method = request.method or "elo"
+        if method not in ladder_view.METHODS:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"unknown ladder method {request.method!r}; choose {' or '.join(ladder_view.METHODS)}")
+        try:
+            return ladder_view.ladder_message(self.store, self.ratings, request.game, method)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be read: {exc}")
+
+    @_rpc
+    def RebuildLadder(self, request: arena_pb2.RebuildLadderRequest,
+                      context: grpc.ServicerContext) -> arena_pb2.RebuildLadderResponse:
+        _check_game(request.game, context)
+        try:
+            check = self.store.check_ladder(request.game)
+        except StoreError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be replayed: {exc}")
+        return arena_pb2.RebuildLadderResponse(
+            rebuilt=_ladder_message(request.game, check.rebuilt), live=_ladder_message(request.game, check.live),
+            equal=check.equal, results=check.results)
+
+    @_rpc
+    def ListWorkers(self, request: arena_pb2.ListWorkersRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.ListWorkersResponse:
+        now = time.time()
+        return arena_pb2.ListWorkersResponse(workers=[
+            arena_pb2.WorkerInfo(name=w.name, host=w.host, pid=w.pid, started_at=w.started_at,
+                                 last_seen=w.last_seen, alive=w.alive(now), concurrency=w.concurrency,
+                                 running=list(w.running), matches_done=w.matches_done)
+            for w in self.store.list_workers()
+        ])
+
+    @_rpc
+    def GetArenaInfo(self, request: arena_pb2.GetArenaInfoRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.ArenaInfo:
+        return arena_pb2.ArenaInfo(arena_id=self.store.arena_id(), version=_platform_version(),
+                                   games=sorted(GAMES))

@@ -1,0 +1,213 @@
+"""The CreateSprt and GetSprt calls of the Arena service (``arena sprt``): request checks, the SPRT tournament's
+creation with its first blocks, and the ``Sprt`` message. ``arena.server.servicer`` delegates to these functions.
+
+Errors leave as the service's other calls do: INVALID_ARGUMENT (a bad parameter, V1 = V2, a field that cannot fill
+the tables or holds a bot of V1's or V2's owner, V1 against V2 without a field for bots of two owners), NOT_FOUND
+(an unknown bot or tournament, or a tournament that is not an SPRT), FAILED_PRECONDITION (a bot that does not answer
+GetInfo as registered).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import secrets
+import time
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import grpc
+
+from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.core.errors import TournamentError
+from arena.core.seeds import SEED_BITS
+from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
+from arena.ratings.sprt import SprtError, bounds
+from arena.server.servicer import tournament_message
+from arena.store import StoreError, TournamentInfo
+from arena.tournaments.deals import owner_classes
+from arena.tournaments.sprt_controller import sprt_status
+from arena.tournaments.sprt_plan import (
+    DEFAULT_MAX_BLOCKS,
+    DEFAULT_WINDOW,
+    MAX_BLOCKS,
+    MAX_WINDOW,
+    SPRT_KIND,
+    SprtParams,
+    SprtPlanError,
+    block_specs,
+    check_field,
+)
+from arena_sdk.games import GAMES
+from arena_sdk.pb import arena_pb2
+from arena_sdk.wire import config_from_proto, config_to_dict
+
+if TYPE_CHECKING:
+    from arena.server.servicer import ArenaServicer
+    from arena.store import SprtRecord
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ELO0 = 0.0
+DEFAULT_ELO1 = 5.0
+DEFAULT_ALPHA = 0.05
+DEFAULT_BETA = 0.05
+DEFAULT_FIELD_SEATS = 4  # with a field and no --seats: min(4, 1 + field bots / 2)
+
+
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def _invalid(context: grpc.ServicerContext, message: str) -> NoReturn:
+    _abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def _numbers(request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> dict[str, Any]:
+    """The test's numbers with their defaults, checked: elo0 < elo1 (finite), 0 < alpha, beta < 0.5, window
+    1..MAX_WINDOW, max_blocks 1..MAX_BLOCKS, deadline MIN..MAX_DEADLINE_MS."""
+    elo0 = request.elo0 if request.HasField("elo0") else DEFAULT_ELO0
+    elo1 = request.elo1 if request.HasField("elo1") else DEFAULT_ELO1
+    alpha = request.alpha if request.HasField("alpha") else DEFAULT_ALPHA
+    beta = request.beta if request.HasField("beta") else DEFAULT_BETA
+    if not (math.isfinite(elo0) and math.isfinite(elo1)) or elo0 >= elo1:
+        _invalid(context, f"elo0 must be below elo1 (both finite, Elo points of V2 over V1), got elo0={elo0:g} "
+                          f"elo1={elo1:g}; e.g. elo0 0, elo1 5: is V2 at least 5 Elo better, or not better at all?")
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if not 0.0 < value < 0.5:
+            _invalid(context, f"{name} is an error rate: 0 < {name} < 0.5, got {value:g} (e.g. 0.05)")
+    window = request.window or DEFAULT_WINDOW
+    if not 1 <= window <= MAX_WINDOW:
+        _invalid(context, f"window (blocks in flight) must be 1..{MAX_WINDOW}, got {window}")
+    max_blocks = request.max_blocks or DEFAULT_MAX_BLOCKS
+    if not 1 <= max_blocks <= MAX_BLOCKS:
+        _invalid(context, f"max_blocks must be 1..{MAX_BLOCKS}, got {max_blocks}")
+    if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
+        _invalid(context, f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each "
+                          f"Decide call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
+    return {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta, "window": window, "max_blocks": max_blocks}
+
+
+def _resolve(servicer: ArenaServicer, game: str, refs: list[str], context: grpc.ServicerContext) -> list[str]:
+    """Bot ids of ``refs`` (NAME = its latest version); INVALID_ARGUMENT for a malformed ref, NOT_FOUND naming
+    every unknown one."""
+    try:
+        for ref in refs:
+            split_bot_ref(ref)
+    except TournamentError as exc:
+        _invalid(context, str(exc))
+    resolved = [servicer.store.resolve_bot(game, ref) for ref in refs]
+    unknown = [ref for ref, bid in zip(refs, resolved) if bid is None]
+    if unknown:
+        _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(unknown)}; register "
+                                                   f"them first (arena bot register NAME HOST:PORT)")
+    return [bid for bid in resolved if bid is not None]
+
+
+def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
+                context: grpc.ServicerContext) -> arena_pb2.Sprt:
+    """CreateSprt: check the request, store the SPRT tournament (kind "sprt", parameters in its ``extra``) and queue
+    its first ``window`` blocks in one transaction; the controller (``arena.tournaments.sprt_controller``) does the rest."""
+    game = request.game
+    if game not in GAMES:
+        _invalid(context, f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
+    if not request.v1 or not request.v2:
+        _invalid(context, "an SPRT needs two versions: v1 (the one to beat) and v2 (the new one)")
+    numbers = _numbers(request, context)
+    try:
+        config = config_to_dict(game, config_from_proto(game, request.config if request.HasField("config") else None))
+    except ValueError as exc:
+        _invalid(context, str(exc))
+    field_refs = list(request.field)
+    v1, v2, *field = _resolve(servicer, game, [request.v1, request.v2, *field_refs], context)
+    if v1 == v2:
+        _invalid(context, f"{request.v1} and {request.v2} are the same bot {v1}: an SPRT compares two versions")
+    info = GAMES[game].info
+    if field and len(field) < 2:
+        _invalid(context, f"a field needs at least 2 (k - 1) bots for k seats, so at least 2 (for 2 seats): the two "
+                          f"tables of a block get different field bots; got {len(field)} ({', '.join(field)})")
+    seats = request.seats or (2 if not field else min(DEFAULT_FIELD_SEATS, 1 + len(field) // 2))
+    if not info.min_players <= seats <= info.max_players:
+        _invalid(context, f"{info.title} is played by {info.min_players}..{info.max_players} seats, got {seats}")
+    owners = {bid: servicer.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in (v1, v2, *field)}
+    classes = owner_classes([v1, v2, *field], owners)
+    tested = set(classes[:2])
+    own = [bid for bid, c in zip(field, classes[2:]) if c in tested and bid not in (v1, v2)]
+    if own:
+        _invalid(context, f"the field cannot hold a bot of V1's or V2's owner: {', '.join(own)} (it would receive "
+                          f"cards of the deal {v1} or {v2} holds at the other table); give a field of other "
+                          f"owners' bots")
+    if not field and len(set(owner_classes([v1, v2], owners))) != 1:
+        _invalid(context, f"without a field V1 and V2 play each other on every deal twice, which only two versions "
+                          f"of one owner's bot may do; {v1} and {v2} have different owners: give a field of other "
+                          f"bots (--field)")
+    params = SprtParams(v1=v1, v2=v2, seats=seats, field=tuple(field), field_owners=owner_classes(field, owners),
+                        **numbers)
+    try:
+        check_field(params)
+    except SprtPlanError as exc:
+        _invalid(context, str(exc))
+    if servicer.verify_bots:
+        servicer._check_bots_ready(game, [v1, v2, *field], context)
+    deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
+    formula = (f"paired blocks: each block is one deal at 2 tables ({v1} at seat s of one, {v2} at seat s of the "
+               f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
+               f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
+    params = dataclasses.replace(params, extra={"formula": formula})
+    tournament_id = servicer.store.next_tournament_id()
+    specs = [s for b in range(min(params.window, params.max_blocks))
+             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
+    stored = TournamentInfo(
+        id=tournament_id, game=game, bots=(v1, v2, *field), seats_per_match=seats, rounds=1,
+        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
+        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict())
+    try:
+        servicer.store.create_tournament(stored, specs)
+    except StoreError as exc:
+        _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g; %d blocks queued; seed "
+             "commitment %s", tournament_id, v2, v1, f"field {', '.join(field)}" if field else "head to head", seats,
+             params.elo0, params.elo1, params.alpha, params.beta, len(specs) // 2, stored.commitment)
+    return get_message(servicer, tournament_id, context)
+
+
+def get_sprt(servicer: ArenaServicer, request: arena_pb2.GetSprtRequest,
+             context: grpc.ServicerContext) -> arena_pb2.Sprt:
+    """GetSprt: the SPRT ``request.id`` as it stands (public; the seed only once it has ended)."""
+    if not TOURNAMENT_ID_RE.match(request.id or ""):
+        _invalid(context, f"bad tournament id {request.id!r}: ids look like t3")
+    return get_message(servicer, request.id, context)
+
+
+def get_message(servicer: ArenaServicer, tournament_id: str, context: grpc.ServicerContext) -> arena_pb2.Sprt:
+    info = servicer.store.get_tournament(tournament_id)
+    if info is None:
+        _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
+    if info.kind != SPRT_KIND:
+        _abort(context, grpc.StatusCode.NOT_FOUND, f"tournament {tournament_id} is not an SPRT (its kind is "
+                                                   f"{info.kind}; `arena tournament status {tournament_id}`)")
+    return sprt_message(info, servicer.store.sprt_record(info.game, info.id))
+
+
+def sprt_message(info: TournamentInfo, record: SprtRecord) -> arena_pb2.Sprt:
+    """The ``Sprt`` message of a stored SPRT tournament and its Redis state; after the verdict, the numbers it was
+    decided on. Raises ``SprtPlanError`` / ``SprtError`` for a tournament whose parameters are malformed."""
+    params = SprtParams.from_dict(info.extra)
+    counts = record.final if record.verdict else record.counts
+    st = sprt_status(params, counts)
+    lower, upper = bounds(params.alpha, params.beta)
+    m = 2 * (params.seats - 1)
+    running = info.state == "running" and not record.verdict
+    in_flight = max(0, info.matches_total // 2 - record.settled) if running else 0
+    return arena_pb2.Sprt(
+        tournament=tournament_message(info), v1=params.v1, v2=params.v2, field=list(params.field),
+        seats=params.seats, elo0=params.elo0, elo1=params.elo1, alpha=params.alpha, beta=params.beta,
+        window=params.window, max_blocks=params.max_blocks, blocks=st.blocks, blocks_void=record.void,
+        blocks_in_flight=in_flight, counts=[counts.get(h, 0) for h in range(-m, m + 1)],
+        llr=record.llr if record.verdict and record.llr is not None else st.llr, lower=lower, upper=upper,
+        elo=st.elo, elo_margin=st.margin, verdict=record.verdict, reason=record.reason,
+        decided_at=record.decided_at or 0.0)
+
+
+__all__ = ["SprtError", "create_sprt", "get_message", "get_sprt", "sprt_message"]

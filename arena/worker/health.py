@@ -1,0 +1,166 @@
+"""Bot health across matches: a bot that keeps failing is marked unhealthy and its matches are deferred, not played
+against a corpse, until its GetInfo answers again (issue 8, item 4). The workers apply these rules
+(``arena.worker.loop``); the state lives in Redis (``arena.store.health``).
+
+Rules (every number is a worker option with its default in ``arena.core.config.DEFAULTS``):
+
+- **A failed match** (``seat_failures``): a seat that forfeited (any reason of the referee's failure policy: faults,
+  timeouts in a row, time limit), or that answered no call of its match at all (every call it got was a fault:
+  unreachable, timed out, an error...). A match it played through, even with some faults, is not a failure.
+- **Ours is never charged** (``charged_outcomes``): health counts only matches whose result was stored, once per
+  match id; a match interrupted by our crash (a worker, the referee or Redis) has no result, is re-run from scratch
+  and only the re-run counts. A match in which *every* seat failed is charged to nobody: that is what a worker
+  whose network or event loop broke looks like, and one dead bot never makes all its opponents fail.
+- **Unhealthy**: ``unhealthy_after`` [3] failed matches in a row mark the bot unhealthy (since then, with the
+  last reason); a match it plays through resets the run.
+- **Deferral**: a worker that claims a match with an unhealthy seat does not play it: the job is taken off the
+  stream and parked as a deferred match in the same atomic step (never lost, never counted as done; its
+  tournament keeps running).
+- **Recovery**: every ``bot_recheck_s`` [5 s] one worker of the fleet calls the GetInfo of each unhealthy bot at its
+  registered endpoint (after ``arena bot update``, the new one), with a deadline of ``verify_timeout_s``; a bot that
+  answers is healthy again, and the deferred matches whose bots are all healthy go back on the queue.
+- **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced* (at once when its
+  unhealthy bots are no longer registered: nothing to wait for). A forced match is played whatever the health of
+  its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)
+  and is ranked last, below every honest bot, which keeps its result against the others and gains against the dead
+  one. A tournament therefore always ends, at the latest about ``max_deferral_s`` after its bot died, and the dead
+  bot pays for its absence, not the honest bots. Deferred matches of a cancelled tournament are queued again at the
+  next check and dropped as cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import grpc
+
+from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
+from arena.match.record import MatchRecord
+from arena.store import Store
+from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+# A bot that refuses a call for want of credentials is alive: it answers, it only wants its secret.
+_ALIVE_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def seat_failures(record: MatchRecord) -> list[str | None]:
+    """Per seat of a finished match: None when the seat played its match (even with some faults), else why the
+    match counts as failed for it: ``"forfeited (REASON)"`` or ``"answered no call (KIND)"``, KIND the kind of its
+    last fault (``"unreachable"``, ``"timeout"``, ...)."""
+    n = len(record.seats)
+    forfeits = list(record.result.forfeits) or [None] * n
+    answered = [False] * n
+    for decision in record.decisions:
+        if decision.get("source") == "bot":
+            answered[int(decision["seat"])] = True
+    last_fault: list[str | None] = [None] * n
+    for fault in record.faults:
+        last_fault[fault.seat] = fault.kind
+    out: list[str | None] = []
+    for seat in range(n):
+        if forfeits[seat]:
+            out.append(f"forfeited ({forfeits[seat]})")
+        elif last_fault[seat] is not None and not answered[seat]:
+            out.append(f"answered no call ({last_fault[seat]})")
+        else:
+            out.append(None)
+    return out
+
+
+def charged_outcomes(record: MatchRecord, bots: Sequence[str]) -> dict[str, str | None]:
+    """What a stored match counts in the health of each bot (``bots``: the bot ids in seat order): bot id -> None
+    (played through) or the reason it failed, with the match id. Empty when every seat failed: then the fault is
+    likely ours, and nobody is charged."""
+    failures = seat_failures(record)
+    if all(f is not None for f in failures):
+        return {}
+    return {bot: None if why is None else f"{why} in match {record.match_id}" for bot, why in zip(bots, failures)}
+
+
+async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
+    """Call the GetInfo of the bot at ``endpoint`` (``"tls://host:port"`` over TLS, as ``dialer`` dials) on a
+    channel of its own: None when it answers within ``timeout_s`` seconds (a refusal for want of its secret counts
+    as an answer), else what went wrong (status code and message)."""
+    try:
+        async with dialer.aio_channel(endpoint, options=()) as channel:
+            await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() in _ALIVE_CODES:
+            return None
+        return f"{exc.code().name}: {exc.details()}"
+    except Exception as exc:  # noqa: BLE001 - a bad endpoint string must not stop the check of the others
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@dataclass
+class CheckReport:
+    """What one pass of ``check_bots`` did: bots probed and those healthy again, deferred matches queued again
+    (all their bots healthy, or their tournament no longer running) and forced (deferred past the cap)."""
+
+    probed: int = 0
+    recovered: int = 0
+    released: int = 0
+    forced: int = 0
+
+
+async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: float, probe_timeout_s: float,
+                     now: float | None = None, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> CheckReport:
+    """One pass of the recovery rules over ``games``: probe every unhealthy bot (all at once, dialed by
+    ``dialer``), mark those that answer healthy, then queue again every deferred match whose bots are all healthy
+    or whose tournament is no longer running, and force every one deferred for ``max_deferral_s`` seconds or
+    more. Redis errors pass through (the caller tries again at its next interval)."""
+    report = CheckReport()
+    for game in games:
+        unhealthy = await asyncio.to_thread(store.unhealthy_bots, game)
+        gone: set[str] = set()
+        if unhealthy:
+            entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
+            gone = {bot for bot, entry in entries.items() if entry is None}
+            probed = [bot for bot, entry in entries.items() if entry is not None]
+            problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer)  # type: ignore[union-attr]
+                                              for b in probed))
+            report.probed += len(probed)
+            for bot, problem in zip(probed, problems):
+                if problem is None and await asyncio.to_thread(store.mark_healthy, game, bot):
+                    report.recovered += 1
+                    log.warning("bot %s (%s) answers GetInfo again: healthy; its deferred matches are queued again",
+                                bot, game)
+                elif problem is not None:
+                    log.debug("bot %s (%s) is still unhealthy: GetInfo %s", bot, game, problem)
+        deferred = await asyncio.to_thread(store.deferred_matches, game)
+        if not deferred:
+            continue
+        sick = set(await asyncio.to_thread(store.unhealthy_bots, game))
+        states: dict[str, str | None] = {}
+        clock = time.time() if now is None else now
+        for match in deferred:
+            spec = match.spec
+            forced = False
+            if spec is not None and sick.intersection(spec.seats):
+                tid = spec.tournament
+                if tid and tid not in states:
+                    states[tid] = await asyncio.to_thread(store.tournament_state, game, tid)
+                running = not tid or states[tid] in ("running", None)
+                removed = sick.intersection(spec.seats) <= gone  # no longer registered: nothing to wait for
+                if running and not removed and clock - match.deferred_at < max_deferral_s:
+                    continue
+                forced = running
+            if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
+                continue
+            if forced:
+                report.forced += 1
+                log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
+                            "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
+                            ", ".join(sorted(sick.intersection(spec.seats))) if spec else "?",
+                            ", no longer registered" if spec and sick.intersection(spec.seats) <= gone else "")
+            else:
+                report.released += 1
+                log.info("deferred match %s queued again", match.match_id)
+    return report

@@ -1,0 +1,265 @@
+"""Settling one claimed job of the queue (``arena.worker.loop``'s workers run it for every job they claim): the checks
+before the match, the match with the referee, the writes after it (DESIGN.md "Scheduling and storage").
+
+Settling a job (what a worker does with each job it claims, in this order):
+
+1. Delivered more than ``max_deliveries`` times (its workers kept dying, or a platform error every time): a
+   *poison* job. It is recorded as failed in its tournament (``Store.drop_job(job, "failed")``, which also lets
+   the tournament finish once everything else is settled) and acknowledged without running; the log says so.
+2. Its result is already stored (a worker died between storing and acknowledging): acknowledged.
+3. Its tournament was cancelled: acknowledged without running, counted in the tournament's matches_cancelled.
+4. A seat's bot is unhealthy (and the job is not *forced*): the match is deferred, not played against a corpse;
+   its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
+   bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.worker.health``).
+5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
+   failed (it can never run). A result stored now counts in the health of the match's bots
+   (``arena.worker.health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
+   failures in a row make it unhealthy). A match interrupted by our own crash stores nothing and charges nobody:
+   it is played again from scratch, and only that result counts. A tournament's match is dealt from the
+   tournament's secret seed (``match_deal``: no seed is queued), with the number of times it was started before in
+   the HMAC input, so a match played again after a crash of ours never deals cards its bots may have seen.
+
+Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the seats'
+bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match; after
+it, the result and its Elo update are one script (after one pipelined read of the ratings), then the acknowledgement
+and the health of the match's bots are one transaction, in the same thread hop. A match in which no seat failed (and
+none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next match starts
+while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
+that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
+Prefetch: while every slot plays, a worker claims one job ahead (refreshed with the running ones), started the
+moment a slot frees; its pre-match reads start when it is claimed, and are made again if a match that kept its
+slot settled meanwhile (they may predate a bot turning unhealthy); on stop a job claimed ahead and never started
+is handed back (``Store.release_jobs``): the next reclaim of any worker takes it at once, without counting a
+delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from arena.core.config import DEFAULTS
+from arena.core.seeds import deal_seed
+from arena.core.specs import MatchSpec
+from arena.match.channels import BotChannels
+from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store
+from arena.tournaments.controllers import after_match
+from arena.worker.health import charged_outcomes
+
+log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
+
+UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
+INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
+
+
+class InputsAhead:
+    """The pre-match reads (``Store.match_inputs``) of a job claimed ahead, started while the worker's matches
+    still play (``read_ahead``), so that the job's match starts as soon as a slot frees. ``fresh()`` is the read's
+    result when it succeeded less than ``INPUTS_FRESH_S`` seconds ago, else None (the job reads again)."""
+
+    def __init__(self, store: Store, spec: MatchSpec) -> None:
+        self.read_at = time.monotonic()  # when the read started: its answers are at least this fresh
+        self.task: asyncio.Task[Any] = asyncio.create_task(asyncio.to_thread(
+            store.match_inputs, spec.game, spec.match_id, spec.tournament, list(spec.seats)))
+        self.task.add_done_callback(_consume_exception)
+
+    async def fresh(self) -> Any:
+        if time.monotonic() - self.read_at > INPUTS_FRESH_S:
+            self.task.cancel()
+            return None
+        try:
+            return await self.task
+        except (Exception, asyncio.CancelledError):  # noqa: BLE001 - read again, as if nothing was read ahead
+            return None
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+
+def _consume_exception(task: asyncio.Task[Any]) -> None:
+    """A read ahead that failed is read again by its job; its exception is not "never retrieved"."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                  max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
+                  unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None,
+                  on_played: Callable[[], None] | None = None, ahead: InputsAhead | None = None) -> str:
+    """Settle one claimed job (see the module docstring for the order of the checks); its match leases its
+    channels to the bots from ``channels`` (the worker's pool; None: the match's own). ``on_played`` is called
+    once the match is over if storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the
+    worker may start its next match while this result is stored. ``ahead``: its pre-match reads, started when the
+    job was claimed ahead (used when still fresh, ``InputsAhead``).
+
+    Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
+    "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
+    "deferred" (a seat's bot is unhealthy: parked, not played), "dropped" (malformed job, acknowledged) or
+    "pending" (a platform error: left pending for a reclaim; logged).
+    """
+    from arena.match.record import SeatSpec  # the referee is only needed where matches are run
+    from arena.match.referee import run_match
+    from arena_sdk.wire import config_from_dict
+
+    spec = job.spec
+    if spec is None:
+        log.error("dropping %s", job.error)
+        await asyncio.to_thread(store.drop_job, job, "")
+        return "dropped"
+    try:
+        deliveries = job.deliveries + int(job.fields.get(EARLIER_DELIVERIES_FIELD) or 0)  # before a deferral too
+        if deliveries > max_deliveries:
+            settled = await asyncio.to_thread(store.drop_job, job, "failed")
+            if settled == 2:
+                return "duplicate"
+            if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+                return "dropped"
+            log.error("match %s (job %s of %s) was delivered %d times without being settled, more than %d: "
+                      "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
+                      job.game, deliveries, max_deliveries)
+            return "failed"
+        # every read before the match: one pipelined round trip (Store.match_inputs), made ahead when it could be
+        inputs = await ahead.fresh() if ahead is not None else None
+        if inputs is None:
+            inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
+                                             list(spec.seats))
+        if inputs.has_result:
+            log.info("match %s already has a stored result; acknowledging", spec.match_id)
+            await asyncio.to_thread(store.ack_job, job)
+            return "duplicate"
+        if spec.tournament and inputs.tournament_state == "cancelled":
+            settled = await asyncio.to_thread(store.drop_job, job, "cancelled")
+            log.info("match %s not played: tournament %s is cancelled", spec.match_id, spec.tournament)
+            return "duplicate" if settled == 2 else "cancelled"
+        try:
+            config = config_from_dict(spec.game, spec.config)
+        except ValueError as exc:
+            log.error("match %s (job %s) has a bad config and can never run: %s; recorded as failed",
+                      spec.match_id, job.entry_id, exc)
+            await asyncio.to_thread(store.drop_job, job, "failed")
+            return "failed"
+        if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
+            return await _defer(store, job, inputs.unhealthy)
+        seats = []
+        for name, bot in zip(spec.seats, inputs.bots):
+            if bot is None:
+                log.warning("match %s: bot %s is not registered; its seat faults as unreachable",
+                            spec.match_id, name)
+            seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
+                                  secret=bot.secret if bot else ""))
+        if spec.tournament:
+            seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
+        else:
+            seed, deal = spec.seed, None
+        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
+                                 deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms, channels=channels)
+        result = record.result
+        outcomes = charged_outcomes(record, list(spec.seats))
+        if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
+            on_played()
+        # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
+        stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
+                                                 outcomes, unhealthy_after)
+    except asyncio.CancelledError:
+        log.warning("match %s cancelled; its job stays pending", spec.match_id)
+        raise
+    except Exception:  # a platform error, not a bot's: keep the job pending for a reclaim
+        log.exception("match %s failed; its job %s stays pending (delivery %d of at most %d)", spec.match_id,
+                      job.entry_id, job.deliveries, max_deliveries)
+        return "pending"
+    log.info("match %s %s: scores %s, ranks %s, faults %s", spec.match_id,
+             "stored" if stored else "was already stored", list(result.scores), list(result.ranks),
+             list(result.faults))
+    if stored:
+        _log_health(spec.game, spec.match_id, health, unhealthy_after)
+    return "stored" if stored else "duplicate"
+
+
+SETTLED = ("stored", "duplicate", "failed", "cancelled")
+
+
+async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
+    """``run_job``, then, when the job's tournament match is settled (``SETTLED``), its tournament's controller
+    (``arena.tournaments.controllers.after_match``, in a thread). A controller's failure is logged and left to the next
+    sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    outcome = await run_job(store, job, **kwargs)
+    spec = job.spec
+    if outcome in SETTLED and spec is not None and spec.tournament:
+        try:
+            await asyncio.to_thread(after_match, store, spec)
+        except Exception:  # noqa: BLE001 - the match is settled; the sweep calls the controller again
+            log.exception("the controller of tournament %s failed after match %s; the next sweep retries",
+                          spec.tournament, spec.match_id)
+    return outcome
+
+
+def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
+                   worker: str, outcomes: dict[str, str | None],
+                   unhealthy_after: int) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result (``Store.record_result``), acknowledge its job and, when stored now, count
+    ``outcomes`` (``charged_outcomes``) in the health of its bots in the same transaction as the acknowledgement
+    (``Store.ack_and_count_health``; a failure there is returned, never raised: health is advice). Returns
+    (stored now, (outcomes, health changes or the exception))."""
+    result = record.result
+    stored = store.record_result(
+        spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks), list(result.faults),
+        record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal)
+    if not stored:
+        store.ack_job(job)
+        return False, ({}, {})
+    return True, (outcomes, store.ack_and_count_health(job, spec.game, spec.match_id, outcomes,
+                                                       unhealthy_after=unhealthy_after))
+
+
+def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:
+    """Log what counting a stored match in the health of its bots changed (``_store_and_ack``)."""
+    outcomes, changes = health
+    if isinstance(changes, Exception):
+        log.warning("match %s: cannot count it in the health of its bots (%s: %s)", match_id,
+                    type(changes).__name__, changes)
+        return
+    for bot, change in changes.items():
+        if change == 1:
+            log.warning("bot %s (%s) is unhealthy: %d failed matches in a row, the last %s; its matches are "
+                        "deferred until it answers GetInfo again", bot, game, unhealthy_after, outcomes[bot])
+        elif change == 2:
+            log.warning("bot %s (%s) played match %s through: healthy again", bot, game, match_id)
+
+
+def match_deal(store: Store, spec: MatchSpec,
+               tournament_seed: int | None = None) -> tuple[int, dict[str, int] | None]:
+    """The deal seed to play ``spec`` with now, and where it comes from.
+
+    A tournament's match: ``deal_seed(tournament seed, tournament, round, deal, attempt)``, the attempt being how
+    many times this match was started before (``Store.next_attempt``, counted here, before any card is dealt), so
+    a match played again after a crash of ours never gets a deal that bots may have seen; returned with
+    ``{"round", "deal", "table", "attempt"}``. A match outside tournaments: its spec's own seed, and ``None``.
+    ``tournament_seed``: the tournament's seed when already read (``Store.match_inputs``), else it is read here.
+    Raises ``LookupError`` when the tournament's seed is not stored.
+    """
+    if not spec.tournament:
+        return spec.seed, None
+    secret = tournament_seed if tournament_seed is not None else store.tournament_seed(spec.game, spec.tournament)
+    if secret is None:
+        raise LookupError(f"match {spec.match_id}: tournament {spec.tournament} has no stored seed to deal from")
+    attempt = store.next_attempt(spec.game, spec.tournament, spec.match_id)
+    return (deal_seed(secret, spec.tournament, spec.round, spec.deal, attempt),
+            {"round": spec.round, "deal": spec.deal, "table": spec.table, "attempt": attempt})
+
+
+async def _defer(store: Store, job: Job, sick: list[str]) -> str:
+    """Park a job whose match seats an unhealthy bot (``Store.defer_job``); what ``run_job`` returns for it."""
+    spec = job.spec
+    assert spec is not None
+    settled = await asyncio.to_thread(store.defer_job, job.game or spec.game, job.entry_id, spec.match_id,
+                                      job.fields, deliveries=job.deliveries)
+    if settled == 2:
+        return "duplicate"
+    if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+        return "dropped"
+    log.info("match %s deferred: bot %s unhealthy; it is played once the bot answers GetInfo again",
+             spec.match_id, ", ".join(sick))
+    return "deferred"

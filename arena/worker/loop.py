@@ -1,0 +1,494 @@
+"""Match specs -> Redis Stream jobs, and the worker loop that runs them (DESIGN.md "Scheduling and storage").
+
+A tournament's matches are appended to its game's jobs stream; workers claim them through the consumer group
+``workers`` (XREADGROUP), run each with the referee (``arena.match.referee.run_match``, up to ``concurrency`` at once,
+since a match mostly waits on bots over the network), store the result and its Elo update in one atomic,
+idempotent step (``Store.record_result``), then acknowledge the job.
+
+Settling one claimed job (the checks, the match, the writes after it, their costs, the prefetch):
+``arena.worker.job``.
+
+A job that fails for a reason other than a bot (a platform bug, Redis going away) is left pending in the group,
+unacknowledged. Reclaim: every worker periodically claims the jobs that have stayed pending without a refresh for
+``visibility_timeout_s`` (their worker is taken for dead: SIGKILL, a lost machine) and runs them again; each such
+claim counts as a delivery. A live worker refreshes the idle time of the jobs it is running at every heartbeat
+(every ``min(heartbeat_s, visibility_timeout_s / 3)`` seconds), so a long match never loses its job and the
+visibility timeout can stay short. Should a stalled worker lose a job anyway, the match is stored once: the result
+script refuses a second result of the same match id.
+
+Redis moving: a worker whose Redis URL came from a data directory (``arena worker --data-dir D`` on the machine of
+``arena serve``) is given a resolver (``resolve_url``); after a Redis error it re-resolves the URL (at most once a
+second) and, when the private Redis came back on another port, carries on there (``Store.retarget``).
+
+Heartbeat: each worker writes its status (host, pid, start time, concurrency, running match ids, matches stored)
+at every refresh and when a match starts or ends; ``Store.list_workers`` reads them (``arena worker list``).
+
+Bot checks: every ``bot_recheck_s`` seconds one worker of the fleet (the first to take ``Store.claim_bot_check``)
+calls the GetInfo of every unhealthy bot and queues deferred matches again (``arena.worker.health.check_bots``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import redis
+
+from arena.core.config import DEFAULTS
+from arena.core.specs import MatchSpec
+from arena.match.channels import BotChannels, BotDialer
+from arena.store import REDIS_ERRORS, Job, Store, WorkerStatus
+from arena.store.redis_server import redact_url
+from arena.tournaments.controllers import sweep
+from arena.worker.health import check_bots
+from arena.worker.job import InputsAhead, run_job_and_control
+
+log = logging.getLogger(__name__)
+
+BLOCK_MS = 500  # longest wait for new jobs; bounds how long a stop request takes to be noticed
+DRAIN_S = 60.0  # on stop, how long running matches may take to finish before they are cancelled (left pending)
+SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
+SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
+MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
+POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
+
+
+def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
+    """Queue the matches of a tournament as jobs on their game's stream, in order."""
+    store.enqueue(specs)
+
+
+def default_worker_name() -> str:
+    """A consumer name unique to this process: ``<host>-<pid>-<6 hex>``."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float:
+    """Seconds between two heartbeats (and refreshes of the running jobs): ``heartbeat_s``, but at most a third of
+    the visibility timeout, so that a live worker's jobs are refreshed several times before they could be
+    reclaimed."""
+    return min(heartbeat_s, visibility_timeout_s / 3)
+
+
+class Reconnector:
+    """Follows a Redis that moved: after a Redis error, ``after_error()`` asks ``resolve`` for the current URL (at
+    most once every ``min_interval_s`` seconds) and, when it differs from the one in use, points ``store`` there
+    (``Store.retarget``). With ``resolve=None`` it does nothing. Thread-safe (the workers call it from executor
+    threads)."""
+
+    def __init__(self, store: Store, url: str, resolve: Callable[[], str | None] | None, *,
+                 min_interval_s: float = 1.0) -> None:
+        self.store = store
+        self.url = url
+        self.resolve = resolve
+        self.min_interval_s = min_interval_s
+        self._lock = threading.Lock()
+        self._last = float("-inf")
+        self.moves = 0
+
+    def after_error(self) -> bool:
+        """Re-resolve the URL; True when the store now uses another Redis."""
+        if self.resolve is None:
+            return False
+        with self._lock:
+            if time.monotonic() - self._last < self.min_interval_s:
+                return False
+            self._last = time.monotonic()
+            try:
+                url = self.resolve()
+            except Exception as exc:  # noqa: BLE001 - a resolver failure must not stop the worker
+                log.warning("cannot re-resolve the Redis URL (%s: %s)", type(exc).__name__, exc)
+                return False
+            if not url or url == self.url:
+                return False
+            log.warning("Redis moved from %s to %s: the workers carry on there", redact_url(self.url),
+                        redact_url(url))
+            self.store.retarget(url)
+            self.url = url
+            self.moves += 1
+            return True
+
+
+class _Worker:
+    """State of one worker loop: its running jobs, counts and heartbeat."""
+
+    def __init__(self, store: Store, name: str, *, concurrency: int, visibility_timeout_s: float,
+                 heartbeat_s: float, forget_s: float, reconnector: Reconnector | None = None) -> None:
+        self.store = store
+        self.reconnector = reconnector
+        self.name = name
+        self.concurrency = concurrency
+        self.interval = heartbeat_interval(heartbeat_s, visibility_timeout_s)
+        self.forget_s = forget_s
+        self.started_at = time.time()
+        self.running: dict[asyncio.Task[str], Job] = {}
+        self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
+        self.reads_ahead: dict[str, InputsAhead] = {}  # entry id of a prefetched job -> its pre-match reads
+        self.playing: set[asyncio.Task[str]] = set()  # running tasks whose match is not over: the slots in use
+        self.slot_freed = asyncio.Event()
+        self.matches_done = 0
+        self.poke = asyncio.Event()
+        self.closing = False
+
+    def status(self, *, stopped: bool = False) -> WorkerStatus:
+        return WorkerStatus(
+            name=self.name, host=socket.gethostname(), pid=os.getpid(), started_at=self.started_at,
+            last_seen=time.time(), concurrency=self.concurrency,
+            running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
+            matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
+
+    async def beat(self, *, stopped: bool = False) -> None:
+        snapshot = dict(self.running)
+        ahead = list(self.prefetched)
+        if (snapshot or ahead) and not stopped:
+            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, [*snapshot.values(), *ahead])
+            for job in ahead:
+                if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
+                    self.prefetched.remove(job)
+                    self.drop_read_ahead(job)
+                    log.warning("worker %s: job %s, claimed ahead, is now held by %s; not playing it", self.name,
+                                job.entry_id, lost.pop(job.entry_id) or "nobody (settled)")
+            lost = {k: v for k, v in lost.items() if k not in {j.entry_id for j in ahead}}
+            if lost:
+                await self.report_lost(lost, snapshot)
+        await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
+
+    def _still_running(self, task: asyncio.Task[str]) -> bool:
+        return not task.done() and task in self.running
+
+    async def report_lost(self, lost: dict[str, str], snapshot: dict[asyncio.Task[str], Job]) -> None:
+        """Log the jobs a refresh found no longer pending for this worker (``Store.refresh_jobs``).
+
+        Most are a benign race: the match finished, and its job was settled by this worker, between the snapshot
+        of the running jobs and the refresh; or the match ended here (its job left pending after a platform
+        error) and another worker took the job over. Those are logged at debug level. Only a job that another
+        worker holds, checked again, while its match still runs here is a warning: this worker was taken for
+        dead (it stalled for longer than the visibility timeout), and the match is played twice (stored once).
+        """
+        tasks = {job.entry_id: (task, job) for task, job in snapshot.items()}
+        for entry_id, holder in lost.items():
+            task, job = tasks[entry_id]
+            match_id = job.spec.match_id if job.spec else "?"
+            if holder and self._still_running(task):
+                holder = await asyncio.to_thread(self.store.job_holder, job)  # settled meanwhile by this one?
+            if holder and holder != self.name and self._still_running(task):
+                log.warning("worker %s: job %s (match %s) was reclaimed by worker %s while its match still runs "
+                            "here (this worker looked dead: no refresh for the visibility timeout); the match is "
+                            "stored once, by whoever finishes first", self.name, entry_id, match_id, holder)
+            else:
+                log.debug("worker %s: job %s (match %s) was settled or handed over as its match ended here "
+                          "(now held by %s)", self.name, entry_id, match_id, holder or "nobody: settled")
+
+    async def heartbeats(self) -> None:
+        """Beat every ``interval`` seconds, and at once when poked (a match started or ended), until ``closing``
+        is set (and poked). Stopped by that flag, not by cancellation: Python 3.11's ``wait_for`` may swallow a
+        cancellation that arrives as its inner wait completes."""
+        while not self.closing:
+            try:
+                await self.beat()
+            except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
+                log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
+                if isinstance(exc, redis.RedisError) and self.reconnector is not None:
+                    await asyncio.to_thread(self.reconnector.after_error)
+            last = asyncio.get_running_loop().time()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.poke.wait(), self.interval)
+            if self.poke.is_set() and not self.closing:  # pokes soon after a beat share the next one
+                await asyncio.sleep(max(0.0, last + POKE_COALESCE_S - asyncio.get_running_loop().time()))
+            self.poke.clear()
+
+    def claimed_ahead(self, jobs: Sequence[Job]) -> None:
+        """Keep ``jobs`` (claimed while every slot plays) to start next, and start their pre-match reads."""
+        self.prefetched.extend(jobs)
+        for job in jobs:
+            if job.spec is not None:
+                self.reads_ahead[job.entry_id] = InputsAhead(self.store, job.spec)
+
+    def drop_read_ahead(self, job: Job) -> None:
+        ahead = self.reads_ahead.pop(job.entry_id, None)
+        if ahead is not None:
+            ahead.cancel()
+
+    def free_slots(self) -> int:
+        """Matches this worker may start now: ``concurrency`` minus the matches playing (a match whose result is
+        being stored holds no slot), with at most ``2 * concurrency`` jobs running in all (a slow Redis)."""
+        return min(self.concurrency - len(self.playing), 2 * self.concurrency - len(self.running))
+
+    def played(self) -> None:
+        """Called by a running task (``run_job``'s ``on_played``): its match is over, its slot is free; the job
+        stays in ``running`` (refreshed, drained on stop) until it is settled."""
+        task = asyncio.current_task()
+        if task is not None and task in self.playing:
+            self.playing.discard(task)
+            self.slot_freed.set()
+
+    def finished(self, task: asyncio.Task[str]) -> None:
+        self.running.pop(task, None)
+        if task in self.playing:  # it kept its slot until settled: it may have made a bot unhealthy
+            self.playing.discard(task)
+            for job in self.prefetched:  # reads ahead started before its health was counted are stale
+                self.drop_read_ahead(job)
+        self.slot_freed.set()
+        if not task.cancelled() and task.exception() is None and task.result() == "stored":
+            self.matches_done += 1
+        if not self.prefetched:  # else the job claimed ahead starts now, and its start pokes
+            self.poke.set()
+
+
+async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurrency: int = DEFAULTS.concurrency,
+                      block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
+                      call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                      visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                      heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                      forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None,
+                      unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck_s: float = DEFAULTS.bot_recheck_s,
+                      max_deferral_s: float = DEFAULTS.max_deferral_s, channels: BotChannels | None = None) -> None:
+    """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
+    once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
+    Every match leases its channels to the bots from ``channels`` (``arena.match.channels``; None: a pool of this
+    worker's own, closed when it stops).
+    Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
+    visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
+    cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped.
+    After a Redis error, ``reconnector`` (when given) re-resolves the Redis URL (see ``Reconnector``).
+    Bot health: see ``arena.worker.health`` for ``unhealthy_after``, ``bot_recheck_s`` and ``max_deferral_s``."""
+    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
+    worker = _Worker(store, name, concurrency=concurrency, visibility_timeout_s=visibility_timeout_s,
+                     heartbeat_s=heartbeat_s, forget_s=forget_s, reconnector=reconnector)
+    reclaim_every = min(visibility_timeout_s / 2, 5.0)
+    next_reclaim = 0.0
+    group_ready = False
+    beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    pool = BotChannels() if channels is None else channels
+
+    def start(jobs: list[Job]) -> None:
+        for job in jobs:
+            task = asyncio.create_task(
+                run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
+                                    worker=name, unhealthy_after=unhealthy_after, channels=pool,
+                                    on_played=worker.played, ahead=worker.reads_ahead.pop(job.entry_id, None)),
+                name=f"match {job.spec.match_id if job.spec else job.entry_id}")
+            worker.running[task] = job
+            worker.playing.add(task)
+            task.add_done_callback(worker.finished)
+        if jobs:
+            worker.poke.set()
+
+    checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s, pool.dialer),
+                                   name=f"bot checks {name}")
+    try:
+        while not stop.is_set():
+            free = worker.free_slots()
+            if free > 0 and worker.prefetched:  # the job claimed ahead starts at once
+                start(worker.prefetched[:free])
+                del worker.prefetched[:free]
+                continue
+            if free <= 0 and worker.prefetched:  # until a match is over or a job settled
+                worker.slot_freed.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(worker.slot_freed.wait(), block_ms / 1000)
+                continue
+            want = max(free, 1)  # every slot playing: claim the next job ahead (prefetch)
+            try:
+                if not group_ready:
+                    await asyncio.to_thread(store.ensure_job_group)
+                    group_ready = True
+                jobs: list[Job] = []
+                if time.monotonic() >= next_reclaim:
+                    next_reclaim = time.monotonic() + reclaim_every
+                    jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
+                                                   int(visibility_timeout_s * 1000))
+                    for job in jobs:
+                        log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
+                                    "refreshing it for %.1f s", name, job.entry_id,
+                                    job.spec.match_id if job.spec else "?", job.deliveries, visibility_timeout_s)
+                if not jobs:
+                    jobs = await asyncio.to_thread(store.read_jobs, name, want, block_ms)
+            except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
+                log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
+                if reconnector is not None and await asyncio.to_thread(reconnector.after_error):
+                    group_ready = False  # a new server: make sure its consumer group exists
+                    continue
+                await asyncio.sleep(1.0)
+                continue
+            free = worker.free_slots()  # a match may have ended during the read
+            start(jobs[:max(free, 0)])
+            worker.claimed_ahead(jobs[max(free, 0):])
+        if worker.prefetched:  # claimed ahead, never started: handed back for another worker's next reclaim
+            ahead, worker.prefetched = worker.prefetched, []
+            for job in ahead:
+                worker.drop_read_ahead(job)
+            try:
+                await asyncio.to_thread(store.release_jobs, name, ahead, int(visibility_timeout_s * 1000))
+            except REDIS_ERRORS as exc:
+                log.warning("worker %s cannot hand back %d jobs claimed ahead (%s); they are reclaimed after the "
+                            "visibility timeout", name, len(ahead), exc)
+        if worker.running:
+            log.info("worker %s stopping: waiting up to %.0f s for %d running matches", name, drain_s,
+                     len(worker.running))
+            _, late = await asyncio.wait(set(worker.running), timeout=drain_s)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+    finally:
+        checking.cancel()
+        await asyncio.gather(checking, return_exceptions=True)
+        worker.closing = True
+        worker.poke.set()
+        _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
+        for task in late_beat:  # a heartbeat stuck in Redis: give up on it
+            task.cancel()
+        with contextlib.suppress(*REDIS_ERRORS):
+            await worker.beat(stopped=True)
+        if channels is None:
+            await pool.close()
+
+
+async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float, dialer: BotDialer) -> None:
+    """Every ``interval_s`` seconds, when this worker takes the fleet's turn (``Store.claim_bot_check``), one pass
+    of ``arena.worker.health.check_bots`` (bots dialed by ``dialer``); until cancelled. A failure is logged and
+    tried again at the next turn."""
+    while True:
+        try:
+            if await asyncio.to_thread(store.claim_bot_check, name, interval_s):
+                await asyncio.to_thread(sweep, store)  # controlled tournaments: make up for a lost hook call
+                report = await check_bots(store, store.job_games(), max_deferral_s=max_deferral_s,
+                                          probe_timeout_s=DEFAULTS.verify_timeout_s, dialer=dialer)
+                if report.recovered or report.released or report.forced:
+                    log.info("worker %s: bot check: %d bots probed, %d healthy again, %d deferred matches queued "
+                             "again, %d forced", name, report.probed, report.recovered, report.released,
+                             report.forced)
+        except Exception as exc:  # noqa: BLE001 - the checks must outlive any one failure (Redis restarting)
+            log.warning("worker %s: bot check failed (%s: %s); trying again in %.1f s", name, type(exc).__name__,
+                        exc, interval_s)
+        await asyncio.sleep(interval_s)
+
+
+def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferral_s: float) -> None:
+    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0."""
+    if unhealthy_after < 1:
+        raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
+    if not bot_recheck_s > 0:
+        raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
+    if not max_deferral_s >= 0:
+        raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
+
+
+def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
+                         max_deliveries: int) -> None:
+    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if not visibility_timeout_s > 0:
+        raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
+    if not heartbeat_s > 0:
+        raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
+    if max_deliveries < 1:
+        raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
+
+
+def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFAULTS.concurrency,
+                stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
+                visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+                call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+                resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
+                bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
+                bot_ca: bytes | None = None) -> None:
+    """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
+    loop in the calling thread, blocking until ``stop`` is set (forever when ``None``). The workers share one
+    pool of channels to the bots (``arena.match.channels``).
+
+    One event loop per process, because the referee's gRPC AsyncIO clients are not safe across several event
+    loops in several threads of one process (grpc/grpc#25364: a loop that stops may swallow the completion events
+    of another, whose calls then hang). Run extra workers in other processes (``arena worker``), or here.
+
+    Args: as ``run_worker``; ``names`` must be distinct (at least one); ``resolve_url`` is shared by them all.
+    Raises: ValueError (bad option, no or repeated names); redis.ConnectionError (Redis unreachable at start).
+    """
+    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"workers need distinct names, got {list(names)}")
+    # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
+    # hanging it forever; the blocking job read waits block_ms on the server, hence the margin
+    store = Store.from_url(redis_url, client_options={"socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
+                                                      "socket_timeout": block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
+    try:
+        store.ping()
+        log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
+                 redact_url(redis_url), concurrency, visibility_timeout_s)
+        reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
+        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), concurrency=concurrency,
+                               block_ms=block_ms, drain_s=drain_s, call_deadline_ms=call_deadline_ms,
+                               visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
+                               max_deliveries=max_deliveries, reconnector=reconnector,
+                               unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
+                               max_deferral_s=max_deferral_s, bot_ca=bot_ca))
+        log.info("workers %s stopped", ", ".join(names))
+    finally:
+        store.close()
+
+
+async def _run_loops(store: Store, names: list[str], stop: threading.Event, *, bot_ca: bytes | None,
+                     **kwargs: Any) -> None:
+    # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + kwargs["concurrency"],
+                                                 thread_name_prefix="arena-worker-io"))
+    pool = BotChannels(BotDialer(bot_ca))  # the workers of this process share their channels to the bots
+    try:
+        await asyncio.gather(*(worker_loop(store, name, stop, channels=pool, **kwargs) for name in names))
+    finally:
+        await pool.close()
+
+
+def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name: str | None = None,
+               stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
+               visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+               heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
+               call_deadline_ms: int = DEFAULTS.call_deadline_ms,
+               resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
+               bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
+               bot_ca: bytes | None = None) -> None:
+    """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
+
+    Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
+    ``run_workers``, which runs several workers in one loop).
+
+    Args:
+        redis_url: ``redis://host:port/db``. concurrency: matches run at once (>= 1).
+        name: consumer name in the group (default ``<host>-<pid>-<6 hex>``; must be unique among live workers).
+        stop: set it to stop; running matches then get ``drain_s`` seconds to finish.
+        block_ms: longest wait for new jobs, ms (bounds the reaction time to ``stop``).
+        visibility_timeout_s: jobs pending this long without a refresh are reclaimed from their (dead) worker, s.
+        heartbeat_s: seconds between heartbeats (capped at a third of the visibility timeout).
+        max_deliveries: a job delivered more often is recorded as failed and acknowledged without running.
+        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
+        resolve_url: where the Redis is now (e.g. ``lambda: resolve_redis_url(data_dir)`` when the URL came from a
+            data directory); asked again after Redis errors, and the worker follows a Redis that moved.
+        unhealthy_after: failed matches in a row that make a bot unhealthy (its matches are then deferred).
+        bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet).
+        max_deferral_s: a match deferred this long is played anyway, its absent bot forfeiting (``arena.worker.health``).
+        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://`` endpoints are verified
+            against; None: the system's roots (``arena.match.channels.BotDialer``).
+    Raises:
+        ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1, unhealthy_after < 1,
+            max_deferral_s < 0.
+        redis.ConnectionError: Redis unreachable at start.
+    """
+    run_workers(redis_url, [name or default_worker_name()], concurrency=concurrency, stop=stop,
+                block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
+                heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms,
+                resolve_url=resolve_url, unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
+                max_deferral_s=max_deferral_s, bot_ca=bot_ca)
