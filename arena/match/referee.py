@@ -25,9 +25,9 @@ A bad bot never crashes the referee (STYLE.md habit 4): ``run_match`` always com
 for bad arguments.
 
 The match record (``MatchRecord``, JSON via ``to_dict``/``save``; in ``arena.match.record``, re-exported here with
-``Fault``, ``Forfeit``, ``MatchResult``, ``Limits``, ``SeatSpec``, ``RecordError`` and ``replay``) holds the
+``Fault``, ``Forfeit``, ``MatchResult``, ``Limits``, ``SeatSpec``, ``RecordError``) holds the
 config, the seed or explicit deals, the limits, every decision in the order it was applied, every fault, every
-forfeit and the result; ``replay`` re-simulates it and checks the forfeits too.
+forfeit and the result; ``arena.match.replay.replay`` re-simulates it and checks the forfeits too.
 
 Failure policy
 --------------
@@ -87,7 +87,6 @@ from arena.match.record import (
     SeatSpec,
     _is_int,
     forfeit_ranks,
-    replay,
 )
 from arena.match.running import LoopLag, RunningMatch
 from arena_sdk import wire
@@ -95,7 +94,7 @@ from arena_sdk.games import Game, get_game
 
 __all__ = [
     "FAULT_KINDS", "FORFEIT_REASONS", "RECORD_VERSION", "SOURCES", "Fault", "FaultTally", "Forfeit", "Limits",
-    "LoopLag", "MatchRecord", "MatchResult", "RecordError", "SeatSpec", "forfeit_ranks", "replay", "run_match",
+    "LoopLag", "MatchRecord", "MatchResult", "RecordError", "SeatSpec", "forfeit_ranks", "run_match",
     "run_match_sync",
 ]
 

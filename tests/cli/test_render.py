@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from arena.match.record import MatchRecord, replay
+from arena.match.record import MatchRecord
+from arena.match.replay import replay
 from arena.render import RenderError, render_match
 from arena.render.take5 import story_of
 from arena_sdk import wire

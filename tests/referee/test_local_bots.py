@@ -20,7 +20,7 @@ from arena.match.local_bots import (
     start_bot,
     started_bots,
 )
-from arena.match.record import replay
+from arena.match.replay import replay
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 

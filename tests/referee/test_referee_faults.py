@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
+from arena.match.replay import replay
 from arena_sdk import wire
 from arena_sdk.games import take5
 

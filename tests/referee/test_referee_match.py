@@ -9,8 +9,9 @@ from collections import Counter
 
 import pytest
 
-from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match, run_match_sync
+from arena.match.replay import replay
 from arena_sdk import wire
 from arena_sdk.games import take5
 

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from arena.core.config import DEFAULTS
 from arena.match.local_bots import start_bot
-from arena.match.record import Fault, MatchRecord, RecordError, replay
+from arena.match.record import Fault, MatchRecord, RecordError
 from arena.match.referee import run_match_sync
+from arena.match.replay import replay
 from arena_sdk.games import take5
 
 from .conftest import BOTS_DIR, seat, walk

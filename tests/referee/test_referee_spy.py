@@ -9,8 +9,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from arena.match.record import MatchRecord, SeatSpec, replay
+from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
+from arena.match.replay import replay
 from arena_sdk import wire
 from arena_sdk.games import take5
 from arena_sdk.games.take5 import wire as take5_wire
