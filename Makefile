@@ -30,6 +30,7 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 

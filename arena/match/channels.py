@@ -57,7 +57,7 @@ from arena_sdk.pb import bot_pb2_grpc
 log = logging.getLogger(__name__)
 
 # Options of every channel to a bot. Back-offs (gRPC's own defaults: 1 s, growing 1.6 times to 120 s): the first
-# reconnection 100 ms after a failure, at most 1 s between two attempts; a connection attempt may take 5 s
+# reconnection 100 ms after a failure, at most 1 s between two attempts; a connection attempt may last 5 s
 # (gRPC's "min_reconnect_backoff_ms" is the shortest connect timeout; default 20 s). A bot's answer is read up to
 # MAX_BOT_ANSWER_BYTES. A subchannel of its own, never shared with another channel to the same address.
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (

@@ -13,7 +13,7 @@ j is ``1 / (1 + exp(-(u_i - u_j)))``: the Bradley-Terry / Elo expectation. Hence
 173.7 Elo points per unit of ``u``, and with N = 2 the fit is classic Elo by maximum likelihood.
 
 * ``theta``: the bots' ratings;
-* ``seat``: a fixed effect per seat index of each table size (moving first in Taki, say); only differences between
+* ``seat``: a fixed effect per seat index of each table size (moving first, say); only differences between
   seats matter, and with seat-balanced schedules it changes nothing;
 * ``luck``: the luck of the cards, one effect per (deal, hand) that was played at two tables or more (the same
   cards held by different bots, or by the same bot in another seat rotation), as Gaussian random effects with
