@@ -255,8 +255,8 @@ def bot_token(app: AppContext, name: str, show_all: bool, game: str, data_dir: P
             return
         if not saved:
             raise ArenaCliError(f"{tokens.path} has no token of {game} bot {name}")
-        for where, token in saved:
-            click.echo(f"{token}  {where}")
+        for where, saved_token in saved:
+            click.echo(f"{saved_token}  {where}")
         return
     arena = resolve_arena(app, server)
     token = tokens.lookup(arena, game, name)

@@ -19,7 +19,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 # click >= 8.2 raises NoArgsIsHelpError (a UsageError whose message is the whole help) for a group called without
 # a subcommand; older click prints the help itself.
-_NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (Exception,), {}))
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(click.exceptions, "NoArgsIsHelpError",
+                                                   type("_Never", (click.UsageError,), {}))
 
 
 class ArenaCliError(click.ClickException):
@@ -143,7 +144,7 @@ class ArenaGroup(click.Group):
     traceback).
     """
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

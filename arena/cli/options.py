@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -16,6 +17,8 @@ from arena_sdk.games import game_ids
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+F = TypeVar("F", bound=Callable[..., Any])  # a command function, as click's decorators take and return it
 
 
 class ArenaOption(click.Option):
@@ -43,7 +46,7 @@ class ArenaOption(click.Option):
         return (os.environ.get(name) or None) if name else None
 
 
-def option(*param_decls: str, **attrs: Any) -> Any:
+def option(*param_decls: str, **attrs: Any) -> Callable[[F], F]:
     """``click.option`` with ``ArenaOption``: every option of the CLI is declared through it."""
     attrs.setdefault("cls", ArenaOption)
     return click.option(*param_decls, **attrs)
@@ -74,7 +77,7 @@ def parse_endpoint(value: str, *, allow_port_zero: bool = False, allow_tls: bool
     return text
 
 
-class EndpointType(click.ParamType):
+class EndpointType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; pyproject allows 8.1
     """A ``HOST:PORT`` parameter, checked by ``parse_endpoint`` (``allow_tls``: a bot's, ``tls://HOST:PORT`` too)."""
 
     name = "HOST:PORT"
@@ -130,37 +133,37 @@ def check_bot_ref(ctx: click.Context, param: click.Parameter, value: str) -> str
     return value.strip()
 
 
-def server_option(f: Any) -> Any:
+def server_option(f: F) -> F:
     return option(
         "--server", envvar="ARENA_SERVER", type=ServerType(), default=DEFAULTS.server, show_default=True,
         metavar="HOST:PORT",
         help="Address of the referee (`arena serve`); env ARENA_SERVER.")(f)
 
 
-def json_option(f: Any) -> Any:
+def json_option(f: F) -> F:
     return option("--json", "as_json", is_flag=True, help="Print JSON for scripts instead of a table.")(f)
 
 
-def game_option(f: Any) -> Any:
+def game_option(f: F) -> F:
     return option("--game", type=click.Choice(GAMES), default=GAMES[0], show_default=True,
                   help=f"Game id: {', '.join(GAMES)}.")(f)
 
 
-def data_dir_option(f: Any) -> Any:
+def data_dir_option(f: F) -> F:
     return option(
         "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ARENA_DATA_DIR",
         default=DEFAULTS.data_dir, show_default=True,
         help="Folder of the private redis-server (used when ARENA_REDIS_URL is unset); env ARENA_DATA_DIR.")(f)
 
 
-def redis_url_option(f: Any) -> Any:
+def redis_url_option(f: F) -> F:
     return option(
         "--redis-url", envvar="ARENA_REDIS_URL", default=None, metavar="URL",
         help="External Redis, e.g. redis://host:6379/0; env ARENA_REDIS_URL. Unset: the private server of "
              "--data-dir.")(f)
 
 
-def bot_ca_option(f: Any) -> Any:
+def bot_ca_option(f: F) -> F:
     return option(
         "--bot-ca", envvar="ARENA_BOT_CA", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
         metavar="FILE",
@@ -181,7 +184,7 @@ def read_bot_ca(path: Path | None) -> bytes | None:
         raise click.BadParameter(str(exc), param_hint="--bot-ca") from None
 
 
-def visibility_timeout_option(f: Any) -> Any:
+def visibility_timeout_option(f: F) -> F:
     return option(
         "--visibility-timeout", "visibility_timeout", type=click.FloatRange(min=0, min_open=True),
         default=DEFAULTS.visibility_timeout_s, show_default=True, metavar="SECONDS",
@@ -189,6 +192,6 @@ def visibility_timeout_option(f: Any) -> Any:
              "by another worker, which runs the match again (the result still counts once).")(f)
 
 
-def deadline_option(f: Any) -> Any:
+def deadline_option(f: F) -> F:
     return option("--deadline-ms", type=click.IntRange(MIN_DEADLINE_MS, MAX_DEADLINE_MS),
                   default=DEFAULTS.deadline_ms, show_default=True, help="Deadline of each decision, milliseconds.")(f)

@@ -116,7 +116,7 @@ class TokenStore:
             if not data["tokens"][drop_key]:
                 data["tokens"].pop(drop_key)
         if key != server:
-            servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+            servers = _servers(data)
             servers[key] = server
             data["servers"] = servers
         self._write(data)
@@ -133,7 +133,7 @@ class TokenStore:
             for name, token in (names.items() if isinstance(names, dict) else ()):
                 data["tokens"].setdefault(arena.key, {}).setdefault(game, {}).setdefault(name, token)
                 moved += 1
-        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        servers = _servers(data)
         servers[arena.key] = arena.server
         data["servers"] = servers
         self._write(data)
@@ -143,7 +143,7 @@ class TokenStore:
         """Every saved owner token of NAME of ``game``: (where, token), ``where`` saying which arena, e.g.
         "arena 3f2a9c... (last reached at 127.0.0.1:50051)"."""
         data = self._load()
-        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        servers = _servers(data)
         out = []
         for key, games in sorted(data["tokens"].items()):
             token = games.get(game, {}).get(name) if isinstance(games, dict) else None
@@ -180,7 +180,7 @@ class TokenStore:
                 and isinstance(games.get(game), dict) and games[game].get(name) and k != arena.key]
         if not keys:
             return f"{self.path} has no token of {name} (it was printed when {name} was first registered)"
-        servers = data.get("servers") if isinstance(data.get("servers"), dict) else {}
+        servers = _servers(data)
         legacy = [k for k in keys if not k.startswith(ARENA_KEY_PREFIX)]
         others = [self.describe(k, servers.get(k)) for k in keys if k.startswith(ARENA_KEY_PREFIX)]
         parts = []
@@ -237,3 +237,9 @@ def token_hints(token_given: bool, tokens: TokenStore, name: str) -> dict[grpc.S
     """What to add to a PERMISSION_DENIED answer: where the token that was refused came from."""
     where = "--token / ARENA_TOKEN" if token_given else tokens.path
     return {grpc.StatusCode.PERMISSION_DENIED: f"the token sent came from {where}"}
+
+
+def _servers(data: dict[str, Any]) -> dict[str, Any]:
+    """The token file's ``servers`` table (arena key -> the address it was last reached at); {} when absent."""
+    servers = data.get("servers")
+    return servers if isinstance(servers, dict) else {}

@@ -120,17 +120,10 @@ def limited_fields(descriptor: Descriptor, prefix: str = "") -> Iterator[tuple[s
     ("Message.field", field descriptor); nested ones are named by their own message type."""
     for field in descriptor.fields:
         name = f"{descriptor.name}.{field.name}"
-        if field.type == FieldDescriptor.TYPE_STRING or _is_repeated(field):
+        if field.type == FieldDescriptor.TYPE_STRING or field.is_repeated:
             yield name, field
-        if field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type is not None:
             yield from limited_fields(field.message_type)
-
-
-def _is_repeated(field: FieldDescriptor) -> bool:
-    repeated = getattr(field, "is_repeated", None)  # protobuf >= 6 deprecates .label
-    if repeated is not None:
-        return bool(repeated)
-    return bool(field.label == FieldDescriptor.LABEL_REPEATED)
 
 
 def message_problem(message: Any, table: dict[str, tuple[int | None, int | None]]) -> str | None:
@@ -142,7 +135,7 @@ def message_problem(message: Any, table: dict[str, tuple[int | None, int | None]
         name = f"{descriptor.name}.{field.name}"
         chars, entries = table.get(name, (FALLBACK_CHARS, FALLBACK_ENTRIES))
         value = getattr(message, field.name)
-        if _is_repeated(field):
+        if field.is_repeated:
             if entries is not None and len(value) > entries:
                 return f"{name} holds {len(value)} entries; the limit is {entries}"
             items = list(value)
@@ -151,7 +144,7 @@ def message_problem(message: Any, table: dict[str, tuple[int | None, int | None]
                 continue
             items = [value]
         for i, item in enumerate(items):
-            where = f"{name}[{i}]" if _is_repeated(field) else name
+            where = f"{name}[{i}]" if field.is_repeated else name
             if field.type == FieldDescriptor.TYPE_STRING and chars is not None and len(item) > chars:
                 return f"{where} is {len(item)} characters long; the limit is {chars}"
             if field.type == FieldDescriptor.TYPE_MESSAGE:

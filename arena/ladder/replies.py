@@ -53,9 +53,10 @@ def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) ->
     stats = {e.bot: e for e in live}
     ratings = [x.rating for x in fit.lines]
     for x in fit.lines:
-        e = stats.get(x.bot)
+        seen = stats.get(x.bot)
         entry = reply.entries.add(rank=1 + sum(1 for r in ratings if r > x.rating), bot=x.bot, rating=x.rating,
-                                  matches=x.matches, wins=e.wins if e else 0, mean_score=e.mean_score if e else 0.0)
+                                  matches=x.matches, wins=seen.wins if seen else 0,
+                                  mean_score=seen.mean_score if seen else 0.0)
         _interval(entry, x.margin, x.low, x.high, x.los_next)
     reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
     return reply

@@ -200,7 +200,7 @@ class FaultTally:
         return f"{self.faults[seat]} faults in this match (max_faults {self.limits.max_faults})"
 
 
-def bot_time_ms(decisions: Sequence[dict], seat: int, upto: int) -> float:
+def bot_time_ms(decisions: Sequence[dict[str, Any]], seat: int, upto: int) -> float:
     """Decide time the bot of ``seat`` used in ``decisions[:upto]``, ms: the sum of ``latency_ms`` of the calls
     it was charged for (re-asks excused by the referee's lag are not counted)."""
     total = 0.0
@@ -240,12 +240,12 @@ class MatchRecord:
 
     match_id: str
     game: str
-    config: dict
+    config: dict[str, Any]
     seed: int | None
-    deals: list
+    deals: list[dict[str, Any]]
     seats: tuple[SeatSpec, ...]
     deadline_ms: int
-    decisions: tuple[dict, ...]
+    decisions: tuple[dict[str, Any], ...]
     faults: tuple[Fault, ...]
     result: MatchResult
     started_at: float
@@ -290,7 +290,7 @@ class MatchRecord:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> MatchRecord:
+    def from_dict(cls, d: dict[str, Any]) -> MatchRecord:
         """Record from its JSON form (version 2, or version 1 read as a match without limits). Raises
         ``RecordError`` naming the field when ``d`` is not a well-formed record (missing or mistyped field,
         unknown game, invalid config or deal). The *content* (legality of the actions, forfeits, the result) is
@@ -398,7 +398,7 @@ def _is_number(x: Any) -> bool:
     return (_is_int(x) or isinstance(x, float)) and math.isfinite(x)
 
 
-def _get(d: dict, key: str, types: type | tuple[type, ...], where: str = "") -> Any:
+def _get(d: dict[str, Any], key: str, types: type | tuple[type, ...], where: str = "") -> Any:
     name = f"record.{where + '.' if where else ''}{key}"
     if key not in d:
         raise RecordError(f"{name} is missing")
@@ -412,14 +412,14 @@ def _get(d: dict, key: str, types: type | tuple[type, ...], where: str = "") -> 
     return value
 
 
-def _int_list(d: dict, key: str, where: str) -> list[int]:
-    values = _get(d, key, list, where)
+def _int_list(d: dict[str, Any], key: str, where: str) -> list[int]:
+    values: list[int] = _get(d, key, list, where)
     if not all(_is_int(x) for x in values):
         raise RecordError(f"record.{where}.{key} must hold integers, got {values!r}")
     return values
 
 
-def _check_decision(i: int, x: Any) -> dict:
+def _check_decision(i: int, x: Any) -> dict[str, Any]:
     where = f"decisions[{i}]"
     if not isinstance(x, dict):
         raise RecordError(f"record.{where} must be an object, got {x!r}")
@@ -479,7 +479,7 @@ def _check_forfeit(i: int, x: Any) -> Forfeit:
     )
 
 
-def _check_limits(x: dict) -> Limits:
+def _check_limits(x: dict[str, Any]) -> Limits:
     values = {}
     for key in ("max_faults", "max_consecutive_timeouts", "lag_threshold_ms", "lag_retries"):
         values[key] = _get(x, key, int, "limits")
@@ -489,6 +489,15 @@ def _check_limits(x: dict) -> Limits:
     if limit < 0:
         raise RecordError(f"record.limits.match_time_limit_s must not be negative, got {limit}")
     return Limits(match_time_limit_s=float(limit), **values)
+
+
+def pending_kind(game: Game, state: Any, seat: int) -> str:
+    """The decision kind pending for ``seat``, a seat of ``game.pending_seats(state)``. Raises ``RuntimeError``
+    for a game whose ``decision_kind`` has none for a pending seat (a bug of the game's plug-in)."""
+    kind = game.decision_kind(state, seat)
+    if kind is None:
+        raise RuntimeError(f"{game.info.game}: seat {seat} is pending but has no decision kind")
+    return kind
 
 
 def describe_legal(game: Game, legal: Sequence[Any]) -> str:

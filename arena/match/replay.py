@@ -14,6 +14,7 @@ from arena.match.record import (
     bot_time_ms,
     describe_legal,
     forfeit_ranks,
+    pending_kind,
 )
 from arena_sdk import wire
 from arena_sdk.games import GAMES
@@ -87,7 +88,7 @@ def replay_differences(record: MatchRecord) -> list[str]:
         if seat != pending[0]:
             diffs.append(f"{where}: seat {seat} applied before seat {pending[0]} (the referee applies seats in "
                          "ascending order)")
-        kind = engine.decision_kind(state, seat)
+        kind = pending_kind(engine, state, seat)
         if dec.get("kind") != kind:
             diffs.append(f"{where}: recorded kind {dec.get('kind')!r}, the game asks seat {seat} for {kind}")
         hand, turn = engine.position(state)

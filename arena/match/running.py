@@ -28,6 +28,7 @@ from arena.match.record import (
     bot_time_ms,
     describe_legal,
     forfeit_ranks,
+    pending_kind,
 )
 from arena_sdk import wire
 from arena_sdk.games import Game
@@ -126,7 +127,7 @@ class RunningMatch:
     stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
     metadata: list[tuple[tuple[str, str], ...] | None] = field(default_factory=list)  # per seat: its bot secret
     sequence: list[int] = field(default_factory=list)
-    decisions: list[dict] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     forfeits: list[Forfeit] = field(default_factory=list)
     forfeited: dict[int, str] = field(default_factory=dict)
@@ -299,7 +300,7 @@ class RunningMatch:
             state = self.state
             pending = engine.pending_seats(state)
             hand, turn = engine.position(state)
-            kinds = [engine.decision_kind(state, seat) for seat in pending]
+            kinds = [pending_kind(engine, state, seat) for seat in pending]
             asked = [seat for seat in pending if self.playing(seat)]
             answers: dict[int, _Answer] = {}
             if asked:

@@ -9,6 +9,7 @@ depend on the order in which the players are listed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 INITIAL_RATING = 1500.0
@@ -17,7 +18,7 @@ K_FACTOR = 32.0
 
 def expected_score(rating: float, opponent: float) -> float:
     """Elo expectation of a player rated ``rating`` against ``opponent`` (both in Elo points), in 0..1."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, (opponent - rating) / 400.0))
 
 
 def pair_score(rank: int, other_rank: int) -> float:

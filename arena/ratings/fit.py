@@ -418,11 +418,13 @@ class _Problem:
 
     def _strengths(self, b: _Block, flat: np.ndarray) -> np.ndarray:
         """Seat strengths (N, rankings, R) of the parameters ``flat`` (R x P, one after the other)."""
-        return (b.S @ flat.reshape(self.r, -1).T).reshape(b.n, b.count, self.r)
+        strengths: np.ndarray = (b.S @ flat.reshape(self.r, -1).T).reshape(b.n, b.count, self.r)
+        return strengths
 
     def _to_params(self, b: _Block, per_seat: np.ndarray) -> np.ndarray:
         """Back from (N, rankings, R) seat values to (R, P) parameter sums."""
-        return (b.ST @ per_seat.reshape(-1, self.r)).T
+        sums: np.ndarray = (b.ST @ per_seat.reshape(-1, self.r)).T
+        return sums
 
     def objective(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
         params = flat.reshape(self.r, -1)
@@ -457,11 +459,13 @@ class _Problem:
             q = _revcumsum(e * vv) * inv
             hv = e * (vv * c - _cumsum(q * inv))
             out = out + self._to_params(b, self.w[b.sl][None, :, :] * hv)
-        return out.ravel()
+        flat_out: np.ndarray = out.ravel()
+        return flat_out
 
     def gradient_norms(self, flat: np.ndarray) -> np.ndarray:
         """Norm of each fit's gradient at ``flat``, shape (R,)."""
-        return np.linalg.norm(self.objective(flat)[1].reshape(self.r, -1), axis=1)
+        norms: np.ndarray = np.linalg.norm(self.objective(flat)[1].reshape(self.r, -1), axis=1)
+        return norms
 
     def seat_hessians(self, flat: np.ndarray) -> list[sparse.csr_matrix]:
         """Per block, minus the log-likelihood's Hessian in the seat strengths (``information.seat_hessian``); R = 1."""
@@ -582,11 +586,13 @@ def fit_ratings(
     prec = _precision(d, prior_sd, tau if d.n_luck else None)
 
     def anchored(theta_logit: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
-        elo = theta_logit * ELO_PER_LOGIT
+        elo: np.ndarray = theta_logit * ELO_PER_LOGIT
         if anchor is not None:
-            return elo - elo[d.bots.index(anchor)] + anchor_rating
+            anchored_elo: np.ndarray = elo - elo[d.bots.index(anchor)] + anchor_rating
+            return anchored_elo
         mask = np.ones(len(elo), bool) if present is None else present
-        return elo - elo[mask].mean() + anchor_rating
+        centred: np.ndarray = elo - elo[mask].mean() + anchor_rating
+        return centred
 
     nb = len(d.bots)
     point = anchored(params[:nb])

@@ -80,7 +80,8 @@ def rating_covariance(designs: Sequence[sparse.csr_matrix], seat_hessians: Seque
     rhs = np.zeros((n_params, n_bots))
     rhs[np.arange(n_bots), np.arange(n_bots)] = 1.0
     cov = np.asarray(lu.solve(rhs))[:n_bots]
-    return (cov + cov.T) / 2.0
+    symmetric: np.ndarray = (cov + cov.T) / 2.0
+    return symmetric
 
 
 def anchored_covariance(cov_logit: np.ndarray, anchor: int | None) -> np.ndarray:
@@ -93,7 +94,8 @@ def anchored_covariance(cov_logit: np.ndarray, anchor: int | None) -> np.ndarray
     else:
         contrast[:, anchor] -= 1.0
     out = contrast @ cov_logit @ contrast.T * ELO_PER_LOGIT**2
-    return (out + out.T) / 2.0
+    symmetric: np.ndarray = (out + out.T) / 2.0
+    return symmetric
 
 
 def difference_sd(cov: np.ndarray, i: int, j: int) -> float:

@@ -47,7 +47,7 @@ def elo_to_score(elo: float) -> float:
         return 1.0
     if elo == -math.inf:
         return 0.0
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def los(wins: int, losses: int) -> float:

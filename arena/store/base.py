@@ -21,8 +21,13 @@ CLUSTER_SCHEME = "redis+cluster://"
 # RedisClusterException too (e.g. SlotNotCoveredError after the client's own retries), which is not a RedisError.
 REDIS_ERRORS: tuple[type[Exception], ...] = (redis.RedisError, RedisClusterException)
 
+# The store's client: a ``redis.Redis`` or a ``redis.cluster.RedisCluster``, made with ``decode_responses=True``.
+# Typed Any on purpose: redis-py types every reply ``bytes | str`` (or ``Awaitable | Any``) whatever
+# ``decode_responses`` says, and the two clients share no typed base. The store's methods type what they return.
+RedisClient = Any
 
-def connect(url: str, client_options: dict[str, Any] | None = None) -> Any:
+
+def connect(url: str, client_options: dict[str, Any] | None = None) -> RedisClient:
     """A redis-py client (``decode_responses=True``) for ``url``: ``redis://`` / ``rediss://`` / ``unix://`` for
     one server, ``redis+cluster://host:port`` for a Redis Cluster (``redis.cluster.RedisCluster``)."""
     options = dict(client_options or {})
@@ -50,15 +55,15 @@ class StoreBase:
     Redis errors (``redis.RedisError``) pass through to the caller.
     """
 
-    def __init__(self, client: redis.Redis, *, initial_rating: float = DEFAULTS.initial_rating,
+    def __init__(self, client: RedisClient, *, initial_rating: float = DEFAULTS.initial_rating,
                  k_factor: float = DEFAULTS.k_factor) -> None:
         self.initial_rating = float(initial_rating)
         self.k_factor = float(k_factor)
         self._client_options: dict[str, Any] = {}
         self._bind(client)
 
-    def _bind(self, client: redis.Redis) -> None:
-        self.client = client
+    def _bind(self, client: RedisClient) -> None:
+        self.client: RedisClient = client
         self._record_result = client.register_script(keys.RECORD_RESULT)
         self._drop_job = client.register_script(keys.DROP_JOB)
         self._cancel = client.register_script(keys.CANCEL_TOURNAMENT)

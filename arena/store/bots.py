@@ -86,7 +86,8 @@ class BotStore(StoreBase):
 
     def owner_hash(self, game: str, name: str) -> str | None:
         """The stored hash of NAME's owner token, or ``None`` when nobody owns NAME."""
-        return self.client.get(owner_key(game, name))
+        stored: str | None = self.client.get(owner_key(game, name))
+        return stored
 
     @staticmethod
     def _bot(h: dict[str, str]) -> BotEntry:

@@ -9,11 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
 
 from arena.core.specs import MatchSpec
 from arena.store import keys
-from arena.store.base import StoreBase
+from arena.store.base import RedisClient, StoreBase
 from arena.store.keys import (
     BOT_CHECK,
     JOBS_GROUP,
@@ -81,7 +80,7 @@ class DeferredMatch:
 class HealthStore(StoreBase):
     """Bot health counters, the unhealthy set, and the deferred matches of each game."""
 
-    def _bind(self, client: redis.Redis) -> None:
+    def _bind(self, client: RedisClient) -> None:
         super()._bind(client)
         self._record_health = client.register_script(keys.RECORD_HEALTH)
         self._mark_healthy = client.register_script(keys.MARK_HEALTHY)

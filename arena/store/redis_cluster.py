@@ -75,7 +75,7 @@ class PrivateRedisCluster:
     def url(self) -> str:
         return f"{CLUSTER_SCHEME}://:{self.password}@127.0.0.1:{self.ports[0]}"
 
-    def _client(self, port: int, socket_timeout: float | None = None) -> redis.Redis[str]:
+    def _client(self, port: int, socket_timeout: float | None = None) -> redis.Redis:
         """A client of the node on ``port`` (with the password), answers decoded."""
         return redis.Redis(port=port, password=self.password, socket_timeout=socket_timeout, decode_responses=True)
 

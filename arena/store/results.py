@@ -153,7 +153,7 @@ class ResultStore(TournamentStore):
             before = [self.initial_rating if r is None else float(r) for r in current]
             deltas = elo_deltas(before, list(ranks), self.k_factor)
             now = time.time()
-            result = {
+            result: dict[str, object] = {
                 "match_id": match_id, "game": game, "tournament": tournament_id, "seats": list(seats),
                 "scores": list(scores), "ranks": list(ranks), "faults": list(faults),
                 "ratings_before": before, "deltas": deltas, "k": self.k_factor, "stored_at": now,

@@ -95,7 +95,8 @@ class TournamentStore(JobStore):
 
     def tournament_game(self, tournament_id: str) -> str | None:
         """Game of a stored tournament, or ``None`` when the id is unknown."""
-        return self.client.hget(TOURNAMENTS, tournament_id)
+        game: str | None = self.client.hget(TOURNAMENTS, tournament_id)
+        return game
 
     def create_tournament(self, info: TournamentInfo, specs: Sequence[MatchSpec] = ()) -> None:
         """Store a new tournament (state "running", 0 matches done) and queue its matches ``specs``, in order, in
@@ -107,7 +108,7 @@ class TournamentStore(JobStore):
             raise StoreError(f"tournament {info.id} is of {info.game}; every match spec must be too")
         if specs:
             self.ensure_job_group(info.game)
-        spec = {
+        stored_spec = {
             "bots": list(info.bots),
             "seats_per_match": info.seats_per_match,
             "rounds": info.rounds,
@@ -125,7 +126,7 @@ class TournamentStore(JobStore):
         pipe.hset(tournament_key(info.game, info.id), mapping={
             "id": info.id,
             "game": info.game,
-            "spec": json.dumps(spec),
+            "spec": json.dumps(stored_spec),
             "matches_total": info.matches_total,
             "matches_done": 0,
             "faults": 0,
@@ -249,7 +250,8 @@ class TournamentStore(JobStore):
 
     def tournament_state(self, game: str, tournament_id: str) -> str | None:
         """State of a tournament ("running" | "finished" | "cancelled"), ``None`` when unknown."""
-        return self.client.hget(tournament_key(game, tournament_id), "state")
+        state: str | None = self.client.hget(tournament_key(game, tournament_id), "state")
+        return state
 
     def cancel_tournament(self, tournament_id: str, *, now: float | None = None) -> tuple[TournamentInfo, int]:
         """Cancel a running tournament: its state becomes "cancelled" and its jobs that no worker has received

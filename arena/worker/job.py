@@ -45,7 +45,7 @@ from arena.core.config import DEFAULTS
 from arena.core.seeds import deal_seed
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels
-from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, Store
+from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
 from arena.worker.health import charged_outcomes
 
@@ -62,11 +62,11 @@ class InputsAhead:
 
     def __init__(self, store: Store, spec: MatchSpec) -> None:
         self.read_at = time.monotonic()  # when the read started: its answers are at least this fresh
-        self.task: asyncio.Task[Any] = asyncio.create_task(asyncio.to_thread(
+        self.task: asyncio.Task[MatchInputs] = asyncio.create_task(asyncio.to_thread(
             store.match_inputs, spec.game, spec.match_id, spec.tournament, list(spec.seats)))
         self.task.add_done_callback(_consume_exception)
 
-    async def fresh(self) -> Any:
+    async def fresh(self) -> MatchInputs | None:
         if time.monotonic() - self.read_at > INPUTS_FRESH_S:
             self.task.cancel()
             return None
@@ -122,7 +122,7 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
                       job.game, deliveries, max_deliveries)
             return "failed"
         # every read before the match: one pipelined round trip (Store.match_inputs), made ahead when it could be
-        inputs = await ahead.fresh() if ahead is not None else None
+        inputs: MatchInputs | None = await ahead.fresh() if ahead is not None else None
         if inputs is None:
             inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
                                              list(spec.seats))

@@ -346,8 +346,8 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurr
         worker.closing = True
         worker.poke.set()
         _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
-        for task in late_beat:  # a heartbeat stuck in Redis: give up on it
-            task.cancel()
+        for stuck in late_beat:  # a heartbeat stuck in Redis: give up on it
+            stuck.cancel()
         with contextlib.suppress(*REDIS_ERRORS):
             await worker.beat(stopped=True)
         if channels is None:
