@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.core.errors import ArenaError
 from arena_sdk import wire
 from arena_sdk.games import GAMES, Game
 
@@ -31,7 +32,7 @@ RECORD_VERSION = 2
 READ_VERSIONS = (1, 2)
 
 
-class RecordError(ValueError):
+class RecordError(ArenaError, ValueError):
     """A match record (dict or JSON file) that is not a well-formed record; the message names the bad field."""
 
 

@@ -76,6 +76,7 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.sparse import linalg as sparse_linalg
 
+from arena.core.errors import ArenaError
 from arena.ratings.information import anchored_covariance, difference_sd, rating_covariance, seat_hessian
 from arena.ratings.margins import ELO_PER_LOGIT
 
@@ -87,7 +88,7 @@ BOOTSTRAP_GTOL = 1e-5  # gradient norm at which a bootstrap refit stops (its err
 TAU_BOUNDS = (0.02, 5.0)  # search range of the deal-luck sd, natural-log odds (3.5 .. 870 Elo)
 
 
-class FitError(ValueError):
+class FitError(ArenaError, ValueError):
     """A batch fit that cannot be done; the message names the bad value (a match, a bot, a parameter)."""
 
 

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from arena.core.errors import ArenaError
 from arena.ratings.margins import elo_to_score, pairwise_counts, score_to_elo
 
 REGULARIZE = 1e-3  # pseudo-count of an empty outcome category (fishtest's regularize)
@@ -58,7 +59,7 @@ H0 = "H0"
 H1 = "H1"
 
 
-class SprtError(ValueError):
+class SprtError(ArenaError, ValueError):
     """An SPRT input that cannot be used; the message names the bad value."""
 
 

@@ -10,6 +10,7 @@ import redis
 from redis.exceptions import RedisClusterException
 
 from arena.core.config import DEFAULTS
+from arena.core.errors import ArenaError
 from arena.store import keys
 
 CHUNK = 500  # entries per pipelined batch of reads
@@ -38,7 +39,7 @@ def connect(url: str, client_options: dict[str, Any] | None = None) -> RedisClie
     return redis.Redis.from_url(url, decode_responses=True, **options)
 
 
-class StoreError(RuntimeError):
+class StoreError(ArenaError, RuntimeError):
     """A stored value is missing or inconsistent, or an atomic update could not be applied."""
 
 

@@ -15,11 +15,13 @@ import json
 import zlib
 from typing import Any
 
+from arena.core.errors import ArenaError
+
 PREFIX = b"z1:"
 _MISSING = "\x00missing"  # marks a field absent from one decision (decisions need not share every key)
 
 
-class RecordCodecError(ValueError):
+class RecordCodecError(ArenaError, ValueError):
     """Stored text that is neither a packed record nor a JSON record."""
 
 

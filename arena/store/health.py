@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from arena.core.specs import MatchSpec
 from arena.store import keys
 from arena.store.base import RedisClient, StoreBase

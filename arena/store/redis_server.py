@@ -30,6 +30,8 @@ from pathlib import Path
 
 import redis
 
+from arena.core.errors import ArenaError
+
 URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
 PORT_FILE = "redis.port"
@@ -44,7 +46,7 @@ LOADING_TIMEOUT_S = 120.0  # a restarted Redis reads its appendonly file before 
 STOP_TIMEOUT_S = 10.0
 
 
-class RedisStartError(RuntimeError):
+class RedisStartError(ArenaError, RuntimeError):
     """``redis-server`` could not be found or started; the message ends with the tail of its log."""
 
 
