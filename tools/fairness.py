@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from arena.ratings import MatchResult, fit_ratings
+from arena.ratings import RatedMatch, fit_ratings
 from arena_sdk import MatchInfo, play_game
 from arena_sdk.games.taki import TakiAction
 from sample_bots.heuristic_bot import HeuristicBot
@@ -177,7 +177,7 @@ def plan_stream(plan: str, roster: Sequence[float], rng: random.Random) -> Itera
                     yield Table(tuple(roster[i] for i in seating), fresh, f"d{fresh}")
 
 
-def resolved(matches: Sequence[MatchResult], truth: Sequence[str], replicates: int, seed: int) -> tuple[bool, float]:
+def resolved(matches: Sequence[RatedMatch], truth: Sequence[str], replicates: int, seed: int) -> tuple[bool, float]:
     """Whether the fit orders the bots as ``truth`` (best first) with disjoint neighbouring intervals, and the
     deal-luck sd it found (Elo). Cheap screens first: the point fit's order, then a 30-replicate bootstrap that
     must come close (every gap at least 3/4 of the two margins); only then the full bootstrap."""
@@ -202,7 +202,7 @@ def matches_needed(game: str, bots: int, plan: str, rep: int, step: int, cap: in
     truth = [bot_label(p) for p in roster]
     rng = random.Random(f"{game}:{bots}:{plan}:{rep}")
     stream = plan_stream(plan, roster, rng)
-    matches: list[MatchResult] = []
+    matches: list[RatedMatch] = []
     target = step
     tau = 0.0
     while len(matches) < cap:
@@ -210,7 +210,7 @@ def matches_needed(game: str, bots: int, plan: str, rep: int, step: int, cap: in
             t = next(stream)
             mid = f"{rep}-{len(matches)}"
             ranks = play(game, t.seats, t.deal_seed, mid)
-            matches.append(MatchResult(tuple(bot_label(p) for p in t.seats), ranks, deal=t.deal, match_id=mid))
+            matches.append(RatedMatch(tuple(bot_label(p) for p in t.seats), ranks, deal=t.deal, match_id=mid))
         done, tau = resolved(matches, truth, replicates, rep)
         if done:
             return len(matches), True, time.process_time() - start, tau
@@ -227,7 +227,7 @@ def calibrate(game: str, roster: Sequence[float], matches: int, workers: int) ->
         tables.append((game, tuple(seats), rng.getrandbits(63), f"c{k}"))
     with ProcessPoolExecutor(workers) as pool:
         ranks = list(pool.map(_play_args, tables, chunksize=20))
-    results = [MatchResult(tuple(bot_label(p) for p in t[1]), r, match_id=t[3]) for t, r in zip(tables, ranks)]
+    results = [RatedMatch(tuple(bot_label(p) for p in t[1]), r, match_id=t[3]) for t, r in zip(tables, ranks)]
     fit = fit_ratings(results, replicates=100)
     print(f"{game}: {matches} random-deal matches")
     for s in fit.standings():

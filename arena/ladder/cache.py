@@ -36,7 +36,7 @@ from typing import Any
 from redis.client import NEVER_DECODE
 
 from arena.ladder.fits import CachedFit, elsewhere, fit_document, fit_elsewhere, matches_count, refit
-from arena.ratings.fit import MatchResult
+from arena.ratings.fit import RatedMatch
 from arena.ratings.ladder import PairCounts
 from arena.store import Store, StoreError
 from arena.store.base import REDIS_ERRORS
@@ -177,12 +177,12 @@ class RatingsCache:
             if n_rows > stored:  # a copy of another log (Redis emptied and refilled): read everything again
                 blob, n_rows = None, 0
             start, n_pairs0 = min(counts.results, n_rows), counts.results
-            new: list[MatchResult] = []
+            new: list[RatedMatch] = []
             for pos, result in enumerate(self._read_results(game, start, stored), start):
                 if pos >= counts.results:
                     counts.add(result["seats"], result["ranks"])
                 if pos >= n_rows:
-                    new.append(MatchResult.from_stored(result))
+                    new.append(RatedMatch.from_stored(result))
             if counts.results > n_pairs0:
                 self._set_locked(lock, token, ratings_pairs_key(game),
                                  json.dumps({"computed_at": time.time(), **counts.to_dict()}))
@@ -218,7 +218,7 @@ class RatingsCache:
             cached = self._cached(tournament_fit_key(game, tournament_id))
             if cached is not None and cached.results >= len(ids):
                 return True  # another process fitted these while this one waited for the lock
-            matches = [MatchResult.from_stored(r) for r in self._get_results(game, ids)]
+            matches = [RatedMatch.from_stored(r) for r in self._get_results(game, ids)]
             if matches:
                 fit_now = fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else fit_elsewhere
                 doc = fit_now(matches, len(matches), self.seed, True)

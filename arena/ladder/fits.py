@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.ratings.fit import MatchResult
+from arena.ratings.fit import RatedMatch
 from arena.ratings.ladder import RatedLine, fit_for_ladder, fit_lines
 
 
@@ -101,7 +101,7 @@ def decode_matches(blob: bytes | None) -> tuple[list[str], list[list[Any]]]:
         raise ValueError(f"malformed compact matches: {exc}") from exc
 
 
-def refit(blob: bytes | None, new: list[MatchResult], seed: int, fit: bool) -> tuple[bytes, CachedFit | None]:
+def refit(blob: bytes | None, new: list[RatedMatch], seed: int, fit: bool) -> tuple[bytes, CachedFit | None]:
     """Extend the compact copy ``blob`` with the results ``new`` (log order) and, when ``fit``, fit them all.
     Returns the new copy and the ``CachedFit`` (None when not asked). Raises ``ValueError`` for a malformed copy,
     ``FitError`` for a bad match."""
@@ -116,7 +116,7 @@ def refit(blob: bytes | None, new: list[MatchResult], seed: int, fit: bool) -> t
     out = encode_matches(bots, rows)
     if not fit or not rows:
         return out, None
-    matches = [MatchResult(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
+    matches = [RatedMatch(tuple(bots[i] for i in seats), tuple(ranks), deal, None, mid)
                for deal, mid, seats, ranks in rows]
     return out, fit_document(matches, len(rows), seed, False)
 
@@ -141,7 +141,7 @@ def elsewhere(name: str, *args: Any) -> Any:
     return pickle.loads(done.stdout)
 
 
-def fit_elsewhere(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
+def fit_elsewhere(matches: Sequence[RatedMatch], count: int, seed: int, all_pairs: bool) -> CachedFit:
     """``fit_document`` run by ``elsewhere``."""
     doc: CachedFit = elsewhere("fit_document", list(matches), count, seed, all_pairs)
     return doc
@@ -166,7 +166,7 @@ def _fit_child() -> None:
     sys.stdout.buffer.flush()
 
 
-def fit_document(matches: Sequence[MatchResult], count: int, seed: int, all_pairs: bool) -> CachedFit:
+def fit_document(matches: Sequence[RatedMatch], count: int, seed: int, all_pairs: bool) -> CachedFit:
     """``fit_for_ladder`` over ``matches`` as a ``CachedFit`` counting ``count`` results; ``all_pairs``: with the
     LOS of every pair (tournament fits). Raises ``FitError`` (no match, a bad match)."""
     start, cpu = time.perf_counter(), time.process_time()

@@ -6,7 +6,7 @@
 * ``margins``: Elo difference +/- margin and LOS from win/draw/loss counts (the chess tools' formulas);
 * ``sprt``: the sequential probability ratio test on paired blocks ("is V2 better than V1?").
 
-Usage: ``from arena.ratings import fit_ratings, MatchResult, elo_margin, SprtState`` and
+Usage: ``from arena.ratings import fit_ratings, RatedMatch, elo_margin, SprtState`` and
 ``from arena.ratings import sprt`` then ``sprt.update(state, outcome)``, ``sprt.llr(...)``, ``sprt.verdict(...)``.
 The live-Elo names are imported here eagerly (the store needs them and they cost nothing); the names of the other
 modules resolve on first use, so that importing the arena does not import numpy and scipy.
@@ -21,7 +21,7 @@ from arena.ratings.elo import INITIAL_RATING, K_FACTOR, elo_deltas, expected_sco
 
 _LAZY = {
     # fit
-    "DEFAULT_REPLICATES": "fit", "FitError": "fit", "FitResult": "fit", "MatchResult": "fit", "Standing": "fit",
+    "DEFAULT_REPLICATES": "fit", "FitError": "fit", "FitResult": "fit", "RatedMatch": "fit", "Standing": "fit",
     "fit_ratings": "fit",
     # margins
     "ELO_PER_LOGIT": "margins", "EloEstimate": "margins", "elo_margin": "margins", "elo_to_score": "margins",

@@ -93,8 +93,9 @@ class FitError(ArenaError, ValueError):
 
 
 @dataclass(frozen=True)
-class MatchResult:
-    """One match as the fit reads it.
+class RatedMatch:
+    """One match as the fit reads it: the bots in seat order and how they ranked (``from_stored`` reads a result
+    the store keeps).
 
     Attributes:
         bots: bot ids in seat order (seat 0 first), distinct, N >= 2.
@@ -130,7 +131,7 @@ class MatchResult:
                 raise FitError(f"hands must be a permutation of 0..{n - 1}, got {list(self.hands)}")
 
     @classmethod
-    def from_stored(cls, result: Mapping[str, Any]) -> MatchResult:
+    def from_stored(cls, result: Mapping[str, Any]) -> RatedMatch:
         """From a stored result (``ResultStore.get_result``: "seats", "ranks", "seed", "match_id"). The deal id is
         ``"<seed>/<N>"`` (a seed deals differently for another seat count); no seed: a deal of its own. Raises
         ``FitError`` for a missing field or a bad match."""
@@ -148,7 +149,7 @@ class MatchResult:
         return seat if self.hands is None else self.hands[seat]
 
 
-def _group_key(m: MatchResult) -> str:
+def _group_key(m: RatedMatch) -> str:
     if m.deal is not None:
         return f"d{type(m.deal).__name__}:{m.deal!s}"
     if m.match_id is not None:
@@ -156,7 +157,7 @@ def _group_key(m: MatchResult) -> str:
     return f"c:{m.bots!r}{m.ranks!r}{m.hands!r}"
 
 
-def _sort_key(m: MatchResult) -> tuple[str, tuple[str, ...], tuple[int, ...], tuple[int, ...], str]:
+def _sort_key(m: RatedMatch) -> tuple[str, tuple[str, ...], tuple[int, ...], tuple[int, ...], str]:
     return (_group_key(m), m.bots, m.ranks, m.hands or (), m.match_id or "")
 
 
@@ -314,7 +315,7 @@ class _Design:
     weight per ranking (1 / number of orders of its match), the bootstrap group of every ranking, and the
     parameter layout ``[theta (bots) | seat effects | luck effects]``."""
 
-    def __init__(self, matches: Sequence[MatchResult], seat_effects: bool, deal_effects: bool) -> None:
+    def __init__(self, matches: Sequence[RatedMatch], seat_effects: bool, deal_effects: bool) -> None:
         ordered = sorted(matches, key=_sort_key)
         self.bots = tuple(sorted({b for m in ordered for b in m.bots}))
         bot_index = {b: i for i, b in enumerate(self.bots)}
@@ -517,7 +518,7 @@ def _laplace(d: _Design, prior_sd: float | None, tau: float, start: np.ndarray) 
 
 
 def fit_ratings(
-    matches: Sequence[MatchResult],
+    matches: Sequence[RatedMatch],
     *,
     replicates: int = DEFAULT_REPLICATES,
     seed: int = 0,
@@ -531,7 +532,7 @@ def fit_ratings(
     """Fit the ratings of every bot of ``matches`` (module docstring: model, anchor, bootstrap).
 
     Args:
-        matches: ``MatchResult``s of one game (any order; the order changes nothing).
+        matches: ``RatedMatch``s of one game (any order; the order changes nothing).
         replicates: bootstrap replicates (0: point estimates only, no intervals or LOS).
         seed: seed of the bootstrap draws (``numpy.random.default_rng(seed)``).
         level: interval confidence, in (0, 1) (0.95: rating -/+ 1.96 bootstrap standard deviations).
@@ -640,3 +641,6 @@ def fit_ratings(
         luck_effects=d.n_luck, groups=d.groups, level=level, replicates=replicates, seed=seed, anchor=anchor,
         anchor_rating=anchor_rating, covariance=covariance,
     )
+
+
+MatchResult = RatedMatch  # TODO(lead): alias for the files under rewrite (arena/tournaments/until_separated.py)

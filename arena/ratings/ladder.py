@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, MatchResult, fit_ratings
+from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, RatedMatch, fit_ratings
 from arena.ratings.margins import elo_margin, los
 
 LEVEL = 0.95
@@ -186,20 +186,20 @@ def ladder_replicates(matches: int) -> int:
     return max(MIN_REPLICATES, min(DEFAULT_REPLICATES, REPLICATE_BUDGET // matches))
 
 
-def _deal_key(m: MatchResult) -> str:
+def _deal_key(m: RatedMatch) -> str:
     return f"d:{m.deal}" if m.deal is not None else f"m:{m.match_id}"
 
 
-def tau_sample(matches: Sequence[MatchResult], size: int = TAU_SAMPLE_MATCHES) -> list[MatchResult]:
+def tau_sample(matches: Sequence[RatedMatch], size: int = TAU_SAMPLE_MATCHES) -> list[RatedMatch]:
     """A fixed subsample of whole deals (every table of a deal, or a match without a shared deal) with at least
     ``size`` matches (all when there are fewer): the deals in the order of their ids (seeds are hashes, so that
     order is as good as random), independent of the order of ``matches``."""
     if len(matches) <= size:
         return list(matches)
-    groups: dict[str, list[MatchResult]] = {}
+    groups: dict[str, list[RatedMatch]] = {}
     for m in matches:
         groups.setdefault(_deal_key(m), []).append(m)
-    out: list[MatchResult] = []
+    out: list[RatedMatch] = []
     for key in sorted(groups):
         out += groups[key]
         if len(out) >= size:
@@ -207,7 +207,7 @@ def tau_sample(matches: Sequence[MatchResult], size: int = TAU_SAMPLE_MATCHES) -
     return out
 
 
-def fit_for_ladder(matches: Sequence[MatchResult], *, seed: int = 0,
+def fit_for_ladder(matches: Sequence[RatedMatch], *, seed: int = 0,
                    replicates: int | None = None) -> FitResult:
     """The batch fit of a ladder or a tournament: ``fit_ratings`` with seat and deal-luck effects, 95 % bootstrap
     intervals over deals, mean rating 1500.

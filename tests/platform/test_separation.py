@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from arena.core.errors import TournamentError
-from arena.ratings.fit import MatchResult, fit_ratings
+from arena.ratings.fit import RatedMatch, fit_ratings
 from arena.store import Store, TournamentInfo
 from arena.store.separation import separation_record
 from arena.tournaments import until_separated as separation
@@ -29,17 +29,17 @@ BOTS = ("a@1", "b@1", "c@1")
 CLEAR = 150
 
 
-def _ordered_results(n_deals: int) -> list[MatchResult]:
+def _ordered_results(n_deals: int) -> list[RatedMatch]:
     """a beats b beats c at every table: each pair once per deal, a deal of its own per match."""
     out = []
     for d in range(n_deals):
         hi, lo = list(itertools.combinations(BOTS, 2))[d % 3]
         seats = (hi, lo) if d % 2 == 0 else (lo, hi)
-        out.append(MatchResult(seats, (1, 2) if seats[0] == hi else (2, 1), f"deal{d}/2", None, f"m{d}"))
+        out.append(RatedMatch(seats, (1, 2) if seats[0] == hi else (2, 1), f"deal{d}/2", None, f"m{d}"))
     return out
 
 
-def _fit(results: list[MatchResult]) -> Any:
+def _fit(results: list[RatedMatch]) -> Any:
     return fit_ratings(results, replicates=separation.REPLICATES, seed=separation.bootstrap_seed("t1"))
 
 
@@ -65,7 +65,7 @@ def test_too_few_deals_never_count_as_separated() -> None:
 
 def test_overlapping_bots_get_another_round_until_the_cap() -> None:
     # b and c split their games (deals 2, 5, 8, ...: c wins the odd ones); a beats both
-    results = [MatchResult(m.bots, (m.ranks[1], m.ranks[0]), m.deal, None, m.match_id)
+    results = [RatedMatch(m.bots, (m.ranks[1], m.ranks[0]), m.deal, None, m.match_id)
                if set(m.bots) == {"b@1", "c@1"} and int(m.match_id[1:]) % 2 else m
                for m in _ordered_results(CLEAR)]
     fit = _fit(results)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from arena.ratings import MatchResult
+from arena.ratings import RatedMatch
 from arena.ratings.margins import ELO_PER_LOGIT
 
 
@@ -37,7 +37,7 @@ def logits(elos: Mapping[str, float]) -> dict[str, float]:
 
 
 def random_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: int, matches: int,
-                 luck_sd: float = 0.0) -> list[MatchResult]:
+                 luck_sd: float = 0.0) -> list[RatedMatch]:
     """``matches`` tables of ``seats`` bots drawn at random, each with a fresh deal (no deal id)."""
     strengths = logits(elos)
     bots = sorted(strengths)
@@ -45,12 +45,12 @@ def random_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: int
     for k in range(matches):
         table = [str(b) for b in rng.choice(bots, size=seats, replace=False)]
         ranks = play(rng, strengths, table, rng.normal(0.0, luck_sd, size=seats))
-        out.append(MatchResult(tuple(table), ranks, match_id=f"m{k:05d}"))
+        out.append(RatedMatch(tuple(table), ranks, match_id=f"m{k:05d}"))
     return out
 
 
 def duplicate_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: int, rounds: int,
-                    luck_sd: float, lucky: str | None = None) -> list[MatchResult]:
+                    luck_sd: float, lucky: str | None = None) -> list[RatedMatch]:
     """Duplicate deals: in each round the bots are split at random into tables of ``seats``, and each of
     ``seats`` deals is played at every table (no bot sees a deal twice when there are 2+ tables; the seating
     rotates with the deal so that every bot holds every hand once per round). Hand h of a deal has luck
@@ -71,14 +71,14 @@ def duplicate_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: 
                     best = int(np.argmax(luck))
                     here = table.index(lucky)
                     table[here], table[best] = table[best], table[here]
-                out.append(MatchResult(tuple(table), play(rng, strengths, table, luck), deal=f"deal{deal}",
+                out.append(RatedMatch(tuple(table), play(rng, strengths, table, luck), deal=f"deal{deal}",
                                        match_id=f"m{deal:05d}-{g}"))
             deal += 1
     return out
 
 
 def rotated_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: int, deals: int,
-                  luck_sd: float) -> list[MatchResult]:
+                  luck_sd: float) -> list[RatedMatch]:
     """Seat rotation of one deal by the same bots: each deal goes to ``seats`` bots drawn at random, who play it
     ``seats`` times, seat i held by ``table[(i + r) % seats]`` in rotation r (every bot holds every hand once).
     Hand h of a deal has luck ``N(0, luck_sd)`` at every table."""
@@ -90,6 +90,6 @@ def rotated_deals(rng: np.random.Generator, elos: Mapping[str, float], seats: in
         luck = rng.normal(0.0, luck_sd, size=seats)
         for r in range(seats):
             table = [group[(i + r) % seats] for i in range(seats)]
-            out.append(MatchResult(tuple(table), play(rng, strengths, table, luck), deal=f"deal{deal}",
+            out.append(RatedMatch(tuple(table), play(rng, strengths, table, luck), deal=f"deal{deal}",
                                    match_id=f"m{deal:05d}-{r}"))
     return out

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from ratings_sim import random_deals, rotated_deals
 
-from arena.ratings import FitError, MatchResult, fit_ratings
+from arena.ratings import FitError, RatedMatch, fit_ratings
 
 PLAIN = {"seat_effects": False, "deal_effects": False, "prior_sd": None, "replicates": 0}
 
 
-def three_bot_matches() -> list[MatchResult]:
+def three_bot_matches() -> list[RatedMatch]:
     """A>B>C once, A>C>B once, B>A>C three times, C>A>B three times (3-seat matches).
 
     By symmetry B and C are equal; with t = theta_A - theta_B and x = e^t the Plackett-Luce log-likelihood is
@@ -23,7 +23,7 @@ def three_bot_matches() -> list[MatchResult]:
     ln 2 = 400 log10(2) = 120.41 Elo above B and C. Anchored at mean 1500: A 1580.27, B = C 1459.86.
     (Pairwise Bradley-Terry would give a different answer, ln(5/3): the fit is Plackett-Luce.)"""
     orders = [("A", "B", "C")] + [("A", "C", "B")] + [("B", "A", "C")] * 3 + [("C", "A", "B")] * 3
-    return [MatchResult(o, (1, 2, 3)) for o in orders]
+    return [RatedMatch(o, (1, 2, 3)) for o in orders]
 
 
 def test_golden_three_bots() -> None:
@@ -43,22 +43,22 @@ def test_golden_anchor_bot() -> None:
 def test_golden_two_players_a_tie_is_half_a_win() -> None:
     # A beats B twice, they tie once, B beats A once: a tie is split into both orders at half weight, so A has
     # 2.5 of 4 points: ln(2.5 / 1.5) = 400 log10(5/3) = 88.74 Elo apart, 1544.37 and 1455.63.
-    matches = [MatchResult(("A", "B"), (1, 2)), MatchResult(("B", "A"), (2, 1)), MatchResult(("A", "B"), (1, 1)),
-               MatchResult(("A", "B"), (2, 1))]
+    matches = [RatedMatch(("A", "B"), (1, 2)), RatedMatch(("B", "A"), (2, 1)), RatedMatch(("A", "B"), (1, 1)),
+               RatedMatch(("A", "B"), (2, 1))]
     fit = fit_ratings(matches, **PLAIN)
     assert fit.ratings["A"] == pytest.approx(1544.370, abs=1e-3)
     assert fit.ratings["B"] == pytest.approx(1455.630, abs=1e-3)
 
 
 def test_ties_are_symmetric() -> None:
-    matches = [MatchResult(("A", "B", "C"), (1, 1, 3)), MatchResult(("C", "B", "A"), (3, 1, 1))] * 3
+    matches = [RatedMatch(("A", "B", "C"), (1, 1, 3)), RatedMatch(("C", "B", "A"), (3, 1, 1))] * 3
     fit = fit_ratings(matches, seat_effects=False, replicates=0)
     assert fit.ratings["A"] == pytest.approx(fit.ratings["B"], abs=1e-6)
     assert fit.ratings["C"] < fit.ratings["A"] - 100
 
 
 def test_prior_keeps_a_perfect_record_finite() -> None:
-    fit = fit_ratings([MatchResult(("A", "B"), (1, 2))] * 5, replicates=20)
+    fit = fit_ratings([RatedMatch(("A", "B"), (1, 2))] * 5, replicates=20)
     assert math.isfinite(fit.ratings["A"]) and 1500 < fit.ratings["A"] < 4000
     assert fit.ratings["A"] - 1500 == pytest.approx(1500 - fit.ratings["B"])
 
@@ -72,7 +72,7 @@ def test_seat_effect_is_recovered() -> None:
         table = [str(b) for b in rng.choice(bots, 3, replace=False)]
         totals = np.array([0.6, 0.0, 0.0]) + rng.gumbel(size=3)
         ranks = tuple(int(r) for r in 1 + np.argsort(np.argsort(-totals)))
-        matches.append(MatchResult(tuple(table), ranks, match_id=str(k)))
+        matches.append(RatedMatch(tuple(table), ranks, match_id=str(k)))
     fit = fit_ratings(matches, replicates=0)
     seat = fit.seat_effects[3]
     assert seat[0] - (seat[1] + seat[2]) / 2 == pytest.approx(104.2, abs=30)
@@ -115,7 +115,7 @@ def test_deal_luck_is_taken_out() -> None:
     assert np.mean(spread_with) == pytest.approx(240, abs=40)
     assert np.mean(spread_without) < 0.85 * np.mean(spread_with)
 
-    fresh = [MatchResult(m.bots, m.ranks, deal=f"fresh{i}") for i, m in enumerate(matches)]
+    fresh = [RatedMatch(m.bots, m.ranks, deal=f"fresh{i}") for i, m in enumerate(matches)]
     a = fit_ratings(fresh, replicates=5)
     b = fit_ratings(fresh, replicates=5, deal_effects=False)
     assert a.luck_effects == 0 and a.ratings == b.ratings and np.array_equal(a.samples, b.samples)
@@ -156,13 +156,13 @@ def test_intervals_los_and_standings() -> None:
 
 
 def test_from_stored_result() -> None:
-    m = MatchResult.from_stored({"match_id": "t1-000003", "seats": ["x@1", "y@1", "z@2"], "ranks": [2, 1, 2],
+    m = RatedMatch.from_stored({"match_id": "t1-000003", "seats": ["x@1", "y@1", "z@2"], "ranks": [2, 1, 2],
                                  "seed": 42, "scores": [5, 1, 5]})
     assert m.bots == ("x@1", "y@1", "z@2") and m.ranks == (2, 1, 2) and m.deal == "42/3"
     assert m.match_id == "t1-000003"
-    assert MatchResult.from_stored({"seats": ["a", "b"], "ranks": [1, 2]}).deal is None
+    assert RatedMatch.from_stored({"seats": ["a", "b"], "ranks": [1, 2]}).deal is None
     with pytest.raises(FitError):
-        MatchResult.from_stored({"seats": ["a", "b"]})
+        RatedMatch.from_stored({"seats": ["a", "b"]})
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,7 @@ def test_from_stored_result() -> None:
 )
 def test_bad_match_is_refused(bots: tuple[str, ...], ranks: tuple[int, ...], hands: tuple[int, ...] | None) -> None:
     with pytest.raises(FitError):
-        MatchResult(bots, ranks, hands=hands)
+        RatedMatch(bots, ranks, hands=hands)
 
 
 @pytest.mark.parametrize(
@@ -189,7 +189,7 @@ def test_a_perfect_record_gets_a_wide_interval() -> None:
     """Two bots, 10 matches (seats alternating), all won by one: every bootstrap replicate is again 10 wins, so
     the bootstrap sd is ~0 (it gave +/- 10.5 Elo); the information floor (``arena.ratings.information``) gives the
     honest width under the 1000 Elo prior: per rating 1.96 * 292 = 572 Elo, LOS Phi(851 / 584) = 0.93."""
-    matches = [MatchResult(("A", "B") if k % 2 else ("B", "A"), (1, 2) if k % 2 else (2, 1), deal=f"d{k}")
+    matches = [RatedMatch(("A", "B") if k % 2 else ("B", "A"), (1, 2) if k % 2 else (2, 1), deal=f"d{k}")
                for k in range(10)]
     fit = fit_ratings(matches, replicates=50)
     assert fit.ratings["A"] == pytest.approx(1925.6, abs=0.1)
