@@ -81,6 +81,7 @@ from arena.store import Store  # noqa: E402
 from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena.worker import job as match_job
 from arena.worker import loop as scheduler  # noqa: E402
+from arena.worker.settings import WorkerSettings  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
 from sample_bots.random_bot import RandomBot  # noqa: E402
@@ -258,7 +259,7 @@ class QueueWorker:
 
         match_job.run_job = counted  # type: ignore[assignment]
         self.task = asyncio.create_task(scheduler.worker_loop(
-            self.store, f"bench-{self.tag}", self.stop, concurrency=self.concurrency, block_ms=50,
+            self.store, f"bench-{self.tag}", self.stop, WorkerSettings(concurrency=self.concurrency, block_ms=50),
             channels=self.pool))
         await self.batch(self.concurrency, "warm")  # its start-up (group, bot checks, first claims) is done
         return self

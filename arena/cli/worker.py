@@ -55,6 +55,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
         return
     from arena.store.redis_server import resolve_redis_url
     from arena.worker.loop import run_worker
+    from arena.worker.settings import WorkerSettings
 
     url = redis_url or resolve_redis_url(data_dir)
     if url is None:
@@ -79,8 +80,9 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             # a URL found in the data directory is looked up again after Redis errors: `arena serve` may have been
             # restarted and its private Redis may listen on another port now
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
-            run_worker(url, concurrency=concurrency, name=name, stop=stop, visibility_timeout_s=visibility_timeout,
-                       resolve_url=resolve, bot_ca=bot_ca_pem)
+            settings = WorkerSettings(concurrency=concurrency, visibility_timeout_s=visibility_timeout,
+                                      bot_ca=bot_ca_pem)
+            run_worker(url, settings, name=name, stop=stop, resolve_url=resolve)
             if stop.is_set():
                 sayer.join(1.0)
             click.echo(f"{label} stopped")

@@ -21,6 +21,10 @@ class Defaults:
             hangs there delays its match (or its result) by at most this much.
         workers: embedded workers of ``arena serve``.
         concurrency: matches one worker runs at once.
+        block_ms: longest wait of a worker's blocking read of new jobs, milliseconds; bounds how long a worker takes
+            to notice a stop request.
+        drain_s: on stop, how long a worker's running matches may take to finish before they are cancelled (and
+            left pending for another worker), seconds.
         seats_per_match: default k of a round robin (capped by the number of bots).
         rounds: default R of a round robin.
         initial_rating: Elo start, points. k_factor: Elo K, points.
@@ -36,7 +40,7 @@ class Defaults:
         health_check_s: seconds between two PINGs of Redis by the referee; its gRPC health status ("" and
             "arena.v1.Arena") is SERVING while Redis answers, NOT_SERVING while it does not.
         max_faults: a seat forfeits its match (ranked last, never called again) at its ``max_faults``-th fault
-            of the match; 0 = never (``arena.match.referee``, "Failure policy").
+            of the match; 0 = never (``docs/failure-policy.md``).
         max_consecutive_timeouts: a seat forfeits at this many timeouts in a row, so a bot that stopped answering
             costs its match about this many deadlines; 0 = never.
         match_time_limit_s: wall-clock limit of one match, seconds; past it nobody is asked again and each seat
@@ -63,6 +67,8 @@ class Defaults:
     call_deadline_ms: int = 2000
     workers: int = 2
     concurrency: int = 4
+    block_ms: int = 500
+    drain_s: float = 60.0
     seats_per_match: int = 4
     rounds: int = 1
     initial_rating: float = 1500.0

@@ -78,7 +78,7 @@ class Fault:
 
 @dataclass(frozen=True)
 class Forfeit:
-    """A seat that lost the right to play on (see ``arena.match.referee``, "Failure policy"): it is not called again,
+    """A seat that lost the right to play on (``docs/failure-policy.md``): it is not called again,
     its remaining decisions get the default action without a call, and it is ranked last.
 
     Attributes:
@@ -102,8 +102,8 @@ class Forfeit:
 
 @dataclass(frozen=True)
 class Limits:
-    """The referee's limits of one match (``arena.match.referee.run_match`` keywords; defaults in ``arena.core.config``).
-    ``Limits()`` is "no limits", the reading of a version 1 record.
+    """The limits one match was refereed with, as its record keeps them (``RefereeOptions.limits`` of
+    ``arena.match.options``). ``Limits()`` is "no limits", the reading of a version 1 record.
 
     Attributes:
         max_faults: a seat forfeits at its ``max_faults``-th fault of the match; 0 = never.

@@ -1,7 +1,7 @@
 """One running match, for ``arena.match.referee.run_match``: its bookkeeping (``RunningMatch``: the calls to the bots,
 the views sent, the answers applied, faults, forfeits and the time limit) and the monitor of the referee's own event
 loop lateness (``LoopLag``), which excuses a Decide timeout that was the referee's fault. The rules they follow are
-those of "Failure policy" in ``arena.match.referee``'s docstring.
+those of the failure policy, ``docs/failure-policy.md``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 
 from arena.match.channels import BotChannels, BotLease
+from arena.match.options import RefereeOptions
 from arena.match.record import (
     Fault,
     FaultTally,
@@ -116,9 +117,7 @@ class RunningMatch:
     engine: Game
     config: Any
     seats: tuple[SeatSpec, ...]
-    deadline_ms: int
-    call_deadline_ms: int
-    limits: Limits
+    options: RefereeOptions
     state: Any
     lag: LoopLag = field(default_factory=LoopLag)
     started: float = field(default_factory=time.monotonic)
@@ -142,6 +141,18 @@ class RunningMatch:
     sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
+    limits: Limits = field(init=False)  # options.limits, made once
+
+    def __post_init__(self) -> None:
+        self.limits = self.options.limits
+
+    @property
+    def deadline_ms(self) -> int:
+        return self.options.deadline_ms
+
+    @property
+    def call_deadline_ms(self) -> int:
+        return self.options.call_deadline_ms
 
     def open(self, pool: BotChannels) -> None:
         """Lease one channel per distinct endpoint from ``pool`` (two seats of one endpoint share it) and make
@@ -225,7 +236,7 @@ class RunningMatch:
     async def _ask(self, seats: list[int], requests: list[bot_pb2.DecideRequest]) -> list[_Answer]:
         """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours), and wait for
         every answer or fault. A timeout while the event loop was late is asked again (same request) with the
-        others of its wave, at most ``lag_retries`` times (see "Failure policy" in ``arena.match.referee``)."""
+        others of its wave, at most ``lag_retries`` times (``docs/failure-policy.md``)."""
         loop = asyncio.get_running_loop()
         threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
         answers: list[_Answer | None] = [None] * len(seats)
@@ -415,6 +426,6 @@ class RunningMatch:
             for seat in told
         ))
         for seat, (_, kind, detail) in zip(told, answers):
-            if kind is not None:  # not a fault: the result is final (see "Failure policy" in ``arena.match.referee``)
+            if kind is not None:  # not a fault: the result is final (docs/failure-policy.md)
                 log.info("match %s: EndMatch to seat %d (%s) failed: %s", self.match_id, seat,
                          self.seats[seat].name, detail)

@@ -41,13 +41,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from arena.core.config import DEFAULTS
 from arena.core.seeds import deal_seed
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
 from arena.worker.health import charged_outcomes
+from arena.worker.settings import WorkerSettings
 
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 
@@ -85,12 +85,13 @@ def _consume_exception(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-                  max_deliveries: int = DEFAULTS.max_deliveries, worker: str = "",
-                  unhealthy_after: int = DEFAULTS.unhealthy_after, channels: BotChannels | None = None,
-                  on_played: Callable[[], None] | None = None, ahead: InputsAhead | None = None) -> str:
-    """Settle one claimed job (see the module docstring for the order of the checks); its match leases its
-    channels to the bots from ``channels`` (the worker's pool; None: the match's own). ``on_played`` is called
+async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = None, worker: str = "",
+                  channels: BotChannels | None = None, on_played: Callable[[], None] | None = None,
+                  ahead: InputsAhead | None = None) -> str:
+    """Settle one claimed job (see the module docstring for the order of the checks) as ``worker`` with the
+    worker's ``settings`` (None: the defaults; it uses ``max_deliveries``, ``call_deadline_ms`` and
+    ``unhealthy_after``); its match leases its channels to the bots from ``channels`` (the worker's pool; None:
+    the match's own). ``on_played`` is called
     once the match is over if storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the
     worker may start its next match while this result is stored. ``ahead``: its pre-match reads, started when the
     job was claimed ahead (used when still fresh, ``InputsAhead``).
@@ -100,9 +101,13 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
     "deferred" (a seat's bot is unhealthy: parked, not played), "dropped" (malformed job, acknowledged) or
     "pending" (a platform error: left pending for a reclaim; logged).
     """
-    from arena.match.record import SeatSpec  # the referee is only needed where matches are run
+    from arena.match.options import RefereeOptions  # the referee is only needed where matches are run
+    from arena.match.record import SeatSpec
     from arena.match.referee import run_match
     from arena_sdk.wire import config_from_dict
+
+    settings = WorkerSettings() if settings is None else settings
+    max_deliveries, unhealthy_after = settings.max_deliveries, settings.unhealthy_after
 
     spec = job.spec
     if spec is None:
@@ -154,8 +159,9 @@ async def run_job(store: Store, job: Job, *, call_deadline_ms: int = DEFAULTS.ca
             seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
         else:
             seed, deal = spec.seed, None
-        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed,
-                                 deadline_ms=spec.deadline_ms, call_deadline_ms=call_deadline_ms, channels=channels)
+        options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
+        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                 channels=channels)
         result = record.result
         outcomes = charged_outcomes(record, list(spec.seats))
         if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):

@@ -51,11 +51,16 @@ from arena.store.redis_server import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, run_job_and_control
+from arena.worker.settings import WorkerSettings
+from arena.worker.settings import check_health_options as check_health_options
+from arena.worker.settings import check_worker_options as check_worker_options
 
 log = logging.getLogger(__name__)
 
-BLOCK_MS = 500  # longest wait for new jobs; bounds how long a stop request takes to be noticed
-DRAIN_S = 60.0  # on stop, how long running matches may take to finish before they are cancelled (left pending)
+# TODO(lead): these two names and the checks re-exported below are read by arena/server/app.py (under rewrite);
+# the values are DEFAULTS.block_ms and DEFAULTS.drain_s, the fields of WorkerSettings.
+BLOCK_MS = DEFAULTS.block_ms
+DRAIN_S = DEFAULTS.drain_s
 SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
@@ -119,16 +124,21 @@ class Reconnector:
 
 
 class _Worker:
-    """State of one worker loop: its running jobs, counts and heartbeat."""
+    """State of one worker loop: its running jobs, counts and heartbeat, and the steps of its loop."""
 
-    def __init__(self, store: Store, name: str, *, concurrency: int, visibility_timeout_s: float,
-                 heartbeat_s: float, forget_s: float, reconnector: Reconnector | None = None) -> None:
+    def __init__(self, store: Store, name: str, settings: WorkerSettings, *, pool: BotChannels | None = None,
+                 reconnector: Reconnector | None = None) -> None:
         self.store = store
         self.reconnector = reconnector
         self.name = name
-        self.concurrency = concurrency
-        self.interval = heartbeat_interval(heartbeat_s, visibility_timeout_s)
-        self.forget_s = forget_s
+        self.settings = settings
+        self.pool = pool  # the channels to the bots that its matches lease (None: each match its own)
+        self.concurrency = settings.concurrency
+        self.interval = heartbeat_interval(settings.heartbeat_s, settings.visibility_timeout_s)
+        self.forget_s = settings.forget_s
+        self.reclaim_every = min(settings.visibility_timeout_s / 2, 5.0)
+        self.next_reclaim = 0.0
+        self.group_ready = False  # the consumer group of the jobs streams is known to exist
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
@@ -244,112 +254,134 @@ class _Worker:
             self.poke.set()
 
 
-async def worker_loop(store: Store, name: str, stop: threading.Event, *, concurrency: int = DEFAULTS.concurrency,
-                      block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
-                      call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-                      visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
-                      heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                      forget_s: float = DEFAULTS.worker_forget_s, reconnector: Reconnector | None = None,
-                      unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck_s: float = DEFAULTS.bot_recheck_s,
-                      max_deferral_s: float = DEFAULTS.max_deferral_s, channels: BotChannels | None = None) -> None:
-    """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``concurrency`` matches at
-    once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new ones.
-    Every match leases its channels to the bots from ``channels`` (``arena.match.channels``; None: a pool of this
-    worker's own, closed when it stops).
+    def start(self, jobs: Sequence[Job]) -> None:
+        """Start a task settling each job (``run_job_and_control``), each holding a slot until its match is over."""
+        settings = self.settings
+        for job in jobs:
+            task = asyncio.create_task(
+                run_job_and_control(self.store, job, settings=settings, worker=self.name, channels=self.pool,
+                                    on_played=self.played, ahead=self.reads_ahead.pop(job.entry_id, None)),
+                name=f"match {job.spec.match_id if job.spec else job.entry_id}")
+            self.running[task] = job
+            self.playing.add(task)
+            task.add_done_callback(self.finished)
+        if jobs:
+            self.poke.set()
+
+    async def claim(self, want: int) -> list[Job] | None:
+        """Up to ``want`` jobs: those of dead workers (looked for every ``reclaim_every`` seconds), else new ones
+        (waiting at most ``block_ms``). None after a Redis error, which is logged; the next claim is then made
+        at once when the Redis moved (``Reconnector``), else after 1 s."""
+        store, name, settings = self.store, self.name, self.settings
+        try:
+            if not self.group_ready:
+                await asyncio.to_thread(store.ensure_job_group)
+                self.group_ready = True
+            jobs: list[Job] = []
+            if time.monotonic() >= self.next_reclaim:
+                self.next_reclaim = time.monotonic() + self.reclaim_every
+                jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
+                                               int(settings.visibility_timeout_s * 1000))
+                for job in jobs:
+                    log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
+                                "refreshing it for %.1f s", name, job.entry_id,
+                                job.spec.match_id if job.spec else "?", job.deliveries, settings.visibility_timeout_s)
+            if not jobs:
+                jobs = await asyncio.to_thread(store.read_jobs, name, want, settings.block_ms)
+            return jobs
+        except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
+            log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
+            if self.reconnector is not None and await asyncio.to_thread(self.reconnector.after_error):
+                self.group_ready = False  # a new server: make sure its consumer group exists
+                return None
+            await asyncio.sleep(1.0)
+            return None
+
+    async def step(self) -> None:
+        """One turn of the loop: start the jobs claimed ahead when slots are free, else wait (at most ``block_ms``)
+        for a slot; with nothing claimed ahead, claim jobs for the free slots (or one ahead when every slot plays)
+        and start those that fit."""
+        free = self.free_slots()
+        if self.prefetched:
+            if free > 0:  # the job claimed ahead starts at once
+                self.start(self.prefetched[:free])
+                del self.prefetched[:free]
+            else:  # until a match is over or a job settled
+                self.slot_freed.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.slot_freed.wait(), self.settings.block_ms / 1000)
+            return
+        jobs = await self.claim(max(free, 1))  # every slot playing: claim the next job ahead (prefetch)
+        if jobs:
+            free = max(self.free_slots(), 0)  # a match may have ended during the read
+            self.start(jobs[:free])
+            self.claimed_ahead(jobs[free:])
+
+    async def hand_back(self) -> None:
+        """On stop: the jobs claimed ahead and never started go back to the group (``Store.release_jobs``), for
+        another worker's next reclaim."""
+        if not self.prefetched:
+            return
+        ahead, self.prefetched = self.prefetched, []
+        for job in ahead:
+            self.drop_read_ahead(job)
+        try:
+            await asyncio.to_thread(self.store.release_jobs, self.name, ahead,
+                                    int(self.settings.visibility_timeout_s * 1000))
+        except REDIS_ERRORS as exc:
+            log.warning("worker %s cannot hand back %d jobs claimed ahead (%s); they are reclaimed after the "
+                        "visibility timeout", self.name, len(ahead), exc)
+
+    async def drain(self) -> None:
+        """On stop: running matches get ``drain_s`` seconds to finish; the rest are cancelled (left pending)."""
+        if not self.running:
+            return
+        drain_s = self.settings.drain_s
+        log.info("worker %s stopping: waiting up to %.0f s for %d running matches", self.name, drain_s,
+                 len(self.running))
+        _, late = await asyncio.wait(set(self.running), timeout=drain_s)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+    async def stop_beating(self, beating: asyncio.Task[None]) -> None:
+        """End the heartbeat task (given up on when stuck in Redis) and write the last heartbeat: stopped."""
+        self.closing = True
+        self.poke.set()
+        _, late_beat = await asyncio.wait({beating}, timeout=self.interval + 10.0)
+        for stuck in late_beat:  # a heartbeat stuck in Redis: give up on it
+            stuck.cancel()
+        with contextlib.suppress(*REDIS_ERRORS):
+            await self.beat(stopped=True)
+
+
+async def worker_loop(store: Store, name: str, stop: threading.Event, settings: WorkerSettings | None = None, *,
+                      reconnector: Reconnector | None = None, channels: BotChannels | None = None) -> None:
+    """Claim and run jobs as consumer ``name`` until ``stop`` is set, with at most ``settings.concurrency``
+    matches at once: first jobs reclaimed from dead workers (idle for ``visibility_timeout_s`` seconds), then new
+    ones. Every match leases its channels to the bots from ``channels`` (``arena.match.channels``; None: a pool of
+    this worker's own, closed when it stops).
     Heartbeats (and refreshes of the running jobs) every ``heartbeat_interval(heartbeat_s,
     visibility_timeout_s)`` seconds. On stop, running matches get ``drain_s`` seconds to finish; the rest are
     cancelled and stay pending (another worker reclaims them); a last heartbeat marks the worker stopped.
     After a Redis error, ``reconnector`` (when given) re-resolves the Redis URL (see ``Reconnector``).
-    Bot health: see ``arena.worker.health`` for ``unhealthy_after``, ``bot_recheck_s`` and ``max_deferral_s``."""
-    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
-    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
-    worker = _Worker(store, name, concurrency=concurrency, visibility_timeout_s=visibility_timeout_s,
-                     heartbeat_s=heartbeat_s, forget_s=forget_s, reconnector=reconnector)
-    reclaim_every = min(visibility_timeout_s / 2, 5.0)
-    next_reclaim = 0.0
-    group_ready = False
-    beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    Bot health: see ``arena.worker.health`` for ``unhealthy_after``, ``bot_recheck_s`` and ``max_deferral_s``.
+    ``settings`` None: ``WorkerSettings()``, the defaults."""
+    settings = WorkerSettings() if settings is None else settings
     pool = BotChannels() if channels is None else channels
-
-    def start(jobs: list[Job]) -> None:
-        for job in jobs:
-            task = asyncio.create_task(
-                run_job_and_control(store, job, call_deadline_ms=call_deadline_ms, max_deliveries=max_deliveries,
-                                    worker=name, unhealthy_after=unhealthy_after, channels=pool,
-                                    on_played=worker.played, ahead=worker.reads_ahead.pop(job.entry_id, None)),
-                name=f"match {job.spec.match_id if job.spec else job.entry_id}")
-            worker.running[task] = job
-            worker.playing.add(task)
-            task.add_done_callback(worker.finished)
-        if jobs:
-            worker.poke.set()
-
-    checking = asyncio.create_task(_bot_checks(store, name, bot_recheck_s, max_deferral_s, pool.dialer),
-                                   name=f"bot checks {name}")
+    worker = _Worker(store, name, settings, pool=pool, reconnector=reconnector)
+    beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
+    checking = asyncio.create_task(_bot_checks(store, name, settings.bot_recheck_s, settings.max_deferral_s,
+                                               pool.dialer), name=f"bot checks {name}")
     try:
         while not stop.is_set():
-            free = worker.free_slots()
-            if free > 0 and worker.prefetched:  # the job claimed ahead starts at once
-                start(worker.prefetched[:free])
-                del worker.prefetched[:free]
-                continue
-            if free <= 0 and worker.prefetched:  # until a match is over or a job settled
-                worker.slot_freed.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(worker.slot_freed.wait(), block_ms / 1000)
-                continue
-            want = max(free, 1)  # every slot playing: claim the next job ahead (prefetch)
-            try:
-                if not group_ready:
-                    await asyncio.to_thread(store.ensure_job_group)
-                    group_ready = True
-                jobs: list[Job] = []
-                if time.monotonic() >= next_reclaim:
-                    next_reclaim = time.monotonic() + reclaim_every
-                    jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
-                                                   int(visibility_timeout_s * 1000))
-                    for job in jobs:
-                        log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
-                                    "refreshing it for %.1f s", name, job.entry_id,
-                                    job.spec.match_id if job.spec else "?", job.deliveries, visibility_timeout_s)
-                if not jobs:
-                    jobs = await asyncio.to_thread(store.read_jobs, name, want, block_ms)
-            except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
-                log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
-                if reconnector is not None and await asyncio.to_thread(reconnector.after_error):
-                    group_ready = False  # a new server: make sure its consumer group exists
-                    continue
-                await asyncio.sleep(1.0)
-                continue
-            free = worker.free_slots()  # a match may have ended during the read
-            start(jobs[:max(free, 0)])
-            worker.claimed_ahead(jobs[max(free, 0):])
-        if worker.prefetched:  # claimed ahead, never started: handed back for another worker's next reclaim
-            ahead, worker.prefetched = worker.prefetched, []
-            for job in ahead:
-                worker.drop_read_ahead(job)
-            try:
-                await asyncio.to_thread(store.release_jobs, name, ahead, int(visibility_timeout_s * 1000))
-            except REDIS_ERRORS as exc:
-                log.warning("worker %s cannot hand back %d jobs claimed ahead (%s); they are reclaimed after the "
-                            "visibility timeout", name, len(ahead), exc)
-        if worker.running:
-            log.info("worker %s stopping: waiting up to %.0f s for %d running matches", name, drain_s,
-                     len(worker.running))
-            _, late = await asyncio.wait(set(worker.running), timeout=drain_s)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+            await worker.step()
+        await worker.hand_back()
+        await worker.drain()
     finally:
         checking.cancel()
         await asyncio.gather(checking, return_exceptions=True)
-        worker.closing = True
-        worker.poke.set()
-        _, late_beat = await asyncio.wait({beating}, timeout=worker.interval + 10.0)
-        for stuck in late_beat:  # a heartbeat stuck in Redis: give up on it
-            stuck.cancel()
-        with contextlib.suppress(*REDIS_ERRORS):
-            await worker.beat(stopped=True)
+        await worker.stop_beating(beating)
         if channels is None:
             await pool.close()
 
@@ -374,37 +406,9 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
         await asyncio.sleep(interval_s)
 
 
-def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferral_s: float) -> None:
-    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0."""
-    if unhealthy_after < 1:
-        raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
-    if not bot_recheck_s > 0:
-        raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
-    if not max_deferral_s >= 0:
-        raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
-
-
-def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
-                         max_deliveries: int) -> None:
-    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if not visibility_timeout_s > 0:
-        raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
-    if not heartbeat_s > 0:
-        raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
-    if max_deliveries < 1:
-        raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
-
-
-def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFAULTS.concurrency,
-                stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
-                visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
-                heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-                call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-                resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
-                bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
-                bot_ca: bytes | None = None) -> None:
+def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings | None = None, *,
+                stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None,
+                **setting_keywords: Any) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
     loop in the calling thread, blocking until ``stop`` is set (forever when ``None``). The workers share one
     pool of channels to the bots (``arena.match.channels``).
@@ -414,81 +418,59 @@ def run_workers(redis_url: str, names: Sequence[str], *, concurrency: int = DEFA
     of another, whose calls then hang). Run extra workers in other processes (``arena worker``), or here.
 
     Args: as ``run_worker``; ``names`` must be distinct (at least one); ``resolve_url`` is shared by them all.
-    Raises: ValueError (bad option, no or repeated names); redis.ConnectionError (Redis unreachable at start).
+        setting_keywords: TODO(lead): fields of ``WorkerSettings`` as keywords, replacing those of ``settings``;
+            accepted for arena/server/app.py (under rewrite) until it passes ``settings``.
+    Raises: ValueError (bad setting, no or repeated names); TypeError (an unknown setting keyword);
+    redis.ConnectionError (Redis unreachable at start).
     """
-    check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
-    check_health_options(unhealthy_after, bot_recheck_s, max_deferral_s)
+    settings = WorkerSettings.with_keywords(settings, setting_keywords)
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
     # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
     # hanging it forever; the blocking job read waits block_ms on the server, hence the margin
-    store = Store.from_url(redis_url, client_options={"socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
-                                                      "socket_timeout": block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
+    store = Store.from_url(redis_url, client_options={
+        "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
+        "socket_timeout": settings.block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
     try:
         store.ping()
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
-                 redact_url(redis_url), concurrency, visibility_timeout_s)
+                 redact_url(redis_url), settings.concurrency, settings.visibility_timeout_s)
         reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
-        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), concurrency=concurrency,
-                               block_ms=block_ms, drain_s=drain_s, call_deadline_ms=call_deadline_ms,
-                               visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s,
-                               max_deliveries=max_deliveries, reconnector=reconnector,
-                               unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
-                               max_deferral_s=max_deferral_s, bot_ca=bot_ca))
+        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
 
 
-async def _run_loops(store: Store, names: list[str], stop: threading.Event, *, bot_ca: bytes | None,
-                     **kwargs: Any) -> None:
+async def _run_loops(store: Store, names: list[str], stop: threading.Event, settings: WorkerSettings,
+                     reconnector: Reconnector | None) -> None:
     # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
     loop = asyncio.get_running_loop()
-    loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + kwargs["concurrency"],
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + settings.concurrency,
                                                  thread_name_prefix="arena-worker-io"))
-    pool = BotChannels(BotDialer(bot_ca))  # the workers of this process share their channels to the bots
+    pool = BotChannels(BotDialer(settings.bot_ca))  # the workers of this process share their channels to the bots
     try:
-        await asyncio.gather(*(worker_loop(store, name, stop, channels=pool, **kwargs) for name in names))
+        await asyncio.gather(*(worker_loop(store, name, stop, settings, reconnector=reconnector, channels=pool)
+                               for name in names))
     finally:
         await pool.close()
 
 
-def run_worker(redis_url: str, *, concurrency: int = DEFAULTS.concurrency, name: str | None = None,
-               stop: threading.Event | None = None, block_ms: int = BLOCK_MS, drain_s: float = DRAIN_S,
-               visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
-               heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
-               call_deadline_ms: int = DEFAULTS.call_deadline_ms,
-               resolve_url: Callable[[], str | None] | None = None, unhealthy_after: int = DEFAULTS.unhealthy_after,
-               bot_recheck_s: float = DEFAULTS.bot_recheck_s, max_deferral_s: float = DEFAULTS.max_deferral_s,
-               bot_ca: bytes | None = None) -> None:
+def run_worker(redis_url: str, settings: WorkerSettings | None = None, *, name: str | None = None,
+               stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run a worker on the Redis at ``redis_url``, blocking until ``stop`` is set (forever when ``None``).
 
     Runs an asyncio event loop in the calling thread; run at most one such loop per process (see
     ``run_workers``, which runs several workers in one loop).
 
     Args:
-        redis_url: ``redis://host:port/db``. concurrency: matches run at once (>= 1).
+        redis_url: ``redis://host:port/db``.
+        settings: its options (``WorkerSettings``; None: the defaults of ``arena.core.config.DEFAULTS``).
         name: consumer name in the group (default ``<host>-<pid>-<6 hex>``; must be unique among live workers).
-        stop: set it to stop; running matches then get ``drain_s`` seconds to finish.
-        block_ms: longest wait for new jobs, ms (bounds the reaction time to ``stop``).
-        visibility_timeout_s: jobs pending this long without a refresh are reclaimed from their (dead) worker, s.
-        heartbeat_s: seconds between heartbeats (capped at a third of the visibility timeout).
-        max_deliveries: a job delivered more often is recorded as failed and acknowledged without running.
-        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
+        stop: set it to stop; running matches then get ``settings.drain_s`` seconds to finish.
         resolve_url: where the Redis is now (e.g. ``lambda: resolve_redis_url(data_dir)`` when the URL came from a
             data directory); asked again after Redis errors, and the worker follows a Redis that moved.
-        unhealthy_after: failed matches in a row that make a bot unhealthy (its matches are then deferred).
-        bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet).
-        max_deferral_s: a match deferred this long is played anyway, its absent bot forfeiting (``arena.worker.health``).
-        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://`` endpoints are verified
-            against; None: the system's roots (``arena.match.channels.BotDialer``).
     Raises:
-        ValueError: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1, unhealthy_after < 1,
-            max_deferral_s < 0.
         redis.ConnectionError: Redis unreachable at start.
     """
-    run_workers(redis_url, [name or default_worker_name()], concurrency=concurrency, stop=stop,
-                block_ms=block_ms, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
-                heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, call_deadline_ms=call_deadline_ms,
-                resolve_url=resolve_url, unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s,
-                max_deferral_s=max_deferral_s, bot_ca=bot_ca)
+    run_workers(redis_url, [name or default_worker_name()], settings, stop=stop, resolve_url=resolve_url)

@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 import pytest
 
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord
 from arena.match.referee import run_match
 from arena.store import Store
@@ -162,8 +163,8 @@ def play_in_process(plans: list[Plan], fleet: list[Spy]) -> list[MatchRecord]:
         async def one(i: int, plan: Plan) -> MatchRecord:
             seats = [fleet[(i + j) % len(fleet)].seat() for j in range(plan.seats)]
             async with gate:
-                return await run_match(plan.match_id, plan.game, seats, plan.config, seed=plan.seed,
-                                       deals=plan.deals, deadline_ms=DEADLINE_MS)
+                return await run_match(plan.match_id, plan.game, seats, plan.config, seed=plan.seed, deals=plan.deals,
+                                       options=RefereeOptions(deadline_ms=DEADLINE_MS))
 
         return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(plans))))
 

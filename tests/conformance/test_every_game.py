@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from arena.match.local_bots import BotProcess, start_bots
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
 from arena.match.replay import replay
@@ -98,7 +99,7 @@ def test_the_referee_plays_every_game_over_grpc_and_the_record_replays(
     game_id: str, bot_processes: dict[str, list[BotProcess]], tmp_path: Path
 ) -> None:
     seats = [SeatSpec(f"r{i}", b.endpoint) for i, b in enumerate(bot_processes[game_id])]
-    record = run_match_sync(f"conf-{game_id}", game_id, seats, seed=2024, deadline_ms=5000)
+    record = run_match_sync(f"conf-{game_id}", game_id, seats, seed=2024, options=RefereeOptions(deadline_ms=5000))
     assert record.faults == (), f"an SDK bot of {game_id} was charged: {record.faults[:3]}"
     assert all(d["source"] == "bot" for d in record.decisions)
     assert replay(record) == []

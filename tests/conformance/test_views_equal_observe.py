@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from arena.match.options import RefereeOptions
 from arena.match.record import SeatSpec
 from arena.match.referee import run_match_sync
 from arena_sdk.games import GAMES
@@ -36,6 +37,7 @@ def test_every_view_a_bot_gets_equals_observe(game_id: str, players: int, spy_se
     endpoint, seen = spy_server(game_id)
     seats = [SeatSpec(f"spy{i}", endpoint) for i in range(players)]
     for seed in (3, 4):
-        record = run_match_sync(f"views-{game_id}-{players}-{seed}", game_id, seats, seed=seed, deadline_ms=5000)
+        record = run_match_sync(f"views-{game_id}-{players}-{seed}", game_id, seats, seed=seed,
+                                options=RefereeOptions(deadline_ms=5000))
         assert record.faults == ()
         assert check_views(record, seen) == len(record.decisions) > 10

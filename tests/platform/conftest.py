@@ -26,7 +26,7 @@ def store(redis_url: str) -> Iterator[Store]:
 
 @pytest.fixture
 def workers(redis_url: str, tmp_path: Path) -> Iterator[Any]:
-    """Factory of workers: ``workers.thread(name, **run_worker kwargs)`` and ``workers.process(name, **kwargs)``;
+    """Factory of workers: ``workers.thread(name, **WorkerSettings fields)`` and ``workers.process(name, **kwargs)``;
     all stopped after the test."""
 
     class _Factory:

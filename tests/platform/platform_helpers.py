@@ -17,6 +17,7 @@ import grpc
 import pytest
 
 from arena.worker import loop as scheduler
+from arena.worker.settings import WorkerSettings
 
 HERE = Path(__file__).parent
 SLOW_BOT = str(HERE.parent / "bots" / "slow_bot.py")
@@ -27,11 +28,13 @@ WAIT_S = 120.0  # a hang guard, not a speed requirement
 _WORKER_CODE = """
 import logging, signal, sys, threading
 from arena.worker.loop import run_worker
+from arena.worker.settings import WorkerSettings
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
-run_worker(sys.argv[1], name=sys.argv[2], concurrency=int(sys.argv[3]), visibility_timeout_s=float(sys.argv[4]),
-           heartbeat_s=float(sys.argv[5]), block_ms=100, stop=stop)
+settings = WorkerSettings(concurrency=int(sys.argv[3]), visibility_timeout_s=float(sys.argv[4]),
+                          heartbeat_s=float(sys.argv[5]), block_ms=100)
+run_worker(sys.argv[1], settings, name=sys.argv[2], stop=stop)
 """
 
 
@@ -54,14 +57,15 @@ class ThreadWorker:
     safe across event loops in several threads (see ``arena.worker.loop.run_workers``); use ``ProcessWorker`` for
     more."""
 
-    def __init__(self, redis_url: str, name: str | list[str], **kwargs: Any) -> None:
-        kwargs.setdefault("concurrency", 2)
-        kwargs.setdefault("block_ms", 100)
+    def __init__(self, redis_url: str, name: str | list[str], **settings: Any) -> None:
+        settings.setdefault("concurrency", 2)
+        settings.setdefault("block_ms", 100)
         names = [name] if isinstance(name, str) else list(name)
         self.name = ", ".join(names)
         self.stop_event = threading.Event()
-        self.thread = threading.Thread(target=scheduler.run_workers, args=(redis_url, names),
-                                       kwargs={"stop": self.stop_event, **kwargs}, daemon=True)
+        self.thread = threading.Thread(target=scheduler.run_workers,
+                                       args=(redis_url, names, WorkerSettings(**settings)),
+                                       kwargs={"stop": self.stop_event}, daemon=True)
         self.thread.start()
 
     def stop(self) -> None:

@@ -14,6 +14,7 @@ import grpc
 import pytest
 from platform_helpers import rpc_error, wait_until
 
+from arena.match.options import RefereeOptions
 from arena.match.record import SeatSpec
 from arena.match.referee import run_match
 from arena.store import Store
@@ -66,13 +67,13 @@ def test_the_referee_sends_the_secret_of_each_seat(start_bot: Callable[..., Any]
     plain = start_bot("sample:random")
     seats = [SeatSpec("guarded", guarded.endpoint, secret=SECRET), SeatSpec("plain", plain.endpoint)]
     assert SECRET not in repr(seats[0])
-    record = asyncio.run(run_match("m-ok", "take5", seats, None, seed=3, deadline_ms=2000))
+    record = asyncio.run(run_match("m-ok", "take5", seats, None, seed=3, options=RefereeOptions(deadline_ms=2000)))
     assert not record.faults
     assert SECRET not in str(record.to_dict())
     # the same bot seated without its secret: every call to it is refused, and recorded as that seat's faults
     stranger = [SeatSpec("guarded", guarded.endpoint), SeatSpec("plain", plain.endpoint)]
-    record = asyncio.run(run_match("m-stranger", "take5", stranger, None, seed=3, deadline_ms=2000,
-                                   max_faults=0, max_consecutive_timeouts=0))
+    record = asyncio.run(run_match("m-stranger", "take5", stranger, None, seed=3,
+                                   options=RefereeOptions(deadline_ms=2000, max_faults=0, max_consecutive_timeouts=0)))
     assert record.faults and {f.seat for f in record.faults} == {0}
     assert all("UNAUTHENTICATED" in f.detail for f in record.faults)
 

@@ -17,6 +17,7 @@ from arena.core.seeds import deal_seed
 from arena.store import Store, TournamentInfo, jobs_key
 from arena.tournaments.round_robin import round_robin
 from arena.worker import loop as scheduler
+from arena.worker.settings import WorkerSettings
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 
@@ -34,8 +35,8 @@ class Worker:
     def __init__(self, redis_url: str, concurrency: int = 2) -> None:
         self.stop_event = threading.Event()
         self.thread = threading.Thread(
-            target=scheduler.run_worker, args=(redis_url,),
-            kwargs={"concurrency": concurrency, "stop": self.stop_event, "block_ms": 100, "name": "test-worker"},
+            target=scheduler.run_worker, args=(redis_url, WorkerSettings(concurrency=concurrency, block_ms=100)),
+            kwargs={"stop": self.stop_event, "name": "test-worker"},
             daemon=True,
         )
         self.thread.start()
@@ -167,7 +168,7 @@ def test_a_worker_stops_when_told_and_leaves_unclaimed_jobs_queued(redis_url: st
 
 def test_bad_concurrency_is_refused(redis_url: str) -> None:
     with pytest.raises(ValueError, match="concurrency"):
-        scheduler.run_worker(redis_url, concurrency=0)
+        scheduler.run_worker(redis_url, WorkerSettings(concurrency=0))
 
 
 # -- the heartbeat's refresh and jobs it no longer holds --------------------------------------------------------
@@ -194,8 +195,8 @@ def _beat_during(redis_url: str, race: Callable[[Store, Any, threading.Event], N
 
         async def scenario() -> None:
             (job,) = racing.read_jobs("w1", 1, 100)
-            worker = scheduler._Worker(racing, "w1", concurrency=1, visibility_timeout_s=30.0, heartbeat_s=5.0,
-                                       forget_s=60.0)
+            worker = scheduler._Worker(racing, "w1", WorkerSettings(concurrency=1, visibility_timeout_s=30.0,
+                                                                    heartbeat_s=5.0, forget_s=60.0))
             finish = threading.Event()
             ended = threading.Event()
 

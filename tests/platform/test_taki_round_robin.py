@@ -17,6 +17,7 @@ from arena.match.replay import replay
 from arena.store import Store, TournamentInfo
 from arena.tournaments.round_robin import round_robin
 from arena.worker import loop as scheduler
+from arena.worker.settings import WorkerSettings
 
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 RANDOM_BOT = str(Path(__file__).resolve().parent.parent / "bots" / "any_random_bot.py")
@@ -38,8 +39,9 @@ def test_a_taki_round_robin_reaches_the_taki_ladder(redis_url: str, store: Store
         deadline_ms=2000, matches_total=len(specs), created_at=time.time()))
     scheduler.enqueue_matches(store, specs)
     stop = threading.Event()
-    worker = threading.Thread(target=scheduler.run_worker, args=(redis_url,),
-                              kwargs={"concurrency": 3, "stop": stop, "block_ms": 100, "name": "taki-worker"},
+    worker = threading.Thread(target=scheduler.run_worker,
+                              args=(redis_url, WorkerSettings(concurrency=3, block_ms=100)),
+                              kwargs={"stop": stop, "name": "taki-worker"},
                               daemon=True)
     worker.start()
     try:

@@ -14,6 +14,7 @@ from platform_helpers import SLOW_BOT, rpc_error, wait_until
 
 from arena.store import Store, results_log_key
 from arena.worker import loop as scheduler
+from arena.worker.settings import WorkerSettings
 from arena_sdk.pb import arena_pb2, bot_pb2
 
 
@@ -82,7 +83,7 @@ def test_bad_worker_options_are_refused(redis_url: str) -> None:
     for kwargs, message in [({"concurrency": 0}, "concurrency"), ({"visibility_timeout_s": 0}, "visibility"),
                             ({"heartbeat_s": -1}, "heartbeat"), ({"max_deliveries": 0}, "max deliveries")]:
         with pytest.raises(ValueError, match=message):
-            scheduler.run_worker(redis_url, **kwargs)
+            scheduler.run_worker(redis_url, WorkerSettings(**kwargs))
     with pytest.raises(ValueError, match="distinct names"):
         scheduler.run_workers(redis_url, ["a", "a"])
 

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from arena.match.channels import BotChannels
+from arena.match.options import RefereeOptions
 from arena.match.record import SeatSpec
 from arena.match.referee import run_match
 from arena_sdk.games.take5 import Take5Config
@@ -38,7 +39,8 @@ def client_ports(endpoint: str) -> set[int]:
 
 
 async def play(match_id: str, seats: list[SeatSpec], pool: BotChannels | None, seed: int = 1) -> Any:
-    return await run_match(match_id, "take5", seats, ONE_HAND, seed=seed, deadline_ms=2000, channels=pool)
+    return await run_match(match_id, "take5", seats, ONE_HAND, seed=seed, channels=pool,
+                           options=RefereeOptions(deadline_ms=2000))
 
 
 def test_matches_sharing_a_pool_reuse_one_connection_per_bot(seats_of: Callable[..., list[SeatSpec]]) -> None:

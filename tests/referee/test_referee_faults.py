@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
 from arena.match.replay import replay
@@ -23,8 +24,8 @@ NO_LIMITS = {"max_faults": 0, "max_consecutive_timeouts": 0, "match_time_limit_s
 def play_with(seats_of, bad: SeatSpec, *, deadline_ms: int = 3000, seed: int = 3,
               config: take5.Take5Config = ONE_HAND) -> MatchRecord:
     seats = [*seats_of("random1", "heuristic"), bad, *seats_of("random2")]
-    record = run_match_sync(f"fault-{bad.name}", "take5", seats, config, seed=seed, deadline_ms=deadline_ms,
-                            **NO_LIMITS)
+    record = run_match_sync(f"fault-{bad.name}", "take5", seats, config, seed=seed,
+                            options=RefereeOptions(deadline_ms=deadline_ms, **NO_LIMITS))
     assert replay(record) == [] and record.forfeits == ()
     return record
 
@@ -158,7 +159,8 @@ def test_two_bad_bots_in_one_match(sample_bots, test_bot, dead_endpoint) -> None
     illegal = test_bot("illegal_bot", "--at", "0")
     slow = test_bot("slow_bot", "--at", "0", "--sleep", "30")
     seats = [seat(sample_bots["random1"]), seat(illegal), SeatSpec("ghost", dead_endpoint), seat(slow)]
-    record = run_match_sync("multi", "take5", seats, ONE_HAND, seed=8, deadline_ms=1000, **NO_LIMITS)
+    record = run_match_sync("multi", "take5", seats, ONE_HAND, seed=8,
+                            options=RefereeOptions(deadline_ms=1000, **NO_LIMITS))
     assert replay(record) == []
     kinds = faults_by(record)
     assert kinds[("illegal", 1)] == 1 and kinds[("timeout", 3)] == 1

@@ -21,6 +21,7 @@ import pytest
 
 from arena.core.config import DEFAULTS
 from arena.match.local_bots import BotProcess, start_bot
+from arena.match.options import RefereeOptions
 from arena.match.record import FaultTally, Limits, MatchRecord, RecordError, SeatSpec, forfeit_ranks
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
@@ -103,15 +104,18 @@ def test_loop_lag_sees_a_blocked_event_loop() -> None:
     assert quiet < 0.05 and late > 0.15
 
 
-def test_limits_are_keywords_with_the_config_defaults() -> None:
+def test_limits_are_referee_options_with_the_config_defaults() -> None:
     assert DEFAULTS.call_deadline_ms <= 2000
     assert DEFAULTS.max_faults > 0 and DEFAULTS.max_consecutive_timeouts > 0 and DEFAULTS.match_time_limit_s > 0
     for fn in (run_match, run_match_sync):
-        params = inspect.signature(fn).parameters
-        for name in ("call_deadline_ms", "max_faults", "max_consecutive_timeouts", "match_time_limit_s",
-                     "lag_threshold_ms", "lag_retries"):
-            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
-            assert params[name].default == getattr(DEFAULTS, name), name
+        options = inspect.signature(fn).parameters["options"]
+        assert options.kind is inspect.Parameter.KEYWORD_ONLY and options.default is None  # None: the defaults
+    defaults = RefereeOptions()
+    for name in ("deadline_ms", "call_deadline_ms", "max_faults", "max_consecutive_timeouts", "match_time_limit_s",
+                 "lag_threshold_ms", "lag_retries"):
+        assert getattr(defaults, name) == getattr(DEFAULTS, name), name
+    assert defaults.limits == Limits(DEFAULTS.max_faults, DEFAULTS.max_consecutive_timeouts,
+                                     DEFAULTS.match_time_limit_s, DEFAULTS.lag_threshold_ms, DEFAULTS.lag_retries)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -125,7 +129,7 @@ def test_limits_are_keywords_with_the_config_defaults() -> None:
 def test_bad_limits_raise_value_error(dead_endpoint, kwargs, message) -> None:
     seats = [SeatSpec(f"s{i}", dead_endpoint) for i in range(2)]
     with pytest.raises(ValueError, match=message):
-        run_match_sync("bad", "take5", seats, seed=1, **kwargs)
+        run_match_sync("bad", "take5", seats, seed=1, options=RefereeOptions(**kwargs))
 
 
 # --- forfeits ---------------------------------------------------------------------------------------------------
@@ -138,7 +142,7 @@ def forfeited(honest, tmp_path_factory) -> tuple[MatchRecord, list]:
     bad = start_bot(str(BOTS_DIR / "limits_bot.py"), extra_args=["--decide", "illegal", "--log", str(log)])
     try:
         record = run_match_sync("forfeit-faults", "take5", seats_with(honest, seat(bad)), ONE_HAND, seed=SEED,
-                                deadline_ms=2000, max_faults=3, max_consecutive_timeouts=0)
+                                options=RefereeOptions(deadline_ms=2000, max_faults=3, max_consecutive_timeouts=0))
     finally:
         bad.stop()
     return record, calls(log)
@@ -170,7 +174,7 @@ def test_consecutive_timeouts_forfeit_a_hanging_bot_after_three_deadlines(honest
     log = tmp_path / "calls.jsonl"
     bad = test_bot("limits_bot", "--decide", "hang", "--log", str(log))
     record = run_match_sync("forfeit-hang", "take5", seats_with(honest, seat(bad)), ONE_HAND, seed=SEED,
-                            deadline_ms=200, max_faults=0, max_consecutive_timeouts=3)
+                            options=RefereeOptions(deadline_ms=200, max_faults=0, max_consecutive_timeouts=3))
     assert replay(record) == []
     assert [(f.kind, f.seat) for f in record.faults] == [("timeout", BAD)] * 3
     assert [(f.seat, f.reason, f.fault) for f in record.forfeits] == [(BAD, "timeouts", 2)]
@@ -183,14 +187,14 @@ def test_answers_break_the_row_of_timeouts(honest, test_bot) -> None:
     bad = test_bot("limits_bot", "--decide", "hang", "--at", "0,1,3,4,6,7")
     seats = seats_with(honest, seat(bad))
     # never 3 timeouts in a row: the 5th fault reaches max_faults instead
-    record = run_match_sync("row-1", "take5", seats, ONE_HAND, seed=SEED, deadline_ms=200, max_faults=5,
-                            max_consecutive_timeouts=3)
+    record = run_match_sync("row-1", "take5", seats, ONE_HAND, seed=SEED,
+                            options=RefereeOptions(deadline_ms=200, max_faults=5, max_consecutive_timeouts=3))
     assert replay(record) == []
     assert [(f.seat, f.reason, f.fault) for f in record.forfeits] == [(BAD, "faults", 4)]
     assert [record.decisions[f.decision]["seq"] for f in record.faults] == [0, 1, 3, 4, 6]
     # 2 in a row is enough when that is the limit
-    record = run_match_sync("row-2", "take5", seats, ONE_HAND, seed=SEED, deadline_ms=200, max_faults=0,
-                            max_consecutive_timeouts=2)
+    record = run_match_sync("row-2", "take5", seats, ONE_HAND, seed=SEED,
+                            options=RefereeOptions(deadline_ms=200, max_faults=0, max_consecutive_timeouts=2))
     assert replay(record) == []
     assert [(f.seat, f.reason, f.fault) for f in record.forfeits] == [(BAD, "timeouts", 1)]
 
@@ -199,7 +203,7 @@ def test_a_bot_that_never_answers_costs_about_three_deadlines_with_the_default_l
     bad = test_bot("limits_bot", "--decide", "hang", "--hang", "start,end")
     t0 = time.monotonic()
     record = run_match_sync("never", "take5", seats_with(honest, seat(bad)), take5.Take5Config(), seed=SEED,
-                            deadline_ms=250, call_deadline_ms=250)  # every limit at its default
+                            options=RefereeOptions(deadline_ms=250, call_deadline_ms=250))  # every limit at its default
     wall = time.monotonic() - t0
     assert replay(record) == []
     n = DEFAULTS.max_consecutive_timeouts
@@ -219,7 +223,7 @@ def test_hanging_start_and_end_match_cost_one_call_deadline_each(honest, test_bo
     bad = test_bot("limits_bot", "--hang", "start,end", "--log", str(log))  # answers Decide at once
     t0 = time.monotonic()
     record = run_match_sync("start-end", "take5", seats_with(honest, seat(bad)), ONE_HAND, seed=SEED,
-                            deadline_ms=1000, call_deadline_ms=300)
+                            options=RefereeOptions(deadline_ms=1000, call_deadline_ms=300))
     wall = time.monotonic() - t0
     assert replay(record) == []
     (fault,) = record.faults
@@ -237,7 +241,8 @@ def test_time_limit_forfeits_the_seat_that_used_the_time(honest, test_bot, tmp_p
     log = tmp_path / "calls.jsonl"
     slow = test_bot("limits_bot", "--decide", "delay", "--delay", "0.15", "--log", str(log))
     record = run_match_sync("time-limit", "take5", seats_with(honest, seat(slow)), ONE_HAND, seed=SEED,
-                            deadline_ms=1000, match_time_limit_s=0.6, max_faults=0, max_consecutive_timeouts=0)
+                            options=RefereeOptions(deadline_ms=1000, match_time_limit_s=0.6, max_faults=0,
+                                                   max_consecutive_timeouts=0))
     assert replay(record) == []
     cut = record.time_limit_at
     assert cut is not None and record.faults == ()
@@ -266,8 +271,9 @@ def test_time_limit_with_nobody_at_fault_charges_nobody(honest, monkeypatch) -> 
 
     monkeypatch.setattr(engine, "observe", slow_observe)
     seats = [SeatSpec(f"honest-{i}", honest.endpoint) for i in range(3)]
-    record = run_match_sync("time-limit-ours", "take5", seats, ONE_HAND, seed=SEED, deadline_ms=1000,
-                            match_time_limit_s=0.9)  # each seat's share: 0.3 s of Decide time
+    # each seat's share: 0.3 s of Decide time
+    record = run_match_sync("time-limit-ours", "take5", seats, ONE_HAND, seed=SEED,
+                            options=RefereeOptions(deadline_ms=1000, match_time_limit_s=0.9))
     assert replay(record) == []
     assert record.time_limit_at is not None and record.faults == ()
     assert record.forfeits == (), [d["latency_ms"] for d in record.decisions]
@@ -313,7 +319,8 @@ def test_referee_lateness_is_not_charged(honest, test_bot, tmp_path, monkeypatch
     bot = test_bot("limits_bot", "--decide", "delay", "--delay", "0.1", "--at", "2,5", "--log", str(log))
     seats = seats_with(honest, seat(bot))
     LateStubs(monkeypatch, {(BAD, 2): 1, (BAD, 5): 1}, block_s=0.25)
-    record = run_match_sync("late-1", "take5", seats, ONE_HAND, seed=SEED, lag_retries=2, **LATE)
+    record = run_match_sync("late-1", "take5", seats, ONE_HAND, seed=SEED,
+                            options=RefereeOptions(lag_retries=2, **LATE))
     assert replay(record) == []
     assert record.faults == ()
     reasked = {d["seq"]: d for d in record.decisions if d["seat"] == BAD and "retries" in d}
@@ -325,7 +332,8 @@ def test_referee_lateness_is_not_charged(honest, test_bot, tmp_path, monkeypatch
 
     # The same lateness without re-asks: the bot is charged, so the lateness really cost it its deadline.
     LateStubs(monkeypatch, {(BAD, 2): 1, (BAD, 5): 1}, block_s=0.25)
-    record = run_match_sync("late-2", "take5", seats, ONE_HAND, seed=SEED, lag_retries=0, **LATE)
+    record = run_match_sync("late-2", "take5", seats, ONE_HAND, seed=SEED,
+                            options=RefereeOptions(lag_retries=0, **LATE))
     assert replay(record) == []
     assert [(f.kind, record.decisions[f.decision]["seq"]) for f in record.faults] == [("timeout", 2), ("timeout", 5)]
 
@@ -335,7 +343,7 @@ def test_re_asks_are_bounded(honest, test_bot, tmp_path, monkeypatch) -> None:
     bot = test_bot("limits_bot", "--decide", "delay", "--delay", "0.1", "--at", "2", "--log", str(log))
     LateStubs(monkeypatch, {(BAD, 2): 99}, block_s=0.25)  # late at every attempt
     record = run_match_sync("late-3", "take5", seats_with(honest, seat(bot)), ONE_HAND, seed=SEED,
-                            lag_retries=2, **LATE)
+                            options=RefereeOptions(lag_retries=2, **LATE))
     assert replay(record) == []
     (fault,) = record.faults
     dec = record.decisions[fault.decision]
@@ -373,7 +381,7 @@ def test_replay_finds_hidden_and_invented_forfeits(forfeited) -> None:
 
 def test_replay_checks_re_asks_and_the_time_limit(honest) -> None:
     clean = run_match_sync("clean", "take5", seats_with(honest, SeatSpec("honest-1", honest.endpoint)), ONE_HAND,
-                           seed=SEED, deadline_ms=400)
+                           seed=SEED, options=RefereeOptions(deadline_ms=400))
     assert replay(clean) == [] and clean.forfeits == ()
     reask = {"retries": 1, "retry_lag_ms": [250.0]}
     assert tampered(clean, lambda d: d["decisions"][4].update(reask)) == []  # a plausible re-ask
@@ -393,7 +401,7 @@ def test_replay_checks_re_asks_and_the_time_limit(honest) -> None:
 def test_replay_moves_of_the_time_limit_are_found(honest, test_bot) -> None:
     slow = test_bot("limits_bot", "--decide", "delay", "--delay", "0.1")
     record = run_match_sync("time-limit-2", "take5", seats_with(honest, seat(slow)), ONE_HAND, seed=SEED,
-                            deadline_ms=1000, match_time_limit_s=0.35)
+                            options=RefereeOptions(deadline_ms=1000, match_time_limit_s=0.35))
     assert replay(record) == [] and record.time_limit_at is not None and record.forfeits
     for moved in (record.time_limit_at - 3, record.time_limit_at + 3, None):
         assert tampered(record, lambda d, moved=moved: d.update(time_limit_at=moved)), moved
@@ -403,8 +411,8 @@ def test_replay_moves_of_the_time_limit_are_found(honest, test_bot) -> None:
 
 
 def test_version_1_records_are_read_as_matches_without_limits(honest) -> None:
-    rec = run_match_sync("v1", "take5", seats_with(honest, SeatSpec("honest-1", honest.endpoint)), ONE_HAND,
-                         seed=SEED, deadline_ms=400)
+    rec = run_match_sync("v1", "take5", seats_with(honest, SeatSpec("honest-1", honest.endpoint)), ONE_HAND, seed=SEED,
+                         options=RefereeOptions(deadline_ms=400))
     d = rec.to_dict()
     for key in ("limits", "forfeits", "time_limit_at"):
         del d[key]

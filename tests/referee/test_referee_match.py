@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
@@ -37,7 +38,8 @@ def check_consistent(record: MatchRecord) -> None:
 
 def test_full_game_three_sample_bot_processes_replays_identically(seats_of, tmp_path) -> None:
     seats = seats_of("random1", "heuristic", "montecarlo")
-    record = run_match_sync("full-1", "take5", seats, take5.Take5Config(), seed=2024, deadline_ms=5000)
+    record = run_match_sync("full-1", "take5", seats, take5.Take5Config(), seed=2024,
+                            options=RefereeOptions(deadline_ms=5000))
 
     assert record.faults == () and record.result.faults == (0, 0, 0)
     assert all(d["source"] == "bot" for d in record.decisions)
@@ -59,7 +61,7 @@ def test_full_game_three_sample_bot_processes_replays_identically(seats_of, tmp_
 def test_one_endpoint_serving_every_seat(sample_bots) -> None:
     bot = sample_bots["random2"]
     seats = [SeatSpec(f"r{i}", bot.endpoint) for i in range(5)]
-    record = run_match_sync("shared-1", "take5", seats, SHORT, seed=11, deadline_ms=5000)
+    record = run_match_sync("shared-1", "take5", seats, SHORT, seed=11, options=RefereeOptions(deadline_ms=5000))
     assert record.faults == ()
     assert {d["seat"] for d in record.decisions} == set(range(5))
     check_consistent(record)
@@ -67,8 +69,8 @@ def test_one_endpoint_serving_every_seat(sample_bots) -> None:
 
 def test_draft_and_known_cards_variants_over_grpc(seats_of) -> None:
     config = take5.Take5Config(limit=20, known_cards=True, draft=True)
-    record = run_match_sync("draft-1", "take5", seats_of("random1", "heuristic", "random2", "montecarlo"),
-                            config, seed=5, deadline_ms=5000)
+    record = run_match_sync("draft-1", "take5", seats_of("random1", "heuristic", "random2", "montecarlo"), config,
+                            seed=5, options=RefereeOptions(deadline_ms=5000))
     kinds = Counter(d["kind"] for d in record.decisions)
     assert kinds[take5.DRAFT_PICK] % 40 == 0 and kinds[take5.DRAFT_PICK] > 0  # 4 seats x 10 picks a hand
     assert record.faults == ()
@@ -80,8 +82,8 @@ def test_draft_and_known_cards_variants_over_grpc(seats_of) -> None:
 
 def test_explicit_deal_is_recorded_and_replayed(seats_of) -> None:
     deal = take5.deal_hand(99, 0, 3, SHORT)
-    record = run_match_sync("deal-1", "take5", seats_of("random1", "random2", "heuristic"), SHORT,
-                            seed=7, deals=[deal], deadline_ms=5000)
+    record = run_match_sync("deal-1", "take5", seats_of("random1", "random2", "heuristic"), SHORT, seed=7, deals=[deal],
+                            options=RefereeOptions(deadline_ms=5000))
     assert record.deals == [wire.deal_to_dict("take5", deal)]
     first_turn = [d for d in record.decisions if d["hand"] == 0 and d["turn"] == 0
                   and d["kind"] == take5.CHOOSE_CARD]
@@ -90,15 +92,15 @@ def test_explicit_deal_is_recorded_and_replayed(seats_of) -> None:
     check_consistent(record)
     # the same deal without a seed: valid as long as the game ends within the dealt hands
     one_hand = run_match_sync("deal-2", "take5", seats_of("random1", "random2", "heuristic"),
-                              take5.Take5Config(limit=1), deals=[deal], deadline_ms=5000)
+                              take5.Take5Config(limit=1), deals=[deal], options=RefereeOptions(deadline_ms=5000))
     assert one_hand.seed is None and replay(one_hand) == []
 
 
 def test_rule_4_row_choices_are_asked_and_recorded(seats_of) -> None:
     # A full game among random bots nearly always has rule-4 moments; find a seed with one, deterministically.
     for seed in range(1, 30):
-        record = run_match_sync(f"row-{seed}", "take5", seats_of("random1", "random2", "heuristic"), SHORT,
-                                seed=seed, deadline_ms=5000)
+        record = run_match_sync(f"row-{seed}", "take5", seats_of("random1", "random2", "heuristic"), SHORT, seed=seed,
+                                options=RefereeOptions(deadline_ms=5000))
         rows = [(state, d) for state, d in walk(record) if d["kind"] == take5.CHOOSE_ROW]
         if rows:
             break
@@ -114,7 +116,8 @@ def test_every_pending_seat_is_asked_at_once(test_bot) -> None:
     # that asked seats one after another would leave the barrier unfilled and every answer would time out.
     bot = test_bot("barrier_bot", "--parties", "4")
     seats = [SeatSpec(f"b{i}", bot.endpoint) for i in range(4)]
-    record = run_match_sync("barrier-1", "take5", seats, take5.Take5Config(limit=1), seed=4, deadline_ms=3000)
+    record = run_match_sync("barrier-1", "take5", seats, take5.Take5Config(limit=1), seed=4,
+                            options=RefereeOptions(deadline_ms=3000))
     assert record.faults == ()
     check_consistent(record)
 
@@ -122,9 +125,10 @@ def test_every_pending_seat_is_asked_at_once(test_bot) -> None:
 def test_concurrent_matches_in_one_event_loop(seats_of) -> None:
     async def both() -> list[MatchRecord]:
         return await asyncio.gather(
-            run_match("c-1", "take5", seats_of("random1", "heuristic"), SHORT, seed=1, deadline_ms=5000),
+            run_match("c-1", "take5", seats_of("random1", "heuristic"), SHORT, seed=1,
+                      options=RefereeOptions(deadline_ms=5000)),
             run_match("c-2", "take5", seats_of("random1", "heuristic", "random2"), SHORT, seed=2,
-                      deadline_ms=5000),
+                      options=RefereeOptions(deadline_ms=5000)),
         )
 
     first, second = asyncio.run(both())
@@ -149,8 +153,9 @@ def test_concurrent_matches_in_one_event_loop(seats_of) -> None:
 )
 def test_bad_arguments_raise_value_error(dead_endpoint, game, n, config, kwargs, message) -> None:
     seats = [SeatSpec(f"s{i}", dead_endpoint) for i in range(n)]
+    limits = {k: kwargs.pop(k) for k in ("deadline_ms", "call_deadline_ms") if k in kwargs}
     with pytest.raises(ValueError, match=message):
-        run_match_sync("bad", game, seats, config, **kwargs)
+        run_match_sync("bad", game, seats, config, options=RefereeOptions(**limits), **kwargs)
 
 
 def test_bad_seats_raise_value_error() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from arena.core.config import DEFAULTS
 from arena.match.local_bots import start_bot
+from arena.match.options import RefereeOptions
 from arena.match.record import Fault, MatchRecord, RecordError
 from arena.match.referee import run_match_sync
 from arena.match.replay import replay
@@ -29,7 +30,7 @@ CONFIG = take5.Take5Config(limit=20)
 def record(sample_bots) -> MatchRecord:
     """A clean record: three sample bots, several hands."""
     seats = [seat(sample_bots[r]) for r in ("random1", "heuristic", "random2")]
-    rec = run_match_sync("rec-clean", "take5", seats, CONFIG, seed=41, deadline_ms=5000)
+    rec = run_match_sync("rec-clean", "take5", seats, CONFIG, seed=41, options=RefereeOptions(deadline_ms=5000))
     assert rec.faults == () and replay(rec) == []
     return rec
 
@@ -40,7 +41,7 @@ def faulty(sample_bots) -> Iterator[MatchRecord]:
     bot = start_bot(str(BOTS_DIR / "illegal_bot.py"), extra_args=["--at", "0,2,5"])
     try:
         seats = [seat(sample_bots["random1"]), seat(bot), seat(sample_bots["heuristic"])]
-        rec = run_match_sync("rec-faulty", "take5", seats, CONFIG, seed=42, deadline_ms=5000)
+        rec = run_match_sync("rec-faulty", "take5", seats, CONFIG, seed=42, options=RefereeOptions(deadline_ms=5000))
     finally:
         bot.stop()
     assert len(rec.faults) == 3 and replay(rec) == []

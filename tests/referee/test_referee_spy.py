@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
 from arena.match.replay import replay
@@ -106,7 +107,8 @@ def test_spy_in_every_seat_sees_only_its_own_view(test_bot, tmp_path) -> None:
     log = tmp_path / "spy.jsonl"
     spy = test_bot("spy_bot", "--log", str(log))
     seats = [SeatSpec(f"spy{i}", spy.endpoint) for i in range(4)]
-    record = run_match_sync("spy-all", "take5", seats, take5.Take5Config(limit=30), seed=31, deadline_ms=5000)
+    record = run_match_sync("spy-all", "take5", seats, take5.Take5Config(limit=30), seed=31,
+                            options=RefereeOptions(deadline_ms=5000))
     assert record.faults == () and replay(record) == []
     requests = read_spy_log(log)
     assert {r.take5.hand_number for r in requests} == {d["hand"] for d in record.decisions}
@@ -122,7 +124,8 @@ def test_spy_among_sample_bots(seats_of, test_bot, tmp_path) -> None:
     log = tmp_path / "spy.jsonl"
     spy = test_bot("spy_bot", "--log", str(log))
     seats = [*seats_of("random1", "heuristic"), seat(spy), *seats_of("random2")]
-    record = run_match_sync("spy-one", "take5", seats, take5.Take5Config(limit=20), seed=32, deadline_ms=5000)
+    record = run_match_sync("spy-one", "take5", seats, take5.Take5Config(limit=20), seed=32,
+                            options=RefereeOptions(deadline_ms=5000))
     requests = read_spy_log(log)
     assert {r.seat for r in requests} == {2}
     assert len(requests) == sum(d["seat"] == 2 for d in record.decisions)
@@ -134,7 +137,7 @@ def test_spy_in_the_draft_never_sees_unused_cards(test_bot, tmp_path) -> None:
     spy = test_bot("spy_bot", "--log", str(log))
     seats = [SeatSpec(f"spy{i}", spy.endpoint) for i in range(3)]
     config = take5.Take5Config(limit=10, draft=True)  # all 104 cards exist, only 34 are in play each hand
-    record = run_match_sync("spy-draft", "take5", seats, config, seed=33, deadline_ms=5000)
+    record = run_match_sync("spy-draft", "take5", seats, config, seed=33, options=RefereeOptions(deadline_ms=5000))
     requests = read_spy_log(log)
     assert Counter(wire.kind_name(r.kind) for r in requests)[take5.DRAFT_PICK] >= 30
     assert [p for r in requests for p in leaks(r, record)] == []
@@ -146,7 +149,8 @@ def test_leak_check_detects_a_leak(test_bot, tmp_path) -> None:
     log = tmp_path / "spy.jsonl"
     spy = test_bot("spy_bot", "--log", str(log))
     seats = [SeatSpec(f"spy{i}", spy.endpoint) for i in range(3)]
-    record = run_match_sync("spy-x", "take5", seats, take5.Take5Config(limit=1), seed=34, deadline_ms=5000)
+    record = run_match_sync("spy-x", "take5", seats, take5.Take5Config(limit=1), seed=34,
+                            options=RefereeOptions(deadline_ms=5000))
     request = read_spy_log(log)[0]
     deal = take5.deal_hand(34, 0, 3, take5.Take5Config(limit=1))
     other = (request.seat + 1) % 3
@@ -158,7 +162,8 @@ def test_leak_check_detects_an_unused_card(test_bot, tmp_path) -> None:
     log = tmp_path / "spy.jsonl"
     spy = test_bot("spy_bot", "--log", str(log))
     seats = [SeatSpec(f"spy{i}", spy.endpoint) for i in range(3)]
-    record = run_match_sync("spy-y", "take5", seats, take5.Take5Config(limit=1), seed=35, deadline_ms=5000)
+    record = run_match_sync("spy-y", "take5", seats, take5.Take5Config(limit=1), seed=35,
+                            options=RefereeOptions(deadline_ms=5000))
     request = read_spy_log(log)[0]
     deal = take5.deal_hand(35, 0, 3, take5.Take5Config(limit=1))
     unused = min(set(range(1, 105)) - {c for h in deal.hands for c in h} - set(deal.rows))

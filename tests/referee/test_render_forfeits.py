@@ -8,6 +8,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from arena.match.local_bots import BotProcess
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match_sync
 from arena.render import render_match
@@ -23,7 +24,8 @@ def test_a_forfeit_is_shown_with_its_reason_and_the_last_rank(test_bot: Callable
                                                                seats_of: Callable[..., list[SeatSpec]]) -> None:
     garbage = test_bot("garbage_bot", "--style", "empty")
     seats = [SeatSpec("garbage", garbage.endpoint), *seats_of("random1", "random2")]
-    record = run_match_sync("render-forfeit", "take5", seats, seed=3, max_faults=2, deadline_ms=2000)
+    record = run_match_sync("render-forfeit", "take5", seats, seed=3,
+                            options=RefereeOptions(max_faults=2, deadline_ms=2000))
     assert record.result.forfeits[0] == "faults" and record.result.ranks[0] == 3
     lines = [line for line in _text(record).splitlines() if "garbage" in line and "forfeit (faults)" in line]
     assert lines and " 3 " in lines[0], _text(record)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from arena.match.options import RefereeOptions
 from arena.match.record import SeatSpec
 from arena.match.referee import run_match_sync
 from arena_sdk.games import get_game
@@ -52,7 +53,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[int, int, int, 
 def test_the_referee_sends_only_the_turns_since_the_last_decision(spy_server: Any, sent: list) -> None:
     endpoint, seen = spy_server("take5")
     seats = [SeatSpec(f"spy{i}", endpoint) for i in range(4)]
-    record = run_match_sync("history-delta", "take5", seats, seed=5, deadline_ms=5000)
+    record = run_match_sync("history-delta", "take5", seats, seed=5, options=RefereeOptions(deadline_ms=5000))
     assert record.faults == () and record.result.ranks
     assert check_views(record, seen) == len(sent) == len(record.decisions)
     assert max(n for _, n, _, _ in sent) == 1  # one new turn at most: the turn completed since the last decision
@@ -74,7 +75,7 @@ def test_a_bot_that_does_not_keep_the_history_gets_complete_views(spy_server: An
     monkeypatch.setattr(BotServicer, "StartMatch", older_start)
     endpoint, seen = spy_server("take5")
     seats = [SeatSpec(f"spy{i}", endpoint) for i in range(3)]
-    record = run_match_sync("history-full", "take5", seats, seed=6, deadline_ms=5000)
+    record = run_match_sync("history-full", "take5", seats, seed=6, options=RefereeOptions(deadline_ms=5000))
     assert record.faults == ()
     assert check_views(record, seen) == len(record.decisions)
     assert all(first == 0 and prev_first == 0 for first, _, prev_first, _ in sent)
@@ -98,7 +99,7 @@ def test_a_bot_that_lost_its_state_gets_the_current_state_and_the_history_from_t
         return decide(msg, kind, kept)
 
     GAME.view_from_message = forgetting  # type: ignore[method-assign]  # over the `sent` spy (undone by it)
-    record = run_match_sync("history-restart", "take5", seats, seed=7, deadline_ms=5000)
+    record = run_match_sync("history-restart", "take5", seats, seed=7, options=RefereeOptions(deadline_ms=5000))
     assert record.faults == ()
     views = [v for m, s, v in seen if s == 1]
     game_state = GAME.new_game(3, None, seed=7)
@@ -142,7 +143,7 @@ def test_after_a_failed_call_the_next_view_is_complete_again(spy_server: Any,
     monkeypatch.setattr(GAME, "decide", failing_once)
     endpoint, _ = spy_server("take5")
     seats = [SeatSpec(f"spy{i}", endpoint) for i in range(3)]
-    record = run_match_sync("history-after-fault", "take5", seats, seed=8, deadline_ms=5000)
+    record = run_match_sync("history-after-fault", "take5", seats, seed=8, options=RefereeOptions(deadline_ms=5000))
     assert [(f.seat, f.kind) for f in record.faults] == [(1, "error")]
     at = next(i for i, m in enumerate(messages) if m[:2] == (0, 4))
     assert messages[at][2:] == (3, 1)  # before the fault: only the turn completed since its last answer

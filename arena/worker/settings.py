@@ -1,0 +1,85 @@
+"""``WorkerSettings``: every option of a worker as one frozen object (STYLE.md habit 17, as arq's
+``WorkerSettings``); its defaults are ``arena.core.config.DEFAULTS``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from arena.core.config import DEFAULTS
+
+
+def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
+                         max_deliveries: int) -> None:
+    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if not visibility_timeout_s > 0:
+        raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
+    if not heartbeat_s > 0:
+        raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
+    if max_deliveries < 1:
+        raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
+
+
+def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferral_s: float) -> None:
+    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0."""
+    if unhealthy_after < 1:
+        raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
+    if not bot_recheck_s > 0:
+        raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
+    if not max_deferral_s >= 0:
+        raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker claims, runs and settles match jobs (``arena.worker.loop.run_worker``).
+
+    Attributes:
+        concurrency: matches run at once (>= 1).
+        block_ms: longest wait for new jobs, ms (bounds the reaction time to a stop request).
+        drain_s: on stop, how long running matches may take to finish before they are cancelled, seconds.
+        call_deadline_ms: deadline of GetInfo / StartMatch / EndMatch calls to the bots, ms.
+        visibility_timeout_s: jobs pending this long without a refresh are reclaimed from their (dead) worker, s.
+        heartbeat_s: seconds between heartbeats (capped at a third of the visibility timeout).
+        max_deliveries: a job delivered more often is recorded as failed and acknowledged without running.
+        forget_s: how long a worker that stopped sending heartbeats stays listed, seconds.
+        unhealthy_after: failed matches in a row that make a bot unhealthy (its matches are then deferred).
+        bot_recheck_s: seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet).
+        max_deferral_s: a match deferred this long is played anyway, its absent bot forfeiting
+            (``arena.worker.health``).
+        bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://`` endpoints are verified
+            against; None: the system's roots (``arena.match.channels.BotDialer``).
+    Raises ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1,
+    unhealthy_after < 1, max_deferral_s < 0.
+    """
+
+    concurrency: int = DEFAULTS.concurrency
+    block_ms: int = DEFAULTS.block_ms
+    drain_s: float = DEFAULTS.drain_s
+    call_deadline_ms: int = DEFAULTS.call_deadline_ms
+    visibility_timeout_s: float = DEFAULTS.visibility_timeout_s
+    heartbeat_s: float = DEFAULTS.heartbeat_s
+    max_deliveries: int = DEFAULTS.max_deliveries
+    forget_s: float = DEFAULTS.worker_forget_s
+    unhealthy_after: int = DEFAULTS.unhealthy_after
+    bot_recheck_s: float = DEFAULTS.bot_recheck_s
+    max_deferral_s: float = DEFAULTS.max_deferral_s
+    bot_ca: bytes | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        check_worker_options(self.concurrency, self.visibility_timeout_s, self.heartbeat_s, self.max_deliveries)
+        check_health_options(self.unhealthy_after, self.bot_recheck_s, self.max_deferral_s)
+
+    @classmethod
+    def with_keywords(cls, settings: WorkerSettings | None, keywords: dict[str, Any]) -> WorkerSettings:
+        """``settings`` (None: the defaults) with the fields named in ``keywords`` replaced. Raises ``TypeError``
+        for a keyword that is no field, ``ValueError`` for a bad value."""
+        base = cls() if settings is None else settings
+        if not keywords:
+            return base
+        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"unknown worker setting(s) {', '.join(unknown)}")
+        return replace(base, **keywords)
