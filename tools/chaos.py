@@ -2,7 +2,8 @@
 
 What runs, all real processes on loopback, in a temporary folder:
 
-- a private ``redis-server`` with appendonly persistence (``arena.store.redis_server.PrivateRedis``), owned by this script;
+- a private ``redis-server`` with appendonly persistence (``arena.store.redis_server.PrivateRedis``), owned by this
+  script;
 - ``arena serve`` (the referee, with embedded workers) on a fixed port, finding that Redis through ``--data-dir``;
 - extra ``arena worker`` processes (``--data-dir`` too, so they follow the Redis);
 - sample bots of both games, registered through the Arena service; one round robin of each game is created
@@ -25,8 +26,8 @@ code 0 when every check passed, 1 otherwise (2 for a setup error). ``run_chaos``
 ``tests/platform/test_chaos_small.py`` with a smaller plan.
 
 ``--cluster`` (``make chaos-cluster``): the same run on a private 3-master Redis Cluster
-(``arena.store.redis_cluster.PrivateRedisCluster``, appendonly on every node) instead of one redis-server: the referee and
-the workers get its ``redis+cluster://`` URL through ``ARENA_REDIS_URL``, and each ``redis`` kill is a SIGKILL of
+(``arena.store.redis_cluster.PrivateRedisCluster``, appendonly on every node) instead of one redis-server: the referee
+and the workers get its ``redis+cluster://`` URL through ``ARENA_REDIS_URL``, and each ``redis`` kill is a SIGKILL of
 one master (the next one each time), restarted on the same port, folder and cluster config, so it rejoins the
 cluster with its slots and everything it acknowledged. While it is down its slots cannot be served (no replicas),
 so the clients must ride out refused and failed calls, as with a lone Redis restarting.

@@ -48,8 +48,8 @@ class _CallDetails(collections.namedtuple("_CallDetails", ("method", "timeout", 
 
 
 class AdminTokenInterceptor(grpc.UnaryUnaryClientInterceptor):
-    """Adds the admin token (``arena.server.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``) only;
-    ``resolve()`` gives the token (or None: the call goes without it), asked at the first such call."""
+    """Adds the admin token (``arena.server.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``)
+    only; ``resolve()`` gives the token (or None: the call goes without it), asked at the first such call."""
 
     def __init__(self, resolve: Any) -> None:
         self._resolve = resolve

@@ -1,4 +1,4 @@
-"""Size limits of every input the arena accepts, in one place (STYLE.md habit 12; issue 8, item 5).
+"""Size limits of every input the arena accepts, in one place (STYLE.md habit 12).
 
 Every string and list field of every ``arena.v1.Arena`` request, and every field of a bot's ``GetInfo`` answer, has
 a limit here; ``proto/arena/v1/*.proto`` repeats each number in the field's comment (``tests/test_input_limits.py``

@@ -1,5 +1,5 @@
 """The ratings cache: pairwise counts and batch fits of the stored results, kept in Redis so that any arena process
-answers the ladder at once (issue 10 item 2; keys in ``arena.store.keys``: ``ratings:*`` and ``tournament:*:fit``).
+answers the ladder at once (keys in ``arena.store.keys``: ``ratings:*`` and ``tournament:*:fit``).
 
 * **Pairwise counts** (``ratings:pairs``: ``PairCounts`` of the first ``results`` entries of the results log),
   behind the live ladder's margins and LOS. A ladder read counts the new results itself when there are at most

@@ -1,8 +1,7 @@
-"""Channels to bots, reused across matches (issue 9, item 2): a pool of ``grpc.aio`` channels, one per bot
-endpoint (and credentials), shared by every match a worker process runs; and how the arena dials a bot, in
-plaintext or over TLS (issue 8, item 3).
+"""Channels to bots, reused across matches: a pool of ``grpc.aio`` channels, one per bot endpoint (and
+credentials), shared by every match a worker process runs; and how the arena dials a bot, in plaintext or over TLS.
 
-Without the pool every match opened a new channel, so a new HTTP/2 connection (a TCP handshake, and more with
+Without a pool every match would open a new channel, so a new HTTP/2 connection (a TCP handshake, and more with
 TLS), to every bot. The pool (``BotChannels``) lends a match one channel per endpoint (``lease``) and takes it back
 (``release``); a channel nobody has leased for ``idle_s`` seconds is closed, and so is every channel when the
 pool closes (the worker stops).

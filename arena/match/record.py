@@ -1,14 +1,14 @@
-"""The match record and its replay: what the referee (``arena.match.referee``) writes about one match, and the check
-that a record is exactly what the rules and the referee's limits give (DESIGN.md, "Protocol sketch").
+"""The match record: what the referee (``arena.match.referee``) writes about one match (DESIGN.md, "Protocol
+sketch"); ``arena.match.replay`` checks that a record is exactly what the rules and the referee's limits give.
 
 A record holds the config, the seed or explicit deals, the referee's limits, every decision in the order it was
 applied, every fault, every forfeit and the result. ``replay`` re-simulates it from the rules and lists every
 difference. The forfeit rule (``FaultTally``) and the forfeit ranking (``forfeit_ranks``) live here, used both by
 the referee that applies them and by ``replay`` that checks them, so they exist in one place.
 
-Record versions: 2 (this one) adds ``limits``, ``forfeits``, ``time_limit_at``, ``result.forfeits``, the decision
-sources ``"forfeit"`` and ``"time_limit"`` and the re-ask fields ``retries`` / ``retry_lag_ms``; version 1 records
-(none of these) are still read, as matches played without limits.
+Record versions: version 2 (``RECORD_VERSION``, written) holds ``limits``, ``forfeits``, ``time_limit_at``,
+``result.forfeits``, the decision sources ``"forfeit"`` and ``"time_limit"`` and the re-ask fields ``retries`` /
+``retry_lag_ms``; a version 1 record has none of these and is read as a match played without limits.
 """
 
 from __future__ import annotations
@@ -510,5 +510,3 @@ def describe_legal(game: Game, legal: Sequence[Any]) -> str:
         return f"legal {next(iter(shown[0]))}s: {', '.join(str(next(iter(d.values()))) for d in shown)}"
     return f"legal actions: {', '.join(json.dumps(d, separators=(',', ':')) for d in shown)}"
 
-
-# --- replay ----------------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
-"""Replay: a match record is rebuilt from its config, seed and deals,
-every recorded decision applied in order and checked against the rules and the referee's limits (see
-``replay`` for the full list of checks)."""
+"""Replay: a match record is rebuilt from its config, seed and deals, every recorded decision applied in order and
+checked against the rules and the referee's limits (``replay`` lists the checks)."""
 
 from __future__ import annotations
 

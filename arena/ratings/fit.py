@@ -52,7 +52,8 @@ percentile end points are not (measured on simulated data: 92.5 % coverage of a 
 ``Phi((R_a - R_b) / sd*(R_a - R_b))`` with the bootstrap standard deviation of the difference. Floor: every sd*
 (of a rating, of a difference) is ``max(bootstrap sd, information sd)``, the information sd from the inverse
 Hessian of the penalised likelihood at the fit (Laplace; ``arena.ratings.information``, which says why), since the
-bootstrap collapses on data without variety: 10 matches all won by one of two bots gave +/- 10 Elo, now +/- 570.
+bootstrap collapses on data without variety: 10 matches all won by one of two bots give +/- 10 Elo by the
+bootstrap alone, +/- 570 with the floor.
 
 **Order-free.** Matches are sorted into a canonical order (by deal, then content) before anything else, so a fit
 (bootstrap included) does not depend on the order of the stored results.

@@ -4,7 +4,7 @@ Pure math (numpy/scipy), used by ``arena.ratings.fit``; see that module's docstr
 
 **Why a floor.** The bootstrap over deals measures the spread of the fit over data sets like the one observed. When
 the data have no variety it has nothing to resample: two bots, 10 matches all won by one of them, and every
-replicate is again 10 wins, so the bootstrap sd is 0 and the interval a point (1925.6 +/- 10.5 Elo before this
+replicate is again 10 wins, so the bootstrap sd is 0 and the interval a point (1925.6 +/- 10.5 Elo without this
 floor), although 10 games say little about *how much* better the winner is. The model knows better: the curvature
 of the penalised log-likelihood at the fit is flat along the winner's rating (one more win barely changes the
 likelihood), so its inverse, the Laplace approximation of the posterior covariance under the weak prior, is wide

@@ -1,14 +1,14 @@
 """SPRT on paired blocks: "is V2 better than V1 by ``elo1`` rather than by ``elo0``?" (pure math, numpy only).
 
-**Blocks.** One block is one deal played at two tables: V1 holds seat s at one table and V2 holds seat s at the
-other, so both get the same hand of the same deal, s rotating over the seats across blocks (``arena.tournaments.sprt_plan``
-builds them). With 2 seats and no field the tables are V1 against V2 and V2 against V1 (fishtest's game pair:
-the two versions share the deal). With a field the other seats are held by field bots, different ones at the two
-tables (no field bot, nor owner, sees a deal twice); the two groups of field bots swap tables in the next block,
-so each meets V1 as often as V2. The deal's luck then hits V1 and V2 alike; the opponents' strength is balanced
-over pairs of blocks. A table played again after a crash of the arena gets a fresh deal (its attempt number is in
-the deal's HMAC input): that block still compares V1 and V2 at the same seat against balanced opponents, so it is
-unbiased, but its two tables no longer share the cards, and it reduces the variance less.
+**Blocks.** One block is one deal played at two tables: V1 holds seat s at one table and V2 holds seat s at the other,
+so both get the same hand of the same deal, s rotating over the seats across blocks (``arena.tournaments.sprt_plan``
+builds them). With 2 seats and no field the tables are V1 against V2 and V2 against V1 (fishtest's game pair: the two
+versions share the deal). With a field the other seats are held by field bots, different ones at the two tables (no
+field bot, nor owner, sees a deal twice); the two groups of field bots swap tables in the next block, so each meets V1
+as often as V2. The deal's luck then hits V1 and V2 alike; the opponents' strength is balanced over pairs of blocks. A
+table played again after a crash of the arena gets a fresh deal (its attempt number is in the deal's HMAC input): that
+block still compares V1 and V2 at the same seat against balanced opponents, so it is unbiased, but its two tables no
+longer share the cards, and it reduces the variance less.
 
 Each version's result at its table is its pairwise points against the other seats (1 per seat it finished
 above, 1/2 per tie: ``p`` in 0..N-1); the block's outcome is V2's points minus V1's,

@@ -28,9 +28,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
     arena:{G}:tournament:<id>:separation     hash   a tournament run until its bots are separated
-                                                    (``arena.tournaments.until_separated``): checked_total, last_check (the
-                                                    last fit's verdict while it runs); once stopped, set with
-                                                    state "finished" in one transaction: stopped_by
+                                                    (``arena.tournaments.until_separated``): checked_total,
+                                                    last_check (the last fit's verdict while it runs); once
+                                                    stopped, set with state "finished" in one transaction: stopped_by
                                                     ("separated" | "cap"), reason, rounds, matches, order
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)

@@ -1,6 +1,6 @@
-"""Tournaments run until their bots are separated (``arena.tournaments.until_separated``, kind "until_separated"): the controller's
-notes in Redis, and its stop, written together with the tournament's finish in one transaction. Every key is under
-the tournament's game hash tag (``keys.separation_key``), so the transaction also runs on Redis Cluster.
+"""Tournaments run until their bots are separated (``arena.tournaments.until_separated``, kind "until_separated"): the
+controller's notes in Redis, and its stop, written together with the tournament's finish in one transaction. Every key
+is under the tournament's game hash tag (``keys.separation_key``), so the transaction also runs on Redis Cluster.
 
 Plain functions over a store's client (the controller and the service call them with their ``Store``).
 """

@@ -1,5 +1,5 @@
 """Bot health across matches: a bot that keeps failing is marked unhealthy and its matches are deferred, not played
-against a corpse, until its GetInfo answers again (issue 8, item 4). The workers apply these rules
+against a corpse, until its GetInfo answers again. The workers apply these rules
 (``arena.worker.loop``); the state lives in Redis (``arena.store.health``).
 
 Rules (every number is a worker option with its default in ``arena.core.config.DEFAULTS``):
