@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.game_options import GAME_CLIS
-from arena.render import RENDERERS
+from arena.render import renderer_module
 from arena_sdk.games import GAMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,4 +36,5 @@ def test_a_generic_module_names_no_game(path: str) -> None:
 
 
 def test_every_registered_game_has_a_renderer_and_cli_options() -> None:
-    assert set(RENDERERS) == set(GAMES) == set(GAME_CLIS)
+    assert {g for g in GAMES if renderer_module(g)} == set(GAMES)
+    assert all(game.config_fields for game in GAMES.values())

@@ -1,90 +1,93 @@
-"""Per-game command-line options: the only CLI code that names a game (DESIGN.md: a game is a plug-in; the
-platform code per game is its renderer and its CLI config options).
+"""The rule options of the commands that set a game's config (``arena play GAME``, ``arena tournament create``,
+``arena sprt start``), made from what each registered game declares (``Game.config_fields``: field, type, default,
+range or choices, help; ``arena_sdk.games.rule``): no game is named here.
 
-Each game declares its rule options (``GameCli``): ``--variant`` names (shared option, the union of every game's
-variants) and its own options. ``arena play GAME`` gets the options of that game; ``arena tournament create
---game GAME`` gets every game's options and refuses those of another game. ``config_of`` turns the parsed values
-into the game's config dataclass through the game's JSON codec, so the rules of a config live in one place (the
-SDK). Option values left unset (None) take the game's defaults.
+Each declared field becomes one option: a ``bool`` field with a ``variant`` name is a value of the shared
+``--variant`` option (the union of every game's variants), any other ``bool`` field a ``--NAME/--no-NAME`` flag, an
+``int`` field ``--NAME N`` (its range checked by click), a ``str`` field with choices ``--NAME CHOICE`` (written with
+``-`` for ``_``). The help says "Title: help [default: D]." ``arena play GAME`` gets the options of that game;
+``arena tournament create`` and ``arena sprt start`` get every game's and refuse those of another game than
+``--game``. Option values left unset (None) take the game's defaults; ``config_of`` turns the parsed values into the
+game's config dataclass through the game's JSON codec, so the rules of a config live in one place (the SDK).
+
+Two games declaring one option name of one type share the option (its help names both; each game's codec checks
+its own range); a later game whose option of that name has another type gets ``--<game>-<name>`` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from arena.cli.options import option
+from arena_sdk.games import GAMES, ConfigField, get_game
 
 Decorator = Callable[[Any], Any]
 
 
-@dataclass(frozen=True)
-class GameCli:
-    """The command-line rule options of one game.
-
-    Attributes:
-        game: the game id. variants: ``--variant`` value -> (config key set to true, help text).
-        options: click option decorators of the game's own options (their dest names are in ``keys``).
-        keys: option dest name -> config key (JSON form of the game's config).
-        convert: option dest name -> function turning the parsed value into the config value.
-    """
-
-    game: str
-    variants: Mapping[str, tuple[str, str]]
-    options: Sequence[Decorator]
-    keys: Mapping[str, str]
-    convert: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+def _fields(game: str) -> tuple[ConfigField, ...]:
+    if game not in GAMES:
+        raise click.BadParameter(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
+    return get_game(game).config_fields
 
 
-_TAKE5 = GameCli(
-    game="take5",
-    variants={"known-cards": ("known_cards", "Take 5: only cards 1..10*players+4"),
-              "draft": ("draft", "Take 5: the cards are drafted face up")},
-    options=(
-        option("--limit", type=click.IntRange(1, 1000), default=None, metavar="BULLHEADS",
-               help="Take 5: bullhead limit checked after each complete hand [default: 66]."),
-        option("--limit-rule", type=click.Choice(("at-least", "more-than")), default=None,
-               help="Take 5: the game ends when a total is at least (>=) or more than (>) the limit "
-                    "[default: at-least]."),
-    ),
-    keys={"limit": "limit", "limit_rule": "limit_rule"},
-    convert={"limit_rule": lambda v: v.replace("-", "_")},
-)
-
-_TAKI = GameCli(
-    game="taki",
-    variants={"stairs": ("stairs", "Taki: the stairs, one long game through stages 8 down to 1")},
-    options=(
-        option("--turn-cap", type=click.IntRange(1, 100_000), default=None, metavar="TURNS",
-               help="Taki: the game ends after this many turns, ranked by cards held [default: 2000]."),
-        option("--hand-size", type=click.IntRange(1, 8), default=None, metavar="CARDS",
-               help="Taki: cards dealt to each seat [default: 8]."),
-        option("--draw-when-playable/--no-draw-when-playable", default=None,
-               help="Taki: whether drawing is allowed when a card could be played [default: allowed]."),
-        option("--plus-draw/--no-plus-draw", default=None,
-               help="Taki: whether a seat owing a card after a Plus may draw instead of playing "
-                    "[default: no]."),
-    ),
-    keys={"turn_cap": "turn_cap", "hand_size": "hand_size", "draw_when_playable": "draw_when_playable",
-          "plus_draw": "plus_draw_when_playable"},
-)
-
-GAME_CLIS: dict[str, GameCli] = {g.game: g for g in (_TAKE5, _TAKI)}
+def _title(game: str) -> str:
+    return get_game(game).info.title.rstrip("!")
 
 
-def _game_cli(game: str) -> GameCli:
-    try:
-        return GAME_CLIS[game]
-    except KeyError:
-        raise click.BadParameter(f"unknown game {game!r}; known games: {', '.join(sorted(GAME_CLIS))}") from None
+def _cli_names() -> dict[str, dict[str, ConfigField]]:
+    """Option dest name -> {game: its declared field} over every registered game (variants excluded), in the order
+    the options are shown. A name stays the same whichever command shows it."""
+    table: dict[str, dict[str, ConfigField]] = {}
+    for game in GAMES:
+        for f in _fields(game):
+            if f.variant:
+                continue
+            dest = f.option.replace("-", "_")
+            owners = table.get(dest)
+            if owners and next(iter(owners.values())).type is not f.type:
+                dest = f"{game}_{dest}"  # the name is another game's option of another type
+            table.setdefault(dest, {})[game] = f
+    return table
 
 
-def _variant_option(games: Sequence[GameCli]) -> Decorator:
-    names = [name for g in games for name in g.variants]
-    described = "; ".join(f"{name} ({text})" for g in games for name, (_key, text) in g.variants.items())
+def _choices(f: ConfigField) -> dict[str, str]:
+    """Command-line form -> config value of a ``str`` field's choices."""
+    return {c.replace("_", "-"): c for c in f.choices}
+
+
+def _default_text(f: ConfigField) -> str:
+    if f.type is bool:
+        return "yes" if f.default else "no"
+    if f.choices:
+        return str(f.default).replace("_", "-")
+    return str(f.default)
+
+
+def _option(dest: str, owners: Mapping[str, ConfigField]) -> Decorator:
+    """The click option of one dest name, for the games in ``owners``."""
+    fields = list(owners.values())
+    first = fields[0]
+    name = dest.replace("_", "-")
+    helps = "; ".join(f"{_title(g)}: {f.help} [default: {_default_text(f)}]" for g, f in owners.items()) + "."
+    same = all((f.minimum, f.maximum, f.choices) == (first.minimum, first.maximum, first.choices) for f in fields)
+    if first.type is bool:
+        return option(f"--{name}/--no-{name}", dest, default=None, help=helps)
+    if first.type is int:
+        kind: click.ParamType = click.IntRange(first.minimum, first.maximum) if same else click.INT
+        return option(f"--{name}", dest, type=kind, default=None, metavar=first.unit or None, help=helps)
+    if first.choices:
+        values = list(dict.fromkeys(c for f in fields for c in _choices(f)))
+        return option(f"--{name}", dest, type=click.Choice(values), default=None, help=helps)
+    return option(f"--{name}", dest, type=str, default=None, metavar=first.unit or None, help=helps)
+
+
+def _variant_option(games: Sequence[str]) -> Decorator:
+    variants = [(g, f) for g in games for f in _fields(g) if f.variant]
+    names = list(dict.fromkeys(f.variant for _g, f in variants))
+    described = "; ".join(f"{f.variant} ({_title(g)}: {f.help})" for g, f in variants)
     return option("--variant", "variants", type=click.Choice(names), multiple=True,
                   help=f"Rules variant (repeatable, combinable): {described}.")
 
@@ -92,12 +95,15 @@ def _variant_option(games: Sequence[GameCli]) -> Decorator:
 def config_options(game: str | None = None) -> Decorator:
     """Decorator adding the rule options of ``game`` (every game's when None) and ``--variant`` to a command; the
     command receives ``variants`` and one keyword per option."""
-    games = [_game_cli(game)] if game is not None else list(GAME_CLIS.values())
+    games = [game] if game is not None else list(GAMES)
+    for g in games:
+        _fields(g)  # an unknown game: click.BadParameter
+    table = [(dest, {g: f for g, f in owners.items() if g in games}) for dest, owners in _cli_names().items()]
+    options = [_option(dest, owners) for dest, owners in table if owners]
 
     def decorate(f: Any) -> Any:
-        for g in reversed(games):
-            for opt in reversed(g.options):
-                f = opt(f)
+        for opt in reversed(options):
+            f = opt(f)
         return _variant_option(games)(f)
 
     return decorate
@@ -105,7 +111,7 @@ def config_options(game: str | None = None) -> Decorator:
 
 def config_option_names() -> set[str]:
     """Dest names of every game's rule options (to pick them out of a command's keyword arguments)."""
-    return {name for g in GAME_CLIS.values() for name in g.keys} | {"variants"}
+    return set(_cli_names()) | {"variants"}
 
 
 def config_of(game: str, variants: Sequence[str], values: Mapping[str, Any]) -> Any:
@@ -114,20 +120,24 @@ def config_of(game: str, variants: Sequence[str], values: Mapping[str, Any]) -> 
     a value the game refuses."""
     from arena_sdk.wire import config_from_dict
 
-    cli = _game_cli(game)
+    own = _fields(game)
+    table = _cli_names()
     data: dict[str, Any] = {}
     for variant in variants:
-        if variant not in cli.variants:
-            owner = next((g.game for g in GAME_CLIS.values() if variant in g.variants), "another game")
+        f = next((f for f in own if f.variant == variant), None)
+        if f is None:
+            owner = next((g for g in GAMES if any(x.variant == variant for x in _fields(g))), "another game")
             raise click.BadParameter(f"--variant {variant} is a {owner} variant, not a {game} one")
-        data[cli.variants[variant][0]] = True
+        data[f.name] = True
     for name, value in values.items():
         if value is None or name == "variants":
             continue
-        if name not in cli.keys:
-            owner = next((g.game for g in GAME_CLIS.values() if name in g.keys), "another game")
+        owners = table.get(name, {})
+        if game not in owners:
+            owner = next(iter(owners), "another game")
             raise click.BadParameter(f"--{name.replace('_', '-')} is a {owner} option, not a {game} one")
-        data[cli.keys[name]] = cli.convert.get(name, lambda v: v)(value)
+        f = owners[game]
+        data[f.name] = _choices(f).get(value, value) if f.choices and isinstance(value, str) else value
     try:
         return config_from_dict(game, data)
     except ValueError as exc:

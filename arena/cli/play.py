@@ -71,6 +71,66 @@ def play() -> None:
     """Play one game locally between bots, without Redis or `arena serve` (the referee runs in this process)."""
 
 
+class _GameCommand(click.Command):
+    """``arena play GAME``: its help (the sample bots that play the game, examples made from them and the game's
+    declared variants) is written when it is shown, so starting the CLI imports no sample bot."""
+
+    def __init__(self, *args: Any, game: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game = game
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.help = _play_help(self.game)
+        samples = _game_samples(self.game)
+        for param in self.params:
+            if param.name == "bots" and isinstance(param, click.Option):
+                param.help = _bot_help(self.game, ", ".join(samples) or "none installed")
+        super().format_help(ctx, formatter)
+
+
+def _game_samples(game: str) -> tuple[str, ...]:
+    try:
+        from arena.match.local_bots import sample_bots_of
+    except ImportError:  # the local bot launcher is missing: let start_bot report it later
+        return ()
+    return sample_bots_of(game)
+
+
+def _bot_help(game: str, samples: str) -> str:
+    from arena_sdk.games import get_game
+
+    info = get_game(game).info
+    return (f"A seat, in seat order (repeat {info.min_players}..{info.max_players} times): HOST:PORT of a running "
+            f"bot, sample:NAME ({samples}; started as a separate process and stopped after), or a bot .py file to "
+            "start.")
+
+
+def _play_help(game: str) -> str:
+    """The help of ``arena play GAME``, its examples made from the game's sample bots and declared variants."""
+    from arena_sdk.games import get_game
+
+    g = get_game(game)
+    samples = _game_samples(game)
+    if samples:
+        n = max(g.info.min_players, min(len(samples), g.info.max_players, 3))
+        seats = " ".join(f"--bot sample:{samples[i % len(samples)]}" for i in range(n))
+        local = f"sample:{samples[0]}"
+    else:
+        seats = " ".join(f"--bot 127.0.0.1:{50061 + i}" for i in range(g.info.min_players))
+        local = "127.0.0.1:50062"
+    variants = [f.variant for f in g.config_fields if f.variant]
+    variant = f" --variant {variants[0]}" if variants else ""
+    return f"""Play one game of {g.info.title} between local bots: print a summary of the game, the standings
+    (seat, bot, score, rank, faults) and where the record is saved (for `arena replay` and `arena match show
+    FILE`). --show prints the game turn by turn too.
+
+    \b
+    Examples:
+      arena play {game} {seats} --seed 7
+      arena play {game} --bot 127.0.0.1:50061 --bot {local}{variant} --record game.json --show
+    """
+
+
 def _play_command(game: str) -> None:
     """Add ``arena play GAME`` for one registered game: the shared options plus the game's rule options."""
     from arena_sdk.games import get_game
@@ -78,12 +138,9 @@ def _play_command(game: str) -> None:
     info = get_game(game).info
     samples = ", ".join(_sample_bot_names() or ())
 
-    @play.command(game, short_help=f"Play one game of {info.title.rstrip('!')}.")
+    @play.command(game, cls=_GameCommand, game=game, short_help=f"Play one game of {info.title.rstrip('!')}.")
     @option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
-            metavar="HOST:PORT|sample:NAME|FILE.py",
-            help=f"A seat, in seat order (repeat {info.min_players}..{info.max_players} times): HOST:PORT of a "
-                 f"running bot, sample:NAME ({samples}; started as a separate process and stopped after), or a "
-                 "bot .py file to start.")
+            metavar="HOST:PORT|sample:NAME|FILE.py", help=_bot_help(game, samples))
     @option("--seed", type=click.IntRange(min=0), default=None,
             help="Seed of the deals; default: a random one, printed and kept in the record.")
     @config_options(game)
@@ -98,23 +155,7 @@ def _play_command(game: str) -> None:
         config = config_of(game, variants, rule_options)
         _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json)
 
-    command.__doc__ = f"""Play one game of {info.title} between local bots: print a summary of the game, the standings
-    (seat, bot, score, rank, faults) and where the record is saved (for `arena replay` and `arena match show
-    FILE`). --show prints the game turn by turn too.
-
-    \b
-    Examples:
-      {_EXAMPLES.get(game, f"arena play {game} --bot sample:random --bot sample:random --seed 7")}
-    """
-    command.help = command.__doc__
-
-
-_EXAMPLES = {
-    "take5": "arena play take5 --bot sample:random --bot sample:heuristic --bot sample:montecarlo --seed 7\n"
-             "      arena play take5 --bot 127.0.0.1:50061 --bot sample:heuristic --limit 33 --record game.json",
-    "taki": "arena play taki --bot sample:taki-heuristic --bot sample:taki-random --bot sample:taki-random\n"
-            "      arena play taki --bot sample:taki-heuristic --bot sample:taki-random --variant stairs --show",
-}
+    command.help = f"Play one game of {info.title} between local bots."  # the whole help: _GameCommand
 
 
 def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None, config: Any, deadline_ms: int,

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -30,15 +31,22 @@ import grpc
 from arena.core.config import DEFAULTS
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import _check_args, run_match_sync
+from arena_sdk.games import game_ids
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
-SAMPLE_BOTS: dict[str, str] = {
-    "random": "sample_bots.random_bot",
-    "heuristic": "sample_bots.heuristic_bot",
-    "montecarlo": "sample_bots.montecarlo_bot",
-    "taki-random": "sample_bots.taki_random_bot",
-    "taki-heuristic": "sample_bots.taki_heuristic_bot",
-}
+SAMPLE_ENTRY_POINT_GROUP = "arena.sample_bots"
+
+
+def installed_sample_bots() -> dict[str, str]:
+    """Sample bot name -> the module that serves it (``python -m MODULE``), from the installed entry points of the
+    group ``arena.sample_bots`` (``SAMPLE_ENTRY_POINT_GROUP``), in order of name. Each entry point is named by the
+    sample name and points at the bot class in its module (``random = "sample_bots.random_bot:RandomBot"``): the
+    arena's own sample bots are declared in its ``pyproject.toml``, a game's distribution may declare its own."""
+    return {e.name: e.module for e in sorted(metadata.entry_points(group=SAMPLE_ENTRY_POINT_GROUP),
+                                             key=lambda e: e.name)}
+
+
+SAMPLE_BOTS: dict[str, str] = installed_sample_bots()
 SAMPLE_PREFIX = "sample:"
 READY_TIMEOUT_S = 15.0
 READY_RE = re.compile(r"^arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)\s*$")
@@ -132,6 +140,20 @@ def _terminate(process: subprocess.Popen, timeout: float) -> None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             process.wait()
+
+
+def sample_bots_of(game: str) -> tuple[str, ...]:
+    """The names of the sample bots that play ``game`` (their bot class lists it in ``games``), in order of name.
+    Imports each sample bot's module; an entry point that does not load is left out."""
+    names = []
+    for entry_point in sorted(metadata.entry_points(group=SAMPLE_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            bot_class = entry_point.load()
+        except Exception:  # a broken third-party sample bot: it fails later, when started, with its own error
+            continue
+        if game in getattr(bot_class, "games", ()):
+            names.append(entry_point.name)
+    return tuple(names)
 
 
 def bot_command(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args: Sequence[str] = ()) -> list[str]:
@@ -266,7 +288,7 @@ def bot_name(endpoint: str, timeout_ms: int = DEFAULTS.call_deadline_ms) -> str 
 def play(
     specs: Sequence[str],
     *,
-    game: str = "take5",
+    game: str | None = None,
     config: Any = None,
     seed: int | None = None,
     deadline_ms: int = DEFAULTS.deadline_ms,
@@ -278,12 +300,15 @@ def play(
     A spec is ``"sample:NAME"`` or a path to a ``.py`` bot file (started here as a process and stopped
     afterwards, also on errors) or ``"HOST:PORT"`` of a running bot (its seat name comes from ``GetInfo``, or
     is the endpoint when the bot does not answer; an unreachable bot plays by faults and default actions).
+    ``game`` None plays the first registered game (``arena_sdk.games.game_ids()[0]``, as the CLI's ``--game``).
     ``seed`` None picks a random seed, recorded in the record. ``match_id`` None makes ``"play-<uuid>"``.
 
     Raises ``ValueError`` for a bad spec or argument (see ``referee.run_match``) and ``BotStartError`` when a bot
     process does not start.
     """
     specs = list(specs)
+    if game is None:
+        game = game_ids()[0]
     starts = []  # True: start the spec as a process; False: a running endpoint
     for spec in specs:
         if isinstance(spec, str) and (spec.startswith(SAMPLE_PREFIX) or spec.endswith(".py")):

@@ -3,14 +3,21 @@
 A renderer module provides ``render_match(record) -> rich renderable`` (the whole match, turn by turn),
 ``summary(record) -> rich renderable | None`` (the short progress table ``arena play`` prints), ``SCORE_LABEL``
 (what a score counts, e.g. "bullheads"), ``config_text(config: dict) -> str`` (the rule options in a few
-words) and ``progress(state_before, state_after, names) -> str | None`` (a line for a game shown live). This
-package dispatches on the record's game; a new game adds one module and one line in ``RENDERERS``.
+words) and ``progress(state_before, state_after, names) -> str | None`` (a line for a game shown live); optionally
+``position_text(hand, turn)`` and ``score_label_of(config)``.
+
+The renderer of a registered game is found by its id, by convention: the module ``arena.render.<game id>`` (the
+games shipped with the arena), else the module an entry point of the group ``arena.renderers`` (``ENTRY_POINT_GROUP``)
+named by the game id points at (a third-party game's own renderer). Adding a game adds one module; nothing here
+changes.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from types import ModuleType
 from typing import Any
 
@@ -18,18 +25,33 @@ from rich.console import RenderableType
 
 from arena.match.record import MatchRecord, RecordError
 from arena.render.base import RenderError
+from arena_sdk.games import GAMES
 
-RENDERERS: dict[str, str] = {"take5": "arena.render.take5", "taki": "arena.render.taki"}
+ENTRY_POINT_GROUP = "arena.renderers"
 
-__all__ = ["RENDERERS", "RenderError", "config_text", "position_text", "progress", "render_match", "renderer",
-           "score_label", "summary"]
+__all__ = ["ENTRY_POINT_GROUP", "RenderError", "config_text", "position_text", "progress", "render_match",
+           "renderer", "renderer_module", "score_label", "summary"]
+
+
+def renderer_module(game: str) -> str | None:
+    """The name of the module that renders ``game`` (a registered game id), or None when it has none:
+    ``arena.render.<game>`` when that module exists, else the ``arena.renderers`` entry point named ``game``."""
+    if game not in GAMES:
+        return None
+    own = f"{__name__}.{game}"
+    if game.isidentifier() and importlib.util.find_spec(own) is not None:
+        return own
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP, name=game):
+        return entry_point.module
+    return None
 
 
 def renderer(game: str) -> ModuleType:
-    """The renderer module of ``game``. Raises ``RenderError`` for a game without one."""
-    module = RENDERERS.get(game)
+    """The renderer module of ``game``. Raises ``RenderError`` for a game that is not registered or has none."""
+    module = renderer_module(game) if isinstance(game, str) else None
     if module is None:
-        raise RenderError(f"no renderer for game {game!r}; games with one: {', '.join(sorted(RENDERERS))}")
+        with_one = [g for g in GAMES if renderer_module(g) is not None]
+        raise RenderError(f"no renderer for game {game!r}; games with one: {', '.join(sorted(with_one))}")
     return importlib.import_module(module)
 
 

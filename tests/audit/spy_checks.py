@@ -1,6 +1,7 @@
 """The spy audit's checkers (issue 8 item 7; STYLE.md habits 3 and 14): pure functions over what spy bots logged
 (``tests/bots/spy_any_bot.py``), the match records, the engine's true hidden state and the replies of the Arena's
-read methods. Each returns a list of problems, one sentence each (empty = clean), so a test asserts ``== []`` and a
+read methods. Nothing here is specific to one game: what the audit knows of a game's hidden information is its
+``GameAuditor``, found by game id in ``tests/games/<game>/spy_auditor.py`` (``auditor_of``). Each returns a list of problems, one sentence each (empty = clean), so a test asserts ``== []`` and a
 negative test feeds a doctored input and asserts the problem is named.
 
 What a bot may know of a match is its seat's view; the checks compare every logged message with the true state
@@ -9,10 +10,9 @@ re-simulated by the engine (``arena_sdk.games.get_game(game)``, the record's see
 * ``audit_match``: every Decide is exactly ``observe(state, seat)`` of the state it was asked in, and still is when
   everything the seat cannot see is re-dealt (other hands, undealt cards, draw pile, hidden choices, seed): the
   information-set check; plus each game's direct checks (``GameAuditor.view_problems``: another seat's card, an
-  undealt or draw-pile card, another seat's choice before the reveal), unknown fields, StartMatch / EndMatch
+  undealt or draw-pile card, another seat's choice before the reveal) and whole-match checks
+  (``GameAuditor.match_problems``, e.g. Taki's +3 Breaker questions), unknown fields, StartMatch / EndMatch
   contents, and (``Forbidden``) no seed, secret or token anywhere in a message or its call metadata.
-* ``breaker_problems`` (Taki): the views and events of the seats that were not asked about a +3 Breaker are the same
-  as in the engine run where the asked seat held no Breaker (so was never asked).
 * ``deal_repeat_problems``: no bot receives cards of a deal it was dealt before in the same tournament.
 * ``reply_problems``: no Arena read reply shows the tournament secret before the tournament ended, a deal seed or a
   match record while that deal is still being played, or any token.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import importlib
 import json
 import random
 import re
@@ -36,8 +37,7 @@ from google.protobuf.message import Message
 
 from arena.match.record import MatchRecord
 from arena_sdk import wire
-from arena_sdk.games import GAMES, Game, get_game, take5, taki
-from arena_sdk.games.taki.cards import _TOKENS
+from arena_sdk.games import GAMES, Game, get_game
 from arena_sdk.pb import bot_pb2
 
 REQUEST_TYPES: dict[str, type[Message]] = {
@@ -45,6 +45,8 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "Decide": bot_pb2.DecideRequest, "EndMatch": bot_pb2.EndMatchRequest,
 }
 MIN_SECRET_TEXT = 8  # shorter texts (card tokens, small numbers) are never compared as secrets
+SEED_BASE = 2**47  # every audited seed is a 15-digit number: no card, count or time can equal it by chance
+AUDITOR_MODULE = "games.{game}.spy_auditor"  # tests/games/<game>/spy_auditor.py, defining AUDITOR
 
 
 # --- the spy's log ---------------------------------------------------------------------------------------------
@@ -251,33 +253,72 @@ def replay_states(record: MatchRecord) -> list[Any]:
 
 @dataclass
 class Counts:
-    """What an audit looked at: matches, messages (StartMatch + Decide + EndMatch), decisions, and the Breaker
-    questions of which the views of the seats not asked were compared (``breaker_views``) or could not be (the
-    engine run without the Breaker diverged for another reason: ``breaker_skipped``)."""
+    """What an audit looked at: matches, messages (StartMatch + Decide + EndMatch), decisions, and what a game's
+    own checks looked at (``extra``: a count per phrase, e.g. Taki's ``"declined Breaker questions"``)."""
 
     matches: int = 0
     messages: int = 0
     decisions: int = 0
-    breaker_questions: int = 0
-    breaker_views: int = 0
-    breaker_skipped: int = 0
+    extra: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: Counts) -> None:
-        for f in dataclasses.fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        self.matches += other.matches
+        self.messages += other.messages
+        self.decisions += other.decisions
+        self.extra.update(other.extra)
 
     def __str__(self) -> str:
         text = f"{self.messages} messages ({self.decisions} decisions) of {self.matches} matches"
-        if self.breaker_questions:
-            text += (f", {self.breaker_questions} declined Breaker questions ({self.breaker_views} views of other "
-                     f"seats compared, {self.breaker_skipped} questions not comparable)")
-        return text
+        return text + "".join(f", {n} {what}" for what, n in self.extra.items())
+
+
+@dataclass
+class Plan:
+    """One seeded match the audit plays in process: its id, game, seat count, config, seed and explicit deals."""
+
+    match_id: str
+    game: str
+    seats: int
+    config: Any
+    seed: int
+    deals: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class TournamentPlan:
+    """The round robin of spies the audit plays of a game through the queue: ``bots`` spies, ``seats`` per match,
+    ``rounds`` per 200 audited matches (at least one), ``config``."""
+
+    bots: int
+    seats: int
+    rounds: int
+    config: Any
+
+
+@dataclass
+class Run:
+    """Matches a spy fleet played, and what the spies logged."""
+
+    game: str
+    records: list[MatchRecord]
+    calls: dict[str, list[Call]]
+    secrets_of: dict[str, str]
+    forbidden: Forbidden
+    seconds: float
+    other_calls: list[Call] = field(default_factory=list)
 
 
 class GameAuditor:
-    """What the audit knows of one game's hidden information (one subclass per registered game)."""
+    """What the audit knows of one game's hidden information and how to exercise it: one subclass per registered
+    game, its instance ``AUDITOR`` in ``tests/games/<game>/spy_auditor.py`` (found by ``auditor_of``)."""
 
     game = ""
+    tournament: TournamentPlan
+
+    def plans(self, count: int) -> list[Plan]:
+        """``count`` seeded in-process matches (seeds above ``SEED_BASE``) that exercise every decision kind and
+        the situations the game's checks look at."""
+        raise NotImplementedError
 
     def perturb(self, state: Any, seat: int, rng: random.Random) -> Any:
         """``state`` with everything ``seat`` cannot see re-dealt at random (same sizes)."""
@@ -301,11 +342,42 @@ class GameAuditor:
         """Checks of a whole match; ``views``: (seat, sequence) -> the complete view its bot had."""
         return []
 
+    def run_problems(self, counts: Counts) -> list[str]:
+        """What an in-process run of ``plans`` should have exercised and did not (from its ``counts``)."""
+        return []
 
-# --- Take 5 -----------------------------------------------------------------------------------------------------
+    def leaky_observe(self, state: Any, seat: int) -> Any:
+        """An ``observe`` that leaks hidden information inside an ordinary field (for the test that the
+        information-set check catches what no direct check names)."""
+        raise NotImplementedError
+
+    def can_leak(self, record: MatchRecord, call: Call, state: Any, decision: dict) -> bool:
+        """Whether ``leaky_observe`` leaks something in the situation of this Decide."""
+        return True
+
+    def checker_cases(self) -> Mapping[str, Callable[[Run], None]]:
+        """The game's own tests of its checks: name -> a function that doctors a run's logs (``audit_doctored``)
+        and asserts that the problem is named."""
+        return {}
 
 
-def _redeal(pool: list[Any], rng: random.Random) -> list[Any]:
+def auditor_of(game: str) -> GameAuditor | None:
+    """The ``GameAuditor`` of ``game`` (``AUDITOR`` of ``tests/games/<game>/spy_auditor.py``), or None."""
+    name = AUDITOR_MODULE.format(game=game)
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and name.startswith(exc.name):
+            return None
+        raise
+    auditor = getattr(module, "AUDITOR", None)
+    return auditor if isinstance(auditor, GameAuditor) and auditor.game == game else None
+
+
+# --- helpers the game auditors share ----------------------------------------------------------------------
+
+
+def redeal(pool: list[Any], rng: random.Random) -> list[Any]:
     """The hidden cards in another order (a random rotation, reversed half of the time): cheaper than a shuffle,
     and it moves cards between the hidden places (hands, undealt cards, draw pile) and changes the pile's order."""
     if len(pool) > 1:
@@ -316,257 +388,12 @@ def _redeal(pool: list[Any], rng: random.Random) -> list[Any]:
     return pool
 
 
-def _take5_turns_cards(turns: Iterable[Any]) -> set[int]:
-    return {c for t in turns for p in t.plays for c in (p.card, *p.taken)}
-
-
-class Take5Auditor(GameAuditor):
-    """Take 5: hidden are the other seats' hands (except in the draft, where every pick is public), the cards not
-    dealt this hand, the seats' choices of the turn before the reveal, the seed and the deals."""
-
-    game = "take5"
-
-    def perturb(self, state: take5.Take5State, seat: int, rng: random.Random) -> take5.Take5State:
-        n = state.num_players
-        hands = list(state.hands)
-        if not state.config.draft:
-            dealt = state.dealt[-1]
-            undealt = set(take5.deck(n, state.config)) - {c for h in dealt.hands for c in h} - set(dealt.rows)
-            others = [o for o in range(n) if o != seat]
-            pool = _redeal([c for o in others for c in hands[o]] + sorted(undealt), rng)
-            for o in others:
-                hands[o] = tuple(sorted(pool[: len(hands[o])]))
-                pool = pool[len(hands[o]):]
-        chosen = tuple(None if c is None or o == seat else rng.choice(hands[o] or (c,))
-                       for o, c in enumerate(state.chosen))
-        blank = take5.Take5Deal()
-        return dataclasses.replace(state, hands=tuple(hands), chosen=chosen, seed=rng.getrandbits(62),
-                                   deals=tuple(blank for _ in state.deals), dealt=tuple(blank for _ in state.dealt))
-
-    def view_problems(self, state: take5.Take5State, seat: int, kind: str, view: bot_pb2.Take5View,
-                      record: MatchRecord, states: Sequence[Any], index: int) -> list[str]:
-        problems = []
-        who = f"seat {seat} (hand {state.hand_number}, turn {state.turn}, {kind})"
-        table = set(view.hand) | {c for r in view.rows for c in r.cards} | {p.card for p in view.revealed}
-        table |= {c for t in view.history for p in t.plays for c in (p.card, *p.taken)} | {view.resolving_card}
-        shown = table | set(view.draft_pool) | {p.card for p in view.draft_picks}
-        shown.discard(0)
-        table.discard(0)
-        own = set(state.hands[seat])
-        public = {c for r in state.rows for c in r} | _take5_turns_cards(state.history)
-        if state.phase == "row":
-            public |= {p.card for p in state.revealed}
-        dealt = state.dealt[-1]
-        if state.config.draft:
-            in_play = set(dealt.pool)
-            public |= in_play  # the draft is played face up: the pool and every pick are public
-        else:
-            in_play = {c for h in dealt.hands for c in h} | set(dealt.rows)
-        for card in sorted(shown - own - public):
-            holder = [o for o in range(state.num_players) if card in state.hands[o]]
-            if holder:
-                problems.append(f"{who} sees card {card} of seat {holder[0]}'s hand")
-            elif card not in in_play:
-                problems.append(f"{who} sees card {card}, which was not dealt this hand")
-            else:
-                problems.append(f"{who} sees card {card}, which it cannot know")
-        if set(view.hand) != own:
-            problems.append(f"{who} is shown the hand {sorted(view.hand)}, its hand is {sorted(own)}")
-        if kind == take5.CHOOSE_CARD:
-            if len(view.revealed) or view.resolving_card:
-                problems.append(f"{who} is shown revealed cards {[p.card for p in view.revealed]} before the reveal")
-            for other, card in _choices(record).get((state.hand_number, state.turn), {}).items():
-                if other != seat and card in table:
-                    problems.append(f"{who} sees seat {other}'s choice {card} of this turn before the reveal")
-        return problems
-
-    def deals(self, record: MatchRecord, final: take5.Take5State) -> list[Any]:
-        return [("take5", h, d.hands, d.rows, d.pool) for h, d in enumerate(final.dealt)]
-
-    def log_deal_problems(self, record: MatchRecord, final: take5.Take5State, seat: int,
-                          calls: Sequence[Call]) -> list[str]:
-        problems = []
-        first: dict[int, Any] = {}
-        for c in calls:
-            if c.method == "Decide" and c.message.seat == seat:
-                first.setdefault(c.message.take5.hand_number, c.message.take5)
-        for h, view in first.items():
-            deal = final.dealt[h]
-            if not deal.pool and view.turn == 0 and tuple(view.hand) != deal.hands[seat]:
-                problems.append(f"match {record.match_id}: seat {seat}'s first view of hand {h} shows the hand "
-                                f"{list(view.hand)}, the engine dealt {list(deal.hands[seat])}")
-        return problems
-
-
-_CHOICES: dict[int, tuple[MatchRecord, dict[tuple[int, int], dict[int, int]]]] = {}
-
-
-def _choices(record: MatchRecord) -> dict[tuple[int, int], dict[int, int]]:
-    """(hand, turn) -> seat -> the card it chose (Take 5), from the record's decisions (kept for the last record)."""
-    cached = _CHOICES.get(id(record))
-    if cached is None or cached[0] is not record:
-        table: dict[tuple[int, int], dict[int, int]] = {}
-        for d in record.decisions:
-            if d["kind"] == take5.CHOOSE_CARD:
-                table.setdefault((d["hand"], d["turn"]), {})[d["seat"]] = d["action"]["card"]
-        _CHOICES.clear()
-        cached = _CHOICES[id(record)] = (record, table)
-    return cached[1]
-
-
-# --- Taki --------------------------------------------------------------------------------------------------------
-
-_CARD_EVENTS = {"lead", "return", "play", "break"}  # the events that show a card (face up)
-
-
-class TakiAuditor(GameAuditor):
-    """Taki: hidden are the other seats' hands, the draw pile (order and contents), the seed and the deal, and which
-    seat was asked about a +3 Breaker (``breaker_problems``)."""
-
-    game = "taki"
-
-    def perturb(self, state: taki.TakiState, seat: int, rng: random.Random) -> taki.TakiState:
-        others = [o for o in range(state.num_players) if o != seat]
-        pool = _redeal([c for o in others for c in state.hands[o]] + list(state.draw_pile), rng)
-        hands = list(state.hands)
-        for o in others:
-            hands[o] = tuple(sorted(pool[: len(hands[o])]))
-            pool = pool[len(hands[o]):]
-        return dataclasses.replace(state, hands=tuple(hands), draw_pile=tuple(pool), seed=rng.getrandbits(62),
-                                   deal=taki.TakiDeal(hands=(), draw_pile=()))
-
-    def view_problems(self, state: taki.TakiState, seat: int, kind: str, view: bot_pb2.TakiView,
-                      record: MatchRecord, states: Sequence[Any], index: int) -> list[str]:
-        problems = []
-        who = f"seat {seat} (turn {state.turn}, {kind})"
-        token = taki.card_token
-        own_tokens = [_TOKENS[c] for c in state.hands[seat]]
-        own = Counter(own_tokens)
-        shown = Counter(view.hand) if list(view.hand) != own_tokens else own
-
-        def whose(card: str) -> str:
-            holders = [o for o in range(state.num_players) if o != seat and card in {token(c) for c in state.hands[o]}]
-            if holders:
-                return f"card {card} of seat {holders[0]}'s hand"
-            if card in {token(c) for c in state.draw_pile}:
-                return f"card {card} of the draw pile"
-            return f"card {card}, which it does not hold"
-
-        for card in sorted((shown - own).elements()):
-            problems.append(f"{who} is shown {whose(card)} in its hand")
-        if own - shown:
-            problems.append(f"{who}'s hand lacks {sorted((own - shown).elements())}")
-        for action in view.legal:
-            if action.HasField("play") and action.play.card not in own:
-                problems.append(f"{who} is offered to play {whose(action.play.card)}")
-        if view.leading != token(state.discard_pile[-1]):
-            problems.append(f"{who} is shown the leading card {view.leading}, it is {token(state.discard_pile[-1])}")
-        if view.draw_pile_size != len(state.draw_pile):
-            problems.append(f"{who} is shown a draw pile of {view.draw_pile_size}, it holds {len(state.draw_pile)}")
-        for e in view.history:
-            if e.card and e.kind not in _CARD_EVENTS:
-                problems.append(f"{who} is shown the card {e.card} of a {e.kind!r} event of seat {e.seat}: "
-                                f"{whose(e.card)}")
-        return problems
-
-    def deals(self, record: MatchRecord, final: taki.TakiState) -> list[Any]:
-        return [("taki", final.deal.hands, final.deal.draw_pile)]
-
-    def log_deal_problems(self, record: MatchRecord, final: taki.TakiState, seat: int,
-                          calls: Sequence[Call]) -> list[str]:
-        """A seat plays no card before its first decision, so the hand of its first view holds its dealt hand."""
-        first = next((c.message.taki for c in calls if c.method == "Decide" and c.message.seat == seat), None)
-        dealt = Counter(_TOKENS[c] for c in final.deal.hands[seat])
-        if first is not None and dealt - Counter(first.hand):
-            return [f"match {record.match_id}: seat {seat}'s first view shows the hand {list(first.hand)}, which "
-                    f"lacks cards the engine dealt it: {sorted((dealt - Counter(first.hand)).elements())}"]
-        return []
-
-    def match_problems(self, record: MatchRecord, states: Sequence[Any], views: Mapping[tuple[int, int], Any],
-                       counts: Counts) -> list[str]:
-        return breaker_problems(record, states, views, counts)
-
-
-def _without_breakers(state: taki.TakiState, seat: int) -> taki.TakiState | None:
-    """``state`` with every +3 Breaker of ``seat`` swapped with a non-Breaker card from the bottom of the draw pile
-    (so nobody draws the difference soon); None when the pile has too few cards."""
-    hand = list(state.hands[seat])
-    pile = list(state.draw_pile)
-    spots = [i for i in range(len(pile) - 1, -1, -1) if pile[i] != taki.BREAKER]
-    breakers = [i for i, c in enumerate(hand) if c == taki.BREAKER]
-    if len(spots) < len(breakers) or len(pile) < 8:
-        return None
-    for i, spot in zip(breakers, spots):
-        hand[i], pile[spot] = pile[spot], hand[i]
-    hands = list(state.hands)
-    hands[seat] = tuple(sorted(hand))
-    return dataclasses.replace(state, hands=tuple(hands), draw_pile=tuple(pile))
-
-
-def breaker_problems(record: MatchRecord, states: Sequence[Any], views: Mapping[tuple[int, int], Any],
-                     counts: Counts) -> list[str]:
-    """Taki: for every declined +3 Breaker question (seat X asked), the engine run where X held no Breaker (so was
-    never asked) is played from the +3 on with the same actions; the next view each other seat was sent (its
-    logged Decide, completed: ``views[(seat, sequence)]``) must equal that seat's view in the run where nobody asked
-    X. A run that diverges for another reason (X's later play of the Breaker, another seat drawing the swapped
-    card) ends the comparison there."""
-    engine = get_game("taki")
-    decisions = record.decisions
-    problems = []
-    for i, d in enumerate(decisions):
-        if d["kind"] != taki.REACT or d["action"].get("react") is not False:
-            continue
-        asked = d["seat"]
-        counts.breaker_questions += 1
-        start = max((j for j in range(i) if decisions[j]["kind"] == taki.TURN
-                     and decisions[j]["action"].get("card") == "+3"), default=None)
-        alt = _without_breakers(states[start], asked) if start is not None else None
-        if alt is None:
-            counts.breaker_skipped += 1
-            continue
-        todo = {s for s in range(len(record.seats)) if s != asked}
-        compared = 0
-        for k in range(start, len(decisions)):
-            dk = decisions[k]
-            seat = dk["seat"]
-            if seat != asked or dk["kind"] != taki.REACT:  # in the other run nobody asks the asked seat
-                if engine.pending_seats(alt) != (seat,) or engine.decision_kind(alt, seat) != dk["kind"]:
-                    break  # the other run is elsewhere (the asked seat's later Breaker, a swapped card drawn)
-                if k > i and seat in todo and dk["seq"] is not None:
-                    todo.discard(seat)
-                    sent = views.get((seat, dk["seq"]))
-                    if sent is not None:
-                        compared += 1
-                        unasked = engine.observe(alt, seat)
-                        if sent != unasked:
-                            problems.append(
-                                f"match {record.match_id}: seat {seat}'s view at decision {k} (after seat {asked} "
-                                f"was asked about a +3 Breaker and declined) differs from its view had seat {asked} "
-                                f"not been asked: {_diff(sent, unasked)}")
-                if not todo:
-                    break
-                action = wire.action_from_dict("taki", dk["kind"], dk["action"])
-                if action not in engine.legal_actions(alt, seat):
-                    break
-                alt = engine.apply(alt, seat, action)
-            real = states[k + 1]  # (after the asked seat's last answer too: the +3's draws may reach a swapped card)
-            if real.mode != "react" and any(alt.hands[s] != real.hands[s] for s in todo):
-                break  # (during the real run's questions the other run is ahead: it already drew the +3's cards)
-        counts.breaker_views += compared
-        if not compared:
-            counts.breaker_skipped += 1
-    return problems
-
-
-def _diff(view: Any, expected: Any) -> str:
+def diff(view: Any, expected: Any) -> str:
     """The fields in which two views (dataclasses of one type) differ, for a problem sentence."""
     if type(view) is not type(expected):
         return f"a {type(view).__name__}, not a {type(expected).__name__}"
     names = [f.name for f in dataclasses.fields(view) if getattr(view, f.name) != getattr(expected, f.name)]
     return f"fields {names} differ" if names else "the views differ"
-
-
-AUDITORS: dict[str, GameAuditor] = {a.game: a for a in (Take5Auditor(), TakiAuditor())}
 
 
 # --- one match ---------------------------------------------------------------------------------------------------
@@ -654,7 +481,7 @@ def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden
         decoded[key] = view
         seen = observe(state, seat)
         if view != seen:
-            problems.append(f"{where} is not observe(state, seat) of its state: {_diff(view, seen)}")
+            problems.append(f"{where} is not observe(state, seat) of its state: {diff(view, seen)}")
         else:
             try:
                 changed = observe(auditor.perturb(state, seat, rng), seat)
@@ -663,7 +490,7 @@ def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden
             else:
                 if changed != seen:
                     problems.append(f"{where}: the view changes when what seat {seat} cannot see is re-dealt (it "
-                                    f"depends on hidden information): {_diff(seen, changed)}")
+                                    f"depends on hidden information): {diff(seen, changed)}")
     problems += auditor.match_problems(record, states, decoded, counts)
     return problems
 
@@ -735,3 +562,29 @@ def reply_problems(replies: Iterable[Reply], forbidden: Forbidden,
 def registered_games_without_auditor() -> list[str]:
     """Games of the registry the audit does not know how to check (a new game needs a ``GameAuditor``)."""
     return sorted(set(GAMES) - set(AUDITORS))
+
+
+# --- negative tests: doctored logs ---------------------------------------------------------------------------------
+
+
+def first_call(run: Run, predicate: Callable[[MatchRecord, Call, Any, dict], bool]) -> tuple[MatchRecord, Call, Any]:
+    """The first logged Decide (with its record and the engine state it was asked in) satisfying ``predicate``."""
+    for record in run.records:
+        states = replay_states(record)
+        index = {(d["seat"], d["seq"]): i for i, d in enumerate(record.decisions) if d["seq"] is not None}
+        for call in run.calls[record.match_id]:
+            if call.method == "Decide":
+                i = index[(call.message.seat, call.message.sequence)]
+                if predicate(record, call, states[i], record.decisions[i]):
+                    return record, call, states[i]
+    raise AssertionError("no such request in the run")
+
+
+def audit_doctored(run: Run, record: MatchRecord, original: Call, doctored: Call, **kwargs: Any) -> list[str]:
+    """Every problem of ``record``'s match when the call ``original`` of its log is replaced by ``doctored``."""
+    calls = [doctored if c is original else c for c in run.calls[record.match_id]]
+    return audit_match(record, calls, run.forbidden, random.Random(1), run.secrets_of, Counts(), **kwargs)
+
+
+# Last, once every name above exists: the auditor modules import them from here.
+AUDITORS: dict[str, GameAuditor] = {g: a for g in GAMES if (a := auditor_of(g)) is not None}

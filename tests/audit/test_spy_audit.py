@@ -7,12 +7,16 @@ assert that no spy ever saw another seat's cards, the undealt cards or the draw 
 reveal, which seat was asked about a +3 Breaker, a seed, the tournament secret, a token, or cards of a deal it had
 received before; and that no read reply showed the secret, a deal or its seed while the deal was in play, or a token.
 
-Sizes: ``ARENA_AUDIT_MATCHES`` seeded matches per game (default 200): a tournament's (Take 5: 40 a round, Taki: 20;
-a round per 200 matches), the rest in process; e.g. ``ARENA_AUDIT_MATCHES=2000 pytest -s tests/audit`` for a larger
+This module is the same for every game: what the audit knows of one game (its hidden information, the matches that
+exercise it, its tournament and the tests that its checks catch each leak) is that game's ``GameAuditor``, in
+``tests/games/<game>/spy_auditor.py``, found by game id (``spy_checks.auditor_of``).
+
+Sizes: ``ARENA_AUDIT_MATCHES`` seeded matches per game (default 200): a tournament's (the game's ``TournamentPlan``:
+e.g. Take 5 two rounds of 20 matches, Taki one, per 200 matches), the rest in process; e.g. ``ARENA_AUDIT_MATCHES=2000 pytest -s tests/audit`` for a larger
 run. With ``-s`` each test prints its counts, and the module the totals per game.
 
-Every check can fail: the ``test_checker_*`` tests feed the checkers doctored logs and replies and a leaky engine, a
-real ``--deals rotate`` tournament must be caught giving bots their deals twice, and the tournament test checks that
+Every check can fail: the ``test_checker_*`` tests feed the checkers doctored logs and replies and a leaky engine
+(each game's own cases too), a real ``--deals rotate`` tournament must be caught giving bots their deals twice, and the tournament test checks that
 its own replies after the end (the revealed seed, deal seeds and records) would have been caught before it.
 """
 
@@ -21,12 +25,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -37,33 +42,36 @@ from arena.match.record import MatchRecord
 from arena.match.referee import run_match
 from arena.store import Store
 from arena_sdk import wire
-from arena_sdk.games import GAMES, take5, taki
+from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 from .conftest import Spy
 from .spy_checks import (
     AUDITORS,
-    Call,
+    SEED_BASE,
     Counts,
     Forbidden,
+    Plan,
     Reply,
+    Run,
+    audit_doctored,
     audit_match,
-    breaker_problems,
     by_match,
     deal_repeat_problems,
+    first_call,
     registered_games_without_auditor,
-    replay_states,
     reply_problems,
 )
 
 MATCHES = int(os.environ.get("ARENA_AUDIT_MATCHES", "200"))  # per game: in process + through the queue
-ROUNDS = max(1, MATCHES // 200)  # of each game's tournament
-TOURNAMENT_MATCHES = {"take5": 40 * ROUNDS, "taki": 20 * ROUNDS}  # see TOURNAMENTS
+ROUNDS = max(1, MATCHES // 200)  # of each game's tournament, times its TournamentPlan.rounds
+TOURNAMENTS = {game: (a.tournament.bots, a.tournament.seats, a.tournament.rounds * ROUNDS, a.tournament.config)
+               for game, a in AUDITORS.items()}  # game -> (bots, seats per match, rounds, config)
+TOURNAMENT_MATCHES = {game: math.comb(bots, seats) * rounds for game, (bots, seats, rounds, _c) in TOURNAMENTS.items()}
 IN_PROCESS = {game: max(MATCHES - n, 1) for game, n in TOURNAMENT_MATCHES.items()}
 CONCURRENCY = 8  # matches played at once in process
 DEADLINE_MS = 5000  # generous: a busy machine must not turn answers into faults (default actions)
 WAIT_S = 120.0  # a hang guard, not a speed requirement
-SEED_BASE = 2**47  # every seed is a 15-digit number: no card, count or time can equal it by chance
 
 
 def show(*parts: Any) -> None:
@@ -86,73 +94,6 @@ def total_summary() -> Any:
 # --- in-process matches ----------------------------------------------------------------------------------------
 
 
-@dataclass
-class Plan:
-    match_id: str
-    game: str
-    seats: int
-    config: Any
-    seed: int
-    deals: tuple[Any, ...] = ()
-
-
-def take5_plans(count: int) -> list[Plan]:
-    """Short Take 5 games (limit 1: one hand, some longer), 2..10 seats (mostly 2-4), every variant."""
-    rng = random.Random(5)
-    seat_cycle = [2, 3, 2, 2, 4, 2, 3, 2, 2, 5] * 4 + [10] + [2, 3, 2, 2, 4, 2, 3, 2, 6]
-    plans = []
-    for i in range(count):
-        options: dict[str, Any] = {"limit": 1}
-        if i % 20 == 3:
-            options["draft"] = True
-        elif i % 10 == 6:
-            options["known_cards"] = True
-        elif i % 40 == 9:
-            options["limit"] = 3  # several hands: turn 0 of later hands shows the previous hand's history
-        plans.append(Plan(f"audit-take5-{i:04d}", "take5", seat_cycle[i % len(seat_cycle)],
-                          take5.Take5Config(**options), SEED_BASE + rng.getrandbits(46)))
-    return plans
-
-
-def breaker_deal(rng: random.Random, seats: int, hand_size: int) -> taki.TakiDeal:
-    """A Taki deal in which seat 0 holds both +3 and the other seats hold the +3 Breakers (seat 1 both in a two-seat
-    game), so Breaker questions are asked and often declined."""
-    cards = list(taki.deck())
-    for card in (taki.PLUS3, taki.PLUS3, taki.BREAKER, taki.BREAKER):
-        cards.remove(card)
-    rng.shuffle(cards)
-    special = {0: [taki.PLUS3, taki.PLUS3], 1: [taki.BREAKER], min(2, seats - 1): [taki.BREAKER]}
-    if seats == 2:
-        special[1] = [taki.BREAKER, taki.BREAKER]
-    hands = []
-    for seat in range(seats):
-        own = special.get(seat, [])
-        hands.append(tuple(own + [cards.pop() for _ in range(hand_size - len(own))]))
-    return taki.TakiDeal(hands=tuple(hands), draw_pile=tuple(cards))
-
-
-def taki_plans(count: int) -> list[Plan]:
-    """Short Taki games: 2..6 seats, hands of 2..3 cards (4 in some Breaker deals), turn caps 20..40, some stairs,
-    some without drawing when playable, and one in five from a deal that makes +3 Breaker questions likely."""
-    rng = random.Random(7)
-    plans = []
-    for i in range(count):
-        seats = (2, 3, 2, 4, 3, 2, 5, 3, 2, 6)[i % 10]
-        options: dict[str, Any] = {"hand_size": 2 + i % 2, "turn_cap": 20 + 5 * (i % 5)}
-        if i % 15 == 0:
-            options["stairs"] = True
-        if i % 7 == 3:
-            options["draw_when_playable"] = False
-        deals: tuple[Any, ...] = ()
-        if i % 5 == 4:
-            options["hand_size"] = 3 + i % 2
-            options["turn_cap"] = 40
-            deals = (breaker_deal(rng, seats, options["hand_size"]),)
-        plans.append(Plan(f"audit-taki-{i:04d}", "taki", seats, taki.TakiConfig(**options),
-                          SEED_BASE + rng.getrandbits(46), deals))
-    return plans
-
-
 def play_in_process(plans: list[Plan], fleet: list[Spy]) -> list[MatchRecord]:
     """Every plan played by the in-process referee against the spy processes (seat j of plan i: spy (i + j) mod
     fleet), ``CONCURRENCY`` matches at once in one event loop."""
@@ -171,19 +112,6 @@ def play_in_process(plans: list[Plan], fleet: list[Spy]) -> list[MatchRecord]:
     return asyncio.run(play_all())
 
 
-@dataclass
-class Run:
-    """Matches a spy fleet played, and what the spies logged."""
-
-    game: str
-    records: list[MatchRecord]
-    calls: dict[str, list[Call]]
-    secrets_of: dict[str, str]
-    forbidden: Forbidden
-    seconds: float
-    other_calls: list[Call] = field(default_factory=list)
-
-
 def collect(game: str, fleet: list[Spy], records: list[MatchRecord], forbidden: Forbidden, seconds: float,
             since: float = 0.0) -> Run:
     """The run's records and every call the spies logged for them (since ``since``: tournament match ids repeat
@@ -196,7 +124,7 @@ def collect(game: str, fleet: list[Spy], records: list[MatchRecord], forbidden: 
 
 
 def in_process_run(game: str, fleet: list[Spy]) -> Run:
-    plans = take5_plans(IN_PROCESS[game]) if game == "take5" else taki_plans(IN_PROCESS[game])
+    plans = AUDITORS[game].plans(IN_PROCESS[game])
     t0 = time.monotonic()
     records = play_in_process(plans, fleet)
     forbidden = Forbidden()
@@ -206,13 +134,16 @@ def in_process_run(game: str, fleet: list[Spy]) -> Run:
 
 
 @pytest.fixture(scope="module")
-def take5_run(spy_fleet: list[Spy]) -> Run:
-    return in_process_run("take5", spy_fleet)
+def runs(spy_fleet: list[Spy]) -> Callable[[str], Run]:
+    """``run_of(game)``: the game's in-process run (``IN_PROCESS`` matches against the fleet), played once."""
+    played: dict[str, Run] = {}
 
+    def run_of(game: str) -> Run:
+        if game not in played:
+            played[game] = in_process_run(game, spy_fleet)
+        return played[game]
 
-@pytest.fixture(scope="module")
-def taki_run(spy_fleet: list[Spy]) -> Run:
-    return in_process_run("taki", spy_fleet)
+    return run_of
 
 
 def audit_run(run: Run, counts: Counts) -> list[str]:
@@ -239,10 +170,10 @@ def test_every_registered_game_has_an_auditor() -> None:
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
-def test_spies_see_only_their_own_view_in_process(game: str, request: pytest.FixtureRequest) -> None:
+def test_spies_see_only_their_own_view_in_process(game: str, runs: Callable[[str], Run]) -> None:
     """``IN_PROCESS`` seeded matches of the game, every seat a spy: every message every spy received is
     audited."""
-    run: Run = request.getfixturevalue(f"{game}_run")
+    run = runs(game)
     t0 = time.monotonic()
     cpu = time.process_time()
     counts = Counts()
@@ -257,8 +188,7 @@ def test_spies_see_only_their_own_view_in_process(game: str, request: pytest.Fix
     assert counts.decisions == sum(d["seq"] is not None for r in run.records for d in r.decisions), text
     kinds = {d["kind"] for r in run.records for d in r.decisions}
     assert kinds == set(GAMES[game].info.decision_kinds), f"decision kinds not exercised: {kinds}"
-    if game == "taki":
-        assert counts.breaker_views > 0, f"no declined Breaker question could be compared: {text}"
+    assert AUDITORS[game].run_problems(counts) == [], text
 
 
 # --- a tournament through the queue, and every read method while it runs ----------------------------------------
@@ -323,12 +253,6 @@ class ReadPoller:
         self.thread.join(WAIT_S)
         self.round()  # once more after the end: the secret may be revealed now, tokens still never
         self.channel.close()
-
-
-TOURNAMENTS = {  # game -> (bots, seats per match, rounds, config): 20 matches a round, 10 deals of 2 tables each
-    "take5": (6, 3, 2 * ROUNDS, take5.Take5Config(limit=1)),  # its matches are quick: two rounds, to read longer
-    "taki": (6, 3, ROUNDS, taki.TakiConfig(hand_size=4, turn_cap=40)),
-}
 
 
 @dataclass
@@ -481,65 +405,10 @@ def test_spy_audit_of_a_tournament_and_every_read_method(game: str, spy_fleet: l
 # --- every check can fail: doctored logs, replies and a leaky engine -----------------------------------------------
 
 
-def first_call(run: Run, predicate: Callable[[MatchRecord, Call, Any, dict], bool]) -> tuple[MatchRecord, Call, Any]:
-    """The first logged Decide (with its record and the engine state it was asked in) satisfying ``predicate``."""
-    for record in run.records:
-        states = replay_states(record)
-        index = {(d["seat"], d["seq"]): i for i, d in enumerate(record.decisions) if d["seq"] is not None}
-        for call in run.calls[record.match_id]:
-            if call.method == "Decide":
-                i = index[(call.message.seat, call.message.sequence)]
-                if predicate(record, call, states[i], record.decisions[i]):
-                    return record, call, states[i]
-    raise AssertionError("no such request in the run")
-
-
-def audit_doctored(run: Run, record: MatchRecord, original: Call, doctored: Call, **kwargs: Any) -> list[str]:
-    calls = [doctored if c is original else c for c in run.calls[record.match_id]]
-    return audit_match(record, calls, run.forbidden, random.Random(1), run.secrets_of, Counts(), **kwargs)
-
-
-def take5_choice(record: MatchRecord, call: Call, state: Any, d: dict) -> bool:
-    """A choice of a turn after the first (one card fewer in hand: a doctored view with one more still decodes)
-    in a normal game of three seats or more."""
-    return (d["kind"] == take5.CHOOSE_CARD and not record.config["draft"] and len(record.seats) >= 3
-            and d["turn"] >= 2)
-
-
-def test_checker_catches_another_seats_card_and_undealt_cards_take5(take5_run: Run) -> None:
-    record, call, state = first_call(take5_run, take5_choice)
-    seat = call.message.seat
-    other = (seat + 1) % len(record.seats)
-    assert audit_doctored(take5_run, record, call, call) == []
-    leaked = bot_pb2.DecideRequest()
-    leaked.CopyFrom(call.message)
-    leaked.take5.hand.append(state.hands[other][-1])
-    problems = audit_doctored(take5_run, record, call, call.doctored(leaked))
-    assert any(f"sees card {state.hands[other][-1]} of seat {other}'s hand" in p for p in problems), problems
-    dealt = state.dealt[-1]
-    undealt = min(set(range(1, 105)) - {c for h in dealt.hands for c in h} - set(dealt.rows))
-    leaked = bot_pb2.DecideRequest()
-    leaked.CopyFrom(call.message)
-    leaked.take5.rows[0].cards.append(undealt)
-    problems = audit_doctored(take5_run, record, call, call.doctored(leaked))
-    assert any(f"sees card {undealt}, which was not dealt this hand" in p for p in problems), problems
-
-
-def test_checker_catches_a_choice_before_the_reveal_take5(take5_run: Run) -> None:
-    record, call, state = first_call(take5_run, take5_choice)
-    seat = call.message.seat
-    choice = next(d for d in record.decisions if d["kind"] == take5.CHOOSE_CARD and d["seat"] != seat
-                  and (d["hand"], d["turn"]) == (state.hand_number, state.turn))
-    leaked = bot_pb2.DecideRequest()
-    leaked.CopyFrom(call.message)
-    leaked.take5.revealed.append(bot_pb2.Take5Pick(seat=choice["seat"], card=choice["action"]["card"]))
-    problems = audit_doctored(take5_run, record, call, call.doctored(leaked))
-    assert any(f"sees seat {choice['seat']}'s choice {choice['action']['card']} of this turn before the reveal" in p
-               for p in problems), problems
-
-
-def test_checker_catches_seeds_tokens_unknown_fields_and_metadata(take5_run: Run) -> None:
-    record, call, _ = first_call(take5_run, take5_choice)
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_checker_catches_seeds_tokens_unknown_fields_and_metadata(game: str, runs: Callable[[str], Run]) -> None:
+    run = runs(game)
+    record, call, _ = first_call(run, lambda r, c, s, d: True)
     seed = record.seed
     assert seed is not None
     for doctor in ("sequence", "match_id"):
@@ -549,89 +418,50 @@ def test_checker_catches_seeds_tokens_unknown_fields_and_metadata(take5_run: Run
             leaked.sequence = seed
         else:
             leaked.match_id = f"{record.match_id}-{seed:x}"
-        problems = audit_doctored(take5_run, record, call, call.doctored(leaked))
+        problems = audit_doctored(run, record, call, call.doctored(leaked))
         assert any(f"the seed of match {record.match_id}" in p for p in problems), (doctor, problems)
     smuggled = dataclasses.replace(call, raw=call.raw + b"\xf8\x07\x05",
                                    message=bot_pb2.DecideRequest.FromString(call.raw + b"\xf8\x07\x05"))
-    problems = audit_doctored(take5_run, record, call, smuggled)
+    problems = audit_doctored(run, record, call, smuggled)
     assert any("unknown to the protocol" in p for p in problems), problems
-    other = next(name for name in take5_run.secrets_of if name != call.bot)
-    overheard = dataclasses.replace(call, metadata=(*call.metadata, ("x-hint", take5_run.secrets_of[other])))
-    problems = audit_doctored(take5_run, record, call, overheard)
+    other = next(name for name in run.secrets_of if name != call.bot)
+    overheard = dataclasses.replace(call, metadata=(*call.metadata, ("x-hint", run.secrets_of[other])))
+    problems = audit_doctored(run, record, call, overheard)
     assert any(f"the bot secret of {other}" in p for p in problems), problems
     anonymous = dataclasses.replace(call, metadata=tuple(m for m in call.metadata if m[0] != "arena-bot-secret"))
-    problems = audit_doctored(take5_run, record, call, anonymous)
+    problems = audit_doctored(run, record, call, anonymous)
     assert any("does not carry its own bot secret" in p for p in problems), problems
 
 
-def test_checker_catches_a_leak_inside_the_engine(take5_run: Run, taki_run: Run) -> None:
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_checker_catches_a_leak_inside_the_engine(game: str, runs: Callable[[str], Run]) -> None:
     """The information-set check catches what no direct check names: a leaky ``observe`` (the referee sending
-    exactly what it computes) that hides another seat's hand in a number field, or the draw pile's top card."""
-
-    def leaky_take5(state: Any, seat: int) -> Any:
-        view = take5.observe(state, seat)
-        other = (seat + 1) % state.num_players
-        penalties = list(view.hand_penalties)
-        penalties[other] = sum(state.hands[other])
-        return dataclasses.replace(view, hand_penalties=tuple(penalties))
-
-    def leaky_taki(state: Any, seat: int) -> Any:
-        return dataclasses.replace(taki.observe(state, seat), turn=state.turn + 1000 * state.draw_pile[0])
-
-    for run, leaky, game in ((take5_run, leaky_take5, "take5"), (taki_run, leaky_taki, "taki")):
-        record, call, state = first_call(run, lambda r, c, s, d: not r.config.get("draft"))
-        leaked = bot_pb2.DecideRequest()
-        leaked.CopyFrom(call.message)
-        getattr(leaked, game).CopyFrom(GAMES[game].view_to_proto(leaky(state, call.message.seat)))
-        problems = audit_doctored(run, record, call, call.doctored(leaked), observe=leaky)
-        assert any("depends on hidden information" in p for p in problems), (game, problems)
-
-
-def test_checker_catches_another_seats_card_and_the_draw_pile_taki(taki_run: Run) -> None:
-    record, call, state = first_call(taki_run, lambda r, c, s, d: d["kind"] == taki.TURN and len(r.seats) >= 3)
-    seat = call.message.seat
-    other = (seat + 1) % len(record.seats)
-    theirs = taki.card_token(state.hands[other][0])
+    exactly what it computes; the game auditor's ``leaky_observe``, e.g. another seat's hand hidden in a number
+    field, or the draw pile's top card)."""
+    run, auditor = runs(game), AUDITORS[game]
+    record, call, state = first_call(run, auditor.can_leak)
     leaked = bot_pb2.DecideRequest()
     leaked.CopyFrom(call.message)
-    leaked.taki.hand.append(theirs)
-    problems = audit_doctored(taki_run, record, call, call.doctored(leaked))
-    assert any(f"card {theirs} of seat" in p for p in problems), problems
-    held = {taki.card_token(c) for h in state.hands for c in h}
-    pile = next(taki.card_token(c) for c in state.draw_pile if taki.card_token(c) not in held)
-    leaked = bot_pb2.DecideRequest()
-    leaked.CopyFrom(call.message)
-    leaked.taki.history.append(bot_pb2.TakiEvent(kind="draw", seat=seat, count=1, card=pile, reason="draw"))
-    problems = audit_doctored(taki_run, record, call, call.doctored(leaked))
-    assert any(f"card {pile} of the draw pile" in p for p in problems), problems
+    getattr(leaked, game).CopyFrom(GAMES[game].view_to_proto(auditor.leaky_observe(state, call.message.seat)))
+    problems = audit_doctored(run, record, call, call.doctored(leaked), observe=auditor.leaky_observe)
+    assert any("depends on hidden information" in p for p in problems), (game, problems)
 
 
-def test_checker_catches_who_was_asked_about_a_breaker(taki_run: Run) -> None:
-    """The Breaker check: a view sent to a seat after another seat declined a +3 Breaker question that tells it so
-    (here one more event) differs from the engine run where nobody was asked."""
-    for record in taki_run.records:
-        states = replay_states(record)
-        views = {(d["seat"], d["seq"]): GAMES["taki"].observe(states[i], d["seat"])
-                 for i, d in enumerate(record.decisions) if d["seq"] is not None}
-        counts = Counts()
-        assert breaker_problems(record, states, views, counts) == []
-        if not counts.breaker_views:
-            continue
-        declined = next(i for i, d in enumerate(record.decisions)
-                        if d["kind"] == taki.REACT and d["action"]["react"] is False)
-        asked = record.decisions[declined]["seat"]
-        later = next(d for d in record.decisions[declined + 1:] if d["seat"] != asked and d["seq"] is not None)
-        key = (later["seat"], later["seq"])
-        told = dataclasses.replace(views[key], history=(*views[key].history, taki.Event("asked", seat=asked)))
-        problems = breaker_problems(record, states, {**views, key: told}, Counts())
-        if problems:
-            assert f"after seat {asked} was asked about a +3 Breaker" in problems[0], problems
-            return
-    pytest.fail("no declined Breaker question whose next view of another seat could be doctored")
+GAME_CASES = [(game, case) for game in sorted(AUDITORS) for case in AUDITORS[game].checker_cases()]
 
 
-def test_checker_catches_a_deal_received_twice(take5_run: Run) -> None:
-    first, second = take5_run.records[0], take5_run.records[1]
+@pytest.mark.parametrize("game, case", GAME_CASES, ids=[f"{g}-{c}" for g, c in GAME_CASES])
+def test_checker_catches_what_the_game_hides(game: str, case: str, runs: Callable[[str], Run]) -> None:
+    """The game's own cases (``GameAuditor.checker_cases``): a doctored view showing what the game hides (another
+    seat's card, an undealt or draw-pile card, a choice before the reveal, who was asked about a +3 Breaker) is
+    caught and named."""
+    AUDITORS[game].checker_cases()[case](runs(game))
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_checker_catches_a_deal_received_twice(game: str, runs: Callable[[str], Run]) -> None:
+    run = runs(game)
+    first, second = run.records[0], run.records[1]
     assert deal_repeat_problems([first, second], lambda r, s: "spy") == []
     replayed = dataclasses.replace(second, match_id="replayed", seed=first.seed, seats=first.seats,
                                    config=first.config, decisions=first.decisions)
@@ -671,11 +501,12 @@ def test_checker_catches_read_replies_that_leak() -> None:
     assert reply_problems(later, forbidden, live) == []
 
 
-def test_checker_catches_deals_seen_twice_in_a_rotate_tournament(spy_fleet: list[Spy], arena_server: Any,
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_checker_catches_deals_seen_twice_in_a_rotate_tournament(game: str, spy_fleet: list[Spy], arena_server: Any,
                                                                    redis_url: str) -> None:
     """On real data: ``--deals rotate`` (trusted self-play only) deals every deal to the same bots once per seat
     rotation, so every bot receives each of its deals twice; the deal check must say so."""
-    t = play_tournament("take5", spy_fleet[:3], arena_server, redis_url, 2, 1, take5.Take5Config(limit=1),
+    t = play_tournament(game, spy_fleet[:3], arena_server, redis_url, 2, 1, AUDITORS[game].tournament.config,
                         deals="rotate")
     assert len(t.records) == 6
     calls = {mid: cs for mid, cs in by_match(c for s in t.spies for c in s.calls() if c.time >= t.since).items()}

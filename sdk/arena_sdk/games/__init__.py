@@ -1,21 +1,46 @@
-"""The game registry: one ``Game`` plug-in per game id (STYLE.md habit 13, after OpenSpiel's registered games).
+"""The game registry: one ``Game`` plug-in per game id (STYLE.md habits 13 and 16, after OpenSpiel's registered games
+and pytest's plug-ins found through entry points).
 
 Generic code (referee, scheduler, store, service, SDK server, CLI) asks ``get_game(game_id)`` or iterates
-``GAMES`` and never imports a game by name. A game is one package under ``arena_sdk/games/`` whose ``plugin``
-module builds a ``Game`` instance; it joins the arena by being listed in ``_BUILTIN`` (or by ``register`` from
-outside the SDK), and the conformance tests then play it through every path.
+``GAMES`` and never imports a game by name. A game is a package whose registry entry (a ``Game`` instance, usually
+a ``PackageGame`` forwarding to the package's ``rules``, ``wire`` and ``bot`` modules) is named by an entry point of
+the group ``arena.games`` (``ENTRY_POINT_GROUP``), its name the game id. The games shipped with the SDK are declared
+in ``sdk/pyproject.toml`` exactly as a third-party distribution declares its own:
+
+    [project.entry-points."arena.games"]
+    mygame = "mygame_arena.plugin:GAME"
+
+Every installed entry point of the group is loaded when this package is first imported, in order of game id;
+``register`` adds a game from code (tests). The conformance tests then play every registered game through every
+path.
 """
 
 from __future__ import annotations
 
-import importlib
+from importlib import metadata
 
-from .base import Game, GameInfo, IllegalActionError, Outcome, RulesError, WireError
+from .base import (
+    ConfigField,
+    Game,
+    GameInfo,
+    IllegalActionError,
+    Outcome,
+    PackageGame,
+    RulesError,
+    WireError,
+    check_config,
+    config_fields,
+    rule,
+)
+
+ENTRY_POINT_GROUP = "arena.games"
 
 GAMES: dict[str, Game] = {}
 
-# Packages of the games shipped with the SDK; each has a ``plugin`` module defining ``GAME``.
-_BUILTIN = ("take5", "taki")
+
+class GameLoadError(ImportError):
+    """An ``arena.games`` entry point that does not load, or does not name a ``Game`` whose id is the entry point's
+    name; the message names the entry point, its distribution and what is wrong."""
 
 
 def register(game: Game) -> Game:
@@ -36,31 +61,77 @@ def get_game(game_id: object) -> Game:
     is none."""
     game = GAMES.get(game_id) if isinstance(game_id, str) else None
     if game is None:
-        raise WireError(f"unknown game {game_id!r}; known games: {', '.join(sorted(GAMES))}")
+        known = ", ".join(sorted(GAMES)) or (
+            f"none: no {ENTRY_POINT_GROUP!r} entry point is installed (is arena-sdk installed? pip install ./sdk)")
+        raise WireError(f"unknown game {game_id!r}; known games: {known}")
     return game
 
 
 def game_ids() -> tuple[str, ...]:
-    """Every registered game id, in registration order."""
+    """Every registered game id, in registration order (the installed games in order of game id)."""
     return tuple(GAMES)
 
 
-for _name in _BUILTIN:
-    register(importlib.import_module(f".{_name}.plugin", __name__).GAME)
+def load_entry_point(entry_point: metadata.EntryPoint) -> Game:
+    """Register the game an ``arena.games`` entry point names and return it. The entry point's object is a
+    ``Game`` instance or a ``Game`` subclass (instantiated without arguments); its id must be the entry point's
+    name. Raises ``GameLoadError``."""
+    dist = getattr(entry_point.dist, "name", None) or "an unknown distribution"
+    where = f"entry point {entry_point.name} = {entry_point.value} of {dist} (group {ENTRY_POINT_GROUP!r})"
+    try:
+        obj = entry_point.load()
+        game = obj() if isinstance(obj, type) and issubclass(obj, Game) else obj
+    except Exception as exc:  # an import error or a failing constructor of a third-party game
+        raise GameLoadError(f"{where} does not load: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(game, Game):
+        raise GameLoadError(f"{where} names {game!r}, not a Game")
+    if game.info.game != entry_point.name:
+        raise GameLoadError(f"{where} names the game {game.info.game!r}: the entry point must be named by the game id")
+    if GAMES.get(entry_point.name) not in (None, game):
+        raise GameLoadError(f"{where}: game id {entry_point.name!r} is already registered by "
+                            f"{type(GAMES[entry_point.name]).__name__}")
+    return register(game)
 
-from . import take5, taki  # noqa: E402  - ``from arena_sdk.games import take5`` gives the Take 5 engine
+
+def load_installed_games() -> tuple[str, ...]:
+    """Register every installed ``arena.games`` entry point not registered yet, in order of game id, and return the
+    ids added. The same entry point found twice (one distribution on two paths) counts once. Raises
+    ``GameLoadError`` for an entry point that does not load, and when two entry points claim one game id."""
+    added = []
+    seen: dict[str, str] = {}
+    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        if entry_point.name in seen:
+            if seen[entry_point.name] != entry_point.value:
+                raise GameLoadError(f"two {ENTRY_POINT_GROUP!r} entry points claim the game id {entry_point.name!r}: "
+                                    f"{seen[entry_point.name]} and {entry_point.value}")
+            continue
+        seen[entry_point.name] = entry_point.value
+        if entry_point.name not in GAMES:
+            load_entry_point(entry_point)
+            added.append(entry_point.name)
+    return tuple(added)
+
+
+load_installed_games()
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "GAMES",
+    "ConfigField",
     "Game",
     "GameInfo",
+    "GameLoadError",
     "IllegalActionError",
     "Outcome",
+    "PackageGame",
     "RulesError",
     "WireError",
+    "check_config",
+    "config_fields",
     "game_ids",
     "get_game",
+    "load_entry_point",
+    "load_installed_games",
     "register",
-    "take5",
-    "taki",
+    "rule",
 ]

@@ -3,15 +3,21 @@
 A rules engine is a module of pure functions over frozen state (see ``../shared/DESIGN.md``):
 ``new_game``, ``pending_seats``, ``legal_actions``, ``apply``, ``observe``, ``is_over``, ``outcome``.
 Nothing here assumes one game's shape (simultaneous turns, penalty points, runs): ``Game`` is the plug-in
-interface every game package implements.
+interface every game package implements, ``PackageGame`` the adapter that forwards it to the package's modules,
+and ``rule`` / ``ConfigField`` the declaration of a game's rule options.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import importlib.util
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar, TypeVar
 
 
 class RulesError(ValueError):
@@ -74,6 +80,111 @@ def competition_ranks(scores: tuple[float, ...] | list[float], lower_is_better: 
     return tuple(1 + sum(1 for o in scores if o > s) for s in scores)
 
 
+# --- declared rule options ------------------------------------------------------------------------------------
+
+_RULE = "arena_rule"  # the key of a declared field's metadata
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    """One rule option of a game's config dataclass, as the game declares it (``rule``): the command-line options
+    of ``arena play``, ``arena tournament create`` and ``arena sprt``, their help and the config checks
+    (``check_config``) all come from it, as a Kaggle environment's spec declares each configuration field.
+
+    Attributes:
+        name: the dataclass field, also its key in the config's JSON form, e.g. ``"limit"``.
+        type: ``bool``, ``int`` or ``str``: the type of ``default``.
+        default: the value when the option is not given.
+        help: what the option sets, a phrase for people, e.g. ``"bullhead limit checked after each complete
+            hand"``.
+        minimum / maximum: ``int`` options: the allowed range, inclusive (None: unbounded).
+        choices: ``str`` options: the allowed values (JSON form, e.g. ``("at_least", "more_than")``); on the
+            command line each is written with ``-`` for ``_``.
+        unit: ``int`` options: what the number counts, in capitals (``"BULLHEADS"``): the option's metavar, and
+            the unit an error message names.
+        variant: ``bool`` options that switch a rules variant on: the ``--variant`` name (e.g. ``"draft"``); ""
+            for a ``--NAME/--no-NAME`` flag.
+        flag: the option's command-line name when it is not ``name`` with ``-`` for ``_`` (e.g. ``"plus-draw"``).
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    unit: str = ""
+    variant: str = ""
+    flag: str = ""
+
+    @property
+    def option(self) -> str:
+        """The command-line name without dashes in front: ``flag``, else ``name`` with ``-`` for ``_``."""
+        return self.flag or self.name.replace("_", "-")
+
+    def problem(self, value: Any) -> str:
+        """Why ``value`` cannot be this option's value, as the end of a sentence ("must be True or False, got
+        3"); "" when it can."""
+        if self.type is bool:
+            return "" if isinstance(value, bool) else f"must be True or False, got {value!r}"
+        if self.type is int:
+            low, high = self.minimum, self.maximum
+            if isinstance(value, int) and not isinstance(value, bool) and (low is None or value >= low) and (
+                    high is None or value <= high):
+                return ""
+            unit = f" of {self.unit.lower()}" if self.unit else ""
+            bounds = (f" {low}..{high}" if low is not None and high is not None else f" >= {low}" if low is not None
+                      else f" <= {high}" if high is not None else "")
+            return f"must be a whole number{unit}{bounds}, got {value!r}"
+        if self.choices:
+            return "" if value in self.choices else (
+                f"must be one of {', '.join(map(repr, self.choices))}, got {value!r}")
+        return "" if isinstance(value, self.type) else f"must be a {self.type.__name__}, got {value!r}"
+
+
+def rule(default: T, help: str, *, minimum: int | None = None, maximum: int | None = None,
+         choices: Sequence[str] = (), unit: str = "", variant: str = "", flag: str = "") -> T:
+    """Declare a rule option as a field of a game's config dataclass (see ``ConfigField`` for the arguments; the
+    field's name and type come from the dataclass and its default):
+
+        @dataclass(frozen=True)
+        class MyConfig:
+            rounds: int = rule(3, "rounds to play", minimum=1, maximum=50, unit="ROUNDS")
+
+    Returns a ``dataclasses.field`` carrying the declaration (typed as the default, for the dataclass)."""
+    spec = {"help": help, "minimum": minimum, "maximum": maximum, "choices": tuple(choices), "unit": unit,
+            "variant": variant, "flag": flag}
+    return dataclasses.field(default=default, metadata={_RULE: spec})
+
+
+def config_fields(config_type: type) -> tuple[ConfigField, ...]:
+    """The rule options a config dataclass declares (its fields made with ``rule``), in field order. Raises
+    ``TypeError`` for a class that is not a dataclass."""
+    if not dataclasses.is_dataclass(config_type):
+        raise TypeError(f"a game's config type must be a dataclass, got {config_type!r}")
+    out = []
+    for f in dataclasses.fields(config_type):
+        spec = f.metadata.get(_RULE)
+        if spec is not None:
+            out.append(ConfigField(name=f.name, type=type(f.default), default=f.default, **spec))
+    return tuple(out)
+
+
+def check_config(config: Any) -> None:
+    """Check every declared rule option of ``config`` (a config dataclass instance) against its declaration:
+    type, range, choices. A config's ``__post_init__`` calls it. Raises ``RulesError`` naming the field and the bad
+    value, e.g. ``"Take5Config.limit must be a whole number of bullheads 1..1000, got 0"``."""
+    for f in config_fields(type(config)):
+        problem = f.problem(getattr(config, f.name))
+        if problem:
+            raise RulesError(f"{type(config).__name__}.{f.name} {problem}")
+
+
+# --- the plug-in interface -------------------------------------------------------------------------------------
+
+
 class Game(ABC):
     """A game plug-in: everything the generic layers (referee, scheduler, store, service, SDK server, CLI) need to
     know of one game, behind one object. Each game package builds one instance and registers it
@@ -88,8 +199,11 @@ class Game(ABC):
       game's deal objects; a game with one deal per match takes at most one). Their JSON forms are recorded.
     * Engine: pure functions over frozen state (DESIGN.md); ``apply`` raises ``IllegalActionError``.
 
+    * Config: a frozen dataclass whose rule options are declared with ``rule`` (``config_fields``).
+
     Subclasses set ``info``, ``config_type``, ``bot_class`` and ``decision_methods`` (decision kind -> name of the
-    bot class's method that answers it) and implement the abstract methods.
+    bot class's method that answers it) and implement the abstract methods; ``PackageGame`` implements most of them
+    by forwarding to the game package's modules.
     """
 
     info: GameInfo
@@ -101,6 +215,11 @@ class Game(ABC):
     def game_id(self) -> str:
         """The game id, e.g. ``"take5"``: the registry key, the CLI name and the name of the wire oneof fields."""
         return self.info.game
+
+    @property
+    def config_fields(self) -> tuple[ConfigField, ...]:
+        """The rule options of ``config_type`` (declared with ``rule``): the CLI's rule options come from them."""
+        return config_fields(self.config_type)
 
     # --- engine ------------------------------------------------------------------------------------------
 
@@ -243,3 +362,135 @@ class Game(ABC):
         """Why ``view`` cannot carry a decision of ``kind`` ("" when it can); the SDK server refuses such
         requests with INVALID_ARGUMENT."""
         return "" if kind in self.info.decision_kinds else f"{kind} is not a {self.info.title} decision"
+
+
+class PackageGame(Game):
+    """The ``Game`` of a game package laid out by convention: every engine method forwards to the function of the
+    same name in the package's ``rules`` module, every codec to its ``wire`` module, ``decide`` to its ``bot``
+    module, and ``info`` is ``rules.INFO``. A plug-in sets ``config_type``, ``bot_class`` and
+    ``decision_methods``, and defines only what differs: ``view_legal_actions``, ``answer_of`` (no default), and
+    any method whose engine function has another shape.
+
+        class MyGame(PackageGame):          # in mygame/plugin.py, beside mygame/rules.py, wire.py, bot.py
+            config_type = MyConfig
+            bot_class = MyBot
+            decision_methods = {"MYGAME_MOVE": "move"}
+
+            def view_legal_actions(self, view): ...
+            def answer_of(self, action): ...
+
+    The modules are found when the subclass is defined, as the siblings ``rules``, ``wire`` and ``bot`` of the
+    module that defines it; a subclass may set ``rules_module``, ``wire_module`` or ``bot_module`` itself.
+    ``new_game`` calls ``rules.new_game(num_players, config, seed=seed, deals=deals)``.
+    """
+
+    rules_module: ClassVar[ModuleType | None] = None
+    wire_module: ClassVar[ModuleType | None] = None
+    bot_module: ClassVar[ModuleType | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        package = cls.__module__.rpartition(".")[0]
+        for name in ("rules", "wire", "bot"):
+            attr = f"{name}_module"
+            if getattr(cls, attr) is None and package:
+                full = f"{package}.{name}"
+                if full in sys.modules or importlib.util.find_spec(full) is not None:
+                    setattr(cls, attr, importlib.import_module(full))
+        if getattr(cls, "info", None) is None and cls.rules_module is not None:
+            info = getattr(cls.rules_module, "INFO", None)
+            if isinstance(info, GameInfo):
+                cls.info = info
+
+    def _module(self, attr: str, method: str) -> ModuleType:
+        module: ModuleType | None = getattr(self, attr)
+        if module is None:
+            raise NotImplementedError(f"{type(self).__name__} has no {attr.removesuffix('_module')} module: set "
+                                      f"{attr} or override {method}()")
+        return module
+
+    def _rules(self, method: str) -> Any:
+        return getattr(self._module("rules_module", method), method)
+
+    def _wire(self, method: str) -> Any:
+        return getattr(self._module("wire_module", method), method)
+
+    # --- engine: the rules module ------------------------------------------------------------------------
+
+    def new_game(self, num_players: int, config: Any = None, *, seed: int | None = None,
+                 deals: Sequence[Any] = ()) -> Any:
+        return self._rules("new_game")(num_players, config, seed=seed, deals=tuple(deals))
+
+    def pending_seats(self, state: Any) -> tuple[int, ...]:
+        seats: tuple[int, ...] = self._rules("pending_seats")(state)
+        return seats
+
+    def decision_kind(self, state: Any, seat: int) -> str | None:
+        kind: str | None = self._rules("decision_kind")(state, seat)
+        return kind
+
+    def legal_actions(self, state: Any, seat: int) -> tuple[Any, ...]:
+        actions: tuple[Any, ...] = self._rules("legal_actions")(state, seat)
+        return actions
+
+    def apply(self, state: Any, seat: int, action: Any) -> Any:
+        return self._rules("apply")(state, seat, action)
+
+    def observe(self, state: Any, seat: int) -> Any:
+        return self._rules("observe")(state, seat)
+
+    def default_action(self, state: Any, seat: int) -> Any:
+        return self._rules("default_action")(state, seat)
+
+    def is_over(self, state: Any) -> bool:
+        return bool(self._rules("is_over")(state))
+
+    def outcome(self, state: Any) -> Outcome:
+        result: Outcome = self._rules("outcome")(state)
+        return result
+
+    # --- codecs: the wire module -------------------------------------------------------------------------
+
+    def config_from_dict(self, data: Mapping[str, Any] | None) -> Any:
+        return self._wire("config_from_dict")(data)
+
+    def config_to_dict(self, config: Any) -> dict[str, Any]:
+        data: dict[str, Any] = self._wire("config_to_dict")(config)
+        return data
+
+    def deal_from_dict(self, data: Mapping[str, Any]) -> Any:
+        return self._wire("deal_from_dict")(data)
+
+    def deal_to_dict(self, deal: Any) -> dict[str, Any]:
+        data: dict[str, Any] = self._wire("deal_to_dict")(deal)
+        return data
+
+    def action_from_dict(self, kind: str, data: Any) -> Any:
+        return self._wire("action_from_dict")(kind, data)
+
+    def action_to_dict(self, action: Any) -> dict[str, Any]:
+        data: dict[str, Any] = self._wire("action_to_dict")(action)
+        return data
+
+    def config_to_proto(self, config: Any) -> Any:
+        return self._wire("config_to_proto")(config)
+
+    def config_from_proto(self, msg: Any) -> Any:
+        return self._wire("config_from_proto")(msg)
+
+    def view_to_proto(self, view: Any) -> Any:
+        return self._wire("view_to_proto")(view)
+
+    def view_from_proto(self, msg: Any, kind: str | None) -> Any:
+        return self._wire("view_from_proto")(msg, kind)
+
+    def action_to_proto(self, action: Any) -> Any:
+        return self._wire("action_to_proto")(action)
+
+    def action_from_proto(self, kind: str, msg: Any) -> Any:
+        return self._wire("action_from_proto")(kind, msg)
+
+    # --- the bot side: the bot module ----------------------------------------------------------------------
+
+    def decide(self, bot: Any, view: Any) -> Any:
+        return self._module("bot_module", "decide").decide(bot, view)

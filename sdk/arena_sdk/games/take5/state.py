@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..base import GameInfo, RulesError
+from ..base import GameInfo, RulesError, check_config, rule
 
 GAME_ID = "take5"
 DECK_SIZE = 104
@@ -50,27 +50,20 @@ class Take5Config:
         limit_rule: ``"at_least"`` (total >= limit ends the game, default) or ``"more_than"`` (total > limit).
         known_cards: variant 1, only cards 1..(10 * players + 4) are used.
         draft: variant 2, the cards in play lie face up and are drafted one at a time in seat order.
-    Raises ``RulesError`` (from ``__post_init__``) for a limit outside 1..``MAX_LIMIT`` (1000) or an unknown
-    limit_rule.
+    Each field is a declared rule option (``rule``: the CLI options come from it). Raises ``RulesError`` (from
+    ``__post_init__``, ``check_config``) for a limit outside 1..``MAX_LIMIT`` (1000), an unknown limit_rule or a
+    variant that is not True or False.
     """
 
-    limit: int = 66
-    limit_rule: LimitRule = "at_least"
-    known_cards: bool = False
-    draft: bool = False
+    limit: int = rule(66, "bullhead limit checked after each complete hand", minimum=1, maximum=MAX_LIMIT,
+                      unit="BULLHEADS")
+    limit_rule: LimitRule = rule("at_least", "the game ends when a total is at least (>=) or more than (>) the limit",
+                                 choices=_LIMIT_RULES)
+    known_cards: bool = rule(False, "only cards 1..10*players+4", variant="known-cards")
+    draft: bool = rule(False, "the cards are drafted face up", variant="draft")
 
     def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or not 1 <= self.limit <= MAX_LIMIT:
-            raise RulesError(
-                f"Take5Config.limit must be a whole number of bullheads 1..{MAX_LIMIT}, got {self.limit!r}"
-            )
-        if self.limit_rule not in _LIMIT_RULES:
-            raise RulesError(
-                f"Take5Config.limit_rule must be one of {', '.join(map(repr, _LIMIT_RULES))}, got {self.limit_rule!r}"
-            )
-        for name in ("known_cards", "draft"):
-            if not isinstance(getattr(self, name), bool):
-                raise RulesError(f"Take5Config.{name} must be True or False, got {getattr(self, name)!r}")
+        check_config(self)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...pb import bot_pb2
-from ..base import RulesError, WireError
+from ..base import RulesError, WireError, config_fields
 from . import rules as take5
 
 _LIMIT_RULES = {
@@ -21,7 +21,7 @@ _LIMIT_RULES = {
 }
 _LIMIT_RULE_NAMES = {v: k for k, v in _LIMIT_RULES.items()}
 _LIMIT_RULE_NAMES[bot_pb2.TAKE5_LIMIT_RULE_UNSPECIFIED] = "at_least"
-_CONFIG_KEYS = ("limit", "limit_rule", "known_cards", "draft")
+_CONFIG_KEYS = tuple(f.name for f in config_fields(take5.Take5Config))  # limit, limit_rule, known_cards, draft
 
 
 # --- configs -----------------------------------------------------------------------------------------------

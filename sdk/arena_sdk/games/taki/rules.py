@@ -42,7 +42,32 @@ from collections import Counter
 from typing import Any
 
 from ..base import IllegalActionError, Outcome, RulesError, competition_ranks
-from .cards import _TOKENS, CARD_COLOR, CARD_SYMBOL, COLOR_TOKENS, card_token, deck, is_card
+from .cards import (
+    _TOKENS,
+    BLUE,
+    BREAKER,
+    CARD_COLOR,
+    CARD_SYMBOL,
+    CHCOLOR,
+    COLOR_TOKENS,
+    COLORS,
+    DECK_SIZE,
+    GREEN,
+    KING,
+    PLUS3,
+    RED,
+    SUPERTAKI,
+    SYMBOL_TOKENS,
+    YELLOW,
+    card_color,
+    card_from_token,
+    card_symbol,
+    card_token,
+    color_from_token,
+    color_token,
+    deck,
+    is_card,
+)
 from .effects import do_draw, do_end, do_play, do_react, record, thaw
 from .legal import (
     DRAW,
@@ -59,6 +84,8 @@ from .legal import (
     pending_seats,
 )
 from .state import (
+    GAME_ID,
+    INFO,
     MAX_PLAYERS,
     MIN_PLAYERS,
     REACT,
@@ -66,11 +93,13 @@ from .state import (
     STEP_REACT,
     STEP_STACK,
     STEP_TURN,
+    TURN,
     Draw,
     EndTurn,
     Event,
     PlayCard,
     React,
+    RunInfo,
     TakiAction,
     TakiConfig,
     TakiDeal,
@@ -362,21 +391,13 @@ def action_text(action: Any) -> str:
     return repr(action)
 
 
-__all__ = [
-    "DRAW",
-    "END_TURN",
-    "REACT_NO",
-    "REACT_YES",
-    "action_text",
-    "apply",
-    "deal_game",
-    "decision_kind",
-    "default_action",
-    "is_over",
-    "legal_actions",
-    "new_game",
-    "observe",
-    "outcome",
-    "pending_seats",
-    "scores",
+__all__ = [  # the engine's public surface: its cards, its types (state.py) and its functions
+    "BLUE", "BREAKER", "CHCOLOR", "COLORS", "COLOR_TOKENS", "DECK_SIZE", "GREEN", "KING", "PLUS3", "RED", "SUPERTAKI",
+    "SYMBOL_TOKENS", "YELLOW", "card_color", "card_from_token", "card_symbol", "card_token", "color_from_token",
+    "color_token", "deck",
+    "GAME_ID", "INFO", "REACT", "TURN", "Draw", "EndTurn", "Event", "PlayCard", "React", "RunInfo", "TakiAction",
+    "TakiConfig", "TakiDeal", "TakiState", "TakiView",
+    "DRAW", "END_TURN", "REACT_NO", "REACT_YES",
+    "action_text", "apply", "deal_game", "decision_kind", "default_action", "is_over", "legal_actions", "new_game",
+    "observe", "outcome", "pending_seats", "scores",
 ]

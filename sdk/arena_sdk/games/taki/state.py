@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..base import GameInfo, RulesError
+from ..base import GameInfo, check_config, rule
 from .cards import _TOKENS, COLOR_TOKENS, is_card
 
 GAME_ID = "taki"
@@ -57,25 +57,20 @@ class TakiConfig:
         stairs: the Taki tournament ("stairs") variant, one long game through stages 8..1.
         hand_size: cards dealt to each seat, 1..8 (default 8); in the stairs it is also the first stage. Smaller
             hands exist for short test positions and quick variants.
-    Raises ``RulesError`` (from ``__post_init__``) naming the field and the bad value.
+    Each field is a declared rule option (``rule``: the CLI options come from it). Raises ``RulesError`` (from
+    ``__post_init__``, ``check_config``) naming the field and the bad value.
     """
 
-    draw_when_playable: bool = True
-    plus_draw_when_playable: bool = False
-    turn_cap: int = 2000
-    stairs: bool = False
-    hand_size: int = HAND_SIZE
+    draw_when_playable: bool = rule(True, "whether drawing is allowed when a card could be played")
+    plus_draw_when_playable: bool = rule(False, "whether a seat owing a card after a Plus may draw instead of playing",
+                                         flag="plus-draw")
+    turn_cap: int = rule(2000, "the game ends after this many turns, ranked by cards held", minimum=1,
+                         maximum=MAX_TURN_CAP, unit="TURNS")
+    stairs: bool = rule(False, "the stairs, one long game through stages 8 down to 1", variant="stairs")
+    hand_size: int = rule(HAND_SIZE, "cards dealt to each seat", minimum=1, maximum=HAND_SIZE, unit="CARDS")
 
     def __post_init__(self) -> None:
-        for name in ("draw_when_playable", "plus_draw_when_playable", "stairs"):
-            if not isinstance(getattr(self, name), bool):
-                raise RulesError(f"TakiConfig.{name} must be True or False, got {getattr(self, name)!r}")
-        cap = self.turn_cap
-        if type(cap) is not int or not 1 <= cap <= MAX_TURN_CAP:
-            raise RulesError(f"TakiConfig.turn_cap must be a whole number of turns 1..{MAX_TURN_CAP}, got {cap!r}")
-        size = self.hand_size
-        if type(size) is not int or not 1 <= size <= HAND_SIZE:
-            raise RulesError(f"TakiConfig.hand_size must be a whole number of cards 1..{HAND_SIZE}, got {size!r}")
+        check_config(self)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...pb import bot_pb2
-from ..base import RulesError, WireError
+from ..base import RulesError, WireError, config_fields
 from . import cards as C
 from .state import (
     MAX_PLAYERS,
@@ -30,7 +30,7 @@ from .state import (
     TakiView,
 )
 
-_CONFIG_KEYS = ("draw_when_playable", "plus_draw_when_playable", "turn_cap", "stairs", "hand_size")
+_CONFIG_KEYS = tuple(f.name for f in config_fields(TakiConfig))  # every field of TakiConfig, in order
 _STEPS = ("turn", "stack", "run", "plus", "king", "react")
 _MAX_HISTORY = 100_000  # events in one view; a view never needs more than a whole game's
 

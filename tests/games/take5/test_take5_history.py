@@ -22,7 +22,7 @@ from arena_sdk.games.take5 import rules, wire
 from arena_sdk.pb import bot_pb2
 from arena_sdk.server import BotServicer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bots"))
 from view_spy import check_views, spy_servers  # noqa: E402
 
 GAME = get_game("take5")
