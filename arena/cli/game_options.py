@@ -76,7 +76,7 @@ def _option(dest: str, owners: Mapping[str, ConfigField]) -> Decorator:
     if first.type is bool:
         return option(f"--{name}/--no-{name}", dest, default=None, help=helps)
     if first.type is int:
-        kind: click.ParamType = click.IntRange(first.minimum, first.maximum) if same else click.INT
+        kind = click.IntRange(first.minimum, first.maximum) if same else click.INT
         return option(f"--{name}", dest, type=kind, default=None, metavar=first.unit or None, help=helps)
     if first.choices:
         values = list(dict.fromkeys(c for f in fields for c in _choices(f)))

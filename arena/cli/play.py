@@ -31,7 +31,7 @@ class BotSpec:
     value: str
 
 
-class BotSpecType(click.ParamType):
+class BotSpecType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; pyproject allows 8.1
     """``HOST:PORT`` of a running bot, ``sample:NAME`` for a sample bot, or a path to a ``.py`` bot file."""
 
     name = "HOST:PORT|sample:NAME|FILE.py"
@@ -150,7 +150,7 @@ def _play_command(game: str) -> None:
     @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
     @json_option
     @click.pass_obj
-    def command(app: AppContext, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str],
+    def command(app: AppContext, /, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str],
                 deadline_ms: int, record_path: Path | None, show: bool, as_json: bool, **rule_options: Any) -> None:
         config = config_of(game, variants, rule_options)
         _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json)
@@ -166,6 +166,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
+    from arena.match.options import RefereeOptions
     from arena.match.record import SeatSpec
     from arena.match.referee import run_match_sync
 
@@ -192,12 +193,12 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
         live = None if as_json else _live_lines(app, game, names)
         with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
                 if not as_json else _nullcontext():
-            record = run_match_sync(match_id, game, specs, config, seed=seed, deadline_ms=deadline_ms,
-                                    call_deadline_ms=DEFAULTS.call_deadline_ms, on_progress=live)
+            options = RefereeOptions(deadline_ms=deadline_ms, call_deadline_ms=DEFAULTS.call_deadline_ms)
+            record = run_match_sync(match_id, game, specs, config, seed=seed, options=options, on_progress=live)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
         if isinstance(exc, Terminated):
-            error.exit_code = EXIT_TERMINATED
+            error.exit_code = EXIT_TERMINATED  # type: ignore[misc]  # click types exit_code as a ClassVar; this one exits 143
         raise error from None
     finally:
         for proc in started:

@@ -24,13 +24,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import grpc
 
 from arena.core.config import DEFAULTS
+from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
-from arena.match.referee import _check_args, run_match_sync
+from arena.match.referee import check_match, run_match_sync
 from arena_sdk.games import game_ids
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -62,7 +63,7 @@ class BotStartError(RuntimeError):
 class _Drain:
     """Reads a pipe line by line in a daemon thread; keeps the last lines; signals the ready line."""
 
-    def __init__(self, pipe: BinaryIO, watch_ready: bool) -> None:
+    def __init__(self, pipe: IO[bytes], watch_ready: bool) -> None:
         self.lines: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self.ready: re.Match[str] | None = None
         self.ready_event = threading.Event()
@@ -71,7 +72,7 @@ class _Drain:
         self._thread = threading.Thread(target=self._run, args=(pipe,), daemon=True)
         self._thread.start()
 
-    def _run(self, pipe: BinaryIO) -> None:
+    def _run(self, pipe: IO[bytes]) -> None:
         try:
             for raw in iter(pipe.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -107,7 +108,7 @@ class BotProcess:
 
     endpoint: str
     name: str
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     command: tuple[str, ...] = ()
     _stdout: _Drain | None = field(default=None, repr=False)
     _stderr: _Drain | None = field(default=None, repr=False)
@@ -130,7 +131,7 @@ class BotProcess:
         return self._stderr.tail() if self._stderr is not None else ""
 
 
-def _terminate(process: subprocess.Popen, timeout: float) -> None:
+def _terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGTERM)
@@ -182,7 +183,7 @@ def bot_command(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args
 class _Launch:
     spec: str
     command: list[str]
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     stdout: _Drain
     stderr: _Drain
     host: str
@@ -272,7 +273,7 @@ _ENDPOINT_RE = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<po
 def is_endpoint(spec: str) -> bool:
     """True when ``spec`` looks like ``HOST:PORT`` (``[v6]:PORT`` too) with a port 1..65535."""
     m = _ENDPOINT_RE.match(spec) if isinstance(spec, str) else None
-    return bool(m) and 1 <= int(m.group("port")) <= 65535
+    return m is not None and 1 <= int(m.group("port")) <= 65535
 
 
 def bot_name(endpoint: str, timeout_ms: int = DEFAULTS.call_deadline_ms) -> str | None:
@@ -323,7 +324,8 @@ def play(
     if match_id is None:
         match_id = f"play-{uuid.uuid4().hex[:12]}"
     # game, seat count, config and deadlines are checked before any process starts
-    _check_args(match_id, game, [SeatSpec("?", "?")] * len(specs), config, deadline_ms, call_deadline_ms)
+    options = RefereeOptions(deadline_ms=deadline_ms, call_deadline_ms=call_deadline_ms)  # ValueError when bad
+    check_match(match_id, game, [SeatSpec("?", "?")] * len(specs), config)
     with started_bots([s for s, start in zip(specs, starts) if start]) as bots:
         started = iter(bots)
         seats = []
@@ -333,5 +335,4 @@ def play(
                 seats.append(SeatSpec(bot.name, bot.endpoint))
             else:
                 seats.append(SeatSpec(bot_name(spec, call_deadline_ms) or spec, spec))
-        return run_match_sync(match_id, game, seats, config, seed=seed, deadline_ms=deadline_ms,
-                              call_deadline_ms=call_deadline_ms)
+        return run_match_sync(match_id, game, seats, config, seed=seed, options=options)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.match.channels import BotChannels
-from arena.match.options import RefereeOptions, check_deadline_ms
+from arena.match.options import RefereeOptions
 from arena.match.record import (
     FAULT_KINDS,
     FORFEIT_REASONS,
@@ -71,7 +71,7 @@ __all__ = [
 # --- running a match -----------------------------------------------------------------------------------------
 
 
-def _check_match(match_id: str, game: str, seats: Sequence[SeatSpec], config: Any) -> tuple[Game, Any]:
+def check_match(match_id: str, game: str, seats: Sequence[SeatSpec], config: Any) -> tuple[Game, Any]:
     """The game's plug-in and the normalised config of a match; raises ``ValueError`` naming the bad argument."""
     if not isinstance(match_id, str) or not match_id:
         raise ValueError(f"match_id must be a non-empty string, got {match_id!r}")
@@ -95,17 +95,6 @@ def _check_match(match_id: str, game: str, seats: Sequence[SeatSpec], config: An
     return engine, config
 
 
-def _check_args(
-    match_id: str, game: str, seats: Sequence[SeatSpec], config: Any, deadline_ms: int, call_deadline_ms: int
-) -> tuple[Game, Any]:
-    """``_check_match`` and the two deadlines. TODO(lead): kept for arena/match/local_bots.py (under rewrite),
-    which checks its arguments before it starts bot processes; it can build a ``RefereeOptions`` instead."""
-    engine, config = _check_match(match_id, game, seats, config)
-    check_deadline_ms("deadline_ms", deadline_ms)
-    check_deadline_ms("call_deadline_ms", call_deadline_ms)
-    return engine, config
-
-
 async def run_match(
     match_id: str,
     game: str,
@@ -117,7 +106,6 @@ async def run_match(
     options: RefereeOptions | None = None,
     on_progress: Callable[[Any, Any], None] | None = None,
     channels: BotChannels | None = None,
-    **option_keywords: Any,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -134,19 +122,15 @@ async def run_match(
             decisions is applied, e.g. to show a game live; an exception it raises is logged, never fatal.
         channels: the pool of channels to bots to lease from (``arena.match.channels.BotChannels``, of this event
             loop; a worker keeps one for all its matches); None: the match opens its own and closes them at its end.
-        option_keywords: TODO(lead): fields of ``RefereeOptions`` as keywords (``deadline_ms=...``), replacing those
-            of ``options``; accepted for arena/cli/play.py and arena/match/local_bots.py (under rewrite) until
-            they pass ``options``.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit``
     (``docs/failure-policy.md``); this function never raises because of a bot. Raises ``ValueError``
     (``RulesError`` for the engine's checks) for bad arguments: unknown game, a seat count the game does not allow,
-    a bad config, neither seed nor deals, an invalid explicit deal, a bad option; ``TypeError`` for an unknown
-    option keyword. Cancelling the task cancels the match (no record).
+    a bad config, neither seed nor deals, an invalid explicit deal. Cancelling the task cancels the match (no record).
     """
-    options = RefereeOptions.with_keywords(options, option_keywords)
+    options = RefereeOptions() if options is None else options
     seats = tuple(seats)
-    engine, config = _check_match(match_id, game, seats, config)
+    engine, config = check_match(match_id, game, seats, config)
     deals = tuple(deals)
     state = engine.new_game(len(seats), config, seed=seed, deals=deals)  # RulesError (a ValueError) on bad input
     started_at = time.time()
@@ -196,11 +180,9 @@ def run_match_sync(
     deals: Sequence[Any] = (),
     options: RefereeOptions | None = None,
     on_progress: Callable[[Any, Any], None] | None = None,
-    **option_keywords: Any,
 ) -> MatchRecord:
     """``run_match`` in a fresh event loop (``asyncio.run``), for scripts, threads and the CLI. Same arguments,
     result and errors. Must not be called from a running event loop (use ``await run_match(...)`` there)."""
     return asyncio.run(
-        run_match(match_id, game, seats, config, seed=seed, deals=deals, options=options, on_progress=on_progress,
-                  **option_keywords)
+        run_match(match_id, game, seats, config, seed=seed, deals=deals, options=options, on_progress=on_progress)
     )

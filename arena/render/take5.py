@@ -186,7 +186,7 @@ def story_of(record: MatchRecord | Mapping[str, Any]) -> MatchStory:
                 hand.rows_at_start = state.rows
         seat = dec.get("seat")
         kind = take5.decision_kind(state, seat) if isinstance(seat, int) else None
-        if kind is None:
+        if kind is None or not isinstance(seat, int):
             story.stopped = (f"decision {i}: recorded for seat {seat!r}, but the game asks seat(s) "
                              f"{list(take5.pending_seats(state))}")
             break
@@ -200,7 +200,7 @@ def story_of(record: MatchRecord | Mapping[str, Any]) -> MatchStory:
         for f in faults_at.get(i, ()):
             note = FaultNote(f.seat, f.kind, f.detail, kind, wire.action_to_dict(rec.game, action))
         if kind == take5.DRAFT_PICK:
-            hand.draft.append((seat, action.card, note))  # type: ignore[union-attr]
+            hand.draft.append((seat, action.card, note))
         elif note is not None:
             turn_faults[(seat, kind)] = note
 
@@ -375,9 +375,9 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     header.add_row("played", f"{_when(rec.started_at)}, {rec.duration_s:.2f} s, {len(rec.decisions)} decisions, "
                              f"{len(rec.faults)} faults")
     parts.append(header)
-    for note in story.start_faults:
-        parts.append(Text(f"StartMatch fault of {_seat_label(rec, note.seat)}: {note.kind} "
-                          f"({_one_line(note.detail, 100)})", style="red"))
+    for start_fault in story.start_faults:
+        parts.append(Text(f"StartMatch fault of {_seat_label(rec, start_fault.seat)}: {start_fault.kind} "
+                          f"({_one_line(start_fault.detail, 100)})", style="red"))
 
     for hand in story.hands:
         parts.append(Rule(f"Hand {hand.hand + 1}"))

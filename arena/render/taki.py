@@ -208,7 +208,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     for i, dec in enumerate(rec.decisions):
         seat = dec.get("seat")
         kind = game.decision_kind(state, seat) if isinstance(seat, int) else None
-        if kind is None:
+        if kind is None or not isinstance(seat, int):
             pending = list(game.pending_seats(state))
             stopped = f"decision {i}: recorded for seat {seat!r}, but the game asks seat(s) {pending}"
             break
