@@ -339,7 +339,7 @@ class TurnPlanner:
 
     # --- scoring -------------------------------------------------------------------------------------------
 
-    def evaluate(self, state: TakiState, played: tuple[int, ...]) -> float:  # noqa: C901 - TODO(lead): one branch per scoring term of the heuristic (16)
+    def evaluate(self, state: TakiState, played: tuple[int, ...]) -> float:  # noqa: C901 - one branch per scoring term of the heuristic (16)
         """Score of the table where a line ends (higher is better for the seat)."""
         me = self.me
         w = self.w

@@ -399,7 +399,7 @@ def diff(view: Any, expected: Any) -> str:
 # --- one match ---------------------------------------------------------------------------------------------------
 
 
-def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden, rng: random.Random,  # noqa: C901 - TODO(lead)
+def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden, rng: random.Random,  # noqa: C901 - one check per promise of a view
                 secrets_of: Mapping[str, str] | None = None, counts: Counts | None = None,
                 observe: Callable[[Any, int], Any] | None = None) -> list[str]:
     """Every problem of one match's logged calls (all calls the spies received for ``record.match_id``).

@@ -111,7 +111,7 @@ STRINGS = ("", "take5", "taki", "t1", "t0", "t-1", "fz-a", "fz-a@", "@1.0", "a@b
 INTS = (0, 1, 2, 3, 10, 255, 2**31 - 1, 2**31, 2**32 - 1)
 
 
-def _random_values(rng: random.Random, message: Any, depth: int = 0) -> Any:  # noqa: C901 - TODO(lead): one branch per protobuf field type (16)
+def _random_values(rng: random.Random, message: Any, depth: int = 0) -> Any:  # noqa: C901 - one branch per protobuf field type (16)
     """``message`` with random, often odd, values in about half its fields (a valid message with bad content)."""
     from google.protobuf.descriptor import FieldDescriptor as F
 
