@@ -41,9 +41,6 @@ from arena.ratings.ladder import PairCounts
 from arena.store import Store, StoreError
 from arena.store.base import REDIS_ERRORS
 from arena.store.keys import (
-    DROP_LOCK,
-    RENEW_LOCK,
-    SET_IF_LOCKED,
     ratings_fit_key,
     ratings_lock_key,
     ratings_matches_key,
@@ -54,6 +51,7 @@ from arena.store.keys import (
     tournament_fit_lock_key,
     tournament_matches_key,
 )
+from arena.store.scripts import DROP_LOCK, RENEW_LOCK, SET_IF_LOCKED
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ module per concern (``bots``; ``tournaments`` and ``jobs``, with the workers' he
 ladder), put together in ``Store``.
 
 Exactly once: a result is stored, its Elo update applied, the results log appended, the match indexes and the
-tournament's progress and standings counters bumped in ONE atomic step (the Lua script ``keys.RECORD_RESULT``). The
+tournament's progress and standings counters bumped in ONE atomic step (the Lua script ``scripts.RECORD_RESULT``). The
 deltas are computed in Python by ``arena.ratings.elo_deltas`` from the pre-match ratings; the script applies
 everything only if the result of that match id is absent (else it changes nothing: idempotent) and the ratings are
 still the ones the deltas were computed from (else the caller recomputes: optimistic concurrency, no WATCH).

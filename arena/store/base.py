@@ -11,7 +11,7 @@ from redis.exceptions import RedisClusterException
 
 from arena.core.config import DEFAULTS
 from arena.core.errors import ArenaError
-from arena.store import keys
+from arena.store import keys, scripts
 
 CHUNK = 500  # entries per pipelined batch of reads
 
@@ -65,14 +65,14 @@ class StoreBase:
 
     def _bind(self, client: RedisClient) -> None:
         self.client: RedisClient = client
-        self._record_result = client.register_script(keys.RECORD_RESULT)
-        self._drop_job = client.register_script(keys.DROP_JOB)
-        self._cancel = client.register_script(keys.CANCEL_TOURNAMENT)
-        self._reclaim = client.register_script(keys.RECLAIM)
-        self._refresh = client.register_script(keys.REFRESH)
-        self._release = client.register_script(keys.RELEASE)
-        self._register = client.register_script(keys.REGISTER_BOT)
-        self._update = client.register_script(keys.UPDATE_BOT)
+        self._record_result = client.register_script(scripts.RECORD_RESULT)
+        self._drop_job = client.register_script(scripts.DROP_JOB)
+        self._cancel = client.register_script(scripts.CANCEL_TOURNAMENT)
+        self._reclaim = client.register_script(scripts.RECLAIM)
+        self._refresh = client.register_script(scripts.REFRESH)
+        self._release = client.register_script(scripts.RELEASE)
+        self._register = client.register_script(scripts.REGISTER_BOT)
+        self._update = client.register_script(scripts.UPDATE_BOT)
 
     @classmethod
     def from_url(cls, url: str, *, client_options: dict[str, Any] | None = None, **kwargs: Any) -> Self:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.core.specs import MatchSpec
-from arena.store import keys
+from arena.store import scripts
 from arena.store.base import RedisClient, StoreBase
 from arena.store.keys import (
     BOT_CHECK,
@@ -81,10 +81,10 @@ class HealthStore(StoreBase):
 
     def _bind(self, client: RedisClient) -> None:
         super()._bind(client)
-        self._record_health = client.register_script(keys.RECORD_HEALTH)
-        self._mark_healthy = client.register_script(keys.MARK_HEALTHY)
-        self._defer_job = client.register_script(keys.DEFER_JOB)
-        self._release_deferred = client.register_script(keys.RELEASE_DEFERRED)
+        self._record_health = client.register_script(scripts.RECORD_HEALTH)
+        self._mark_healthy = client.register_script(scripts.MARK_HEALTHY)
+        self._defer_job = client.register_script(scripts.DEFER_JOB)
+        self._release_deferred = client.register_script(scripts.RELEASE_DEFERRED)
 
     # -- health -------------------------------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ class HealthStore(StoreBase):
     def defer_job(self, game: str, entry_id: str, match_id: str, fields: Mapping[str, str], *, deliveries: int = 1,
                   now: float | None = None) -> int:
         """Take a claimed job (delivered ``deliveries`` times) off its stream and park it as a deferred match,
-        atomically (``keys.DEFER_JOB``). The first deferral time travels in the job's fields (``deferred_at``), so a
+        atomically (``scripts.DEFER_JOB``). The first deferral time travels in the job's fields (``deferred_at``), so a
         match deferred again keeps it, and so do its earlier deliveries (``earlier_deliveries``: a job whose
         workers keep dying is still given up after ``max_deliveries`` in all).
 

@@ -11,8 +11,6 @@ from typing import Any
 
 from arena.store.keys import (
     JOBS_GROUP,
-    SPRT_COUNT_BLOCK,
-    SPRT_DECIDE,
     cancelled_key,
     failed_key,
     jobs_key,
@@ -21,6 +19,7 @@ from arena.store.keys import (
     sprt_key,
     tournament_key,
 )
+from arena.store.scripts import SPRT_COUNT_BLOCK, SPRT_DECIDE
 from arena.store.tournaments import TournamentStore
 
 
@@ -58,7 +57,7 @@ class SprtStore(TournamentStore):
 
     def sprt_count_block(self, game: str, tournament_id: str, block: int, outcome: int | None) -> bool:
         """Count block ``block`` with ``outcome`` (half points, ``arena.ratings.sprt.block_outcome``; None: void,
-        a table failed) unless it was counted before, in one script (``keys.SPRT_COUNT_BLOCK``), so two workers
+        a table failed) unless it was counted before, in one script (``scripts.SPRT_COUNT_BLOCK``), so two workers
         settling the two tables of one block at once count it exactly once. Returns True when counted now."""
         script = self.client.register_script(SPRT_COUNT_BLOCK)
         value = "void" if outcome is None else str(int(outcome))
@@ -85,7 +84,7 @@ class SprtStore(TournamentStore):
     def sprt_decide(self, game: str, tournament_id: str, verdict: str, reason: str, counts: dict[int, int],
                     llr: float, *, now: float | None = None) -> bool:
         """Store the verdict (with its reason, time, the counts it was taken on and the LLR) unless one was stored
-        before (``keys.SPRT_DECIDE``: the first verdict stays). Returns True when stored now."""
+        before (``scripts.SPRT_DECIDE``: the first verdict stays). Returns True when stored now."""
         script = self.client.register_script(SPRT_DECIDE)
         args: list[Any] = ["verdict", verdict, "reason", reason,
                            "decided_at", repr(time.time() if now is None else float(now)),
@@ -94,7 +93,7 @@ class SprtStore(TournamentStore):
 
     def finish_dropping_queued(self, game: str, tournament_id: str, *, now: float | None = None) -> tuple[bool, int]:
         """Finish a running controlled tournament and drop its jobs that no worker has received yet, as
-        ``cancel_tournament`` drops them (``keys.CANCEL_TOURNAMENT`` ending in "finished": the dropped matches count
+        ``cancel_tournament`` drops them (``scripts.CANCEL_TOURNAMENT`` ending in "finished": the dropped matches count
         in matches_cancelled and are never played; jobs already with a worker are played and count). Returns
         (finished now, jobs dropped now); (False, 0) when it was not running."""
         status, dropped = self._cancel(
