@@ -1,6 +1,6 @@
 """Benchmarks (``make bench``): a script that measures and prints, never a timed test.
 
-By default (about 3-4 minutes on a 2-core machine), the figures of issue 9, each beside its floor in the same run
+By default (about 3-4 minutes on a 2-core machine), the performance figures, each beside its floor in the same run
 (``tools/bench_ratios.py``; median of ``--reps`` interleaved repetitions, with min and max):
 
 * referee decisions/s / bare grpc.aio echo calls/s, both at 4 calls in flight;

@@ -1,4 +1,4 @@
-"""Where the floor is (issue 9): the parts of ``make bench``'s ratios that are not gRPC's.
+"""Where the floor is: the parts of ``make bench``'s ratios that are not gRPC's.
 
 Two measurements that ``bench_ratios.py`` puts beside its ratios, in the same repetitions:
 

@@ -1,4 +1,4 @@
-"""The ladder's answer time with many stored matches (part of ``make bench``; issue 10 item 2).
+"""The ladder's answer time with many stored matches (part of ``make bench``).
 
 A private redis-server (in a temporary folder) is filled with ``--matches`` synthetic stored results of a
 realistic shape, written in the stored format with pipelined commands (not played): ``--bots`` bots of known

@@ -1,4 +1,4 @@
-"""The ratios of ``make bench`` (issue 9): each figure measured beside its floor in the same run, repetitions
+"""The ratios of ``make bench``: each figure measured beside its floor in the same run, repetitions
 interleaved (echo, referee, direct and queued matches, engines, one after the other, then again), so that the load
 of other jobs on a shared machine hits both sides of a ratio alike. Each figure is the median of the repetitions,
 with their min and max; a ratio is computed within each repetition (whose two sides alternate in ``SLICES``

@@ -1,4 +1,4 @@
-"""`make chaos`: a real arena plays a tournament of each game while its own parts are killed (issue 8, item 6).
+"""`make chaos`: a real arena plays a tournament of each game while its own parts are killed.
 
 What runs, all real processes on loopback, in a temporary folder:
 

@@ -1,4 +1,4 @@
-"""The fairness measurement (issue 10, item 4): how many matches until the batch fit orders bots of known strength
+"""The fairness measurement: how many matches until the batch fit orders bots of known strength
 correctly with 95 % confidence, under three deal plans at the same budget.
 
     python tools/fairness.py                 # the default run (make fairness): a few minutes on 2 cores

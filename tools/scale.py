@@ -1,4 +1,4 @@
-"""Scaling figures (issue 3 item 8): a tournament's wall time and matches per second with 1 and 2 workers, at a
+"""Scaling figures: a tournament's wall time and matches per second with 1 and 2 workers, at a
 Decide deadline of 50 ms and of 1000 ms. A script that measures and prints, never a test.
 
 Setup, all real processes on this machine:

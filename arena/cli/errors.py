@@ -41,6 +41,12 @@ class ArenaInterrupted(ArenaCliError):
         click.echo(self.format_message(), err=True)
 
 
+class ArenaTerminated(ArenaInterrupted):
+    """``ArenaInterrupted`` by SIGTERM: exit code 143."""
+
+    exit_code = EXIT_TERMINATED
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM reached the CLI. Raised by the SIGTERM handler that ``ArenaGroup.main`` installs, it unwinds the
     command exactly as Ctrl-C does (a ``KeyboardInterrupt``, so asyncio lets it through too): every ``finally``

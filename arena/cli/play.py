@@ -15,7 +15,7 @@ import grpc
 from rich.table import Table
 
 from arena.cli.app import AppContext, cli, print_json, score_text
-from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
 from arena.core.config import DEFAULTS
@@ -198,7 +198,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
         if isinstance(exc, Terminated):
-            error.exit_code = EXIT_TERMINATED  # type: ignore[misc]  # click types exit_code as a ClassVar; this one exits 143
+            error = ArenaTerminated(error.message)
         raise error from None
     finally:
         for proc in started:

@@ -15,21 +15,15 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
-from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.tournament import _tournament_dict
 from arena.core.text import plural
+from arena.ratings.sprt import VERDICT_WORDS
 from arena_sdk.pb import arena_pb2
 
 REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
-VERDICT_WORDS = {
-    "H1": "V2 is better: accept H1",
-    "H0": "V2 is not better: accept H0",
-    "inconclusive": "inconclusive: no decision",
-}
-
-
 class _DefaultStart(click.Group):
     """``arena sprt V1 V2 ...`` runs ``arena sprt start V1 V2 ...``: any first word that is not a subcommand (nor
     --help) starts a test."""
@@ -101,7 +95,7 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @server_option
 @json_option
 @click.pass_obj
-def sprt_start(app: AppContext, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
+def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
                seats: int | None, field_lists: Sequence[str], window: int, max_blocks: int, deadline_ms: int,
                variants: Sequence[str], wait: bool, server: str, as_json: bool, **rule_options: Any) -> None:
     """Start an SPRT: is V2 better than V1 by ELO1 Elo points (H1) rather than by ELO0 (H0)?
@@ -256,7 +250,7 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
         error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
                                  f"{tid} --watch` follows it again, `arena tournament cancel {tid}` stops it")
         if isinstance(exc, Terminated):
-            error.exit_code = EXIT_TERMINATED
+            error = ArenaTerminated(error.message)
         raise error from None
 
 
@@ -270,10 +264,11 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
                TextColumn("H1 · {task.fields[line]}"), TimeElapsedColumn())
 
     def position(x: Any) -> float:
-        return min(max(x.llr, x.lower), x.upper) - x.lower
+        return float(min(max(x.llr, x.lower), x.upper) - x.lower)
 
     with Progress(*columns, console=console, disable=quiet) as progress:
-        task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s), line=_line(s))
+        task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
+                                 line=_line(s))
         away_since: float | None = None
         while not _over(s):
             time.sleep(POLL_INTERVAL_S)

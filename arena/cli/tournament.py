@@ -17,10 +17,11 @@ from rich.table import Table
 
 from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
 from arena.cli.bot import bot_dict
-from arena.cli.errors import EXIT_TERMINATED, ArenaCliError, ArenaInterrupted, Terminated, rpc_error
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.core.config import DEFAULTS
+from arena.ratings.sprt import VERDICT_WORDS
 from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.verify import verify_deals
@@ -75,7 +76,7 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @server_option
 @json_option
 @click.pass_obj
-def tournament_create(app: AppContext, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
+def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
                       rounds: int, deals: str, until_separated: bool, max_matches: int | None, deadline_ms: int,
                       variants: Sequence[str], dry_run: bool, wait: bool | None, server: str, as_json: bool,
                       **rule_options: Any) -> None:
@@ -390,8 +391,6 @@ def _sprt_rows(s: Any) -> list[tuple[str, str]]:
     the rest)."""
     if s is None:
         return []
-    from arena.cli.sprt import VERDICT_WORDS
-
     words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
     return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
             ("verdict", words + (f" ({s.reason})" if s.reason else ""))]
@@ -443,7 +442,7 @@ def _settled(t: Any) -> bool:
     while it runs)."""
     if t.until_separated:
         return bool(t.state != "running")
-    return t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total
+    return bool(t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total)
 
 
 def _failed_note(t: Any) -> str:
@@ -476,7 +475,7 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
         error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
                                  f"(`arena tournament status {t.id} --watch`)")
         if isinstance(exc, Terminated):
-            error.exit_code = EXIT_TERMINATED
+            error = ArenaTerminated(error.message)
         raise error from None
     return t
 

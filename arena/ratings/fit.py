@@ -666,4 +666,3 @@ def _bootstrap(d: _Design, params: np.ndarray, prec: np.ndarray, replicates: int
     return samples
 
 
-MatchResult = RatedMatch  # TODO(lead): alias for the files under rewrite (arena/tournaments/until_separated.py)

@@ -281,3 +281,11 @@ def verdict(state: SprtState, elo0: float = 0.0, elo1: float = 5.0, alpha: float
     """"H1" once the LLR reaches Wald's upper bound (V2 is better by ``elo1``), "H0" once it reaches the lower
     bound (V2 is not better than ``elo0``), else None (play more blocks)."""
     return status(state, elo0, elo1, alpha, beta, head_to_head).verdict
+
+
+VERDICT_WORDS = {
+    "H1": "V2 is better: accept H1",
+    "H0": "V2 is not better: accept H0",
+    "inconclusive": "inconclusive: no decision",
+}
+"""A verdict of the test, for people: "H1" (V2 is ``elo1`` better), "H0" (it is not, ``elo0``), "inconclusive"."""

@@ -1,6 +1,5 @@
-"""``ArenaServer``: the referee process (the ``arena.v1.Arena`` service of ``arena.server.servicer``, health, reflection,
-optional TLS and the embedded workers), started by `arena serve`. Split from ``arena.server.servicer``, which still
-exports ``ArenaServer``."""
+"""``ArenaServer``: the referee process (the ``arena.v1.Arena`` service of ``arena.server.servicer``, health,
+reflection, optional TLS and the embedded workers), started by `arena serve`."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from arena.store import Store
 from arena.store.base import connect
 from arena.store.redis_server import redact_url
 from arena.worker import loop as scheduler
+from arena.worker.settings import WorkerSettings
 from arena_sdk.guard import add_guarded_service
 from arena_sdk.pb import arena_pb2
 
@@ -60,7 +60,7 @@ class ArenaServer:
     def __init__(self, listen: str, redis_url: str, *, workers: int = DEFAULTS.workers,
                  concurrency: int = DEFAULTS.concurrency, verify_bots: bool = True,
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s,
-                 drain_s: float = scheduler.DRAIN_S, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
+                 drain_s: float = DEFAULTS.drain_s, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None) -> None:
@@ -76,7 +76,9 @@ class ArenaServer:
         if not health_check_s > 0:
             raise ValueError(f"health check interval must be more than 0 s, got {health_check_s}")
         self.health_check_s = health_check_s
-        scheduler.check_worker_options(concurrency, visibility_timeout_s, heartbeat_s, max_deliveries)
+        self.worker_settings = WorkerSettings(  # ValueError for a bad worker option
+            concurrency=concurrency, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
+            heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, bot_ca=bot_ca)
         self.visibility_timeout_s = visibility_timeout_s
         self.heartbeat_s = heartbeat_s
         self.max_deliveries = max_deliveries
@@ -150,10 +152,8 @@ class ArenaServer:
             base = scheduler.default_worker_name()
             thread = threading.Thread(
                 target=scheduler.run_workers, name="arena-workers", daemon=True,
-                args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)]),
-                kwargs={"concurrency": self.concurrency, "stop": self._stop_workers, "drain_s": self.drain_s,
-                        "visibility_timeout_s": self.visibility_timeout_s, "heartbeat_s": self.heartbeat_s,
-                        "max_deliveries": self.max_deliveries, "bot_ca": self.bot_ca},
+                args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)], self.worker_settings),
+                kwargs={"stop": self._stop_workers},
             )
             thread.start()
             self._threads.append(thread)
@@ -207,7 +207,7 @@ class ArenaServer:
             self._server.stop(grace).wait()
         self._stop_workers.set()
         for thread in self._threads:
-            thread.join(timeout=self.drain_s + scheduler.BLOCK_MS / 1000 + 5)
+            thread.join(timeout=self.drain_s + self.worker_settings.block_ms / 1000 + 5)
             if thread.is_alive():
                 log.warning("%s did not stop in time", thread.name)
         self._threads.clear()

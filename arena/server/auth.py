@@ -1,4 +1,4 @@
-"""Who may change the arena: the admin token (issue 8, item 3), in one place for the referee and the CLI.
+"""Who may change the arena: the admin token, in one place for the referee and the CLI.
 
 - Organiser calls (``ADMIN_METHODS``: CreateTournament, CreateSprt, CancelTournament, RebuildLadder) need the
   arena's admin token in the call metadata, as ``authorization: Bearer TOKEN``. The referee compares it in

@@ -1,6 +1,6 @@
 """Checks of bot endpoints by the Arena service: GetInfo at registration, before a tournament and in `arena bot
 list`, bounded in time and size, with one refusal sentence for every failure, so that RegisterBot is no port
-scanner (issue 8, item 5). Split from ``arena.server.servicer``, which re-exports these names."""
+scanner."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHE
 without the admin token), RESOURCE_EXHAUSTED (too many bot checks running at once, or a request over 64 KiB),
 UNAVAILABLE (Redis unreachable).
 
-Hardening (issue 8, items 3 and 5): organiser calls need the admin token (``arena.server.auth``); every request is
+Hardening: organiser calls need the admin token (``arena.server.auth``); every request is
 checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
 request that does not decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots'
 GetInfo (registration, updates, tournament and list checks) run at most ``limits.BOT_CHECKS_AT_ONCE`` at a time
@@ -18,7 +18,7 @@ GetInfo (registration, updates, tournament and list checks) run at most ``limits
 refused with one message whatever the reason (closed port, another service, a silent socket), so RegisterBot is no
 port scanner.
 
-Bot lifecycle (issue 3, item 3): a bot version is identified as NAME@VERSION, the VERSION being what the bot's
+Bot lifecycle: a bot version is identified as NAME@VERSION, the VERSION being what the bot's
 GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
 the store keeps only its SHA-256, compared in constant time); registering NAME again or a new version of it, and
 UpdateBot / RemoveBot, need that token. A NAME that has no owner (registered before owner tokens existed, or
@@ -51,21 +51,21 @@ from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
+from arena.server import sprt as sprt_service
 from arena.server.checks import EndpointError, bot_problems, check_bots_ready, fetch_bot_info
+from arena.server.replies import match_summary, tournament_message
 from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.redis_server import redact_url
 from arena.tournaments.deals import ROTATE_WARNING, deal_count, deal_plan, tables_per_deal
 from arena.tournaments.round_robin import (
-    formula_of,
     round_robin,
     round_robin_formula,
     round_robin_size,
     validate_round_robin,
 )
-from arena.tournaments.sprt_plan import SPRT_KIND
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
-from arena_sdk.wire import config_from_dict, config_from_proto, config_to_dict, config_to_proto
+from arena_sdk.wire import config_from_proto, config_to_dict, config_to_proto
 
 log = logging.getLogger(__name__)
 
@@ -159,43 +159,6 @@ def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
                                registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
                                sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
                                has_bot_secret=bool(bot.secret))
-
-
-def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
-    """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
-    only once the tournament has ended (``TournamentInfo.ended``). An SPRT's deals are its blocks, each played at
-    2 tables (``arena.tournaments.sprt_plan``)."""
-    message = arena_pb2.Tournament(
-        id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
-        rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
-        faults=info.faults, state=info.state, created_at=info.created_at,
-        config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
-        formula=formula_of(info), matches_cancelled=info.matches_cancelled, matches_failed=info.matches_failed,
-        deals=info.deals, deal_count=info.deal_count,
-        tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
-        seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
-    )
-    if info.kind == SPRT_KIND:
-        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
-    return message
-
-
-def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:
-    """The ``MatchSummary`` of a stored result (``Store.get_result``); its deal (seed, round, deal, table,
-    attempt) only when ``revealed``."""
-    summary = arena_pb2.MatchSummary(
-        match_id=result["match_id"], tournament_id=result.get("tournament") or "", game=result["game"],
-        seats=list(result["seats"]), scores=[float(x) for x in result["scores"]],
-        ranks=[int(x) for x in result["ranks"]], faults=[int(x) for x in result["faults"]],
-        rating_deltas=[float(x) for x in result.get("deltas", [])], finished_at=float(result.get("stored_at", 0.0)),
-        revealed=revealed,
-    )
-    if revealed:
-        deal = result.get("deal") or {}
-        summary.seed = int(result.get("seed") or 0)
-        summary.round, summary.deal, summary.table, summary.attempt = (
-            int(deal.get(key, 0)) for key in ("round", "deal", "table", "attempt"))
-    return summary
 
 
 def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:
@@ -559,13 +522,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def CreateSprt(self, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
-        from arena.server import sprt as sprt_service  # it imports this module
 
         return sprt_service.create_sprt(self, request, context)
 
     @_rpc
     def GetSprt(self, request: arena_pb2.GetSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
-        from arena.server import sprt as sprt_service
 
         return sprt_service.get_sprt(self, request, context)
 

@@ -14,7 +14,8 @@ import logging
 import math
 import secrets
 import time
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import grpc
 
@@ -23,8 +24,8 @@ from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
 from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
 from arena.ratings.sprt import SprtError, bounds
-from arena.server.servicer import tournament_message
-from arena.store import StoreError, TournamentInfo
+from arena.server.replies import tournament_message
+from arena.store import Store, StoreError, TournamentInfo
 from arena.tournaments.deals import owner_classes
 from arena.tournaments.sprt_controller import sprt_status
 from arena.tournaments.sprt_plan import (
@@ -43,10 +44,18 @@ from arena_sdk.pb import arena_pb2
 from arena_sdk.wire import config_from_proto, config_to_dict
 
 if TYPE_CHECKING:
-    from arena.server.servicer import ArenaServicer
     from arena.store import SprtRecord
 
 log = logging.getLogger(__name__)
+
+
+class ArenaServicer(Protocol):
+    """What the SPRT calls need of the Arena servicer (``arena.server.servicer.ArenaServicer``)."""
+
+    store: Store
+    verify_bots: bool
+
+    def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None: ...
 
 DEFAULT_ELO0 = 0.0
 DEFAULT_ELO1 = 5.0
@@ -108,7 +117,8 @@ def _resolve(servicer: ArenaServicer, game: str, refs: list[str], context: grpc.
 def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
                 context: grpc.ServicerContext) -> arena_pb2.Sprt:
     """CreateSprt: check the request, store the SPRT tournament (kind "sprt", parameters in its ``extra``) and queue
-    its first ``window`` blocks in one transaction; the controller (``arena.tournaments.sprt_controller``) does the rest."""
+    its first ``window`` blocks in one transaction; the controller (``arena.tournaments.sprt_controller``) does the
+    rest."""
     game = request.game
     if game not in GAMES:
         _invalid(context, f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")

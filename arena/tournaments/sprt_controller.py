@@ -9,8 +9,8 @@ Called by the worker after every settled match of the tournament and by the peri
 2. Count the blocks whose two tables are settled: the block of the settled match (after a match), or every block
    not counted yet (a sweep, which makes up for a hook lost to a crash). Both results stored: the block's outcome,
    ``arena.ratings.sprt.block_outcome`` of V1's ranks at table 0 and V2's at table 1, seat s of the plan
-   (``arena.tournaments.sprt_plan``). A table that failed for good (given up after ``max_deliveries``) or was dropped: the
-   block is *void*, not counted. Each block is counted once whatever the number of callers
+   (``arena.tournaments.sprt_plan``). A table that failed for good (given up after ``max_deliveries``) or was
+   dropped: the block is *void*, not counted. Each block is counted once whatever the number of callers
    (``Store.sprt_count_block``, one script).
 3. Decide: the LLR of the counts crosses a Wald bound (verdict "H1" or "H0"), or ``max_blocks`` blocks are
    counted, or ``max_blocks`` blocks were void (every table failing: the arena cannot run this test; verdict

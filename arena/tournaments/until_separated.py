@@ -1,4 +1,4 @@
-"""Round robins that keep adding rounds until their bots are separated (issue 10 item 5; tournament kind
+"""Round robins that keep adding rounds until their bots are separated (tournament kind
 "until_separated", ``arena tournament create --until-separated``), so an organiser stops paying for matches that
 add nothing.
 
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from arena.core.errors import TournamentError
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
-from arena.ratings.fit import FitError, FitResult, MatchResult, fit_ratings
+from arena.ratings.fit import FitError, FitResult, RatedMatch, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
 from arena.tournaments.controllers import register_controller
 from arena.tournaments.deals import deal_count, deal_plan
@@ -160,7 +160,7 @@ def fit_results(results: Sequence[Mapping[str, Any]], tournament_id: str) -> Fit
     if not results:
         return None
     try:
-        return fit_ratings([MatchResult.from_stored(r) for r in results], replicates=REPLICATES,
+        return fit_ratings([RatedMatch.from_stored(r) for r in results], replicates=REPLICATES,
                            seed=bootstrap_seed(tournament_id), deal_effects=True)
     except FitError as exc:
         log.warning("tournament %s: its results cannot be fitted: %s", tournament_id, exc)

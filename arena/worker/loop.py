@@ -39,7 +39,6 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import redis
 
@@ -52,15 +51,9 @@ from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, run_job_and_control
 from arena.worker.settings import WorkerSettings
-from arena.worker.settings import check_health_options as check_health_options
-from arena.worker.settings import check_worker_options as check_worker_options
 
 log = logging.getLogger(__name__)
 
-# TODO(lead): these two names and the checks re-exported below are read by arena/server/app.py (under rewrite);
-# the values are DEFAULTS.block_ms and DEFAULTS.drain_s, the fields of WorkerSettings.
-BLOCK_MS = DEFAULTS.block_ms
-DRAIN_S = DEFAULTS.drain_s
 SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails after this long
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
@@ -407,8 +400,7 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
 
 
 def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings | None = None, *,
-                stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None,
-                **setting_keywords: Any) -> None:
+                stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
     loop in the calling thread, blocking until ``stop`` is set (forever when ``None``). The workers share one
     pool of channels to the bots (``arena.match.channels``).
@@ -418,12 +410,10 @@ def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings |
     of another, whose calls then hang). Run extra workers in other processes (``arena worker``), or here.
 
     Args: as ``run_worker``; ``names`` must be distinct (at least one); ``resolve_url`` is shared by them all.
-        setting_keywords: TODO(lead): fields of ``WorkerSettings`` as keywords, replacing those of ``settings``;
-            accepted for arena/server/app.py (under rewrite) until it passes ``settings``.
-    Raises: ValueError (bad setting, no or repeated names); TypeError (an unknown setting keyword);
+    Raises: ValueError (no or repeated names);
     redis.ConnectionError (Redis unreachable at start).
     """
-    settings = WorkerSettings.with_keywords(settings, setting_keywords)
+    settings = WorkerSettings() if settings is None else settings
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
     # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of

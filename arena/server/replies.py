@@ -1,0 +1,55 @@
+"""Reply builders of the Arena service: the ``Tournament`` and ``MatchSummary`` messages of stored
+tournaments and results, with what is still secret left out (pure: no Redis, no gRPC context)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from arena.store import TournamentInfo
+from arena.tournaments.deals import tables_per_deal
+from arena.tournaments.round_robin import (
+    formula_of,
+)
+from arena.tournaments.sprt_plan import SPRT_KIND
+from arena_sdk.pb import arena_pb2
+from arena_sdk.wire import config_from_dict, config_to_proto
+
+log = logging.getLogger(__name__)
+
+
+def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
+    """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
+    only once the tournament has ended (``TournamentInfo.ended``). An SPRT's deals are its blocks, each played at
+    2 tables (``arena.tournaments.sprt_plan``)."""
+    message = arena_pb2.Tournament(
+        id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
+        rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
+        faults=info.faults, state=info.state, created_at=info.created_at,
+        config=config_to_proto(info.game, config_from_dict(info.game, info.config)), deadline_ms=info.deadline_ms,
+        formula=formula_of(info), matches_cancelled=info.matches_cancelled, matches_failed=info.matches_failed,
+        deals=info.deals, deal_count=info.deal_count,
+        tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
+        seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
+    )
+    if info.kind == SPRT_KIND:
+        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
+    return message
+
+
+def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:
+    """The ``MatchSummary`` of a stored result (``Store.get_result``); its deal (seed, round, deal, table,
+    attempt) only when ``revealed``."""
+    summary = arena_pb2.MatchSummary(
+        match_id=result["match_id"], tournament_id=result.get("tournament") or "", game=result["game"],
+        seats=list(result["seats"]), scores=[float(x) for x in result["scores"]],
+        ranks=[int(x) for x in result["ranks"]], faults=[int(x) for x in result["faults"]],
+        rating_deltas=[float(x) for x in result.get("deltas", [])], finished_at=float(result.get("stored_at", 0.0)),
+        revealed=revealed,
+    )
+    if revealed:
+        deal = result.get("deal") or {}
+        summary.seed = int(result.get("seed") or 0)
+        summary.round, summary.deal, summary.table, summary.attempt = (
+            int(deal.get(key, 0)) for key in ("round", "deal", "table", "attempt"))
+    return summary
