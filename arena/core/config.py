@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -96,3 +101,15 @@ DEFAULTS = Defaults()
 # under 10 ms a loopback round trip alone can miss it; over a minute a hung bot stalls its matches for too long.
 MIN_DEADLINE_MS = 10
 MAX_DEADLINE_MS = 60_000
+
+
+def replace_fields(base: _T, keywords: Mapping[str, Any], what: str) -> _T:
+    """The frozen dataclass ``base`` with the fields named in ``keywords`` replaced (``base`` itself when there are
+    none). Raises ``TypeError`` naming the keywords that are no field (``what``, e.g. "referee option"), and what
+    the dataclass's own checks raise for a bad value."""
+    if not keywords:
+        return base
+    unknown = sorted(set(keywords) - {f.name for f in dataclasses.fields(base)})  # type: ignore[arg-type]
+    if unknown:
+        raise TypeError(f"unknown {what}(s) {', '.join(unknown)}")
+    return dataclasses.replace(base, **keywords)  # type: ignore[type-var]

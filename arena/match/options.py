@@ -5,10 +5,10 @@ bot is the failure policy: ``docs/failure-policy.md``."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
-from arena.core.config import DEFAULTS
+from arena.core.config import DEFAULTS, replace_fields
 from arena.match.record import Limits, _is_int
 
 
@@ -63,10 +63,4 @@ class RefereeOptions:
     def with_keywords(cls, options: RefereeOptions | None, keywords: dict[str, Any]) -> RefereeOptions:
         """``options`` (None: the defaults) with the fields named in ``keywords`` replaced. Raises ``TypeError``
         for a keyword that is no field, ``ValueError`` for a bad value."""
-        base = cls() if options is None else options
-        if not keywords:
-            return base
-        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
-        if unknown:
-            raise TypeError(f"unknown referee option(s) {', '.join(unknown)}")
-        return replace(base, **keywords)
+        return replace_fields(cls() if options is None else options, keywords, "referee option")

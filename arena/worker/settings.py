@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from arena.core.config import DEFAULTS
+from arena.core.config import DEFAULTS, replace_fields
 
 
 def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
@@ -76,10 +76,4 @@ class WorkerSettings:
     def with_keywords(cls, settings: WorkerSettings | None, keywords: dict[str, Any]) -> WorkerSettings:
         """``settings`` (None: the defaults) with the fields named in ``keywords`` replaced. Raises ``TypeError``
         for a keyword that is no field, ``ValueError`` for a bad value."""
-        base = cls() if settings is None else settings
-        if not keywords:
-            return base
-        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
-        if unknown:
-            raise TypeError(f"unknown worker setting(s) {', '.join(unknown)}")
-        return replace(base, **keywords)
+        return replace_fields(cls() if settings is None else settings, keywords, "worker setting")
