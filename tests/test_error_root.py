@@ -5,7 +5,8 @@ import pytest
 
 from arena.core.errors import ArenaError, TournamentError
 from arena.match.record import MatchRecord, RecordError
-from arena.ratings.fit import FitError, fit_ratings
+from arena.ratings.design import FitError
+from arena.ratings.fit import fit_ratings
 from arena.ratings.sprt import SprtError
 from arena.store.base import OwnershipError, StoreError
 from arena.store.codec import RecordCodecError, unpack_record

@@ -36,7 +36,7 @@ from typing import Any
 from redis.client import NEVER_DECODE
 
 from arena.ladder.fits import CachedFit, elsewhere, fit_document, fit_elsewhere, matches_count, refit
-from arena.ratings.fit import RatedMatch
+from arena.ratings.design import RatedMatch
 from arena.ratings.ladder import PairCounts
 from arena.store import Store, StoreError
 from arena.store.base import REDIS_ERRORS

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.ratings.fit import RatedMatch
+from arena.ratings.design import RatedMatch
 from arena.ratings.ladder import RatedLine, fit_for_ladder, fit_lines
 
 

@@ -139,7 +139,7 @@ class Limits:
 @dataclass(frozen=True)
 class MatchResult:
     """Final result of a match, in seat order. The platform's one ``MatchResult``: the ratings read a match as
-    ``arena.ratings.fit.RatedMatch``; a bot receives the SDK's own ``arena_sdk.MatchResult`` in ``on_end``.
+    ``arena.ratings.design.RatedMatch``; a bot receives the SDK's own ``arena_sdk.MatchResult`` in ``on_end``.
 
     Attributes:
         scores: the game's score of every seat (ordered as the game declares, see its ``GameInfo``), forfeits

@@ -21,7 +21,7 @@ from arena.ratings.elo import INITIAL_RATING, K_FACTOR, elo_deltas, expected_sco
 
 _LAZY = {
     # fit
-    "DEFAULT_REPLICATES": "fit", "FitError": "fit", "FitResult": "fit", "RatedMatch": "fit", "Standing": "fit",
+    "DEFAULT_REPLICATES": "fit", "FitError": "design", "FitResult": "fit", "RatedMatch": "design", "Standing": "fit",
     "fit_ratings": "fit",
     # margins
     "ELO_PER_LOGIT": "margins", "EloEstimate": "margins", "elo_margin": "margins", "elo_to_score": "margins",

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, RatedMatch, fit_ratings
+from arena.ratings.design import RatedMatch
+from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, fit_ratings
 from arena.ratings.margins import elo_margin, los
 
 LEVEL = 0.95

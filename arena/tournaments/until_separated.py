@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any
 from arena.core.errors import TournamentError
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
-from arena.ratings.fit import FitError, FitResult, RatedMatch, fit_ratings
+from arena.ratings.design import FitError, RatedMatch
+from arena.ratings.fit import FitResult, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
 from arena.tournaments.controllers import register_controller
 from arena.tournaments.deals import deal_count, deal_plan

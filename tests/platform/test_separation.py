@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from arena.core.errors import TournamentError
-from arena.ratings.fit import RatedMatch, fit_ratings
+from arena.ratings.design import RatedMatch
+from arena.ratings.fit import fit_ratings
 from arena.store import Store, TournamentInfo
 from arena.store.separation import separation_record
 from arena.tournaments import until_separated as separation
