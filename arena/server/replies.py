@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from arena.store import TournamentInfo
+from arena.store import BotEntry, TournamentInfo
 from arena.tournaments.deals import tables_per_deal
 from arena.tournaments.round_robin import (
     formula_of,
@@ -53,3 +53,35 @@ def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.Ma
         summary.round, summary.deal, summary.table, summary.attempt = (
             int(deal.get(key, 0)) for key in ("round", "deal", "table", "attempt"))
     return summary
+
+
+def bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
+    return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
+                               registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
+                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
+                               has_bot_secret=bool(bot.secret))
+
+
+def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:
+    """Why the deals and records of ``tournament_id``'s matches are not shown yet ("" when they may be: the
+    tournament has ended). A bot of a tournament that has not ended could still receive cards of those deals."""
+    if info is None:
+        return f"tournament {tournament_id} is not stored; its matches' deals and records are not shown"
+    if info.ended:
+        return ""
+    unsettled = info.matches_total - info.matches_done - info.matches_cancelled - info.matches_failed
+    if info.state == "running":
+        why = f"tournament {tournament_id} is still running"
+    else:
+        why = (f"tournament {tournament_id} is {info.state}, but {unsettled} of its "
+               f"match{'es are' if unsettled != 1 else ' is'} still with a worker")
+    return (f"{why}: the deals and records of its matches are shown once it has ended (a bot of it could still "
+            f"receive those cards)")
+
+
+def ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
+    return arena_pb2.Ladder(game=game, entries=[
+        arena_pb2.LadderEntry(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
+                              mean_score=e.mean_score)
+        for e in entries
+    ])

@@ -31,12 +31,11 @@ import functools
 import importlib.metadata
 import json
 import logging
-import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 import redis
@@ -46,15 +45,23 @@ from arena.core import limits
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
-from arena.core.specs import BOT_NAME_RE, TOURNAMENT_ID_RE, VERSION_RE, split_bot_ref
+from arena.core.specs import BOT_NAME_RE, VERSION_RE, split_bot_ref
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import sprt as sprt_service
 from arena.server.checks import EndpointError, bot_problems, check_bots_ready, fetch_bot_info
-from arena.server.replies import match_summary, tournament_message
-from arena.store import BotEntry, OwnershipError, Store, StoreError, TournamentInfo, token_hash
+from arena.server.replies import bot_message, ladder_message, match_summary, tournament_message, withheld_reason
+from arena.server.requests import (
+    abort,
+    check_bot_secret,
+    check_endpoint,
+    check_game,
+    check_tournament_id,
+    split_ref,
+)
+from arena.store import OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.redis_server import redact_url
 from arena.tournaments.deals import ROTATE_WARNING, deal_count, deal_plan, tables_per_deal
 from arena.tournaments.round_robin import (
@@ -70,7 +77,6 @@ from arena_sdk.wire import config_from_proto, config_to_dict, config_to_proto
 log = logging.getLogger(__name__)
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
-ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")  # tls://: over TLS
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
 DEFAULT_MATCH_LIMIT = 50
 MAX_MATCH_LIMIT = limits.MATCH_LIST
@@ -91,10 +97,6 @@ def _platform_version() -> str:
         return ""
 
 
-def _known_games() -> str:
-    return ", ".join(sorted(GAMES))
-
-
 def _rpc(method: _F) -> _F:
     """Turn Redis failures into UNAVAILABLE with the Redis URL in the message."""
 
@@ -109,81 +111,6 @@ def _rpc(method: _F) -> _F:
                           f"is it running?")
 
     return wrapper  # type: ignore[return-value]
-
-
-def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    context.abort(code, message)
-    raise AssertionError("unreachable")  # context.abort raises
-
-
-def _check_game(game: str, context: grpc.ServicerContext) -> None:
-    if not game:
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"game is required; known games: {_known_games()}")
-    if game not in GAMES:
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown game {game!r}; known games: {_known_games()}")
-
-
-def _check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
-    m = ENDPOINT_RE.match(endpoint)
-    if not m or not 1 <= int(m.group(2)) <= 65535:
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061 (or "
-               f"tls://HOST:PORT for a bot serving TLS)")
-
-
-def _check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:
-    if not TOURNAMENT_ID_RE.match(tournament_id):
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-               f"bad tournament id {tournament_id!r}: ids look like t1, t2, ...")
-
-
-def _check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> None:
-    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or ``limits.MIN_BOT_SECRET``..``limits.BOT_SECRET``
-    visible ASCII characters (what call metadata can carry); the message never holds the secret."""
-    if secret and (not limits.MIN_BOT_SECRET <= len(secret) <= limits.BOT_SECRET
-                   or not auth.TOKEN_RE.match(secret)):
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-               f"{field} must be {limits.MIN_BOT_SECRET}..{limits.BOT_SECRET} visible ASCII characters without "
-               f"spaces (got {len(secret)} characters); e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
-
-
-def _split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:
-    try:
-        return split_bot_ref(ref)
-    except TournamentError as exc:
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-
-
-def _bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
-    return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
-                               registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
-                               sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
-                               has_bot_secret=bool(bot.secret))
-
-
-def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:
-    """Why the deals and records of ``tournament_id``'s matches are not shown yet ("" when they may be: the
-    tournament has ended). A bot of a tournament that has not ended could still receive cards of those deals."""
-    if info is None:
-        return f"tournament {tournament_id} is not stored; its matches' deals and records are not shown"
-    if info.ended:
-        return ""
-    unsettled = info.matches_total - info.matches_done - info.matches_cancelled - info.matches_failed
-    if info.state == "running":
-        why = f"tournament {tournament_id} is still running"
-    else:
-        why = (f"tournament {tournament_id} is {info.state}, but {unsettled} of its "
-               f"match{'es are' if unsettled != 1 else ' is'} still with a worker")
-    return (f"{why}: the deals and records of its matches are shown once it has ended (a bot of it could still "
-            f"receive those cards)")
-
-
-def _ladder_message(game: str, entries: Any) -> arena_pb2.Ladder:
-    return arena_pb2.Ladder(game=game, entries=[
-        arena_pb2.LadderEntry(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
-                              mean_score=e.mean_score)
-        for e in entries
-    ])
 
 
 def _not_found(store: Store, game: str, name: str, ref: str) -> str:
@@ -228,7 +155,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         RESOURCE_EXHAUSTED at once when every slot is taken (a burst of registrations to silent sockets cannot
         take the RPC threads every other call needs)."""
         if not self._checks.acquire(blocking=False):
-            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                    f"{limits.BOT_CHECKS_AT_ONCE} bot checks (GetInfo calls to bots) are running already; try again "
                    f"in a few seconds")
         semaphore = self._checks
@@ -253,13 +180,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             with self._bot_checks(context):
                 info = fetch_bot_info(endpoint, game, self.verify_timeout_s, self.dialer)
         except EndpointError as exc:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         if info.name != name:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {endpoint} says it is {info.name!r}, not {name!r}; start it with --name {name} or "
                    f"register it as {info.name}")
         if not VERSION_RE.match(info.version):
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {endpoint} reports version {info.version!r} in GetInfo; a version must be 1..64 "
                    f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
         return info
@@ -270,11 +197,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if matches is None and self.store.owner_hash(game, name) is None:
             return
         if not token:
-            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
                    f"returned; none was given")
         if not matches:
-            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
                    f"first registration of {name} returned")
 
@@ -282,17 +209,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest,
                     context: grpc.ServicerContext) -> arena_pb2.BotRecord:
         game, name, endpoint = request.game, request.name, request.endpoint
-        _check_game(game, context)
+        check_game(game, context)
         if not BOT_NAME_RE.match(name):
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
-        _check_endpoint(endpoint, context)
-        _check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
+        check_endpoint(endpoint, context)
+        check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
         owned = self.store.owner_hash(game, name) is not None
         if owned and not self.store.bot_versions(game, name) and not (
                 request.owner_token and self.store.owner_token_matches(game, name, request.owner_token)):
             given = " (the token given is not it)" if request.owner_token else ""
-            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
                    f"token{given}")
         if owned:
@@ -306,12 +233,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
                 owner_hash=token_hash(token), secret=request.bot_secret)
         except OwnershipError:
-            _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
                    f"owner token its first registration returned")
         log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
                  " (new owner)" if claimed else "")
-        message = _bot_message(bot)
+        message = bot_message(bot)
         if claimed:
             message.owner_token = token
         return message
@@ -320,35 +247,35 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def UpdateBot(self, request: arena_pb2.UpdateBotRequest,
                   context: grpc.ServicerContext) -> arena_pb2.BotRecord:
         game = request.game
-        _check_game(game, context)
-        name, _version = _split_ref(request.bot, context)
-        _check_endpoint(request.endpoint, context)
-        _check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
+        check_game(game, context)
+        name, _version = split_ref(request.bot, context)
+        check_endpoint(request.endpoint, context)
+        check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
         bot = self.store.get_bot(game, request.bot)
         if bot is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
+            abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
         self._check_owner(game, name, request.owner_token, f"updating {bot.bot_id}", context)
         info = self._bot_info(request.endpoint, game, name, context)
         if self.verify_bots and info.version != bot.version:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
                    f"it as a new version of {name} instead (RegisterBot with the owner token)")
         updated = self.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
                                         author=info.author, secret=request.bot_secret)
         if updated is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
+            abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
         log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
-        return _bot_message(updated)
+        return bot_message(updated)
 
     @_rpc
     def RemoveBot(self, request: arena_pb2.RemoveBotRequest,
                   context: grpc.ServicerContext) -> arena_pb2.RemoveBotResponse:
         game = request.game
-        _check_game(game, context)
-        name, version = _split_ref(request.bot, context)
+        check_game(game, context)
+        name, version = split_ref(request.bot, context)
         registered = self.store.bot_versions(game, name)
         if not registered or (version is not None and version not in registered):
-            _abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
+            abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
         if not auth.is_admin_call(context, self.admin_token):  # an organiser may remove any bot
             self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
         removed = self.store.remove_bot(game, request.bot)
@@ -359,9 +286,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def ListBots(self, request: arena_pb2.ListBotsRequest,
                  context: grpc.ServicerContext) -> arena_pb2.ListBotsResponse:
         if request.game:
-            _check_game(request.game, context)
+            check_game(request.game, context)
         bots = self.store.list_bots(request.game)
-        messages = [_bot_message(b) for b in bots]
+        messages = [bot_message(b) for b in bots]
         for message, state in zip(messages, self.store.bots_health([(b.game, b.bot_id) for b in bots])):
             message.health = "healthy" if state.healthy else "unhealthy"
             message.consecutive_failures = state.failures
@@ -383,19 +310,19 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def CreateTournament(self, request: arena_pb2.CreateTournamentRequest,
                          context: grpc.ServicerContext) -> arena_pb2.Tournament:
         game = request.game
-        _check_game(game, context)
+        check_game(game, context)
         refs = list(request.bots)
         if not refs:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
         seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
         rounds = request.rounds or DEFAULTS.rounds
         if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
                    f"call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
         deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
         if request.seed:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    "a tournament seed cannot be given: every tournament's deals come from a secret seed that the "
                    "server draws, publishes as a commitment and reveals when the tournament has ended "
                    "(`arena play --seed` reproduces a local game)")
@@ -406,11 +333,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             validate_round_robin(game, refs, seats, rounds, seed, deadline_ms, deals)
             separation.check_request(request.until_separated, request.max_matches, len(refs), seats, rounds, deals)
         except (TournamentError, ValueError) as exc:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
         unknown = [ref for ref, bid in resolved.items() if bid is None]
         if unknown:
-            _abort(context, grpc.StatusCode.NOT_FOUND,
+            abort(context, grpc.StatusCode.NOT_FOUND,
                    f"not registered for {game}: {', '.join(unknown)}; register them first "
                    f"(arena bot register NAME HOST:PORT)")
         bots = [resolved[ref] or ref for ref in refs]
@@ -419,7 +346,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             named.setdefault(bid, []).append(ref)
         same = {bid: rs for bid, rs in named.items() if len(rs) > 1}
         if same:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
                 f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
         if self.verify_bots:
             self._check_bots_ready(game, bots, context)
@@ -441,7 +368,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms,
                                 deals=deals, owners=owners)
         except TournamentError as exc:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         info = TournamentInfo(
             id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
             config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
@@ -451,7 +378,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         try:
             self.store.create_tournament(info, specs)  # stored and queued in one transaction
         except StoreError as exc:
-            _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+            abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
         log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
                  "commitment %s", tournament_id, len(specs), game, len(bots), seats, rounds, deals, info.deal_count,
                  info.commitment)
@@ -465,21 +392,21 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         entries = [self.store.get_bot(game, bid) for bid in bots]
         gone = [bid for bid, entry in zip(bots, entries) if entry is None]
         if gone:
-            _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
+            abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
                                                        f"meanwhile); register them first")
         with self._bot_checks(context):
             problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s,
                                        self.dialer)
         if problem:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
                    f"create the tournament again")
 
     def _tournament(self, tournament_id: str, context: grpc.ServicerContext) -> TournamentInfo:
-        _check_tournament_id(tournament_id, context)
+        check_tournament_id(tournament_id, context)
         info = self.store.get_tournament(tournament_id)
         if info is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
+            abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
         return info
 
     @_rpc
@@ -492,7 +419,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
                         context: grpc.ServicerContext) -> arena_pb2.ListTournamentsResponse:
         if request.game:
-            _check_game(request.game, context)
+            check_game(request.game, context)
         return arena_pb2.ListTournamentsResponse(
             tournaments=[separation.with_status(tournament_message(t), t, self.store)
                          for t in self.store.list_tournaments(request.game or None)])
@@ -503,7 +430,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self._tournament(request.id, context)
         info, dropped = self.store.cancel_tournament(request.id)
         if info.state == "finished":
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
                    f"played); there is nothing to cancel")
         log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
@@ -518,7 +445,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         try:
             return ladder_view.standings_message(self.store, self.ratings, info)
         except StoreError as exc:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the tournament's results cannot be read: {exc}")
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the tournament's results cannot be read: {exc}")
 
     @_rpc
     def CreateSprt(self, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> arena_pb2.Sprt:
@@ -538,7 +465,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if request.tournament_id:
             self._tournament(request.tournament_id, context)
         if request.bot:
-            _split_ref(request.bot, context)
+            split_ref(request.bot, context)
         limit = min(request.limit or DEFAULT_MATCH_LIMIT, MAX_MATCH_LIMIT)
         results = self.store.list_matches(tournament_id=request.tournament_id or None, bot=request.bot or None,
                                           limit=limit, offset=request.offset)
@@ -559,11 +486,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def GetMatch(self, request: arena_pb2.GetMatchRequest, context: grpc.ServicerContext) -> arena_pb2.MatchDetail:
         if not request.match_id:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id is required, e.g. t3-000041")
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id is required, e.g. t3-000041")
         game = self.store.match_game(request.match_id)
         result = self.store.get_result(game, request.match_id) if game else None
         if game is None or result is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND,
+            abort(context, grpc.StatusCode.NOT_FOUND,
                    f"no finished match {request.match_id} in this arena (matches of a running tournament appear "
                    f"once played)")
         withheld = self._withheld(result, {})
@@ -575,26 +502,26 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:
-        _check_game(request.game, context)
+        check_game(request.game, context)
         method = request.method or "elo"
         if method not in ladder_view.METHODS:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    f"unknown ladder method {request.method!r}; choose {' or '.join(ladder_view.METHODS)}")
         try:
             return ladder_view.ladder_message(self.store, self.ratings, request.game, method)
         except StoreError as exc:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be read: {exc}")
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be read: {exc}")
 
     @_rpc
     def RebuildLadder(self, request: arena_pb2.RebuildLadderRequest,
                       context: grpc.ServicerContext) -> arena_pb2.RebuildLadderResponse:
-        _check_game(request.game, context)
+        check_game(request.game, context)
         try:
             check = self.store.check_ladder(request.game)
         except StoreError as exc:
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be replayed: {exc}")
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"the results log cannot be replayed: {exc}")
         return arena_pb2.RebuildLadderResponse(
-            rebuilt=_ladder_message(request.game, check.rebuilt), live=_ladder_message(request.game, check.live),
+            rebuilt=ladder_message(request.game, check.rebuilt), live=ladder_message(request.game, check.live),
             equal=check.equal, results=check.results)
 
     @_rpc

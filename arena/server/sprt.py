@@ -25,6 +25,7 @@ from arena.core.seeds import SEED_BITS
 from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
 from arena.ratings.sprt import SprtError, bounds
 from arena.server.replies import tournament_message
+from arena.server.requests import abort
 from arena.store import Store, StoreError, TournamentInfo
 from arena.tournaments.deals import owner_classes
 from arena.tournaments.sprt_controller import sprt_status
@@ -64,13 +65,8 @@ DEFAULT_BETA = 0.05
 DEFAULT_FIELD_SEATS = 4  # with a field and no --seats: min(4, 1 + field bots / 2)
 
 
-def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    context.abort(code, message)
-    raise AssertionError("unreachable")  # context.abort raises
-
-
 def _invalid(context: grpc.ServicerContext, message: str) -> NoReturn:
-    _abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
+    abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
 def _numbers(request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext) -> dict[str, Any]:
@@ -109,7 +105,7 @@ def _resolve(servicer: ArenaServicer, game: str, refs: list[str], context: grpc.
     resolved = [servicer.store.resolve_bot(game, ref) for ref in refs]
     unknown = [ref for ref, bid in zip(refs, resolved) if bid is None]
     if unknown:
-        _abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(unknown)}; register "
+        abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(unknown)}; register "
                                                    f"them first (arena bot register NAME HOST:PORT)")
     return [bid for bid in resolved if bid is not None]
 
@@ -175,7 +171,7 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     try:
         servicer.store.create_tournament(stored, specs)
     except StoreError as exc:
-        _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
     log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g; %d blocks queued; seed "
              "commitment %s", tournament_id, v2, v1, f"field {', '.join(field)}" if field else "head to head", seats,
              params.elo0, params.elo1, params.alpha, params.beta, len(specs) // 2, stored.commitment)
@@ -193,9 +189,9 @@ def get_sprt(servicer: ArenaServicer, request: arena_pb2.GetSprtRequest,
 def get_message(servicer: ArenaServicer, tournament_id: str, context: grpc.ServicerContext) -> arena_pb2.Sprt:
     info = servicer.store.get_tournament(tournament_id)
     if info is None:
-        _abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
+        abort(context, grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id} in this arena")
     if info.kind != SPRT_KIND:
-        _abort(context, grpc.StatusCode.NOT_FOUND, f"tournament {tournament_id} is not an SPRT (its kind is "
+        abort(context, grpc.StatusCode.NOT_FOUND, f"tournament {tournament_id} is not an SPRT (its kind is "
                                                    f"{info.kind}; `arena tournament status {tournament_id}`)")
     return sprt_message(info, servicer.store.sprt_record(info.game, info.id))
 

@@ -1,0 +1,67 @@
+"""Checks of Arena requests: each aborts the call with INVALID_ARGUMENT and a sentence naming the bad field
+and what is allowed."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import NoReturn
+
+import grpc
+
+from arena.core import limits
+from arena.core.errors import TournamentError
+from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
+from arena.server import auth
+from arena_sdk.games import GAMES
+
+log = logging.getLogger(__name__)
+
+ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")  # tls://: over TLS
+
+
+def known_games() -> str:
+    return ", ".join(sorted(GAMES))
+
+
+def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def check_game(game: str, context: grpc.ServicerContext) -> None:
+    if not game:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"game is required; known games: {known_games()}")
+    if game not in GAMES:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown game {game!r}; known games: {known_games()}")
+
+
+def check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
+    m = ENDPOINT_RE.match(endpoint)
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061 (or "
+               f"tls://HOST:PORT for a bot serving TLS)")
+
+
+def check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:
+    if not TOURNAMENT_ID_RE.match(tournament_id):
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad tournament id {tournament_id!r}: ids look like t1, t2, ...")
+
+
+def check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> None:
+    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or ``limits.MIN_BOT_SECRET``..``limits.BOT_SECRET``
+    visible ASCII characters (what call metadata can carry); the message never holds the secret."""
+    if secret and (not limits.MIN_BOT_SECRET <= len(secret) <= limits.BOT_SECRET
+                   or not auth.TOKEN_RE.match(secret)):
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"{field} must be {limits.MIN_BOT_SECRET}..{limits.BOT_SECRET} visible ASCII characters without "
+               f"spaces (got {len(secret)} characters); e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
+
+
+def split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:
+    try:
+        return split_bot_ref(ref)
+    except TournamentError as exc:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
