@@ -18,7 +18,7 @@ from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClien
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
-from arena.cli.tournament import _tournament_dict
+from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.sprt import VERDICT_WORDS
 from arena_sdk.pb import arena_pb2
@@ -198,7 +198,7 @@ def sprt_dict(s: Any) -> dict[str, Any]:
         "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
         "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
         "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
-        "tournament": _tournament_dict(s.tournament),
+        "tournament": tournament_dict(s.tournament),
     }
 
 

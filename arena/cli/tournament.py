@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -20,8 +19,17 @@ from arena.cli.bot import bot_dict
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
+from arena.cli.tournament_views import (
+    failed_note,
+    print_standings,
+    rules_text,
+    separation_rows,
+    settled,
+    sprt_rows,
+    standing_dict,
+    tournament_dict,
+)
 from arena.core.config import DEFAULTS
-from arena.ratings.sprt import VERDICT_WORDS
 from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.verify import verify_deals
@@ -137,7 +145,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     t = _create_tournament(client, request)
     if dry_run:
         if as_json:
-            print_json(_tournament_dict(t))
+            print_json(tournament_dict(t))
             return
         click.echo(f"dry run: {t.matches_total} matches on {t.deal_count} deal{'s' if t.deal_count != 1 else ''} "
                    f"({len(t.bots)} bots, "
@@ -151,7 +159,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     if wait is None:
         wait = sys.stdout.isatty() and not as_json
     if as_json and not wait:
-        print_json(_tournament_dict(t))
+        print_json(tournament_dict(t))
         return
     if not as_json:
         counted = f"{t.matches_total} matches ({t.formula})" if t.formula else (
@@ -164,9 +172,9 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         return
     t = _watch(app, client, t, quiet=as_json)
     if as_json:
-        print_json(_tournament_dict(t))
+        print_json(tournament_dict(t))
     else:
-        click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches{_failed_note(t)}, "
+        click.echo(f"tournament {t.id} {t.state}: {t.matches_done}/{t.matches_total} matches{failed_note(t)}, "
                    f"{t.faults} faults; see `arena tournament standings {t.id}` and `arena ladder`")
         if t.stop_reason:
             click.echo(f"stopped: {t.stop_reason}")
@@ -200,7 +208,7 @@ def tournament_list(app: AppContext, game: str | None, server: str, as_json: boo
     """
     reply = app.arena(server).call("ListTournaments", arena_pb2.ListTournamentsRequest(game=game or ""))
     if as_json:
-        print_json([_tournament_dict(t) for t in reply.tournaments])
+        print_json([tournament_dict(t) for t in reply.tournaments])
         return
     if not reply.tournaments:
         click.echo("no tournaments yet: `arena tournament create --all`")
@@ -235,12 +243,12 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     """
     client = app.arena(server)
     t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
-    if watch and not _settled(t):
+    if watch and not settled(t):
         t = _watch(app, client, t, quiet=as_json)
     standings = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=t.id))
     if as_json:
-        data = _tournament_dict(t)
-        data["standings"] = [_standing_dict(e) for e in standings.entries]
+        data = tournament_dict(t)
+        data["standings"] = [standing_dict(e) for e in standings.entries]
         data["fit_matches"] = standings.fit_matches
         print_json(data)
         return
@@ -266,20 +274,20 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("seats per match", str(t.seats_per_match)),
         ("rounds", str(t.rounds) + (" so far" if t.until_separated and t.state == "running" else "")),
         ("matches", t.formula or str(t.matches_total)),
-        *_separation_rows(t),
-        *_sprt_rows(sprt),
+        *separation_rows(t),
+        *sprt_rows(sprt),
         ("deals", f"{t.deals}: {t.deal_count} deals, up to {t.tables_per_deal} "
                   f"table{'s' if t.tables_per_deal != 1 else ''} each"),
         ("seed commitment", t.seed_commitment or "-"),
         ("seed", t.seed_hex or "secret until the tournament has ended"),
-        ("rules", _rules_text(t)),
+        ("rules", rules_text(t)),
         ("deadline", f"{t.deadline_ms} ms"),
         ("created", when(t.created_at)),
     ]
     for k, v in rows:
         table.add_row(k, v)
     app.console.print(table)
-    _print_standings(app, t.id, standings.entries, t.game, standings)
+    print_standings(app, t.id, standings.entries, t.game, standings)
 
 
 @tournament.command("standings", short_help="Show a tournament's standings.")
@@ -305,54 +313,10 @@ def tournament_standings(app: AppContext, tournament_id: str, server: str, as_js
     if as_json:
         print_json({"tournament_id": reply.tournament_id or tournament_id, "fit_matches": reply.fit_matches,
                     "fit_computed_at": reply.fit_computed_at or None, "fit_refreshing": reply.fit_refreshing,
-                    "entries": [_standing_dict(e) for e in reply.entries]})
+                    "entries": [standing_dict(e) for e in reply.entries]})
         return
     game = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=reply.tournament_id or tournament_id)).game
-    _print_standings(app, reply.tournament_id or tournament_id, reply.entries, game or None, reply)
-
-
-def _standing_dict(e: Any) -> dict[str, Any]:
-    """One standings line for --json; rating, margin, low, high (Elo points, the tournament's batch fit) and
-    los_next (0..1) are null while there is no fit (a margin that is not finite is null too)."""
-    def fit_field(name: str) -> float | None:
-        x = getattr(e, name) if e.HasField(name) else None
-        return x if x is not None and math.isfinite(x) else None
-
-    return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
-            "performance": e.performance, "score_rate": e.score_rate,
-            **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next")}}
-
-
-def _print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
-                     reply: Any = None) -> None:
-    from arena.cli.ladder import los_text, rating_text
-
-    if not entries:
-        click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
-        return
-    table = Table(title=f"Standings of {tournament_id}")
-    table.add_column("rank", justify="right")
-    table.add_column("bot")
-    table.add_column("points", justify="right")
-    table.add_column("matches", justify="right")
-    from arena.render import score_label
-
-    table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
-    table.add_column("score rate", justify="right")
-    table.add_column("performance (Elo)", justify="right")
-    table.add_column("rating ± 95 % (fit)", justify="right")
-    table.add_column("LOS next", justify="right")
-    for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
-        rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
-                              e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
-        table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
-                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", rating,
-                      los_text(e.los_next if e.HasField("los_next") else None))
-    app.console.print(table)
-    if reply is not None:
-        fitted = (f"rating and LOS: batch fit of {reply.fit_matches} matches of {tournament_id}"
-                  if reply.fit_matches else "rating and LOS: the batch fit is not computed yet")
-        click.echo(fitted + ("; a fit of its newer results is running" if reply.fit_refreshing else ""))
+    print_standings(app, reply.tournament_id or tournament_id, reply.entries, game or None, reply)
 
 
 @tournament.command("cancel", short_help="Cancel a tournament (queued matches are dropped).")
@@ -371,88 +335,24 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
     before = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
     t = client.call("CancelTournament", arena_pb2.CancelTournamentRequest(id=tournament_id))
     if as_json:
-        data = _tournament_dict(t)
+        data = tournament_dict(t)
         data["matches_dropped_now"] = t.matches_dropped_now
         data["cancelled_now"] = before.state == "running"
         print_json(data)
         return
     if before.state != "running":
         click.echo(f"tournament {t.id} was already {before.state}; nothing changed: {t.matches_done}/"
-                   f"{t.matches_total} matches done, {t.matches_cancelled} dropped{_failed_note(t)}")
+                   f"{t.matches_total} matches done, {t.matches_cancelled} dropped{failed_note(t)}")
         return
     unsettled = t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed
     click.echo(f"tournament {t.id} cancelled: {t.matches_dropped_now} queued "
                f"match{'es' if t.matches_dropped_now != 1 else ''} dropped; {t.matches_done}/{t.matches_total} done"
-               f"{_failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
-
-
-def _sprt_rows(s: Any) -> list[tuple[str, str]]:
-    """The status rows of an SPRT (none for other tournaments): its versions and verdict (`arena sprt show ID` has
-    the rest)."""
-    if s is None:
-        return []
-    words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
-    return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
-            ("verdict", words + (f" ({s.reason})" if s.reason else ""))]
-
-
-def _separation_rows(t: Any) -> list[tuple[str, str]]:
-    """The status row of a tournament run --until-separated (none for others): why it stopped, or the
-    verdict of the last check while it runs (the "matches" row shows its cap)."""
-    if not t.until_separated:
-        return []
-    if t.stopped_by:
-        return [("stopped", t.stop_reason)]
-    return [("last check", t.last_check or "none yet: the first check comes when the first rounds are settled")]
-
-
-def _rules_text(t: Any) -> str:
-    from arena.render import config_text
-
-    return config_text(t.game, _config_dict(t))
-
-
-def _config_dict(t: Any) -> dict[str, Any]:
-    """The JSON form of a Tournament message's config (the game's defaults when unreadable)."""
-    from arena_sdk import wire
-
-    try:
-        return wire.config_to_dict(t.game, wire.config_from_proto(t.game, t.config))
-    except ValueError:
-        return {}
-
-
-def _tournament_dict(t: Any) -> dict[str, Any]:
-    return {
-        "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
-        "deals": t.deals, "deal_count": t.deal_count, "tables_per_deal": t.tables_per_deal,
-        "seed_commitment": t.seed_commitment, "seed_hex": t.seed_hex,
-        "matches_total": t.matches_total, "matches_done": t.matches_done,
-        "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
-        "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
-        "config": _config_dict(t), "until_separated": t.until_separated, "max_matches": t.max_matches,
-        "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
-    }
-
-
-def _settled(t: Any) -> bool:
-    """True when nothing is left to wait for in tournament ``t``: its state is no longer "running", or every match
-    is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
-    matches_total, arena.proto); a tournament run --until-separated only once it is no longer "running" (it grows
-    while it runs)."""
-    if t.until_separated:
-        return bool(t.state != "running")
-    return bool(t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total)
-
-
-def _failed_note(t: Any) -> str:
-    """", N failed" when matches of ``t`` failed (given up after repeated platform errors), else ""."""
-    return f", {t.matches_failed} failed" if t.matches_failed else ""
+               f"{failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
 
 
 def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
     """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
-    (``_settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
+    (``settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
     beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
     server."""
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -466,7 +366,7 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
         with Progress(*columns, console=console, disable=quiet) as progress:
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
                                      completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
-            while not _settled(t):
+            while not settled(t):
                 time.sleep(POLL_INTERVAL_S)
                 t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,

@@ -1,0 +1,122 @@
+"""How `arena tournament` shows a tournament: its status rows, standings table and --json form (every format's
+rows come from the fields the Tournament message carries)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from rich.table import Table
+
+from arena.cli.app import AppContext
+from arena.ratings.sprt import VERDICT_WORDS
+
+
+def standing_dict(e: Any) -> dict[str, Any]:
+    """One standings line for --json; rating, margin, low, high (Elo points, the tournament's batch fit) and
+    los_next (0..1) are null while there is no fit (a margin that is not finite is null too)."""
+    def fit_field(name: str) -> float | None:
+        x = getattr(e, name) if e.HasField(name) else None
+        return x if x is not None and math.isfinite(x) else None
+
+    return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
+            "performance": e.performance, "score_rate": e.score_rate,
+            **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next")}}
+
+
+def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
+                    reply: Any = None) -> None:
+    from arena.cli.ladder import los_text, rating_text
+
+    if not entries:
+        click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
+        return
+    table = Table(title=f"Standings of {tournament_id}")
+    table.add_column("rank", justify="right")
+    table.add_column("bot")
+    table.add_column("points", justify="right")
+    table.add_column("matches", justify="right")
+    from arena.render import score_label
+
+    table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
+    table.add_column("score rate", justify="right")
+    table.add_column("performance (Elo)", justify="right")
+    table.add_column("rating ± 95 % (fit)", justify="right")
+    table.add_column("LOS next", justify="right")
+    for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
+        rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
+                              e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
+        table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
+                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", rating,
+                      los_text(e.los_next if e.HasField("los_next") else None))
+    app.console.print(table)
+    if reply is not None:
+        fitted = (f"rating and LOS: batch fit of {reply.fit_matches} matches of {tournament_id}"
+                  if reply.fit_matches else "rating and LOS: the batch fit is not computed yet")
+        click.echo(fitted + ("; a fit of its newer results is running" if reply.fit_refreshing else ""))
+
+
+def sprt_rows(s: Any) -> list[tuple[str, str]]:
+    """The status rows of an SPRT (none for other tournaments): its versions and verdict (`arena sprt show ID` has
+    the rest)."""
+    if s is None:
+        return []
+    words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
+    return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
+            ("verdict", words + (f" ({s.reason})" if s.reason else ""))]
+
+
+def separation_rows(t: Any) -> list[tuple[str, str]]:
+    """The status row of a tournament run --until-separated (none for others): why it stopped, or the
+    verdict of the last check while it runs (the "matches" row shows its cap)."""
+    if not t.until_separated:
+        return []
+    if t.stopped_by:
+        return [("stopped", t.stop_reason)]
+    return [("last check", t.last_check or "none yet: the first check comes when the first rounds are settled")]
+
+
+def rules_text(t: Any) -> str:
+    from arena.render import config_text
+
+    return config_text(t.game, config_dict(t))
+
+
+def config_dict(t: Any) -> dict[str, Any]:
+    """The JSON form of a Tournament message's config (the game's defaults when unreadable)."""
+    from arena_sdk import wire
+
+    try:
+        return wire.config_to_dict(t.game, wire.config_from_proto(t.game, t.config))
+    except ValueError:
+        return {}
+
+
+def tournament_dict(t: Any) -> dict[str, Any]:
+    return {
+        "id": t.id, "game": t.game, "bots": list(t.bots), "seats_per_match": t.seats_per_match, "rounds": t.rounds,
+        "deals": t.deals, "deal_count": t.deal_count, "tables_per_deal": t.tables_per_deal,
+        "seed_commitment": t.seed_commitment, "seed_hex": t.seed_hex,
+        "matches_total": t.matches_total, "matches_done": t.matches_done,
+        "matches_cancelled": t.matches_cancelled, "matches_failed": t.matches_failed, "faults": t.faults,
+        "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
+        "config": config_dict(t), "until_separated": t.until_separated, "max_matches": t.max_matches,
+        "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
+    }
+
+
+def settled(t: Any) -> bool:
+    """True when nothing is left to wait for in tournament ``t``: its state is no longer "running", or every match
+    is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
+    matches_total, arena.proto); a tournament run --until-separated only once it is no longer "running" (it grows
+    while it runs)."""
+    if t.until_separated:
+        return bool(t.state != "running")
+    return bool(t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total)
+
+
+def failed_note(t: Any) -> str:
+    """", N failed" when matches of ``t`` failed (given up after repeated platform errors), else ""."""
+    return f", {t.matches_failed} failed" if t.matches_failed else ""
