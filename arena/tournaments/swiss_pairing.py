@@ -9,7 +9,8 @@ the standing and the rounds planned so far; ``swiss_standings`` orders the bots 
   counted once per earlier table that seated both) is as small as found, then (2) the standing spread (sum over
   tables of highest minus lowest standing position) is as small as found. A greedy pass (the best unplaced bot,
   then the next bots of the standing that it and its table have met least) is improved by swapping bots between
-  any two tables while the cost falls. The result is deterministic.
+  two tables while the cost falls: any two tables when one of them seats a repeat, else tables at most two apart
+  in the standing. The result is deterministic.
 * Seats: within a table the bots are seated by ``scipy.optimize.linear_sum_assignment`` on cost[bot][seat] = how
   many times the bot held that seat before (bots in standing order as rows), so seats even out over the rounds.
 """
@@ -27,6 +28,7 @@ from arena.core.errors import TournamentError
 
 MIN_SEATS = 2
 MAX_SEATS = 10
+_NEAR = 2  # tables without repeats swap bots with the tables this close in the standing only
 _MAX_PASSES = 50  # local-improvement sweeps over all table pairs (each sweep that improves nothing ends the search)
 
 
@@ -132,9 +134,12 @@ class _Grouping:
 
     def _sweep(self) -> bool:
         improved = False
-        for x in range(len(self.tables)):
-            for y in range(x + 1, len(self.tables)):
-                improved |= self._improve_pair(x, y)
+        n, w = len(self.tables), self.weight
+        for x in range(n):
+            for y in range(x + 1, n):
+                # every pair of tables when one has a repeat; otherwise only near tables, to narrow the spread
+                if y - x <= _NEAR or self.costs[x] >= w or self.costs[y] >= w:
+                    improved |= self._improve_pair(x, y)
         return improved
 
     def _improve_pair(self, x: int, y: int) -> bool:
