@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale proto clean fairness chaos chaos-cluster
+.PHONY: help install test demo bench scale proto clean fairness fairness-swiss chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
@@ -46,6 +46,10 @@ scale: $(STAMP)
 # Matches until the batch fit separates bots of known strength: duplicate vs rotated vs random deals (issue 10).
 fairness: $(STAMP)
 	$(PY) tools/fairness.py
+
+# Swiss vs random pairing of bots of known strength: Spearman rho of the final and fitted orders vs the true order.
+fairness-swiss: $(STAMP)
+	$(PY) tools/swiss_fairness.py
 
 # Generated code is committed; tests/test_proto_fresh.py fails when it differs from what this target writes.
 proto: $(STAMP)
