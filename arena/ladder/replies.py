@@ -10,6 +10,7 @@ from arena.ladder.cache import RatingsCache
 from arena.ladder.fits import CachedFit
 from arena.ratings.ladder import elo_lines
 from arena.store import Store, TournamentInfo
+from arena.tournaments.formats import formats
 from arena.tournaments.standings import standings
 from arena_sdk.pb import arena_pb2
 
@@ -68,15 +69,23 @@ def standings_message(store: Store, cache: RatingsCache, info: TournamentInfo) -
     tally = store.tournament_tally(info.game, info.id)
     bots = set(tally) | {o for t in tally.values() for o in t.opponents}
     lines = standings(tally, store.ratings(info.game, sorted(bots)), store.initial_rating)
+    fmt = formats().get(info.kind)
+    ordered = fmt.standings(store, info, lines) if fmt is not None else None
+    order = "points"
+    if ordered is not None:
+        lines, order = ordered
     answer = cache.tournament_fit(info.game, info.id, info.matches_done, running=info.state == "running")
     fit: CachedFit | None = answer.fit
     by_bot = {x.bot: x for x in fit.lines} if fit else {}
-    reply = arena_pb2.Standings(tournament_id=info.id, fit_refreshing=answer.refreshing)
+    reply = arena_pb2.Standings(tournament_id=info.id, fit_refreshing=answer.refreshing, order=order)
     if fit is not None:
         reply.fit_matches, reply.fit_computed_at = fit.results, fit.computed_at
     for k, s in enumerate(lines):
         entry = reply.entries.add(rank=s.rank, bot=s.bot, points=s.points, matches=s.matches,
-                                  mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate)
+                                  mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate,
+                                  byes=s.byes)
+        if s.tiebreak is not None:
+            entry.tiebreak = s.tiebreak
         x = by_bot.get(s.bot)
         if fit is None or x is None:
             continue

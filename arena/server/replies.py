@@ -6,22 +6,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from arena.store import BotEntry, TournamentInfo
+from arena.store import BotEntry, Store, TournamentInfo
 from arena.tournaments.deals import tables_per_deal
-from arena.tournaments.round_robin import (
-    formula_of,
-)
-from arena.tournaments.sprt_plan import SPRT_KIND
+from arena.tournaments.formats import formats
+from arena.tournaments.round_robin import formula_of
 from arena_sdk.pb import arena_pb2
 from arena_sdk.wire import config_from_dict, config_to_proto
 
 log = logging.getLogger(__name__)
 
 
-def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
+def tournament_message(info: TournamentInfo, store: Store | None = None) -> arena_pb2.Tournament:
     """The ``Tournament`` message of a stored tournament: the commitment to its secret seed always, the seed itself
-    only once the tournament has ended (``TournamentInfo.ended``). An SPRT's deals are its blocks, each played at
-    2 tables (``arena.tournaments.sprt_plan``)."""
+    only once the tournament has ended (``TournamentInfo.ended``); then its format's fields (``Format.describe``,
+    ``arena.tournaments.formats``; ``store`` None for a dry run's plan)."""
     message = arena_pb2.Tournament(
         id=info.id, game=info.game, bots=list(info.bots), seats_per_match=info.seats_per_match,
         rounds=info.rounds, matches_total=info.matches_total, matches_done=info.matches_done,
@@ -32,9 +30,9 @@ def tournament_message(info: TournamentInfo) -> arena_pb2.Tournament:
         tables_per_deal=tables_per_deal(len(info.bots), info.seats_per_match, info.deals),
         seed_commitment=info.commitment, seed_hex=info.revealed_seed(),
     )
-    if info.kind == SPRT_KIND:
-        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
-    return message
+    message.format = info.kind
+    fmt = formats().get(info.kind)
+    return fmt.describe(message, info, store) if fmt is not None else message
 
 
 def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.MatchSummary:

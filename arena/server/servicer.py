@@ -27,6 +27,7 @@ through ``Store.register_bot`` without one) is claimed by its next registration 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import json
@@ -40,7 +41,6 @@ from typing import Any, TypeVar
 import grpc
 import redis
 
-import arena.tournaments.until_separated as separation
 from arena.core import limits
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
@@ -63,16 +63,11 @@ from arena.server.requests import (
 )
 from arena.store import OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.redis_server import redact_url
-from arena.tournaments.deals import ROTATE_WARNING, deal_count, deal_plan, tables_per_deal
-from arena.tournaments.round_robin import (
-    round_robin,
-    round_robin_formula,
-    round_robin_size,
-    validate_round_robin,
-)
+from arena.tournaments.deals import ROTATE_WARNING
+from arena.tournaments.formats import Entry, format_of_request
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
-from arena_sdk.wire import config_from_proto, config_to_dict, config_to_proto
+from arena_sdk.wire import config_from_proto, config_to_dict
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +310,6 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if not refs:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
         seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
-        rounds = request.rounds or DEFAULTS.rounds
         if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                    f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
@@ -329,11 +323,52 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         deals = request.deals or "duplicate"
         seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
         try:
+            fmt, options = format_of_request(request)
+            rounds = request.rounds or fmt.default_rounds(len(refs))
             config = config_from_proto(game, request.config if request.HasField("config") else None)
-            validate_round_robin(game, refs, seats, rounds, seed, deadline_ms, deals)
-            separation.check_request(request.until_separated, request.max_matches, len(refs), seats, rounds, deals)
+            config_json = config_to_dict(game, config)
+            entry = Entry(game=game, bots=tuple(refs), seats=seats, rounds=rounds, deals=deals, config=config_json,
+                          deadline_ms=deadline_ms, options=options, seed=seed)
+            fmt.check(entry)
         except (TournamentError, ValueError) as exc:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        bots = self._resolve_tournament_bots(game, refs, context)
+        if self.verify_bots:
+            self._check_bots_ready(game, bots, context)
+        # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
+        owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
+        entry = dataclasses.replace(entry, bots=tuple(bots), owners=owners,
+                                    ratings=self.store.ratings(game, sorted(bots)))
+        tournament_id = "" if request.dry_run else self.store.next_tournament_id()
+        try:
+            planned = fmt.plan(tournament_id or "dry-run", entry)
+        except TournamentError as exc:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        info = TournamentInfo(
+            id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=planned.rounds,
+            seed=seed, config=config_json, deadline_ms=deadline_ms,
+            matches_total=planned.matches_total if request.dry_run else len(planned.specs), created_at=time.time(),
+            deals=deals, deal_count=planned.deal_count, kind=fmt.name, extra=planned.extra,
+        )
+        if request.dry_run:
+            message = tournament_message(info)
+            message.state, message.seed_commitment, message.created_at = "planned", "", 0.0
+            message.formula = message.formula or planned.formula
+            return message
+        try:
+            self.store.create_tournament(info, planned.specs, state=planned.state)  # one transaction
+        except StoreError as exc:
+            abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        log.info("tournament %s (%s): %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
+                 "commitment %s", tournament_id, fmt.name, len(planned.specs), game, len(bots), seats,
+                 planned.rounds, deals, info.deal_count, info.commitment)
+        if deals == "rotate":
+            log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
+        return tournament_message(info, self.store)
+
+    def _resolve_tournament_bots(self, game: str, refs: Sequence[str], context: grpc.ServicerContext) -> list[str]:
+        """The bot ids a new tournament's names stand for: NOT_FOUND for a name not registered, INVALID_ARGUMENT
+        for two names of one bot."""
         resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
         unknown = [ref for ref, bid in resolved.items() if bid is None]
         if unknown:
@@ -348,43 +383,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if same:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
                 f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
-        if self.verify_bots:
-            self._check_bots_ready(game, bots, context)
-        config_json = config_to_dict(game, config)
-        # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
-        owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
-        plan = separation.request_plan(request.until_separated, request.max_matches, bots, seats, rounds, deals,
-                                       owners)
-        if request.dry_run:
-            count = deal_count(deal_plan(bots, seats, rounds, deals, owners))
-            return separation.with_plan(arena_pb2.Tournament(
-                id="", game=game, bots=bots, seats_per_match=seats, rounds=rounds,
-                matches_total=round_robin_size(len(bots), seats, rounds, deals), state="planned",
-                config=config_to_proto(game, config), deadline_ms=deadline_ms,
-                formula=round_robin_formula(len(bots), seats, rounds, deals, count), deals=deals,
-                deal_count=count, tables_per_deal=tables_per_deal(len(bots), seats, deals)), plan)
-        tournament_id = self.store.next_tournament_id()
-        try:
-            specs = round_robin(tournament_id, game, bots, seats, rounds, seed, config_json, deadline_ms,
-                                deals=deals, owners=owners)
-        except TournamentError as exc:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        info = TournamentInfo(
-            id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=rounds, seed=seed,
-            config=config_json, deadline_ms=deadline_ms, matches_total=len(specs), created_at=time.time(),
-            deals=deals, deal_count=len({(spec.round, spec.deal) for spec in specs}),
-            kind=separation.KIND if plan else "round_robin", extra=plan.to_extra() if plan else {},
-        )
-        try:
-            self.store.create_tournament(info, specs)  # stored and queued in one transaction
-        except StoreError as exc:
-            abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        log.info("tournament %s: %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
-                 "commitment %s", tournament_id, len(specs), game, len(bots), seats, rounds, deals, info.deal_count,
-                 info.commitment)
-        if deals == "rotate":
-            log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
-        return separation.with_status(tournament_message(info), info, self.store)
+        return bots
 
     def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
         """FAILED_PRECONDITION unless every bot of a new tournament answers GetInfo as registered: a tournament
@@ -413,7 +412,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetTournament(self, request: arena_pb2.GetTournamentRequest,
                       context: grpc.ServicerContext) -> arena_pb2.Tournament:
         info = self._tournament(request.id, context)
-        return separation.with_status(tournament_message(info), info, self.store)
+        return tournament_message(info, self.store)
 
     @_rpc
     def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
@@ -421,7 +420,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if request.game:
             check_game(request.game, context)
         return arena_pb2.ListTournamentsResponse(
-            tournaments=[separation.with_status(tournament_message(t), t, self.store)
+            tournaments=[tournament_message(t, self.store)
                          for t in self.store.list_tournaments(request.game or None)])
 
     @_rpc
@@ -434,7 +433,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"tournament {request.id} is finished ({info.matches_done} of {info.matches_total} matches "
                    f"played); there is nothing to cancel")
         log.info("tournament %s cancelled: %d queued matches dropped", request.id, dropped)
-        message = separation.with_status(tournament_message(info), info, self.store)
+        message = tournament_message(info, self.store)
         message.matches_dropped_now = dropped
         return message
 

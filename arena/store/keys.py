@@ -32,6 +32,10 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     last_check (the last fit's verdict while it runs); once
                                                     stopped, set with state "finished" in one transaction: stopped_by
                                                     ("separated" | "cap"), reason, rounds, matches, order
+    arena:{G}:tournament:<id>:format         hash   a format's own state, written in the transaction that queues
+                                                    the matches it describes (``Store.create_tournament`` and
+                                                    ``Store.extend_tournament``, ``state=``): a Swiss keeps
+                                                    round:<r> -> that round's tables and byes (JSON)
     arena:{G}:tournament:<id>:attempts       hash   match id -> times a worker started playing it (the attempt
                                                     number of its deal: a match played again gets a fresh deal)
     arena:{G}:tournament:<id>:sprt           hash   an SPRT's state (``arena.store.sprt``): h:<outcome> -> blocks
@@ -141,6 +145,10 @@ def failed_key(game: str, tournament_id: str) -> str:
 
 def separation_key(game: str, tournament_id: str) -> str:
     return tournament_key(game, tournament_id) + ":separation"
+
+
+def format_state_key(game: str, tournament_id: str) -> str:
+    return tournament_key(game, tournament_id) + ":format"
 
 
 def attempts_key(game: str, tournament_id: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from arena.store.keys import (
     attempts_key,
     cancelled_key,
     failed_key,
+    format_state_key,
     jobs_key,
     standings_key,
     tournament_key,
@@ -98,12 +99,14 @@ class TournamentStore(JobStore):
         game: str | None = self.client.hget(TOURNAMENTS, tournament_id)
         return game
 
-    def create_tournament(self, info: TournamentInfo, specs: Sequence[MatchSpec] = ()) -> None:
+    def create_tournament(self, info: TournamentInfo, specs: Sequence[MatchSpec] = (),
+                          state: Mapping[str, str] | None = None) -> None:
         """Store a new tournament (state "running", 0 matches done) and queue its matches ``specs``, in order, in
         one MULTI/EXEC: a crash leaves either the whole tournament with every job, or nothing of it but a dangling
-        id in the index (which readers skip). The tournament hash and the jobs stream share the game's hash tag,
-        so the transaction also runs on Redis Cluster. Raises ``StoreError`` when the id exists or a spec is of
-        another game."""
+        id in the index (which readers skip). ``state`` (field -> text) goes into the tournament's format state
+        (``format_state``) in the same transaction. The tournament hash and the jobs stream share the game's hash
+        tag, so the transaction also runs on Redis Cluster. Raises ``StoreError`` when the id exists or a spec is
+        of another game."""
         if any(spec.game != info.game for spec in specs):
             raise StoreError(f"tournament {info.id} is of {info.game}; every match spec must be too")
         if specs:
@@ -134,6 +137,8 @@ class TournamentStore(JobStore):
             "created_at": repr(float(info.created_at)),
             "controlled": "1" if info.controlled else "0",
         })
+        if state:
+            pipe.hset(format_state_key(info.game, info.id), mapping=dict(state))
         for spec in specs:
             pipe.xadd(jobs_key(spec.game), job_fields(spec))
         pipe.execute()
@@ -186,16 +191,18 @@ class TournamentStore(JobStore):
         return out
 
     def extend_tournament(self, game: str, tournament_id: str, specs: Sequence[MatchSpec], *,
-                          expect_total: int | None = None) -> bool:
+                          expect_total: int | None = None, state: Mapping[str, str] | None = None) -> bool:
         """Queue more matches of a running controlled tournament: its ``matches_total`` grows by ``len(specs)``
-        and their jobs are added, in one MULTI/EXEC watched on the tournament hash (the hash and the stream share
-        the game's hash tag). Returns False (nothing queued) when the tournament is not running any more, or when
-        ``expect_total`` is given and ``matches_total`` is not that number (another controller call queued these
-        matches first: a compare-and-set, so match ids derived from ``matches_total`` are queued once).
-        Raises ``StoreError`` for an unknown tournament or a spec of another game or tournament."""
+        and their jobs are added, and ``state`` (field -> text) is set in its format state, in one MULTI/EXEC
+        watched on the tournament hash (the hash and the stream share the game's hash tag). Returns False (nothing
+        queued) when the tournament is not running any more, or when ``expect_total`` is given and
+        ``matches_total`` is not that number (another controller call queued these matches first: a
+        compare-and-set, so match ids derived from ``matches_total`` are queued once). Raises ``StoreError`` for an
+        unknown tournament or a spec of another game or tournament."""
         if any(spec.game != game or spec.tournament != tournament_id for spec in specs):
             raise StoreError(f"every match added to {tournament_id} must be of {game} and of that tournament")
         key = tournament_key(game, tournament_id)
+        format_state = dict(state or {})
         if specs:
             self.ensure_job_group(game)
         with self.client.pipeline(transaction=True) as pipe:
@@ -211,12 +218,19 @@ class TournamentStore(JobStore):
                         return False
                     pipe.multi()
                     pipe.hincrby(key, "matches_total", len(specs))
+                    if format_state:
+                        pipe.hset(format_state_key(game, tournament_id), mapping=format_state)
                     for spec in specs:
                         pipe.xadd(jobs_key(game), job_fields(spec))
                     pipe.execute()
                     return True
                 except WatchError:
                     continue
+
+    def format_state(self, game: str, tournament_id: str) -> dict[str, str]:
+        """The format state of a tournament (field -> text, empty when it has none): what its format stored with
+        the matches it queued (``create_tournament`` and ``extend_tournament``, ``state=``)."""
+        return dict(self.client.hgetall(format_state_key(game, tournament_id)))
 
     def finish_tournament(self, game: str, tournament_id: str, *, now: float | None = None) -> bool:
         """Mark a running (controlled) tournament finished; its seed may then be revealed once every queued

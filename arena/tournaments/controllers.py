@@ -1,8 +1,9 @@
 """Controllers of tournaments that grow while they run (an SPRT adding paired blocks, a round robin adding rounds
 until its bots are separated).
 
-A tournament's ``kind`` (``TournamentInfo.kind``, stored with it) names its controller; a plain round robin
-("round_robin") has none and finishes by itself when its last match is settled. A *controlled* tournament is
+A tournament's ``kind`` (``TournamentInfo.kind``, stored with it) names its format
+(``arena.tournaments.formats``), whose ``control`` is its controller when the format is ``controlled``; a plain
+round robin ("round_robin") has none and finishes by itself when its last match is settled. A *controlled* tournament is
 never finished by the result script: its controller decides, after each settled match, whether to queue more
 matches (``Store.extend_tournament``) or to finish it (``Store.finish_tournament``).
 
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from arena.core.specs import MatchSpec
+from arena.tournaments.formats import formats
 
 if TYPE_CHECKING:
     from arena.store import Store
@@ -31,36 +33,14 @@ log = logging.getLogger(__name__)
 Controller = Callable[["Store", "TournamentInfo", "MatchSpec | None"], None]
 """``controller(store, tournament, spec)``: ``spec`` is the settled match, or ``None`` from a sweep."""
 
-CONTROLLERS: dict[str, Controller] = {}
-
-
-def register_controller(kind: str, controller: Controller) -> None:
-    """Make ``controller`` the controller of tournaments of ``kind``. Raises ``ValueError`` for "round_robin"
-    (plain round robins have none) or a kind registered twice with another controller."""
-    if kind == "round_robin":
-        raise ValueError("a plain round robin has no controller")
-    if CONTROLLERS.get(kind, controller) is not controller:
-        raise ValueError(f"tournament kind {kind!r} has a controller already")
-    CONTROLLERS[kind] = controller
-
-
-def _load_builtin() -> None:
-    """Import the modules that register the built-in controllers (kept lazy: they need numpy and scipy)."""
-    import importlib
-
-    for module in BUILTIN_CONTROLLERS:
-        importlib.import_module(module)
-
-
-BUILTIN_CONTROLLERS: tuple[str, ...] = ("arena.tournaments.sprt_controller", "arena.tournaments.until_separated")
-"""Modules that call ``register_controller`` when imported."""
-
 
 def controller_of(kind: str) -> Controller | None:
-    """The controller of tournaments of ``kind``, or ``None`` (a plain round robin, or an unknown kind)."""
-    if kind not in CONTROLLERS:
-        _load_builtin()
-    return CONTROLLERS.get(kind)
+    """The controller of tournaments of ``kind`` (a format's name, ``arena.tournaments.formats``): its format's
+    ``control`` when the format is ``controlled``; ``None`` for a plain round robin or an unknown kind."""
+    fmt = formats().get(kind)
+    if fmt is None or not fmt.controlled:
+        return None
+    return fmt.control
 
 
 def after_match(store: Store, spec: MatchSpec) -> None:

@@ -17,6 +17,7 @@ from arena.core.specs import MatchSpec, match_id, split_bot_ref
 if TYPE_CHECKING:
     from arena.store.tournaments import TournamentInfo
 from arena.tournaments.deals import DEAL_PLANS, deal_plan, tables_per_deal
+from arena.tournaments.formats import Entry, Format, Planned
 from arena_sdk.games import GAMES
 
 MAX_MATCHES = 100_000  # a tournament larger than this is refused (it would flood the queue)
@@ -47,14 +48,14 @@ def round_robin_formula(num_bots: int, seats_per_match: int, rounds: int, deals:
     return text
 
 
-def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, rounds: int, seed: int = 0,
-                         deadline_ms: int = 1000, deals: str = "duplicate") -> None:
-    """Check a round-robin request; raises ``TournamentError`` naming the first problem found.
+def validate_field(game: str, bots: Sequence[str], seats_per_match: int, rounds: int, seed: int = 0,
+                   deadline_ms: int = 1000, deals: str = "duplicate") -> None:
+    """Check what every format's request shares; raises ``TournamentError`` naming the first problem found.
 
     Rules: a known game; at least as many bots as the game's fewest players; bots named NAME or NAME@VERSION
-    (``split_bot_ref``), no repeats; the game's player range
-    (see its GameInfo) holds k; k <= B; R >= 1; a deal plan of ``DEAL_PLANS``; at most ``MAX_MATCHES`` matches; a
-    tournament seed in 0 .. 2**256-1; a Decide deadline of ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS`` (10..60000) ms.
+    (``split_bot_ref``), no repeats; the game's player range (see its GameInfo) holds k; k <= B; R >= 1; a deal
+    plan of ``DEAL_PLANS``; a tournament seed in 0 .. 2**256-1; a Decide deadline of
+    ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS`` (10..60000) ms.
     """
     if game not in GAMES:
         raise TournamentError(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
@@ -82,16 +83,23 @@ def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, r
         raise TournamentError(f"rounds must be at least 1, got {rounds}")
     if deals not in DEAL_PLANS:
         raise TournamentError(f"unknown deal plan {deals!r}; choose one of {', '.join(DEAL_PLANS)}")
+    seed_bytes(seed)
+    if not MIN_DEADLINE_MS <= deadline_ms <= MAX_DEADLINE_MS:
+        raise TournamentError(
+            f"deadline_ms (of each Decide call) must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms, got {deadline_ms}")
+
+
+def validate_round_robin(game: str, bots: Sequence[str], seats_per_match: int, rounds: int, seed: int = 0,
+                         deadline_ms: int = 1000, deals: str = "duplicate") -> None:
+    """Check a round-robin request: ``validate_field``, then at most ``MAX_MATCHES`` matches
+    (``round_robin_size``); raises ``TournamentError`` naming the first problem found."""
+    validate_field(game, bots, seats_per_match, rounds, seed, deadline_ms, deals)
     total = round_robin_size(len(bots), seats_per_match, rounds, deals)
     if total > MAX_MATCHES:
         raise TournamentError(
             f"{len(bots)} bots, {seats_per_match} seats, {rounds} rounds make {total} matches; "
             f"the limit is {MAX_MATCHES}: use fewer bots or rounds, or other seats per match"
         )
-    seed_bytes(seed)
-    if not MIN_DEADLINE_MS <= deadline_ms <= MAX_DEADLINE_MS:
-        raise TournamentError(
-            f"deadline_ms (of each Decide call) must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms, got {deadline_ms}")
 
 
 def round_robin(
@@ -135,3 +143,25 @@ def formula_of(info: TournamentInfo) -> str:
     if "formula" in info.extra:
         return str(info.extra["formula"])
     return round_robin_formula(len(info.bots), info.seats_per_match, info.rounds, info.deals, info.deal_count or None)
+
+
+class RoundRobin(Format):
+    """The round robin (module docstring): planned in full at creation, no controller."""
+
+    name = "round_robin"
+    title = "round robin"
+    option_field = "round_robin"
+
+    def check(self, entry: Entry) -> None:
+        validate_round_robin(entry.game, entry.bots, entry.seats, entry.rounds, entry.seed, entry.deadline_ms,
+                             entry.deals)
+
+    def plan(self, tournament_id: str, entry: Entry) -> Planned:
+        specs = round_robin(tournament_id, entry.game, entry.bots, entry.seats, entry.rounds, entry.seed,
+                            entry.config, entry.deadline_ms, deals=entry.deals, owners=entry.owners)
+        count = len({(spec.round, spec.deal) for spec in specs})
+        return Planned(rounds=entry.rounds, specs=tuple(specs), matches_total=len(specs), deal_count=count,
+                       formula=round_robin_formula(len(entry.bots), entry.seats, entry.rounds, entry.deals, count))
+
+
+FORMAT = RoundRobin()

@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
 from arena.ratings.sprt import SprtError, SprtState, SprtStatus, block_outcome, status
-from arena.tournaments.controllers import register_controller
+from arena.tournaments.formats import Format
 from arena.tournaments.sprt_plan import SPRT_KIND, SprtParams, block_of, block_specs, plan_block
 
 if TYPE_CHECKING:
     from arena.store import SprtRecord, Store
     from arena.store.tournaments import TournamentInfo
+    from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger(__name__)
 
@@ -156,4 +157,21 @@ def _top_up(store: Store, info: TournamentInfo, params: SprtParams, record: Sprt
         record = store.sprt_record(info.game, info.id)
 
 
-register_controller(SPRT_KIND, control)
+class Sprt(Format):
+    """The head-to-head SPRT (``arena sprt``): created by CreateSprt, not CreateTournament (no ``option_field``);
+    this module's ``control`` runs it. Its deals are its blocks, each played at 2 tables."""
+
+    name = SPRT_KIND
+    title = "SPRT"
+    controlled = True
+
+    def control(self, store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
+        control(store, info, spec)
+
+    def describe(self, message: arena_pb2.Tournament, info: TournamentInfo,
+                 store: Store | None) -> arena_pb2.Tournament:
+        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
+        return message
+
+
+FORMAT = Sprt()

@@ -49,6 +49,8 @@ class StandingsLine:
         matches: matches played. mean_score: game score per match (lower is better).
         performance: Elo performance, points: mean opponent rating + 400 * (wins - losses) / pairs.
         score_rate: points / pairs, 0..1. pairs, wins, losses: see ``BotTally``.
+        tiebreak: a format's second ordering number (a Swiss: opponents' mean points), None for round robins.
+        byes: rounds sat out (a Swiss; counted in ``points``).
     """
 
     rank: int
@@ -61,6 +63,8 @@ class StandingsLine:
     pairs: int
     wins: int
     losses: int
+    tiebreak: float | None = None
+    byes: int = 0
 
 
 def standings(tally: dict[str, BotTally], ratings: dict[str, float], initial_rating: float) -> list[StandingsLine]:

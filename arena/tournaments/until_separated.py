@@ -46,9 +46,15 @@ from arena.core.text import plural
 from arena.ratings.design import FitError, RatedMatch
 from arena.ratings.fit import FitResult, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
-from arena.tournaments.controllers import register_controller
 from arena.tournaments.deals import deal_count, deal_plan
-from arena.tournaments.round_robin import MAX_MATCHES, round_robin_formula, round_robin_size
+from arena.tournaments.formats import Entry, Format, Planned
+from arena.tournaments.round_robin import (
+    MAX_MATCHES,
+    round_robin,
+    round_robin_formula,
+    round_robin_size,
+    validate_round_robin,
+)
 
 if TYPE_CHECKING:
     from arena.store import Store
@@ -244,9 +250,6 @@ def control(store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
         log.info("tournament %s finished: %s", info.id, d.text)
 
 
-register_controller(KIND, control)
-
-
 # --- what GetTournament shows -----------------------------------------------------------------------------------
 
 
@@ -282,3 +285,44 @@ def with_status(message: arena_pb2.Tournament, info: TournamentInfo, store: Stor
     message.stop_reason = record.reason
     message.last_check = record.last_check
     return message
+
+
+class UntilSeparated(Format):
+    """Round robins that add rounds until their bots are separated (module docstring)."""
+
+    name = KIND
+    title = "until separated"
+    option_field = "separated"
+    controlled = True
+
+    def options_of(self, message: Any) -> dict[str, Any]:
+        return {"max_matches": int(message.max_matches) if message is not None else 0}
+
+    def check(self, entry: Entry) -> None:
+        validate_round_robin(entry.game, entry.bots, entry.seats, entry.rounds, entry.seed, entry.deadline_ms,
+                             entry.deals)
+        check_request(True, int(entry.options.get("max_matches") or 0), len(entry.bots), entry.seats,
+                      entry.rounds, entry.deals)
+
+    def plan(self, tournament_id: str, entry: Entry) -> Planned:
+        plan = request_plan(True, int(entry.options.get("max_matches") or 0), entry.bots, entry.seats,
+                            entry.rounds, entry.deals, entry.owners)
+        assert plan is not None
+        specs = round_robin(tournament_id, entry.game, entry.bots, entry.seats, entry.rounds, entry.seed,
+                            entry.config, entry.deadline_ms, deals=entry.deals, owners=entry.owners)
+        count = len({(spec.round, spec.deal) for spec in specs})
+        return Planned(rounds=entry.rounds, specs=tuple(specs), matches_total=len(specs), deal_count=count,
+                       formula=round_robin_formula(len(entry.bots), entry.seats, entry.rounds, entry.deals, count),
+                       extra=plan.to_extra())
+
+    def control(self, store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
+        control(store, info, spec)
+
+    def describe(self, message: arena_pb2.Tournament, info: TournamentInfo,
+                 store: Store | None) -> arena_pb2.Tournament:
+        if store is None:
+            return with_plan(message, Plan.of(info))
+        return with_status(message, info, store)
+
+
+FORMAT = UntilSeparated()

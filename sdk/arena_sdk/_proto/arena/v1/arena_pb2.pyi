@@ -310,8 +310,8 @@ Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
 
 @_typing.final
 class CreateTournamentRequest(_message.Message):
-    """Round-robin tournament request: every k-subset of the bots plays one match a round, `rounds` times, on duplicate
-    deals (`deals`). Every deal derives from a secret seed the server draws (256 bits from the operating system's
+    """Tournament request. By default a round robin: every k-subset of the bots plays one match a round, `rounds`
+    times, on duplicate deals (`deals`); the `format` oneof chooses another format and carries its options. Every deal derives from a secret seed the server draws (256 bits from the operating system's
     CSPRNG): published as a commitment (Tournament.seed_commitment) and revealed when the tournament has ended.
     """
 
@@ -328,12 +328,15 @@ class CreateTournamentRequest(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     UNTIL_SEPARATED_FIELD_NUMBER: _builtins.int
     MAX_MATCHES_FIELD_NUMBER: _builtins.int
+    ROUND_ROBIN_FIELD_NUMBER: _builtins.int
+    SEPARATED_FIELD_NUMBER: _builtins.int
+    SWISS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     seats_per_match: _builtins.int
     """Seats per match, k: Take 5 2..10. 0 means min(number of bots, 4) ."""
     rounds: _builtins.int
-    """Rounds, R >= 1: each round uses new deals. 0 means 1."""
+    """Rounds, R >= 1: each round uses new deals. 0 means the format's default: 1, or ceil(log2(B)) + 2 for a Swiss."""
     seed: _builtins.int
     """Refused (INVALID_ARGUMENT) when set: a tournament's deals come from a secret seed that only the server draws.
     (`arena play --seed` reproduces a local game.)
@@ -370,6 +373,20 @@ class CreateTournamentRequest(_message.Message):
     def config(self) -> _bot_pb2.GameConfig:
         """Rules options of every match."""
 
+    @_builtins.property
+    def round_robin(self) -> Global___RoundRobinOptions:
+        """Round robin: every k-subset of the bots plays one table a round (the fields above)."""
+
+    @_builtins.property
+    def separated(self) -> Global___UntilSeparatedOptions:
+        """Round robin run until its bots are separated: the same as until_separated = true with its max_matches.
+        Refused (INVALID_ARGUMENT) together with until_separated or max_matches.
+        """
+
+    @_builtins.property
+    def swiss(self) -> Global___SwissOptions:
+        """Swiss: each of `rounds` rounds groups bots of similar standing into tables of k (see SwissOptions)."""
+
     def __init__(
         self,
         *,
@@ -384,14 +401,115 @@ class CreateTournamentRequest(_message.Message):
         deals: _builtins.str = ...,
         until_separated: _builtins.bool = ...,
         max_matches: _builtins.int = ...,
+        round_robin: Global___RoundRobinOptions | None = ...,
+        separated: Global___UntilSeparatedOptions | None = ...,
+        swiss: Global___SwissOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "format", b"format", "round_robin", b"round_robin", "separated", b"separated", "swiss", b"swiss"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "dry_run", b"dry_run", "game", b"game", "max_matches", b"max_matches", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "until_separated", b"until_separated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "dry_run", b"dry_run", "format", b"format", "game", b"game", "max_matches", b"max_matches", "round_robin", b"round_robin", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed", b"seed", "separated", b"separated", "swiss", b"swiss", "until_separated", b"until_separated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_format: _TypeAlias = _typing.Literal["round_robin", "separated", "swiss"]  # noqa: Y015
+    _WhichOneofArgType_format: _TypeAlias = _typing.Literal["format", b"format"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_format) -> _WhichOneofReturnType_format | None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class RoundRobinOptions(_message.Message):
+    """Options of a round robin (it has none besides the request's common fields)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+Global___RoundRobinOptions: _TypeAlias = RoundRobinOptions  # noqa: Y015
+
+@_typing.final
+class UntilSeparatedOptions(_message.Message):
+    """Options of a round robin run until its bots are separated (CreateTournamentRequest.until_separated)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MAX_MATCHES_FIELD_NUMBER: _builtins.int
+    max_matches: _builtins.int
+    """The most matches the tournament may reach, as CreateTournamentRequest.max_matches; 0 means 10 rounds' worth."""
+    def __init__(
+        self,
+        *,
+        max_matches: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_matches", b"max_matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UntilSeparatedOptions: _TypeAlias = UntilSeparatedOptions  # noqa: Y015
+
+@_typing.final
+class SwissOptions(_message.Message):
+    """Swiss for k-seat tables, 2..128 bots. Each round (`rounds` of them; 0 means ceil(log2(B)) + 2) seats the bots
+    of similar standing together, B // k tables of k, avoiding repeat meetings where possible; B mod k bots sit out
+    (a bye, worth (k - 1) / 2 points, given to the bots with the fewest byes so far, lowest standing first). Points
+    come from the game's ranks: 1 per opponent finished ahead of, 1/2 per tie. A round is paired only once every
+    match of the previous one is settled. Every round's tables are played on duplicate deals under the guarantee of
+    round robins (no bot, and no two bots of one owner, receive cards of one deal twice). Only the "duplicate" deal
+    plan is allowed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_ROUND_FIELD_NUMBER: _builtins.int
+    first_round: _builtins.str
+    """How round 1 is ordered: "rating" (or empty, the default: the live ladder's ratings, best first) or "random"
+    (an order drawn from the tournament's secret seed). At most 16 characters.
+    """
+    def __init__(
+        self,
+        *,
+        first_round: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_round", b"first_round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SwissOptions: _TypeAlias = SwissOptions  # noqa: Y015
+
+@_typing.final
+class Bye(_message.Message):
+    """A bot that sat out one round of a Swiss tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """Round, 0-based."""
+    bot: _builtins.str
+    """bot_id "NAME@VERSION"."""
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Bye: _TypeAlias = Bye  # noqa: Y015
 
 @_typing.final
 class GetTournamentRequest(_message.Message):
@@ -443,6 +561,10 @@ class Tournament(_message.Message):
     STOPPED_BY_FIELD_NUMBER: _builtins.int
     STOP_REASON_FIELD_NUMBER: _builtins.int
     LAST_CHECK_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    ROUNDS_PAIRED_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    FIRST_ROUND_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -509,11 +631,23 @@ class Tournament(_message.Message):
     """
     last_check: _builtins.str
     """The verdict of the last fit, one sentence ("" before the first, which comes when the first rounds are settled)."""
+    format: _builtins.str
+    """The format, a name of the registry: "round_robin", "until_separated", "sprt" or "swiss"."""
+    rounds_paired: _builtins.int
+    """Swiss: rounds paired (and queued) so far; `rounds` is how many the tournament plays. A round is paired once
+    the previous one is settled.
+    """
+    first_round: _builtins.str
+    """Swiss: how round 1 was ordered, "rating" or "random"."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def config(self) -> _bot_pb2.GameConfig:
         """Rules options of every match."""
+
+    @_builtins.property
+    def byes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Bye]:
+        """Swiss: the byes of the rounds paired so far, in round order."""
 
     def __init__(
         self,
@@ -544,10 +678,14 @@ class Tournament(_message.Message):
         stopped_by: _builtins.str = ...,
         stop_reason: _builtins.str = ...,
         last_check: _builtins.str = ...,
+        format: _builtins.str = ...,
+        rounds_paired: _builtins.int = ...,
+        byes: _abc.Iterable[Global___Bye] | None = ...,
+        first_round: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "byes", b"byes", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "first_round", b"first_round", "format", b"format", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "rounds_paired", b"rounds_paired", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -651,6 +789,8 @@ class StandingsEntry(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     LOS_NEXT_FIELD_NUMBER: _builtins.int
+    TIEBREAK_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by points, 1 = best."""
     bot: _builtins.str
@@ -676,6 +816,10 @@ class StandingsEntry(_message.Message):
     high: _builtins.float
     los_next: _builtins.float
     """Likelihood of superiority (from the fit) over the bot on the next line down, 0..1; unset on the last line."""
+    tiebreak: _builtins.float
+    """Swiss: the tiebreak of equal points (Standings.tiebreak says which); unset for other formats."""
+    byes: _builtins.int
+    """Swiss: rounds the bot sat out; each bye is counted in `points` as (k - 1) / 2."""
     def __init__(
         self,
         *,
@@ -691,10 +835,12 @@ class StandingsEntry(_message.Message):
         low: _builtins.float | None = ...,
         high: _builtins.float | None = ...,
         los_next: _builtins.float | None = ...,
+        tiebreak: _builtins.float | None = ...,
+        byes: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "rating", b"rating"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "rating", b"rating", "tiebreak", b"tiebreak"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "bot", b"bot", "byes", b"byes", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate", "tiebreak", b"tiebreak"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
@@ -706,6 +852,8 @@ class StandingsEntry(_message.Message):
     _WhichOneofArgType__margin: _TypeAlias = _typing.Literal["_margin", b"_margin"]  # noqa: Y015
     _WhichOneofReturnType__rating: _TypeAlias = _typing.Literal["rating"]  # noqa: Y015
     _WhichOneofArgType__rating: _TypeAlias = _typing.Literal["_rating", b"_rating"]  # noqa: Y015
+    _WhichOneofReturnType__tiebreak: _TypeAlias = _typing.Literal["tiebreak"]  # noqa: Y015
+    _WhichOneofArgType__tiebreak: _TypeAlias = _typing.Literal["_tiebreak", b"_tiebreak"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
     @_typing.overload
@@ -716,6 +864,8 @@ class StandingsEntry(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__margin) -> _WhichOneofReturnType__margin | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rating) -> _WhichOneofReturnType__rating | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tiebreak) -> _WhichOneofReturnType__tiebreak | None: ...
 
 Global___StandingsEntry: _TypeAlias = StandingsEntry  # noqa: Y015
 
@@ -728,6 +878,7 @@ class Standings(_message.Message):
     FIT_MATCHES_FIELD_NUMBER: _builtins.int
     FIT_COMPUTED_AT_FIELD_NUMBER: _builtins.int
     FIT_REFRESHING_FIELD_NUMBER: _builtins.int
+    ORDER_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     fit_matches: _builtins.int
     """Matches of the tournament that the fit (rating, margin, los_next) counts; 0 when there is no fit yet."""
@@ -735,6 +886,10 @@ class Standings(_message.Message):
     """When that fit was computed, seconds since the Unix epoch; 0 when there is none."""
     fit_refreshing: _builtins.bool
     """True when a fit of the tournament's newer results is being computed; the next call shows it."""
+    order: _builtins.str
+    """What orders the lines: "points" (round robins and SPRTs: points, then score rate) or, for a Swiss, "points,
+    then opponents' mean points (Buchholz per opponent)"; StandingsEntry.tiebreak holds the second number.
+    """
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingsEntry]: ...
     def __init__(
@@ -745,10 +900,11 @@ class Standings(_message.Message):
         fit_matches: _builtins.int = ...,
         fit_computed_at: _builtins.float = ...,
         fit_refreshing: _builtins.bool = ...,
+        order: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "fit_computed_at", b"fit_computed_at", "fit_matches", b"fit_matches", "fit_refreshing", b"fit_refreshing", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "fit_computed_at", b"fit_computed_at", "fit_matches", b"fit_matches", "fit_refreshing", b"fit_refreshing", "order", b"order", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
