@@ -1,0 +1,132 @@
+"""A Swiss tournament end to end: a real redis-server, a real ArenaServer with an embedded worker, real bot
+processes over gRPC, the matches through the real queue. Rounds are paired one at a time, each once the previous
+one is settled; byes are spread and recorded; every deal is new to every bot (and to every owner's other bots);
+the standings count byes and say their tiebreak."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+from platform_helpers import WAIT_S, rpc_error
+
+from arena.store import Store, token_hash
+from arena.tournaments.verify import verify_deals
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+
+SHORT_GAME = bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=30))
+
+
+def _register(store: Store, endpoints: list[str], names: list[str], owners: dict[str, str] | None = None) -> None:
+    for name, endpoint in zip(names, itertools.cycle(endpoints)):
+        owner = (owners or {}).get(name)
+        store.register_bot("take5", name, endpoint, version="1", owner_hash=token_hash(owner) if owner else None)
+
+
+def _follow(stub: arena_pb2_grpc.ArenaStub, tid: str, per_round: int) -> tuple[Any, list[tuple[int, int, int]]]:
+    """Poll GetTournament until it is no longer running; returns the last answer and every (rounds_paired,
+    matches_total, matches settled) seen. While it runs the seed stays secret."""
+    seen = []
+    deadline = time.monotonic() + 2 * WAIT_S
+    while (t := stub.GetTournament(arena_pb2.GetTournamentRequest(id=tid))).state == "running":
+        assert t.seed_hex == "" and t.format == "swiss"
+        seen.append((t.rounds_paired, t.matches_total, t.matches_done + t.matches_failed + t.matches_cancelled))
+        assert time.monotonic() < deadline, f"Swiss {tid} did not finish: {t}"
+        time.sleep(0.02)
+    return t, seen
+
+
+def _matches(stub: arena_pb2_grpc.ArenaStub, tid: str) -> list[Any]:
+    return list(stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, limit=1000)).matches)
+
+
+def test_swiss_of_20_bots_at_4_seats_runs_round_by_round(arena_server: Callable[..., Any],
+                                                         start_bot: Callable[..., Any], store: Store) -> None:
+    server, stub = arena_server(workers=1, concurrency=4, verify_bots=False)
+    endpoints = [start_bot(spec).endpoint for spec in ("sample:heuristic", "sample:random", "sample:heuristic",
+                                                       "sample:random")]
+    names = [f"b{i:02d}" for i in range(20)]
+    # b00 and b01 have one owner: they never sit at two tables of one deal
+    _register(store, endpoints, names, {"b00": "same-person", "b01": "same-person"})
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=names, seats_per_match=4, rounds=4, config=SHORT_GAME,
+        swiss=arena_pb2.SwissOptions(first_round="random")))
+    assert (t.format, t.rounds, t.rounds_paired, t.matches_total, t.first_round) == ("swiss", 4, 1, 5, "random")
+    assert t.formula.startswith("Swiss: 4 rounds x 5 tables of 4 (0 byes a round) = 20 matches")
+    t, seen = _follow(stub, t.id, 5)
+    assert (t.state, t.rounds_paired, t.matches_total, t.matches_done) == ("finished", 4, 20, 20)
+    # a round was queued only once every match of the rounds before it was settled
+    for paired, total, settled in seen:
+        assert total == 5 * paired and settled >= 5 * (paired - 1), (paired, total, settled)
+    assert {p for p, _, _ in seen} >= {1, 4} or len(seen) < 4
+    matches = _matches(stub, t.id)
+    assert len(matches) == 20 and all(m.revealed for m in matches)
+    by_round: dict[int, list[Any]] = {}
+    for m in matches:
+        by_round.setdefault(m.round, []).append(m)
+    assert sorted(by_round) == [0, 1, 2, 3]
+    for tables in by_round.values():  # every bot plays exactly once a round
+        assert sorted(b for m in tables for b in m.seats) == sorted(f"{n}@1" for n in names)
+    # no bot, and not b00 and b01 together, receive cards of one deal twice; the seed checks out
+    assert verify_deals(t.id, t.seed_hex, t.seed_commitment, [
+        {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round, "deal": m.deal,
+         "table": m.table, "attempt": m.attempt} for m in matches]) == []
+    for m1, m2 in itertools.combinations(matches, 2):
+        if (m1.round, m1.deal) == (m2.round, m2.deal):
+            assert not ({"b00@1", "b01@1"} & set(m1.seats) and {"b00@1", "b01@1"} & set(m2.seats)
+                        and set(m1.seats) != set(m2.seats))
+    # the first two rounds seat no pair twice
+    met = Counter(pair for m in by_round[0] + by_round[1] for pair in itertools.combinations(sorted(m.seats), 2))
+    assert max(met.values()) == 1
+    standings = stub.GetStandings(arena_pb2.GetStandingsRequest(id=t.id))
+    assert standings.order.startswith("points, then opponents' mean points")
+    entries = list(standings.entries)
+    assert len(entries) == 20 and all(e.matches == 4 and e.HasField("tiebreak") and e.byes == 0 for e in entries)
+    assert sum(e.points for e in entries) == 20 * 6  # 6 pairwise points a 4-seat table
+    assert [(e.points, e.tiebreak) for e in entries] == sorted(((e.points, e.tiebreak) for e in entries),
+                                                                reverse=True)
+
+
+def test_swiss_byes_are_spread_and_counted(arena_server: Callable[..., Any], start_bot: Callable[..., Any],
+                                           store: Store) -> None:
+    server, stub = arena_server(workers=1, concurrency=2, verify_bots=False)
+    names = [f"s{i}" for i in range(6)]
+    _register(store, [start_bot("sample:random").endpoint], names)
+    # 6 bots at 4 seats: 1 table and 2 byes a round; over 3 rounds each bot sits out once
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=names, seats_per_match=4, rounds=3, config=SHORT_GAME, swiss=arena_pb2.SwissOptions()))
+    assert (t.first_round, len(t.byes), t.matches_total) == ("rating", 2, 1)
+    t, _ = _follow(stub, t.id, 1)
+    assert t.state == "finished" and t.matches_done == 3
+    assert sorted(b.bot for b in t.byes) == sorted(f"{n}@1" for n in names)
+    assert sorted(b.round for b in t.byes) == [0, 0, 1, 1, 2, 2]
+    for m in _matches(stub, t.id):  # a bot with a bye in a round is not at that round's table
+        assert not {b.bot for b in t.byes if b.round == m.round} & set(m.seats)
+    entries = list(stub.GetStandings(arena_pb2.GetStandingsRequest(id=t.id)).entries)
+    assert all(e.byes == 1 and e.matches == 2 for e in entries)
+    assert sum(e.points for e in entries) == 3 * 6 + 6 * 1.5  # 3 tables of 6 points, 6 byes of (k-1)/2
+
+
+def test_swiss_requests_that_cannot_work_are_refused(arena_server: Callable[..., Any], start_bot: Callable[..., Any],
+                                                     store: Store) -> None:
+    server, stub = arena_server(workers=0, verify_bots=False)
+    names = [f"r{i}" for i in range(5)]
+    _register(store, [start_bot("sample:random").endpoint], names)
+
+    def create(**fields: Any) -> Any:
+        return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=names, **fields))
+
+    for fields, words in (
+            ({"deals": "rotate", "swiss": arena_pb2.SwissOptions()}, "duplicate deals only"),
+            ({"swiss": arena_pb2.SwissOptions(first_round="elo")}, "unknown first_round"),
+            ({"until_separated": True, "swiss": arena_pb2.SwissOptions()}, "older form of the request"),
+            ({"max_matches": 5}, "set until_separated too")):
+        code, details = rpc_error(lambda: create(**fields))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and words in details, (fields, details)
+    dry = create(swiss=arena_pb2.SwissOptions(), seats_per_match=2, dry_run=True)  # 0 rounds: ceil(log2 5) + 2
+    assert (dry.id, dry.state, dry.format, dry.rounds, dry.matches_total) == ("", "planned", "swiss", 5, 10)
+    assert store.list_tournaments() == []
