@@ -27,18 +27,28 @@ from arena.cli.tournament_views import (
     settled,
     sprt_rows,
     standing_dict,
+    swiss_rows,
     tournament_dict,
 )
 from arena.core.config import DEFAULTS
 from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
+from arena.tournaments.swiss import FIRST_ROUND
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2
 
+CREATABLE = ("round_robin", "until_separated", "swiss")
+MAX_ROUNDS = 100_000  # no format plays more rounds than matches (arena.tournaments.round_robin.MAX_MATCHES)
 
-@cli.group(short_help="Create, follow and cancel round-robin tournaments.")
+
+def _format_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    return value.replace("-", "_") if value else value
+
+
+@cli.group(short_help="Create, follow and cancel tournaments: round robins and Swiss.")
 def tournament() -> None:
-    """Create round-robin tournaments, follow their progress and standings, cancel them."""
+    """Create tournaments (round robin, until separated, Swiss), follow their progress and standings, cancel
+    them."""
 
 
 def _bot_names(values: Sequence[str]) -> list[str]:
@@ -52,15 +62,24 @@ def _bot_names(values: Sequence[str]) -> list[str]:
     return names
 
 
-@tournament.command("create", short_help="Create a round robin (optionally wait, or only count it).")
+@tournament.command("create", short_help="Create a tournament (optionally wait, or only count it).")
 @option("--bots", "bot_lists", multiple=True, metavar="A,B,C",
         help="Registered bots, comma separated (repeatable): NAME (its latest version) or NAME@VERSION.")
 @option("--all", "all_bots", is_flag=True, help="Every registered bot version of the game.")
 @game_option
 @option("--seats", type=click.IntRange(2, 10), default=None,
         help="Seats per match, k (2..10); default min(number of bots, 4).")
-@option("--rounds", type=click.IntRange(min=1), default=DEFAULTS.rounds, show_default=True,
-        help="Rounds; each round plays new deals.")
+@option("--format", "format_name", type=click.Choice([*CREATABLE, "round-robin", "until-separated"]),
+        default=None, callback=_format_name,
+        help="Tournament format. round_robin (the default): every SEATS-subset plays one table a round. "
+             "until_separated: the same as --until-separated. swiss: each round seats bots of similar standing "
+             "together, B // SEATS tables, byes for the rest (spread fairly), repeat meetings avoided; "
+             "`arena sprt` runs an SPRT. Hyphens may stand for underscores.")
+@option("--rounds", type=click.IntRange(1, MAX_ROUNDS), default=None,
+        help=f"Rounds; each round plays new deals. Default {DEFAULTS.rounds}, or ceil(log2(BOTS)) + 2 for a Swiss.")
+@option("--first-round", type=click.Choice(FIRST_ROUND), default=None,
+        help="Swiss: how round 1 is ordered: rating (the live ladder, the default) or random (drawn from the "
+             "tournament's secret seed).")
 @option("--deals", type=click.Choice(DEAL_PLANS), default="duplicate", show_default=True,
         help="Deal plan. duplicate: each deal is played at several tables by different bots, and no bot (nor two "
              "bots of one owner) receives cards of one deal twice. rotate: every seat rotation of one deal by the "
@@ -85,16 +104,17 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @json_option
 @click.pass_obj
 def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
-                      rounds: int, deals: str, until_separated: bool, max_matches: int | None, deadline_ms: int,
+                      format_name: str | None, rounds: int | None, first_round: str | None, deals: str,
+                      until_separated: bool, max_matches: int | None, deadline_ms: int,
                       variants: Sequence[str], dry_run: bool, wait: bool | None, server: str, as_json: bool,
                       **rule_options: Any) -> None:
-    """Create a round-robin tournament: every SEATS-subset of the bots plays one match a round, ROUNDS times, on
-    duplicate deals: each deal is played at up to T = max(1, min(SEATS, BOTS // SEATS)) tables by disjoint sets of
-    bots, so no bot (and no two bots of one owner) ever receives cards of one deal twice. The deals come from a
-    secret seed the server draws; its SHA-256 (the commitment) is printed now, the seed itself is revealed when
-    the tournament has ended, and `arena tournament verify ID` then checks every deal. Matches go to the workers
-    through Redis; ratings update as results arrive. With --dry-run nothing is queued: the server only counts the
-    matches and deals and says how.
+    """Create a tournament, by default a round robin: every SEATS-subset of the bots plays one match a round, ROUNDS
+    times, on duplicate deals: each deal is played at up to T = max(1, min(SEATS, BOTS // SEATS)) tables by
+    disjoint sets of bots, so no bot (and no two bots of one owner) ever receives cards of one deal twice. The
+    deals come from a secret seed the server draws; its SHA-256 (the commitment) is printed now, the seed itself is
+    revealed when the tournament has ended, and `arena tournament verify ID` then checks every deal. Matches go to
+    the workers through Redis; ratings update as results arrive. With --dry-run nothing is queued: the server only
+    counts the matches and deals and says how.
 
     With --until-separated the tournament grows: once every queued match is settled, the arena fits the
     tournament's results (the batch fit with deal luck taken out, bootstrap intervals over deals) and finishes it
@@ -104,9 +124,15 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     one, repeated every round: bots of equal strength may pass one by luck, the cap bounds that (`arena sprt`
     answers "is version 2 better?" with controlled error rates).
 
+    With --format swiss the bots play ROUNDS rounds (default ceil(log2(BOTS)) + 2) of BOTS // SEATS tables: round 1
+    ordered by rating (or --first-round random), every later round paired by the standings so far (points from the
+    game's ranks, then opponents' mean points) once the previous round is settled, avoiding repeat meetings; the
+    BOTS mod SEATS bots left over sit out (a bye, worth (SEATS - 1) / 2 points), the fewest byes first.
+
     \b
     Examples:
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
+      arena tournament create --all --format swiss --seats 4 --rounds 6
       arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 6 --wait
       arena tournament create --all --variant known-cards --limit 33 --no-wait
       arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
@@ -131,17 +157,31 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         raise click.UsageError(f"a tournament needs at least 2 bots, got {len(names)}")
     if seats is not None and seats > len(names):
         raise click.UsageError(f"--seats {seats} needs at least {seats} bots, got {len(names)}")
-    if max_matches is not None and not until_separated:
+    if until_separated and format_name not in (None, "until_separated"):
+        raise click.UsageError(f"--until-separated is the until_separated format; it does not go with --format "
+                               f"{format_name}")
+    if until_separated:
+        format_name = "until_separated"
+    if max_matches is not None and format_name != "until_separated":
         raise click.UsageError("--max-matches caps a tournament run --until-separated; add --until-separated")
+    if first_round is not None and format_name != "swiss":
+        raise click.UsageError("--first-round orders round 1 of a Swiss; add --format swiss")
+    if format_name == "swiss" and deals != "duplicate":
+        raise click.UsageError("a Swiss plays duplicate deals only; leave --deals out")
     from arena_sdk import wire
 
     config = config_of(game, variants, rule_options)
     if deals == "rotate":
         click.echo(f"warning: {ROTATE_WARNING}", err=True)
     request = arena_pb2.CreateTournamentRequest(
-        game=game, bots=names, seats_per_match=seats or 0, rounds=rounds, deals=deals,
+        game=game, bots=names, seats_per_match=seats or 0,
+        rounds=rounds or (0 if format_name == "swiss" else DEFAULTS.rounds), deals=deals,
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run,
         until_separated=until_separated, max_matches=max_matches or 0)
+    if format_name == "swiss":
+        request.swiss.first_round = first_round or ""
+    elif format_name == "round_robin":
+        request.round_robin.SetInParent()
     t = _create_tournament(client, request)
     if dry_run:
         if as_json:
@@ -151,6 +191,8 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
+        if t.format == "swiss":
+            click.echo(_swiss_note(t))
         if t.until_separated:
             click.echo(f"until separated: the first {t.matches_total} matches, then a round at a time up to "
                        f"{t.max_matches} matches")
@@ -178,6 +220,14 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
                    f"{t.faults} faults; see `arena tournament standings {t.id}` and `arena ladder`")
         if t.stop_reason:
             click.echo(f"stopped: {t.stop_reason}")
+
+
+def _swiss_note(t: Any) -> str:
+    """The dry run's line about a Swiss ("" for other formats)."""
+    if t.format != "swiss":
+        return ""
+    return (f"Swiss: round 1 is queued at creation (ordered by {t.first_round}); each later round is paired when "
+            f"the previous one is settled")
 
 
 BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints"
@@ -272,10 +322,12 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("game", t.game),
         ("bots", ", ".join(t.bots)),
         ("seats per match", str(t.seats_per_match)),
+        ("format", t.format or "round_robin"),
         ("rounds", str(t.rounds) + (" so far" if t.until_separated and t.state == "running" else "")),
         ("matches", t.formula or str(t.matches_total)),
         *separation_rows(t),
         *sprt_rows(sprt),
+        *swiss_rows(t),
         ("deals", f"{t.deals}: {t.deal_count} deals, up to {t.tables_per_deal} "
                   f"table{'s' if t.tables_per_deal != 1 else ''} each"),
         ("seed commitment", t.seed_commitment or "-"),

@@ -23,7 +23,8 @@ def standing_dict(e: Any) -> dict[str, Any]:
 
     return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
             "performance": e.performance, "score_rate": e.score_rate,
-            **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next")}}
+            **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next", "tiebreak")},
+            "byes": e.byes}
 
 
 def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
@@ -43,15 +44,23 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
     table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
     table.add_column("score rate", justify="right")
     table.add_column("performance (Elo)", justify="right")
+    swiss = any(e.HasField("tiebreak") for e in entries)
+    if swiss:
+        table.add_column("tiebreak", justify="right")
+        table.add_column("byes", justify="right")
     table.add_column("rating ± 95 % (fit)", justify="right")
     table.add_column("LOS next", justify="right")
-    for e in sorted(entries, key=lambda e: (e.rank, -e.points, e.bot)):
+    for e in sorted(entries, key=lambda e: (e.rank, -e.points, -e.tiebreak, e.bot)):
         rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
                               e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
+        extra = [f"{e.tiebreak:.2f}", str(e.byes)] if swiss else []
         table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
-                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", rating,
+                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", *extra, rating,
                       los_text(e.los_next if e.HasField("los_next") else None))
     app.console.print(table)
+    if reply is not None and reply.order and reply.order != "points":
+        click.echo(f"order: {reply.order}" + ("; a bye counts as an average result, (k - 1) / 2 points"
+                                              if swiss else ""))
     if reply is not None:
         fitted = (f"rating and LOS: batch fit of {reply.fit_matches} matches of {tournament_id}"
                   if reply.fit_matches else "rating and LOS: the batch fit is not computed yet")
@@ -76,6 +85,18 @@ def separation_rows(t: Any) -> list[tuple[str, str]]:
     if t.stopped_by:
         return [("stopped", t.stop_reason)]
     return [("last check", t.last_check or "none yet: the first check comes when the first rounds are settled")]
+
+
+def swiss_rows(t: Any) -> list[tuple[str, str]]:
+    """The status rows of a Swiss (none for other formats): the rounds paired so far and the byes."""
+    if t.format != "swiss":
+        return []
+    byes: dict[int, list[str]] = {}
+    for b in t.byes:
+        byes.setdefault(b.round, []).append(b.bot)
+    return [("swiss", f"round {t.rounds_paired} of {t.rounds} paired (round 1 ordered by {t.first_round}); each "
+                      f"round is paired once the previous one is settled"),
+            ("byes", "; ".join(f"round {r + 1}: {', '.join(bots)}" for r, bots in sorted(byes.items())) or "none")]
 
 
 def rules_text(t: Any) -> str:
@@ -104,6 +125,8 @@ def tournament_dict(t: Any) -> dict[str, Any]:
         "state": t.state, "formula": t.formula, "created_at": t.created_at, "deadline_ms": t.deadline_ms,
         "config": config_dict(t), "until_separated": t.until_separated, "max_matches": t.max_matches,
         "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
+        "format": t.format, "rounds_paired": t.rounds_paired, "first_round": t.first_round,
+        "byes": [{"round": b.round, "bot": b.bot} for b in t.byes],
     }
 
 
@@ -112,9 +135,17 @@ def settled(t: Any) -> bool:
     is done, dropped by a cancellation or failed (matches_done + matches_cancelled + matches_failed reaches
     matches_total, arena.proto); a tournament run --until-separated only once it is no longer "running" (it grows
     while it runs)."""
-    if t.until_separated:
+    if t.until_separated or _grows(t.format):
         return bool(t.state != "running")
     return bool(t.state != "running" or t.matches_done + t.matches_cancelled + t.matches_failed >= t.matches_total)
+
+
+def _grows(name: str) -> bool:
+    """True for a format whose tournaments add matches while they run (``Format.controlled``)."""
+    from arena.tournaments.formats import formats
+
+    fmt = formats().get(name)
+    return bool(fmt is not None and fmt.controlled)
 
 
 def failed_note(t: Any) -> str:

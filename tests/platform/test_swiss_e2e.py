@@ -6,14 +6,17 @@ the standings count byes and say their tiebreak."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import grpc
+from click.testing import CliRunner
 from platform_helpers import WAIT_S, rpc_error
 
+from arena.cli import cli
 from arena.store import Store, token_hash
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -130,3 +133,28 @@ def test_swiss_requests_that_cannot_work_are_refused(arena_server: Callable[...,
     dry = create(swiss=arena_pb2.SwissOptions(), seats_per_match=2, dry_run=True)  # 0 rounds: ceil(log2 5) + 2
     assert (dry.id, dry.state, dry.format, dry.rounds, dry.matches_total) == ("", "planned", "swiss", 5, 10)
     assert store.list_tournaments() == []
+
+
+def test_swiss_through_the_cli(arena_server: Callable[..., Any], start_bot: Callable[..., Any],
+                               store: Store) -> None:
+    server, _ = arena_server(workers=1, concurrency=2, verify_bots=False)
+    names = [f"c{i}" for i in range(5)]
+    _register(store, [start_bot("sample:random").endpoint], names)
+    address = ["--server", f"127.0.0.1:{server.port}"]
+    arena = ["--admin-token", server.admin_token, "tournament", "create", "--bots", ",".join(names), "--seats", "2",
+             "--limit", "20", *address]
+    dry = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "Swiss: 5 rounds x 2 tables of 2 (1 bye a round) = 10 matches" in " ".join(dry.output.split())
+    wrong = CliRunner().invoke(cli, [*arena, "--first-round", "random"])
+    assert wrong.exit_code == 2 and "--first-round orders round 1 of a Swiss" in wrong.output
+    made = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--rounds", "3", "--first-round", "random",
+                                    "--wait", "--json"])
+    assert made.exit_code == 0, made.output
+    data = json.loads(made.stdout)
+    assert (data["format"], data["state"], data["rounds_paired"], data["matches_done"]) == ("swiss", "finished", 3, 6)
+    assert len(data["byes"]) == 3 and len({b["bot"] for b in data["byes"]}) == 3  # 3 byes, 3 different bots
+    status = CliRunner().invoke(cli, ["tournament", "status", data["id"], *address])
+    text = " ".join(status.output.split())
+    assert status.exit_code == 0 and "round 3 of 3 paired (round 1 ordered by random)" in text, text
+    assert "tiebreak" in text and "order: points, then opponents' mean points" in text
