@@ -1,0 +1,54 @@
+"""The format registry: every built-in is found by name, the CLI offers exactly the formats CreateTournament
+creates, and a request maps to its format (older requests without the oneof keep their meaning)."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.cli.tournament import CREATABLE
+from arena.core.errors import TournamentError
+from arena.tournaments.formats import BUILTIN, Format, creatable, format_of_request, formats, get_format, register
+from arena_sdk.pb import arena_pb2
+
+
+def test_every_builtin_format_is_registered_under_its_name() -> None:
+    found = formats()
+    assert list(found)[:len(BUILTIN)] == list(BUILTIN)
+    assert all(f.name == name and isinstance(f, Format) for name, f in found.items())
+    assert {n for n, f in found.items() if f.controlled} >= {"until_separated", "sprt", "swiss"}
+    assert not found["round_robin"].controlled
+
+
+def test_the_cli_offers_the_formats_create_tournament_creates() -> None:
+    assert sorted(CREATABLE) == sorted(creatable())
+    assert "sprt" not in creatable()  # created with CreateSprt
+
+
+def test_requests_map_to_their_format() -> None:
+    def of(**fields: object) -> tuple[str, dict[str, object]]:
+        fmt, options = format_of_request(arena_pb2.CreateTournamentRequest(game="take5", **fields))  # type: ignore[arg-type]
+        return fmt.name, options
+
+    assert of() == ("round_robin", {})
+    assert of(until_separated=True, max_matches=30) == ("until_separated", {"max_matches": 30})
+    assert of(separated=arena_pb2.UntilSeparatedOptions(max_matches=7)) == ("until_separated", {"max_matches": 7})
+    assert of(swiss=arena_pb2.SwissOptions()) == ("swiss", {"first_round": "rating"})
+    assert of(swiss=arena_pb2.SwissOptions(first_round="random")) == ("swiss", {"first_round": "random"})
+    assert of(round_robin=arena_pb2.RoundRobinOptions()) == ("round_robin", {})
+    for bad in ({"max_matches": 3}, {"until_separated": True, "swiss": arena_pb2.SwissOptions()},
+                {"swiss": arena_pb2.SwissOptions(first_round="best")}):
+        with pytest.raises(TournamentError):
+            of(**bad)
+
+
+def test_unknown_and_clashing_formats_are_refused() -> None:
+    with pytest.raises(TournamentError, match="known formats: round_robin"):
+        get_format("knockout")
+
+    class Clash(Format):
+        name = "clash"
+        option_field = "swiss"
+
+    with pytest.raises(TournamentError, match="option field 'swiss' is taken"):
+        register(Clash())
+    assert "clash" not in formats()
