@@ -227,7 +227,7 @@ def delta_text(points: float) -> str:
              "--tls-cert`); env ARENA_TLS_CA. Default: plaintext.")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool, admin_token: str | None, tls_ca: Path | None) -> None:
-    """Bot arena for multiplayer card games (Take 5!).
+    """Bot arena for multiplayer card games (Take 5!, Taki and any game a package registers).
 
     \b
     A typical session:

@@ -1,10 +1,10 @@
 """Size limits of every input the arena accepts, in one place (STYLE.md habit 12).
 
 Every string and list field of every ``arena.v1.Arena`` request, and every field of a bot's ``GetInfo`` answer, has
-a limit here; ``proto/arena/v1/*.proto`` repeats each number in the field's comment (``tests/test_input_limits.py``
-checks both: every such field is listed, and its comment names the number). A request over a limit is refused with
-INVALID_ARGUMENT naming the field (``request_problem``); a bot whose GetInfo answer is over a limit is refused at
-registration (``bot_info_problem``). Lengths count characters (Python ``len``).
+a limit here; ``proto/arena/v1/*.proto`` repeats each number in the field's comment
+(``tests/platform/test_input_limits.py`` checks both: every such field is listed, and its comment names the number).
+A request over a limit is refused with INVALID_ARGUMENT naming the field (``request_problem``); a bot whose GetInfo
+answer is over a limit is refused at registration (``bot_info_problem``). Lengths count characters (Python ``len``).
 
 | what | limit |
 |---|---|
@@ -58,6 +58,7 @@ GAMES_PER_BOT = 16
 TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
+FIRST_ROUND = 16  # SwissOptions.first_round: "rating" | "random"
 DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
@@ -84,6 +85,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "CreateTournamentRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
     "CreateTournamentRequest.deals": (DEAL_PLAN, None),
+    "SwissOptions.first_round": (FIRST_ROUND, None),
     "GetTournamentRequest.id": (TOURNAMENT_ID, None),
     "ListTournamentsRequest.game": (GAME_ID, None),
     "CancelTournamentRequest.id": (TOURNAMENT_ID, None),
@@ -101,7 +103,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "RebuildLadderRequest.game": (GAME_ID, None),
 }
 # A field missing from REQUEST_FIELDS (one added to the protocol without a limit here) still gets these bounds at
-# run time; tests/test_input_limits.py fails until it is listed.
+# run time; tests/platform/test_input_limits.py fails until it is listed.
 FALLBACK_CHARS = 256
 FALLBACK_ENTRIES = 16
 

@@ -1,4 +1,4 @@
-"""Rating mathematics of the arena (pure: no Redis, no network, no clock): ``../shared/DESIGN.md``, "Ratings".
+"""Rating mathematics of the arena (pure: no Redis, no network, no clock): ``docs/DESIGN.md``, "Ratings".
 
 * ``elo``: the live multiplayer Elo (pairwise decomposition), applied per result in arrival order;
 * ``fit``: the batch fit over whole matches (Bradley-Terry on the Elo scale with seat and deal-luck effects),

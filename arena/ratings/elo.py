@@ -1,4 +1,4 @@
-"""Elo ratings for multiplayer matches (pure math, no Redis): ``../shared/DESIGN.md``, "Ratings".
+"""Elo ratings for multiplayer matches (pure math, no Redis): ``docs/DESIGN.md``, "Ratings".
 
 A match of N players ranked by the game's outcome (ties share a rank) is decomposed into its N(N-1)/2 pairs.
 Each player's change is ``K/(N-1) * sum_j (S_ij - E_ij)`` over the other players j, all from the pre-match

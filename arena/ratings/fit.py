@@ -1,6 +1,6 @@
 """Batch rating fit over whole matches, with deal luck taken out and bootstrap intervals over deals.
 
-Pure math (numpy/scipy; no Redis, no clock, no global random generator): ``../shared/DESIGN.md``, "Ratings".
+Pure math (numpy/scipy; no Redis, no clock, no global random generator): ``docs/DESIGN.md``, "Ratings".
 
 **Model.** Plackett-Luce over each match's finishing order, on the Elo scale. Every seat has a *strength*
 

@@ -1,5 +1,5 @@
 """The columns of an honest ladder: rating +/- margin and the likelihood of superiority (LOS) over the next line,
-for the live Elo and for the batch fit (pure math: no Redis, no clock; ``../shared/DESIGN.md``, "Ratings").
+for the live Elo and for the batch fit (pure math: no Redis, no clock; ``docs/DESIGN.md``, "Ratings").
 
 **Live Elo** (``elo_lines``; order-dependent: the same results in another order give other ratings, and the
 rating has no error bar of its own). Its columns come from honest pairwise counts, the same results seen as

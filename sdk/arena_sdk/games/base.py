@@ -1,6 +1,6 @@
 """Game-independent shapes shared by every rules engine, the referee and the SDK.
 
-A rules engine is a module of pure functions over frozen state (see ``../shared/DESIGN.md``):
+A rules engine is a module of pure functions over frozen state (see ``docs/DESIGN.md``):
 ``new_game``, ``pending_seats``, ``legal_actions``, ``apply``, ``observe``, ``is_over``, ``outcome``.
 Nothing here assumes one game's shape (simultaneous turns, penalty points, runs): ``Game`` is the plug-in
 interface every game package implements, ``PackageGame`` the adapter that forwards it to the package's modules,

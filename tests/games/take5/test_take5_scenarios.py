@@ -1,7 +1,7 @@
 """Take 5 scenario tests driven by the data files in ``scenarios/`` (python-chess's perft files are the model).
 
 Every file is a small game position with explicit deals and the moves of each turn; its expected values were
-computed by hand from ``../shared/rules/take5.md``, never by running the engine. Format of a file:
+computed by hand from ``docs/rules/take5.md``, never by running the engine. Format of a file:
 
 ``players`` (2..10), optional ``config`` (keyword arguments of ``Take5Config``), ``deals`` (list of
 ``{"hands": [[...] per seat], "rows": [4 cards]}`` or ``{"pool": [...]}`` for the draft), optional

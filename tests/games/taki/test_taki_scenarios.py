@@ -1,7 +1,7 @@
 """Taki scenario tests driven by the data files in ``scenarios/`` (python-chess's perft files are the model).
 
 Every file is a small game with an explicit deal and the actions of each seat; its expected values were worked
-out by hand from ``../shared/rules/taki.md``, never by running the engine. Format of a file:
+out by hand from ``docs/rules/taki.md``, never by running the engine. Format of a file:
 
 * ``players`` (2..10), optional ``config`` (keyword arguments of ``TakiConfig``; small ``hand_size``s keep the
   positions short), optional ``seed`` (the generator of later chance events), ``covers`` (the rule situations the

@@ -1,6 +1,6 @@
 """Take 5! (6 nimmt!) rules engine: pure functions over frozen state, no I/O, no global randomness.
 
-Implements ``../shared/rules/take5.md`` (the rules page of the project); the original Dutch texts are in
+Implements ``docs/rules/take5.md`` (the rules page of the project); the original Dutch texts are in
 ``../shared/seeds/``. Rule numbers in docstrings refer to that page ("rule 4" = too low, the seat chooses a row).
 
 Flow of a game (``new_game`` -> repeated ``apply`` -> ``is_over`` / ``outcome``):

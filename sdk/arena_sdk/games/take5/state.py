@@ -1,6 +1,6 @@
 """Take 5! types: the rule constants, the config, a deal, the actions, the public records of play, a seat's view
 and the complete state, with the card facts they need (bullheads, target row). The engine that moves a state is
-``rules.py``; both implement ``../shared/rules/take5.md``."""
+``rules.py``; both implement ``docs/rules/take5.md``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Taki rules engine: pure functions over frozen state, no I/O, no global randomness.
 
-Implements ``../shared/rules/taki.md`` (the rules page of the project, including its 15 "Readings fixed", cited
+Implements ``docs/rules/taki.md`` (the rules page of the project, including its 15 "Readings fixed", cited
 here as "reading N"); the original Swedish text is in ``../shared/seeds/``. Types are in ``state.py``, cards in
 ``cards.py``, legality and the pending decision in ``legal.py`` (re-exported here), the effects of actions in
 ``effects.py``.

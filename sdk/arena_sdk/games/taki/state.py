@@ -1,7 +1,7 @@
 """Taki data types: config, deal, actions, public events, the frozen game state and the per-seat view.
 
 Everything here is an immutable value; the engine functions live in ``rules.py``. Rule references ("reading 4")
-are to ``../shared/rules/taki.md``, section "Readings fixed".
+are to ``docs/rules/taki.md``, section "Readings fixed".
 """
 
 from __future__ import annotations
