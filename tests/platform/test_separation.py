@@ -188,7 +188,7 @@ def _play_queued(store: Store, info: TournamentInfo) -> None:
 def _control_at_once(store: Store, info_id: str, callers: int = 4) -> None:
     """``callers`` threads run the controller at once, as workers settling the last matches (and a sweep) do."""
     controller = controller_of(KIND)
-    assert controller is separation.control
+    assert controller == separation.FORMAT.control  # the format's control, which runs separation.control
     info = store.get_tournament(info_id)
     barrier = threading.Barrier(callers)
 
