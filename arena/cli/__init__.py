@@ -37,7 +37,17 @@ import os
 # Quiet unless the user asks (GRPC_VERBOSITY=ERROR or DEBUG); read once, when grpc is first imported.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from arena.cli import bot, ladder, match, play, serve, sprt, tournament, worker  # noqa: E402,F401  (each registers its commands)
+from arena.cli import (  # noqa: E402,F401  (each registers its commands)
+    bot,
+    ladder,
+    match,
+    play,
+    serve,
+    sprt,
+    tournament,
+    tournament_verify,
+    worker,
+)
 from arena.cli.app import AppContext, ArenaClient, cli  # noqa: E402
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, Terminated, rpc_error  # noqa: E402
 from arena.cli.ladder import ladder_differences  # noqa: E402

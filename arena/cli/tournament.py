@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from arena.cli.tournament_views import (
     rules_text,
     separation_rows,
     settled,
+    sprt_of,
     sprt_rows,
     standing_dict,
     swiss_rows,
@@ -34,11 +34,9 @@ from arena.core.config import DEFAULTS
 from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
-from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2
 
 CREATABLE = ("round_robin", "until_separated", "swiss")
-MAX_ROUNDS = 100_000  # no format plays more rounds than matches (arena.tournaments.round_robin.MAX_MATCHES)
 
 
 def _format_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -75,7 +73,7 @@ def _bot_names(values: Sequence[str]) -> list[str]:
              "until_separated: the same as --until-separated. swiss: each round seats bots of similar standing "
              "together, B // SEATS tables, byes for the rest (spread fairly), repeat meetings avoided; "
              "`arena sprt` runs an SPRT. Hyphens may stand for underscores.")
-@option("--rounds", type=click.IntRange(1, MAX_ROUNDS), default=None,
+@option("--rounds", type=click.IntRange(1, MAX_MATCHES), default=None,
         help=f"Rounds; each round plays new deals. Default {DEFAULTS.rounds}, or ceil(log2(BOTS)) + 2 for a Swiss.")
 @option("--first-round", type=click.Choice(FIRST_ROUND), default=None,
         help="Swiss: how round 1 is ordered: rating (the live ladder, the default) or random (drawn from the "
@@ -305,7 +303,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     table = Table(title=f"Tournament {t.id}", show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
-    sprt = _sprt_of(client, t.id)
+    sprt = sprt_of(client, t)
     progress = f"{t.matches_done}/{t.matches_total} matches"
     notes = []
     if t.matches_failed:
@@ -437,84 +435,3 @@ def _refuse_seed() -> None:
     raise click.UsageError("a tournament takes no --seed: its deals come from a secret seed the server draws, "
                            "publishes as a commitment and reveals when the tournament has ended (`arena tournament "
                            "verify ID` then checks every deal); `arena play --seed` reproduces a local game")
-
-
-VERIFY_PAGE = 1000  # matches per ListMatches call (the server's cap)
-
-
-def _sprt_of(client: ArenaClient, tournament_id: str) -> Any:
-    """The ``Sprt`` message of tournament ``tournament_id`` when it is an SPRT (the ``Tournament`` message does not
-    say its kind; GetSprt answers NOT_FOUND for any other tournament), else None (also from a server without
-    GetSprt)."""
-    try:
-        return client.stub.GetSprt(arena_pb2.GetSprtRequest(id=tournament_id), timeout=RPC_TIMEOUT_S)
-    except grpc.RpcError as exc:
-        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED):
-            return None
-        raise rpc_error(exc, client.server) from None
-
-
-@tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
-@click.argument("tournament_id", metavar="ID")
-@option("--records", is_flag=True, help="Also fetch every match record and check the seed it was played with.")
-@server_option
-@json_option
-@click.pass_obj
-def tournament_verify(app: AppContext, tournament_id: str, records: bool, server: str, as_json: bool) -> None:
-    """Check a tournament that has ended: SHA-256 of its revealed seed equals the commitment published at its
-    creation, every match's deal seed is HMAC-SHA256(seed, "ID/ROUND/DEAL/ATTEMPT") (first 8 bytes, top bit
-    cleared), and no bot received cards of one deal in two matches. With --records, every match record's seed too
-    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). A head-to-head SPRT (`arena sprt
-    V1 V2` without --field) plays V1 against V2 at both tables of every block, so those two see each deal twice by
-    design: that is noted, not failed (everything else is checked). Exit code 1 when anything does not check.
-
-    \b
-    Example:
-      arena tournament verify t3 --records
-    """
-    client = app.arena(server)
-    t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
-    if not t.seed_hex:
-        raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
-                            f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
-    matches: list[dict[str, Any]] = []
-    while True:
-        page = client.call("ListMatches", arena_pb2.ListMatchesRequest(
-            tournament_id=t.id, limit=VERIFY_PAGE, offset=len(matches))).matches
-        for m in page:
-            entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
-                     "deal": m.deal, "table": m.table, "attempt": m.attempt}
-            if records:
-                detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
-                entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
-            matches.append(entry)
-        if len(page) < VERIFY_PAGE:
-            break
-    sprt = _sprt_of(client, t.id)
-    twice = (sprt.v1, sprt.v2) if sprt is not None and not sprt.field else ()
-    note = (f"note: {t.id} is a head-to-head SPRT: {twice[0]} (V1) and {twice[1]} (V2), two versions of one "
-            f"owner, play each other at both tables of every block, so each receives every deal twice by design"
-            if twice else "")
-    problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches, twice_allowed=twice)
-    if len(matches) != t.matches_done:
-        problems.append(f"{len(matches)} matches listed, but the tournament counts {t.matches_done} done")
-    if as_json:
-        print_json({"tournament": t.id, "ok": not problems, "matches": len(matches), "seed_hex": t.seed_hex,
-                    "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems,
-                    "twice_by_design": list(twice), "note": note})
-    else:
-        if note:
-            click.echo(note)
-        for problem in problems:
-            click.echo(f"FAIL {problem}")
-        if not problems:
-            click.echo(f"tournament {t.id}: the seed {t.seed_hex} matches the commitment {t.seed_commitment}; "
-                       f"{len(matches)} matches, each dealt from HMAC-SHA256(seed, \"{t.id}/round/deal/attempt\")"
-                       f"{' (records checked too)' if records else ''}; "
-                       + ("V1 and V2 received each deal at its two tables only" if twice
-                          else "no bot received a deal twice"))
-    if problems:
-        if as_json:
-            raise SystemExit(1)
-        raise ArenaCliError(f"tournament {t.id} does not verify: {len(problems)} problem"
-                            f"{'s' if len(problems) != 1 else ''}")

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+import grpc
 from rich.table import Table
 
-from arena.cli.app import AppContext
+from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient
+from arena.cli.errors import rpc_error
 from arena.ratings.sprt import VERDICT_WORDS
+from arena_sdk.pb import arena_pb2
 
 
 def standing_dict(e: Any) -> dict[str, Any]:
@@ -65,6 +68,20 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
         fitted = (f"rating and LOS: batch fit of {reply.fit_matches} matches of {tournament_id}"
                   if reply.fit_matches else "rating and LOS: the batch fit is not computed yet")
         click.echo(fitted + ("; a fit of its newer results is running" if reply.fit_refreshing else ""))
+
+
+def sprt_of(client: ArenaClient, t: Any) -> Any:
+    """The ``Sprt`` message of tournament ``t`` (a ``Tournament``) when it is an SPRT, else None. A server that
+    fills ``Tournament.format`` says so and is asked only then; an older one is asked GetSprt, which answers
+    NOT_FOUND for any other tournament (UNIMPLEMENTED from a server without it: None too)."""
+    if t.format and t.format != "sprt":
+        return None
+    try:
+        return client.stub.GetSprt(arena_pb2.GetSprtRequest(id=t.id), timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED):
+            return None
+        raise rpc_error(exc, client.server) from None
 
 
 def sprt_rows(s: Any) -> list[tuple[str, str]]:

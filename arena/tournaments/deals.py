@@ -45,6 +45,14 @@ def owner_classes(bots: Sequence[str], owners: Mapping[str, str] | None = None) 
     return tuple(out)
 
 
+def owner_labels(owners: Mapping[str, str]) -> dict[str, str]:
+    """``owners`` (bot id -> owner key, "" for none) with every key replaced by a class label "o0", "o1", ... (in
+    order of the sorted bot ids; "" stays ""): what a growing tournament stores so that the rounds it adds keep
+    its owners apart (``owner_classes`` reads it like the keys) without storing the keys themselves."""
+    labels: dict[str, str] = {}
+    return {b: labels.setdefault(o, f"o{len(labels)}") if o else "" for b, o in sorted(owners.items())}
+
+
 PACK_WINDOW = 256  # open deals a table is tried against before it opens a new deal (bounds the planning time)
 PACK_ORDER_SEED = 20240601  # fixed: the order tables are packed in is a pure function of B and k
 

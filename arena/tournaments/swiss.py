@@ -35,15 +35,15 @@ from arena.core.errors import TournamentError
 from arena.core.seeds import seed_bytes
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
-from arena.tournaments.deals import owner_classes, pack_deals, tables_per_deal
+from arena.tournaments.deals import owner_classes, owner_labels, pack_deals, tables_per_deal
 from arena.tournaments.formats import Entry, Format, Planned
 from arena.tournaments.round_robin import MAX_MATCHES, validate_field
+from arena.tournaments.standings import StandingsLine
 from arena.tournaments.swiss_pairing import SwissLine, SwissRound, bye_points, pair_round, swiss_standings
 
 if TYPE_CHECKING:
     from arena.store import Store
     from arena.store.tournaments import TournamentInfo
-    from arena.tournaments.standings import StandingsLine
     from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,7 @@ class Swiss(Format):
 
     def plan(self, tournament_id: str, entry: Entry) -> Planned:
         how = str(entry.options.get("first_round") or "rating")
-        labels: dict[str, str] = {}
-        classes = {b: labels.setdefault(o, f"o{len(labels)}") if o else ""
-                   for b, o in sorted(entry.owners.items())}
+        classes = owner_labels(entry.owners)
         order = first_order(entry.bots, how, entry.ratings, entry.seed, tournament_id)
         plan = SwissPlan(how, order, classes)
         pairing = pair_round(order, entry.seats, [])
@@ -260,9 +258,7 @@ class Swiss(Format):
                 continue
             base = generic.get(s.bot)
             if base is None:  # only byes so far
-                from arena.tournaments.standings import StandingsLine as Line
-
-                base = Line(rank=s.rank, bot=s.bot, points=0.0, matches=0, mean_score=0.0, performance=0.0,
+                base = StandingsLine(rank=s.rank, bot=s.bot, points=0.0, matches=0, mean_score=0.0, performance=0.0,
                             score_rate=0.0, pairs=0, wins=0, losses=0)
             out.append(replace(base, rank=s.rank, points=s.points, tiebreak=s.tiebreak, byes=s.byes))
         return out, TIEBREAK

@@ -34,6 +34,7 @@ two workers settling the last two matches of a round at once, or a sweep, add th
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
@@ -46,15 +47,10 @@ from arena.core.text import plural
 from arena.ratings.design import FitError, RatedMatch
 from arena.ratings.fit import FitResult, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
-from arena.tournaments.deals import deal_count, deal_plan
+from arena.tournaments.deals import deal_count, deal_plan, owner_labels
 from arena.tournaments.formats import Entry, Format, Planned
-from arena.tournaments.round_robin import (
-    MAX_MATCHES,
-    round_robin,
-    round_robin_formula,
-    round_robin_size,
-    validate_round_robin,
-)
+from arena.tournaments.round_robin import FORMAT as ROUND_ROBIN
+from arena.tournaments.round_robin import MAX_MATCHES, round_robin_formula, round_robin_size
 
 if TYPE_CHECKING:
     from arena.store import Store
@@ -127,8 +123,7 @@ def request_plan(until_separated: bool, max_matches: int, bots: Sequence[str], s
     cap = check_request(until_separated, max_matches, len(bots), seats, rounds, deals)
     if not until_separated:
         return None
-    labels: dict[str, str] = {}
-    classes = {b: labels.setdefault(o, f"o{len(labels)}") if o else "" for b, o in sorted(owners.items())}
+    classes = owner_labels(owners)
     per = deal_count(deal_plan(bots, seats, 1, deals, classes))
     return Plan(cap, round_robin_size(len(bots), seats, 1, deals), per, classes)
 
@@ -299,21 +294,16 @@ class UntilSeparated(Format):
         return {"max_matches": int(message.max_matches) if message is not None else 0}
 
     def check(self, entry: Entry) -> None:
-        validate_round_robin(entry.game, entry.bots, entry.seats, entry.rounds, entry.seed, entry.deadline_ms,
-                             entry.deals)
+        ROUND_ROBIN.check(entry)
         check_request(True, int(entry.options.get("max_matches") or 0), len(entry.bots), entry.seats,
                       entry.rounds, entry.deals)
 
     def plan(self, tournament_id: str, entry: Entry) -> Planned:
+        """The round robin's first rounds (``round_robin.FORMAT``), with the stopping plan as extra."""
         plan = request_plan(True, int(entry.options.get("max_matches") or 0), entry.bots, entry.seats,
                             entry.rounds, entry.deals, entry.owners)
         assert plan is not None
-        specs = round_robin(tournament_id, entry.game, entry.bots, entry.seats, entry.rounds, entry.seed,
-                            entry.config, entry.deadline_ms, deals=entry.deals, owners=entry.owners)
-        count = len({(spec.round, spec.deal) for spec in specs})
-        return Planned(rounds=entry.rounds, specs=tuple(specs), matches_total=len(specs), deal_count=count,
-                       formula=round_robin_formula(len(entry.bots), entry.seats, entry.rounds, entry.deals, count),
-                       extra=plan.to_extra())
+        return dataclasses.replace(ROUND_ROBIN.plan(tournament_id, entry), extra=plan.to_extra())
 
     def control(self, store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
         control(store, info, spec)

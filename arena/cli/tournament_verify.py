@@ -1,0 +1,84 @@
+"""``arena tournament verify``: check an ended tournament's deals against its revealed seed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from arena.cli.app import AppContext, print_json
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import json_option, option, server_option
+from arena.cli.tournament import tournament
+from arena.cli.tournament_views import sprt_of
+from arena.tournaments.verify import verify_deals
+from arena_sdk.pb import arena_pb2
+
+VERIFY_PAGE = 1000  # matches per ListMatches call (the server's cap)
+
+
+@tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
+@click.argument("tournament_id", metavar="ID")
+@option("--records", is_flag=True, help="Also fetch every match record and check the seed it was played with.")
+@server_option
+@json_option
+@click.pass_obj
+def tournament_verify(app: AppContext, tournament_id: str, records: bool, server: str, as_json: bool) -> None:
+    """Check a tournament that has ended: SHA-256 of its revealed seed equals the commitment published at its
+    creation, every match's deal seed is HMAC-SHA256(seed, "ID/ROUND/DEAL/ATTEMPT") (first 8 bytes, top bit
+    cleared), and no bot received cards of one deal in two matches. With --records, every match record's seed too
+    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). A head-to-head SPRT (`arena sprt
+    V1 V2` without --field) plays V1 against V2 at both tables of every block, so those two see each deal twice by
+    design: that is noted, not failed (everything else is checked). Exit code 1 when anything does not check.
+
+    \b
+    Example:
+      arena tournament verify t3 --records
+    """
+    client = app.arena(server)
+    t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
+    if not t.seed_hex:
+        raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
+                            f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
+    matches: list[dict[str, Any]] = []
+    while True:
+        page = client.call("ListMatches", arena_pb2.ListMatchesRequest(
+            tournament_id=t.id, limit=VERIFY_PAGE, offset=len(matches))).matches
+        for m in page:
+            entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
+                     "deal": m.deal, "table": m.table, "attempt": m.attempt}
+            if records:
+                detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
+                entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
+            matches.append(entry)
+        if len(page) < VERIFY_PAGE:
+            break
+    sprt = sprt_of(client, t)
+    twice = (sprt.v1, sprt.v2) if sprt is not None and not sprt.field else ()
+    note = (f"note: {t.id} is a head-to-head SPRT: {twice[0]} (V1) and {twice[1]} (V2), two versions of one "
+            f"owner, play each other at both tables of every block, so each receives every deal twice by design"
+            if twice else "")
+    problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches, twice_allowed=twice)
+    if len(matches) != t.matches_done:
+        problems.append(f"{len(matches)} matches listed, but the tournament counts {t.matches_done} done")
+    if as_json:
+        print_json({"tournament": t.id, "ok": not problems, "matches": len(matches), "seed_hex": t.seed_hex,
+                    "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems,
+                    "twice_by_design": list(twice), "note": note})
+    else:
+        if note:
+            click.echo(note)
+        for problem in problems:
+            click.echo(f"FAIL {problem}")
+        if not problems:
+            click.echo(f"tournament {t.id}: the seed {t.seed_hex} matches the commitment {t.seed_commitment}; "
+                       f"{len(matches)} matches, each dealt from HMAC-SHA256(seed, \"{t.id}/round/deal/attempt\")"
+                       f"{' (records checked too)' if records else ''}; "
+                       + ("V1 and V2 received each deal at its two tables only" if twice
+                          else "no bot received a deal twice"))
+    if problems:
+        if as_json:
+            raise SystemExit(1)
+        raise ArenaCliError(f"tournament {t.id} does not verify: {len(problems)} problem"
+                            f"{'s' if len(problems) != 1 else ''}")
