@@ -27,7 +27,6 @@ through ``Store.register_bot`` without one) is claimed by its next registration 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.metadata
 import json
@@ -42,15 +41,14 @@ import grpc
 import redis
 
 from arena.core import limits
-from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
-from arena.core.errors import TournamentError
-from arena.core.seeds import SEED_BITS
-from arena.core.specs import BOT_NAME_RE, VERSION_RE, split_bot_ref
+from arena.core.config import DEFAULTS
+from arena.core.specs import BOT_NAME_RE, VERSION_RE
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import sprt as sprt_service
+from arena.server import tournaments as tournament_service
 from arena.server.checks import EndpointError, bot_problems, check_bots_ready, fetch_bot_info
 from arena.server.replies import bot_message, ladder_message, match_summary, tournament_message, withheld_reason
 from arena.server.requests import (
@@ -63,11 +61,8 @@ from arena.server.requests import (
 )
 from arena.store import OwnershipError, Store, StoreError, TournamentInfo, token_hash
 from arena.store.redis_server import redact_url
-from arena.tournaments.deals import ROTATE_WARNING
-from arena.tournaments.formats import Entry, format_of_request
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
-from arena_sdk.wire import config_from_proto, config_to_dict
 
 log = logging.getLogger(__name__)
 
@@ -304,86 +299,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def CreateTournament(self, request: arena_pb2.CreateTournamentRequest,
                          context: grpc.ServicerContext) -> arena_pb2.Tournament:
-        game = request.game
-        check_game(game, context)
-        refs = list(request.bots)
-        if not refs:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a tournament needs the names of at least 2 bots")
-        seats = request.seats_per_match or min(len(refs), DEFAULTS.seats_per_match)
-        if request.deadline_ms and not MIN_DEADLINE_MS <= request.deadline_ms <= MAX_DEADLINE_MS:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                   f"deadline_ms must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms (the deadline of each Decide "
-                   f"call; 0 means the default, {DEFAULTS.deadline_ms} ms), got {request.deadline_ms}")
-        deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
-        if request.seed:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                   "a tournament seed cannot be given: every tournament's deals come from a secret seed that the "
-                   "server draws, publishes as a commitment and reveals when the tournament has ended "
-                   "(`arena play --seed` reproduces a local game)")
-        deals = request.deals or "duplicate"
-        seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
-        try:
-            fmt, options = format_of_request(request)
-            rounds = request.rounds or fmt.default_rounds(len(refs))
-            config = config_from_proto(game, request.config if request.HasField("config") else None)
-            config_json = config_to_dict(game, config)
-            entry = Entry(game=game, bots=tuple(refs), seats=seats, rounds=rounds, deals=deals, config=config_json,
-                          deadline_ms=deadline_ms, options=options, seed=seed)
-            fmt.check(entry)
-        except (TournamentError, ValueError) as exc:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        bots = self._resolve_tournament_bots(game, refs, context)
-        if self.verify_bots:
-            self._check_bots_ready(game, bots, context)
-        # bots of one owner never sit at two tables of one deal (arena.tournaments.deal_plan)
-        owners = {bid: self.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in bots}
-        entry = dataclasses.replace(entry, bots=tuple(bots), owners=owners,
-                                    ratings=self.store.ratings(game, sorted(bots)))
-        tournament_id = "" if request.dry_run else self.store.next_tournament_id()
-        try:
-            planned = fmt.plan(tournament_id or "dry-run", entry)
-        except TournamentError as exc:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        info = TournamentInfo(
-            id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=planned.rounds,
-            seed=seed, config=config_json, deadline_ms=deadline_ms,
-            matches_total=planned.matches_total if request.dry_run else len(planned.specs), created_at=time.time(),
-            deals=deals, deal_count=planned.deal_count, kind=fmt.name, extra=planned.extra,
-        )
-        if request.dry_run:
-            message = tournament_message(info)
-            message.state, message.seed_commitment, message.created_at = "planned", "", 0.0
-            message.formula = message.formula or planned.formula
-            return message
-        try:
-            self.store.create_tournament(info, planned.specs, state=planned.state)  # one transaction
-        except StoreError as exc:
-            abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        log.info("tournament %s (%s): %d matches of %s queued (%d bots, %d seats, %d rounds, %s deals: %d), seed "
-                 "commitment %s", tournament_id, fmt.name, len(planned.specs), game, len(bots), seats,
-                 planned.rounds, deals, info.deal_count, info.commitment)
-        if deals == "rotate":
-            log.warning("tournament %s: %s", tournament_id, ROTATE_WARNING)
-        return tournament_message(info, self.store)
-
-    def _resolve_tournament_bots(self, game: str, refs: Sequence[str], context: grpc.ServicerContext) -> list[str]:
-        """The bot ids a new tournament's names stand for: NOT_FOUND for a name not registered, INVALID_ARGUMENT
-        for two names of one bot."""
-        resolved = {ref: self.store.resolve_bot(game, ref) for ref in refs}
-        unknown = [ref for ref, bid in resolved.items() if bid is None]
-        if unknown:
-            abort(context, grpc.StatusCode.NOT_FOUND,
-                   f"not registered for {game}: {', '.join(unknown)}; register them first "
-                   f"(arena bot register NAME HOST:PORT)")
-        bots = [resolved[ref] or ref for ref in refs]
-        named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it
-        for ref, bid in zip(refs, bots):
-            named.setdefault(bid, []).append(ref)
-        same = {bid: rs for bid, rs in named.items() if len(rs) > 1}
-        if same:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "; ".join(
-                f"{' and '.join(rs)} name the same bot {bid}" for bid, rs in same.items()))
-        return bots
+        return tournament_service.create_tournament(self, request, context)
 
     def _check_bots_ready(self, game: str, bots: Sequence[str], context: grpc.ServicerContext) -> None:
         """FAILED_PRECONDITION unless every bot of a new tournament answers GetInfo as registered: a tournament

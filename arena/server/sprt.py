@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 
 
 class ArenaServicer(Protocol):
-    """What the SPRT calls need of the Arena servicer (``arena.server.servicer.ArenaServicer``)."""
+    """What the SPRT calls and CreateTournament (``arena.server.tournaments``) need of the Arena servicer
+    (``arena.server.servicer.ArenaServicer``)."""
 
     store: Store
     verify_bots: bool
