@@ -28,6 +28,7 @@ through ``Store.register_bot`` without one) is claimed by its next registration 
 from __future__ import annotations
 
 import functools
+import hmac
 import importlib.metadata
 import json
 import logging
@@ -181,16 +182,27 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
         return info
 
-    def _check_owner(self, game: str, name: str, token: str, action: str, context: grpc.ServicerContext) -> None:
-        """PERMISSION_DENIED unless ``token`` is NAME's owner token (an unowned NAME needs none)."""
-        matches = self.store.owner_token_matches(game, name, token) if token else None
-        if matches is None and self.store.owner_hash(game, name) is None:
+    def owner_key(self, request: Any, context: grpc.ServicerContext) -> str | None:
+        """The owner key (``token_hash`` of an owner token: SHA-256, hex) that this call proves it holds, or None
+        when it proves none. Every owner check of the service goes through here (``arena.server.auth``)."""
+        token = getattr(request, "owner_token", "")
+        return token_hash(token) if token else None
+
+    def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool:
+        """True when this call proves it holds the arena's admin token (``arena.server.auth``)."""
+        return auth.is_admin_call(context, self.admin_token)
+
+    def _check_owner(self, game: str, name: str, key: str | None, action: str,
+                     context: grpc.ServicerContext) -> None:
+        """PERMISSION_DENIED unless ``key`` (``owner_key``) is NAME's owner key (an unowned NAME needs none)."""
+        stored = self.store.owner_hash(game, name)
+        if stored is None:
             return
-        if not token:
+        if not key:
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
                    f"returned; none was given")
-        if not matches:
+        if not hmac.compare_digest(key.encode(), stored.encode()):
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
                    f"first registration of {name} returned")
@@ -205,23 +217,25 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
         check_endpoint(endpoint, context)
         check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
-        owned = self.store.owner_hash(game, name) is not None
+        key = self.owner_key(request, context)
+        stored = self.store.owner_hash(game, name)
+        owned = stored is not None
         if owned and not self.store.bot_versions(game, name) and not (
-                request.owner_token and self.store.owner_token_matches(game, name, request.owner_token)):
-            given = " (the token given is not it)" if request.owner_token else ""
+                key and hmac.compare_digest(key.encode(), (stored or "").encode())):
+            given = " (the token given is not it)" if key else ""
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
                    f"token{given}")
         if owned:
-            self._check_owner(game, name, request.owner_token,
+            self._check_owner(game, name, key,
                               f"bot name {name!r} is registered already: registering it again or a new version",
                               context)
         info = self._bot_info(endpoint, game, name, context)
-        token = request.owner_token if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
+        token = "" if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
         try:
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
-                owner_hash=token_hash(token), secret=request.bot_secret)
+                owner_hash=stored if owned else token_hash(token), secret=request.bot_secret)
         except OwnershipError:
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
@@ -244,7 +258,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         bot = self.store.get_bot(game, request.bot)
         if bot is None:
             abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        self._check_owner(game, name, request.owner_token, f"updating {bot.bot_id}", context)
+        self._check_owner(game, name, self.owner_key(request, context), f"updating {bot.bot_id}", context)
         info = self._bot_info(request.endpoint, game, name, context)
         if self.verify_bots and info.version != bot.version:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION,
@@ -266,8 +280,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         registered = self.store.bot_versions(game, name)
         if not registered or (version is not None and version not in registered):
             abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        if not auth.is_admin_call(context, self.admin_token):  # an organiser may remove any bot
-            self._check_owner(game, name, request.owner_token, f"removing {request.bot}", context)
+        if not self.is_admin(request, context):  # an organiser may remove any bot
+            self._check_owner(game, name, self.owner_key(request, context), f"removing {request.bot}", context)
         removed = self.store.remove_bot(game, request.bot)
         log.info("removed bots %s (%s); their ladder history stays", removed, game)
         return arena_pb2.RemoveBotResponse(removed=removed)

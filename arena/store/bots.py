@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from arena.core.specs import bot_id, split_bot_ref
 from arena.store.base import OwnershipError, StoreBase, StoreError
-from arena.store.keys import GAMES_SET, bot_key, bots_key, owner_key, token_hash, versions_key
+from arena.store.keys import GAMES_SET, REGISTRATION, bot_key, bots_key, owner_key, token_hash, versions_key
 
 UNVERIFIED_VERSION = "0"  # version of a bot registered without asking its GetInfo (tests, verify_bots=False)
 
@@ -83,6 +83,11 @@ class BotStore(StoreBase):
         if stored is None:
             return None
         return hmac.compare_digest(token_hash(token).encode(), stored.encode())
+
+    def registration_open(self) -> bool:
+        """True unless the organiser closed registration (``REGISTRATION`` field ``mode`` = "closed"): in open
+        registration anyone may create an owner by registering a bot."""
+        return bool(self.client.hget(REGISTRATION, "mode") != "closed")
 
     def owner_hash(self, game: str, name: str) -> str | None:
         """The stored hash of NAME's owner token, or ``None`` when nobody owns NAME."""

@@ -98,6 +98,7 @@ GAMES_SET = PREFIX + "games"
 TOURNAMENT_IDS = PREFIX + "tournament-ids"
 TOURNAMENTS = PREFIX + "tournaments"
 WORKERS = PREFIX + "workers"
+REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration settings (mode, quotas)
 
 
 # --- key names -------------------------------------------------------------------------------------------------
