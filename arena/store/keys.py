@@ -90,6 +90,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 PREFIX = "arena:"
 ARENA_ID = PREFIX + "id"
@@ -249,6 +250,13 @@ def deferred_jobs_key(game: str) -> str:
 def token_hash(token: str) -> str:
     """What the store keeps of an owner token: its SHA-256, hex."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def owner_id(key: str) -> str:
+    """The public id of the owner whose key is ``key`` (``token_hash`` of its owner token): "o-" and 16 hex
+    digits of HMAC-SHA256(key, "arena.v1 owner id"). A client computes it from the token alone; it reveals
+    nothing of the key."""
+    return "o-" + hmac.new(bytes.fromhex(key), b"arena.v1 owner id", hashlib.sha256).hexdigest()[:16]
 
 
 def name_of(bot: str) -> str:
