@@ -23,13 +23,15 @@ import click
 import grpc
 from rich.console import Console
 
-from arena.cli.errors import ArenaGroup, rpc_error
+from arena.cli.errors import ArenaCliError, ArenaGroup, rpc_error
 from arena.cli.options import option
+from arena.core import signing
 from arena.core.config import DEFAULTS
 from arena.server import auth
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 RPC_TIMEOUT_S = 30.0
+ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 POLL_INTERVAL_S = 0.5
 
 
@@ -47,25 +49,75 @@ class _CallDetails(collections.namedtuple("_CallDetails", ("method", "timeout", 
     pass
 
 
-class AdminTokenInterceptor(grpc.UnaryUnaryClientInterceptor):
-    """Adds the admin token (``arena.server.auth``) to the call metadata of organiser calls (``auth.ADMIN_METHODS``)
-    only; ``resolve()`` gives the token (or None: the call goes without it), asked at the first such call."""
+@dataclass(frozen=True)
+class Credential:
+    """A token the CLI proves it holds by signing a call (``arena.core.signing``), never by sending it: ``admin``
+    (the arena's admin token, else an owner token), ``arena_id`` (the arena it was saved for: a challenge from
+    any other arena is not signed; "" for a token given explicitly), ``source`` (where it came from, for
+    messages)."""
 
-    def __init__(self, resolve: Any) -> None:
+    token: str = field(repr=False)
+    admin: bool = False
+    arena_id: str = ""
+    source: str = ""
+
+
+def signed_metadata(channel: grpc.Channel, server: str, method_path: str, request: Any,
+                    credential: Credential) -> tuple[tuple[str, str], ...] | None:
+    """The ``arena-signature`` metadata proving ``credential`` for one call of ``method_path`` with ``request``:
+    a fresh nonce from the server's GetChallenge, then the MAC. None when the server is not the arena the
+    credential was saved for (a note says so on stderr; the call then goes unsigned and the server says what is
+    missing). Raises ``ArenaCliError`` when the server offers no challenge (no token is ever sent instead)."""
+    try:
+        challenge = arena_pb2_grpc.ArenaStub(channel).GetChallenge(arena_pb2.GetChallengeRequest(),
+                                                                  timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+            raise ArenaCliError(
+                f"the server at {server} offers no signed calls (GetChallenge): it is no arena, or an arena older "
+                f"than this CLI; the {'admin' if credential.admin else 'owner'} token was not sent") from None
+        raise rpc_error(exc, server) from None
+    if credential.arena_id and challenge.arena_id != credential.arena_id:
+        click.echo(f"note: the {'admin' if credential.admin else 'owner'} token {credential.source} belongs to "
+                   f"another arena ({credential.arena_id[:8]}), not to the one at {server} "
+                   f"({challenge.arena_id[:8] or 'unknown'}); it was not used", err=True)
+        return None
+    value = signing.sign(credential.token, admin=credential.admin, method=method_path,
+                         arena_id=challenge.arena_id, nonce=challenge.nonce,
+                         request_bytes=request.SerializeToString(deterministic=True))
+    return ((signing.SIGNATURE_METADATA, value),)
+
+
+class SigningInterceptor(grpc.UnaryUnaryClientInterceptor):
+    """Signs organiser calls (``auth.ADMIN_METHODS``) with the admin token: ``resolve()`` gives the
+    ``Credential`` (or None: the call goes unsigned and the server says what is missing), asked at the first
+    such call. The token itself is never sent."""
+
+    def __init__(self, resolve: Any, channel: grpc.Channel, server: str) -> None:
         self._resolve = resolve
+        self._channel = channel
+        self._server = server
 
     def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
         method = client_call_details.method
-        name = (method.decode() if isinstance(method, bytes) else method).rpartition("/")[2]
+        name = method.rsplit("/", 1)[-1] if isinstance(method, str) else method.decode().rsplit("/", 1)[-1]
         if name in auth.ADMIN_METHODS:
-            token = self._resolve()
-            if token:
-                metadata = list(client_call_details.metadata or ()) + list(auth.admin_metadata(token))
+            credential = self._resolve()
+            path = method if isinstance(method, str) else method.decode()
+            extra = signed_metadata(self._channel, self._server, path, request, credential) if credential else None
+            if extra:
+                metadata = list(client_call_details.metadata or ()) + list(extra)
                 client_call_details = _CallDetails(method, client_call_details.timeout, metadata,
                                                    client_call_details.credentials,
                                                    client_call_details.wait_for_ready,
                                                    client_call_details.compression)
         return continuation(client_call_details, request)
+
+
+def admin_signer(channel: grpc.Channel, token: str, server: str = "the arena") -> SigningInterceptor:
+    """An interceptor for ``channel`` that signs its organiser calls with the admin ``token`` (tools, tests)."""
+    credential = Credential(token, admin=True, source="given")
+    return SigningInterceptor(lambda: credential, channel, server)
 
 
 def cli_data_dir() -> Path:
@@ -85,29 +137,29 @@ class AppContext:
 
     def arena(self, server: str) -> ArenaClient:
         """A client of the Arena service at ``server`` ("host:port"), closed when the command ends; over TLS when
-        the CLI was given a CA (``--tls-ca``). Its organiser calls carry the admin token (``admin_token_for``)."""
+        the CLI was given a CA (``--tls-ca``). Its organiser calls are signed with the admin token
+        (``admin_credential``)."""
         if self.tls_ca is not None:
             channel = grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=self.tls_ca))
         else:
             channel = grpc.insecure_channel(server)
         self._channels.append(channel)
-        resolved: list[str | None] = []
+        resolved: list[Credential | None] = []
 
-        def resolve() -> str | None:
+        def resolve() -> Credential | None:
             if not resolved:
-                resolved.append(self.admin_token_for(server, channel))
+                resolved.append(self.admin_credential())
             return resolved[0]
 
-        intercepted = grpc.intercept_channel(channel, AdminTokenInterceptor(resolve))
-        return ArenaClient(server, arena_pb2_grpc.ArenaStub(intercepted))
+        intercepted = grpc.intercept_channel(channel, SigningInterceptor(resolve, channel, server))
+        return ArenaClient(server, arena_pb2_grpc.ArenaStub(intercepted), channel)
 
-    def admin_token_for(self, server: str, channel: grpc.Channel) -> str | None:
-        """The admin token to send to the arena at ``server``: the one given to the CLI, else the one `arena serve`
-        saved in ``cli_data_dir()`` when it was saved by this very arena (same arena id, asked with GetArenaInfo:
-        a saved token is never sent to another server); None when there is none (the referee then says what is
-        missing)."""
+    def admin_credential(self) -> Credential | None:
+        """The admin token to sign organiser calls with: the one given to the CLI (--admin-token /
+        ARENA_ADMIN_TOKEN), else the one `arena serve` saved in ``cli_data_dir()``, used only for the arena it was
+        saved with (its id); None when there is none (the referee then says what is missing)."""
         if self.admin_token:
-            return self.admin_token
+            return Credential(self.admin_token, admin=True, source="of --admin-token / $ARENA_ADMIN_TOKEN")
         try:
             saved = auth.read_saved_token(cli_data_dir())
         except auth.AdminTokenError as exc:
@@ -115,17 +167,8 @@ class AppContext:
             return None
         if saved is None:
             return None
-        try:
-            info = arena_pb2_grpc.ArenaStub(channel).GetArenaInfo(arena_pb2.GetArenaInfoRequest(),
-                                                                 timeout=RPC_TIMEOUT_S)
-        except grpc.RpcError:
-            return None  # the organiser call itself will fail and say why
-        if not info.arena_id or info.arena_id != saved.arena_id:
-            click.echo(f"note: the admin token in {auth.token_path(cli_data_dir())} belongs to another arena "
-                       f"({saved.arena_id[:8] or 'unknown'}), not to the one at {server} "
-                       f"({info.arena_id[:8] or 'unknown'}); it was not sent", err=True)
-            return None
-        return saved.token
+        return Credential(saved.token, admin=True, arena_id=saved.arena_id or "-",
+                          source=f"in {auth.token_path(cli_data_dir())}")
 
     def close(self) -> None:
         for channel in self._channels:
@@ -139,14 +182,24 @@ class ArenaClient:
 
     server: str
     stub: arena_pb2_grpc.ArenaStub
+    channel: grpc.Channel | None = None
 
     def call(self, method: str, request: Any, timeout: float = RPC_TIMEOUT_S,
-             hints: Mapping[grpc.StatusCode, str] | None = None) -> Any:
-        """``stub.<method>(request)``; a failure raises the one-line ``rpc_error`` (with ``hints``)."""
+             hints: Mapping[grpc.StatusCode, str] | None = None, credential: Credential | None = None) -> Any:
+        """``stub.<method>(request)``, signed with ``credential`` when given (``signed_metadata``); a failure
+        raises the one-line ``rpc_error`` (with ``hints``)."""
+        metadata = self.signed(method, request, credential) if credential is not None else None
         try:
-            return getattr(self.stub, method)(request, timeout=timeout)
+            return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
         except grpc.RpcError as exc:
             raise rpc_error(exc, self.server, hints) from None
+
+    def signed(self, method: str, request: Any, credential: Credential) -> tuple[tuple[str, str], ...] | None:
+        """The metadata signing ``method(request)`` with ``credential`` (``signed_metadata``); None when it is not
+        this arena's."""
+        if self.channel is None:
+            raise ArenaCliError(f"cannot sign {method}: this client has no channel of its own")
+        return signed_metadata(self.channel, self.server, f"/{ARENA_SERVICE}/{method}", request, credential)
 
 
 def redact(url: str) -> str:

@@ -26,6 +26,7 @@ from arena.cli.tokens import (
     TokenStore,
     no_token_error,
     owner_call,
+    owner_credential,
     resolve_arena,
     token_hints,
     token_option,
@@ -97,8 +98,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN; {tokens.missing(arena, game, name)}"}
     record = app.arena(server).call(
         "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
-                                                    owner_token=owner or "", bot_secret=bot_secret or ""),
-        hints=hints)
+                                                    bot_secret=bot_secret or ""),
+        hints=hints, credential=owner_credential(arena, token, owner))
     if record.owner_token:
         tokens.put(arena, game, record.name or name, record.owner_token)
     if as_json:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 import grpc
 
-from arena.cli.app import RPC_TIMEOUT_S, AppContext
+from arena.cli.app import RPC_TIMEOUT_S, AppContext, Credential
 from arena.cli.errors import ArenaCliError, not_an_arena, rpc_error
 from arena.cli.options import option
 from arena.core.config import DEFAULTS
@@ -214,21 +214,31 @@ def no_token_error(tokens: TokenStore, arena: ArenaRef, game: str, name: str) ->
         f"{tokens.missing(arena, game, name)}")
 
 
+def owner_credential(arena: ArenaRef, token: str | None, saved: str | None) -> Credential | None:
+    """The owner token to sign with: ``token`` given (--token / ARENA_TOKEN), else ``saved`` for this arena (then
+    used only for this arena's id); None for none."""
+    if token:
+        return Credential(token, source="of --token / ARENA_TOKEN")
+    if saved:
+        return Credential(saved, arena_id=arena.arena_id, source="saved for this arena")
+    return None
+
+
 def owner_call(app: AppContext, server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
                game: str, name: str) -> Any:
-    """``Arena.<method>(request)`` with NAME's owner token (--token / ARENA_TOKEN, else the one saved for this
-    arena) set in ``request.owner_token``. Without any token the call is still made, so that an unknown bot is
-    answered NOT_FOUND by the referee; a PERMISSION_DENIED answer then becomes "no owner token for ... on
-    SERVER" saying what the token file holds."""
+    """``Arena.<method>(request)`` signed with NAME's owner token (--token / ARENA_TOKEN, else the one saved for
+    this arena; the token itself is never sent, see ``arena.core.signing``). Without any token the call is still
+    made, so that an unknown bot is answered NOT_FOUND by the referee; a PERMISSION_DENIED answer then becomes
+    "no owner token for ... on SERVER" saying what the token file holds."""
     tokens.check()
     arena = resolve_arena(app, server)
-    owner = token or tokens.lookup(arena, game, name) or ""
-    request.owner_token = owner
+    credential = owner_credential(arena, token, tokens.lookup(arena, game, name))
     client = app.arena(server)
+    metadata = client.signed(method, request, credential) if credential else None
     try:
-        return getattr(client.stub, method)(request, timeout=RPC_TIMEOUT_S)
+        return getattr(client.stub, method)(request, timeout=RPC_TIMEOUT_S, metadata=metadata)
     except grpc.RpcError as exc:
-        if not owner and exc.code() == grpc.StatusCode.PERMISSION_DENIED:
+        if not metadata and exc.code() == grpc.StatusCode.PERMISSION_DENIED:
             raise no_token_error(tokens, arena, game, name) from None
         raise rpc_error(exc, client.server, token_hints(bool(token), tokens, name)) from None
 

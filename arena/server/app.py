@@ -117,10 +117,13 @@ class ArenaServer:
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
                                  dialer=BotDialer(self.bot_ca))
-        token = self.admin_token
+        try:
+            servicer.store.index_owners()  # owners registered before signed calls: findable by owner id
+        except redis.RedisError as exc:
+            store.close()
+            raise ServiceError(f"cannot read the owners from Redis at {redact_url(self.redis_url)}: {exc}") from exc
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
-                            gate=lambda method, context: auth.admin_refusal(method, context, token),
-                            validate=limits.request_problem)
+                            validate=limits.request_problem, authorize=servicer.authorize)
         health_servicer = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

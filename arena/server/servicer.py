@@ -139,6 +139,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.dialer = dialer
         self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
         self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
+        self.challenges = auth.Challenges(store)
+        self._proofs = threading.local()  # (id of the call's context, its CallProof): see ``authorize``
         self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ladder.cache)
 
     def _bot_checks(self, context: grpc.ServicerContext) -> Any:
@@ -182,15 +184,48 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
         return info
 
+    def authorize(self, method: str, request: Any, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str] | None:
+        """The guard's hook before every call (``arena_sdk.guard``): work out what the call proves
+        (``auth.prove``, once per call: a signature's nonce serves once), keep it for ``owner_key`` and
+        ``is_admin``, and refuse an organiser call without the admin token. Returns None, or (code, message)."""
+        self._proofs.current = None
+        try:
+            proof = auth.prove(f"/{ARENA_SERVICE}/{method}", request, context, self.store, self.challenges,
+                               self.admin_token)
+        except auth.Refused as exc:
+            return exc.code, exc.message
+        except redis.RedisError as exc:
+            log.warning("%s: Redis error while checking its signature: %s", method, exc)
+            return (grpc.StatusCode.UNAVAILABLE,
+                    f"the arena's Redis at {redact_url(self.redis_url)} cannot be used: {exc}; is it running?")
+        self._proofs.current = (id(context), proof)
+        return auth.admin_proof_refusal(method, proof, context)
+
+    def _proof(self, request: Any, context: grpc.ServicerContext) -> auth.CallProof:
+        """What this call proves: the proof ``authorize`` kept for it, else (a servicer method called directly,
+        e.g. by a test) worked out now; an invalid signature aborts with its status."""
+        current = getattr(self._proofs, "current", None)
+        if current is not None and current[0] == id(context):
+            proof: auth.CallProof = current[1]
+            return proof
+        method = type(request).DESCRIPTOR.name.removesuffix("Request")
+        try:
+            proof = auth.prove(f"/{ARENA_SERVICE}/{method}", request, context, self.store, self.challenges,
+                               self.admin_token)
+        except auth.Refused as exc:
+            abort(context, exc.code, exc.message)
+        self._proofs.current = (id(context), proof)
+        return proof
+
     def owner_key(self, request: Any, context: grpc.ServicerContext) -> str | None:
-        """The owner key (``token_hash`` of an owner token: SHA-256, hex) that this call proves it holds, or None
-        when it proves none. Every owner check of the service goes through here (``arena.server.auth``)."""
-        token = getattr(request, "owner_token", "")
-        return token_hash(token) if token else None
+        """The owner key (``token_hash`` of an owner token: SHA-256, hex) that this call proves it holds (by a
+        signed call, or by the plain ``owner_token`` field), or None when it proves none. Every owner check of the
+        service goes through here."""
+        return self._proof(request, context).owner_key
 
     def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool:
         """True when this call proves it holds the arena's admin token (``arena.server.auth``)."""
-        return auth.is_admin_call(context, self.admin_token)
+        return self._proof(request, context).admin
 
     def _check_owner(self, game: str, name: str, key: str | None, action: str,
                      context: grpc.ServicerContext) -> None:
@@ -469,3 +504,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                      context: grpc.ServicerContext) -> arena_pb2.ArenaInfo:
         return arena_pb2.ArenaInfo(arena_id=self.store.arena_id(), version=_platform_version(),
                                    games=sorted(GAMES))
+
+    @_rpc
+    def GetChallenge(self, request: arena_pb2.GetChallengeRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.Challenge:
+        return arena_pb2.Challenge(nonce=self.challenges.issue(), expires_in_ms=self.challenges.ttl_ms,
+                                   arena_id=self.store.arena_id())

@@ -28,6 +28,7 @@ from redis.exceptions import NoScriptError
 from arena.core.specs import split_bot_ref
 from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError
 from arena.store.bots import UNVERIFIED_VERSION, BotEntry, BotStore
+from arena.store.credentials import CredentialStore
 from arena.store.health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
 from arena.store.jobs import Job, JobStore, WorkerStatus
 from arena.store.keys import (
@@ -81,7 +82,7 @@ class MatchInputs:
     bots: list[BotEntry | None]
 
 
-class Store(ResultStore, BotStore, HealthStore, SprtStore):
+class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore):
     """All Redis reads and writes of the arena: bots (``BotStore``), tournaments (``TournamentStore``), match jobs
     and worker heartbeats (``JobStore``), results and the ladder (``ResultStore``), bot health and deferred matches
     (``HealthStore``), on one client (``StoreBase``).

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import hmac
+import re
 import time
 from dataclasses import dataclass, field
 
 from arena.core.specs import bot_id, split_bot_ref
 from arena.store.base import OwnershipError, StoreBase, StoreError
-from arena.store.keys import GAMES_SET, REGISTRATION, bot_key, bots_key, owner_key, token_hash, versions_key
+from arena.store.keys import (
+    GAMES_SET,
+    OWNER_IDS,
+    REGISTRATION,
+    bot_key,
+    bots_key,
+    owner_id,
+    owner_key,
+    token_hash,
+    versions_key,
+)
 
+HEX_KEY_RE = re.compile(r"^[0-9a-f]{64}$")  # an owner key: token_hash, SHA-256 hex
 UNVERIFIED_VERSION = "0"  # version of a bot registered without asking its GetInfo (tests, verify_bots=False)
 
 
@@ -70,6 +82,8 @@ class BotStore(StoreBase):
                   secret])
         if int(claimed) == -1:
             raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
+        if owner_hash and HEX_KEY_RE.match(owner_hash):  # signed owner calls find the key by owner id
+            self.client.hsetnx(OWNER_IDS, owner_id(owner_hash), owner_hash)
         self.client.sadd(GAMES_SET, game)
         entry = self.get_bot(game, bid)
         if entry is None:  # removed between the two calls

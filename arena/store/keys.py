@@ -85,12 +85,16 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:deferred-jobs                  hash   match id -> its job's stream fields (JSON list k1, v1, ...)
     arena:bot-check                          string the worker doing the periodic check of unhealthy bots now
                                                     (SET NX PX: one worker per interval)
+    arena:challenge-key                      string hex key of the GetChallenge nonces (SET NX once)
+    arena:nonce:<nonce>                      string a nonce that signed a call (SET NX PX: each signs one call)
+    arena:owner-ids                          hash   owner id -> owner key (``token_hash`` of the owner token)
+    arena:registration                       hash   the organiser's registration settings: mode, quotas
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+from arena.core.signing import owner_id as owner_id  # an owner's public id
+from arena.core.signing import token_hash as token_hash  # what the store keeps of an owner token
 
 PREFIX = "arena:"
 ARENA_ID = PREFIX + "id"
@@ -99,6 +103,8 @@ GAMES_SET = PREFIX + "games"
 TOURNAMENT_IDS = PREFIX + "tournament-ids"
 TOURNAMENTS = PREFIX + "tournaments"
 WORKERS = PREFIX + "workers"
+CHALLENGE_KEY = PREFIX + "challenge-key"  # string: the key that makes GetChallenge nonces unforgeable
+OWNER_IDS = PREFIX + "owner-ids"  # hash: owner id -> owner key (token_hash), to check signed owner calls
 REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration settings (mode, quotas)
 
 
@@ -247,16 +253,9 @@ def deferred_jobs_key(game: str) -> str:
     return _tag(game) + "deferred-jobs"
 
 
-def token_hash(token: str) -> str:
-    """What the store keeps of an owner token: its SHA-256, hex."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def owner_id(key: str) -> str:
-    """The public id of the owner whose key is ``key`` (``token_hash`` of its owner token): "o-" and 16 hex
-    digits of HMAC-SHA256(key, "arena.v1 owner id"). A client computes it from the token alone; it reveals
-    nothing of the key."""
-    return "o-" + hmac.new(bytes.fromhex(key), b"arena.v1 owner id", hashlib.sha256).hexdigest()[:16]
+def nonce_key(nonce: str) -> str:
+    """A used GetChallenge nonce (string, expires with the nonce): each signs one call."""
+    return PREFIX + "nonce:" + nonce
 
 
 def name_of(bot: str) -> str:

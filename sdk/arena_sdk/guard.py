@@ -27,6 +27,9 @@ BOT_SECRET_METADATA = "arena-bot-secret"  # call metadata the referee sends to a
 Gate = Callable[[str, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
 # validate(request) -> None, or why the request is refused (INVALID_ARGUMENT).
 Validate = Callable[[Any], "str | None"]
+# authorize(method name, request, context) -> None to go on, or (status code, message) to refuse the call with;
+# called with the decoded, validated request (e.g. to check a signature over it).
+Authorize = Callable[[str, Any, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
 
 
 class Undecodable:
@@ -72,7 +75,8 @@ def secret_matches(given: str | None, expected: str) -> bool:
 
 
 def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext], Any],
-               gate: Gate | None, validate: Validate | None) -> Callable[[Any, grpc.ServicerContext], Any]:
+               gate: Gate | None, validate: Validate | None,
+               authorize: Authorize | None = None) -> Callable[[Any, grpc.ServicerContext], Any]:
     def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
         if gate is not None:
             refusal = gate(method_name, context)
@@ -86,6 +90,10 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
             problem = validate(request)
             if problem is not None:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        if authorize is not None:
+            refusal = authorize(method_name, request, context)
+            if refusal is not None:
+                context.abort(*refusal)
         return function(request, context)
 
     behaviour.__name__ = method_name
@@ -93,13 +101,15 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
 
 
 def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, servicer: Any,
-                        gate: Gate | None = None, validate: Validate | None = None) -> None:
+                        gate: Gate | None = None, validate: Validate | None = None,
+                        authorize: Authorize | None = None) -> None:
     """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated
     ``*Servicer`` classes) on ``server``, instead of the generated ``add_*Servicer_to_server``: undecodable
     requests get INVALID_ARGUMENT without a log line; ``gate`` (when given) may refuse a call by its metadata
     first, and ``validate(request)`` (when given) may refuse a decoded request with INVALID_ARGUMENT by returning
-    a message (e.g. a field over its size limit). Only unary-unary methods are supported (raises ``ValueError``
-    for a streaming one)."""
+    a message (e.g. a field over its size limit), and ``authorize(method, request, context)`` (when given) may
+    refuse a decoded, valid request by returning (status code, message). Only unary-unary methods are supported
+    (raises ``ValueError`` for a streaming one)."""
     handlers = {}
     for method in service.methods:
         if method.client_streaming or method.server_streaming:
@@ -107,7 +117,7 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
         request_cls = message_factory.GetMessageClass(method.input_type)
         response_cls = message_factory.GetMessageClass(method.output_type)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _behaviour(method.name, getattr(servicer, method.name), gate, validate),
+            _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize),
             request_deserializer=_decoder(request_cls),
             response_serializer=response_cls.SerializeToString,
         )

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from arena.cli.app import AdminTokenInterceptor
+from arena.cli.app import admin_signer
 from arena.match.local_bots import BotProcess, start_bot
 from arena.match.record import SeatSpec
 from arena.server.app import ArenaServer
@@ -86,7 +86,7 @@ def arena_server(redis_url: str) -> Iterator[Callable[..., tuple[ArenaServer, ar
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         started.append((server, channel))
         token = server.admin_token
-        return server, arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token)))
+        return server, arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, admin_signer(channel, token)))
 
     try:
         yield _start

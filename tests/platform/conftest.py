@@ -11,7 +11,7 @@ import grpc
 import pytest
 from platform_helpers import ProcessWorker, ThreadWorker
 
-from arena.cli.app import AdminTokenInterceptor
+from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2_grpc
@@ -66,7 +66,7 @@ def arena_server(redis_url: str) -> Iterator[Callable[..., tuple[ArenaServer, ar
         started.append((server, channel))
         token = server.admin_token
         return server, arena_pb2_grpc.ArenaStub(
-            grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token)))
+            grpc.intercept_channel(channel, admin_signer(channel, token)))
 
     try:
         yield _start

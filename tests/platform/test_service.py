@@ -13,7 +13,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from arena.cli.app import AdminTokenInterceptor
+from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.server.servicer import ServiceError
 from arena.store import Store
@@ -31,7 +31,7 @@ def _serve(redis_url: str, **kwargs: Any) -> Iterator[tuple[ArenaServer, arena_p
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     token = server.admin_token  # organiser calls carry it, as from the CLI
     try:
-        yield server, arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token))), \
+        yield server, arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, admin_signer(channel, token))), \
             channel
     finally:
         channel.close()

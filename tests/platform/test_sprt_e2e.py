@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from platform_helpers import HERE, wait_until
 
 from arena.cli import cli
-from arena.cli.app import AdminTokenInterceptor
+from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.store import Store
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
@@ -190,7 +190,7 @@ def test_the_referee_restarts_and_the_cli_follows_to_the_verdict(redis_url: str,
     process = None
     channel = grpc.insecure_channel(address)
     try:
-        stub = arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, AdminTokenInterceptor(lambda: token)))
+        stub = arena_pb2_grpc.ArenaStub(grpc.intercept_channel(channel, admin_signer(channel, token)))
         _register(stub, *versions)
         process = subprocess.Popen(
             [ARENA, "--admin-token", token, "sprt", "sprtbot@1", "sprtbot@2", "--elo1", str(ELO1), "--window", "2",

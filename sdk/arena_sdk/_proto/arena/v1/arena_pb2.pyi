@@ -11,8 +11,20 @@ organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot che
 larger than 64 KiB.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CreateSprt, CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
-TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
+CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
+of its owner token; RemoveBot also takes proof of the admin token.
+
+Signed calls: a client proves it holds a token without sending it, so a server that only pretends to be the
+arena learns nothing it can use. It asks GetChallenge for a one-time nonce, then sends the call with the metadata
+`arena-signature: v1 KEY_ID NONCE MAC`, where KEY_ID is "admin" for the admin token or the owner's id (BotRecord's
+`owner`: "o-" + the first 16 hex digits of HMAC-SHA256(K, "arena.v1 owner id")), K is the SHA-256 of the token
+(32 bytes), and MAC is the hex HMAC-SHA256 under K of the UTF-8 text
+"arena.v1 call\\n" + METHOD + "\\n" + ARENA_ID + "\\n" + NONCE + "\\n" + hex SHA-256 of the request's deterministic
+serialization, METHOD being the full method path ("/arena.v1.Arena/UpdateBot") and ARENA_ID the Challenge's
+arena_id. A nonce serves one call, within Challenge.expires_in_ms. A malformed, expired or used signature is
+UNAUTHENTICATED; an unknown owner id or a signature that does not match the key (a wrong token) is
+PERMISSION_DENIED. The older plain forms (the `owner_token` request fields, `authorization: Bearer TOKEN`) still
+work; they send the token itself, so use them only over TLS to a server you have verified.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
@@ -1683,3 +1695,48 @@ class ArenaInfo(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ArenaInfo: _TypeAlias = ArenaInfo  # noqa: Y015
+
+@_typing.final
+class GetChallengeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetChallengeRequest: _TypeAlias = GetChallengeRequest  # noqa: Y015
+
+@_typing.final
+class Challenge(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NONCE_FIELD_NUMBER: _builtins.int
+    EXPIRES_IN_MS_FIELD_NUMBER: _builtins.int
+    ARENA_ID_FIELD_NUMBER: _builtins.int
+    nonce: _builtins.str
+    """One-time nonce for one signed call: URL-safe text of at most 128 characters, to be copied into the
+    `arena-signature` metadata as it is.
+    """
+    expires_in_ms: _builtins.int
+    """How long the nonce stays valid from now, milliseconds."""
+    arena_id: _builtins.str
+    """The arena's id (as ArenaInfo.arena_id), which the signature covers."""
+    def __init__(
+        self,
+        *,
+        nonce: _builtins.str = ...,
+        expires_in_ms: _builtins.int = ...,
+        arena_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "expires_in_ms", b"expires_in_ms", "nonce", b"nonce"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Challenge: _TypeAlias = Challenge  # noqa: Y015

@@ -119,6 +119,11 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.ArenaInfo.FromString,
                 _registered_method=True)
+        self.GetChallenge = channel.unary_unary(
+                '/arena.v1.Arena/GetChallenge',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Challenge.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -253,6 +258,13 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetChallenge(self, request, context):
+        """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -340,6 +352,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetArenaInfo,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.ArenaInfo.SerializeToString,
+            ),
+            'GetChallenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetChallenge,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetChallengeRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Challenge.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -801,6 +818,33 @@ class Arena:
             '/arena.v1.Arena/GetArenaInfo',
             arena_dot_v1_dot_arena__pb2.GetArenaInfoRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.ArenaInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetChallenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetChallenge',
+            arena_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Challenge.FromString,
             options,
             channel_credentials,
             insecure,

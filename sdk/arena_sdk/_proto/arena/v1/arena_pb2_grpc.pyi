@@ -11,8 +11,20 @@ organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot che
 larger than 64 KiB.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CreateSprt, CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
-TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
+CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
+of its owner token; RemoveBot also takes proof of the admin token.
+
+Signed calls: a client proves it holds a token without sending it, so a server that only pretends to be the
+arena learns nothing it can use. It asks GetChallenge for a one-time nonce, then sends the call with the metadata
+`arena-signature: v1 KEY_ID NONCE MAC`, where KEY_ID is "admin" for the admin token or the owner's id (BotRecord's
+`owner`: "o-" + the first 16 hex digits of HMAC-SHA256(K, "arena.v1 owner id")), K is the SHA-256 of the token
+(32 bytes), and MAC is the hex HMAC-SHA256 under K of the UTF-8 text
+"arena.v1 call\\n" + METHOD + "\\n" + ARENA_ID + "\\n" + NONCE + "\\n" + hex SHA-256 of the request's deterministic
+serialization, METHOD being the full method path ("/arena.v1.Arena/UpdateBot") and ARENA_ID the Challenge's
+arena_id. A nonce serves one call, within Challenge.expires_in_ms. A malformed, expired or used signature is
+UNAUTHENTICATED; an unknown owner id or a signature that does not match the key (a wrong token) is
+PERMISSION_DENIED. The older plain forms (the `owner_token` request fields, `authorization: Bearer TOKEN`) still
+work; they send the token itself, so use them only over TLS to a server you have verified.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
@@ -101,6 +113,8 @@ class ArenaStub:
     """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
     the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
     """
+    GetChallenge: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetChallengeRequest, _arena_pb2.Challenge]
+    """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -156,6 +170,8 @@ class ArenaAsyncStub(ArenaStub):
     """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
     the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
     """
+    GetChallenge: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetChallengeRequest, _arena_pb2.Challenge]  # type: ignore[assignment]
+    """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -310,5 +326,13 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """Who this arena is: its id (the same whatever address a client uses to reach it) and version. Clients file
         the owner tokens they receive under the arena id, and tell an arena referee from other servers with it.
         """
+
+    @_abc_1.abstractmethod
+    def GetChallenge(
+        self,
+        request: _arena_pb2.GetChallengeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Challenge, _abc.Awaitable[_arena_pb2.Challenge]]:
+        """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,48 @@
+"""What signed calls need from Redis (``arena.core.signing``): the key of the challenge nonces, the nonces already
+used, and the owner keys by owner id."""
+
+from __future__ import annotations
+
+import secrets
+
+from arena.store.base import StoreBase
+from arena.store.keys import CHALLENGE_KEY, GAMES_SET, OWNER_IDS, bots_key, name_of, nonce_key, owner_id, owner_key
+
+
+class CredentialStore(StoreBase):
+    """Challenge key, used nonces and the owner-id index."""
+
+    def challenge_key(self) -> bytes:
+        """The arena's key for GetChallenge nonces (32 random bytes chosen by the first caller, SET NX, kept in
+        Redis so that every referee of the arena and every restart agree)."""
+        self.client.set(CHALLENGE_KEY, secrets.token_hex(32), nx=True)
+        return bytes.fromhex(str(self.client.get(CHALLENGE_KEY)))
+
+    def use_nonce(self, nonce: str, ttl_ms: int) -> bool:
+        """Mark ``nonce`` used for ``ttl_ms`` milliseconds; True when it was not used before (SET NX PX)."""
+        return bool(self.client.set(nonce_key(nonce), "1", nx=True, px=max(1, ttl_ms)))
+
+    def index_owner(self, key: str) -> str:
+        """File the owner key ``key`` under its owner id (idempotent); returns the id."""
+        oid = owner_id(key)
+        self.client.hsetnx(OWNER_IDS, oid, key)
+        return oid
+
+    def owner_key_by_id(self, oid: str) -> str | None:
+        """The owner key filed under owner id ``oid``, or None for an unknown owner."""
+        value = self.client.hget(OWNER_IDS, oid)
+        return str(value) if value else None
+
+    def index_owners(self) -> int:
+        """File the key of every owned bot NAME under its owner id (names registered before the index existed);
+        idempotent. Returns how many keys it read."""
+        pipe = self.client.pipeline(transaction=False)
+        names: list[tuple[str, str]] = []
+        for game in sorted(self.client.smembers(GAMES_SET)):
+            for name in sorted({name_of(b) for b in self.client.smembers(bots_key(game))}):
+                names.append((game, name))
+                pipe.get(owner_key(game, name))
+        found = [k for k in (pipe.execute() if names else []) if k]
+        for key in set(found):
+            self.index_owner(str(key))
+        return len(found)
