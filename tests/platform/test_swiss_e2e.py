@@ -61,7 +61,8 @@ def test_swiss_of_20_bots_at_4_seats_runs_round_by_round(arena_server: Callable[
     assert (t.format, t.rounds, t.rounds_paired, t.matches_total, t.first_round) == ("swiss", 4, 1, 5, "random")
     assert t.formula.startswith("Swiss: 4 rounds x 5 tables of 4 (0 byes a round) = 20 matches")
     t, seen = _follow(stub, t.id, 5)
-    assert (t.state, t.rounds_paired, t.matches_total, t.matches_done) == ("finished", 4, 20, 20)
+    assert (t.state, t.rounds_paired, t.matches_total, t.matches_done) == ("finished", 4, 20, 20), (
+        f"failed {t.matches_failed}, cancelled {t.matches_cancelled}; workers: {list(stub.ListWorkers(arena_pb2.ListWorkersRequest()).workers)}")
     # a round was queued only once every match of the rounds before it was settled
     for paired, total, settled in seen:
         assert total == 5 * paired and settled >= 5 * (paired - 1), (paired, total, settled)
