@@ -170,10 +170,11 @@ class ResultStore(TournamentStore):
                 result["deal"] = dict(deal)
             args: list[Any] = [
                 json.dumps(result), record_data, repr(self.initial_rating), n, "1" if tournament_id else "0",
-                sum(int(f) for f in faults), repr(now), match_id, "1" if rated else "0",
+                sum(int(f) for f in faults), repr(now), match_id,
             ]
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
                 args += [bot, repr(float(r)), repr(float(d)), repr(float(score)), int(rank), 1 if rank == 1 else 0]
+            args.append("1" if rated else "0")
             outcome = int(self._record_result(keys=keys, args=args))
             if outcome == 1:
                 return True

@@ -5,16 +5,16 @@ its KEYS and ARGV in the comment above it. The store modules register them (``cl
 #       7 tournament standings hash, 8 game match index, 9 tournament match index, 10 cancelled set,
 #       11 failed set, then per seat i (1-based): 10 + 2i bot match index, 11 + 2i name match index
 # ARGV: 1 result JSON, 2 record JSON, 3 initial rating, 4 seats n, 5 "1" when KEYS[5] is a tournament,
-#       6 fault total, 7 now, 8 match id, 9 "1" rated (the ladder, its stats and the results log take it) or "0"
-#       (indexed and counted in its tournament only; indexed at the log's current length), then per seat (6 each):
-#       bot, pre-match rating, delta, score, rank, win 0/1
+#       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1,
+#       then (optional, after the seats) "0" for an unrated match: indexed and counted in its tournament only (the
+#       ladder, its stats and the results log do not take it; indexed at the log's current length); else rated
 # Returns 1 stored, 0 already stored (nothing changed), -1 a rating moved since it was read (nothing changed).
 RECORD_RESULT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local n = tonumber(ARGV[4])
 local initial = tonumber(ARGV[3])
-local rated = ARGV[9] == '1'
-local function arg(i, f) return ARGV[9 + (i - 1) * 6 + f] end
+local rated = ARGV[9 + n * 6] ~= '0'
+local function arg(i, f) return ARGV[8 + (i - 1) * 6 + f] end
 if rated then
   for i = 1, n do
     local cur = redis.call('ZSCORE', KEYS[3], arg(i, 1))

@@ -157,3 +157,9 @@ def test_an_sprt_of_one_owners_versions_counts_on_the_ladder_only_on_unique_deal
     assert ladder() == {"sprtbot@1": 2, "sprtbot@2": 2}  # only the unique-deal SPRT's matches
     check = store.check_ladder("take5")
     assert check.equal and check.results == 2
+    # verify: the unique one holds no deal twice, not even by design; the duplicate one notes its pairs
+    for t, note in ((on, False), (off, True)):
+        verified = CliRunner().invoke(cli, ["tournament", "verify", t.tournament.id, "--server",
+                                            f"127.0.0.1:{server.port}"], prog_name="arena")
+        assert verified.exit_code == 0 and "FAIL" not in verified.stdout, verified.output
+        assert ("head-to-head SPRT" in verified.stdout) == note, verified.stdout
