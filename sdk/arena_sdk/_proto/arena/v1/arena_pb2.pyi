@@ -311,7 +311,7 @@ Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
 @_typing.final
 class CreateTournamentRequest(_message.Message):
     """Tournament request. By default a round robin: every k-subset of the bots plays one match a round, `rounds`
-    times, on duplicate deals (`deals`); the `format` oneof chooses another format and carries its options. Every deal derives from a secret seed the server draws (256 bits from the operating system's
+    times, on the deal plan `deals`; the `format` oneof chooses another format and carries its options. Every deal derives from a secret seed the server draws (256 bits from the operating system's
     CSPRNG): published as a commitment (Tournament.seed_commitment) and revealed when the tournament has ended.
     """
 
@@ -359,7 +359,7 @@ class CreateTournamentRequest(_message.Message):
     fit of the tournament's results (seat and deal-luck effects, bootstrap over deals) is taken; when every two bots
     adjacent by rating have disjoint 95 % intervals, over at least 10 deals, the tournament finishes; else one more
     round (C(B, k) matches, times k with "rotate", on new deals) is queued, unless it would exceed max_matches (then
-    it finishes: "cap"). It starts with `rounds` rounds. Either deal plan may be used.
+    it finishes: "cap"). It starts with `rounds` rounds. Every deal plan may be used.
     """
     max_matches: _builtins.int
     """Only with until_separated (else INVALID_ARGUMENT): the most matches the tournament may reach, from the matches
@@ -463,8 +463,8 @@ class SwissOptions(_message.Message):
     (a bye, worth (k - 1) / 2 points, given to the bots with the fewest byes so far, lowest standing first). Points
     come from the game's ranks: 1 per opponent finished ahead of, 1/2 per tie. A round is paired only once every
     match of the previous one is settled. Every round's tables are played on duplicate deals under the guarantee of
-    round robins (no bot, and no two bots of one owner, receive cards of one deal twice). Only the "duplicate" deal
-    plan is allowed.
+    round robins (no bot, and no two bots of one owner, receive cards of one deal twice). The "duplicate" and
+    "unique" deal plans are allowed, "rotate" is not.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -573,7 +573,7 @@ class Tournament(_message.Message):
     seats_per_match: _builtins.int
     rounds: _builtins.int
     matches_total: _builtins.int
-    """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate"), C(B, k) * k * rounds
+    """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate", "unique"), C(B, k) * k * rounds
     ("rotate").
     """
     matches_done: _builtins.int
