@@ -21,6 +21,8 @@ from arena.cli.options import deadline_option, game_option, json_option, option,
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.sprt import VERDICT_WORDS
+from arena.tournaments.deals import DEALS_HELP
+from arena.tournaments.sprt_plan import SPRT_DEAL_PLANS
 from arena_sdk.pb import arena_pb2
 
 REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
@@ -84,6 +86,9 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
         help="Bots for the other seats (repeatable, comma separated; NAME or NAME@VERSION). The two tables of a "
              "block get different field bots, so the field needs at least 2 x (seats - 1) bots, of owners that "
              "can be split over the two tables. Without it: V1 against V2 on 2 seats (your own versions only).")
+@option("--deals", type=click.Choice(SPRT_DEAL_PLANS), default=None,
+        help=DEALS_HELP + " An SPRT of two versions of one owner on duplicate deals (the tables of a block share "
+                          "the cards) does not count on the public ladder; on unique deals it does.")
 @option("--window", type=click.IntRange(1, 64), default=8, show_default=True,
         help="Blocks in flight (each is 2 matches).")
 @option("--max-blocks", type=click.IntRange(1, 20_000), default=5_000, show_default=True,
@@ -96,12 +101,14 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @json_option
 @click.pass_obj
 def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
-               seats: int | None, field_lists: Sequence[str], window: int, max_blocks: int, deadline_ms: int,
-               variants: Sequence[str], wait: bool, server: str, as_json: bool, **rule_options: Any) -> None:
+               seats: int | None, field_lists: Sequence[str], deals: str | None, window: int, max_blocks: int,
+               deadline_ms: int, variants: Sequence[str], wait: bool, server: str, as_json: bool,
+               **rule_options: Any) -> None:
     """Start an SPRT: is V2 better than V1 by ELO1 Elo points (H1) rather than by ELO0 (H0)?
 
-    The arena plays blocks through its queue: one block is one deal of a secret seed at two tables, V1 at seat s
-    of one and V2 at seat s of the other (s rotating), so both versions get the same cards; after each block the
+    The arena plays blocks through its queue: one block is two tables, V1 at seat s of one and V2 at seat s of the
+    other (s rotating), on one deal of a secret seed (--deals duplicate: both versions get the same cards) or on a
+    deal of its own each (--deals unique, the default while registration is open); after each block the
     log-likelihood ratio (LLR) is updated, and the test stops when it leaves [lower, upper] (Wald's bounds from
     ALPHA and BETA): above, H1 (V2 is better); below, H0 (it is not). Without --field the two tables are V1
     against V2 and V2 against V1 (2 seats; V1 and V2 must be versions of one owner, they see each deal twice).
@@ -109,8 +116,9 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     a deal twice. It prints live progress, then the verdict, the LLR and bounds, the blocks played and the Elo
     estimate of V2 over V1 +/- its 95 % margin. Exit code 0 on a verdict (H1, H0 or inconclusive), 1 when the test
     was cancelled. The test runs on the server: Ctrl-C only stops following it (`arena sprt show ID --watch`
-    follows it again; `arena tournament cancel ID` stops it). Its matches count on the ladder. Needs the admin
-    token.
+    follows it again; `arena tournament cancel ID` stops it). Its matches count on the ladder, except those of two
+    versions of one owner on duplicate deals (they share the cards: stored and counted in the test only; the
+    status says which). Needs the admin token.
 
     \b
     Examples:
@@ -131,7 +139,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     config = config_of(game, variants, rule_options)
     request = arena_pb2.CreateSprtRequest(
         game=game, v1=v1, v2=v2, field=field, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
-        window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms)
+        window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms,
+        deals=deals or "")
     client = app.arena(server)
     s = client.call("CreateSprt", request)
     with _detach_on_interrupt(s.tournament.id):
@@ -144,7 +153,9 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                    + (f", field {', '.join(s.field)}" if s.field else "")
                    + f"; H0 elo {s.elo0:g}, H1 elo {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: LLR bounds "
-                   f"[{s.lower:.2f}, {s.upper:.2f}]; seed commitment (SHA-256) {s.tournament.seed_commitment}")
+                   f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
+                   f"{s.tournament.seed_commitment}")
+        click.echo(f"ladder: {s.ladder_note}")
     if not wait:
         if as_json:
             print_json(sprt_dict(s))
@@ -198,6 +209,7 @@ def sprt_dict(s: Any) -> dict[str, Any]:
         "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
         "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
         "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
+        "deals": s.tournament.deals, "ladder_counted": s.ladder_counted, "ladder_note": s.ladder_note,
         "tournament": tournament_dict(s.tournament),
     }
 
@@ -225,6 +237,7 @@ def _print(s: Any) -> None:
     click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                + (f", field {', '.join(s.field)}" if s.field else ""))
     click.echo(f"hypotheses: H0 elo {s.elo0:g}, H1 elo {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}")
+    click.echo(f"deals: {t.deals or 'duplicate'}; ladder: {s.ladder_note}")
     click.echo(f"verdict: {words}" + (f" ({s.reason})" if s.reason else ""))
     click.echo(f"LLR {s.llr:+.3f} in [{s.lower:.3f}, {s.upper:.3f}]")
     click.echo(f"blocks {s.blocks}" + (f" (+{s.blocks_void} void)" if s.blocks_void else "")

@@ -31,7 +31,7 @@ from arena.cli.tournament_views import (
     tournament_dict,
 )
 from arena.core.config import DEFAULTS
-from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
+from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
 from arena_sdk.pb import arena_pb2
@@ -78,10 +78,9 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @option("--first-round", type=click.Choice(FIRST_ROUND), default=None,
         help="Swiss: how round 1 is ordered: rating (the live ladder, the default) or random (drawn from the "
              "tournament's secret seed).")
-@option("--deals", type=click.Choice(DEAL_PLANS), default="duplicate", show_default=True,
-        help="Deal plan. duplicate: each deal is played at several tables by different bots, and no bot (nor two "
-             "bots of one owner) receives cards of one deal twice. rotate: every seat rotation of one deal by the "
-             "same bots; each bot sees each of its deals k times: trusted self-play only.")
+@option("--deals", type=click.Choice(DEAL_PLANS), default=None,
+        help=DEALS_HELP + " rotate: every seat rotation of one deal by the same bots; each bot sees each of its "
+                          "deals k times: trusted self-play only.")
 @option("--seed", hidden=True, type=str, default=None, expose_value=False, callback=lambda _ctx, _param, value:
         _refuse_seed() if value is not None else None)
 @option("--until-separated", is_flag=True,
@@ -102,17 +101,18 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @json_option
 @click.pass_obj
 def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bool, game: str, seats: int | None,
-                      format_name: str | None, rounds: int | None, first_round: str | None, deals: str,
+                      format_name: str | None, rounds: int | None, first_round: str | None, deals: str | None,
                       until_separated: bool, max_matches: int | None, deadline_ms: int,
                       variants: Sequence[str], dry_run: bool, wait: bool | None, server: str, as_json: bool,
                       **rule_options: Any) -> None:
     """Create a tournament, by default a round robin: every SEATS-subset of the bots plays one match a round, ROUNDS
-    times, on duplicate deals: each deal is played at up to T = max(1, min(SEATS, BOTS // SEATS)) tables by
-    disjoint sets of bots, so no bot (and no two bots of one owner) ever receives cards of one deal twice. The
-    deals come from a secret seed the server draws; its SHA-256 (the commitment) is printed now, the seed itself is
-    revealed when the tournament has ended, and `arena tournament verify ID` then checks every deal. Matches go to
-    the workers through Redis; ratings update as results arrive. With --dry-run nothing is queued: the server only
-    counts the matches and deals and says how.
+    times, on the arena's default deals (--deals): unique deals (every table its own deal) while registration is
+    open, duplicate deals once the organiser has closed it (each deal is played at up to T = max(1, min(SEATS,
+    BOTS // SEATS)) tables by disjoint sets of bots, so no bot, and no two bots of one owner, ever receives cards
+    of one deal twice). The deals come from a secret seed the server draws; its SHA-256 (the commitment) is
+    printed now, the seed itself is revealed when the tournament has ended, and `arena tournament verify ID` then
+    checks every deal. Matches go to the workers through Redis; ratings update as results arrive. With --dry-run
+    nothing is queued: the server only counts the matches and deals and says how.
 
     With --until-separated the tournament grows: once every queued match is settled, the arena fits the
     tournament's results (the batch fit with deal luck taken out, bootstrap intervals over deals) and finishes it
@@ -164,8 +164,8 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         raise click.UsageError("--max-matches caps a tournament run --until-separated; add --until-separated")
     if first_round is not None and format_name != "swiss":
         raise click.UsageError("--first-round orders round 1 of a Swiss; add --format swiss")
-    if format_name == "swiss" and deals != "duplicate":
-        raise click.UsageError("a Swiss plays duplicate deals only; leave --deals out")
+    if format_name == "swiss" and deals == "rotate":
+        raise click.UsageError("a Swiss plays duplicate or unique deals, not rotate")
     from arena_sdk import wire
 
     config = config_of(game, variants, rule_options)
@@ -173,7 +173,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         click.echo(f"warning: {ROTATE_WARNING}", err=True)
     request = arena_pb2.CreateTournamentRequest(
         game=game, bots=names, seats_per_match=seats or 0,
-        rounds=rounds or (0 if format_name == "swiss" else DEFAULTS.rounds), deals=deals,
+        rounds=rounds or (0 if format_name == "swiss" else DEFAULTS.rounds), deals=deals or "",
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run,
         until_separated=until_separated, max_matches=max_matches or 0)
     if format_name == "swiss":

@@ -91,7 +91,8 @@ def sprt_rows(s: Any) -> list[tuple[str, str]]:
         return []
     words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
     return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
-            ("verdict", words + (f" ({s.reason})" if s.reason else ""))]
+            ("verdict", words + (f" ({s.reason})" if s.reason else "")),
+            ("ladder", s.ladder_note or "its matches count on the public ladder")]
 
 
 def separation_rows(t: Any) -> list[tuple[str, str]]:

@@ -59,7 +59,7 @@ TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
 FIRST_ROUND = 16  # SwissOptions.first_round: "rating" | "random"
-DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
+DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "duplicate", "unique" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 SPRT_FIELD = 64  # CreateSprtRequest.field
@@ -97,6 +97,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "CreateSprtRequest.v1": (BOT_REF, None),
     "CreateSprtRequest.v2": (BOT_REF, None),
     "CreateSprtRequest.field": (BOT_REF, SPRT_FIELD),
+    "CreateSprtRequest.deals": (DEAL_PLAN, None),
     "GetSprtRequest.id": (TOURNAMENT_ID, None),
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),

@@ -35,6 +35,8 @@ class MatchSpec:
         round: round number, 0-based. deal: index of the deal within the round (every table of one deal gets
             the same cards). table: index of the table within its deal (under ``deals="rotate"``: the seat
             rotation).
+        rated: whether the result counts on the public ladder (False: stored and counted in its tournament only,
+            e.g. an SPRT whose one owner's versions share deals). In the job only when False.
     """
 
     match_id: str
@@ -47,10 +49,11 @@ class MatchSpec:
     round: int = 0
     deal: int = 0
     table: int = 0
+    rated: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (what a job on the stream carries)."""
-        return {
+        out: dict[str, Any] = {
             "match_id": self.match_id,
             "game": self.game,
             "seats": list(self.seats),
@@ -62,6 +65,9 @@ class MatchSpec:
             "deal": self.deal,
             "table": self.table,
         }
+        if not self.rated:
+            out["rated"] = False
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MatchSpec:
@@ -79,6 +85,7 @@ class MatchSpec:
                 round=int(d.get("round", 0)),
                 deal=int(d.get("deal", d.get("subset", 0))),
                 table=int(d.get("table", d.get("rotation", 0))),
+                rated=d.get("rated", True) is not False,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise TournamentError(f"malformed match spec {d!r}: {exc}") from exc

@@ -2,7 +2,8 @@
 creation with its first blocks, and the ``Sprt`` message. ``arena.server.servicer`` delegates to these functions.
 
 Errors leave as the service's other calls do: INVALID_ARGUMENT (a bad parameter, V1 = V2, a field that cannot fill
-the tables or holds a bot of V1's or V2's owner, V1 against V2 without a field for bots of two owners), NOT_FOUND
+the tables or holds a bot of V1's or V2's owner, V1 against V2 on duplicate deals without a field for bots of two
+owners, a deal plan other than "duplicate" or "unique"), NOT_FOUND
 (an unknown bot or tournament, or a tournament that is not an SPRT), FAILED_PRECONDITION (a bot that does not answer
 GetInfo as registered).
 """
@@ -27,13 +28,14 @@ from arena.ratings.sprt import SprtError, bounds
 from arena.server.replies import tournament_message
 from arena.server.requests import abort
 from arena.store import Store, StoreError, TournamentInfo
-from arena.tournaments.deals import owner_classes
+from arena.tournaments.deals import default_deals, owner_classes
 from arena.tournaments.sprt_controller import sprt_status
 from arena.tournaments.sprt_plan import (
     DEFAULT_MAX_BLOCKS,
     DEFAULT_WINDOW,
     MAX_BLOCKS,
     MAX_WINDOW,
+    SPRT_DEAL_PLANS,
     SPRT_KIND,
     SprtParams,
     SprtPlanError,
@@ -145,12 +147,18 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
         _invalid(context, f"the field cannot hold a bot of V1's or V2's owner: {', '.join(own)} (it would receive "
                           f"cards of the deal {v1} or {v2} holds at the other table); give a field of other "
                           f"owners' bots")
-    if not field and len(set(owner_classes([v1, v2], owners))) != 1:
+    deals = request.deals or default_deals(servicer.store.registration_open())
+    if deals not in SPRT_DEAL_PLANS:
+        _invalid(context, f"unknown SPRT deal plan {deals!r}; choose {' or '.join(SPRT_DEAL_PLANS)} (or leave it "
+                          f"empty for the arena's default)")
+    if not field and deals == "duplicate" and len(set(owner_classes([v1, v2], owners))) != 1:
         _invalid(context, f"without a field V1 and V2 play each other on every deal twice, which only two versions "
                           f"of one owner's bot may do; {v1} and {v2} have different owners: give a field of other "
                           f"bots (--field)")
+    # one owner's versions sharing a deal (one sees the other's cards) do not count on the public ladder
+    ladder = deals == "unique" or classes[0] != classes[1]
     params = SprtParams(v1=v1, v2=v2, seats=seats, field=tuple(field), field_owners=owner_classes(field, owners),
-                        **numbers)
+                        deals=deals, ladder=ladder, **numbers)
     try:
         check_field(params)
     except SprtPlanError as exc:
@@ -158,7 +166,8 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     if servicer.verify_bots:
         servicer._check_bots_ready(game, [v1, v2, *field], context)
     deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
-    formula = (f"paired blocks: each block is one deal at 2 tables ({v1} at seat s of one, {v2} at seat s of the "
+    how = ("one deal at 2 tables" if deals == "duplicate" else "2 tables on unique deals (a deal of its own each)")
+    formula = (f"paired blocks: each block is {how} ({v1} at seat s of one, {v2} at seat s of the "
                f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
                f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
     params = dataclasses.replace(params, extra={"formula": formula})
@@ -168,14 +177,15 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     stored = TournamentInfo(
         id=tournament_id, game=game, bots=(v1, v2, *field), seats_per_match=seats, rounds=1,
         seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
-        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict())
+        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals=deals)
     try:
         servicer.store.create_tournament(stored, specs)
     except StoreError as exc:
         abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
-    log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g; %d blocks queued; seed "
-             "commitment %s", tournament_id, v2, v1, f"field {', '.join(field)}" if field else "head to head", seats,
-             params.elo0, params.elo1, params.alpha, params.beta, len(specs) // 2, stored.commitment)
+    log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g, %s deals (%s); %d "
+             "blocks queued; seed commitment %s", tournament_id, v2, v1,
+             f"field {', '.join(field)}" if field else "head to head", seats, params.elo0, params.elo1, params.alpha,
+             params.beta, deals, "on the ladder" if ladder else "off the ladder", len(specs) // 2, stored.commitment)
     return get_message(servicer, tournament_id, context)
 
 
@@ -214,7 +224,7 @@ def sprt_message(info: TournamentInfo, record: SprtRecord) -> arena_pb2.Sprt:
         blocks_in_flight=in_flight, counts=[counts.get(h, 0) for h in range(-m, m + 1)],
         llr=record.llr if record.verdict and record.llr is not None else st.llr, lower=lower, upper=upper,
         elo=st.elo, elo_margin=st.margin, verdict=record.verdict, reason=record.reason,
-        decided_at=record.decided_at or 0.0)
+        decided_at=record.decided_at or 0.0, ladder_counted=params.ladder, ladder_note=params.ladder_note)
 
 
 __all__ = ["SprtError", "create_sprt", "get_message", "get_sprt", "sprt_message"]

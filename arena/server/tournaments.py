@@ -26,7 +26,7 @@ from arena.server.replies import tournament_message
 from arena.server.requests import abort, check_game
 from arena.server.sprt import ArenaServicer
 from arena.store import Store, StoreError, TournamentInfo
-from arena.tournaments.deals import ROTATE_WARNING
+from arena.tournaments.deals import ROTATE_WARNING, default_deals
 from arena.tournaments.formats import Entry, format_of_request
 from arena_sdk.pb import arena_pb2
 from arena_sdk.wire import config_from_proto, config_to_dict
@@ -53,7 +53,7 @@ def create_tournament(servicer: ArenaServicer, request: arena_pb2.CreateTourname
                "a tournament seed cannot be given: every tournament's deals come from a secret seed that the "
                "server draws, publishes as a commitment and reveals when the tournament has ended "
                "(`arena play --seed` reproduces a local game)")
-    deals = request.deals or "duplicate"
+    deals = request.deals or default_deals(servicer.store.registration_open())
     seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
     try:
         fmt, options = format_of_request(request)

@@ -105,6 +105,7 @@ class ResultStore(TournamentStore):
         seed: int | None = None,
         worker: str = "",
         deal: dict[str, int] | None = None,
+        rated: bool = True,
     ) -> bool:
         """Store a match's result and apply its Elo update, atomically and once per match id.
 
@@ -119,6 +120,10 @@ class ResultStore(TournamentStore):
             seed: deal seed of the match (default: the record's "seed"). worker: name of the worker storing it.
             deal: where a tournament match's seed comes from: ``{"round", "deal", "table", "attempt"}`` (see
                 ``arena.tournaments.deal_seed``), kept in the result so the seed can be checked once revealed.
+            rated: False for a match that does not count on the public ladder (``MatchSpec.rated``): stored,
+                indexed and counted in its tournament's progress and standings, but neither the ladder, its
+                stats nor the results log (hence no fit or rebuild) take it; its result says ``"rated": false``
+                with deltas of 0.
         Returns:
             True when stored now; False when the result of ``match_id`` was already stored (nothing changed).
         Raises:
@@ -151,7 +156,7 @@ class ResultStore(TournamentStore):
             if exists:
                 return False
             before = [self.initial_rating if r is None else float(r) for r in current]
-            deltas = elo_deltas(before, list(ranks), self.k_factor)
+            deltas = elo_deltas(before, list(ranks), self.k_factor) if rated else [0.0] * n
             now = time.time()
             result: dict[str, object] = {
                 "match_id": match_id, "game": game, "tournament": tournament_id, "seats": list(seats),
@@ -159,6 +164,8 @@ class ResultStore(TournamentStore):
                 "ratings_before": before, "deltas": deltas, "k": self.k_factor, "stored_at": now,
                 "seed": seed, "worker": worker,
             }
+            if not rated:
+                result["rated"] = False
             if deal is not None:
                 result["deal"] = dict(deal)
             args: list[Any] = [
@@ -167,6 +174,7 @@ class ResultStore(TournamentStore):
             ]
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
                 args += [bot, repr(float(r)), repr(float(d)), repr(float(score)), int(rank), 1 if rank == 1 else 0]
+            args.append("1" if rated else "0")
             outcome = int(self._record_result(keys=keys, args=args))
             if outcome == 1:
                 return True

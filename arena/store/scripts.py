@@ -5,33 +5,41 @@ its KEYS and ARGV in the comment above it. The store modules register them (``cl
 #       7 tournament standings hash, 8 game match index, 9 tournament match index, 10 cancelled set,
 #       11 failed set, then per seat i (1-based): 10 + 2i bot match index, 11 + 2i name match index
 # ARGV: 1 result JSON, 2 record JSON, 3 initial rating, 4 seats n, 5 "1" when KEYS[5] is a tournament,
-#       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1
+#       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1,
+#       then (optional, after the seats) "0" for an unrated match: indexed and counted in its tournament only (the
+#       ladder, its stats and the results log do not take it; indexed at the log's current length); else rated
 # Returns 1 stored, 0 already stored (nothing changed), -1 a rating moved since it was read (nothing changed).
 RECORD_RESULT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local n = tonumber(ARGV[4])
 local initial = tonumber(ARGV[3])
+local rated = ARGV[9 + n * 6] ~= '0'
 local function arg(i, f) return ARGV[8 + (i - 1) * 6 + f] end
-for i = 1, n do
-  local cur = redis.call('ZSCORE', KEYS[3], arg(i, 1))
-  local rating = initial
-  if cur then rating = tonumber(cur) end
-  if rating ~= tonumber(arg(i, 2)) then return -1 end
+if rated then
+  for i = 1, n do
+    local cur = redis.call('ZSCORE', KEYS[3], arg(i, 1))
+    local rating = initial
+    if cur then rating = tonumber(cur) end
+    if rating ~= tonumber(arg(i, 2)) then return -1 end
+  end
 end
 local mid = ARGV[8]
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])
-local pos = redis.call('RPUSH', KEYS[4], mid)
+local pos
+if rated then pos = redis.call('RPUSH', KEYS[4], mid) else pos = redis.call('LLEN', KEYS[4]) end
 redis.call('ZADD', KEYS[8], pos, mid)
 for i = 1, n do
   local bot = arg(i, 1)
   redis.call('ZADD', KEYS[10 + 2 * i], pos, mid)
   redis.call('ZADD', KEYS[11 + 2 * i], pos, mid)
-  if not redis.call('ZSCORE', KEYS[3], bot) then redis.call('ZADD', KEYS[3], ARGV[3], bot) end
-  redis.call('ZINCRBY', KEYS[3], arg(i, 3), bot)
-  redis.call('HINCRBY', KEYS[6], 'matches:' .. bot, 1)
-  redis.call('HINCRBY', KEYS[6], 'wins:' .. bot, arg(i, 6))
-  redis.call('HINCRBYFLOAT', KEYS[6], 'score_sum:' .. bot, arg(i, 4))
+  if rated then
+    if not redis.call('ZSCORE', KEYS[3], bot) then redis.call('ZADD', KEYS[3], ARGV[3], bot) end
+    redis.call('ZINCRBY', KEYS[3], arg(i, 3), bot)
+    redis.call('HINCRBY', KEYS[6], 'matches:' .. bot, 1)
+    redis.call('HINCRBY', KEYS[6], 'wins:' .. bot, arg(i, 6))
+    redis.call('HINCRBYFLOAT', KEYS[6], 'score_sum:' .. bot, arg(i, 4))
+  end
 end
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
   redis.call('ZADD', KEYS[9], pos, mid)

@@ -38,7 +38,7 @@ class TournamentInfo:
     finished matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s
     since epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played);
     matches_failed (given up after ``max_deliveries`` deliveries, see ``arena.worker.loop``); deals (the deal plan,
-    "duplicate" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan).
+    "duplicate", "unique" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan).
     """
 
     id: str

@@ -4,8 +4,10 @@ balanced so that every bot holds every seat equally often (pure).
 Duplicate deals (DESIGN.md "Deals are secret and never seen twice"): the same cards are dealt at every table of a
 deal (seat j holds hand j of the deal), like a board of duplicate bridge played at several tables; the tables of one
 deal seat pairwise disjoint sets of bots, and of owners, so no bot (and no two bots of one owner) ever receives cards
-of a deal twice. ``deals="rotate"`` keeps the older plan for trusted self-play only: every k-subset plays every seat
-rotation of the same deal, so each bot meets each deal k times.
+of a deal twice. Unique deals (``deals="unique"``): every table gets a deal of its own, so no two tables share cards
+at all and nothing can be passed from one table to another, whoever owns the bots (what open registration needs,
+where one person may hold two owners). ``deals="rotate"`` keeps the older plan for trusted self-play only: every
+k-subset plays every seat rotation of the same deal, so each bot meets each deal k times.
 """
 
 from __future__ import annotations
@@ -17,18 +19,34 @@ from collections.abc import Mapping, Sequence
 from arena.core.errors import TournamentError
 from arena.core.specs import PlannedMatch
 
-DEAL_PLANS = ("duplicate", "rotate")
+DEAL_PLANS = ("duplicate", "unique", "rotate")
+OPEN_DEFAULT = "unique"  # the deal plan of a request that names none while registration is open
+CLOSED_DEFAULT = "duplicate"  # ... and while the organiser has closed it (owners are the organiser's accounts)
+DEALS_HELP = ("Deal plan; default: unique while registration is open, duplicate once the organiser has closed it. "
+              "unique: every table gets a deal of its own, so nothing can be passed between tables, whoever owns "
+              "the bots; it costs about 0-11 % more matches for the same precision (`make fairness`). duplicate: "
+              "each deal is played at several tables by different bots and owners, so part of the luck of the cards "
+              "cancels out; it is for closed registration, where owners are accounts the organiser made: in open "
+              "registration one person can make two owners and pass hands between the tables of a deal.")
 ROTATE_WARNING = ("--deals rotate: every bot plays every seat of each of its deals, so it sees every deal k times "
                   "and can remember its opponents' hands; use it only for trusted self-play")
 
 
+def default_deals(registration_open: bool) -> str:
+    """The deal plan of a request that names none: ``OPEN_DEFAULT`` ("unique") while registration is open (anyone
+    may make a second owner, so duplicate deals would let one person sit at two tables of a deal), else
+    ``CLOSED_DEFAULT`` ("duplicate")."""
+    return OPEN_DEFAULT if registration_open else CLOSED_DEFAULT
+
 
 def tables_per_deal(num_bots: int, seats_per_match: int, deals: str = "duplicate") -> int:
     """T, the most tables that play one deal: ``max(1, min(k, B // k))`` for "duplicate" (tables of a deal seat
-    disjoint bots, so at most B // k of them; at most k, like the k seat rotations of the older plan), k for
-    "rotate"."""
+    disjoint bots, so at most B // k of them; at most k, like the k seat rotations of the older plan), 1 for
+    "unique", k for "rotate"."""
     if deals == "rotate":
         return seats_per_match
+    if deals == "unique":
+        return 1
     return max(1, min(seats_per_match, num_bots // seats_per_match))
 
 
@@ -203,6 +221,9 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
 
     With B < 2k there is one table per deal (T = 1): every match has a deal of its own.
 
+    ``deals="unique"``: the tables, subsets and seats of "duplicate", each table on a deal of its own (T = 1):
+    C(B, k) * R matches on as many deals, so no two tables share a card, whatever the owners.
+
     ``deals="rotate"`` (trusted self-play only): every k-subset plays the k seat rotations of one deal per round
     (table r seats ``subset[(i + r) % k]`` at seat i): C(B, k) * k * R matches, each bot in each seat of each of
     its deals once, so each bot sees each of its deals k times.
@@ -224,7 +245,7 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
                 for r in range(k):
                     out.append(PlannedMatch(round_, index, r, tuple(ordered[subset[(i + r) % k]] for i in range(k))))
         return out
-    packed = pack_deals(subsets, owner_classes(ordered, owners), tables_per_deal(len(ordered), k))
+    packed = pack_deals(subsets, owner_classes(ordered, owners), tables_per_deal(len(ordered), k, deals))
     # seats: coloured in combination order, round after round (short alternating paths), then laid out by deal
     seated = balanced_seats([subset for _ in range(rounds) for subset in subsets], k)
     for round_ in range(rounds):

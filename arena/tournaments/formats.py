@@ -52,11 +52,11 @@ class Entry:
     """A tournament request as a format sees it.
 
     Attributes: game (game id); bots (bot ids once resolved, the names as given while ``check`` runs); seats (k);
-    rounds (as requested, 0 = the format's default); deals (deal plan, "duplicate" or "rotate"); config (the
-    game's config, JSON form); deadline_ms (Decide deadline, ms); options (the format's own, ``options_of``);
-    owners (bot id -> owner key, "" for none: bots of one owner never sit at two tables of one deal); ratings (bot
-    id -> live ladder rating, Elo points); seed (the tournament's SECRET seed, 0 .. 2**256-1: a format may derive
-    hidden choices from it, as the deals are, and must never show it).
+    rounds (as requested, 0 = the format's default); deals (deal plan, "duplicate", "unique" or "rotate", resolved:
+    never ""); config (the game's config, JSON form); deadline_ms (Decide deadline, ms); options (the format's own,
+    ``options_of``); owners (bot id -> owner key, "" for none: bots of one owner never sit at two tables of one
+    deal); ratings (bot id -> live ladder rating, Elo points); seed (the tournament's SECRET seed, 0 .. 2**256-1: a
+    format may derive hidden choices from it, as the deals are, and must never show it).
     """
 
     game: str

@@ -1,4 +1,4 @@
-"""Round robin: every k-subset of the bots plays one table in each of R rounds, on duplicate deals (pure).
+"""Round robin: every k-subset of the bots plays one table in each of R rounds, on duplicate or unique deals (pure).
 
 With B bots and k seats per match, a round is C(B, k) tables, grouped into deals by ``deals.deal_plan``.
 """
@@ -24,7 +24,7 @@ MAX_MATCHES = 100_000  # a tournament larger than this is refused (it would floo
 
 
 def round_robin_size(num_bots: int, seats_per_match: int, rounds: int, deals: str = "duplicate") -> int:
-    """Number of matches of a round robin: C(B, k) * R on duplicate deals, C(B, k) * k * R with "rotate"."""
+    """Number of matches of a round robin: C(B, k) * R on duplicate or unique deals, C(B, k) * k * R with "rotate"."""
     per_round = math.comb(num_bots, seats_per_match)
     return per_round * (seats_per_match if deals == "rotate" else 1) * rounds
 
@@ -34,13 +34,16 @@ def round_robin_formula(num_bots: int, seats_per_match: int, rounds: int, deals:
     """How a round robin's match count follows from its size, for people, e.g.
     ``(4, 3, 2) -> "C(4,3) subsets x 2 rounds = 8"``, ``(4, 3, 2, "rotate") -> "C(4,3) subsets x 3 seat
     rotations x 2 rounds = 24"``; with ``deal_count``, how many deals they are played on and T
-    (``tables_per_deal``): ``"... = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table"``."""
+    (``tables_per_deal``): ``"... = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table"``, or with
+    "unique" ``"... = 8, on 8 unique deals (every table its own deal)"``."""
     total = round_robin_size(num_bots, seats_per_match, rounds, deals)
     subsets = math.comb(num_bots, seats_per_match)
     rotations = f" x {seats_per_match} seat rotations" if deals == "rotate" else ""
     text = (f"C({num_bots},{seats_per_match}) {'subset' if subsets == 1 else 'subsets'}{rotations} x "
             f"{rounds} {'round' if rounds == 1 else 'rounds'} = {total}")
-    if deal_count is not None:
+    if deal_count is not None and deals == "unique":
+        text += f", on {deal_count} unique {'deal' if deal_count == 1 else 'deals'} (every table its own deal)"
+    elif deal_count is not None:
         t = tables_per_deal(num_bots, seats_per_match, deals)
         how = "T = k" if deals == "rotate" else "T = max(1, min(k, B // k))"
         text += (f", on {deal_count} {'deal' if deal_count == 1 else 'deals'} of at most {how} = {t} "
@@ -123,7 +126,7 @@ def round_robin(
         seats_per_match: k. rounds: R. seed: the tournament's secret seed, 0 .. 2**256-1 (only validated here:
             the specs carry no seed; a worker derives each match's deal with ``deal_seed`` when it plays it).
         config: the game's config in JSON form, copied into every spec. deadline_ms: Decide deadline, ms.
-        deals: "duplicate" or "rotate". owners: bot id -> owner key (see ``deal_plan``).
+        deals: "duplicate", "unique" or "rotate". owners: bot id -> owner key (see ``deal_plan``).
     Returns:
         ``round_robin_size(B, k, R, deals)`` match specs.
     Raises:

@@ -16,7 +16,7 @@ Called by the worker after every settled match of the tournament and by the peri
    counted, or ``max_blocks`` blocks were void (every table failing: the arena cannot run this test; verdict
    "inconclusive"). The verdict is stored once (the first stays) with the counts it was taken on, then the
    tournament is finished: queued jobs are dropped, never played; matches a worker already holds are played and
-   count on the ladder, not in the test.
+   count on the ladder (when the test's matches do, ``SprtParams.ladder``), not in the test.
 4. Otherwise queue blocks until ``window`` are in flight (queued, not yet counted or void), never more than
    ``max_blocks`` counted plus in flight: the next block numbers are ``matches_total / 2`` on, queued with a
    compare-and-set on ``matches_total`` (``Store.extend_tournament(expect_total=...)``), so two callers never queue
@@ -159,7 +159,8 @@ def _top_up(store: Store, info: TournamentInfo, params: SprtParams, record: Sprt
 
 class Sprt(Format):
     """The head-to-head SPRT (``arena sprt``): created by CreateSprt, not CreateTournament (no ``option_field``);
-    this module's ``control`` runs it. Its deals are its blocks, each played at 2 tables."""
+    this module's ``control`` runs it. Its deals are its blocks, each played at 2 tables ("duplicate"), or its
+    tables ("unique")."""
 
     name = SPRT_KIND
     title = "SPRT"
@@ -170,7 +171,10 @@ class Sprt(Format):
 
     def describe(self, message: arena_pb2.Tournament, info: TournamentInfo,
                  store: Store | None) -> arena_pb2.Tournament:
-        message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
+        if info.deals == "unique":
+            message.deal_count, message.tables_per_deal = info.matches_total, 1
+        else:
+            message.deal_count, message.tables_per_deal = info.matches_total // 2, 2
         return message
 
 

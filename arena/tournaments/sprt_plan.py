@@ -4,6 +4,13 @@
 A block b is one deal, (round 0, deal b) of the tournament, played at two tables (``table`` 0 and 1 of that deal;
 match indexes 2b and 2b + 1): V1 holds seat s at table 0 and V2 holds seat s at table 1, s rotating over the k
 seats across blocks. ``arena.ratings.sprt.block_outcome`` then compares V1's result at table 0 with V2's at table 1.
+With ``deals="unique"`` the two tables of block b are two deals of their own, (round 0, deal 2b) and (round 0,
+deal 2b + 1): the same seats, no cards shared between the tables (unpaired, so a little less precise).
+
+The ladder: a block on duplicate deals whose V1 and V2 have one owner (the usual case: two versions of one bot)
+lets that owner's versions share the deal, one seeing the cards the other holds at the other table, so its
+matches do not count on the public ladder (``ladder`` False: stored and counted in the test only); every other
+SPRT's matches count (``ladder_note`` says which, for people).
 
 - **Without a field** (k = 2 only): table 0 is V1 against V2, table 1 is V2 against V1, on the same cards
   (fishtest's game pair). V1 and V2 each see the deal twice, which is allowed only for two versions of one owner's
@@ -34,6 +41,7 @@ MAX_WINDOW = 64  # blocks in flight
 DEFAULT_MAX_BLOCKS = 5_000
 DEFAULT_WINDOW = 8
 SPRT_KIND = "sprt"
+SPRT_DEAL_PLANS = ("duplicate", "unique")  # "rotate" would seat V1 and V2 at every seat of one deal
 
 
 class SprtPlanError(ValueError):
@@ -49,7 +57,9 @@ class SprtParams:
     empty for head-to-head game pairs); field_owners (an owner class per field bot: equal numbers = one owner);
     seats (k, table size); elo0, elo1 (hypotheses H0 and H1 on V2 - V1, Elo points, elo0 < elo1); alpha, beta
     (error rates, 0 < x < 0.5); window (blocks in flight, 1..``MAX_WINDOW``); max_blocks (counted blocks after
-    which the test stops as "inconclusive", 1..``MAX_BLOCKS``).
+    which the test stops as "inconclusive", 1..``MAX_BLOCKS``); deals ("duplicate": both tables of a block on
+    one deal, or "unique": a deal of its own each); ladder (whether its matches count on the public ladder: False
+    when V1 and V2 have one owner and share duplicate deals).
     """
 
     v1: str
@@ -63,7 +73,20 @@ class SprtParams:
     beta: float = 0.05
     window: int = DEFAULT_WINDOW
     max_blocks: int = DEFAULT_MAX_BLOCKS
+    deals: str = "duplicate"
+    ladder: bool = True
     extra: dict[str, Any] = dataclass_field(default_factory=dict, compare=False)
+
+    @property
+    def ladder_note(self) -> str:
+        """Whether and why the test's matches count on the public ladder, one sentence for people."""
+        if not self.ladder:
+            return ("its matches do not count on the public ladder: V1 and V2 have one owner and play duplicate "
+                    "deals, so each version's table holds the cards the other's holds (they count in the test only)")
+        if self.deals == "unique":
+            return "its matches count on the public ladder (unique deals: no cards are shared between tables)"
+        return ("its matches count on the public ladder (duplicate deals, but V1 and V2 have different owners and "
+                "no owner sits at both tables of a deal)")
 
     @property
     def head_to_head(self) -> bool:
@@ -75,20 +98,21 @@ class SprtParams:
         return {"v1": self.v1, "v2": self.v2, "seats": self.seats, "field": list(self.field),
                 "field_owners": list(self.field_owners), "elo0": self.elo0, "elo1": self.elo1,
                 "alpha": self.alpha, "beta": self.beta, "window": self.window, "max_blocks": self.max_blocks,
-                **self.extra}
+                "deals": self.deals, "ladder": self.ladder, **self.extra}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SprtParams:
         """Inverse of ``to_dict`` (unknown keys are kept in ``extra``). Raises ``SprtPlanError`` for a missing or
         malformed field."""
         known = {"v1", "v2", "seats", "field", "field_owners", "elo0", "elo1", "alpha", "beta", "window",
-                 "max_blocks"}
+                 "max_blocks", "deals", "ladder"}
         try:
             return cls(v1=str(data["v1"]), v2=str(data["v2"]), seats=int(data["seats"]),
                        field=tuple(str(b) for b in data.get("field") or ()),
                        field_owners=tuple(int(o) for o in data.get("field_owners") or ()),
                        elo0=float(data["elo0"]), elo1=float(data["elo1"]), alpha=float(data["alpha"]),
                        beta=float(data["beta"]), window=int(data["window"]), max_blocks=int(data["max_blocks"]),
+                       deals=str(data.get("deals") or "duplicate"), ladder=bool(data.get("ladder", True)),
                        extra={k: v for k, v in data.items() if k not in known})
         except (KeyError, TypeError, ValueError) as exc:
             raise SprtPlanError(f"malformed SPRT parameters {dict(data)!r}: {exc}") from exc
@@ -132,6 +156,8 @@ def check_field(params: SprtParams) -> None:
     k, fld = params.seats, params.field
     if not 2 <= k <= 10:
         raise SprtPlanError(f"an SPRT table has 2..10 seats, got {k}")
+    if params.deals not in SPRT_DEAL_PLANS:
+        raise SprtPlanError(f"an SPRT plays {' or '.join(SPRT_DEAL_PLANS)} deals, got {params.deals[:16]!r}")
     if params.v1 == params.v2:
         raise SprtPlanError(f"V1 and V2 are the same bot {params.v1}: an SPRT compares two different versions")
     if not fld:
@@ -218,16 +244,23 @@ def plan_block(params: SprtParams, block: int) -> Block:
 
 def block_specs(tournament_id: str, game: str, params: SprtParams, block: int, config: Mapping[str, Any],
                 deadline_ms: int) -> tuple[MatchSpec, MatchSpec]:
-    """The two matches of block ``block``: ids ``match_id(tournament_id, 2 block)`` (V1's table, table 0) and
-    ``2 block + 1`` (V2's table, table 1), both round 0, deal ``block`` (so both are dealt the same cards,
-    ``arena.tournaments.deal_seed``)."""
+    """The two matches of block ``block``: ids ``match_id(tournament_id, 2 block)`` (V1's table) and ``2 block +
+    1`` (V2's table), both round 0; "duplicate": deal ``block``, tables 0 and 1 (both are dealt the same cards,
+    ``arena.core.seeds.deal_seed``); "unique": deals ``2 block`` and ``2 block + 1``, table 0 each. Both carry
+    ``rated=params.ladder``."""
     planned = plan_block(params, block)
+    unique = params.deals == "unique"
     return tuple(  # type: ignore[return-value]
         MatchSpec(match_id=match_id(tournament_id, 2 * block + t), game=game, seats=seats, config=dict(config),
-                  deadline_ms=deadline_ms, tournament=tournament_id, round=0, deal=block, table=t)
+                  deadline_ms=deadline_ms, tournament=tournament_id, round=0,
+                  deal=2 * block + t if unique else block, table=0 if unique else t, rated=params.ladder)
         for t, seats in enumerate((planned.v1_table, planned.v2_table)))
 
 
 def block_of(spec: MatchSpec) -> int:
-    """The block a match of an SPRT belongs to: its deal (``block_specs``)."""
-    return spec.deal
+    """The block a match of an SPRT belongs to: half its index in the tournament (``block_specs``: match ids
+    ``2 block`` and ``2 block + 1``), whatever the deal plan. Raises ``SprtPlanError`` for a malformed id."""
+    try:
+        return int(spec.match_id.rsplit("-", 1)[1]) // 2
+    except (IndexError, ValueError) as exc:
+        raise SprtPlanError(f"malformed SPRT match id {spec.match_id!r}") from exc

@@ -9,7 +9,8 @@ seats balanced over the rounds (``arena.tournaments.swiss_pairing.pair_round``).
 
 Deals: each round's tables are grouped into duplicate deals of at most T = max(1, min(k, B // k)) tables that seat
 pairwise disjoint owners (``deals.pack_deals``, the round robins' packing), and every (round, deal) has its own
-HMAC input (``deal_seed``), so no bot, and no two bots of one owner, ever receive cards of one deal twice.
+HMAC input (``deal_seed``), so no bot, and no two bots of one owner, ever receive cards of one deal twice. With
+``deals="unique"`` every table is a deal of its own (T = 1). "rotate" is refused.
 
 Control: a round is paired only when every match of the previous one is settled (done, failed or cancelled). The
 controller (``Swiss.control``) then reads the results, pairs the next round and queues it together with its
@@ -117,13 +118,14 @@ def rounds_of(state: Mapping[str, str]) -> list[tuple[SwissRound, int]]:
 
 def round_specs(info_id: str, game: str, config: Mapping[str, Any], deadline_ms: int, round_: int, start: int,
                 pairing: SwissRound, bots: Sequence[str], owners: Mapping[str, str],
-                k: int) -> tuple[list[MatchSpec], int]:
+                k: int, deals: str = "duplicate") -> tuple[list[MatchSpec], int]:
     """The matches of one paired round, ids ``match_id(info_id, start)`` on, and how many deals they use: the
-    tables packed into deals of at most ``tables_per_deal(B, k)`` tables with pairwise disjoint owner classes."""
+    tables packed into deals of at most ``tables_per_deal(B, k, deals)`` tables (1 for "unique") with pairwise
+    disjoint owner classes."""
     ordered = sorted(bots)
     index = {b: i for i, b in enumerate(ordered)}
     subsets = [tuple(index[b] for b in table) for table in pairing.tables]
-    packed = pack_deals(subsets, owner_classes(ordered, owners), tables_per_deal(len(ordered), k))
+    packed = pack_deals(subsets, owner_classes(ordered, owners), tables_per_deal(len(ordered), k, deals))
     specs: list[MatchSpec] = []
     for d, tables in enumerate(packed):
         for t, i in enumerate(tables):
@@ -144,12 +146,16 @@ def standings_of(info: TournamentInfo, results: Sequence[Mapping[str, Any]],
     return swiss_standings(info.bots, info.seats_per_match, played, rounds, plan.order)
 
 
-def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None) -> str:
-    """E.g. ``"Swiss: 5 rounds x 5 tables of 4 (0 byes a round) = 25 matches"``."""
+def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None, deals: str = "duplicate") -> str:
+    """E.g. ``"Swiss: 5 rounds x 5 tables of 4 (0 byes a round) = 25 matches"``; with ``deal_count``, ``", on 10
+    deals so far"`` ("unique deals" for the unique plan)."""
     tables, byes = divmod(num_bots, k)
     text = (f"Swiss: {plural(rounds, 'round')} x {plural(tables, 'table')} of {k} "
             f"({plural(byes, 'bye')} a round) = {plural(rounds * tables, 'match')}")
-    if deal_count is not None:
+    if deals == "unique":
+        text += (f", on {plural(deal_count, 'unique deal')} so far" if deal_count is not None
+                 else ", on unique deals (every table its own deal)")
+    elif deal_count is not None:
         text += f", on {plural(deal_count, 'deal')} so far"
     return text
 
@@ -174,8 +180,8 @@ class Swiss(Format):
     def check(self, entry: Entry) -> None:
         validate_field(entry.game, entry.bots, entry.seats, entry.rounds, entry.seed, entry.deadline_ms,
                        entry.deals)
-        if entry.deals != "duplicate":
-            raise TournamentError("a Swiss plays duplicate deals only (no bot sees a deal twice); leave deals out")
+        if entry.deals == "rotate":
+            raise TournamentError("a Swiss plays duplicate or unique deals (no bot sees a deal twice), not rotate")
         if not 2 <= len(entry.bots) <= MAX_BOTS:
             raise TournamentError(f"a Swiss takes 2..{MAX_BOTS} bots, got {len(entry.bots)}")
         total = entry.rounds * (len(entry.bots) // entry.seats)
@@ -190,10 +196,11 @@ class Swiss(Format):
         plan = SwissPlan(how, order, classes)
         pairing = pair_round(order, entry.seats, [])
         specs, deals = round_specs(tournament_id, entry.game, entry.config, entry.deadline_ms, 0, 0, pairing,
-                                   entry.bots, classes, entry.seats)
+                                   entry.bots, classes, entry.seats, entry.deals)
         total = entry.rounds * (len(entry.bots) // entry.seats)
         return Planned(rounds=entry.rounds, specs=tuple(specs), matches_total=total, deal_count=deals,
-                       formula=formula(len(entry.bots), entry.seats, entry.rounds), extra=plan.to_extra(),
+                       formula=formula(len(entry.bots), entry.seats, entry.rounds, deals=entry.deals),
+                       extra=plan.to_extra(),
                        state={round_field(0): state_value(pairing, deals)})
 
     def control(self, store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
@@ -214,7 +221,8 @@ class Swiss(Format):
         lines = standings_of(info, results, rounds, plan)
         pairing = pair_round([x.bot for x in lines], info.seats_per_match, rounds)
         specs, deals = round_specs(info.id, info.game, info.config, info.deadline_ms, len(rounds),
-                                   info.matches_total, pairing, info.bots, plan.owners, info.seats_per_match)
+                                   info.matches_total, pairing, info.bots, plan.owners, info.seats_per_match,
+                                   info.deals)
         if store.extend_tournament(info.game, info.id, specs, expect_total=info.matches_total,
                                    state={round_field(len(rounds)): state_value(pairing, deals)}):
             log.info("Swiss %s: round %d of %d paired, %s queued", info.id, len(rounds) + 1, info.rounds,
@@ -235,10 +243,11 @@ class Swiss(Format):
                 message.byes.add(round=r, bot=bot)
         if store is not None:
             message.deal_count = sum(d for _, d in paired)
-            message.formula = (formula(len(info.bots), info.seats_per_match, info.rounds, message.deal_count)
-                               + f"; round {len(paired)} of {info.rounds} paired")
+            message.formula = (formula(len(info.bots), info.seats_per_match, info.rounds, message.deal_count,
+                                       info.deals) + f"; round {len(paired)} of {info.rounds} paired")
         else:
-            message.formula = formula(len(info.bots), info.seats_per_match, info.rounds, info.deal_count) + \
+            message.formula = formula(len(info.bots), info.seats_per_match, info.rounds, info.deal_count,
+                                      info.deals) + \
                 " (round 1; each later round is paired when the previous one is settled)"
         return message
 

@@ -23,8 +23,9 @@ is a 95 % one and is repeated after every round, so with bots of equal strength 
 passed by luck grows with the rounds played (optional stopping); the cap bounds it. To ask "is version 2 better?"
 with controlled error rates, use ``arena sprt``.
 
-Either deal plan may be used: "duplicate" (each added round brings new deals, no bot sees a deal twice) or
-"rotate" (trusted self-play: each bot sees each of its deals k times, as in a plain round robin).
+Every deal plan may be used: "duplicate" (each added round brings new deals, no bot sees a deal twice), "unique"
+(every table of every round on a deal of its own) or "rotate" (trusted self-play: each bot sees each of its deals k
+times, as in a plain round robin).
 
 Idempotent (the worker calls the controller after every settled match, and sweeps): the next round is queued with
 a compare-and-set on matches_total (``Store.extend_tournament(expect_total=...)``) and the stop is stored with the

@@ -235,7 +235,8 @@ def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: i
     result = record.result
     stored = store.record_result(
         spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks), list(result.faults),
-        record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal)
+        record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal,
+        rated=spec.rated)
     if not stored:
         store.ack_job(job)
         return False, ({}, {})

@@ -295,12 +295,12 @@ def test_dry_run_counts_without_queuing(arena: Arena, played: dict[str, Any]) ->
     out = arena.ok("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--seats", "2", "--rounds", "4",
                    "--dry-run")
     lines = out.strip().splitlines()
-    assert lines[0].startswith("dry run: 12 matches on 12 deals (3 bots, 2 seats, 4 rounds, duplicate deals)")
-    assert lines[1] == "formula: C(3,2) subsets x 4 rounds = 12, on 12 deals of at most T = max(1, min(k, B // k)) = 1 table"
+    assert lines[0].startswith("dry run: 12 matches on 12 deals (3 bots, 2 seats, 4 rounds, unique deals)")
+    assert lines[1] == "formula: C(3,2) subsets x 4 rounds = 12, on 12 unique deals (every table its own deal)"
     assert "nothing was queued" in lines[2]
     data = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--rounds", "2", "--dry-run")
     assert (data["id"], data["state"], data["matches_total"], data["seats_per_match"]) == ("", "planned", 2, 3)
-    assert data["formula"].startswith("C(3,3) subset x 2 rounds = 2, on 2 deals")
+    assert data["formula"].startswith("C(3,3) subset x 2 rounds = 2, on 2 unique deals")
     rotate = arena.run("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--deals", "rotate", "--dry-run")
     assert rotate.exit_code == 0 and "dry run: 3 matches on 1 deal (3 bots, 3 seats, 1 round, rotate deals)" in rotate.stdout, rotate.output
     assert "warning: --deals rotate: every bot plays every seat of each of its deals" in rotate.stderr
@@ -312,7 +312,7 @@ def test_dry_run_counts_without_queuing(arena: Arena, played: dict[str, Any]) ->
 
 def test_tournament_create_list_status_and_standings(arena: Arena, played: dict[str, Any]) -> None:
     t = played
-    assert (t["state"], t["matches_total"], t["matches_done"], t["deals"]) == ("finished", 3, 3, "duplicate")
+    assert (t["state"], t["matches_total"], t["matches_done"], t["deals"]) == ("finished", 3, 3, "unique")
     assert hashlib.sha256(bytes.fromhex(t["seed_hex"])).hexdigest() == t["seed_commitment"]  # ended: revealed
     assert t["bots"] == ["p-rnd@1.0", "p-heur@1.0", "p-mc@1.0"]  # NAME resolved to its latest version
     assert t["formula"].startswith("C(3,3) subset x 3 rounds = 3,") and t["config"]["limit"] == 10

@@ -114,7 +114,7 @@ def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
         ({"bots": ["a", "b"], "seats_per_match": 1}, "2..10 seats"),
         ({"bots": ["a", "b"], "game": "chess"}, "unknown game 'chess'"),
         ({"bots": ["a", "b"], "seed": 3}, "a tournament seed cannot be given"),
-        ({"bots": ["a", "b"], "deals": "swiss"}, "unknown deal plan 'swiss'; choose one of duplicate, rotate"),
+        ({"bots": ["a", "b"], "deals": "swiss"}, "unknown deal plan 'swiss'; choose one of duplicate, unique, rotate"),
         ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit_rule=9))},
          "limit_rule"),
         ({"bots": ["a", "b"], "config": bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1001))},
@@ -144,9 +144,9 @@ def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> 
     t = arena.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["e", "d", "c", "b", "a"]))
     assert (t.id, t.seats_per_match, t.rounds, t.deadline_ms, t.state) == ("t1", 4, 1, 1000, "running")
     assert t.matches_total == 5 and t.matches_done == 0 and (t.deals, t.deal_count, t.tables_per_deal) == (
-        "duplicate", 5, 1)
+        "unique", 5, 1)  # open registration: unique deals by default
     assert len(t.seed_commitment) == 64 and t.seed_hex == ""  # the seed stays secret while the tournament runs
-    assert t.formula == "C(5,4) subsets x 1 round = 5, on 5 deals of at most T = max(1, min(k, B // k)) = 1 table"
+    assert t.formula == "C(5,4) subsets x 1 round = 5, on 5 unique deals (every table its own deal)"
     assert t.config.take5.limit == 66 and list(t.bots) == ["e@0", "d@0", "c@0", "b@0", "a@0"]
     got = arena.GetTournament(arena_pb2.GetTournamentRequest(id="t1"))
     assert got == t

@@ -38,6 +38,7 @@ def stub(arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub
 def _create(stub: Any, **fields: Any) -> arena_pb2.Sprt:
     fields.setdefault("v1", "me@1")
     fields.setdefault("v2", "me@2")
+    fields.setdefault("deals", "duplicate")  # the paired plan these tests take apart (both tables on one deal)
     return stub.CreateSprt(arena_pb2.CreateSprtRequest(game=GAME, **fields), timeout=10)
 
 

@@ -55,22 +55,28 @@ def _ended(stub: arena_pb2_grpc.ArenaStub, tid: str) -> arena_pb2.Sprt:
 
 
 def _check_blocks(stub: arena_pb2_grpc.ArenaStub, s: arena_pb2.Sprt) -> list[Any]:
-    """Every counted block's two tables: the same deal, V1 and V2 at the same seat; returns the matches."""
+    """Every counted block's two tables (match ids 2b and 2b + 1): V1 and V2 at the same seat; on duplicate deals
+    the same deal (tables 0 and 1), on unique deals deals 2b and 2b + 1 (table 0 each); returns the matches."""
     tid = s.tournament.id
     matches = list(stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, limit=1000)).matches)
     assert len(matches) == s.tournament.matches_done and all(m.revealed for m in matches)
-    by_deal: dict[int, dict[int, Any]] = {}
+    by_block: dict[int, dict[int, Any]] = {}
     for m in matches:
-        by_deal.setdefault(m.deal, {})[m.table] = m
-    complete = [d for d, tables in by_deal.items() if len(tables) == 2]
+        index = int(m.match_id.rsplit("-", 1)[1])
+        by_block.setdefault(index // 2, {})[index % 2] = m
+    complete = [b for b, tables in by_block.items() if len(tables) == 2]
     assert len(complete) >= s.blocks
-    for d in complete:
-        t0, t1 = by_deal[d][0], by_deal[d][1]
-        assert t0.match_id == f"{tid}-{2 * d:06d}" and t1.match_id == f"{tid}-{2 * d + 1:06d}"
+    unique = s.tournament.deals == "unique"
+    for b in complete:
+        t0, t1 = by_block[b][0], by_block[b][1]
         seat = list(t0.seats).index(s.v1)
         assert list(t1.seats)[seat] == s.v2 and t0.round == t1.round == 0
-        if t0.attempt == t1.attempt:
-            assert t0.seed == t1.seed  # the same cards at both tables
+        if unique:
+            assert (t0.deal, t0.table, t1.deal, t1.table) == (2 * b, 0, 2 * b + 1, 0) and t0.seed != t1.seed
+        else:
+            assert (t0.deal, t0.table, t1.deal, t1.table) == (b, 0, b, 1)
+            if t0.attempt == t1.attempt:
+                assert t0.seed == t1.seed  # the same cards at both tables
     return matches
 
 
@@ -85,6 +91,7 @@ def test_arena_sprt_decides_h1_for_a_stronger_v2(arena_server: Callable[..., tup
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["verdict"] == "H1" and out["llr"] >= out["upper"] > 0 and "upper bound" in out["reason"]
+    assert (out["deals"], out["ladder_counted"]) == ("unique", True)  # open registration: unique deals by default
     assert 1 <= out["blocks"] < MAX_BLOCKS and sum(out["counts"]) == out["blocks"] and out["blocks_void"] == 0
     assert out["elo"] is None or out["elo"] == "inf" or out["elo"] > ELO1 / 2
     print(f"e2e SPRT: {out['blocks']} blocks, LLR {out['llr']:.3f} in [{out['lower']:.3f}, {out['upper']:.3f}], "
@@ -108,7 +115,8 @@ def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaSe
     _register(stub, *versions)
     first = workers.process("sprt-w1", concurrency=2)
     s = stub.CreateSprt(arena_pb2.CreateSprtRequest(game="take5", v1="sprtbot@1", v2="sprtbot@2", elo0=0.0,
-                                                    elo1=ELO1, window=3, max_blocks=MAX_BLOCKS, deadline_ms=2000))
+                                                    elo1=ELO1, window=3, max_blocks=MAX_BLOCKS, deadline_ms=2000,
+                                                    deals="duplicate"))
     tid = s.tournament.id
     wait_until(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).blocks >= 1, "a first block")
     wait_until(lambda: any(w.name == "sprt-w1" and w.running for w in store.list_workers()),

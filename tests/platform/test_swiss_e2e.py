@@ -125,7 +125,7 @@ def test_swiss_requests_that_cannot_work_are_refused(arena_server: Callable[...,
         return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=names, **fields))
 
     for fields, words in (
-            ({"deals": "rotate", "swiss": arena_pb2.SwissOptions()}, "duplicate deals only"),
+            ({"deals": "rotate", "swiss": arena_pb2.SwissOptions()}, "not rotate"),
             ({"swiss": arena_pb2.SwissOptions(first_round="elo")}, "unknown first_round"),
             ({"until_separated": True, "swiss": arena_pb2.SwissOptions()}, "older form of the request"),
             ({"max_matches": 5}, "set until_separated too")):

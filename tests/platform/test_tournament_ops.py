@@ -38,7 +38,7 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
     for name in ("a", "b", "c", "d"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint="127.0.0.1:5001", game="take5"))
     keys_before = sorted(store.client.keys("*"))
-    plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, dry_run=True)
+    plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, dry_run=True, deals="duplicate")
     assert (plan.id, plan.state, plan.matches_total, plan.deals, plan.deal_count) == ("", "planned", 8, "duplicate", 8)
     assert plan.formula == "C(4,3) subsets x 2 rounds = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table"
     assert list(plan.bots) == ["a@0", "b@0", "c@0", "d@0"] and plan.matches_done == 0

@@ -66,7 +66,8 @@ def test_no_read_shows_the_seed_or_a_deal_while_the_tournament_runs(
         bot = start_bot(SLOW_BOT, extra_args=["--sleep", "0.03", "--name", name])
         stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=bot.endpoint, game="take5"))
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
-        game="take5", bots=["spy-a", "spy-b", "spy-c", "spy-d"], seats_per_match=2, config=ONE_HAND))
+        game="take5", bots=["spy-a", "spy-b", "spy-c", "spy-d"], seats_per_match=2, config=ONE_HAND,
+        deals="duplicate"))
     # 4 bots at 2 seats: C(4,2) = 6 tables, 2 tables per deal (disjoint pairs), 3 deals
     assert (t.matches_total, t.deal_count, t.tables_per_deal, t.seed_hex) == (6, 3, 2, "")
     ids = [f"{t.id}-{i:06d}" for i in range(t.matches_total)]

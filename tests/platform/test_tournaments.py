@@ -100,7 +100,7 @@ def test_bad_seed_plan_and_deadline() -> None:
     with pytest.raises(TournamentError, match="seed"):
         round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**256)
     round_robin("t1", "take5", ["a", "b"], 2, 1, seed=2**256 - 1)
-    with pytest.raises(TournamentError, match="unknown deal plan 'shuffle'; choose one of duplicate, rotate"):
+    with pytest.raises(TournamentError, match="unknown deal plan 'shuffle'; choose one of duplicate, unique, rotate"):
         round_robin("t1", "take5", ["a", "b"], 2, 1, seed=1, deals="shuffle")
     for bad in (0, 9, 60001):
         with pytest.raises(TournamentError, match=f"deadline_ms .* must be 10..60000 ms, got {bad}"):

@@ -74,7 +74,7 @@ def test_bots_of_clearly_different_strength_are_separated_after_added_rounds(
         game="take5", bots=["strong", "middle", "weak"], seats_per_match=2, rounds=1, config=long_game,
         until_separated=True, max_matches=300))
     assert (t.until_separated, t.max_matches, t.rounds, t.matches_total, t.seed_hex) == (True, 300, 1, 3, "")
-    assert t.formula == ("C(3,2) subsets x 1 round = 3, on 3 deals of at most T = max(1, min(k, B // k)) = 1 table; "
+    assert t.formula == ("C(3,2) subsets x 1 round = 3, on 3 unique deals (every table its own deal); "
                          "rounds are added until the bots are separated, at most 300 matches")
     t, seen = _follow(stub, t.id, 4 * WAIT_S)  # some 150 long games
     # rounds were added one at a time (never all at once), each once its predecessor was settled
@@ -116,7 +116,8 @@ def test_equal_random_bots_are_stopped_by_the_cap(arena_server: Callable[..., An
         grpc.StatusCode.INVALID_ARGUMENT, f"max_matches must be at most {MAX_MATCHES}, got {MAX_MATCHES + 1}")
     # through the CLI: 4 bots at 2 seats make 6 tables a round, 2 tables (disjoint pairs) per deal, 3 deals
     arena = ["--admin-token", server.admin_token, "tournament", "create", "--bots", ",".join(names), "--seats", "2",
-             "--rounds", "2", "--limit", "20", "--until-separated", "--server", f"127.0.0.1:{server.port}"]
+             "--rounds", "2", "--limit", "20", "--until-separated", "--deals", "duplicate",
+             "--server", f"127.0.0.1:{server.port}"]
     low = CliRunner().invoke(cli, [*arena, "--max-matches", "5"])
     assert low.exit_code == 1 and ("max_matches 5 is below the 12 matches of the first 2 rounds (6 a round): raise it "
                                    "to at least 12, or start with fewer rounds") in " ".join(low.output.split())

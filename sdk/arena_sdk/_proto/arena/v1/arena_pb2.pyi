@@ -323,7 +323,7 @@ Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
 @_typing.final
 class CreateTournamentRequest(_message.Message):
     """Tournament request. By default a round robin: every k-subset of the bots plays one match a round, `rounds`
-    times, on duplicate deals (`deals`); the `format` oneof chooses another format and carries its options. Every deal derives from a secret seed the server draws (256 bits from the operating system's
+    times, on the deal plan `deals`; the `format` oneof chooses another format and carries its options. Every deal derives from a secret seed the server draws (256 bits from the operating system's
     CSPRNG): published as a commitment (Tournament.seed_commitment) and revealed when the tournament has ended.
     """
 
@@ -358,18 +358,20 @@ class CreateTournamentRequest(_message.Message):
     dry_run: _builtins.bool
     """Only validate and count: nothing is stored or queued; the answer has an empty id."""
     deals: _builtins.str
-    """Deal plan, at most 16 characters: "duplicate" (or empty, the default): each deal is played at up to
-    T = max(1, min(k, B // k)) tables by disjoint sets of bots and owners, so no bot, and no two bots of one
-    owner, receive cards of one deal twice; C(B, k) * rounds matches. "rotate": every seat rotation of one deal
-    by the same k bots, C(B, k) * k * rounds matches; each bot sees each of its deals k times, for trusted
-    self-play only.
+    """Deal plan, at most 16 characters. "duplicate": each deal is played at up to T = max(1, min(k, B // k))
+    tables by disjoint sets of bots and owners, so no bot, and no two bots of one owner, receive cards of one deal
+    twice; C(B, k) * rounds matches. "unique": every table gets a deal of its own (T = 1), so no cards are shared
+    between tables at all, whoever owns the bots; the same matches. "rotate": every seat rotation of one deal by
+    the same k bots, C(B, k) * k * rounds matches; each bot sees each of its deals k times, for trusted self-play
+    only. Empty: the arena's default, "unique" while registration is open (anyone may make a second owner),
+    "duplicate" once the organiser has closed it; Tournament.deals says which was used.
     """
     until_separated: _builtins.bool
     """Keep adding rounds until the bots are separated: once every match of the rounds so far is settled, the batch
     fit of the tournament's results (seat and deal-luck effects, bootstrap over deals) is taken; when every two bots
     adjacent by rating have disjoint 95 % intervals, over at least 10 deals, the tournament finishes; else one more
     round (C(B, k) matches, times k with "rotate", on new deals) is queued, unless it would exceed max_matches (then
-    it finishes: "cap"). It starts with `rounds` rounds. Either deal plan may be used.
+    it finishes: "cap"). It starts with `rounds` rounds. Every deal plan may be used.
     """
     max_matches: _builtins.int
     """Only with until_separated (else INVALID_ARGUMENT): the most matches the tournament may reach, from the matches
@@ -473,8 +475,8 @@ class SwissOptions(_message.Message):
     (a bye, worth (k - 1) / 2 points, given to the bots with the fewest byes so far, lowest standing first). Points
     come from the game's ranks: 1 per opponent finished ahead of, 1/2 per tie. A round is paired only once every
     match of the previous one is settled. Every round's tables are played on duplicate deals under the guarantee of
-    round robins (no bot, and no two bots of one owner, receive cards of one deal twice). Only the "duplicate" deal
-    plan is allowed.
+    round robins (no bot, and no two bots of one owner, receive cards of one deal twice). The "duplicate" and
+    "unique" deal plans are allowed, "rotate" is not.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -583,7 +585,7 @@ class Tournament(_message.Message):
     seats_per_match: _builtins.int
     rounds: _builtins.int
     matches_total: _builtins.int
-    """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate"), C(B, k) * k * rounds
+    """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate", "unique"), C(B, k) * k * rounds
     ("rotate").
     """
     matches_done: _builtins.int
@@ -614,11 +616,11 @@ class Tournament(_message.Message):
     cancelled before). Matches already delivered to a worker are not among them: they finish and count.
     """
     deals: _builtins.str
-    """The deal plan: "duplicate" or "rotate" (see CreateTournamentRequest.deals)."""
+    """The deal plan used: "duplicate", "unique" or "rotate" (see CreateTournamentRequest.deals)."""
     deal_count: _builtins.int
     """Distinct deals the plan uses (a match played again after a crash of ours gets a fresh one besides)."""
     tables_per_deal: _builtins.int
-    """Most tables that play one deal: T = max(1, min(k, B // k)) ("duplicate"), k ("rotate")."""
+    """Most tables that play one deal: T = max(1, min(k, B // k)) ("duplicate"), 1 ("unique"), k ("rotate")."""
     seed_commitment: _builtins.str
     """Public from creation: SHA-256 (64 hex digits) of the secret seed's 32 bytes (big-endian). Empty in a dry run."""
     seed_hex: _builtins.str
@@ -1087,6 +1089,7 @@ class CreateSprtRequest(_message.Message):
     MAX_BLOCKS_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     v1: _builtins.str
@@ -1111,6 +1114,13 @@ class CreateSprtRequest(_message.Message):
     """Blocks counted after which the test stops undecided ("inconclusive"), 1..20000. 0 means 5000."""
     deadline_ms: _builtins.int
     """Deadline of each Decide call, milliseconds, 10..60000. 0 means the default, 1000."""
+    deals: _builtins.str
+    """Deal plan of the blocks, at most 16 characters. "duplicate": both tables of a block get the same cards
+    (paired: V1 and V2 hold the same hand); when V1 and V2 have one owner the block's matches then do not count
+    on the public ladder (Sprt.ladder_note). "unique": each table gets a deal of its own; its matches count on
+    the ladder. Empty: the arena's default, "unique" while registration is open, "duplicate" once the organiser
+    has closed it; Sprt.tournament.deals says which was used. "rotate" is refused.
+    """
     @_builtins.property
     def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Field bots for the other seats (NAME@VERSION or NAME), neither V1 nor V2, no repeats: at most 64 names of at
@@ -1138,10 +1148,11 @@ class CreateSprtRequest(_message.Message):
         max_blocks: _builtins.int = ...,
         config: _bot_pb2.GameConfig | None = ...,
         deadline_ms: _builtins.int = ...,
+        deals: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
     _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
@@ -1214,6 +1225,8 @@ class Sprt(_message.Message):
     VERDICT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     DECIDED_AT_FIELD_NUMBER: _builtins.int
+    LADDER_COUNTED_FIELD_NUMBER: _builtins.int
+    LADDER_NOTE_FIELD_NUMBER: _builtins.int
     v1: _builtins.str
     """The versions under test, bot ids "NAME@VERSION"."""
     v2: _builtins.str
@@ -1254,6 +1267,12 @@ class Sprt(_message.Message):
     """Why it stopped, one sentence; "" while it runs."""
     decided_at: _builtins.float
     """When the verdict was taken, seconds since the Unix epoch; 0 while it runs."""
+    ladder_counted: _builtins.bool
+    """True when the test's matches count on the public ladder; false when one owner's versions share its deals
+    (duplicate deals with V1 and V2 of one owner): its matches are stored and counted in the test only.
+    """
+    ladder_note: _builtins.str
+    """For people: whether and why the test's matches count on the public ladder, one sentence."""
     @_builtins.property
     def tournament(self) -> Global___Tournament:
         """Its tournament: id, game, progress in matches, seed commitment; seed_hex once it has ended."""
@@ -1294,10 +1313,12 @@ class Sprt(_message.Message):
         verdict: _builtins.str = ...,
         reason: _builtins.str = ...,
         decided_at: _builtins.float = ...,
+        ladder_counted: _builtins.bool = ...,
+        ladder_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "ladder_counted", b"ladder_counted", "ladder_note", b"ladder_note", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
