@@ -41,7 +41,8 @@ class Defaults:
         worker_forget_s: seconds a worker that stopped sending heartbeats stays listed (its key's TTL).
         verify_timeout_s: how long the referee waits for a bot's GetInfo answer when it checks the bot
             (registration, update, and every bot of a new tournament), seconds: short, since each check holds
-            one of ``arena.core.limits.BOT_CHECKS_AT_ONCE`` slots.
+            a slot of its caller's class (``arena.server.admission``), and a failed registration answers no
+            sooner than this.
         health_check_s: seconds between two PINGs of Redis by the referee; its gRPC health status ("" and
             "arena.v1.Arena") is SERVING while Redis answers, NOT_SERVING while it does not.
         max_faults: a seat forfeits its match (ranked last, never called again) at its ``max_faults``-th fault

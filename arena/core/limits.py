@@ -27,7 +27,9 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
 | field bots of an SPRT | 64 |
 | ListMatches limit | 1000 |
-| bot checks at once (outbound GetInfo calls of RegisterBot, UpdateBot, CreateTournament, ListBots) | 4 RPCs |
+| GetInfo checks at once, by caller class | organiser 4; owner 4 (2 per client); stranger 4 (1 per client); list 1 |
+| endpoints one ``ListBots(check_endpoints)`` dials | 128 (the others come from the cache or unchecked) |
+| GetInfo outcomes kept for reuse | 4096 endpoints, 3 s each |
 """
 
 from __future__ import annotations
@@ -63,7 +65,17 @@ DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "dupli
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 SPRT_FIELD = 64  # CreateSprtRequest.field
-BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
+# Calls that call bots' GetInfo at the same time, per caller class (arena.server.admission); more get
+# RESOURCE_EXHAUSTED (a ListBots over its share comes unchecked instead).
+ORGANISER_CHECKS = 4  # calls with the admin token (a tournament's readiness probe)
+OWNER_CHECKS = 4  # calls proving the owner key of the bot NAME they act on (RegisterBot again, UpdateBot)
+OWNER_CHECKS_PER_CLIENT = 2  # of those, from one client address (an IPv6 /64)
+STRANGER_CHECKS = 4  # every other registration (a new NAME)
+STRANGER_CHECKS_PER_CLIENT = 1  # of those, from one client address
+LIST_CHECKS = 1  # ListBots(check_endpoints) calls that dial bots
+LIST_CHECK_DIALS = 128  # endpoints one ListBots(check_endpoints) dials; the rest come from the cache or unchecked
+CHECK_CACHE_ENDPOINTS = 4096  # GetInfo outcomes kept for reuse, one per endpoint
+CHECK_CACHE_S = 3.0  # seconds a GetInfo outcome is reused
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.

@@ -1,16 +1,19 @@
 """Checks of bot endpoints by the Arena service: GetInfo at registration, before a tournament and in `arena bot
-list`, bounded in time and size, with one refusal sentence for every failure, so that RegisterBot is no port
-scanner."""
+list`, bounded in time and size, with one refusal sentence for every failure to answer, and no name of another
+bot in any refusal, so that RegisterBot is no port scanner. Who may run a check when, the cache of recent outcomes
+and the padding of failed registrations are ``arena.server.admission``'s."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import grpc
 
 from arena.core import limits
 from arena.core.config import DEFAULTS
+from arena.core.specs import VERSION_RE
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import UNVERIFIED_VERSION, BotEntry
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
@@ -21,9 +24,18 @@ VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
 
 
 class EndpointError(RuntimeError):
-    """A bot endpoint cannot be registered: it does not answer GetInfo, or does not play the game; the message
-    says which, in one sentence."""
+    """A bot endpoint cannot be registered: it does not answer GetInfo, does not play the game, reports another
+    name or a bad version; the message says which, in one sentence."""
 
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """A GetInfo call that got no answer: ``reason`` in a few words (``describe_rpc_failure``)."""
+
+    reason: str
+
+
+Outcome = bot_pb2.BotInfo | NoAnswer  # what one GetInfo call to an endpoint gave
 
 
 def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
@@ -57,80 +69,97 @@ def no_bot_message(endpoint: str, timeout_s: float) -> str:
             f"reach that address{tls}")
 
 
-def fetch_bot_info(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> bot_pb2.BotInfo:
-    """Ask the bot at ``endpoint`` (``tls://HOST:PORT``: over TLS, as ``dialer`` dials) for its ``BotInfo``,
-    waiting at most ``timeout_s`` seconds. Raises
-    ``EndpointError`` with ``no_bot_message`` when the call fails (the same sentence for every failure), with the
-    field and its limit when the answer is over a size limit of ``arena.core.limits`` (a 2.5 MB author is refused
-    here, never stored), or when the bot does not play ``game``."""
-    with dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]) as channel:
-        try:
-            info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-        except grpc.RpcError as exc:
-            if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
-                log.info("registration check of %s failed: %s", endpoint, describe_rpc_failure(exc, timeout_s))
-            raise EndpointError(no_bot_message(endpoint, timeout_s)) from None
-    problem = limits.bot_info_problem(info)
-    if problem:
-        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
-    if game not in info.games:
-        raise EndpointError(f"the bot at {endpoint} ({info.name}) plays {list(info.games)}, not {game!r}")
-    return info
+def dial_infos(endpoints: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S,
+               dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> dict[str, Outcome]:
+    """Call GetInfo at every distinct endpoint of ``endpoints`` (dialed by ``dialer``), all at once, waiting at
+    most ``timeout_s`` seconds in all; answers over ``limits.MAX_BOT_INFO_BYTES`` are not read (a ``NoAnswer``).
 
-
-def verify_endpoint(endpoint: str, game: str, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
-    """Ask the bot at ``endpoint`` for its ``BotInfo``; ``None`` when it answers and plays ``game``, else the
-    reason it cannot be registered (one sentence)."""
-    try:
-        fetch_bot_info(endpoint, game, timeout_s)
-    except EndpointError as exc:
-        return str(exc)
-    return None
-
-
-def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
-                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> list[tuple[str, str]]:
-    """Ask every bot of ``bots`` for its GetInfo (dialed by ``dialer``), all at once, waiting at most ``timeout_s``
-    seconds in all.
-
-    Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
-    ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
-    when it answers but not as registered (another game, another version). A bot registered without a check
-    (version "0", ``verify_bots=False``) is not held to its version."""
+    Returns endpoint -> its ``BotInfo`` or ``NoAnswer``, for each distinct endpoint."""
+    distinct = list(dict.fromkeys(endpoints))
     options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
-    channels = [dialer.channel(bot.endpoint, options=options) for bot in bots]
-    out: list[tuple[str, str]] = []
+    channels = [dialer.channel(endpoint, options=options) for endpoint in distinct]
+    out: dict[str, Outcome] = {}
     try:
         calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
                  for ch in channels]
-        for bot, call in zip(bots, calls):
+        for endpoint, call in zip(distinct, calls):
             try:
-                info = call.result()
+                out[endpoint] = call.result()
             except grpc.RpcError as exc:
-                out.append(("down", describe_rpc_failure(exc, timeout_s)))
-                continue
-            if bot.game not in info.games:
-                out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
-            elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
-                out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
-            else:
-                out.append(("", ""))
+                out[endpoint] = NoAnswer(describe_rpc_failure(exc, timeout_s))
     finally:
         for ch in channels:
             ch.close()
     return out
 
 
-def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
-    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
+def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
+                      timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
+    """The ``BotInfo`` that the GetInfo ``outcome`` of ``endpoint`` gave, when it lets a bot NAME ``name`` of
+    ``game`` be registered there. Raises ``EndpointError``: with ``no_bot_message`` when there was no answer (the
+    same sentence for every failure), with the field and its limit when the answer is over a size limit of
+    ``arena.core.limits`` (a 2.5 MB author is refused here, never stored), when the bot does not play ``game``,
+    reports another name than ``name`` (never saying which: that is another bot's), or a malformed version."""
+    if isinstance(outcome, NoAnswer):
+        if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
+            log.info("registration check of %s failed: %s", endpoint, outcome.reason)
+        raise EndpointError(no_bot_message(endpoint, timeout_s))
+    problem = limits.bot_info_problem(outcome)
+    if problem:
+        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
+    if game not in outcome.games:
+        raise EndpointError(f"the bot at {endpoint} plays {list(outcome.games)}, not {game!r}; start a bot of "
+                            f"{game} there")
+    if outcome.name != name:
+        raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; start it with "
+                            f"--name {name}, or register it under the name it reports")
+    if not VERSION_RE.match(outcome.version):
+        raise EndpointError(f"the bot at {endpoint} reports version {outcome.version!r} in GetInfo; a version must "
+                            f"be 1..64 characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. "
+                            f"version = \"1.0\")")
+    return outcome
 
-    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
+
+def fetch_bot_info(endpoint: str, game: str, name: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> bot_pb2.BotInfo:
+    """Ask the bot at ``endpoint`` (``tls://HOST:PORT``: over TLS, as ``dialer`` dials) for its ``BotInfo``,
+    waiting at most ``timeout_s`` seconds, and check it as ``registration_info`` does (``EndpointError``)."""
+    return registration_info(endpoint, game, name, dial_infos([endpoint], timeout_s, dialer)[endpoint], timeout_s)
+
+
+def bot_problems(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> list[tuple[str, str] | None]:
+    """What the GetInfo ``outcomes`` (endpoint -> outcome, ``dial_infos``) say of each bot of ``bots``.
+
+    Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
+    ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
+    when it answers but not as registered (another game, another version); None when ``outcomes`` has nothing
+    for its endpoint (not checked). A bot registered without a check (version "0", ``verify_bots=False``) is not
+    held to its version."""
+    out: list[tuple[str, str] | None] = []
+    for bot in bots:
+        info = outcomes.get(bot.endpoint)
+        if info is None:
+            out.append(None)
+        elif isinstance(info, NoAnswer):
+            out.append(("down", info.reason))
+        elif bot.game not in info.games:
+            out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
+        elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
+            out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
+        else:
+            out.append(("", ""))
+    return out
+
+
+def check_bots_ready(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> str | None:
+    """Whether every bot of ``bots`` (bots of one game) answered GetInfo as registered, by ``outcomes``
+    (``dial_infos`` of their endpoints; a bot without an outcome counts as not answering).
+
+    Returns ``None`` when every bot answers, plays its game and reports its registered version; else one sentence
     naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
     (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
     game, another version)."""
-    problems = bot_problems(bots, timeout_s, dialer)
+    problems = [p or ("down", "not checked") for p in bot_problems(bots, outcomes)]
     down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
     changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
     parts = []

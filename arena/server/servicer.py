@@ -7,16 +7,18 @@ FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game
 the NAME it is registered as, or reports another version; a new tournament, or its dry run, with a bot that does
 not answer GetInfo; a finished tournament cancelled),
 PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an organiser call
-without the admin token), RESOURCE_EXHAUSTED (too many bot checks running at once, or a request over 64 KiB),
+without the admin token), RESOURCE_EXHAUSTED (too many bot checks of the caller's class running at once, or a
+request over 64 KiB),
 UNAVAILABLE (Redis unreachable).
 
 Hardening: organiser calls need the admin token (``arena.server.auth``); every request is
 checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
 request that does not decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots'
-GetInfo (registration, updates, tournament and list checks) run at most ``limits.BOT_CHECKS_AT_ONCE`` at a time
-(more: RESOURCE_EXHAUSTED), each within ``verify_timeout_s``, and a registration that gets no valid answer is
-refused with one message whatever the reason (closed port, another service, a silent socket), so RegisterBot is no
-port scanner.
+GetInfo (registration, updates, tournament and list checks) are admitted by caller class (organiser, owner,
+stranger, list; ``arena.server.admission``: strangers never take the organiser's or owners' capacity, and are
+limited per client), each within ``verify_timeout_s``, with recent outcomes reused; a registration that gets no
+valid answer is refused with one message whatever the reason (closed port, another service, a silent socket), no
+sooner than ``verify_timeout_s``, and no refusal names another bot, so RegisterBot is no port scanner.
 
 Bot lifecycle: a bot version is identified as NAME@VERSION, the VERSION being what the bot's
 GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
@@ -43,14 +45,15 @@ import redis
 
 from arena.core import limits
 from arena.core.config import DEFAULTS
-from arena.core.specs import BOT_NAME_RE, VERSION_RE
+from arena.core.specs import BOT_NAME_RE
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
-from arena.server.checks import EndpointError, bot_problems, check_bots_ready, fetch_bot_info
+from arena.server.admission import AdmissionRefused, BotChecks, Caller, caller_of, client_of
+from arena.server.checks import EndpointError, bot_problems, check_bots_ready
 from arena.server.replies import bot_message, ladder_message, match_summary, tournament_message, withheld_reason
 from arena.server.requests import (
     abort,
@@ -138,51 +141,26 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.verify_timeout_s = verify_timeout_s
         self.dialer = dialer
         self.admin_token = admin_token or auth.new_admin_token()  # never logged, never in a reply
-        self._checks = threading.BoundedSemaphore(limits.BOT_CHECKS_AT_ONCE)
+        self.checks = BotChecks(verify_timeout_s, dialer)  # admission by caller class, reuse, padding
         self.challenges = auth.Challenges(store)
         self._proofs = threading.local()  # (id of the call's context, its CallProof): see ``authorize``
         self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ladder.cache)
 
-    def _bot_checks(self, context: grpc.ServicerContext) -> Any:
-        """A context manager holding one of the ``limits.BOT_CHECKS_AT_ONCE`` slots for calls to bots' GetInfo;
-        RESOURCE_EXHAUSTED at once when every slot is taken (a burst of registrations to silent sockets cannot
-        take the RPC threads every other call needs)."""
-        if not self._checks.acquire(blocking=False):
-            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                   f"{limits.BOT_CHECKS_AT_ONCE} bot checks (GetInfo calls to bots) are running already; try again "
-                   f"in a few seconds")
-        semaphore = self._checks
-
-        class _Slot:
-            def __enter__(self) -> None:
-                return None
-
-            def __exit__(self, *exc: object) -> None:
-                semaphore.release()
-
-        return _Slot()
-
     # -- bots -----------------------------------------------------------------------------------------------
 
-    def _bot_info(self, endpoint: str, game: str, name: str, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+    def _bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
+                  context: grpc.ServicerContext) -> bot_pb2.BotInfo:
         """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name`` and report a
-        well-formed version (else FAILED_PRECONDITION), so that no bot plays under another's ladder line."""
+        well-formed version (else FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays
+        under another's ladder line; checked in a slot of ``caller``'s class (none free: RESOURCE_EXHAUSTED)."""
         if not self.verify_bots:
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
-            with self._bot_checks(context):
-                info = fetch_bot_info(endpoint, game, self.verify_timeout_s, self.dialer)
+            return self.checks.registration(endpoint, game, name, caller, client_of(context.peer()))
+        except AdmissionRefused as exc:
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except EndpointError as exc:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        if info.name != name:
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                   f"the bot at {endpoint} says it is {info.name!r}, not {name!r}; start it with --name {name} or "
-                   f"register it as {info.name}")
-        if not VERSION_RE.match(info.version):
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                   f"the bot at {endpoint} reports version {info.version!r} in GetInfo; a version must be 1..64 "
-                   f"characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. version = \"1.0\")")
-        return info
 
     def authorize(self, method: str, request: Any, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str] | None:
         """The guard's hook before every call (``arena_sdk.guard``): work out what the call proves
@@ -265,7 +243,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             self._check_owner(game, name, key,
                               f"bot name {name!r} is registered already: registering it again or a new version",
                               context)
-        info = self._bot_info(endpoint, game, name, context)
+        caller = caller_of(key, stored, lambda: self.is_admin(request, context))
+        info = self._bot_info(endpoint, game, name, caller, context)
         token = "" if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
         try:
             bot, claimed = self.store.register_bot_claim(
@@ -293,8 +272,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         bot = self.store.get_bot(game, request.bot)
         if bot is None:
             abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        self._check_owner(game, name, self.owner_key(request, context), f"updating {bot.bot_id}", context)
-        info = self._bot_info(request.endpoint, game, name, context)
+        key = self.owner_key(request, context)
+        self._check_owner(game, name, key, f"updating {bot.bot_id}", context)
+        caller = caller_of(key, self.store.owner_hash(game, name), lambda: self.is_admin(request, context))
+        info = self._bot_info(request.endpoint, game, name, caller, context)
         if self.verify_bots and info.version != bot.version:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
@@ -334,13 +315,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             if not state.healthy:
                 message.unhealthy_since = state.since or 0.0
                 message.health_reason = state.reason
-        if request.check_endpoints and bots and self._checks.acquire(blocking=False):
-            try:  # when every bot-check slot is taken, the list comes without the check (endpoint_checked false)
-                for message, (_, why) in zip(messages, bot_problems(bots, self.verify_timeout_s, self.dialer)):
+        if request.check_endpoints and bots:  # recent outcomes, else dialed when the list's slot is free
+            outcomes = self.checks.probe([b.endpoint for b in bots])  # never blocks; about one bound at most
+            for message, problem in zip(messages, bot_problems(bots, outcomes)):
+                if problem is not None:  # None: not checked (endpoint_checked false)
                     message.endpoint_checked = True
-                    message.endpoint_problem = why
-            finally:
-                self._checks.release()
+                    message.endpoint_problem = problem[1]
         return arena_pb2.ListBotsResponse(bots=messages)
 
     # -- tournaments ----------------------------------------------------------------------------------------
@@ -358,9 +338,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if gone:
             abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {', '.join(gone)} (removed "
                                                        f"meanwhile); register them first")
-        with self._bot_checks(context):
-            problem = check_bots_ready([e for e in entries if e is not None], game, self.verify_timeout_s,
-                                       self.dialer)
+        ready = [e for e in entries if e is not None]
+        try:  # an organiser call (the admin gate let it in): one organiser slot for all its bots
+            problem = check_bots_ready(ready, self.checks.ready([e.endpoint for e in ready]))
+        except AdmissionRefused as exc:
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if problem:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                    f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "

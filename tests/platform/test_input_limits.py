@@ -156,9 +156,9 @@ def silent_endpoint() -> Any:
 
 def test_registrations_to_a_silent_socket_cannot_starve_other_calls(
         arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], silent_endpoint: str) -> None:
-    """32 RegisterBot calls to a socket that never answers: at most BOT_CHECKS_AT_ONCE wait for their GetInfo
-    (then FAILED_PRECONDITION), the others are refused at once with RESOURCE_EXHAUSTED, and GetLadder answers as
-    fast as ever meanwhile (it took 5.8 s instead of 0.2 s)."""
+    """32 RegisterBot calls from one client to a socket that never answers: at most STRANGER_CHECKS_PER_CLIENT at
+    a time wait for their GetInfo (then FAILED_PRECONDITION), the others are refused at once with
+    RESOURCE_EXHAUSTED, and GetLadder answers as fast as ever meanwhile (it took 5.8 s instead of 0.2 s)."""
     check_s = 1.0
     _server, stub = arena_server(verify_timeout_s=check_s)
 
@@ -188,5 +188,5 @@ def test_registrations_to_a_silent_socket_cannot_starve_other_calls(
     refused = [s for code, s in outcomes if code == grpc.StatusCode.RESOURCE_EXHAUSTED]
     assert len(waited) + len(refused) == 32 and 1 <= len(waited) <= 32 - len(refused)
     assert all(s < check_s * 3 for s in waited)  # each waited about one check, not in a queue behind the others
-    assert len(refused) >= 32 - 2 * limits.BOT_CHECKS_AT_ONCE * 3  # the slots were taken: most refused at once
+    assert len(refused) >= 32 - 2 * limits.STRANGER_CHECKS * 3  # the slots were taken: most refused at once
     assert ladder_s and max(ladder_s) < 0.5, f"GetLadder took up to {max(ladder_s):.2f} s meanwhile"
