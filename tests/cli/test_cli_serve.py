@@ -215,7 +215,8 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     # a bot that says it is another is refused; one started with --name life is taken
     other = arena.bots["random"].endpoint
     line = arena.fails("bot", "update", "life@1.0", "--endpoint", other)
-    assert "FAILED_PRECONDITION" in line and "says it is 'random', not 'life'; start it with --name life" in line
+    assert "FAILED_PRECONDITION" in line and "reports another name than 'life' in GetInfo; start it with --name life" \
+        in line and "'random'" not in line
     moved = start_bot("sample:random", extra_args=["--name", "life"])
     assert arena.ok("bot", "update", "life@1.0", "--endpoint", moved.endpoint).strip() == \
         f"updated take5 bot life@1.0: endpoint {moved.endpoint}"

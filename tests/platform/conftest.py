@@ -54,12 +54,13 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture
 def arena_server(redis_url: str) -> Iterator[Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]]]:
     """Factory ``arena_server(**ArenaServer kwargs) -> (server, stub)``: an Arena server on 127.0.0.1 (port 0),
-    defaults workers=0 and verify_bots=True; stopped after the test. The stub sends the server's admin token with
-    organiser calls, as the CLI does (``server.admin_token``; a test of the token itself uses its own channel)."""
+    defaults workers=0, verify_bots=True and verify_timeout_s=1.0; stopped after the test. The stub sends the
+    server's admin token with organiser calls, as the CLI does (``server.admin_token``; a test of the token itself uses its own channel)."""
     started: list[tuple[ArenaServer, grpc.Channel]] = []
 
     def _start(**kwargs: Any) -> tuple[ArenaServer, arena_pb2_grpc.ArenaStub]:
         kwargs.setdefault("workers", 0)
+        kwargs.setdefault("verify_timeout_s", 1.0)  # a failed registration check answers after this bound
         server = ArenaServer("127.0.0.1:0", redis_url, **kwargs)
         port = server.start()
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")

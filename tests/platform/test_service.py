@@ -230,15 +230,15 @@ def test_a_bot_registers_and_updates_only_under_the_name_it_gives(
     for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
         code, details = _code(lambda: _register(stub, "heuristic", rand.endpoint))
         assert code == grpc.StatusCode.FAILED_PRECONDITION
-        assert details == (f"the bot at {rand.endpoint} says it is 'random', not 'heuristic'; start it with "
-                           f"--name heuristic or register it as random")
+        assert details == (f"the bot at {rand.endpoint} reports another name than 'heuristic' in GetInfo; start "
+                           f"it with --name heuristic, or register it under the name it reports")
         assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
         owner = _register(stub, "heuristic", heur.endpoint).owner_token
         assert _register(stub, "random", rand.endpoint).bot_id == "random@1.0"
         code, details = _code(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
             bot="heuristic@1.0", game="take5", endpoint=rand.endpoint, owner_token=owner)))
         assert code == grpc.StatusCode.FAILED_PRECONDITION
-        assert f"the bot at {rand.endpoint} says it is 'random', not 'heuristic'" in details
+        assert f"the bot at {rand.endpoint} reports another name than 'heuristic'" in details
         assert stub.ListBots(arena_pb2.ListBotsRequest()).bots[0].endpoint == heur.endpoint  # unchanged
         second = start_bot("sample:random", extra_args=["--name", "random-2"])
         assert _register(stub, "random-2", second.endpoint).bot_id == "random-2@1.0"
