@@ -40,7 +40,8 @@ class ArenaServer:
         verify_bots: RegisterBot and UpdateBot check the endpoint answers GetInfo and plays the game, and
             CreateTournament checks every bot of the tournament answers (see ``ArenaServicer``). Keep it on;
             off only in tests with endpoints where nothing listens.
-        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds; a failed registration check
+            answers no sooner (``arena.server.admission``).
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
         visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
             ``arena.worker.loop.run_worker``).

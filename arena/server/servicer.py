@@ -128,7 +128,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
             another version than registered, before anything is stored or queued. When False (tests only)
             nothing is called and every bot is version "0".
-        verify_timeout_s: how long each of those GetInfo calls may take, seconds.
+        verify_timeout_s: how long each of those GetInfo calls may take, seconds; a failed registration check
+            answers no sooner (``arena.server.admission``).
         dialer: how those calls dial a bot (``tls://`` endpoints over TLS, verified against its CA bundle).
     """
 
