@@ -204,7 +204,7 @@ def test_a_list_flood_with_a_paused_bot_leaves_organiser_and_owner_calls_working
     assert not failed, f"organiser/owner calls failed during the flood: {failed}"
     assert legit["organiser CreateTournament: OK"] >= 3 and legit["owner UpdateBot: OK"] >= 3, legit
     assert set(lists) == {"OK"} and lists["OK"] >= FLOODERS, lists
-    assert max(took) < 2 * CHECK_S + 0.5, f"a ListBots took {max(took):.2f} s"  # one check bound, not several
+    assert max(took) < 2 * CHECK_S + 1.0, f"a ListBots took {max(took):.2f} s"  # one check bound, not several
     assert problems[f"paused: no answer within {CHECK_S:g} s"] >= 1, problems
     assert problems["a: "] >= 1 and not any(k.startswith(("a: ", "b: ")) and not k.endswith(": ")
                                             for k in problems), problems
