@@ -52,6 +52,7 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
         "RebuildLadder": [arena_pb2.RebuildLadderRequest(game="take5")],
         "ListWorkers": [arena_pb2.ListWorkersRequest()],
         "GetArenaInfo": [arena_pb2.GetArenaInfoRequest()],
+        "GetChallenge": [arena_pb2.GetChallengeRequest()],
         "CreateSprt": [arena_pb2.CreateSprtRequest(game="take5", v1="fz-a@1.0", v2="fz-a@2.0", seats=2, elo0=0,
                                                    elo1=5, alpha=0.05, beta=0.05, window=4, max_blocks=100,
                                                    deadline_ms=100)],

@@ -24,6 +24,8 @@ from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 ONE_HAND = bot_pb2.GameConfig(take5=bot_pb2.Take5Config(limit=1))  # a 2-seat match ends after one hand
 
+AUTH_KEYS = ("arena:challenge-key", "arena:nonce:", "arena:id")  # what a signed call leaves: no tournament state
+
 
 def _create(stub: arena_pb2_grpc.ArenaStub, bots: list[str], **kwargs: Any) -> arena_pb2.Tournament:
     return stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=bots, **kwargs))
@@ -37,7 +39,7 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
     _server, stub = arena_server(verify_bots=False)
     for name in ("a", "b", "c", "d"):
         stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint="127.0.0.1:5001", game="take5"))
-    keys_before = sorted(store.client.keys("*"))
+    keys_before = sorted(k for k in store.client.keys("*") if not k.startswith(AUTH_KEYS))
     plan = _create(stub, ["a", "b", "c", "d"], seats_per_match=3, rounds=2, dry_run=True, deals="duplicate")
     assert (plan.id, plan.state, plan.matches_total, plan.deals, plan.deal_count) == ("", "planned", 8, "duplicate", 8)
     assert plan.formula == "C(4,3) subsets x 2 rounds = 8, on 8 deals of at most T = max(1, min(k, B // k)) = 1 table"
@@ -45,7 +47,7 @@ def test_a_dry_run_counts_and_explains_and_stores_nothing(arena_server: Any, sto
     assert plan.seed_commitment == plan.seed_hex == ""  # no seed is drawn for a dry run
     rotate = _create(stub, ["a", "b"], deals="rotate", dry_run=True)
     assert rotate.formula == "C(2,2) subset x 2 seat rotations x 1 round = 2, on 1 deal of at most T = k = 2 tables"
-    assert sorted(store.client.keys("*")) == keys_before  # nothing stored, nothing queued, no id used
+    assert sorted(k for k in store.client.keys("*") if not k.startswith(AUTH_KEYS)) == keys_before  # nothing stored, nothing queued, no id used
     assert list(stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments) == []
     # a dry run validates like the real thing
     code, details = rpc_error(lambda: _create(stub, ["a", "zed"], dry_run=True))
