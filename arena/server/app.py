@@ -27,6 +27,10 @@ from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger("arena.server.servicer")
 
+# RPC threads: the bot-check classes (arena.server.admission) hold at most 13 while they wait on bots, which
+# leaves the rest for every other call
+RPC_THREADS = 32
+
 
 class ArenaServer:
     """The referee process: the Arena gRPC service (+ health and reflection) and ``workers`` embedded workers.
@@ -112,7 +116,7 @@ class ArenaServer:
             store.close()
             raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="arena-rpc"),
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc"),
                              options=[("grpc.so_reuseport", 0),
                                       ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
