@@ -27,6 +27,9 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
 | field bots of an SPRT | 64 |
 | ListMatches limit | 1000 |
+| page token of a list method (ListBots, ListTournaments, ListMatches, ListWorkers) | 512 characters |
+| page size of a list method | clamped to its maximum (``arena.server.pages``) |
+| endpoint problem in a ListBots answer | 256 characters (longer ones are cut) |
 | bot checks at once (outbound GetInfo calls of RegisterBot, UpdateBot, CreateTournament, ListBots) | 4 RPCs |
 """
 
@@ -63,6 +66,8 @@ DEAL_PLAN = 16  # CreateTournamentRequest.deals: "duplicate" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 SPRT_FIELD = 64  # CreateSprtRequest.field
+PAGE_TOKEN = 512  # page_token of every list request (arena.server.pages makes tokens far shorter)
+PROBLEM_TEXT = 256  # BotRecord.endpoint_problem and health_reason are cut to this many characters
 BOT_CHECKS_AT_ONCE = 4  # RPCs that call bots' GetInfo at the same time; more get RESOURCE_EXHAUSTED
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
@@ -82,16 +87,20 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "RemoveBotRequest.game": (GAME_ID, None),
     "RemoveBotRequest.owner_token": (TOKEN, None),
     "ListBotsRequest.game": (GAME_ID, None),
+    "ListBotsRequest.page_token": (PAGE_TOKEN, None),
     "CreateTournamentRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
     "CreateTournamentRequest.deals": (DEAL_PLAN, None),
     "SwissOptions.first_round": (FIRST_ROUND, None),
     "GetTournamentRequest.id": (TOURNAMENT_ID, None),
     "ListTournamentsRequest.game": (GAME_ID, None),
+    "ListTournamentsRequest.page_token": (PAGE_TOKEN, None),
     "CancelTournamentRequest.id": (TOURNAMENT_ID, None),
     "GetStandingsRequest.id": (TOURNAMENT_ID, None),
     "ListMatchesRequest.tournament_id": (TOURNAMENT_ID, None),
     "ListMatchesRequest.bot": (BOT_REF, None),
+    "ListMatchesRequest.page_token": (PAGE_TOKEN, None),
+    "ListWorkersRequest.page_token": (PAGE_TOKEN, None),
     "GetMatchRequest.match_id": (MATCH_ID, None),
     "CreateSprtRequest.game": (GAME_ID, None),
     "CreateSprtRequest.v1": (BOT_REF, None),

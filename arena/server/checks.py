@@ -12,12 +12,14 @@ import grpc
 from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
-from arena.store import UNVERIFIED_VERSION, BotEntry
+from arena.store import UNVERIFIED_VERSION, BotEntry, Store
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
 
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
+NAME_CHANGED = "reports another name in GetInfo than it is registered under"
+MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot marked by ``mark_mismatches``
 
 
 class EndpointError(RuntimeError):
@@ -96,8 +98,9 @@ def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
 
     Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
     ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
-    when it answers but not as registered (another game, another version). A bot registered without a check
-    (version "0", ``verify_bots=False``) is not held to its version."""
+    when it answers but not as registered (``registration_mismatch``: another name, another game, another
+    version). A bot registered without a check (version "0", ``verify_bots=False``) is not held to its name and
+    version."""
     options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
     channels = [dialer.channel(bot.endpoint, options=options) for bot in bots]
     out: list[tuple[str, str]] = []
@@ -110,27 +113,54 @@ def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
             except grpc.RpcError as exc:
                 out.append(("down", describe_rpc_failure(exc, timeout_s)))
                 continue
-            if bot.game not in info.games:
-                out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
-            elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
-                out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
-            else:
-                out.append(("", ""))
+            out.append(registration_mismatch(bot, info))
     finally:
         for ch in channels:
             ch.close()
     return out
 
 
-def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
-    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``).
+def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
+    """("", "") when the GetInfo answer ``info`` matches the registration ``bot`` (its name, a game it plays, its
+    version; name and version are not held for a bot registered without a check, version "0"); else ("changed",
+    what differs, one sentence that names no other bot: the other name is never repeated, for it is no business of
+    whoever reads a public list)."""
+    unverified = bot.version == UNVERIFIED_VERSION
+    if not unverified and info.name != bot.name:
+        return "changed", NAME_CHANGED
+    if bot.game not in info.games:
+        return "changed", f"now plays {list(info.games)[:limits.GAMES_PER_BOT]}, not {bot.game!r}"
+    if not unverified and info.version != bot.version:
+        return "changed", f"now reports version {info.version[:limits.VERSION]!r}; register it as a new version"
+    return "", ""
 
-    Returns ``None`` when every bot answers, plays ``game`` and reports its registered version; else one sentence
+
+def mark_mismatches(store: Store, bots: Sequence[BotEntry], problems: Sequence[tuple[str, str]]) -> None:
+    """Record in the health of each bot of ``bots`` what ``bot_problems`` found (``problems``, in order): a bot
+    answering but not as registered is unhealthy with the reason "not as registered: WHAT" (the workers defer its
+    matches; ``arena bot list`` shows it); one marked so that now answers as registered is healthy again."""
+    states = store.bots_health([(b.game, b.bot_id) for b in bots])
+    for bot, (kind, why), state in zip(bots, problems, states):
+        if kind == "changed":
+            store.mark_unhealthy(bot.game, bot.bot_id, f"{MISMATCH_PREFIX}{why}")
+            log.warning("bot %s (%s) answers GetInfo, but not as registered: %s; its matches wait", bot.bot_id,
+                        bot.game, why)
+        elif kind == "" and not state.healthy and state.reason.startswith(MISMATCH_PREFIX):
+            store.mark_healthy(bot.game, bot.bot_id)
+
+
+def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                     dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, store: Store | None = None) -> str | None:
+    """Ask every bot of ``bots`` (bots of ``game``) for its GetInfo, all at once (``bot_problems``); with ``store``,
+    mark those that answer but not as registered (``mark_mismatches``).
+
+    Returns ``None`` when every bot answers with its registered name and version and plays ``game``; else one sentence
     naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
     (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
     game, another version)."""
     problems = bot_problems(bots, timeout_s, dialer)
+    if store is not None:
+        mark_mismatches(store, bots, problems)
     down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
     changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
     parts = []

@@ -10,6 +10,9 @@ GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin 
 organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
 larger than 64 KiB.
 
+Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (page_size, page_token,
+next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
+
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
 CreateSprt, CancelTournament, RebuildLadder) need the arena's admin token in the call metadata, `authorization: Bearer
 TOKEN`. A bot's own changes need its owner token (a request field); RemoveBot also takes the admin token.
