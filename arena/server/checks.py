@@ -12,14 +12,13 @@ import grpc
 from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
-from arena.store import UNVERIFIED_VERSION, BotEntry, Store
+from arena.store import BotEntry, Store
+from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
 
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
-NAME_CHANGED = "reports another name in GetInfo than it is registered under"
-MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot marked by ``mark_mismatches``
 
 
 class EndpointError(RuntimeError):
@@ -118,21 +117,6 @@ def bot_problems(bots: Sequence[BotEntry], timeout_s: float = VERIFY_TIMEOUT_S,
         for ch in channels:
             ch.close()
     return out
-
-
-def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
-    """("", "") when the GetInfo answer ``info`` matches the registration ``bot`` (its name, a game it plays, its
-    version; name and version are not held for a bot registered without a check, version "0"); else ("changed",
-    what differs, one sentence that names no other bot: the other name is never repeated, for it is no business of
-    whoever reads a public list)."""
-    unverified = bot.version == UNVERIFIED_VERSION
-    if not unverified and info.name != bot.name:
-        return "changed", NAME_CHANGED
-    if bot.game not in info.games:
-        return "changed", f"now plays {list(info.games)[:limits.GAMES_PER_BOT]}, not {bot.game!r}"
-    if not unverified and info.version != bot.version:
-        return "changed", f"now reports version {info.version[:limits.VERSION]!r}; register it as a new version"
-    return "", ""
 
 
 def mark_mismatches(store: Store, bots: Sequence[BotEntry], problems: Sequence[tuple[str, str]]) -> None:
