@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from arena.core import limits
 from arena.server import pages
 from arena.server.checks import bot_problems, mark_mismatches
 from arena.server.replies import bot_message, match_summary, tournament_message
@@ -24,7 +25,7 @@ def _tournament_position(value: Any) -> tuple[int, str]:
     number, tid = value
     if not isinstance(number, int) or isinstance(number, bool) or not isinstance(tid, str):
         raise ValueError("not a tournament position")
-    if tournament_position(tid) != (number, tid):
+    if len(tid) > limits.TOURNAMENT_ID or tournament_position(tid) != (number, tid):
         raise ValueError("not a tournament position")
     return number, tid
 
@@ -34,7 +35,8 @@ def _matches_position(value: Any) -> dict[str, int]:
         raise ValueError("not a matches position")
     out: dict[str, int] = {}
     for game, pos in value:
-        if not isinstance(game, str) or len(game) > 32 or not isinstance(pos, int) or isinstance(pos, bool):
+        if (not isinstance(game, str) or len(game) > limits.GAME_ID or not isinstance(pos, int)
+                or isinstance(pos, bool) or not 0 <= pos < 2 ** 53):  # a log position Redis keeps exactly
             raise ValueError("not a matches position")
         out[game] = pos
     return out
@@ -50,6 +52,8 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
     store = servicer.store
     query = (store.arena_id(), request.game)
     size, after = pages.page_request(pages.BOTS, query, request, pages.strings_position(2), context)
+    if request.check_endpoints:  # every bot of the page is called: a check's cost stays bounded
+        size = min(size, pages.CHECKED_BOTS)
     bots, more = store.bots_page(request.game or None, (after[0], after[1]) if after else None, size)
     messages = [bot_message(b) for b in bots]
     for message, state in zip(messages, store.bots_health([(b.game, b.bot_id) for b in bots])):

@@ -65,6 +65,7 @@ class PageKind:
 
 
 BOTS = PageKind("ListBots", 200, 1000)
+CHECKED_BOTS = 200  # ListBots with check_endpoints: at most this many bots a page (each one's GetInfo is called)
 TOURNAMENTS = PageKind("ListTournaments", 20, 100)
 MATCHES = PageKind("ListMatches", 50, limits.MATCH_LIST)
 WORKERS = PageKind("ListWorkers", 200, 1000)

@@ -276,13 +276,14 @@ class ListBotsRequest(_message.Message):
     game: _builtins.str
     """Game id to filter on; empty lists every game. At most 32 characters."""
     check_endpoints: _builtins.bool
-    """Ask every bot of this page for its GetInfo now (all at once, within the referee's verify timeout) and report the
-    outcome in BotRecord.endpoint_checked and endpoint_problem.
+    """Ask every bot of this page for its GetInfo now (all at once, within the referee's verify timeout) and report
+    the outcome in BotRecord.endpoint_checked and endpoint_problem. With it a page holds at most 200 bots.
     """
     page_size: _builtins.int
-    """Page size: at most this many bots, in order of game then bot id (0 means 200; more than 1000 means 1000: clamped, not
-    refused). A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says
-    whether more follow.
+    """Page size: at most this many bots, in order of game, then bot id (0 means 200; more than 1000 means 1000:
+    clamped, not refused).
+    A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says whether
+    more follow.
     """
     page_token: _builtins.str
     """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
@@ -970,9 +971,10 @@ class ListMatchesRequest(_message.Message):
     page_token pages cost the same however deep; an offset costs the matches it skips.
     """
     page_size: _builtins.int
-    """Page size: at most this many matches, newest first (0 means 50; more than 1000 means 1000: clamped, not
-    refused). A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says
-    whether more follow.
+    """Page size: at most this many matches, newest first (0 means `limit`, whose 0 means 50; more than 1000 means
+    1000: clamped, not refused).
+    A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says whether
+    more follow.
     """
     page_token: _builtins.str
     """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
