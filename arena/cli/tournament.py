@@ -32,6 +32,7 @@ from arena.cli.tournament_views import (
     tournament_dict,
 )
 from arena.core.config import DEFAULTS
+from arena.core.limits import TOURNAMENT_BOTS
 from arena.tournaments.deals import DEAL_PLANS, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
@@ -147,6 +148,9 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         names = sorted({bot_dict(b)["bot_id"] for b in listed})
         if not names:
             raise ArenaCliError(f"no {game} bots registered: `arena bot register NAME HOST:PORT` first")
+        if len(names) > TOURNAMENT_BOTS:
+            raise ArenaCliError(f"--all found {len(names)} {game} bots; a tournament takes at most {TOURNAMENT_BOTS}: "
+                                f"name them with --bots a,b,c (`arena bot list --game {game}` lists them)")
     if not names:
         raise click.UsageError("name the bots with --bots a,b,c (or use --all)")
     repeated = sorted({n for n in names if names.count(n) > 1})

@@ -199,9 +199,8 @@ class TournamentStore(JobStore):
                          size: int) -> tuple[list[TournamentInfo], bool]:
         """One page of stored tournaments (of ``game`` when given), newest first: the first ``size`` whose (number
         N of ``t<N>``, id) comes after ``before`` (the previous page's last, ``tournament_position``; None: from the
-        newest). Returns (tournaments,
-        whether more may follow). Reads the id index (a hash of short strings, one field per tournament, which
-        only organisers add to) and ``size`` tournaments."""
+        newest). Returns (tournaments, whether more may follow). Reads the id index (a hash of short strings, one
+        field per tournament, which only organisers add to) and ``size`` tournaments."""
         ids = self.client.hgetall(TOURNAMENTS)
         numbered = sorted((tournament_position(tid) for tid, g in ids.items() if not game or g == game),
                           reverse=True)

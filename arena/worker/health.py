@@ -58,9 +58,9 @@ MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot whose GetI
 
 def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
     """("", "") when the GetInfo answer ``info`` matches the registration ``bot`` (a game it plays, its version, its
-    name, checked in that order; name and version are not held for a bot registered without a check, version "0"); else ("changed",
-    what differs, one sentence that names no other bot: the other name is never repeated, for it is no business of
-    whoever reads a public list)."""
+    name, checked in that order; name and version are not held for a bot registered without a check, version "0");
+    else ("changed", what differs, in one sentence that names no other bot: the other name is never repeated, for
+    it is no business of whoever reads a public list)."""
     unverified = bot.version == UNVERIFIED_VERSION
     if bot.game not in info.games:
         return "changed", f"now plays {list(info.games)[:limits.GAMES_PER_BOT]}, not {bot.game!r}"
