@@ -43,8 +43,8 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
         raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
                             f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
     matches: list[dict[str, Any]] = []
-    for m in every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(tournament_id=t.id, page_size=VERIFY_PAGE),
-                        "matches"):
+    request = arena_pb2.ListMatchesRequest(tournament_id=t.id, limit=VERIFY_PAGE, page_size=VERIFY_PAGE)
+    for m in every_page(client, "ListMatches", request, "matches"):
         entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
                  "deal": m.deal, "table": m.table, "attempt": m.attempt}
         if records:

@@ -103,8 +103,10 @@ def _record(store: Store, match_id: str, seats: list[str], tournament: str | Non
                                tournament_id=tournament)
 
 
-def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server, store: Store) -> None:
-    _server, stub = arena_server(verify_bots=False)
+def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server, store: Store,
+                                                            cli_runner: CliRunner) -> None:
+    server, stub = arena_server(verify_bots=False)
+    address = f"127.0.0.1:{server.port}"
     take5 = _flood(store, 23)
     taki = _flood(store, 11, game="taki", start=100)
     bots, count = _pages(stub.ListBots, arena_pb2.ListBotsRequest(page_size=5), "bots")
@@ -114,15 +116,18 @@ def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server
     assert [b.bot_id for b in bots] == sorted(taki)
 
     now = time.time()
-    for n in range(1, 14):
+    for n in range(1, 26):  # more than a default page (20)
         store.create_tournament(TournamentInfo(
             id=f"t{n}", game="take5" if n % 3 else "taki", bots=("a@1", "b@1"), seats_per_match=2, rounds=1, seed=n,
             config={}, deadline_ms=1000, matches_total=5, created_at=now + n))
     tournaments, _ = _pages(stub.ListTournaments, arena_pb2.ListTournamentsRequest(page_size=3), "tournaments")
-    assert [t.id for t in tournaments] == [f"t{n}" for n in range(13, 0, -1)]
+    assert [t.id for t in tournaments] == [f"t{n}" for n in range(25, 0, -1)]
+    result = cli_runner.invoke(cli, ["tournament", "list", "--json", "--server", address])
+    assert result.exit_code == 0, result.output
+    assert [t["id"] for t in json.loads(result.output)] == [f"t{n}" for n in range(25, 0, -1)]
     tournaments, _ = _pages(stub.ListTournaments, arena_pb2.ListTournamentsRequest(game="taki", page_size=2),
                             "tournaments")
-    assert [t.id for t in tournaments] == ["t12", "t9", "t6", "t3"]
+    assert [t.id for t in tournaments] == [f"t{n}" for n in range(24, 0, -3)]
 
     stored = []
     for i in range(17):  # matches of two games and two tournaments, stored one after the other
@@ -145,11 +150,15 @@ def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server
     old = stub.ListMatches(arena_pb2.ListMatchesRequest(limit=5, offset=3))
     assert [m.match_id for m in old.matches] == [m.match_id for m in one_page][3:8] and old.next_page_token
 
-    for i in range(9):
-        store.heartbeat(WorkerStatus(name=f"w{i:02d}", host="h", pid=i, started_at=now, last_seen=now,
+    names = [f"w{i:03d}" for i in range(pages.WORKERS.default_size + 5)]  # more than a default page
+    for name in names:
+        store.heartbeat(WorkerStatus(name=name, host="h", pid=1, started_at=now, last_seen=now,
                                      concurrency=2, running=(), matches_done=0, timeout_s=30.0))
-    workers, _ = _pages(stub.ListWorkers, arena_pb2.ListWorkersRequest(page_size=4), "workers")
-    assert [w.name for w in workers] == [f"w{i:02d}" for i in range(9)]
+    workers, count = _pages(stub.ListWorkers, arena_pb2.ListWorkersRequest(page_size=60), "workers")
+    assert [w.name for w in workers] == names and count == 4
+    result = cli_runner.invoke(cli, ["worker", "list", "--json", "--all", "--server", address])
+    assert result.exit_code == 0, result.output
+    assert sorted(w["name"] for w in json.loads(result.output)) == names
 
 
 def test_a_bad_page_token_is_invalid_argument(arena_server: Server, store: Store) -> None:
