@@ -121,7 +121,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             version from it; CreateTournament
             (dry runs too) calls the GetInfo of every bot of the tournament, concurrently, and refuses
             (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
-            another version than registered, before anything is stored or queued. When False (tests only)
+            another version or name than registered (such a bot is marked unhealthy: ``arena.server.checks``),
+            before anything is stored or queued. When False (tests only)
             nothing is called and every bot is version "0".
         verify_timeout_s: how long each of those GetInfo calls may take, seconds.
         dialer: how those calls dial a bot (``tls://`` endpoints over TLS, verified against its CA bundle).

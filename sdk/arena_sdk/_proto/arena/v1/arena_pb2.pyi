@@ -139,7 +139,9 @@ class BotRecord(_message.Message):
     health: _builtins.str
     """The bot's health as the workers see it: "healthy", or "unhealthy" after several failed matches in a row (it
     forfeited, or answered no call); an unhealthy bot's matches are deferred until it answers GetInfo again, which
-    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts.
+    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts. Also
+    "unhealthy" when its GetInfo answers, but not as registered (health_reason "not as registered: ...": another
+    name, which is never shown, a game it no longer plays, another version), until its GetInfo matches again.
     """
     unhealthy_since: _builtins.float
     """When health is "unhealthy": since when, seconds since the Unix epoch (else 0), and why: the failure that made it
