@@ -141,7 +141,7 @@ def check_bots_ready(bots: Sequence[BotEntry], game: str, timeout_s: float = VER
     Returns ``None`` when every bot answers with its registered name and version and plays ``game``; else one sentence
     naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
     (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
-    game, another version)."""
+    game, version or name; the other name is not repeated)."""
     problems = bot_problems(bots, timeout_s, dialer)
     if store is not None:
         mark_mismatches(store, bots, problems)
