@@ -22,7 +22,8 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
 - **Not as registered** (``registration_mismatch``): a bot whose GetInfo gives another name than its registration,
   no longer lists its game, or reports another version (CreateTournament's readiness check, ``arena bot list``,
   this recovery check) is unhealthy with the reason "not as registered: ..." (the other name is never shown): its
-  matches are deferred, never played under the registered name, until its GetInfo matches again.
+  matches are deferred until its GetInfo matches again, and never played under the registered name: in a match
+  forced past the cap its seat faults as unreachable and forfeits (``arena.worker.job``).
 - **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced* (at once when its
   unhealthy bots are no longer registered: nothing to wait for). A forced match is played whatever the health of
   its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)

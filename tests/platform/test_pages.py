@@ -2,7 +2,8 @@
 loopback gRPC, the real CLI through click's CliRunner, a real bot process): a registration flood that would make
 one unpaged ListBots answer larger than gRPC's 4 MiB limit leaves `arena bot list` working; the pages of every list
 method have no duplicates and no gaps; a bad page token is INVALID_ARGUMENT; a page size over the maximum is
-clamped; a bot restarted under another name is refused by CreateTournament, marked, and never named."""
+clamped; a bot restarted under another name is refused by CreateTournament, marked, never named, and never played
+under its registered name, even in a match forced past the deferral cap."""
 
 from __future__ import annotations
 
@@ -16,16 +17,19 @@ from typing import Any
 import grpc
 import pytest
 from click.testing import CliRunner
-from platform_helpers import VERSIONED_BOT, rpc_error
+from platform_helpers import VERSIONED_BOT, rpc_error, wait_until
 
 from arena.cli.app import cli
 from arena.core import limits
+from arena.core.specs import MatchSpec
+from arena.match.record import MatchRecord
 from arena.server import pages
 from arena.server.app import ArenaServer
 from arena.server.replies import bot_message
 from arena.store import Store, TournamentInfo, WorkerStatus
 from arena.store.keys import GAMES_SET, bot_index_key, bot_key, bots_key, owner_key, versions_key
-from arena.worker.health import check_bots
+from arena.worker.health import MISMATCH_PREFIX, NAME_CHANGED, check_bots
+from arena.worker.loop import enqueue_matches
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
@@ -232,3 +236,26 @@ def test_a_bot_restarted_under_another_name_is_not_scheduled(arena_server: Serve
     created = stub.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["alice", "bob"],
                                                                       seats_per_match=2))
     assert created.state == "running"
+
+
+def test_a_forced_match_never_plays_a_bot_under_a_name_it_no_longer_gives(store: Store, start_bot: Callable[..., Any],
+                                                                          workers: Any) -> None:
+    """A match deferred past the cap is played forced; a seat whose bot gives another name in GetInfo faults as
+    unreachable and forfeits: the process at its endpoint gets no call of the match."""
+    live = store.register_bot("take5", "live", start_bot("sample:random").endpoint, version="1").bot_id
+    impostor = start_bot(VERSIONED_BOT, extra_args=["--name", "mallory"])  # answers at alice's endpoint
+    alice = store.register_bot("take5", "alice", impostor.endpoint, version="1.0").bot_id
+    store.mark_unhealthy("take5", alice, MISMATCH_PREFIX + NAME_CHANGED)
+    enqueue_matches(store, [MatchSpec(match_id="f-1", game="take5", seats=(live, alice), seed=3,
+                                      config={"limit": 1})])
+    (job,) = store.read_jobs("parker", 1, 100)
+    assert store.defer_job("take5", job.entry_id, "f-1", job.fields) == 1
+    assert store.release_deferred("take5", "f-1", forced=True)  # as check_bots does after max_deferral_s
+    workers.thread("w", concurrency=1, max_deferral_s=600.0, bot_recheck_s=0.3)
+    result = wait_until(lambda: store.get_result("take5", "f-1"), "the forced match")
+    assert result["ranks"] == [1, 2] and result["faults"][1] > 0 and result["faults"][0] == 0
+    record = MatchRecord.from_dict(store.get_match_record("f-1", "take5"))  # type: ignore[arg-type]
+    assert record.result.forfeits[1] and not record.result.forfeits[0]
+    assert {f.kind for f in record.faults if f.seat == 1} == {"unreachable"}
+    assert not any(d.get("source") == "bot" and int(d["seat"]) == 1 for d in record.decisions)
+    assert not store.bot_health("take5", [alice])[alice].healthy  # still another name: still unhealthy
