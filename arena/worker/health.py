@@ -18,7 +18,8 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
   tournament keeps running).
 - **Recovery**: every ``bot_recheck_s`` [5 s] one worker of the fleet calls the GetInfo of each unhealthy bot at its
   registered endpoint (after ``arena bot update``, the new one), with a deadline of ``verify_timeout_s``; a bot that
-  answers is healthy again, and the deferred matches whose bots are all healthy go back on the queue.
+  answers is healthy again (one marked "not as registered", below, only once it answers as registered), and the
+  deferred matches whose bots are all healthy go back on the queue.
 - **Not as registered** (``registration_mismatch``): a bot whose GetInfo gives another name than its registration,
   no longer lists its game, or reports another version (CreateTournament's readiness check, ``arena bot list``,
   this recovery check) is unhealthy with the reason "not as registered: ..." (the other name is never shown): its
@@ -154,8 +155,10 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
             gone = {bot for bot, entry in entries.items() if entry is None}
             probed = [bot for bot, entry in entries.items() if entry is not None]
+            reasons = {b: h.reason for b, h in (await asyncio.to_thread(store.bot_health, game, probed)).items()}
+            held = {b: entries[b] if reasons.get(b, "").startswith(MISMATCH_PREFIX) else None for b in probed}
             problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer,  # type: ignore[union-attr]
-                                                    entries[b]) for b in probed))
+                                                    held[b]) for b in probed))
             report.probed += len(probed)
             for bot, problem in zip(probed, problems):
                 if problem is None and await asyncio.to_thread(store.mark_healthy, game, bot):
