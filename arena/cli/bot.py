@@ -22,6 +22,7 @@ from arena.cli.options import (
     server_option,
     split_bot_id,
 )
+from arena.cli.pages import every_page
 from arena.cli.tokens import (
     TokenStore,
     no_token_error,
@@ -185,9 +186,10 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     Example:
       arena bot list --game take5 --json
     """
-    reply = app.arena(server).call("ListBots", arena_pb2.ListBotsRequest(game=game or "", check_endpoints=check))
+    listed = every_page(app.arena(server), "ListBots",
+                        arena_pb2.ListBotsRequest(game=game or "", check_endpoints=check), "bots")
     bots = []
-    for b in reply.bots:
+    for b in listed:
         d = bot_dict(b)
         d["health"] = {"state": b.health or "healthy", "consecutive_failures": b.consecutive_failures,
                        "unhealthy_since": b.unhealthy_since or None, "reason": b.health_reason or None}

@@ -12,6 +12,8 @@ from rich.table import Table
 from arena.cli.app import AppContext, cli, delta_text, print_json, score_text, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
+from arena.cli.pages import every_page
+from arena.core.limits import MATCH_LIST
 from arena_sdk.pb import arena_pb2
 
 
@@ -47,17 +49,18 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     if bot_ref is not None:
         check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
     client = app.arena(server)
-    reply = client.call("ListMatches", arena_pb2.ListMatchesRequest(
-        tournament_id=tournament_id or "", bot=bot_ref or "", limit=limit))
-    if not reply.matches and bot_ref:
-        registered = client.call("ListBots", arena_pb2.ListBotsRequest()).bots
+    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
+        tournament_id=tournament_id or "", bot=bot_ref or "", limit=min(limit, MATCH_LIST),
+        page_size=min(limit, MATCH_LIST)), "matches", most=limit)
+    if not matches and bot_ref:
+        registered = every_page(client, "ListBots", arena_pb2.ListBotsRequest(), "bots")
         if not any(bot_ref in (b.name, b.bot_id) for b in registered):
             raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
                                 "it; `arena bot list` shows the registered bots")
     if as_json:
-        print_json([_summary_dict(m) for m in reply.matches])
+        print_json([_summary_dict(m) for m in matches])
         return
-    if not reply.matches:
+    if not matches:
         click.echo("no finished matches" + (f" of {tournament_id}" if tournament_id else "")
                    + (f" with {bot_ref}" if bot_ref else ""))
         return
@@ -67,7 +70,7 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     table.add_column("seats: bot, score (rank), Elo change", no_wrap=True)
     table.add_column("faults", justify="right")
     table.add_column("finished", no_wrap=True)
-    for m in reply.matches:
+    for m in matches:
         seats = []
         for i, bot_id in enumerate(m.seats):
             score = score_text(m.scores[i]) if i < len(m.scores) else "?"

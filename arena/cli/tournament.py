@@ -18,6 +18,7 @@ from arena.cli.bot import bot_dict
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
+from arena.cli.pages import every_page
 from arena.cli.tournament_views import (
     failed_note,
     print_standings,
@@ -31,6 +32,7 @@ from arena.cli.tournament_views import (
     tournament_dict,
 )
 from arena.core.config import DEFAULTS
+from arena.core.limits import TOURNAMENT_BOTS
 from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
@@ -142,10 +144,13 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         raise click.UsageError("give either --bots or --all, not both")
     client = app.arena(server)
     if all_bots:
-        reply = client.call("ListBots", arena_pb2.ListBotsRequest(game=game))
-        names = sorted({bot_dict(b)["bot_id"] for b in reply.bots})
+        listed = every_page(client, "ListBots", arena_pb2.ListBotsRequest(game=game), "bots")
+        names = sorted({bot_dict(b)["bot_id"] for b in listed})
         if not names:
             raise ArenaCliError(f"no {game} bots registered: `arena bot register NAME HOST:PORT` first")
+        if len(names) > TOURNAMENT_BOTS:
+            raise ArenaCliError(f"--all found {len(names)} {game} bots; a tournament takes at most {TOURNAMENT_BOTS}: "
+                                f"name them with --bots a,b,c (`arena bot list --game {game}` lists them)")
     if not names:
         raise click.UsageError("name the bots with --bots a,b,c (or use --all)")
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -254,11 +259,12 @@ def tournament_list(app: AppContext, game: str | None, server: str, as_json: boo
     Example:
       arena tournament list --json
     """
-    reply = app.arena(server).call("ListTournaments", arena_pb2.ListTournamentsRequest(game=game or ""))
+    tournaments = every_page(app.arena(server), "ListTournaments", arena_pb2.ListTournamentsRequest(game=game or ""),
+                             "tournaments")
     if as_json:
-        print_json([tournament_dict(t) for t in reply.tournaments])
+        print_json([tournament_dict(t) for t in tournaments])
         return
-    if not reply.tournaments:
+    if not tournaments:
         click.echo("no tournaments yet: `arena tournament create --all`")
         return
     table = Table(title="Tournaments")
@@ -266,7 +272,7 @@ def tournament_list(app: AppContext, game: str | None, server: str, as_json: boo
                          ("faults", "right"), ("seats", "right"), ("rounds", "right"), ("created", "left")):
         table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     table.add_column("bots")
-    for t in reply.tournaments:
+    for t in tournaments:
         progress = f"{t.matches_done}/{t.matches_total}"
         if t.matches_failed:
             progress += f" ({t.matches_failed} failed)"

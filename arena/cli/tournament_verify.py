@@ -10,12 +10,13 @@ import click
 from arena.cli.app import AppContext, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import json_option, option, server_option
+from arena.cli.pages import every_page
 from arena.cli.tournament import tournament
 from arena.cli.tournament_views import sprt_of
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2
 
-VERIFY_PAGE = 1000  # matches per ListMatches call (the server's cap)
+VERIFY_PAGE = 1000  # matches per ListMatches page (the server's maximum page size)
 
 
 @tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
@@ -42,18 +43,14 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
         raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
                             f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
     matches: list[dict[str, Any]] = []
-    while True:
-        page = client.call("ListMatches", arena_pb2.ListMatchesRequest(
-            tournament_id=t.id, limit=VERIFY_PAGE, offset=len(matches))).matches
-        for m in page:
-            entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
-                     "deal": m.deal, "table": m.table, "attempt": m.attempt}
-            if records:
-                detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
-                entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
-            matches.append(entry)
-        if len(page) < VERIFY_PAGE:
-            break
+    request = arena_pb2.ListMatchesRequest(tournament_id=t.id, limit=VERIFY_PAGE, page_size=VERIFY_PAGE)
+    for m in every_page(client, "ListMatches", request, "matches"):
+        entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
+                 "deal": m.deal, "table": m.table, "attempt": m.attempt}
+        if records:
+            detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
+            entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
+        matches.append(entry)
     sprt = sprt_of(client, t)
     # only on duplicate deals do V1 and V2 of a head-to-head SPRT share a deal (unique deals: a deal per table)
     twice = (sprt.v1, sprt.v2) if sprt is not None and not sprt.field and t.deals != "unique" else ()

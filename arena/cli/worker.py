@@ -22,6 +22,7 @@ from arena.cli.options import (
     server_option,
     visibility_timeout_option,
 )
+from arena.cli.pages import every_page
 from arena.cli.serve import check_redis, redis_errors
 from arena.core.config import DEFAULTS
 from arena_sdk.pb import arena_pb2
@@ -103,8 +104,8 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
     Example:
       arena worker list --json
     """
-    reply = app.arena(server).call("ListWorkers", arena_pb2.ListWorkersRequest())
-    workers = [w for w in reply.workers if show_all or w.alive]
+    listed = every_page(app.arena(server), "ListWorkers", arena_pb2.ListWorkersRequest(), "workers")
+    workers = [w for w in listed if show_all or w.alive]
     workers.sort(key=lambda w: (not w.alive, w.name))
     if as_json:
         print_json([{"name": w.name, "host": w.host, "pid": w.pid, "alive": w.alive, "started_at": w.started_at,
@@ -112,7 +113,7 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
                       "matches_done": w.matches_done} for w in workers])
         return
     if not workers:
-        hidden = len(reply.workers) - len(workers)
+        hidden = len(listed) - len(workers)
         click.echo("no worker is alive: start `arena worker` (or `arena serve --workers N`)"
                    + (f"; {hidden} dead worker(s) hidden, see --all" if hidden else ""))
         return

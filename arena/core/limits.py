@@ -30,6 +30,9 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | GetInfo checks at once, by caller class | organiser 4; owner 4 (2 per client); stranger 4 (1 per client); list 1 |
 | endpoints one ``ListBots(check_endpoints)`` dials | 128 (the others come from the cache or unchecked) |
 | GetInfo outcomes kept for reuse | 4096 endpoints, 3 s each |
+| page token of a list method (ListBots, ListTournaments, ListMatches, ListWorkers) | 512 characters |
+| page size of a list method | clamped to its maximum (``arena.server.pages``) |
+| endpoint problem in a ListBots answer | 256 characters (longer ones are cut) |
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ LIST_CHECKS = 1  # ListBots(check_endpoints) calls that dial bots
 LIST_CHECK_DIALS = 128  # endpoints one ListBots(check_endpoints) dials; the rest come from the cache or unchecked
 CHECK_CACHE_ENDPOINTS = 4096  # GetInfo outcomes kept for reuse, one per endpoint
 CHECK_CACHE_S = 3.0  # seconds a GetInfo outcome is reused
+PAGE_TOKEN = 512  # page_token of every list request (arena.server.pages makes tokens far shorter)
+PROBLEM_TEXT = 256  # BotRecord.endpoint_problem and health_reason are cut to this many characters
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.
@@ -94,16 +99,20 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "RemoveBotRequest.game": (GAME_ID, None),
     "RemoveBotRequest.owner_token": (TOKEN, None),
     "ListBotsRequest.game": (GAME_ID, None),
+    "ListBotsRequest.page_token": (PAGE_TOKEN, None),
     "CreateTournamentRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
     "CreateTournamentRequest.deals": (DEAL_PLAN, None),
     "SwissOptions.first_round": (FIRST_ROUND, None),
     "GetTournamentRequest.id": (TOURNAMENT_ID, None),
     "ListTournamentsRequest.game": (GAME_ID, None),
+    "ListTournamentsRequest.page_token": (PAGE_TOKEN, None),
     "CancelTournamentRequest.id": (TOURNAMENT_ID, None),
     "GetStandingsRequest.id": (TOURNAMENT_ID, None),
     "ListMatchesRequest.tournament_id": (TOURNAMENT_ID, None),
     "ListMatchesRequest.bot": (BOT_REF, None),
+    "ListMatchesRequest.page_token": (PAGE_TOKEN, None),
+    "ListWorkersRequest.page_token": (PAGE_TOKEN, None),
     "GetMatchRequest.match_id": (MATCH_ID, None),
     "CreateSprtRequest.game": (GAME_ID, None),
     "CreateSprtRequest.v1": (BOT_REF, None),

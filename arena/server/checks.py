@@ -15,7 +15,8 @@ from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.core.specs import VERSION_RE
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
-from arena.store import UNVERIFIED_VERSION, BotEntry
+from arena.store import BotEntry, Store
+from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
@@ -132,9 +133,9 @@ def bot_problems(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> l
 
     Returns, per bot in order, ("", "") when it answers, plays its game and reports its registered version;
     ("down", why) when it does not answer (e.g. "connection refused", "no answer within 3 s"); ("changed", what)
-    when it answers but not as registered (another game, another version); None when ``outcomes`` has nothing
-    for its endpoint (not checked). A bot registered without a check (version "0", ``verify_bots=False``) is not
-    held to its version."""
+    when it answers but not as registered (``registration_mismatch``: another name, another game, another
+    version); None when ``outcomes`` has nothing for its endpoint (not checked). A bot registered without a check
+    (version "0", ``verify_bots=False``) is not held to its name and version."""
     out: list[tuple[str, str] | None] = []
     for bot in bots:
         info = outcomes.get(bot.endpoint)
@@ -142,24 +143,40 @@ def bot_problems(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> l
             out.append(None)
         elif isinstance(info, NoAnswer):
             out.append(("down", info.reason))
-        elif bot.game not in info.games:
-            out.append(("changed", f"now plays {list(info.games)}, not {bot.game!r}"))
-        elif bot.version != UNVERIFIED_VERSION and info.version != bot.version:
-            out.append(("changed", f"now reports version {info.version!r}; register it as a new version"))
         else:
-            out.append(("", ""))
+            out.append(registration_mismatch(bot, info))
     return out
 
 
-def check_bots_ready(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> str | None:
-    """Whether every bot of ``bots`` (bots of one game) answered GetInfo as registered, by ``outcomes``
-    (``dial_infos`` of their endpoints; a bot without an outcome counts as not answering).
+def mark_mismatches(store: Store, bots: Sequence[BotEntry], problems: Sequence[tuple[str, str] | None]) -> None:
+    """Record in the health of each bot of ``bots`` what ``bot_problems`` found (``problems``, in order): a bot
+    answering but not as registered is unhealthy with the reason "not as registered: WHAT" (the workers defer its
+    matches; ``arena bot list`` shows it); one marked so that now answers as registered is healthy again."""
+    states = store.bots_health([(b.game, b.bot_id) for b in bots])
+    for bot, problem, state in zip(bots, problems, states):
+        kind, why = problem or ("unchecked", "")
+        if kind == "changed":
+            store.mark_unhealthy(bot.game, bot.bot_id, f"{MISMATCH_PREFIX}{why}")
+            log.warning("bot %s (%s) answers GetInfo, but not as registered: %s; its matches wait", bot.bot_id,
+                        bot.game, why)
+        elif kind == "" and not state.healthy and state.reason.startswith(MISMATCH_PREFIX):
+            store.mark_healthy(bot.game, bot.bot_id)
 
-    Returns ``None`` when every bot answers, plays its game and reports its registered version; else one sentence
-    naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
+
+def check_bots_ready(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome],
+                     store: Store | None = None) -> str | None:
+    """Whether every bot of ``bots`` (bots of one game) answered GetInfo as registered, by ``outcomes``
+    (``dial_infos`` of their endpoints; a bot without an outcome counts as not answering); with ``store``, mark
+    those that answer but not as registered (``mark_mismatches``).
+
+    Returns ``None`` when every bot answers with its registered name and version and plays its game; else one
+    sentence naming the others, e.g. "bots not answering: a@1.0 (127.0.0.1:5001: connection refused), b@1.0
     (127.0.0.1:5002: no answer within 3 s)", followed by the bots that answer but not as registered (another
-    game, another version)."""
-    problems = [p or ("down", "not checked") for p in bot_problems(bots, outcomes)]
+    game, version or name; the other name is not repeated)."""
+    found = bot_problems(bots, outcomes)
+    if store is not None:
+        mark_mismatches(store, bots, found)
+    problems = [p or ("down", "not checked") for p in found]
     down = [f"{b.bot_id} ({b.endpoint}: {why})" for b, (kind, why) in zip(bots, problems) if kind == "down"]
     changed = [f"{b.bot_id} ({b.endpoint} {why})" for b, (kind, why) in zip(bots, problems) if kind == "changed"]
     parts = []

@@ -36,24 +36,23 @@ import json
 import logging
 import secrets
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
 import redis
 
-from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.core.specs import BOT_NAME_RE
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
+from arena.server import lists as list_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
 from arena.server.admission import AdmissionRefused, BotChecks, Caller, caller_of, client_of
-from arena.server.checks import EndpointError, bot_problems, check_bots_ready
+from arena.server.checks import EndpointError, check_bots_ready
 from arena.server.replies import bot_message, ladder_message, match_summary, tournament_message, withheld_reason
 from arena.server.requests import (
     abort,
@@ -72,8 +71,6 @@ log = logging.getLogger(__name__)
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 VERIFY_TIMEOUT_S = DEFAULTS.verify_timeout_s
-DEFAULT_MATCH_LIMIT = 50
-MAX_MATCH_LIMIT = limits.MATCH_LIST
 OWNER_TOKEN_BYTES = 32
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -126,7 +123,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             version from it; CreateTournament
             (dry runs too) calls the GetInfo of every bot of the tournament, concurrently, and refuses
             (FAILED_PRECONDITION, naming them) when any does not answer, no longer plays the game or reports
-            another version than registered, before anything is stored or queued. When False (tests only)
+            another version or name than registered (such a bot is marked unhealthy: ``arena.server.checks``),
+            before anything is stored or queued. When False (tests only)
             nothing is called and every bot is version "0".
         verify_timeout_s: how long each of those GetInfo calls may take, seconds; a failed registration check
             answers no sooner (``arena.server.admission``).
@@ -306,23 +304,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def ListBots(self, request: arena_pb2.ListBotsRequest,
                  context: grpc.ServicerContext) -> arena_pb2.ListBotsResponse:
-        if request.game:
-            check_game(request.game, context)
-        bots = self.store.list_bots(request.game)
-        messages = [bot_message(b) for b in bots]
-        for message, state in zip(messages, self.store.bots_health([(b.game, b.bot_id) for b in bots])):
-            message.health = "healthy" if state.healthy else "unhealthy"
-            message.consecutive_failures = state.failures
-            if not state.healthy:
-                message.unhealthy_since = state.since or 0.0
-                message.health_reason = state.reason
-        if request.check_endpoints and bots:  # recent outcomes, else dialed when the list's slot is free
-            outcomes = self.checks.probe([b.endpoint for b in bots])  # never blocks; about one bound at most
-            for message, problem in zip(messages, bot_problems(bots, outcomes)):
-                if problem is not None:  # None: not checked (endpoint_checked false)
-                    message.endpoint_checked = True
-                    message.endpoint_problem = problem[1]
-        return arena_pb2.ListBotsResponse(bots=messages)
+        return list_service.list_bots(self, request, context)
 
     # -- tournaments ----------------------------------------------------------------------------------------
 
@@ -341,7 +323,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                                                        f"meanwhile); register them first")
         ready = [e for e in entries if e is not None]
         try:  # an organiser call (the admin gate let it in): one organiser slot for all its bots
-            problem = check_bots_ready(ready, self.checks.ready([e.endpoint for e in ready]))
+            problem = check_bots_ready(ready, self.checks.ready([e.endpoint for e in ready]), store=self.store)
         except AdmissionRefused as exc:
             abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if problem:
@@ -365,11 +347,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,
                         context: grpc.ServicerContext) -> arena_pb2.ListTournamentsResponse:
-        if request.game:
-            check_game(request.game, context)
-        return arena_pb2.ListTournamentsResponse(
-            tournaments=[tournament_message(t, self.store)
-                         for t in self.store.list_tournaments(request.game or None)])
+        return list_service.list_tournaments(self, request, context)
 
     @_rpc
     def CancelTournament(self, request: arena_pb2.CancelTournamentRequest,
@@ -409,16 +387,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def ListMatches(self, request: arena_pb2.ListMatchesRequest,
                     context: grpc.ServicerContext) -> arena_pb2.ListMatchesResponse:
-        if request.tournament_id:
-            self._tournament(request.tournament_id, context)
-        if request.bot:
-            split_ref(request.bot, context)
-        limit = min(request.limit or DEFAULT_MATCH_LIMIT, MAX_MATCH_LIMIT)
-        results = self.store.list_matches(tournament_id=request.tournament_id or None, bot=request.bot or None,
-                                          limit=limit, offset=request.offset)
-        tournaments: dict[str, TournamentInfo | None] = {}
-        return arena_pb2.ListMatchesResponse(
-            matches=[match_summary(r, not self._withheld(r, tournaments)) for r in results])
+        return list_service.list_matches(self, request, context)
 
     def _withheld(self, result: dict[str, Any], tournaments: dict[str, TournamentInfo | None]) -> str:
         """Why the deal and record of a stored match are not shown yet ("" when they are: a match outside
@@ -474,13 +443,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def ListWorkers(self, request: arena_pb2.ListWorkersRequest,
                     context: grpc.ServicerContext) -> arena_pb2.ListWorkersResponse:
-        now = time.time()
-        return arena_pb2.ListWorkersResponse(workers=[
-            arena_pb2.WorkerInfo(name=w.name, host=w.host, pid=w.pid, started_at=w.started_at,
-                                 last_seen=w.last_seen, alive=w.alive(now), concurrency=w.concurrency,
-                                 running=list(w.running), matches_done=w.matches_done)
-            for w in self.store.list_workers()
-        ])
+        return list_service.list_workers(self, request, context)
 
     @_rpc
     def GetArenaInfo(self, request: arena_pb2.GetArenaInfoRequest,

@@ -13,6 +13,7 @@ from arena.store.keys import (
     GAMES_SET,
     OWNER_IDS,
     REGISTRATION,
+    bot_index_key,
     bot_key,
     bots_key,
     owner_id,
@@ -77,7 +78,8 @@ class BotStore(StoreBase):
         now = time.time() if now is None else now
         bid = bot_id(name, version)
         claimed, _registered = self._register(
-            keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game)],
+            keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game),
+                  bot_index_key(game)],
             args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author,
                   secret])
         if int(claimed) == -1:
@@ -179,5 +181,49 @@ class BotStore(StoreBase):
             pipe.delete(bot_key(game, bid))
             pipe.zrem(versions_key(game, name), v)
             pipe.srem(bots_key(game), bid)
+            pipe.zrem(bot_index_key(game), bid)
         pipe.execute()
         return ids
+
+    def bots_page(self, game: str | None, after: tuple[str, str] | None, size: int) -> tuple[list[BotEntry], bool]:
+        """One page of registered bot versions: of ``game`` (every game when None or empty), in order of game id,
+        then bot id (byte order), the first ``size`` after ``after`` = (game, bot id) of the previous page's last
+        bot (None: from the start). Returns (bots, whether more may follow). Reads at most ``size + 1`` bot ids and
+        ``size`` bot hashes, whatever the number registered (``ZRANGE BYLEX`` on each game's bot index)."""
+        size = max(1, size)
+        games = [game] if game else sorted(self.client.smembers(GAMES_SET))
+        if after is not None:
+            games = [g for g in games if g >= after[0]]
+        out: list[BotEntry] = []
+        for g in games:
+            self._bot_index(g)
+            start = f"({after[1]}" if after is not None and after[0] == g else "-"
+            need = size - len(out)
+            ids = self.client.zrange(bot_index_key(g), start, "+", bylex=True, offset=0, num=need + 1)
+            if need == 0:
+                if ids:
+                    return out, True
+                continue
+            pipe = self.client.pipeline(transaction=False)
+            for b in ids[:need]:
+                pipe.hgetall(bot_key(g, b))
+            out.extend(self._bot(h) for h in pipe.execute() if h)
+            if len(ids) > need:
+                return out, True
+        return out, False
+
+    def _bot_index(self, game: str) -> None:
+        """Make ``game``'s bot index hold exactly its bots set, when their sizes differ (bots registered by an
+        arena that kept no index): one pass over the set, then nothing until they differ again."""
+        index, members = bot_index_key(game), bots_key(game)
+        if int(self.client.zcard(index)) == int(self.client.scard(members)):
+            return
+        ids = set(self.client.smembers(members))
+        stale = set(self.client.zrange(index, 0, -1)) - ids
+        pipe = self.client.pipeline(transaction=False)
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), 1000):
+            pipe.zadd(index, {b: 0 for b in ordered[start:start + 1000]})
+        if stale:
+            pipe.zrem(index, *stale)
+        pipe.execute()

@@ -148,6 +148,21 @@ class HealthStore(StoreBase):
         return bool(int(self._mark_healthy(keys=[unhealthy_key(game), health_key(game, bot)],
                                            args=[bot, repr(float(now))])))
 
+    def mark_unhealthy(self, game: str, bot: str, reason: str, *, now: float | None = None) -> bool:
+        """``bot`` answers GetInfo, but not as registered (another name, a game it no longer plays, another
+        version): unhealthy now with ``reason`` (one public sentence that names no other bot), in one MULTI/EXEC,
+        so the workers defer its matches until its GetInfo matches its registration again
+        (``arena.worker.health.check_bots``). Its count of failed matches is kept. True when it was healthy."""
+        now = time.time() if now is None else now
+        since = self.client.zscore(unhealthy_key(game), bot)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.zadd(unhealthy_key(game), {bot: now if since is None else since})
+        pipe.hset(health_key(game, bot), mapping={
+            "state": "unhealthy", "reason": reason, "since": repr(float(now if since is None else since)),
+            "last_failure": reason, "last_failure_at": repr(float(now))})
+        pipe.execute()
+        return since is None
+
     # -- deferred matches ------------------------------------------------------------------------------------------
 
     def defer_job(self, game: str, entry_id: str, match_id: str, fields: Mapping[str, str], *, deliveries: int = 1,

@@ -245,9 +245,26 @@ class JobStore(StoreBase):
         pipe.zadd(WORKERS, {status.name: status.last_seen})
         pipe.execute()
 
+    def workers_page(self, after: str | None, size: int) -> tuple[list[WorkerStatus], bool]:
+        """One page of workers with a heartbeat key, by name: the first ``size`` named after ``after`` (the previous
+        page's last; None: from the first). Returns (workers, whether more may follow). Reads the names index (one
+        short name per worker, which only holders of Redis credentials add to) and about ``size + 1`` heartbeats."""
+        size = max(1, size)
+        names = sorted(n for n in self.client.zrange(WORKERS, 0, -1) if after is None or n > after)
+        out: list[WorkerStatus] = []
+        start = 0
+        while start < len(names) and len(out) <= size:
+            chosen = names[start:start + size + 1 - len(out)]
+            start += len(chosen)
+            out += self._workers(chosen)
+        return out[:size], len(out) > size
+
     def list_workers(self) -> list[WorkerStatus]:
         """Workers with a heartbeat key, by name (forgotten ones are pruned from the index)."""
-        names = sorted(self.client.zrange(WORKERS, 0, -1))
+        return self._workers(sorted(self.client.zrange(WORKERS, 0, -1)))
+
+    def _workers(self, names: list[str]) -> list[WorkerStatus]:
+        """The heartbeats of the workers ``names``, in order; names without one are pruned from the index."""
         pipe = self.client.pipeline(transaction=False)
         for name in names:
             pipe.hgetall(worker_key(name))

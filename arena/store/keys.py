@@ -7,6 +7,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:id                                 string this arena's id: random, set once (SET NX), never changed
     arena:games                              set    game ids that have registered bots
     arena:{G}:bots                           set    bot ids "NAME@VERSION" registered for game G
+    arena:{G}:bot-index                      zset   the same bot ids, every score 0: in byte order for the pages
+                                                    of ListBots (ZRANGE BYLEX); rebuilt from the set when their
+                                                    sizes differ (``BotStore.bots_page``)
     arena:{G}:bot:<bot id>                   hash   name, version, bot_id, game, endpoint, registered_at,
                                                     updated_at (s since epoch), sdk_version, author
     arena:{G}:versions:<NAME>                zset   VERSION -> registered_at: the registered versions of NAME
@@ -117,6 +120,10 @@ def _tag(game: str) -> str:
 
 def bots_key(game: str) -> str:
     return _tag(game) + "bots"
+
+
+def bot_index_key(game: str) -> str:
+    return _tag(game) + "bot-index"
 
 
 def bot_key(game: str, bot: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,6 +248,48 @@ class ResultStore(TournamentStore):
             out += taken
         out.sort(key=lambda r: r.get("stored_at", 0.0), reverse=True)
         return out[offset:limit]
+
+    def matches_page(self, *, tournament_id: str | None = None, bot: str | None = None,
+                     after: Mapping[str, int] | None = None, size: int = 50,
+                     offset: int = 0) -> tuple[list[tuple[dict[str, Any], str, int]], bool]:
+        """One page of stored results, newest first, filtered as ``list_matches``: per game, the results logged
+        before position ``after[game]`` (the previous page's last of that game; a game not in ``after`` from its
+        newest), merged by storage time, the first ``offset`` skipped, then ``size``. Returns ([(result, game, log
+        position)], whether more may follow). Reads about ``offset + size + 1`` results per game, however many are
+        stored."""
+        size, offset = max(1, size), max(0, offset)
+        want = offset + size + 1
+        if tournament_id:
+            game = self.tournament_game(tournament_id)
+            games = [game] if game else []
+        else:
+            games = sorted(self.client.smembers(GAMES_SET) | set(GAMES))
+        streams = [self._page_stream(g, tournament_id, bot, (after or {}).get(g), min(CHUNK, want)) for g in games]
+        merged = heapq.merge(*streams, key=lambda item: float(item[0].get("stored_at", 0.0)), reverse=True)
+        taken = list(itertools.islice(merged, want))
+        return taken[offset:offset + size], len(taken) == want
+
+    def _page_stream(self, game: str, tournament_id: str | None, bot: str | None, before: int | None,
+                     chunk: int) -> Iterator[tuple[dict[str, Any], str, int]]:
+        """The results of one game's index (of ``tournament_id``, else of ``bot``, else all), newest first, logged
+        before position ``before`` (None: all), read ``chunk`` at a time; with both filters, only ``bot``'s."""
+        if tournament_id:
+            index = tournament_matches_key(game, tournament_id)
+        elif bot:
+            index = bot_matches_key(game, bot) if "@" in bot else name_matches_key(game, bot)
+        else:
+            index = matches_index_key(game)
+        top: str = "+inf" if before is None else f"({before}"
+        while True:
+            rows = self.client.zrevrangebyscore(index, top, "-inf", start=0, num=chunk, withscores=True)
+            if not rows:
+                return
+            results = self._results(game, [mid for mid, _ in rows])
+            for (_mid, pos), result in zip(rows, results):
+                if tournament_id and bot and not _plays(result, bot):
+                    continue
+                yield result, game, int(pos)
+            top = f"({int(rows[-1][1])}"
 
     def _results(self, game: str, match_ids: Sequence[str]) -> list[dict[str, Any]]:
         pipe = self.client.pipeline(transaction=False)

@@ -303,7 +303,7 @@ return n
 """
 
 # Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.
-# KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set
+# KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset (optional)
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
 #       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any)
 # Returns {claimed 1/0, registered_at} or {-1, ''} when NAME belongs to another owner hash.
@@ -325,6 +325,7 @@ redis.call('HSETNX', KEYS[3], 'registered_at', ARGV[7])
 local registered = redis.call('HGET', KEYS[3], 'registered_at')
 redis.call('ZADD', KEYS[2], 'NX', registered, ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[4])
+if KEYS[5] then redis.call('ZADD', KEYS[5], 0, ARGV[4]) end
 return {claimed, registered}
 """
 

@@ -87,6 +87,11 @@ class TournamentInfo:
         return seed_hex(self.seed) if self.ended else ""
 
 
+def tournament_position(tournament_id: str) -> tuple[int, str]:
+    """Where a tournament stands in the newest-first order of ``tournaments_page``: (N of "t<N>", else 0; its id)."""
+    return (int(tournament_id[1:]) if tournament_id[1:].isdigit() else 0), tournament_id
+
+
 class TournamentStore(JobStore):
     """Stored tournaments and their progress."""
 
@@ -189,6 +194,28 @@ class TournamentStore(JobStore):
                 if replies[i]:
                     out.append(self._tournament(replies[i], replies[i + 1], replies[i + 2]))
         return out
+
+    def tournaments_page(self, game: str | None, before: tuple[int, str] | None,
+                         size: int) -> tuple[list[TournamentInfo], bool]:
+        """One page of stored tournaments (of ``game`` when given), newest first: the first ``size`` whose (number
+        N of ``t<N>``, id) comes after ``before`` (the previous page's last, ``tournament_position``; None: from the
+        newest). Returns (tournaments, whether more may follow). Reads the id index (a hash of short strings, one
+        field per tournament, which only organisers add to) and ``size`` tournaments."""
+        ids = self.client.hgetall(TOURNAMENTS)
+        numbered = sorted((tournament_position(tid) for tid, g in ids.items() if not game or g == game),
+                          reverse=True)
+        if before is not None:
+            numbered = [(n, tid) for n, tid in numbered if (n, tid) < before]
+        chosen = numbered[:max(1, size)]
+        pipe = self.client.pipeline(transaction=False)
+        for _, tid in chosen:
+            pipe.hgetall(tournament_key(ids[tid], tid))
+            pipe.scard(cancelled_key(ids[tid], tid))
+            pipe.scard(failed_key(ids[tid], tid))
+        replies = pipe.execute()
+        out = [self._tournament(replies[i], replies[i + 1], replies[i + 2])
+               for i in range(0, len(replies), 3) if replies[i]]
+        return out, len(numbered) > len(chosen)
 
     def extend_tournament(self, game: str, tournament_id: str, specs: Sequence[MatchSpec], *,
                           expect_total: int | None = None, state: Mapping[str, str] | None = None) -> bool:

@@ -18,7 +18,13 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
   tournament keeps running).
 - **Recovery**: every ``bot_recheck_s`` [5 s] one worker of the fleet calls the GetInfo of each unhealthy bot at its
   registered endpoint (after ``arena bot update``, the new one), with a deadline of ``verify_timeout_s``; a bot that
-  answers is healthy again, and the deferred matches whose bots are all healthy go back on the queue.
+  answers is healthy again (one marked "not as registered", below, only once it answers as registered), and the
+  deferred matches whose bots are all healthy go back on the queue.
+- **Not as registered** (``registration_mismatch``): a bot whose GetInfo gives another name than its registration,
+  no longer lists its game, or reports another version (CreateTournament's readiness check, ``arena bot list``,
+  this recovery check) is unhealthy with the reason "not as registered: ..." (the other name is never shown): its
+  matches are deferred until its GetInfo matches again, and never played under the registered name: in a match
+  forced past the cap its seat faults as unreachable and forfeits (``arena.worker.job``).
 - **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced* (at once when its
   unhealthy bots are no longer registered: nothing to wait for). A forced match is played whatever the health of
   its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)
@@ -38,15 +44,33 @@ from dataclasses import dataclass
 
 import grpc
 
+from arena.core import limits
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.match.record import MatchRecord
-from arena.store import Store
+from arena.store import UNVERIFIED_VERSION, BotEntry, Store
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger(__name__)
 
 # A bot that refuses a call for want of credentials is alive: it answers, it only wants its secret.
 _ALIVE_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+NAME_CHANGED = "reports another name in GetInfo than it is registered under"
+MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot whose GetInfo does not match its registration
+
+
+def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
+    """("", "") when the GetInfo answer ``info`` matches the registration ``bot`` (a game it plays, its version, its
+    name, checked in that order; name and version are not held for a bot registered without a check, version "0");
+    else ("changed", what differs, in one sentence that names no other bot: the other name is never repeated, for
+    it is no business of whoever reads a public list)."""
+    unverified = bot.version == UNVERIFIED_VERSION
+    if bot.game not in info.games:
+        return "changed", f"now plays {list(info.games)[:limits.GAMES_PER_BOT]}, not {bot.game!r}"
+    if not unverified and info.version != bot.version:
+        return "changed", f"now reports version {info.version[:limits.VERSION]!r}; register it as a new version"
+    if not unverified and info.name != bot.name:
+        return "changed", NAME_CHANGED
+    return "", ""
 
 
 def seat_failures(record: MatchRecord) -> list[str | None]:
@@ -83,19 +107,26 @@ def charged_outcomes(record: MatchRecord, bots: Sequence[str]) -> dict[str, str 
     return {bot: None if why is None else f"{why} in match {record.match_id}" for bot, why in zip(bots, failures)}
 
 
-async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
+async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS,
+                bot: BotEntry | None = None) -> str | None:
     """Call the GetInfo of the bot at ``endpoint`` (``"tls://host:port"`` over TLS, as ``dialer`` dials) on a
     channel of its own: None when it answers within ``timeout_s`` seconds (a refusal for want of its secret counts
-    as an answer), else what went wrong (status code and message)."""
+    as an answer) and, given its registration ``bot``, the answer matches it; else what went wrong (status code and
+    message), or ``MISMATCH_PREFIX`` + what differs (``registration_mismatch``)."""
+    options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]
     try:
-        async with dialer.aio_channel(endpoint, options=()) as channel:
-            await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+        async with dialer.aio_channel(endpoint, options=options) as channel:
+            info = await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
     except grpc.aio.AioRpcError as exc:
         if exc.code() in _ALIVE_CODES:
             return None
         return f"{exc.code().name}: {exc.details()}"
     except Exception as exc:  # noqa: BLE001 - a bad endpoint string must not stop the check of the others
         return f"{type(exc).__name__}: {exc}"
+    if bot is not None:
+        kind, why = registration_mismatch(bot, info)
+        if kind:
+            return MISMATCH_PREFIX + why
     return None
 
 
@@ -124,14 +155,19 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
             gone = {bot for bot, entry in entries.items() if entry is None}
             probed = [bot for bot, entry in entries.items() if entry is not None]
-            problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer)  # type: ignore[union-attr]
-                                              for b in probed))
+            reasons = {b: h.reason for b, h in (await asyncio.to_thread(store.bot_health, game, probed)).items()}
+            held = {b: entries[b] if reasons.get(b, "").startswith(MISMATCH_PREFIX) else None for b in probed}
+            problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer,  # type: ignore[union-attr]
+                                                    held[b]) for b in probed))
             report.probed += len(probed)
             for bot, problem in zip(probed, problems):
                 if problem is None and await asyncio.to_thread(store.mark_healthy, game, bot):
                     report.recovered += 1
                     log.warning("bot %s (%s) answers GetInfo again: healthy; its deferred matches are queued again",
                                 bot, game)
+                elif problem is not None and problem.startswith(MISMATCH_PREFIX):
+                    await asyncio.to_thread(store.mark_unhealthy, game, bot, problem)
+                    log.info("bot %s (%s) is still unhealthy: it answers GetInfo %s", bot, game, problem)
                 elif problem is not None:
                     log.debug("bot %s (%s) is still unhealthy: GetInfo %s", bot, game, problem)
         deferred = await asyncio.to_thread(store.deferred_matches, game)

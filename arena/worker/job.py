@@ -10,7 +10,9 @@ Settling a job (what a worker does with each job it claims, in this order):
 3. Its tournament was cancelled: acknowledged without running, counted in the tournament's matches_cancelled.
 4. A seat's bot is unhealthy (and the job is not *forced*): the match is deferred, not played against a corpse;
    its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
-   bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.worker.health``).
+   bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.worker.health``). In a forced match a
+   bot that is unhealthy for answering GetInfo not as registered (another name, game or version) is not called:
+   its seat faults as unreachable and forfeits.
 5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
    failed (it can never run). A result stored now counts in the health of the match's bots
    (``arena.worker.health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
@@ -47,7 +49,7 @@ from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
-from arena.worker.health import charged_outcomes
+from arena.worker.health import MISMATCH_PREFIX, charged_outcomes
 from arena.worker.settings import WorkerSettings
 
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
@@ -135,6 +137,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await _defer(store, job, inputs.unhealthy)
         seats = _seats(spec, inputs)
+        if inputs.unhealthy:  # a forced match: a bot not as registered is not played under its registered name
+            seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, inputs.unhealthy)
         if spec.tournament:
             seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
         else:
@@ -205,6 +209,23 @@ def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
         seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
                               secret=bot.secret if bot else ""))
     return seats
+
+
+def _absent_if_not_as_registered(store: Store, spec: MatchSpec, seats: list[SeatSpec],
+                                 unhealthy: list[str]) -> list[SeatSpec]:
+    """``seats`` with each seat whose bot (of ``unhealthy``) is unhealthy for answering GetInfo not as registered
+    (``MISMATCH_PREFIX``) moved to ``UNREGISTERED_ENDPOINT``: that seat faults as unreachable and forfeits, and
+    whatever answers at the bot's endpoint is never played under the registered name (logged)."""
+    health = store.bot_health(spec.game, unhealthy)
+    out = []
+    for seat in seats:
+        state = health.get(seat.name)
+        if state is not None and not state.healthy and state.reason.startswith(MISMATCH_PREFIX):
+            log.warning("match %s: bot %s does not answer GetInfo as registered (%s); its seat faults as "
+                        "unreachable", spec.match_id, seat.name, state.reason)
+            seat = SeatSpec(name=seat.name, endpoint=UNREGISTERED_ENDPOINT, secret="")
+        out.append(seat)
+    return out
 
 
 SETTLED = ("stored", "duplicate", "failed", "cancelled")

@@ -10,6 +10,9 @@ GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin 
 organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
 larger than 64 KiB.
 
+Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (page_size, page_token,
+next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
+
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
 CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
 of its owner token; RemoveBot also takes proof of the admin token.
@@ -148,7 +151,9 @@ class BotRecord(_message.Message):
     health: _builtins.str
     """The bot's health as the workers see it: "healthy", or "unhealthy" after several failed matches in a row (it
     forfeited, or answered no call); an unhealthy bot's matches are deferred until it answers GetInfo again, which
-    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts.
+    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts. Also
+    "unhealthy" when its GetInfo answers, but not as registered (health_reason "not as registered: ...": another
+    name, which is never shown, a game it no longer plays, another version), until its GetInfo matches again.
     """
     unhealthy_since: _builtins.float
     """When health is "unhealthy": since when, seconds since the Unix epoch (else 0), and why: the failure that made it
@@ -280,21 +285,36 @@ class ListBotsRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     CHECK_ENDPOINTS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id to filter on; empty lists every game. At most 32 characters."""
     check_endpoints: _builtins.bool
-    """Ask every listed bot for its GetInfo now (all at once, within the referee's verify timeout) and report the
-    outcome in BotRecord.endpoint_checked and endpoint_problem.
+    """Ask every bot of this page for its GetInfo now (all at once, within the referee's verify timeout) and report
+    the outcome in BotRecord.endpoint_checked and endpoint_problem. With it a page holds at most 200 bots.
+    """
+    page_size: _builtins.int
+    """Page size: at most this many bots, in order of game, then bot id (0 means 200; more than 1000 means 1000:
+    clamped, not refused).
+    A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says whether
+    more follow.
+    """
+    page_token: _builtins.str
+    """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
+    Opaque; a malformed token, or one made for another list or other filters, gets INVALID_ARGUMENT. At most 512
+    characters.
     """
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         check_endpoints: _builtins.bool = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_endpoints", b"check_endpoints", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_endpoints", b"check_endpoints", "game", b"game", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -305,16 +325,20 @@ class ListBotsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BOTS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Token of the next page (ListBotsRequest.page_token); "" on the last page."""
     @_builtins.property
     def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotRecord]: ...
     def __init__(
         self,
         *,
         bots: _abc.Iterable[Global___BotRecord] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -710,16 +734,30 @@ class ListTournamentsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id to filter on; empty lists every game. At most 32 characters."""
+    page_size: _builtins.int
+    """Page size: at most this many tournaments, newest first (0 means 20; more than 100 means 100: clamped, not
+    refused). A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says
+    whether more follow.
+    """
+    page_token: _builtins.str
+    """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
+    Opaque; a malformed token, or one made for another list or other filters, gets INVALID_ARGUMENT. At most 512
+    characters.
+    """
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -730,16 +768,20 @@ class ListTournamentsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENTS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Token of the next page (ListTournamentsRequest.page_token); "" on the last page."""
     @_builtins.property
     def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tournament]: ...
     def __init__(
         self,
         *,
         tournaments: _abc.Iterable[Global___Tournament] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournaments", b"tournaments"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "tournaments", b"tournaments"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -932,14 +974,29 @@ class ListMatchesRequest(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     OFFSET_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """Tournament id to filter on; empty for every tournament. At most 24 characters."""
     bot: _builtins.str
     """bot_id or NAME to filter on; empty for every bot. At most 129 characters."""
     limit: _builtins.int
-    """At most this many matches (0 means 50; more than 1000 means 1000)."""
+    """At most this many matches (0 means 50; more than 1000 means 1000). page_size, when set, takes its place."""
     offset: _builtins.int
-    """Skip this many of the newest matches first (pages: offset 0, limit, 2 * limit, ...)."""
+    """Skip this many of the newest matches first (offset 0, limit, 2 * limit, ...); only without page_token.
+    page_token pages cost the same however deep; an offset costs the matches it skips.
+    """
+    page_size: _builtins.int
+    """Page size: at most this many matches, newest first (0 means `limit`, whose 0 means 50; more than 1000 means
+    1000: clamped, not refused).
+    A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says whether
+    more follow.
+    """
+    page_token: _builtins.str
+    """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
+    Opaque; a malformed token, or one made for another list or other filters, gets INVALID_ARGUMENT. At most 512
+    characters.
+    """
     def __init__(
         self,
         *,
@@ -947,10 +1004,12 @@ class ListMatchesRequest(_message.Message):
         bot: _builtins.str = ...,
         limit: _builtins.int = ...,
         offset: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "offset", b"offset", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "offset", b"offset", "page_size", b"page_size", "page_token", b"page_token", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1049,16 +1108,20 @@ class ListMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Token of the next page (ListMatchesRequest.page_token); "" on the last page."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]: ...
     def __init__(
         self,
         *,
         matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1462,12 +1525,27 @@ Global___RebuildLadderResponse: _TypeAlias = RebuildLadderResponse  # noqa: Y015
 class ListWorkersRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """Page size: at most this many workers, by name (0 means 200; more than 1000 means 1000: clamped, not
+    refused). A page may hold fewer when its entries are large (a page stays under 1 MiB); next_page_token says
+    whether more follow.
+    """
+    page_token: _builtins.str
+    """"" for the first page, else the next_page_token of the previous answer to the same request (same filters).
+    Opaque; a malformed token, or one made for another list or other filters, gets INVALID_ARGUMENT. At most 512
+    characters.
+    """
     def __init__(
         self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1530,16 +1608,20 @@ class ListWorkersResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     WORKERS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Token of the next page (ListWorkersRequest.page_token); "" on the last page."""
     @_builtins.property
     def workers(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkerInfo]: ...
     def __init__(
         self,
         *,
         workers: _abc.Iterable[Global___WorkerInfo] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -10,6 +10,9 @@ GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin 
 organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
 larger than 64 KiB.
 
+Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (page_size, page_token,
+next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
+
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
 CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
 of its owner token; RemoveBot also takes proof of the admin token.
