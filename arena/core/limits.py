@@ -30,6 +30,8 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | GetInfo checks at once, by caller class | organiser 4; owner 4 (2 per client); stranger 4 (1 per client); list 1 |
 | endpoints one ``ListBots(check_endpoints)`` dials | 128 (the others come from the cache or unchecked) |
 | GetInfo outcomes kept for reuse | 4096 endpoints, 3 s each |
+| owner label, owner id, ListOwners page token, registration mode | 64, 18, 64, 16 characters |
+| ListOwners page size | 1000 |
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ LIST_CHECKS = 1  # ListBots(check_endpoints) calls that dial bots
 LIST_CHECK_DIALS = 128  # endpoints one ListBots(check_endpoints) dials; the rest come from the cache or unchecked
 CHECK_CACHE_ENDPOINTS = 4096  # GetInfo outcomes kept for reuse, one per endpoint
 CHECK_CACHE_S = 3.0  # seconds a GetInfo outcome is reused
+OWNER_LABEL = 64  # CreateOwnerRequest.label
+OWNER_ID = 18  # "o-" and 16 hex digits (arena.store.keys.owner_id)
+PAGE_TOKEN = 64  # ListOwnersRequest.page_token
+REGISTRATION_MODE = 16  # SetRegistrationRequest.mode: "open" | "closed"
+OWNER_PAGE = 1000  # ListOwnersRequest.page_size is capped at this
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.
@@ -114,6 +121,11 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),
     "RebuildLadderRequest.game": (GAME_ID, None),
+    "CreateOwnerRequest.label": (OWNER_LABEL, None),
+    "GetOwnerRequest.owner_token": (TOKEN, None),
+    "GetOwnerRequest.id": (OWNER_ID, None),
+    "ListOwnersRequest.page_token": (PAGE_TOKEN, None),
+    "SetRegistrationRequest.mode": (REGISTRATION_MODE, None),
 }
 # A field missing from REQUEST_FIELDS (one added to the protocol without a limit here) still gets these bounds at
 # run time; tests/platform/test_input_limits.py fails until it is listed.
