@@ -11,9 +11,9 @@ option reads ``ARENA_<COMMAND>_<OPTION>``: the command path and the option's lon
 ``ARENA_TOURNAMENT_CREATE_DEADLINE_MS=200``. Several values of a repeatable option are separated by spaces
 (``ARENA_PLAY_TAKE5_BOT="sample:random sample:heuristic"``).
 
-One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), ``tournament``, ``sprt``,
-``match``, ``ladder``, ``play`` (play and replay); ``app`` holds the root group and its context, ``options`` and
-``errors`` what every command shares.
+One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), ``owner`` (with
+``registration``), ``tournament``, ``sprt``, ``match``, ``ladder``, ``play`` (play and replay); ``app`` holds the
+root group and its context, ``options`` and ``errors`` what every command shares.
 
 Owner tokens: the first ``arena bot register`` of a NAME prints its owner token once and saves it in
 ``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address names the same
@@ -41,6 +41,7 @@ from arena.cli import (  # noqa: E402,F401  (each registers its commands)
     bot,
     ladder,
     match,
+    owner,
     play,
     serve,
     sprt,
