@@ -54,9 +54,10 @@ def bot_secret_option(f: Any) -> Any:
 def bot() -> None:
     """Register, update, remove and list bots (a bot is a running process serving arena.v1.Bot at HOST:PORT).
 
-    A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). The first
-    registration of a NAME returns its owner token, shown once and saved in <data-dir>/tokens.json; new versions,
-    updates and removals of NAME need it.
+    A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). Every NAME
+    belongs to an owner (`arena owner`): registering a new NAME without a token creates one, whose token is shown
+    once and saved in <data-dir>/tokens.json; with --token the NAME joins that token's owner. New versions,
+    updates and removals of NAME need its owner's token.
     """
 
 

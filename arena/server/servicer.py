@@ -21,10 +21,12 @@ valid answer is refused with one message whatever the reason (closed port, anoth
 sooner than ``verify_timeout_s``, and no refusal names another bot, so RegisterBot is no port scanner.
 
 Bot lifecycle: a bot version is identified as NAME@VERSION, the VERSION being what the bot's
-GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
-the store keeps only its SHA-256, compared in constant time); registering NAME again or a new version of it, and
-UpdateBot / RemoveBot, need that token. A NAME that has no owner (registered before owner tokens existed, or
-through ``Store.register_bot`` without one) is claimed by its next registration through this service.
+GetInfo reports at registration. A NAME belongs to an owner account (``arena.server.owners``): a new NAME registered
+with an owner's token joins that owner; without one it creates a new owner (open registration only, within the
+quotas) whose token the answer carries once (``secrets.token_urlsafe``; the store keeps only its SHA-256, compared
+in constant time); registering NAME again or a new version of it, and UpdateBot / RemoveBot, need that token. A
+NAME that has no owner (through ``Store.register_bot`` without one) is claimed by its next registration through
+this service.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot che
 larger than 64 KiB.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
-of its owner token; RemoveBot also takes proof of the admin token.
+CreateSprt, CancelTournament, RebuildLadder, CreateOwner, ListOwners, SetRegistration) need proof of the arena's
+admin token. A bot's own changes need proof of its owner token; RemoveBot also takes proof of the admin token.
+GetOwner needs proof of that owner's token, or of the admin token.
 
 Signed calls: a client proves it holds a token without sending it, so a server that only pretends to be the
 arena learns nothing it can use. It asks GetChallenge for a one-time nonce, then sends the call with the metadata
