@@ -11,6 +11,7 @@ id).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import secrets
@@ -57,14 +58,19 @@ class ArenaServicer(Protocol):
 
 
 def peer_host(context: grpc.ServicerContext) -> str:
-    """The client's host from ``context.peer()``: "ipv4:1.2.3.4:5678" -> "1.2.3.4", "ipv6:[::1]:5678" -> "::1",
-    anything else (a unix socket) as given."""
+    """The client address the per-address quota counts, from ``context.peer()``: an IPv4 host ("ipv4:1.2.3.4:5678"
+    -> "1.2.3.4"), an IPv6 /64 network, which one site usually holds whole ("ipv6:[2001:db8::1]:5678" ->
+    "2001:db8::/64"), anything else (a unix socket) as given."""
     peer = context.peer() or ""
     kind, _, rest = peer.partition(":")
     if kind == "ipv4":
         return rest.rpartition(":")[0] or rest
     if kind == "ipv6":
-        return rest.rpartition(":")[0].strip("[]") or rest
+        host = rest.rpartition(":")[0].strip("[]") or rest
+        try:
+            return str(ipaddress.ip_network(f"{host}/64", strict=False))
+        except ValueError:
+            return host
     return peer
 
 

@@ -98,9 +98,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     version is removed, like the name's owner key)
     arena:{owners}:index                     zset   owner id -> 0: every owner, in id order (ListOwners pages)
     arena:{owners}:all-names                 set    "GAME/NAME" of every name some owner holds (the arena quota)
-    arena:{owners}:address:<host>            string new owners created by registration from client host <host>
-                                                    in the current window (INCR; expires ``ADDRESS_WINDOW_S`` after
-                                                    the window's first)
+    arena:{owners}:address:<host>            string new owners created by registration from client address <host>
+                                                    (an IPv4 host, an IPv6 /64) in the current window (INCR; expires
+                                                    ``ADDRESS_WINDOW_S`` after the window's first)
 """
 
 from __future__ import annotations

@@ -207,19 +207,26 @@ class OwnerStore(StoreBase):
         return reply == 1
 
     def release_owner_name(self, key: str, game: str, name: str) -> None:
-        """Undo ``add_owner_name`` of a name that was not registered after all (its bot check failed)."""
+        """Undo ``add_owner_name`` of a name that was not registered after all (its bot check failed, or another
+        owner claimed it first); the arena's count keeps a name that some owner holds."""
+        self.client.srem(owner_names_key(key), _member(game, name))
+        self._release_unclaimed([(game, name)])
+
+    def _release_unclaimed(self, names: Sequence[tuple[str, str]]) -> None:
+        """Drop from the arena's names those of ``names`` that no owner claimed (``keys.owner_key`` unset)."""
         pipe = self.client.pipeline(transaction=False)
-        pipe.srem(owner_names_key(key), _member(game, name))
-        pipe.srem(OWNED_NAMES, _member(game, name))
-        pipe.execute()
+        for game, name in names:
+            pipe.exists(owner_key(game, name))
+        unclaimed = [_member(g, n) for (g, n), held in zip(names, pipe.execute() if names else []) if not held]
+        if unclaimed:
+            self.client.srem(OWNED_NAMES, *unclaimed)
 
     def drop_owner(self, key: str) -> None:
         """Delete the owner whose key is ``key`` and release its names: only for an owner created by a registration
         that failed before its token was returned (nobody holds that token)."""
         members = self.client.smembers(owner_names_key(key))
+        self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
         pipe = self.client.pipeline(transaction=False)
-        if members:
-            pipe.srem(OWNED_NAMES, *members)
         pipe.delete(account_key(key), owner_names_key(key))
         pipe.hdel(OWNER_IDS, owner_id(key))
         pipe.zrem(OWNER_INDEX, owner_id(key))
@@ -228,7 +235,10 @@ class OwnerStore(StoreBase):
     def adopt_owner(self, key: str, game: str, name: str) -> bool:
         """Make sure bot NAME ``name`` of ``game``, whose stored owner key is ``key``, belongs to an owner account
         (a name registered when an owner was a per-name token becomes an owner the first time it is seen).
-        Idempotent; no quota applies. Returns True when something was added."""
+        Idempotent; no quota applies. Returns True when something was added (False also for a stored value that
+        is no owner key, e.g. written by a test)."""
+        if not public_id(key):
+            return False
         if self.create_owner(key, created_by="migration", first=(game, name)):
             return True
         return self.add_owner_name(key, game, name)
@@ -240,7 +250,7 @@ class OwnerStore(StoreBase):
         for k in self.client.scan_iter(match="arena:{*}:owner:*", count=500):
             game, _, name = k[len("arena:{"):].partition("}:owner:")
             stored = self.client.get(k)
-            if game and name and public_id(stored):
+            if game and name and stored:
                 added += int(self.adopt_owner(str(stored), game, name))
         return added
 

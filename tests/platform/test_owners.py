@@ -12,6 +12,7 @@ import grpc
 from platform_helpers import rpc_error
 
 from arena.server.auth import admin_metadata
+from arena.server.owners import peer_host
 from arena.store import Store, token_hash
 from arena.store.keys import jobs_key, owner_id
 from arena.tournaments.deals import deal_plan
@@ -207,3 +208,32 @@ def test_per_name_owners_of_older_data_become_accounts(arena_server: Any, store:
     assert _names(_owner(stub, old_token)) == ["take5/rookie", "take5/veteran", "taki/veteran"]
     assert store.migrate_owners() == 0  # idempotent
     assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == 2
+
+
+def test_a_racing_registration_releases_only_its_own_reservation(store: Store) -> None:
+    """Two registrations of one new NAME: both reserve it, one claims it; the other's undo leaves the name held."""
+    winner, loser = token_hash("winner-token-0123456789"), token_hash("loser-token-0123456789")
+    store.create_owner(winner, first=("take5", "x"))
+    store.create_owner(loser)
+    assert store.add_owner_name(loser, "take5", "x")  # the loser's reservation, before it learns it lost
+    store.register_bot("take5", "x", ENDPOINT, owner_hash=winner)
+    store.release_owner_name(loser, "take5", "x")
+    assert store.names_total() == 1
+    assert [o.names for o in (store.get_owner(winner), store.get_owner(loser))] == [(("take5", "x"),), ()]
+    store.drop_owner(loser)
+    assert store.names_total() == 1 and store.get_owner(loser) is None and store.owner_key_of_id(owner_id(loser)) is None
+
+
+class _Peer:
+    def __init__(self, peer: str) -> None:
+        self._peer = peer
+
+    def peer(self) -> str:
+        return self._peer
+
+
+def test_the_address_quota_counts_ipv4_hosts_and_ipv6_networks() -> None:
+    assert peer_host(_Peer("ipv4:203.0.113.7:50123")) == "203.0.113.7"
+    assert peer_host(_Peer("ipv6:[2001:db8:1:2:3:4:5:6]:443")) == "2001:db8:1:2::/64"
+    assert peer_host(_Peer("ipv6:[2001:db8:1:2:ffff::9]:1")) == "2001:db8:1:2::/64"  # one site, one count
+    assert peer_host(_Peer("unix:/tmp/arena.sock")) == "unix:/tmp/arena.sock"
