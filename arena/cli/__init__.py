@@ -19,7 +19,8 @@ Owner tokens: an ``arena bot register`` that creates a new owner (a new NAME, no
 once and saves it in ``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address
 names the same referee), where later ``register``, ``update`` and ``remove`` of that NAME on this machine find it,
 and ``arena bot token NAME`` prints it (``TokenStore``); a new NAME registered with --token is filed with that
-token. ``arena owner create`` saves the tokens it receives there too.
+token when this machine keeps it already (a token given only on the command line is never saved). ``arena owner
+create`` saves the tokens it receives there too.
 
 Errors are one line on stderr and a non-zero exit code, never a traceback: 1 for a failed operation, 2 for a bad
 command line, 130 after Ctrl-C, 143 after SIGTERM (which unwinds like Ctrl-C: whatever the command started, such

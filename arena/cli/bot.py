@@ -105,16 +105,16 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         hints=hints, credential=owner_credential(arena, token, owner))
     if record.owner_token:
         tokens.put(arena, game, record.name or name, record.owner_token)
-    elif token and tokens.get(arena.key, game, record.name or name) is None:
-        tokens.put(arena, game, record.name or name, token)  # a new NAME of the token's owner: found next time
+    elif (token and tokens.get(arena.key, game, record.name or name) is None
+          and token in {t for _, t in tokens.owner_tokens(arena)}):
+        tokens.put(arena, game, record.name or name, token)  # a saved owner's new NAME: filed with its token
     if as_json:
         data = bot_dict(record)
         data["owner_token"] = record.owner_token or None
         data["token_file"] = str(tokens.path) if record.owner_token else None
         print_json(data)
         return
-    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}"
-               + (f", owner {record.owner}" if record.owner else ""))
+    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}")
     if record.owner_token:
         click.echo(f"owner token of {record.name or name}: {record.owner_token}")
         click.echo(f"  saved in {tokens.path} for `arena bot register|update|remove` on this machine; "

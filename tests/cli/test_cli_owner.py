@@ -44,7 +44,10 @@ def test_owner_commands_and_a_second_name(address: str, tmp_path: Path) -> None:
     second = _cli(data, "bot", "register", "two", "127.0.0.1:2", "--token", token, "--server", address,
                   "--data-dir", str(data))
     assert second.exit_code == 0, second.output
-    assert f"owner {oid}" in second.output and "owner token" not in second.output  # no new token
+    assert second.output == "registered take5 bot two@0 at 127.0.0.1:2\n"  # no new token
+    again = _cli(data, "bot", "register", "two", "127.0.0.1:4", "--json", "--server", address, "--data-dir", str(data))
+    assert again.exit_code == 0, again.output  # the --token used for the new name was saved for it
+    assert json.loads(again.output)["owner"] == oid
 
     created = _cli(data, "owner", "create", "team blue", "--json", "--server", address, "--data-dir", str(data),
                    admin=True)
