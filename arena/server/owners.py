@@ -35,6 +35,7 @@ __all__ = ["Admission", "admit_new_name", "create_owner", "get_owner", "list_own
 
 OWNER_TOKEN_BYTES = 32  # of a new owner token (43 URL-safe characters)
 DEFAULT_OWNER_PAGE = 100
+MAX_PAGE_BYTES = 1024 * 1024  # a ListOwners page ends early past this, far below gRPC's 4 MiB message limit
 OWNER_ID_RE = re.compile(r"^o-[0-9a-f]{16}$")
 LABEL_RE = re.compile(r"^[^\x00-\x1f\x7f]*$")  # printable: no control characters
 RAISE_HINT = "the arena's organiser can raise it (arena registration set --{flag} N; 0 means no limit)"
@@ -189,7 +190,9 @@ def get_owner(servicer: ArenaServicer, request: arena_pb2.GetOwnerRequest,
 
 def list_owners(servicer: ArenaServicer, request: arena_pb2.ListOwnersRequest,
                 context: grpc.ServicerContext) -> arena_pb2.ListOwnersResponse:
-    """ListOwners (an organiser call): one page in id order; the page token is the last id of the page before."""
+    """ListOwners (an organiser call): one page in id order, at most ``page_size`` owners and, past the first owner,
+    at most ``MAX_PAGE_BYTES`` (owners holding many names, when the organiser lifted the quotas); the page token is
+    the last id of the page before."""
     if request.page_token and not OWNER_ID_RE.match(request.page_token):
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
               "bad page_token: pass the next_page_token of the previous ListOwners answer, or none for the first "
@@ -197,7 +200,16 @@ def list_owners(servicer: ArenaServicer, request: arena_pb2.ListOwnersRequest,
     size = min(request.page_size or DEFAULT_OWNER_PAGE, limits.OWNER_PAGE)
     owners, after = servicer.store.list_owners(request.page_token, size)
     reg = servicer.store.registration()
-    return arena_pb2.ListOwnersResponse(owners=[owner_message(o, reg) for o in owners], next_page_token=after)
+    reply = arena_pb2.ListOwnersResponse(next_page_token=after)
+    used = 0
+    for k, o in enumerate(owners):
+        message = owner_message(o, reg)
+        used += message.ByteSize()
+        if k and used > MAX_PAGE_BYTES:
+            reply.next_page_token = owners[k - 1].id
+            break
+        reply.owners.append(message)
+    return reply
 
 
 def set_registration(servicer: ArenaServicer, request: arena_pb2.SetRegistrationRequest,

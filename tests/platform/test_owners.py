@@ -237,3 +237,19 @@ def test_the_address_quota_counts_ipv4_hosts_and_ipv6_networks() -> None:
     assert peer_host(_Peer("ipv6:[2001:db8:1:2:3:4:5:6]:443")) == "2001:db8:1:2::/64"
     assert peer_host(_Peer("ipv6:[2001:db8:1:2:ffff::9]:1")) == "2001:db8:1:2::/64"  # one site, one count
     assert peer_host(_Peer("unix:/tmp/arena.sock")) == "unix:/tmp/arena.sock"
+
+
+def test_a_page_of_owners_ends_early_past_its_byte_budget(arena_server: Any, monkeypatch: Any) -> None:
+    _server, stub = arena_server(verify_bots=False)
+    for i in range(3):
+        stub.CreateOwner(arena_pb2.CreateOwnerRequest(label=f"owner {i}"))
+    monkeypatch.setattr("arena.server.owners.MAX_PAGE_BYTES", 1)  # every owner is over it: one a page
+    pages = []
+    page = ""
+    while True:
+        answer = stub.ListOwners(arena_pb2.ListOwnersRequest(page_size=10, page_token=page))
+        pages.append([o.label for o in answer.owners])
+        page = answer.next_page_token
+        if not page:
+            break
+    assert [len(p) for p in pages] == [1, 1, 1] and sorted(sum(pages, [])) == ["owner 0", "owner 1", "owner 2"]
