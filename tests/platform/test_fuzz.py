@@ -57,7 +57,6 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
                                                    elo1=5, alpha=0.05, beta=0.05, window=4, max_blocks=100,
                                                    deadline_ms=100)],
         "GetSprt": [arena_pb2.GetSprtRequest(id="t1")],
-        "GetChallenge": [arena_pb2.GetChallengeRequest()],
         "CreateOwner": [arena_pb2.CreateOwnerRequest(label="fz team")],
         "GetOwner": [arena_pb2.GetOwnerRequest(owner_token="t" * 43), arena_pb2.GetOwnerRequest(id="o-0123456789abcdef")],
         "ListOwners": [arena_pb2.ListOwnersRequest(page_size=3, page_token="o-0123456789abcdef")],
