@@ -188,8 +188,8 @@ QUOTA = click.IntRange(0, MAX_QUOTA)
 @option("--max-names-per-owner", type=QUOTA, default=None, metavar="N",
         help="Bot names one owner may hold (0: no limit). Default: keep.")
 @option("--max-owners-per-address", type=QUOTA, default=None, metavar="N",
-        help="New owners open registration may create from one client address per hour (0: no limit). Default: "
-             "keep.")
+        help="New owners open registration may create from one client address (an IPv4 host, an IPv6 /64) per "
+             "hour (0: no limit). Default: keep.")
 @option("--max-names-total", type=QUOTA, default=None, metavar="N",
         help="Bot names in the whole arena (0: no limit). Default: keep.")
 @server_option

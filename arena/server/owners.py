@@ -30,7 +30,7 @@ from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Admission", "admit_new_name", "create_owner", "get_owner", "list_owners", "public_id",
+__all__ = ["Admission", "admit_new_name", "precheck_new_name", "create_owner", "get_owner", "list_owners", "public_id",
            "registration_message", "set_registration"]
 
 OWNER_TOKEN_BYTES = 32  # of a new owner token (43 URL-safe characters)
@@ -97,11 +97,43 @@ class Admission:
     undo: Callable[[], None]
 
 
+def _unknown_owner(context: grpc.ServicerContext, name: str, reg: Registration) -> None:
+    abort(context, grpc.StatusCode.PERMISSION_DENIED,
+          f"the owner token given is no owner of this arena, so it cannot register {name!r}; pass the token printed "
+          f"when your owner was created (arena owner show lists what is saved), or no token to create a new owner"
+          + ("" if reg.mode == "open" else " (registration is closed here)"))
+
+
+def _closed(context: grpc.ServicerContext, name: str) -> None:
+    abort(context, grpc.StatusCode.PERMISSION_DENIED,
+          f"registration of new owners is closed on this arena: registering {name!r} needs an owner token; ask the "
+          f"arena's organiser for one (arena owner create LABEL), then register with --token TOKEN")
+
+
+def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.ServicerContext, game: str,
+                      name: str) -> None:
+    """Before the bot check of a new bot NAME: refuse at once what ``admit_new_name`` would refuse after it (closed
+    registration, an unknown owner token, a quota already used up), reading only. Aborts the call with
+    PERMISSION_DENIED or RESOURCE_EXHAUSTED."""
+    store = servicer.store
+    reg = store.registration()
+    key = servicer.owner_key(request, context)
+    if not key and reg.mode == "closed":
+        _closed(context, name)
+    host = peer_host(context)
+    try:
+        store.check_new_name(key, game, name, host, reg)
+    except UnknownOwnerError:
+        _unknown_owner(context, name, reg)
+    except QuotaError as exc:
+        quota_refusal(context, exc, owner_id(key) if key else f"client address {host}")
+
+
 def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.ServicerContext, game: str,
                    name: str) -> Admission:
-    """Reserve the new bot NAME ``name`` of ``game`` for the owner this call proves (``servicer.owner_key``), or
-    for a new owner when it proves none (open registration only), under the quotas. Aborts the call with
-    PERMISSION_DENIED or RESOURCE_EXHAUSTED (nothing reserved)."""
+    """Reserve the new bot NAME ``name`` of ``game`` (its bot check passed) for the owner this call proves
+    (``servicer.owner_key``), or for a new owner when it proves none (open registration only), under the quotas,
+    atomically. Aborts the call with PERMISSION_DENIED or RESOURCE_EXHAUSTED (nothing reserved)."""
     store = servicer.store
     reg = store.registration()
     key = servicer.owner_key(request, context)
@@ -109,17 +141,12 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
         try:
             store.add_owner_name(key, game, name, reg)
         except UnknownOwnerError:
-            abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                  f"the owner token given is no owner of this arena, so it cannot register {name!r}; pass the "
-                  f"token printed when your owner was created (arena owner show lists what is saved), or no "
-                  f"token to create a new owner" + ("" if reg.mode == "open" else " (registration is closed here)"))
+            _unknown_owner(context, name, reg)
         except QuotaError as exc:
             quota_refusal(context, exc, owner_id(key))
         return Admission(key, "", lambda: store.release_owner_name(key, game, name))
     if reg.mode == "closed":
-        abort(context, grpc.StatusCode.PERMISSION_DENIED,
-              f"registration of new owners is closed on this arena: registering {name!r} needs an owner token; "
-              f"ask the arena's organiser for one (arena owner create LABEL), then register with --token TOKEN")
+        _closed(context, name)
     token = new_owner_token()
     new_key = token_hash(token)
     host = peer_host(context)

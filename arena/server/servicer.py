@@ -248,10 +248,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                               context)
             self.store.adopt_owner(stored or "", game, name)  # a per-name owner becomes an account on first sight
         else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
-            admission = owner_service.admit_new_name(self, request, context, game, name)
+            owner_service.precheck_new_name(self, request, context, game, name)
         caller = caller_of(key, stored, lambda: self.is_admin(request, context))
         try:
             info = self._bot_info(endpoint, game, name, caller, context)
+            if not owned:
+                admission = owner_service.admit_new_name(self, request, context, game, name)
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
                 owner_hash=stored if admission is None else admission.key, secret=request.bot_secret)

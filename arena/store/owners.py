@@ -7,8 +7,8 @@ plans, SPRT fields and the ladder group bots by owner with no second lookup. Its
 Registration settings live in the hash ``keys.REGISTRATION``: ``mode`` ("open": anyone may create an owner by
 registering a bot; "closed": owners are created by the organiser only) and three quotas, 0 meaning no limit:
 ``max_names_per_owner`` (bot names one owner may hold, in every game together), ``max_owners_per_address`` (owners
-that open registration may create from one client host per ``ADDRESS_WINDOW_S``, counted when the registration
-reaches the bot check, refused or not) and ``max_names_total`` (bot names held in the whole arena). A name stays
+that open registration may create from one client address per ``ADDRESS_WINDOW_S``, counted when one is created)
+and ``max_names_total`` (bot names held in the whole arena). A name stays
 held, and counted, when every version of it is removed: its owner keeps it.
 """
 
@@ -190,6 +190,30 @@ class OwnerStore(StoreBase):
         if reply == 1:
             self.client.hsetnx(OWNER_IDS, owner_id(key), key)  # the id index signed owner calls use too
         return reply == 1
+
+    def check_new_name(self, key: str | None, game: str, name: str, address: str, registration: Registration) -> None:
+        """Whether bot NAME ``name`` of ``game`` could be registered now, for the owner whose key is ``key`` or, with
+        ``key`` None, for a new owner created from client ``address``, under ``registration``'s quotas: reads only
+        (the registration itself checks again, atomically). Raises ``UnknownOwnerError`` or ``QuotaError``."""
+        reg = registration
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(account_key(key or "-"))
+        pipe.scard(owner_names_key(key or "-"))
+        pipe.sismember(owner_names_key(key or "-"), _member(game, name))
+        pipe.scard(OWNED_NAMES)
+        pipe.sismember(OWNED_NAMES, _member(game, name))
+        pipe.get(address_key(address or "-"))
+        exists, held, holds_it, total, taken, created = pipe.execute()
+        if key and not exists:
+            raise UnknownOwnerError(owner_id(key))
+        if key and holds_it:
+            return
+        if key and reg.max_names_per_owner and held >= reg.max_names_per_owner:
+            raise QuotaError("max_names_per_owner", reg.max_names_per_owner)
+        if reg.max_names_total and not taken and total >= reg.max_names_total:
+            raise QuotaError("max_names_total", reg.max_names_total)
+        if not key and address and reg.max_owners_per_address and int(created or 0) >= reg.max_owners_per_address:
+            raise QuotaError("max_owners_per_address", reg.max_owners_per_address)
 
     def add_owner_name(self, key: str, game: str, name: str, registration: Registration | None = None) -> bool:
         """Let the owner whose key is ``key`` hold bot NAME ``name`` of ``game``, under ``registration``'s

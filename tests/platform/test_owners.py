@@ -148,14 +148,20 @@ def test_quotas_refuse_with_resource_exhausted(arena_server: Any, store: Store, 
     owners = stub.ListOwners(arena_pb2.ListOwnersRequest()).owners
     assert sorted(len(o.names) for o in owners) == [1, 1, 1, 2]  # refused registrations left no owner behind
 
-    # a registration refused at the bot check releases its name, and its new owner
+    # a registration refused at the bot check reserves no name, makes no owner and is not counted for its address
     checked, checked_stub = arena_server()
-    checked_stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_names_total=0, max_names_per_owner=0))
-    code, _ = rpc_error(lambda: _register(checked_stub, "ghost", endpoint=dead_endpoint))
-    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    checked_stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_names_total=0, max_names_per_owner=0,
+                                                                  max_owners_per_address=4))  # 3 used: a1, b1, c1
+    for _ in range(3):
+        code, _ = rpc_error(lambda: _register(checked_stub, "ghost", endpoint=dead_endpoint))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert store.names_total() == 5 and len(checked_stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == 4
+    _register(stub, "f1")  # the fourth owner from this address this hour ...
+    code, _ = rpc_error(lambda: _register(stub, "g1"))
+    assert code == EXHAUSTED  # ... and the fifth is one too many
     code, _ = rpc_error(lambda: _register(checked_stub, "ghost", token, endpoint=dead_endpoint))
     assert code == grpc.StatusCode.FAILED_PRECONDITION and _names(_owner(stub, token)) == ["take5/a1", "take5/a2"]
+    assert store.names_total() == 6
 
 
 def test_closed_registration_refuses_strangers_and_accepts_organiser_owners(arena_server: Any) -> None:

@@ -1760,8 +1760,8 @@ class Registration(_message.Message):
     RESOURCE_EXHAUSTED.
     """
     max_owners_per_address: _builtins.int
-    """Owners open registration may create from one client host per address_window_s seconds, counted when the
-    registration reaches the bot check (refused or not). Over it: RESOURCE_EXHAUSTED.
+    """Owners open registration may create from one client address (an IPv4 host, an IPv6 /64) per address_window_s
+    seconds, counted when one is created (its bot answered). Over it: RESOURCE_EXHAUSTED.
     """
     max_names_total: _builtins.int
     """Bot names held in the whole arena; a name stays held by its owner when its versions are removed. Over it:
