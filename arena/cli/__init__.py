@@ -11,14 +11,16 @@ option reads ``ARENA_<COMMAND>_<OPTION>``: the command path and the option's lon
 ``ARENA_TOURNAMENT_CREATE_DEADLINE_MS=200``. Several values of a repeatable option are separated by spaces
 (``ARENA_PLAY_TAKE5_BOT="sample:random sample:heuristic"``).
 
-One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), ``tournament``, ``sprt``,
-``match``, ``ladder``, ``play`` (play and replay); ``app`` holds the root group and its context, ``options`` and
-``errors`` what every command shares.
+One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), ``owner`` (with
+``registration``), ``tournament``, ``sprt``, ``match``, ``ladder``, ``play`` (play and replay); ``app`` holds the
+root group and its context, ``options`` and ``errors`` what every command shares.
 
-Owner tokens: the first ``arena bot register`` of a NAME prints its owner token once and saves it in
-``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address names the same
-referee), where later ``register``, ``update`` and ``remove`` of that NAME on this machine find it, and
-``arena bot token NAME`` prints it (``TokenStore``).
+Owner tokens: an ``arena bot register`` that creates a new owner (a new NAME, no --token) prints the owner's token
+once and saves it in ``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address
+names the same referee), where later ``register``, ``update`` and ``remove`` of that NAME on this machine find it,
+and ``arena bot token NAME`` prints it (``TokenStore``); a new NAME registered with --token is filed with that
+token when this machine keeps it already (a token given only on the command line is never saved). ``arena owner
+create`` saves the tokens it receives there too.
 
 Errors are one line on stderr and a non-zero exit code, never a traceback: 1 for a failed operation, 2 for a bad
 command line, 130 after Ctrl-C, 143 after SIGTERM (which unwinds like Ctrl-C: whatever the command started, such
@@ -41,6 +43,7 @@ from arena.cli import (  # noqa: E402,F401  (each registers its commands)
     bot,
     ladder,
     match,
+    owner,
     play,
     serve,
     sprt,

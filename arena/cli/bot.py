@@ -40,7 +40,7 @@ def bot_dict(b: Any) -> dict[str, Any]:
     return {"bot_id": b.bot_id or (f"{b.name}@{b.version}" if b.version else b.name), "name": b.name,
             "version": b.version, "endpoint": b.endpoint, "game": b.game, "sdk_version": b.sdk_version,
             "author": b.author, "registered_at": b.registered_at, "updated_at": b.updated_at,
-            "has_bot_secret": b.has_bot_secret}
+            "has_bot_secret": b.has_bot_secret, "owner": b.owner}
 
 
 def bot_secret_option(f: Any) -> Any:
@@ -55,9 +55,10 @@ def bot_secret_option(f: Any) -> Any:
 def bot() -> None:
     """Register, update, remove and list bots (a bot is a running process serving arena.v1.Bot at HOST:PORT).
 
-    A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). The first
-    registration of a NAME returns its owner token, shown once and saved in <data-dir>/tokens.json; new versions,
-    updates and removals of NAME need it.
+    A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). Every NAME
+    belongs to an owner (`arena owner`): registering a new NAME without a token creates one, whose token is shown
+    once and saved in <data-dir>/tokens.json; with --token the NAME joins that token's owner. New versions,
+    updates and removals of NAME need its owner's token.
     """
 
 
@@ -77,9 +78,10 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     TLS) under NAME. The referee first asks the bot for its GetInfo (it must answer and play the game); the bot's
     version makes the ladder identity NAME@VERSION, printed here.
 
-    The first registration of NAME prints its owner token once and saves it in <data-dir>/tokens.json (mode
-    0600). Registering NAME again (a new version, or a new endpoint) needs that token: --token, ARENA_TOKEN, or
-    the saved one.
+    A new NAME registered with --token (or ARENA_TOKEN) joins the owner of that token: no new token, and no two
+    bots of one owner ever sit at two tables of one deal. Without a token (open registration only) it creates a
+    new owner, whose token is printed once and saved in <data-dir>/tokens.json (mode 0600). Registering NAME
+    again (a new version, or a new endpoint) needs its owner's token: --token, ARENA_TOKEN, or the saved one.
 
     With --bot-secret (or ARENA_BOT_SECRET), the same secret the bot was started with, the referee proves itself
     to the bot on every match call, and nobody else can start, end or probe the bot's matches.
@@ -88,6 +90,7 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     Examples:
       arena bot register mybot 127.0.0.1:50061
       arena bot register mybot 10.0.0.7:50061 --token 9f2c...
+      arena bot register mybot2 10.0.0.7:50062 --token 9f2c...   # a second name of the same owner
       ARENA_BOT_SECRET=$(cat my.secret) arena bot register mybot 10.0.0.7:50061
       arena bot register mybot tls://bots.example.org:50061
     """
@@ -103,6 +106,9 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         hints=hints, credential=owner_credential(arena, token, owner))
     if record.owner_token:
         tokens.put(arena, game, record.name or name, record.owner_token)
+    elif (token and tokens.get(arena.key, game, record.name or name) is None
+          and token in {t for _, t in tokens.owner_tokens(arena)}):
+        tokens.put(arena, game, record.name or name, token)  # a saved owner's new NAME: filed with its token
     if as_json:
         data = bot_dict(record)
         data["owner_token"] = record.owner_token or None

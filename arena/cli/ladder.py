@@ -29,7 +29,7 @@ def _ladder_entries(ladder_msg: Any) -> list[dict[str, Any]]:
     return [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "margin": _finite(_optional(e, "margin")),
              "low": _finite(_optional(e, "low")), "high": _finite(_optional(e, "high")),
              "los_next": _optional(e, "los_next"), "matches": e.matches, "wins": e.wins,
-             "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf}
+             "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf, "owner": e.owner}
             for e in entries]
 
 

@@ -59,9 +59,11 @@ class TokenStore:
     """The owner tokens this machine received, in ``<data-dir>/tokens.json`` (mode 0600), so that later
     ``arena bot register|update|remove|token`` find them.
 
-    Layout: ``{"version": 1, "tokens": {KEY: {GAME: {NAME: TOKEN}}}, "servers": {KEY: ADDRESS}}``. KEY is
-    "arena:<arena id>" (``ArenaRef.key``; files written before arenas had ids use the server address), ADDRESS
-    the address last used to reach that arena (shown in messages). Writes go to a temporary file in the same
+    Layout: ``{"version": 1, "tokens": {KEY: {GAME: {NAME: TOKEN}}}, "servers": {KEY: ADDRESS}, "owners": {KEY:
+    {OWNER_ID: {"token": TOKEN, "label": LABEL}}}}``. KEY is "arena:<arena id>" (``ArenaRef.key``; files written
+    before arenas had ids use the server address), ADDRESS the address last used to reach that arena (shown in
+    messages); ``owners`` (absent in older files) holds the owner tokens ``arena owner create`` received, which no
+    bot NAME holds yet. Writes go to a temporary file in the same
     folder, created 0600, then renamed over the old file, so a crash never leaves half a file.
     """
 
@@ -120,6 +122,33 @@ class TokenStore:
             servers[key] = server
             data["servers"] = servers
         self._write(data)
+
+    def put_owner(self, arena: ArenaRef, oid: str, token: str, label: str = "") -> None:
+        """Save the token of owner ``oid`` (an ``Owner.id``) for ``arena``, with its label."""
+        data = self._load()
+        data["version"] = TOKEN_FILE_VERSION
+        owners: dict[str, Any] = data["owners"] if isinstance(data.get("owners"), dict) else {}
+        owners.setdefault(arena.key, {})[oid] = {"token": token, "label": label}
+        data["owners"] = owners
+        servers = _servers(data)
+        servers[arena.key] = arena.server
+        data["servers"] = servers
+        self._write(data)
+
+    def owner_tokens(self, arena: ArenaRef) -> list[tuple[str, str]]:
+        """Every distinct owner token saved for ``arena``, as (where it is saved, token): those of
+        ``arena owner create`` ("owner LABEL") and those of bot names ("bot GAME/NAME", the first name of each)."""
+        data = self._load()
+        out: dict[str, str] = {}
+        owners: dict[str, Any] = data["owners"] if isinstance(data.get("owners"), dict) else {}
+        for entry in (owners.get(arena.key) or {}).values():
+            if isinstance(entry, dict) and isinstance(entry.get("token"), str) and entry["token"]:
+                out.setdefault(entry["token"], f"owner {entry.get('label') or '(no label)'}")
+        for game, names in sorted((data["tokens"].get(arena.key) or {}).items()):
+            for name, token in sorted(names.items() if isinstance(names, dict) else ()):
+                if isinstance(token, str) and token:
+                    out.setdefault(token, f"bot {game}/{name}")
+        return [(where, token) for token, where in out.items()]
 
     def refile(self, old_key: str, arena: ArenaRef) -> int:
         """Move every token saved under ``old_key`` (e.g. an address saved before arenas had ids) to ``arena``,

@@ -27,7 +27,7 @@ def standing_dict(e: Any) -> dict[str, Any]:
     return {"rank": e.rank, "bot": e.bot, "points": e.points, "matches": e.matches, "mean_score": e.mean_score,
             "performance": e.performance, "score_rate": e.score_rate,
             **{name: fit_field(name) for name in ("rating", "margin", "low", "high", "los_next", "tiebreak")},
-            "byes": e.byes}
+            "byes": e.byes, "owner": e.owner}
 
 
 def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,

@@ -33,6 +33,8 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | page token of a list method (ListBots, ListTournaments, ListMatches, ListWorkers) | 512 characters |
 | page size of a list method | clamped to its maximum (``arena.server.pages``) |
 | endpoint problem in a ListBots answer | 256 characters (longer ones are cut) |
+| owner label, owner id, registration mode | 64, 18, 16 characters (ListOwners' page token: the page token's) |
+| ListOwners page size | 1000 |
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ CHECK_CACHE_ENDPOINTS = 4096  # GetInfo outcomes kept for reuse, one per endpoin
 CHECK_CACHE_S = 3.0  # seconds a GetInfo outcome is reused
 PAGE_TOKEN = 512  # page_token of every list request (arena.server.pages makes tokens far shorter)
 PROBLEM_TEXT = 256  # BotRecord.endpoint_problem and health_reason are cut to this many characters
+OWNER_LABEL = 64  # CreateOwnerRequest.label
+OWNER_ID = 18  # "o-" and 16 hex digits (arena.store.keys.owner_id)
+REGISTRATION_MODE = 16  # SetRegistrationRequest.mode: "open" | "closed"
+OWNER_PAGE = 1000  # ListOwnersRequest.page_size is capped at this
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.
@@ -123,6 +129,11 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),
     "RebuildLadderRequest.game": (GAME_ID, None),
+    "CreateOwnerRequest.label": (OWNER_LABEL, None),
+    "GetOwnerRequest.owner_token": (TOKEN, None),
+    "GetOwnerRequest.id": (OWNER_ID, None),
+    "ListOwnersRequest.page_token": (PAGE_TOKEN, None),
+    "SetRegistrationRequest.mode": (REGISTRATION_MODE, None),
 }
 # A field missing from REQUEST_FIELDS (one added to the protocol without a limit here) still gets these bounds at
 # run time; tests/platform/test_input_limits.py fails until it is listed.

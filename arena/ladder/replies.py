@@ -10,11 +10,17 @@ from arena.ladder.cache import RatingsCache
 from arena.ladder.fits import CachedFit
 from arena.ratings.ladder import elo_lines
 from arena.store import Store, TournamentInfo
+from arena.store.keys import name_of
 from arena.tournaments.formats import formats
 from arena.tournaments.standings import standings
 from arena_sdk.pb import arena_pb2
 
 METHODS = ("elo", "fit")
+
+
+def _owners(store: Store, game: str, bots: list[str]) -> dict[str, str]:
+    """Bot id -> the public id of its NAME's owner ("" for none), in one round trip."""
+    return dict(zip(bots, store.owner_ids_of([(game, name_of(b)) for b in bots])))
 
 
 def _interval(entry: Any, margin: float | None, low: float | None, high: float | None,
@@ -39,9 +45,10 @@ def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) ->
     if method == "elo":
         pairs = cache.ladder_pairs(game)
         lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts)
+        owners = _owners(store, game, [e.bot for e in live])
         for e, line in zip(live, lines):
             entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
-                                      mean_score=e.mean_score)
+                                      mean_score=e.mean_score, owner=owners[e.bot])
             _interval(entry, line.margin, line.low, line.high, line.los_next)
         reply.results_counted, reply.results_stored = pairs.counts.results, pairs.stored
         reply.computed_at, reply.refreshing = pairs.computed_at, pairs.refreshing
@@ -53,11 +60,12 @@ def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) ->
         return reply
     stats = {e.bot: e for e in live}
     ratings = [x.rating for x in fit.lines]
+    owners = _owners(store, game, [x.bot for x in fit.lines])
     for x in fit.lines:
         seen = stats.get(x.bot)
         entry = reply.entries.add(rank=1 + sum(1 for r in ratings if r > x.rating), bot=x.bot, rating=x.rating,
                                   matches=x.matches, wins=seen.wins if seen else 0,
-                                  mean_score=seen.mean_score if seen else 0.0)
+                                  mean_score=seen.mean_score if seen else 0.0, owner=owners[x.bot])
         _interval(entry, x.margin, x.low, x.high, x.los_next)
     reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
     return reply
@@ -80,10 +88,11 @@ def standings_message(store: Store, cache: RatingsCache, info: TournamentInfo) -
     reply = arena_pb2.Standings(tournament_id=info.id, fit_refreshing=answer.refreshing, order=order)
     if fit is not None:
         reply.fit_matches, reply.fit_computed_at = fit.results, fit.computed_at
+    owners = _owners(store, info.game, [s.bot for s in lines])
     for k, s in enumerate(lines):
         entry = reply.entries.add(rank=s.rank, bot=s.bot, points=s.points, matches=s.matches,
                                   mean_score=s.mean_score, performance=s.performance, score_rate=s.score_rate,
-                                  byes=s.byes)
+                                  byes=s.byes, owner=owners[s.bot])
         if s.tiebreak is not None:
             entry.tiebreak = s.tiebreak
         x = by_bot.get(s.bot)

@@ -249,19 +249,17 @@ class BotChecks:
             return self._dial(endpoints)
 
     def probe(self, endpoints: Sequence[str]) -> dict[str, Outcome]:
-        """Outcomes for ``ListBots(check_endpoints)``: cached ones, and fresh ones for at most
-        ``limits.LIST_CHECK_DIALS`` endpoints without one, dialed at once (about one ``timeout_s``) when the
-        ``LISTING`` slot is free. Never blocks and never refuses: an endpoint left out is unchecked."""
+        """Outcomes for ``ListBots(check_endpoints)``: when the ``LISTING`` slot is free, fresh ones for at most
+        ``limits.LIST_CHECK_DIALS`` endpoints, dialed at once (about one ``timeout_s``; those without a cached
+        outcome first), and cached ones for the rest; when another list holds the slot, cached ones only (which
+        that list keeps fresh). Never blocks and never refuses: an endpoint left out is unchecked."""
         distinct = list(dict.fromkeys(endpoints))
-        outcomes: dict[str, Outcome] = {}
-        for endpoint in distinct:
-            cached = self.cache.get(endpoint)
-            if cached is not None:
-                outcomes[endpoint] = cached
-        missing = [e for e in distinct if e not in outcomes][:limits.LIST_CHECK_DIALS]
-        if missing and self.admission.enter(Caller.LISTING, "") is None:
+        cached = {e: o for e in distinct if (o := self.cache.get(e)) is not None}
+        outcomes: dict[str, Outcome] = dict(cached)
+        wanted = sorted(distinct, key=lambda e: e in cached)[:limits.LIST_CHECK_DIALS]
+        if wanted and self.admission.enter(Caller.LISTING, "") is None:
             try:
-                outcomes.update(self._dial(missing))
+                outcomes.update(self._dial(wanted))
             finally:
                 self.admission.leave(Caller.LISTING, "")
         return outcomes

@@ -112,9 +112,12 @@ class ArenaServer:
         store = Store.from_url(self.redis_url)
         try:
             store.ping()
+            adopted = store.migrate_owners()  # bot names of per-name owners become owner accounts (idempotent)
         except redis.RedisError as exc:
             store.close()
             raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
+        if adopted:
+            log.info("%d bot names registered before owners were accounts now belong to owner accounts", adopted)
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc"),
                              options=[("grpc.so_reuseport", 0),

@@ -37,7 +37,8 @@ import grpc
 from arena.core import limits, signing
 from arena_sdk.guard import metadata_value, secret_matches
 
-ADMIN_METHODS = frozenset({"CreateTournament", "CreateSprt", "CancelTournament", "RebuildLadder"})
+ADMIN_METHODS = frozenset({"CreateTournament", "CreateSprt", "CancelTournament", "RebuildLadder", "CreateOwner",
+                           "ListOwners", "SetRegistration"})
 ADMIN_METADATA = "authorization"  # value "Bearer TOKEN"
 BEARER = "Bearer "
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"

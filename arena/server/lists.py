@@ -64,7 +64,7 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
     if request.check_endpoints:  # every bot of the page is called: a check's cost stays bounded
         size = min(size, pages.CHECKED_BOTS)
     bots, more = store.bots_page(request.game or None, (after[0], after[1]) if after else None, size)
-    messages = [bot_message(b) for b in bots]
+    messages = [bot_message(b, o) for b, o in zip(bots, store.owner_ids_of([(b.game, b.name) for b in bots]))]
     for message, state in zip(messages, store.bots_health([(b.game, b.bot_id) for b in bots])):
         message.health = "healthy" if state.healthy else "unhealthy"
         message.consecutive_failures = state.failures

@@ -53,11 +53,12 @@ def match_summary(result: dict[str, Any], revealed: bool = True) -> arena_pb2.Ma
     return summary
 
 
-def bot_message(bot: BotEntry) -> arena_pb2.BotRecord:
+def bot_message(bot: BotEntry, owner: str = "") -> arena_pb2.BotRecord:
+    """The ``BotRecord`` of a registered bot version; ``owner`` is its NAME's public owner id ("" for none)."""
     return arena_pb2.BotRecord(name=bot.name, endpoint=bot.endpoint, game=bot.game,
                                registered_at=bot.registered_at, version=bot.version, bot_id=bot.bot_id,
                                sdk_version=bot.sdk_version, author=bot.author, updated_at=bot.updated_at,
-                               has_bot_secret=bool(bot.secret))
+                               has_bot_secret=bool(bot.secret), owner=owner)
 
 
 def withheld_reason(tournament_id: str, info: TournamentInfo | None) -> str:

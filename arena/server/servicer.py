@@ -21,10 +21,12 @@ valid answer is refused with one message whatever the reason (closed port, anoth
 sooner than ``verify_timeout_s``, and no refusal names another bot, so RegisterBot is no port scanner.
 
 Bot lifecycle: a bot version is identified as NAME@VERSION, the VERSION being what the bot's
-GetInfo reports at registration. The first registration of a NAME returns an owner token (``secrets.token_urlsafe``;
-the store keeps only its SHA-256, compared in constant time); registering NAME again or a new version of it, and
-UpdateBot / RemoveBot, need that token. A NAME that has no owner (registered before owner tokens existed, or
-through ``Store.register_bot`` without one) is claimed by its next registration through this service.
+GetInfo reports at registration. A NAME belongs to an owner account (``arena.server.owners``): a new NAME registered
+with an owner's token joins that owner; without one it creates a new owner (open registration only, within the
+quotas) whose token the answer carries once (``secrets.token_urlsafe``; the store keeps only its SHA-256, compared
+in constant time); registering NAME again or a new version of it, and UpdateBot / RemoveBot, need that token. A
+NAME that has no owner (through ``Store.register_bot`` without one) is claimed by its next registration through
+this service.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import hmac
 import importlib.metadata
 import json
 import logging
-import secrets
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -49,6 +50,7 @@ from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import lists as list_service
+from arena.server import owners as owner_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
 from arena.server.admission import AdmissionRefused, BotChecks, Caller, caller_of, client_of
@@ -62,7 +64,7 @@ from arena.server.requests import (
     check_tournament_id,
     split_ref,
 )
-from arena.store import OwnershipError, Store, StoreError, TournamentInfo, token_hash
+from arena.store import OwnershipError, Store, StoreError, TournamentInfo
 from arena.store.redis_server import redact_url
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -238,26 +240,37 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
                    f"token{given}")
+        admission = None
         if owned:
             self._check_owner(game, name, key,
                               f"bot name {name!r} is registered already: registering it again or a new version",
                               context)
+            self.store.adopt_owner(stored or "", game, name)  # a per-name owner becomes an account on first sight
+        else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
+            owner_service.precheck_new_name(self, request, context, game, name)
         caller = caller_of(key, stored, lambda: self.is_admin(request, context))
-        info = self._bot_info(endpoint, game, name, caller, context)
-        token = "" if owned else secrets.token_urlsafe(OWNER_TOKEN_BYTES)
         try:
+            info = self._bot_info(endpoint, game, name, caller, context)
+            if not owned:
+                admission = owner_service.admit_new_name(self, request, context, game, name)
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
-                owner_hash=stored if owned else token_hash(token), secret=request.bot_secret)
+                owner_hash=stored if admission is None else admission.key, secret=request.bot_secret)
         except OwnershipError:
+            if admission is not None:
+                admission.undo()
             abort(context, grpc.StatusCode.PERMISSION_DENIED,
                    f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
                    f"owner token its first registration returned")
+        except BaseException:
+            if admission is not None:
+                admission.undo()
+            raise
         log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
-                 " (new owner)" if claimed else "")
-        message = bot_message(bot)
-        if claimed:
-            message.owner_token = token
+                 " (new owner)" if claimed and admission is not None and admission.token else "")
+        message = bot_message(bot, owner_service.public_id(stored if admission is None else admission.key))
+        if claimed and admission is not None:
+            message.owner_token = admission.token
         return message
 
     @_rpc
@@ -284,7 +297,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if updated is None:
             abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
         log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
-        return bot_message(updated)
+        return bot_message(updated, owner_service.public_id(self.store.owner_hash(game, name)))
 
     @_rpc
     def RemoveBot(self, request: arena_pb2.RemoveBotRequest,
@@ -449,10 +462,30 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetArenaInfo(self, request: arena_pb2.GetArenaInfoRequest,
                      context: grpc.ServicerContext) -> arena_pb2.ArenaInfo:
         return arena_pb2.ArenaInfo(arena_id=self.store.arena_id(), version=_platform_version(),
-                                   games=sorted(GAMES))
+                                   games=sorted(GAMES), registration=owner_service.registration_message(self.store))
 
     @_rpc
     def GetChallenge(self, request: arena_pb2.GetChallengeRequest,
                      context: grpc.ServicerContext) -> arena_pb2.Challenge:
         return arena_pb2.Challenge(nonce=self.challenges.issue(), expires_in_ms=self.challenges.ttl_ms,
                                    arena_id=self.store.arena_id())
+
+    # -- owners (arena.server.owners) ------------------------------------------------------------------------
+
+    @_rpc
+    def CreateOwner(self, request: arena_pb2.CreateOwnerRequest, context: grpc.ServicerContext) -> arena_pb2.Owner:
+        return owner_service.create_owner(self, request, context)
+
+    @_rpc
+    def GetOwner(self, request: arena_pb2.GetOwnerRequest, context: grpc.ServicerContext) -> arena_pb2.Owner:
+        return owner_service.get_owner(self, request, context)
+
+    @_rpc
+    def ListOwners(self, request: arena_pb2.ListOwnersRequest,
+                   context: grpc.ServicerContext) -> arena_pb2.ListOwnersResponse:
+        return owner_service.list_owners(self, request, context)
+
+    @_rpc
+    def SetRegistration(self, request: arena_pb2.SetRegistrationRequest,
+                        context: grpc.ServicerContext) -> arena_pb2.Registration:
+        return owner_service.set_registration(self, request, context)

@@ -60,6 +60,7 @@ from arena.store.keys import (
     versions_key,
     worker_key,
 )
+from arena.store.owners import OwnerAccount, OwnerStore, QuotaError, Registration, UnknownOwnerError
 from arena.store.results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from arena.store.sprt import SprtRecord, SprtStore, TableOutcome
 from arena.store.tournaments import TournamentInfo, TournamentStore
@@ -82,10 +83,10 @@ class MatchInputs:
     bots: list[BotEntry | None]
 
 
-class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore):
+class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, OwnerStore):
     """All Redis reads and writes of the arena: bots (``BotStore``), tournaments (``TournamentStore``), match jobs
     and worker heartbeats (``JobStore``), results and the ladder (``ResultStore``), bot health and deferred matches
-    (``HealthStore``), on one client (``StoreBase``).
+    (``HealthStore``), owner accounts and registration settings (``OwnerStore``), on one client (``StoreBase``).
 
     Args:
         client: a redis-py client created with ``decode_responses=True`` (see ``Store.from_url``).
@@ -178,4 +179,5 @@ __all__ = [
     "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key", "tournament_matches_key",
     "versions_key", "worker_key",
     "SprtRecord", "SprtStore", "TableOutcome",
+    "OwnerAccount", "OwnerStore", "QuotaError", "Registration", "UnknownOwnerError",
 ]

@@ -91,7 +91,19 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:challenge-key                      string hex key of the GetChallenge nonces (SET NX once)
     arena:nonce:<nonce>                      string a nonce that signed a call (SET NX PX: each signs one call)
     arena:owner-ids                          hash   owner id -> owner key (``token_hash`` of the owner token)
-    arena:registration                       hash   the organiser's registration settings: mode, quotas
+    arena:registration                       hash   the organiser's registration settings (``arena.store.owners``):
+                                                    mode ("open" | "closed"), max_names_per_owner,
+                                                    max_owners_per_address, max_names_total (0 = no limit)
+    arena:{owners}:account:<key>             hash   one owner account, <key> = its key (``token_hash`` of its
+                                                    token): id, label, created_at, created_by ("registration" |
+                                                    "organiser" | "migration")
+    arena:{owners}:names:<key>               set    the bot names the owner holds, "GAME/NAME" (kept when every
+                                                    version is removed, like the name's owner key)
+    arena:{owners}:index                     zset   owner id -> 0: every owner, in id order (ListOwners pages)
+    arena:{owners}:all-names                 set    "GAME/NAME" of every name some owner holds (the arena quota)
+    arena:{owners}:address:<host>            string new owners created by registration from client address <host>
+                                                    (an IPv4 host, an IPv6 /64) in the current window (INCR; expires
+                                                    ``ADDRESS_WINDOW_S`` after the window's first)
 """
 
 from __future__ import annotations
@@ -109,6 +121,9 @@ WORKERS = PREFIX + "workers"
 CHALLENGE_KEY = PREFIX + "challenge-key"  # string: the key that makes GetChallenge nonces unforgeable
 OWNER_IDS = PREFIX + "owner-ids"  # hash: owner id -> owner key (token_hash), to check signed owner calls
 REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration settings (mode, quotas)
+_OWNERS = PREFIX + "{owners}:"  # one hash tag: the owner scripts touch several of these keys at once
+OWNER_INDEX = _OWNERS + "index"
+OWNED_NAMES = _OWNERS + "all-names"
 
 
 # --- key names -------------------------------------------------------------------------------------------------
@@ -136,6 +151,21 @@ def versions_key(game: str, name: str) -> str:
 
 def owner_key(game: str, name: str) -> str:
     return _tag(game) + "owner:" + name
+
+
+def account_key(key: str) -> str:
+    """The hash of the owner account whose key is ``key``."""
+    return _OWNERS + "account:" + key
+
+
+def owner_names_key(key: str) -> str:
+    """The set of "GAME/NAME" the owner whose key is ``key`` holds."""
+    return _OWNERS + "names:" + key
+
+
+def address_key(host: str) -> str:
+    """The counter of new owners registered from client host ``host`` in the current window."""
+    return _OWNERS + "address:" + host
 
 
 def tournament_key(game: str, tournament_id: str) -> str:

@@ -358,3 +358,47 @@ if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
+
+# Add a bot name to an existing owner account under the quotas (``arena.store.owners``). KEYS: 1 account hash, 2
+# the owner's names set, 3 the arena's names set. ARGV: 1 "GAME/NAME", 2 most names per owner, 3 most names in all
+# (0: no limit). Returns 1 added, 0 held already, -1 no such owner, -2 the owner's quota, -3 the arena's quota.
+OWNER_ADD_NAME = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+local per = tonumber(ARGV[2])
+if per > 0 and redis.call('SCARD', KEYS[2]) >= per then return -2 end
+local total = tonumber(ARGV[3])
+if total > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and redis.call('SCARD', KEYS[3]) >= total then
+  return -3
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+# Create an owner account, holding a first bot name or none, under the quotas. KEYS: 1 account hash, 2 its names
+# set, 3 the arena's names set, 4 index zset, 5 the client address's counter (the caller files the id under
+# ``keys.OWNER_IDS``, outside the ``{owners}`` hash tag). ARGV: 1 key, 2 owner id,
+# 3 label, 4 created_at, 5 created_by, 6 first "GAME/NAME" ('' for none), 7 most names in all, 8 most new owners per
+# address and window (0: no limit, nothing counted), 9 the window, s. Returns 1 created, -3 the arena's quota, -4
+# the address's quota, -5 the account exists already (nothing changed).
+OWNER_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return -5 end
+local total = tonumber(ARGV[7])
+if ARGV[6] ~= '' and total > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[6]) == 0
+   and redis.call('SCARD', KEYS[3]) >= total then
+  return -3
+end
+local per = tonumber(ARGV[8])
+if per > 0 then
+  if tonumber(redis.call('GET', KEYS[5]) or '0') >= per then return -4 end
+  if redis.call('INCR', KEYS[5]) == 1 then redis.call('EXPIRE', KEYS[5], ARGV[9]) end
+end
+redis.call('HSET', KEYS[1], 'id', ARGV[2], 'label', ARGV[3], 'created_at', ARGV[4], 'created_by', ARGV[5])
+redis.call('ZADD', KEYS[4], 0, ARGV[2])
+if ARGV[6] ~= '' then
+  redis.call('SADD', KEYS[2], ARGV[6])
+  redis.call('SADD', KEYS[3], ARGV[6])
+end
+return 1
+"""

@@ -54,7 +54,8 @@ def _assert_one_line_error(result, *fragments: str) -> str:  # type: ignore[no-u
 
 def test_the_command_tree_is_complete() -> None:
     expected = {("serve",), ("worker", "list"), ("bot", "register"), ("bot", "update"), ("bot", "remove"),
-                ("bot", "token"),
+                ("bot", "token"), ("owner", "create"), ("owner", "show"), ("owner", "list"),
+                ("registration", "show"), ("registration", "set"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
                 ("sprt", "start"), ("sprt", "show"),
@@ -65,7 +66,8 @@ def test_the_command_tree_is_complete() -> None:
 
 
 READS = [("bot", "list"), ("tournament", "list"), ("tournament", "status"), ("tournament", "standings"),
-         ("match", "list"), ("match", "show"), ("ladder",), ("worker", "list"), ("sprt", "show")]
+         ("match", "list"), ("match", "show"), ("ladder",), ("worker", "list"), ("sprt", "show"),
+         ("owner", "show"), ("owner", "list"), ("registration", "show")]
 
 
 @pytest.mark.parametrize("path", READS, ids=" ".join)

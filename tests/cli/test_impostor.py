@@ -103,6 +103,9 @@ def test_an_impostor_that_relays_everything_learns_no_usable_credential(
         ("tournament", "create", "--game", "take5", "--bots", "alpha,beta,gamma,delta", "--seats", "4"),
         ("ladder", "--rebuild", "--game", "take5"),
         ("bot", "remove", "delta", "--game", "take5", "--data-dir", str(data)),
+        ("owner", "show", "--data-dir", str(data)),
+        ("owner", "list"),
+        ("registration", "set", "--max-names-total", "500"),
     ]
     for command in commands:
         done = _cli(data, *command, "--server", fake)
@@ -124,7 +127,7 @@ def test_an_impostor_that_relays_everything_learns_no_usable_credential(
     methods = {m.rsplit("/", 1)[-1] for m, _, _ in signed}
     # every organiser call the commands made, and every owner call, was signed (so the test saw them all)
     assert {"RegisterBot", "UpdateBot", "RemoveBot", "CreateTournament", "RebuildLadder",
-            "CancelTournament"} <= methods
+            "CancelTournament", "GetOwner", "ListOwners", "SetRegistration"} <= methods
     # replaying any recorded signed call at the real arena is refused: its nonce is used up
     with grpc.insecure_channel(real) as channel:
         for method, request, metadata in signed:

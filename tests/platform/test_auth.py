@@ -20,6 +20,9 @@ ORGANISER_CALLS = {
     "CreateSprt": arena_pb2.CreateSprtRequest(game="take5", v1="a@1", v2="a@2"),
     "CancelTournament": arena_pb2.CancelTournamentRequest(id="t1"),
     "RebuildLadder": arena_pb2.RebuildLadderRequest(game="take5"),
+    "CreateOwner": arena_pb2.CreateOwnerRequest(label="team"),
+    "ListOwners": arena_pb2.ListOwnersRequest(),
+    "SetRegistration": arena_pb2.SetRegistrationRequest(max_names_total=100),
 }
 READS = {
     "ListBots": arena_pb2.ListBotsRequest(),

@@ -112,6 +112,12 @@ def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
                f"tournament {t.id} to finish")
     ladder = {e.bot: e.matches for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
     assert ladder == {"vb@1.0": 3, "vb@2.0": 3, "rival@0.9": 3}
+    # the ladder and the standings name each bot's owner (one owner for both versions of vb)
+    owners = {e.bot: e.owner for e in stub.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    assert owners == {"vb@1.0": first.owner, "vb@2.0": first.owner, "rival@0.9": other.owner} != {}
+    assert first.owner != other.owner and first.owner.startswith("o-")
+    standings = stub.GetStandings(arena_pb2.GetStandingsRequest(id=t.id)).entries
+    assert {e.bot: e.owner for e in standings} == owners
 
     # removal: token needed; the ladder history stays; NAME stays its owner's
     code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb@1.0", game="take5")))

@@ -57,6 +57,11 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
                                                    elo1=5, alpha=0.05, beta=0.05, window=4, max_blocks=100,
                                                    deadline_ms=100)],
         "GetSprt": [arena_pb2.GetSprtRequest(id="t1")],
+        "CreateOwner": [arena_pb2.CreateOwnerRequest(label="fz team")],
+        "GetOwner": [arena_pb2.GetOwnerRequest(owner_token="t" * 43), arena_pb2.GetOwnerRequest(id="o-0123456789abcdef")],
+        "ListOwners": [arena_pb2.ListOwnersRequest(page_size=3, page_token="o-0123456789abcdef")],
+        "SetRegistration": [arena_pb2.SetRegistrationRequest(mode="open", max_names_per_owner=20,
+                                                             max_names_total=10000)],
     }
     return {method: [m.SerializeToString() for m in ms] for method, ms in samples.items()}
 

@@ -14,8 +14,9 @@ Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (p
 next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
-of its owner token; RemoveBot also takes proof of the admin token.
+CreateSprt, CancelTournament, RebuildLadder, CreateOwner, ListOwners, SetRegistration) need proof of the arena's
+admin token. A bot's own changes need proof of its owner token; RemoveBot also takes proof of the admin token.
+GetOwner needs proof of that owner's token, or of the admin token.
 
 Signed calls: a client proves it holds a token without sending it, so a server that only pretends to be the
 arena learns nothing it can use. It asks GetChallenge for a one-time nonce, then sends the call with the metadata
@@ -32,8 +33,9 @@ work; they send the token itself, so use them only over TLS to a server you have
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 
-Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
-and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
+Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is held by an owner (Owner: one token, any
+number of names): the one whose token registered it first; later versions of the same NAME, updates and removals
+need that token. Registration (open or closed) and its quotas: Registration. Where a request
 takes a `bot` string, "NAME" means the latest registered version of NAME.
 """
 
@@ -72,8 +74,9 @@ class RegisterBotRequest(_message.Message):
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     owner_token: _builtins.str
-    """Owner token of NAME; required when NAME is already registered (new version or re-registration). At most 256
-    characters.
+    """Owner token of NAME; required when NAME is already registered (new version or re-registration). For a new
+    NAME: the token of the owner to add NAME to (no new token is made; an unknown token is PERMISSION_DENIED);
+    empty creates a new owner (open registration only). At most 256 characters.
     """
     bot_secret: _builtins.str
     """The bot's secret: the referee sends it in the `arena-bot-secret` call metadata of every StartMatch, Decide and
@@ -119,6 +122,7 @@ class BotRecord(_message.Message):
     HEALTH_REASON_FIELD_NUMBER: _builtins.int
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _builtins.int
     HAS_BOT_SECRET_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """NAME part of the bot's identity."""
     endpoint: _builtins.str
@@ -132,8 +136,9 @@ class BotRecord(_message.Message):
     bot_id: _builtins.str
     """The ladder identity, "NAME@VERSION"."""
     owner_token: _builtins.str
-    """Set only in the answer to the FIRST RegisterBot of a NAME: the secret that later updates, new versions and
-    removals of NAME need. The server keeps only a hash of it.
+    """Set only in the answer to a RegisterBot that created a new owner (a new NAME registered without a token):
+    that owner's token, which later names, updates, new versions and removals need. The server keeps only a hash
+    of it.
     """
     sdk_version: _builtins.str
     """sdk_version and author as reported by GetInfo at registration (at most 64 and 128 characters)."""
@@ -164,6 +169,8 @@ class BotRecord(_message.Message):
     """Failed matches in a row (0 after a match the bot played through, or once it answers GetInfo again)."""
     has_bot_secret: _builtins.bool
     """True when the bot version was registered with a bot secret (the secret itself is never returned)."""
+    owner: _builtins.str
+    """Public id of NAME's owner, "o-" and 16 hex digits (Owner.id); "" for a name without an owner."""
     def __init__(
         self,
         *,
@@ -184,10 +191,11 @@ class BotRecord(_message.Message):
         health_reason: _builtins.str = ...,
         consecutive_failures: _builtins.int = ...,
         has_bot_secret: _builtins.bool = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "has_bot_secret", b"has_bot_secret", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "has_bot_secret", b"has_bot_secret", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner", b"owner", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -847,6 +855,7 @@ class StandingsEntry(_message.Message):
     LOS_NEXT_FIELD_NUMBER: _builtins.int
     TIEBREAK_FIELD_NUMBER: _builtins.int
     BYES_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by points, 1 = best."""
     bot: _builtins.str
@@ -876,6 +885,8 @@ class StandingsEntry(_message.Message):
     """Swiss: the tiebreak of equal points (Standings.tiebreak says which); unset for other formats."""
     byes: _builtins.int
     """Swiss: rounds the bot sat out; each bye is counted in `points` as (k - 1) / 2."""
+    owner: _builtins.str
+    """Public id of the bot's owner (Owner.id); "" for none."""
     def __init__(
         self,
         *,
@@ -893,10 +904,11 @@ class StandingsEntry(_message.Message):
         los_next: _builtins.float | None = ...,
         tiebreak: _builtins.float | None = ...,
         byes: _builtins.int = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "rating", b"rating", "tiebreak", b"tiebreak"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "bot", b"bot", "byes", b"byes", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate", "tiebreak", b"tiebreak"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "bot", b"bot", "byes", b"byes", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate", "tiebreak", b"tiebreak"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
@@ -1641,6 +1653,7 @@ class LadderEntry(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     LOS_NEXT_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by rating, 1 = best."""
     bot: _builtins.str
@@ -1663,6 +1676,8 @@ class LadderEntry(_message.Message):
     high: _builtins.float
     los_next: _builtins.float
     """Likelihood of superiority over the bot on the next line down, 0..1; unset on the last line or when unknown."""
+    owner: _builtins.str
+    """Public id of the bot's owner (Owner.id); "" for none."""
     def __init__(
         self,
         *,
@@ -1676,10 +1691,11 @@ class LadderEntry(_message.Message):
         low: _builtins.float | None = ...,
         high: _builtins.float | None = ...,
         los_next: _builtins.float | None = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
@@ -1773,6 +1789,7 @@ class ArenaInfo(_message.Message):
     ARENA_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    REGISTRATION_FIELD_NUMBER: _builtins.int
     arena_id: _builtins.str
     """Random id chosen once when the arena's Redis is first used, and kept there: the same through restarts of
     `arena serve` and whatever address a client uses (localhost:50051, 127.0.0.1:50051, a host name). A new id
@@ -1784,20 +1801,297 @@ class ArenaInfo(_message.Message):
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Ids of the games this arena runs, sorted."""
 
+    @_builtins.property
+    def registration(self) -> Global___Registration:
+        """How owners come to be on this arena, and the quotas (public)."""
+
     def __init__(
         self,
         *,
         arena_id: _builtins.str = ...,
         version: _builtins.str = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        registration: Global___Registration | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["registration", b"registration"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "games", b"games", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "games", b"games", "registration", b"registration", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ArenaInfo: _TypeAlias = ArenaInfo  # noqa: Y015
+
+@_typing.final
+class Registration(_message.Message):
+    """The organiser's registration settings. A quota of 0 means no limit."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODE_FIELD_NUMBER: _builtins.int
+    MAX_NAMES_PER_OWNER_FIELD_NUMBER: _builtins.int
+    MAX_OWNERS_PER_ADDRESS_FIELD_NUMBER: _builtins.int
+    MAX_NAMES_TOTAL_FIELD_NUMBER: _builtins.int
+    ADDRESS_WINDOW_S_FIELD_NUMBER: _builtins.int
+    NAMES_TOTAL_FIELD_NUMBER: _builtins.int
+    mode: _builtins.str
+    """"open": RegisterBot without an owner token creates a new owner; "closed": only the organiser creates owners
+    (CreateOwner), and RegisterBot without a token is PERMISSION_DENIED.
+    """
+    max_names_per_owner: _builtins.int
+    """Bot names one owner may hold, every game together (versions of a name are not counted). Over it:
+    RESOURCE_EXHAUSTED.
+    """
+    max_owners_per_address: _builtins.int
+    """Owners open registration may create from one client address (an IPv4 host, an IPv6 /64) per address_window_s
+    seconds, counted when one is created (its bot answered). Over it: RESOURCE_EXHAUSTED.
+    """
+    max_names_total: _builtins.int
+    """Bot names held in the whole arena; a name stays held by its owner when its versions are removed. Over it:
+    RESOURCE_EXHAUSTED.
+    """
+    address_window_s: _builtins.int
+    """The window of max_owners_per_address, seconds (it starts with a host's first new owner)."""
+    names_total: _builtins.int
+    """Bot names held in the whole arena now."""
+    def __init__(
+        self,
+        *,
+        mode: _builtins.str = ...,
+        max_names_per_owner: _builtins.int = ...,
+        max_owners_per_address: _builtins.int = ...,
+        max_names_total: _builtins.int = ...,
+        address_window_s: _builtins.int = ...,
+        names_total: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address_window_s", b"address_window_s", "max_names_per_owner", b"max_names_per_owner", "max_names_total", b"max_names_total", "max_owners_per_address", b"max_owners_per_address", "mode", b"mode", "names_total", b"names_total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Registration: _TypeAlias = Registration  # noqa: Y015
+
+@_typing.final
+class SetRegistrationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODE_FIELD_NUMBER: _builtins.int
+    MAX_NAMES_PER_OWNER_FIELD_NUMBER: _builtins.int
+    MAX_OWNERS_PER_ADDRESS_FIELD_NUMBER: _builtins.int
+    MAX_NAMES_TOTAL_FIELD_NUMBER: _builtins.int
+    mode: _builtins.str
+    """"open" or "closed"; empty keeps the mode. At most 16 characters."""
+    max_names_per_owner: _builtins.int
+    """The quotas to change (see Registration); unset keeps a quota, 0 means no limit."""
+    max_owners_per_address: _builtins.int
+    max_names_total: _builtins.int
+    def __init__(
+        self,
+        *,
+        mode: _builtins.str = ...,
+        max_names_per_owner: _builtins.int | None = ...,
+        max_owners_per_address: _builtins.int | None = ...,
+        max_names_total: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_names_per_owner", b"_max_names_per_owner", "_max_names_total", b"_max_names_total", "_max_owners_per_address", b"_max_owners_per_address", "max_names_per_owner", b"max_names_per_owner", "max_names_total", b"max_names_total", "max_owners_per_address", b"max_owners_per_address"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_names_per_owner", b"_max_names_per_owner", "_max_names_total", b"_max_names_total", "_max_owners_per_address", b"_max_owners_per_address", "max_names_per_owner", b"max_names_per_owner", "max_names_total", b"max_names_total", "max_owners_per_address", b"max_owners_per_address", "mode", b"mode"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_names_per_owner: _TypeAlias = _typing.Literal["max_names_per_owner"]  # noqa: Y015
+    _WhichOneofArgType__max_names_per_owner: _TypeAlias = _typing.Literal["_max_names_per_owner", b"_max_names_per_owner"]  # noqa: Y015
+    _WhichOneofReturnType__max_names_total: _TypeAlias = _typing.Literal["max_names_total"]  # noqa: Y015
+    _WhichOneofArgType__max_names_total: _TypeAlias = _typing.Literal["_max_names_total", b"_max_names_total"]  # noqa: Y015
+    _WhichOneofReturnType__max_owners_per_address: _TypeAlias = _typing.Literal["max_owners_per_address"]  # noqa: Y015
+    _WhichOneofArgType__max_owners_per_address: _TypeAlias = _typing.Literal["_max_owners_per_address", b"_max_owners_per_address"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_names_per_owner) -> _WhichOneofReturnType__max_names_per_owner | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_names_total) -> _WhichOneofReturnType__max_names_total | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_owners_per_address) -> _WhichOneofReturnType__max_owners_per_address | None: ...
+
+Global___SetRegistrationRequest: _TypeAlias = SetRegistrationRequest  # noqa: Y015
+
+@_typing.final
+class CreateOwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LABEL_FIELD_NUMBER: _builtins.int
+    label: _builtins.str
+    """The organiser's label for the owner (e.g. a team or a person), shown to the organiser and the owner; may be
+    empty. At most 64 characters.
+    """
+    def __init__(
+        self,
+        *,
+        label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateOwnerRequest: _TypeAlias = CreateOwnerRequest  # noqa: Y015
+
+@_typing.final
+class GetOwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """The owner's own token (proves the call is that owner's). At most 256 characters."""
+    id: _builtins.str
+    """With the admin token: the id of the owner to read ("o-" and 16 hex digits); empty reads the owner of
+    owner_token. At most 18 characters.
+    """
+    def __init__(
+        self,
+        *,
+        owner_token: _builtins.str = ...,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetOwnerRequest: _TypeAlias = GetOwnerRequest  # noqa: Y015
+
+@_typing.final
+class OwnedName(_message.Message):
+    """A bot name an owner holds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """Game id."""
+    name: _builtins.str
+    """The bot NAME (all its versions are the owner's)."""
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OwnedName: _TypeAlias = OwnedName  # noqa: Y015
+
+@_typing.final
+class Owner(_message.Message):
+    """An owner account: one identity, one token, any number of bot names. The deal guarantee (no two bots of one
+    owner at two tables of a deal), SPRT fields and the ladder group bots by owner.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    CREATED_BY_FIELD_NUMBER: _builtins.int
+    NAMES_FIELD_NUMBER: _builtins.int
+    NAMES_HELD_FIELD_NUMBER: _builtins.int
+    MAX_NAMES_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Public id, "o-" and 16 hex digits, derived from the owner's token (BotRecord.owner, LadderEntry.owner)."""
+    label: _builtins.str
+    """The organiser's label; "" for an owner created by registration."""
+    created_at: _builtins.float
+    """Creation time, seconds since the Unix epoch."""
+    created_by: _builtins.str
+    """How it was created: "registration" (RegisterBot without a token), "organiser" (CreateOwner) or
+    "migration" (a bot name registered before owners were accounts).
+    """
+    names_held: _builtins.int
+    """Quota use: names held, and the most it may hold (Registration.max_names_per_owner; 0: no limit)."""
+    max_names: _builtins.int
+    owner_token: _builtins.str
+    """Set only in the answer to CreateOwner: the owner's token, shown once (the arena keeps only its hash). Pass it
+    to RegisterBot (owner_token) to register names for this owner.
+    """
+    @_builtins.property
+    def names(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnedName]:
+        """The bot names it holds, sorted by game, then name."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        label: _builtins.str = ...,
+        created_at: _builtins.float = ...,
+        created_by: _builtins.str = ...,
+        names: _abc.Iterable[Global___OwnedName] | None = ...,
+        names_held: _builtins.int = ...,
+        max_names: _builtins.int = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "created_by", b"created_by", "id", b"id", "label", b"label", "max_names", b"max_names", "names", b"names", "names_held", b"names_held", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Owner: _TypeAlias = Owner  # noqa: Y015
+
+@_typing.final
+class ListOwnersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """Owners per page, 1..1000; 0 means 100; more than 1000 means 1000."""
+    page_token: _builtins.str
+    """Empty for the first page, else the next_page_token of the previous answer. At most 512 characters."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersRequest: _TypeAlias = ListOwnersRequest  # noqa: Y015
+
+@_typing.final
+class ListOwnersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNERS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass it as page_token for the next page; empty on the last page."""
+    @_builtins.property
+    def owners(self) -> _containers.RepeatedCompositeFieldContainer[Global___Owner]:
+        """One page of owners, in id order."""
+
+    def __init__(
+        self,
+        *,
+        owners: _abc.Iterable[Global___Owner] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "owners", b"owners"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersResponse: _TypeAlias = ListOwnersResponse  # noqa: Y015
 
 @_typing.final
 class GetChallengeRequest(_message.Message):

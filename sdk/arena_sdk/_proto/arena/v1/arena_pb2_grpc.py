@@ -124,6 +124,26 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Challenge.FromString,
                 _registered_method=True)
+        self.CreateOwner = channel.unary_unary(
+                '/arena.v1.Arena/CreateOwner',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Owner.FromString,
+                _registered_method=True)
+        self.GetOwner = channel.unary_unary(
+                '/arena.v1.Arena/GetOwner',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetOwnerRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Owner.FromString,
+                _registered_method=True)
+        self.ListOwners = channel.unary_unary(
+                '/arena.v1.Arena/ListOwners',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
+                _registered_method=True)
+        self.SetRegistration = channel.unary_unary(
+                '/arena.v1.Arena/SetRegistration',
+                request_serializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Registration.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -265,6 +285,36 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateOwner(self, request, context):
+        """Create an owner account (admin token): the answer holds its token, once. The way owners come to be under
+        closed registration; under open registration RegisterBot without a token creates one too.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetOwner(self, request, context):
+        """Read one owner: its id, label, bot names and quota use. Needs that owner's token, or the admin token (then
+        any owner by id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOwners(self, request, context):
+        """List every owner in id order, a page at a time (admin token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetRegistration(self, request, context):
+        """Change the registration mode and quotas (admin token); answers the new settings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -357,6 +407,26 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetChallenge,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetChallengeRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Challenge.SerializeToString,
+            ),
+            'CreateOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateOwner,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Owner.SerializeToString,
+            ),
+            'GetOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetOwner,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetOwnerRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Owner.SerializeToString,
+            ),
+            'ListOwners': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOwners,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.SerializeToString,
+            ),
+            'SetRegistration': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetRegistration,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Registration.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -845,6 +915,114 @@ class Arena:
             '/arena.v1.Arena/GetChallenge',
             arena_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Challenge.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/CreateOwner',
+            arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Owner.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetOwner',
+            arena_dot_v1_dot_arena__pb2.GetOwnerRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Owner.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOwners(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/ListOwners',
+            arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetRegistration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/SetRegistration',
+            arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Registration.FromString,
             options,
             channel_credentials,
             insecure,

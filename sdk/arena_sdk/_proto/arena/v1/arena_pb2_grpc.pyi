@@ -14,8 +14,9 @@ Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (p
 next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
 
 Who may do what: reads (List*, Get*) are public and carry no secret. Organiser calls (CreateTournament,
-CreateSprt, CancelTournament, RebuildLadder) need proof of the arena's admin token. A bot's own changes need proof
-of its owner token; RemoveBot also takes proof of the admin token.
+CreateSprt, CancelTournament, RebuildLadder, CreateOwner, ListOwners, SetRegistration) need proof of the arena's
+admin token. A bot's own changes need proof of its owner token; RemoveBot also takes proof of the admin token.
+GetOwner needs proof of that owner's token, or of the admin token.
 
 Signed calls: a client proves it holds a token without sending it, so a server that only pretends to be the
 arena learns nothing it can use. It asks GetChallenge for a one-time nonce, then sends the call with the metadata
@@ -32,8 +33,9 @@ work; they send the token itself, so use them only over TLS to a server you have
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 
-Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is owned by whoever registered it first
-and got its owner token; later versions of the same NAME, updates and removals need that token. Where a request
+Bot identity: a bot is named NAME@VERSION (its ladder identity). NAME is held by an owner (Owner: one token, any
+number of names): the one whose token registered it first; later versions of the same NAME, updates and removals
+need that token. Registration (open or closed) and its quotas: Registration. Where a request
 takes a `bot` string, "NAME" means the latest registered version of NAME.
 """
 
@@ -118,6 +120,18 @@ class ArenaStub:
     """
     GetChallenge: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetChallengeRequest, _arena_pb2.Challenge]
     """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
+    CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateOwnerRequest, _arena_pb2.Owner]
+    """Create an owner account (admin token): the answer holds its token, once. The way owners come to be under
+    closed registration; under open registration RegisterBot without a token creates one too.
+    """
+    GetOwner: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetOwnerRequest, _arena_pb2.Owner]
+    """Read one owner: its id, label, bot names and quota use. Needs that owner's token, or the admin token (then
+    any owner by id).
+    """
+    ListOwners: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListOwnersRequest, _arena_pb2.ListOwnersResponse]
+    """List every owner in id order, a page at a time (admin token)."""
+    SetRegistration: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]
+    """Change the registration mode and quotas (admin token); answers the new settings."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -175,6 +189,18 @@ class ArenaAsyncStub(ArenaStub):
     """
     GetChallenge: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetChallengeRequest, _arena_pb2.Challenge]  # type: ignore[assignment]
     """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
+    CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateOwnerRequest, _arena_pb2.Owner]  # type: ignore[assignment]
+    """Create an owner account (admin token): the answer holds its token, once. The way owners come to be under
+    closed registration; under open registration RegisterBot without a token creates one too.
+    """
+    GetOwner: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetOwnerRequest, _arena_pb2.Owner]  # type: ignore[assignment]
+    """Read one owner: its id, label, bot names and quota use. Needs that owner's token, or the admin token (then
+    any owner by id).
+    """
+    ListOwners: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListOwnersRequest, _arena_pb2.ListOwnersResponse]  # type: ignore[assignment]
+    """List every owner in id order, a page at a time (admin token)."""
+    SetRegistration: _aio.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]  # type: ignore[assignment]
+    """Change the registration mode and quotas (admin token); answers the new settings."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -337,5 +363,41 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Challenge, _abc.Awaitable[_arena_pb2.Challenge]]:
         """A one-time nonce for one signed call (see "Signed calls" above). Public; the reply holds no secret."""
+
+    @_abc_1.abstractmethod
+    def CreateOwner(
+        self,
+        request: _arena_pb2.CreateOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Owner, _abc.Awaitable[_arena_pb2.Owner]]:
+        """Create an owner account (admin token): the answer holds its token, once. The way owners come to be under
+        closed registration; under open registration RegisterBot without a token creates one too.
+        """
+
+    @_abc_1.abstractmethod
+    def GetOwner(
+        self,
+        request: _arena_pb2.GetOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Owner, _abc.Awaitable[_arena_pb2.Owner]]:
+        """Read one owner: its id, label, bot names and quota use. Needs that owner's token, or the admin token (then
+        any owner by id).
+        """
+
+    @_abc_1.abstractmethod
+    def ListOwners(
+        self,
+        request: _arena_pb2.ListOwnersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListOwnersResponse, _abc.Awaitable[_arena_pb2.ListOwnersResponse]]:
+        """List every owner in id order, a page at a time (admin token)."""
+
+    @_abc_1.abstractmethod
+    def SetRegistration(
+        self,
+        request: _arena_pb2.SetRegistrationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Registration, _abc.Awaitable[_arena_pb2.Registration]]:
+        """Change the registration mode and quotas (admin token); answers the new settings."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

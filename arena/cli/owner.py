@@ -1,0 +1,217 @@
+"""``arena owner create|show|list`` and ``arena registration show|set``: owner accounts and the organiser's
+registration mode and quotas (``arena.server.owners``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import grpc
+from rich.table import Table
+
+from arena.cli.app import AppContext, Credential, cli, print_json, when
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import json_option, option, server_option
+from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
+from arena.core.signing import owner_id, token_hash
+from arena_sdk.pb import arena_pb2
+
+MAX_QUOTA = 2**32 - 1  # the quotas are uint32 on the wire
+PAGE_SIZE = 500
+
+
+def owner_dict(o: Any) -> dict[str, Any]:
+    return {"id": o.id, "label": o.label, "created_at": o.created_at, "created_by": o.created_by,
+            "names": [f"{n.game}/{n.name}" for n in o.names], "names_held": o.names_held, "max_names": o.max_names}
+
+
+def registration_dict(r: Any) -> dict[str, Any]:
+    return {"mode": r.mode, "max_names_per_owner": r.max_names_per_owner,
+            "max_owners_per_address": r.max_owners_per_address, "max_names_total": r.max_names_total,
+            "address_window_s": r.address_window_s, "names_total": r.names_total}
+
+
+def _limit(n: int) -> str:
+    return str(n) if n else "no limit"
+
+
+@cli.group(short_help="Owner accounts: create (organiser), show, list.")
+def owner() -> None:
+    """Owner accounts. An owner is one identity with one token and any number of bot names: `arena bot register
+    NAME --token TOKEN` adds a new NAME to the owner of TOKEN, and without a token (open registration) creates a
+    new owner. No two bots of one owner sit at two tables of one deal.
+    """
+
+
+@owner.command("create", short_help="Create an owner (organiser); prints its token once.")
+@click.argument("label", default="")
+@tokens_dir_option
+@server_option
+@json_option
+@click.pass_obj
+def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_json: bool) -> None:
+    """Create an owner account labelled LABEL (the way owners come to be under closed registration; needs the
+    admin token). Its token is printed once and saved in <data-dir>/tokens.json; give it to the person it is
+    for, who registers with `arena bot register NAME HOST:PORT --token TOKEN`.
+
+    \b
+    Example:
+      arena owner create "team blue"
+    """
+    tokens = TokenStore(data_dir)
+    tokens.check()
+    arena = resolve_arena(app, server)
+    created = app.arena(server).call("CreateOwner", arena_pb2.CreateOwnerRequest(label=label))
+    tokens.put_owner(arena, created.id, created.owner_token, created.label)
+    if as_json:
+        data = owner_dict(created)
+        data["owner_token"], data["token_file"] = created.owner_token, str(tokens.path)
+        print_json(data)
+        return
+    click.echo(f"created owner {created.id}" + (f" ({created.label})" if created.label else ""))
+    click.echo(f"owner token: {created.owner_token}")
+    click.echo(f"  shown once; saved in {tokens.path}. Register bots for this owner with "
+               f"`arena bot register NAME HOST:PORT --token TOKEN`")
+
+
+@owner.command("show", short_help="Show the owner of a token: id, names, quota use.")
+@option("--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
+        help="An owner token; env ARENA_TOKEN. Default: every owner token saved for this arena in "
+             "<data-dir>/tokens.json.")
+@tokens_dir_option
+@server_option
+@json_option
+@click.pass_obj
+def owner_show(app: AppContext, token: str | None, data_dir: Path, server: str, as_json: bool) -> None:
+    """Show the owner of --token (or of each owner token saved on this machine for this arena): its id, label
+    and bot names, and how many names it may hold. The call is signed with the token, which is never sent.
+
+    \b
+    Examples:
+      arena owner show
+      arena owner show --token 9f2c...
+    """
+    tokens = TokenStore(data_dir)
+    tokens.check()
+    arena = resolve_arena(app, server)
+    if token:
+        credentials = [Credential(token, source="of --token / ARENA_TOKEN")]
+    else:
+        credentials = [Credential(t, arena_id=arena.arena_id, source=f"saved for {where}")
+                       for where, t in tokens.owner_tokens(arena)]
+    if not credentials:
+        raise ArenaCliError(f"{tokens.path} holds no owner token for this arena "
+                            f"({TokenStore.describe(arena.key, arena.server)}); pass --token TOKEN or set ARENA_TOKEN")
+    client = app.arena(server)
+    owners = [client.call("GetOwner", arena_pb2.GetOwnerRequest(), credential=c, hints={
+        grpc.StatusCode.PERMISSION_DENIED: f"the token {c.source} (owner {owner_id(token_hash(c.token))})"})
+        for c in credentials]
+    if as_json:
+        print_json([owner_dict(o) for o in owners])
+        return
+    for o in owners:
+        names = ", ".join(f"{n.game}/{n.name}" for n in o.names) or "none yet"
+        click.echo(f"owner {o.id}" + (f" ({o.label})" if o.label else "") + f", created {when(o.created_at)} by "
+                   f"{o.created_by}: {o.names_held} of {_limit(o.max_names)} names: {names}")
+
+
+@owner.command("list", short_help="List every owner (organiser).")
+@server_option
+@json_option
+@click.pass_obj
+def owner_list(app: AppContext, server: str, as_json: bool) -> None:
+    """List every owner of the arena, in id order (needs the admin token; follows every page).
+
+    \b
+    Example:
+      arena owner list --json
+    """
+    client = app.arena(server)
+    owners: list[Any] = []
+    page = ""
+    while True:
+        answer = client.call("ListOwners", arena_pb2.ListOwnersRequest(page_size=PAGE_SIZE, page_token=page))
+        owners.extend(answer.owners)
+        page = answer.next_page_token
+        if not page:
+            break
+    if as_json:
+        print_json([owner_dict(o) for o in owners])
+        return
+    table = Table(title=f"{len(owners)} owners")
+    for column in ("owner", "label", "created", "by", "names"):
+        table.add_column(column)
+    for o in owners:
+        table.add_row(o.id, o.label or "-", when(o.created_at), o.created_by,
+                      ", ".join(f"{n.game}/{n.name}" for n in o.names) or "-")
+    app.console.print(table)
+
+
+@cli.group(short_help="Registration mode and quotas: show, set (organiser).")
+def registration() -> None:
+    """How owners come to be: "open" (anyone registering a bot without a token creates an owner) or "closed"
+    (owners are created by the organiser, `arena owner create`), and the quotas on registrations."""
+
+
+def _print_registration(r: Any) -> None:
+    click.echo(f"registration {r.mode}: names per owner {_limit(r.max_names_per_owner)}; new owners per client "
+               f"address and {r.address_window_s // 60} min {_limit(r.max_owners_per_address)}; names in all "
+               f"{_limit(r.max_names_total)} ({r.names_total} held now)")
+
+
+@registration.command("show", short_help="Show the registration mode and quotas.")
+@server_option
+@json_option
+@click.pass_obj
+def registration_show(app: AppContext, server: str, as_json: bool) -> None:
+    """Show the registration mode and quotas of the arena (public).
+
+    \b
+    Example:
+      arena registration show
+    """
+    info = app.arena(server).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
+    if as_json:
+        print_json(registration_dict(info.registration))
+        return
+    _print_registration(info.registration)
+
+
+QUOTA = click.IntRange(0, MAX_QUOTA)
+
+
+@registration.command("set", short_help="Change the registration mode and quotas (organiser).")
+@option("--open/--closed", "mode", default=None,
+        help="--open: anyone may create an owner by registering a bot; --closed: only the organiser creates owners "
+             "(arena owner create). Default: keep.")
+@option("--max-names-per-owner", type=QUOTA, default=None, metavar="N",
+        help="Bot names one owner may hold (0: no limit). Default: keep.")
+@option("--max-owners-per-address", type=QUOTA, default=None, metavar="N",
+        help="New owners open registration may create from one client address (an IPv4 host, an IPv6 /64) per "
+             "hour (0: no limit). Default: keep.")
+@option("--max-names-total", type=QUOTA, default=None, metavar="N",
+        help="Bot names in the whole arena (0: no limit). Default: keep.")
+@server_option
+@json_option
+@click.pass_obj
+def registration_set(app: AppContext, mode: bool | None, max_names_per_owner: int | None,
+                     max_owners_per_address: int | None, max_names_total: int | None, server: str,
+                     as_json: bool) -> None:
+    """Change the registration mode and any quota (needs the admin token); prints the new settings.
+
+    \b
+    Examples:
+      arena registration set --closed
+      arena registration set --max-names-per-owner 5 --max-names-total 2000
+    """
+    request = arena_pb2.SetRegistrationRequest(mode="" if mode is None else "open" if mode else "closed")
+    for name, value in (("max_names_per_owner", max_names_per_owner),
+                        ("max_owners_per_address", max_owners_per_address), ("max_names_total", max_names_total)):
+        if value is not None:
+            setattr(request, name, value)
+    answer = app.arena(server).call("SetRegistration", request)
+    if as_json:
+        print_json(registration_dict(answer))
+        return
+    _print_registration(answer)

@@ -1,0 +1,260 @@
+"""Owners are accounts, over real gRPC on the session's real Redis: a person's two names are one owner in the deal
+plan; a name registered with an owner's token joins that owner; quotas and closed registration refuse with the
+right codes; an unknown token is refused; per-name owners of older data become accounts."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import grpc
+from platform_helpers import rpc_error
+
+from arena.server.auth import admin_metadata
+from arena.server.owners import peer_host
+from arena.store import Store, token_hash
+from arena.store.keys import jobs_key, owner_id
+from arena.tournaments.deals import deal_plan
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+ENDPOINT = "127.0.0.1:1"  # not called: these servers run with verify_bots=False unless a test says otherwise
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, token: str = "",
+              endpoint: str = ENDPOINT) -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5",
+                                                         owner_token=token))
+
+
+def _owner(stub: arena_pb2_grpc.ArenaStub, token: str) -> arena_pb2.Owner:
+    return stub.GetOwner(arena_pb2.GetOwnerRequest(owner_token=token))
+
+
+def _names(owner: arena_pb2.Owner) -> list[str]:
+    return [f"{n.game}/{n.name}" for n in owner.names]
+
+
+def _partner_shares_a_deal(tables: list[tuple[int, int, int, tuple[str, ...]]], a: str, b: str) -> tuple[int, int]:
+    """(matches of ``a`` in which ``b`` sits at another table of the same deal, matches of ``a``); tables are
+    (round, deal, table, seats)."""
+    by_deal: dict[tuple[int, int], list[tuple[str, ...]]] = defaultdict(list)
+    for r, d, _t, seats in tables:
+        by_deal[(r, d)].append(seats)
+    played = leaked = 0
+    for deal in by_deal.values():
+        for seats in deal:
+            if a in seats:
+                played += 1
+                leaked += any(b in other for other in deal if other is not seats)
+    return leaked, played
+
+
+def test_two_names_of_one_owner_are_one_owner_in_the_deal_plan(arena_server: Any, store: Store) -> None:
+    """The attack: one person, two names, 8 bots at 4 seats (2 tables a deal). Per-name owners put the partner at
+    the other table of the same deal in a large share of matches; one owner account puts it there in none."""
+    _server, stub = arena_server(verify_bots=False)
+    first = _register(stub, "p1")
+    second = _register(stub, "p2", first.owner_token)
+    assert first.owner_token and second.owner_token == ""  # no new token: p2 joined p1's owner
+    assert first.owner == second.owner == owner_id(token_hash(first.owner_token))
+    others = [_register(stub, f"x{i}") for i in range(6)]
+    assert len({o.owner for o in others} | {first.owner}) == 7  # every stranger is an owner of its own
+
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(  # duplicate deals: the organiser's choice
+        game="take5", bots=["p1", "p2", *(o.name for o in others)], seats_per_match=4, rounds=1, deals="duplicate"))
+    assert t.matches_total == 70 and t.tables_per_deal == 2
+    queued = []
+    for _entry_id, fields in store.client.xrange(jobs_key("take5")):
+        spec = json.loads(fields["spec"])
+        queued.append((spec["round"], spec["deal"], spec["table"], tuple(spec["seats"])))
+    assert len(queued) == 70
+    after = _partner_shares_a_deal(queued, "p1@0", "p2@0")
+
+    # the same tournament planned as when every name was an owner of its own (two tokens for one person)
+    bots = sorted(["p1@0", "p2@0", *(f"{o.name}@0" for o in others)])
+    per_name = deal_plan(bots, 4, 1, owners={b: b for b in bots})
+    before = _partner_shares_a_deal([(m.round, m.deal, m.table, m.seats) for m in per_name], "p1@0", "p2@0")
+    print(f"p2 at the other table of p1's deal: per-name owners {before[0]} of {before[1]} matches, one owner "
+          f"{after[0]} of {after[1]}")
+    assert before[1] == after[1] == 35  # C(7, 3): p1's matches
+    assert before[0] > 10
+    assert after[0] == 0
+
+
+def test_a_second_name_joins_its_owner_and_unknown_tokens_are_refused(arena_server: Any, store: Store) -> None:
+    server, stub = arena_server(verify_bots=False)
+    first = _register(stub, "alpha")
+    token = first.owner_token
+    assert _register(stub, "beta", token).owner_token == ""
+    mine = _owner(stub, token)
+    assert _names(mine) == ["take5/alpha", "take5/beta"] and mine.names_held == 2
+    assert mine.id == first.owner and mine.created_by == "registration" and mine.owner_token == ""
+    assert mine.max_names == 20  # the default quota per owner
+    listed = {b.name: b.owner for b in stub.ListBots(arena_pb2.ListBotsRequest(game="take5")).bots}
+    assert listed == {"alpha": mine.id, "beta": mine.id}
+    # the stored value of each name is the owner's key, so deal plans and SPRT fields group them
+    assert store.owner_hash("take5", "alpha") == store.owner_hash("take5", "beta") == token_hash(token)
+
+    forged = "f" * 43
+    code, details = rpc_error(lambda: _register(stub, "gamma", forged))
+    assert code == DENIED and "no owner of this arena" in details
+    code, _ = rpc_error(lambda: _owner(stub, forged))
+    assert code == DENIED
+    code, _ = rpc_error(lambda: stub.GetOwner(arena_pb2.GetOwnerRequest()))
+    assert code == DENIED
+    stranger = _register(stub, "delta")
+    code, details = rpc_error(lambda: stub.GetOwner(arena_pb2.GetOwnerRequest(owner_token=stranger.owner_token,
+                                                                              id=mine.id)))
+    assert code == DENIED and "needs the admin token" in details
+    # the organiser reads any owner by id (the fixture's stub sends the admin token only with ADMIN_METHODS)
+    as_admin = admin_metadata(server.admin_token)
+    assert _names(stub.GetOwner(arena_pb2.GetOwnerRequest(id=stranger.owner), metadata=as_admin)) == ["take5/delta"]
+    code, _ = rpc_error(lambda: stub.GetOwner(arena_pb2.GetOwnerRequest(id="o-0000000000000000"), metadata=as_admin))
+    assert code == grpc.StatusCode.NOT_FOUND
+    assert "gamma" not in {b.name for b in stub.ListBots(arena_pb2.ListBotsRequest()).bots}
+    assert store.names_total() == 3
+
+
+def test_quotas_refuse_with_resource_exhausted(arena_server: Any, store: Store, dead_endpoint: str) -> None:
+    server, stub = arena_server(verify_bots=False)
+    code, _ = rpc_error(lambda: arena_pb2_grpc.ArenaStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
+                        .SetRegistration(arena_pb2.SetRegistrationRequest(mode="closed")))
+    assert code == grpc.StatusCode.UNAUTHENTICATED  # an organiser call
+    reg = stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_names_per_owner=2, max_owners_per_address=3))
+    assert (reg.mode, reg.max_names_per_owner, reg.max_owners_per_address, reg.max_names_total) == ("open", 2, 3,
+                                                                                                    10_000)
+    info = stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).registration
+    assert (info.max_names_per_owner, info.address_window_s) == (2, 3600)
+
+    token = _register(stub, "a1").owner_token
+    _register(stub, "a2", token)
+    code, details = rpc_error(lambda: _register(stub, "a3", token))
+    assert code == EXHAUSTED and "max_names_per_owner = 2" in details and "organiser can raise it" in details
+    assert _register(stub, "a2", token).bot_id == "a2@0"  # a name it holds may still be registered again
+
+    _register(stub, "b1")
+    _register(stub, "c1")  # a1, b1, c1: three owners from 127.0.0.1 this hour
+    code, details = rpc_error(lambda: _register(stub, "d1"))
+    assert code == EXHAUSTED and "max_owners_per_address = 3" in details and "127.0.0.1" in details
+
+    stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_owners_per_address=0, max_names_total=5))
+    _register(stub, "d1")
+    code, details = rpc_error(lambda: _register(stub, "e1"))
+    assert code == EXHAUSTED and "max_names_total = 5" in details and "names-total" in details
+    assert store.names_total() == 5
+    owners = stub.ListOwners(arena_pb2.ListOwnersRequest()).owners
+    assert sorted(len(o.names) for o in owners) == [1, 1, 1, 2]  # refused registrations left no owner behind
+
+    # a registration refused at the bot check reserves no name, makes no owner and is not counted for its address
+    checked, checked_stub = arena_server()
+    checked_stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_names_total=0, max_names_per_owner=0,
+                                                                  max_owners_per_address=4))  # 3 used: a1, b1, c1
+    for _ in range(3):
+        code, _ = rpc_error(lambda: _register(checked_stub, "ghost", endpoint=dead_endpoint))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert store.names_total() == 5 and len(checked_stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == 4
+    _register(stub, "f1")  # the fourth owner from this address this hour ...
+    code, _ = rpc_error(lambda: _register(stub, "g1"))
+    assert code == EXHAUSTED  # ... and the fifth is one too many
+    code, _ = rpc_error(lambda: _register(checked_stub, "ghost", token, endpoint=dead_endpoint))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and _names(_owner(stub, token)) == ["take5/a1", "take5/a2"]
+    assert store.names_total() == 6
+
+
+def test_closed_registration_refuses_strangers_and_accepts_organiser_owners(arena_server: Any) -> None:
+    server, stub = arena_server(verify_bots=False)
+    early = _register(stub, "early")
+    stub.SetRegistration(arena_pb2.SetRegistrationRequest(mode="closed"))
+    assert stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).registration.mode == "closed"
+    code, details = rpc_error(lambda: _register(stub, "stranger"))
+    assert code == DENIED and "registration of new owners is closed" in details and "organiser" in details
+    assert _register(stub, "early2", early.owner_token).owner == early.owner  # existing owners may add names
+
+    public = arena_pb2_grpc.ArenaStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
+    code, _ = rpc_error(lambda: public.CreateOwner(arena_pb2.CreateOwnerRequest(label="team a")))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    code, _ = rpc_error(lambda: public.ListOwners(arena_pb2.ListOwnersRequest()))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    team = stub.CreateOwner(arena_pb2.CreateOwnerRequest(label="team a"))
+    assert team.owner_token and team.label == "team a" and team.created_by == "organiser" and not team.names
+    record = _register(stub, "team-bot", team.owner_token)
+    assert record.owner == team.id and record.owner_token == ""
+    assert _names(_owner(stub, team.owner_token)) == ["take5/team-bot"]
+    assert _owner(stub, team.owner_token).owner_token == ""  # the token is shown once, by CreateOwner
+
+    for i in range(3):
+        stub.CreateOwner(arena_pb2.CreateOwnerRequest(label=f"team {i}"))
+    seen, page = [], ""
+    while True:
+        answer = stub.ListOwners(arena_pb2.ListOwnersRequest(page_size=2, page_token=page))
+        assert len(answer.owners) <= 2
+        seen += [o.id for o in answer.owners]
+        page = answer.next_page_token
+        if not page:
+            break
+    assert len(seen) == len(set(seen)) == 5 and seen == sorted(seen)
+    code, _ = rpc_error(lambda: stub.ListOwners(arena_pb2.ListOwnersRequest(page_token="not-an-id")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_per_name_owners_of_older_data_become_accounts(arena_server: Any, store: Store) -> None:
+    old_token = "an-old-per-name-owner-token-0123456789"
+    store.register_bot("take5", "veteran", ENDPOINT, owner_hash=token_hash(old_token))
+    store.register_bot("taki", "veteran", ENDPOINT, owner_hash=token_hash(old_token))
+    store.register_bot("take5", "loner", ENDPOINT, owner_hash=token_hash("another-old-token-abcdefgh"))
+    assert not store.owner_exists(token_hash(old_token))
+    _server, stub = arena_server(verify_bots=False)  # the migration runs at start
+    veteran = _owner(stub, old_token)
+    assert _names(veteran) == ["take5/veteran", "taki/veteran"] and veteran.created_by == "migration"
+    assert _register(stub, "rookie", old_token).owner_token == ""
+    assert _names(_owner(stub, old_token)) == ["take5/rookie", "take5/veteran", "taki/veteran"]
+    assert store.migrate_owners() == 0  # idempotent
+    assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == 2
+
+
+def test_a_racing_registration_releases_only_its_own_reservation(store: Store) -> None:
+    """Two registrations of one new NAME: both reserve it, one claims it; the other's undo leaves the name held."""
+    winner, loser = token_hash("winner-token-0123456789"), token_hash("loser-token-0123456789")
+    store.create_owner(winner, first=("take5", "x"))
+    store.create_owner(loser)
+    assert store.add_owner_name(loser, "take5", "x")  # the loser's reservation, before it learns it lost
+    store.register_bot("take5", "x", ENDPOINT, owner_hash=winner)
+    store.release_owner_name(loser, "take5", "x")
+    assert store.names_total() == 1
+    assert [o.names for o in (store.get_owner(winner), store.get_owner(loser))] == [(("take5", "x"),), ()]
+    store.drop_owner(loser)
+    assert store.names_total() == 1 and store.get_owner(loser) is None and store.owner_key_of_id(owner_id(loser)) is None
+
+
+class _Peer:
+    def __init__(self, peer: str) -> None:
+        self._peer = peer
+
+    def peer(self) -> str:
+        return self._peer
+
+
+def test_the_address_quota_counts_ipv4_hosts_and_ipv6_networks() -> None:
+    assert peer_host(_Peer("ipv4:203.0.113.7:50123")) == "203.0.113.7"
+    assert peer_host(_Peer("ipv6:[2001:db8:1:2:3:4:5:6]:443")) == "2001:db8:1:2::/64"
+    assert peer_host(_Peer("ipv6:[2001:db8:1:2:ffff::9]:1")) == "2001:db8:1:2::/64"  # one site, one count
+    assert peer_host(_Peer("unix:/tmp/arena.sock")) == "unix:/tmp/arena.sock"
+
+
+def test_a_page_of_owners_ends_early_past_its_byte_budget(arena_server: Any, monkeypatch: Any) -> None:
+    _server, stub = arena_server(verify_bots=False)
+    for i in range(3):
+        stub.CreateOwner(arena_pb2.CreateOwnerRequest(label=f"owner {i}"))
+    monkeypatch.setattr("arena.server.owners.MAX_PAGE_BYTES", 1)  # every owner is over it: one a page
+    pages = []
+    page = ""
+    while True:
+        answer = stub.ListOwners(arena_pb2.ListOwnersRequest(page_size=10, page_token=page))
+        pages.append([o.label for o in answer.owners])
+        page = answer.next_page_token
+        if not page:
+            break
+    assert [len(p) for p in pages] == [1, 1, 1] and sorted(sum(pages, [])) == ["owner 0", "owner 1", "owner 2"]
