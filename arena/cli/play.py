@@ -19,6 +19,7 @@ from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, T
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
 from arena.core.config import DEFAULTS
+from arena.core.limits import MAX_SEED
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 
@@ -141,7 +142,7 @@ def _play_command(game: str) -> None:
     @play.command(game, cls=_GameCommand, game=game, short_help=f"Play one game of {info.title.rstrip('!')}.")
     @option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
             metavar="HOST:PORT|sample:NAME|FILE.py", help=_bot_help(game, samples))
-    @option("--seed", type=click.IntRange(min=0), default=None,
+    @option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
             help="Seed of the deals; default: a random one, printed and kept in the record.")
     @config_options(game)
     @deadline_option

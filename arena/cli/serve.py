@@ -21,14 +21,15 @@ from arena.cli.options import (
     visibility_timeout_option,
 )
 from arena.core.config import DEFAULTS
+from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
 @option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.listen, show_default=True,
         help="Address to serve the Arena gRPC service on (port 0: a free port, printed).")
-@option("--workers", type=click.IntRange(min=0), default=DEFAULTS.workers, show_default=True,
+@option("--workers", type=click.IntRange(0, MAX_WORKERS), default=DEFAULTS.workers, show_default=True,
         help="Workers embedded in this process (0: only separate `arena worker`s run matches).")
-@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+@option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=DEFAULTS.concurrency, show_default=True,
         help="Matches each worker runs at once.")
 @visibility_timeout_option
 @data_dir_option

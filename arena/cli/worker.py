@@ -25,12 +25,13 @@ from arena.cli.options import (
 from arena.cli.pages import every_page
 from arena.cli.serve import check_redis, redis_errors
 from arena.core.config import DEFAULTS
+from arena.core.limits import MAX_CONCURRENCY
 from arena_sdk.pb import arena_pb2
 
 
 @cli.group(short_help="Run an extra worker for the match queue (or list the workers).",
            invoke_without_command=True)
-@option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency, show_default=True,
+@option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=DEFAULTS.concurrency, show_default=True,
         help="Matches this worker runs at once (a match mostly waits on bots).")
 @option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
 @visibility_timeout_option

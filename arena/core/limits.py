@@ -35,6 +35,11 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | endpoint problem in a ListBots answer | 256 characters (longer ones are cut) |
 | owner label, owner id, registration mode | 64, 18, 16 characters (ListOwners' page token: the page token's) |
 | ListOwners page size | 1000 |
+| CLI: embedded workers (``arena serve --workers``), matches per worker at once (``--concurrency``) | 256, 10000 |
+| CLI: a seed of deals (``arena play --seed``) | 2**64 - 1 |
+
+Every integer option of the ``arena`` CLI has a maximum (a huge value is a usage error, never an overflow later);
+``tests/cli/test_cli_huge_ints.py`` sweeps them all.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 KIB = 1024
+MAX_WORKERS = 256  # workers embedded in one `arena serve`
+MAX_CONCURRENCY = 10_000  # matches one worker runs at once
+MAX_SEED = 2**64 - 1  # a seed of deals given on the command line: 64 bits
 
 MAX_REQUEST_BYTES = 64 * KIB  # the Arena server's grpc.max_receive_message_length
 MAX_BOT_INFO_BYTES = 16 * KIB  # the referee's max receive size for a bot's GetInfo answer

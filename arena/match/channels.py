@@ -19,12 +19,15 @@ it grows to 120 s):
   connect): it retires it and makes a fresh one. A call through a channel that is connecting waits at most for
   its own deadline, as before.
 
-So no call ever waits out a back-off: a call to a bot that is down fails at once (UNAVAILABLE, the referee's
-``unreachable`` fault) or at its deadline; once the bot is back, the next match reaches it with its first call, and
-a running match within about a second, if its seat is still playing: every call while the bot is down is a fault,
-and ``max_faults`` of them forfeit the seat (between fast bots, within milliseconds). Deadlines, per-bot secrets
-(call metadata) and fault handling are the referee's, per call, unchanged. One bot's broken connection touches only
-the channel to that bot.
+So no call ever waits out a back-off of an old channel. A call to a bot that is down fails at once
+(UNAVAILABLE); when its bot has answered earlier in the match, the referee calls again with ``wait_for_ready``
+for what is left of the call's deadline (``arena.match.running``), so a bot restarting on its port is reached
+within that deadline (or costs that one call an ``unreachable`` fault), and a bot never reached fails at once.
+Deadlines, per-bot secrets (call metadata) and fault handling are the referee's, per call. One bot's broken
+connection touches only the channel to that bot.
+
+The pool's stubs are ``arena.match.bot_stub.GuardedBotStub``: an answer whose bytes are not the method's message
+comes back as an ``UndecodableAnswer`` (a ``malformed`` fault), never as grpcio's logged traceback.
 
 Endpoints: ``"host:port"`` is dialed in plaintext; ``"tls://host:port"`` over TLS (``BotDialer``), the bot's
 certificate verified against the CA bundle the operator gives (``arena serve --bot-ca FILE``, ``arena worker
@@ -51,6 +54,7 @@ import grpc
 
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_BOT_ANSWER_BYTES
+from arena.match.bot_stub import GuardedBotStub
 from arena_sdk.pb import bot_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -158,13 +162,19 @@ class _Entry:
 
 @dataclass(eq=False)
 class BotLease:
-    """A channel lent to one match: ``stub`` (a ``BotStub``) for its calls; give it back with
+    """A channel lent to one match: ``stub`` (a ``GuardedBotStub``: an undecodable answer is an
+    ``arena.match.bot_stub.UndecodableAnswer``) for its calls; give it back with
     ``BotChannels.release`` (once; again is a no-op)."""
 
     endpoint: str
     stub: bot_pb2_grpc.BotStub
     _entry: _Entry = field(repr=False)
     _released: bool = field(default=False, repr=False)
+
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        """The channel of ``stub`` (e.g. to see whether it is connected: ``channel.get_state()``)."""
+        return self._entry.channel
 
 
 class BotChannels:
@@ -204,7 +214,7 @@ class BotChannels:
             entry = None
         if entry is None:
             channel = self.dialer.aio_channel(endpoint)
-            entry = self._entries[key] = _Entry(key, endpoint, channel, bot_pb2_grpc.BotStub(channel))
+            entry = self._entries[key] = _Entry(key, endpoint, channel, GuardedBotStub(channel))
             self.opened += 1
         if entry.idle_timer is not None:
             entry.idle_timer.cancel()

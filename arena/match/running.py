@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from arena.match.bot_stub import UndecodableAnswer
 from arena.match.channels import BotChannels, BotLease
 from arena.match.options import RefereeOptions
 from arena.match.record import (
@@ -76,6 +77,14 @@ class LoopLag:
         return max(lag, 0.0)
 
 
+RECONNECT_MIN_S = 0.005  # a call that found its bot unreachable is tried again while this much of its deadline is left
+RECONNECT_TRIES = 5  # at most this many calls per decision (a bot that comes back and goes again, and again)
+
+
+def _code(exc: grpc.RpcError) -> grpc.StatusCode | None:
+    return exc.code() if hasattr(exc, "code") else None
+
+
 def _fault_kind(code: grpc.StatusCode | None) -> str:
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return "timeout"
@@ -102,6 +111,25 @@ class _Answer:
     retry_lag_ms: list[float]
 
 
+def _outcome(method: str, response: Any, exc: grpc.RpcError | None, unreachable: grpc.RpcError | None,
+             connected: bool, timeout_ms: int) -> tuple[str | None, str]:
+    """(fault kind or None, detail) of one call: its answer ``response`` or its error ``exc``; ``unreachable``: the
+    UNAVAILABLE error of its first try when it was tried again (waiting for the bot to come back), and
+    ``connected`` whether the channel is connected now. A call that waited for its bot until the deadline and
+    never reached it is ``unreachable``; one that reached it and got no answer in time is a ``timeout``."""
+    if exc is not None:
+        code = _code(exc)
+        if unreachable is not None and code == grpc.StatusCode.DEADLINE_EXCEEDED and not connected:
+            return "unreachable", (f"{_rpc_detail(method, unreachable, timeout_ms)}; not back within the "
+                                   f"{timeout_ms} ms deadline")
+        return _fault_kind(code), _rpc_detail(method, exc, timeout_ms)
+    if isinstance(response, UndecodableAnswer):
+        return "malformed", response.describe(method)
+    if response is None:  # grpc.aio yields None when the answer does not parse (a stub without answer_decoder)
+        return "malformed", f"{method}: the answer could not be decoded as a {method} response message"
+    return None, ""
+
+
 def _mark_done(done_at: list[float], index: int, call: Any) -> None:
     """Done callback of a Decide call: when its answer (or fault) came in."""
     done_at[index] = time.perf_counter()
@@ -124,6 +152,10 @@ class RunningMatch:
     pool: BotChannels | None = None
     leases: dict[str, BotLease] = field(default_factory=dict)  # endpoint -> its channel, leased from the pool
     stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
+    channels: list[grpc.aio.Channel] = field(default_factory=list)  # per seat: the channel of its stub
+    undecodable_logged: set[tuple[int, str]] = field(default_factory=set)  # (seat, method) logged once per match
+    reached: list[bool] = field(default_factory=list)  # per seat: its bot has answered a call of this match
+    outages: list[int] = field(default_factory=list)  # per seat: calls in a row that waited for it in vain
     metadata: list[tuple[tuple[str, str], ...] | None] = field(default_factory=list)  # per seat: its bot secret
     sequence: list[int] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
@@ -164,6 +196,7 @@ class RunningMatch:
                 lease = self.leases[s.endpoint] = pool.lease(s.endpoint)
             metadata = ((BOT_SECRET_METADATA, s.secret),) if s.secret else None
             self.stubs.append(lease.stub)
+            self.channels.append(lease.channel)
             self.metadata.append(metadata)
             self.decide_calls.append(lease.stub.Decide)
             self.call_options.append({"timeout": self.deadline_ms / 1000,
@@ -171,6 +204,8 @@ class RunningMatch:
             self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat))
         n = len(self.seats)
         self.sequence = [0] * n
+        self.reached = [False] * n
+        self.outages = [0] * n
         self.keeps_history = [False] * n
         self.sent = [None] * n
         self.sending = [None] * n
@@ -187,16 +222,60 @@ class RunningMatch:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
         return seat not in self.forfeited and self.time_limit_at is None
 
+    def _connected(self, seat: int) -> bool:
+        return self.channels[seat].get_state() == grpc.ChannelConnectivity.READY
+
+    def _may_wait(self, seat: int) -> bool:
+        """True when a call that finds the seat's bot unreachable waits for it to come back (a restart on its
+        port): its bot has answered in this match, and fewer than ``max_consecutive_timeouts`` (3 when 0) calls in
+        a row have waited for it in vain. A bot never reached, or gone for good, fails at once."""
+        return self.reached[seat] and self.outages[seat] < (self.limits.max_consecutive_timeouts or 3)
+
+    def _reached(self, seat: int, kind: str | None, error: grpc.RpcError | None, waited: bool) -> None:
+        """Keep whether the seat's bot answered this call (any answer, or an error status of its own)."""
+        if kind == "unreachable":
+            self.outages[seat] += waited
+        elif error is None or _code(error) != grpc.StatusCode.DEADLINE_EXCEEDED:
+            self.reached[seat] = True
+            self.outages[seat] = 0
+
+    def _log_undecodable(self, seat: int, method: str, response: Any) -> None:
+        """One warning line per seat and method in a match: the bot answered bytes that are not the message."""
+        key = (seat, method)
+        level = logging.DEBUG if key in self.undecodable_logged else logging.WARNING
+        self.undecodable_logged.add(key)
+        s = self.seats[seat]
+        log.log(level, "match %s: seat %d (bot %s at %s): %s; recorded as a malformed fault", self.match_id, seat,
+                s.name, s.endpoint, response.describe(method))
+
     async def _call(self, method: str, seat: int, request: Any, timeout_ms: int) -> tuple[Any, str | None, str]:
-        try:
-            extra = {"metadata": self.metadata[seat]} if self.metadata[seat] else {}
-            response = await getattr(self.stubs[seat], method)(request, timeout=timeout_ms / 1000, **extra)
-        except grpc.RpcError as exc:
-            code = exc.code() if hasattr(exc, "code") else None
-            return None, _fault_kind(code), _rpc_detail(method, exc, timeout_ms)
-        if response is None:  # grpc.aio yields None when the bot's bytes do not parse as the response message
-            return None, "malformed", f"{method}: the answer could not be decoded as a {method} response message"
-        return response, None, ""
+        """Call ``method`` of the seat's bot under a deadline of ``timeout_ms``; a bot found unreachable is waited
+        for (the call tried again, waiting for it to come back) while the deadline lasts. Returns (answer or None,
+        fault kind or None, detail)."""
+        extra = {"metadata": self.metadata[seat]} if self.metadata[seat] else {}
+        call = getattr(self.stubs[seat], method)
+        deadline = time.perf_counter() + timeout_ms / 1000
+        unreachable: grpc.RpcError | None = None
+        response: Any = None
+        error: grpc.RpcError | None = None
+        for _ in range(RECONNECT_TRIES):
+            left = deadline - time.perf_counter()
+            try:
+                response = await call(request, timeout=max(left, RECONNECT_MIN_S),
+                                      wait_for_ready=True if unreachable is not None else None, **extra)
+                error = None
+            except grpc.RpcError as exc:
+                error = exc
+                if (_code(exc) == grpc.StatusCode.UNAVAILABLE and self._may_wait(seat)
+                        and deadline - time.perf_counter() > RECONNECT_MIN_S):
+                    unreachable = unreachable or exc
+                    continue
+            break
+        kind, detail = _outcome(method, response, error, unreachable, self._connected(seat), timeout_ms)
+        self._reached(seat, kind, error, unreachable is not None)
+        if isinstance(response, UndecodableAnswer):
+            self._log_undecodable(seat, method, response)
+        return (response if kind is None else None), kind, detail
 
     async def start(self) -> None:
         names = [s.name for s in self.seats]
@@ -233,10 +312,44 @@ class RunningMatch:
         getattr(request, self.game).CopyFrom(view_msg)
         return request
 
+    async def _wait_for_unreachable(self, seats: list[int], requests: list[bot_pb2.DecideRequest], t0: float,
+                                    calls: list[Any], done_at: list[float], responses: list[Any],
+                                    errors: list[grpc.RpcError | None],
+                                    unreachable: list[grpc.RpcError | None]) -> None:
+        """Call again, all at once, the Decides of ``seats`` whose first call found the bot unreachable
+        (``errors[j]`` UNAVAILABLE), waiting for it to come back (``wait_for_ready``) for what is left of the
+        deadline that started at ``t0`` (``time.perf_counter()``), when ``_may_wait``; at most ``RECONNECT_TRIES``
+        calls in all. Fills ``responses``, ``errors``, ``unreachable`` (the first UNAVAILABLE of each call made
+        again) and ``done_at`` in place; every call made is appended to ``calls`` (cancelled with the others)."""
+        deadline_s = self.deadline_ms / 1000
+        for _ in range(RECONNECT_TRIES - 1):
+            retry = []
+            for j, seat in enumerate(seats):
+                exc = errors[j]
+                left = deadline_s - (time.perf_counter() - t0)
+                if (exc is None or _code(exc) != grpc.StatusCode.UNAVAILABLE or left <= RECONNECT_MIN_S
+                        or not self._may_wait(seat)):
+                    continue
+                unreachable[j] = unreachable[j] or exc
+                call = self.decide_calls[seat](requests[j], **{**self.call_options[seat], "timeout": left,
+                                                              "wait_for_ready": True})
+                call.add_done_callback(functools.partial(_mark_done, done_at, j))
+                calls.append(call)
+                retry.append((j, call))
+            if not retry:
+                return
+            for j, call in retry:
+                try:
+                    responses[j], errors[j] = await call, None
+                except grpc.RpcError as exc:
+                    errors[j] = exc
+
     async def _ask(self, seats: list[int], requests: list[bot_pb2.DecideRequest]) -> list[_Answer]:
         """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours), and wait for
-        every answer or fault. A timeout while the event loop was late is asked again (same request) with the
-        others of its wave, at most ``lag_retries`` times (``docs/failure-policy.md``)."""
+        every answer or fault. A call that finds its bot unreachable is made again, waiting for the bot to come
+        back (``wait_for_ready``) for what is left of its deadline, so a bot restarting on its port costs at most
+        that decision. A timeout while the event loop was late is asked again (same request) with the others of
+        its wave, at most ``lag_retries`` times (``docs/failure-policy.md``)."""
         loop = asyncio.get_running_loop()
         threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
         answers: list[_Answer | None] = [None] * len(seats)
@@ -253,37 +366,44 @@ class RunningMatch:
                 call.add_done_callback(functools.partial(_mark_done, done_at, j))
                 calls.append(call)
             again = []
+            responses: list[Any] = [None] * len(todo)
+            errors: list[grpc.RpcError | None] = [None] * len(todo)
+            unreachable: list[grpc.RpcError | None] = [None] * len(todo)
             try:
-                for j, i in enumerate(todo):
-                    response: Any = None
-                    kind: str | None = None
-                    detail = ""
+                for j in range(len(todo)):
                     try:
-                        response = await calls[j]
+                        responses[j] = await calls[j]
                     except grpc.RpcError as exc:
-                        kind = _fault_kind(exc.code() if hasattr(exc, "code") else None)
-                        detail = _rpc_detail("Decide", exc, self.deadline_ms)
-                    else:
-                        if response is None:  # grpc.aio yields None when the answer does not parse
-                            kind = "malformed"
-                            detail = "Decide: the answer could not be decoded as a Decide response message"
-                    latency_ms = round(((done_at[j] or time.perf_counter()) - t0) * 1000, 1)  # what a record keeps
-                    if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:
-                        lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
-                        if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
-                            lags[i].append(lag_ms)
-                            log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
-                                     "asking again", self.match_id, seats[i], requests[i].sequence, lag_ms)
-                            again.append(i)
-                            continue
-                    if lags[i] and kind == "timeout":
-                        detail += (f" (asked {len(lags[i]) + 1} times; the referee's lateness excused the first "
-                                   f"{len(lags[i])})")
-                    answers[i] = _Answer(response, kind, detail, latency_ms, lags[i])
+                        errors[j] = exc
+                await self._wait_for_unreachable([seats[i] for i in todo], [requests[i] for i in todo], t0,
+                                                 calls, done_at, responses, errors, unreachable)
             except BaseException:  # cancelled: no call of ours outlives the match
                 for call in calls:
                     call.cancel()
                 raise
+            for j, i in enumerate(todo):
+                seat = seats[i]
+                response = responses[j]
+                kind, detail = _outcome("Decide", response, errors[j], unreachable[j],
+                                        unreachable[j] is not None and self._connected(seat), self.deadline_ms)
+                self._reached(seat, kind, errors[j], unreachable[j] is not None)
+                if isinstance(response, UndecodableAnswer):
+                    self._log_undecodable(seat, "Decide", response)
+                if kind is not None:
+                    response = None
+                latency_ms = round(((done_at[j] or time.perf_counter()) - t0) * 1000, 1)  # what a record keeps
+                if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:
+                    lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
+                    if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
+                        lags[i].append(lag_ms)
+                        log.info("match %s: seat %d's Decide #%d timed out while the referee was %.0f ms late; "
+                                 "asking again", self.match_id, seat, requests[i].sequence, lag_ms)
+                        again.append(i)
+                        continue
+                if lags[i] and kind == "timeout":
+                    detail += (f" (asked {len(lags[i]) + 1} times; the referee's lateness excused the first "
+                               f"{len(lags[i])})")
+                answers[i] = _Answer(response, kind, detail, latency_ms, lags[i])
             todo = again
         return answers  # type: ignore[return-value]
 

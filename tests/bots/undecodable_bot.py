@@ -1,5 +1,5 @@
 """Test bot whose Decide answers bytes that do not parse as a ``DecideResponse`` (a raw gRPC handler, since a
-generated servicer can only send real messages). GetInfo, StartMatch and EndMatch answer properly. Options as in
+generated servicer can only send real messages). GetInfo and EndMatch answer properly, and StartMatch unless ``--start-garbage``. Options as in
 botbase (``--host``, ``--port``, ``--name``, ``--at``)."""
 
 import argparse
@@ -21,6 +21,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--name", default="undecodable")
     parser.add_argument("--at", default=None, help="sequence numbers to answer garbage at (default: all)")
+    parser.add_argument("--start-garbage", action="store_true", help="answer StartMatch with garbage too")
     args = parser.parse_args()
     at = None if args.at in (None, "", "all") else {int(x) for x in args.at.split(",")}
 
@@ -33,7 +34,7 @@ def main() -> None:
     info = bot_pb2.BotInfo(name=args.name, version="test", games=["take5"], sdk_version="test bot")
     handlers = {
         "GetInfo": grpc.unary_unary_rpc_method_handler(lambda raw, c: info.SerializeToString()),
-        "StartMatch": grpc.unary_unary_rpc_method_handler(lambda raw, c: b""),
+        "StartMatch": grpc.unary_unary_rpc_method_handler(lambda raw, c: GARBAGE if args.start_garbage else b""),
         "EndMatch": grpc.unary_unary_rpc_method_handler(lambda raw, c: b""),
         "Decide": grpc.unary_unary_rpc_method_handler(decide),
     }

@@ -5,6 +5,7 @@ of a whole hand shows; the limits have their own tests (test_referee_limits.py).
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 from arena.match.options import RefereeOptions
@@ -167,3 +168,20 @@ def test_two_bad_bots_in_one_match(sample_bots, test_bot, dead_endpoint) -> None
     assert kinds[("unreachable", 2)] == 1 + sum(d["seat"] == 2 for d in record.decisions)
     assert set(kinds) == {("illegal", 1), ("timeout", 3), ("unreachable", 2)}
     assert_defaults_applied(record)
+
+
+def test_undecodable_answers_are_one_log_line_without_a_traceback(seats_of, test_bot, caplog, capfd) -> None:
+    bot = test_bot("undecodable_bot", "--name", "hostile", "--start-garbage")
+    with caplog.at_level(logging.WARNING):
+        record = play_with(seats_of, seat(bot))
+    bad = [i for i, d in enumerate(record.decisions) if d["seat"] == BAD]
+    assert faults_by(record) == Counter({("malformed", BAD): len(bad) + 1})  # StartMatch, then every Decide
+    assert [f.decision for f in record.faults] == [None, *bad]
+    assert "could not be decoded as a StartMatchResponse" in record.faults[0].detail
+    assert all("could not be decoded as a DecideResponse" in f.detail for f in record.faults[1:])
+    assert not [r for r in caplog.records if r.exc_info or "deserializ" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines  # one line per call of the bot (StartMatch, Decide), however often it happens
+    assert all("hostile" in line and bot.endpoint in line for line in lines)
+    assert "StartMatch:" in lines[0] and "Decide:" in lines[1]
+    assert "Traceback" not in capfd.readouterr().err

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from arena.core.config import DEFAULTS
+from arena.match import channels
 from arena.match.local_bots import BotProcess, start_bot
 from arena.match.options import RefereeOptions
 from arena.match.record import FaultTally, Limits, MatchRecord, RecordError, SeatSpec, forfeit_ranks
@@ -27,7 +28,6 @@ from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
 from arena.match.running import LoopLag
 from arena_sdk.games import GAMES, take5
-from arena_sdk.pb import bot_pb2_grpc
 
 from .conftest import BOTS_DIR, final_state, seat
 
@@ -286,12 +286,12 @@ def test_time_limit_with_nobody_at_fault_charges_nobody(honest, monkeypatch) -> 
 
 
 class LateStubs:
-    """Replaces the referee's ``BotStub``: before the chosen Decide attempts it makes the referee's event loop
+    """Replaces the referee's ``GuardedBotStub``: before the chosen Decide attempts it makes the referee's event loop
     late on purpose, with a synchronous sleep in a callback that runs after gRPC created the call (its deadline
     is running) and before gRPC sends it. ``plan[(seat, seq)]`` = how many attempts of that request to delay."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, plan: dict[tuple[int, int], int], block_s: float) -> None:
-        real = bot_pb2_grpc.BotStub
+        real = channels.GuardedBotStub
         self.seen: dict[tuple[int, int], int] = {}
         outer = self
 
@@ -300,14 +300,14 @@ class LateStubs:
                 self.real = real(channel)
                 self.StartMatch, self.EndMatch = self.real.StartMatch, self.real.EndMatch
 
-            def Decide(self, request, timeout=None):
+            def Decide(self, request, timeout=None, **kwargs):
                 key = (request.seat, request.sequence)
                 outer.seen[key] = outer.seen.get(key, 0) + 1
                 if outer.seen[key] <= plan.get(key, 0):
                     asyncio.get_running_loop().call_soon(time.sleep, block_s)
-                return self.real.Decide(request, timeout=timeout)
+                return self.real.Decide(request, timeout=timeout, **kwargs)
 
-        monkeypatch.setattr(bot_pb2_grpc, "BotStub", Stub)
+        monkeypatch.setattr(channels, "GuardedBotStub", Stub)
 
 
 # The bot answers after 0.1 s of a 0.3 s deadline; the referee's loop is blocked 0.25 s before the send.

@@ -1,0 +1,89 @@
+"""A bot that restarts on its port in the middle of a match: the referee waits for it within each decision's
+deadline (``docs/failure-policy.md``), so one restart costs that seat at most one fault, never a forfeit, and the
+other seats none. Real bot processes over real gRPC: the bot is SIGKILLed between two rounds and a new process
+is started on the same port while the match goes on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from arena.match.local_bots import BotProcess, start_bot
+from arena.match.options import RefereeOptions
+from arena.match.referee import run_match_sync
+from arena.match.replay import replay
+from arena_sdk.games import take5
+
+from .conftest import seat
+
+RESTARTED = 1  # the restarting bot's seat
+KILL_AFTER = 3  # rounds played before the kill
+DEADLINE_MS = 2000  # each decision's deadline: more than a bot process needs to start again on this machine
+
+
+def test_a_bot_restarted_on_its_port_costs_at_most_one_fault(seats_of) -> None:
+    first = start_bot("sample:random")
+    port = int(first.endpoint.rsplit(":", 1)[1])
+    bots: list[BotProcess] = [first]
+    restarted = threading.Event()
+    killed_at: list[float] = []
+    rounds = 0
+
+    def restart() -> None:
+        first.process.wait()
+        bots.append(start_bot("sample:random", port=port))
+        restarted.set()
+
+    def on_progress(before: Any, after: Any) -> None:
+        nonlocal rounds
+        rounds += 1
+        if rounds == KILL_AFTER:
+            first.process.kill()
+            killed_at.append(time.monotonic())
+            threading.Thread(target=restart, daemon=True).start()
+
+    seats = [*seats_of("random1"), seat(first), *seats_of("heuristic", "random2")]
+    try:
+        record = run_match_sync("restart-1", "take5", seats, take5.Take5Config(limit=1), seed=5,
+                                options=RefereeOptions(deadline_ms=DEADLINE_MS), on_progress=on_progress)
+    finally:
+        restarted.wait(30)
+        for bot in bots:
+            bot.stop()
+    assert killed_at and restarted.is_set(), "the bot was not killed and restarted during the match"
+    assert len(bots) == 2 and bots[1].endpoint == first.endpoint
+    assert record.forfeits == (), record.forfeits
+    by_seat = Counter(f.seat for f in record.faults)
+    assert set(by_seat) <= {RESTARTED} and by_seat[RESTARTED] <= 1, record.faults
+    assert all(f.kind == "unreachable" for f in record.faults), record.faults
+    # the restarted process answered the rest of the match: its seat's last decisions are its own
+    assert [d["source"] for d in record.decisions if d["seat"] == RESTARTED][-3:] == ["bot"] * 3
+    assert replay(record) == []
+
+
+def test_a_bot_that_dies_for_good_is_waited_for_three_deadlines_then_forfeits(seats_of) -> None:
+    gone = start_bot("sample:random")
+    rounds = 0
+
+    def on_progress(before: Any, after: Any) -> None:
+        nonlocal rounds
+        rounds += 1
+        if rounds == 2:
+            gone.process.kill()
+
+    seats = [*seats_of("random1"), seat(gone), *seats_of("random2")]
+    t0 = time.monotonic()
+    try:
+        record = run_match_sync("restart-2", "take5", seats, take5.Take5Config(limit=1), seed=6,
+                                options=RefereeOptions(deadline_ms=200, max_faults=5), on_progress=on_progress)
+    finally:
+        gone.stop()
+    elapsed = time.monotonic() - t0
+    assert [(f.seat, f.reason) for f in record.forfeits] == [(RESTARTED, "faults")]
+    assert Counter((f.kind, f.seat) for f in record.faults) == Counter({("unreachable", RESTARTED): 5})
+    waited = [f for f in record.faults if "not back within the 200 ms deadline" in f.detail]
+    assert len(waited) == 3, record.faults  # max_consecutive_timeouts calls wait for it, later ones fail at once
+    assert elapsed >= 0.6
+    assert replay(record) == []
