@@ -3,7 +3,7 @@
 A list request carries ``page_size`` (0 = the list's default; more than its maximum is clamped to the maximum, not
 refused) and ``page_token`` ("" = the first page); its answer carries ``next_page_token`` ("" on the last page).
 A token is the base64url text of ``[1, method, query tag, position]`` (JSON): the position is where the next page
-starts (the last entry listed, e.g. ``["take5", "alpha@1"]``), the query tag a hash of the arena id, the method and
+starts (the last entry listed, e.g. ``["<game>", "alpha@1"]``), the query tag a hash of the arena id, the method and
 the request's filters, so a token of another list, of other filters or of another arena is refused
 (``PageTokenError``; INVALID_ARGUMENT at the edge) rather than silently listing something else. Tokens carry no
 secret: a hand-made one can only start a public list somewhere.
