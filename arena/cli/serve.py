@@ -60,6 +60,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     Example:
       arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
+    from arena.core.folder_lock import FolderInUse, FolderLock
     from arena.server import auth
     from arena.server.app import ArenaServer
     from arena.store.redis_server import PrivateRedis, resolve_redis_url
@@ -73,6 +74,13 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
     bot_ca_pem = read_bot_ca(bot_ca)
 
+    lock = FolderLock(data_dir)
+    try:
+        lock.acquire(f"arena serve --listen {listen}")
+    except FolderInUse as exc:
+        raise ArenaCliError(str(exc)) from None
+    except OSError as exc:
+        raise ArenaCliError(f"cannot use --data-dir {data_dir}: {exc}") from None
     private = None
     server = None
     with stop_on_signals() as stop:
@@ -95,6 +103,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
+            lock.update(f"arena serve listening on {host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
                        f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
@@ -114,6 +123,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 server.stop()
             if private is not None:
                 private.stop()
+            lock.release()
 
 
 def _first_line(message: str, log_path: Path) -> str:

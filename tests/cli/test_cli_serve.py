@@ -9,6 +9,7 @@ processes. Tests use bot names of their own, so that they do not depend on one a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -610,3 +611,34 @@ def test_serve_on_a_taken_port_is_one_line(serve: tuple[Proc, str, Path], redis_
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: cannot listen on {server}"), done.stderr
+
+
+def test_a_second_serve_on_a_data_folder_in_use_is_refused(serve: tuple[Proc, str, Path]) -> None:
+    proc, server, data_dir = serve
+    done = subprocess.run([str(ARENA), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
+                           "--workers", "0"], capture_output=True, text=True, env=_env(), timeout=60)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"Error: data folder {data_dir} is in use by arena serve listening on {server} "
+                               f"(pid {proc.process.pid}, since "), lines[0]
+    workers = json.loads(CliRunner().invoke(cli, ["worker", "list", "--json", "--server", server]).stdout)
+    assert isinstance(workers, list)  # the first server still answers, its Redis untouched
+    assert (data_dir / "redis.url").exists()
+
+
+def test_the_folder_of_a_killed_serve_can_be_served_again(tmp_path: Path) -> None:
+    data_dir = tmp_path / "arena-data"
+    first = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"], _env())
+    first.wait_for("listening on ")
+    first.process.kill()  # SIGKILL: no clean-up runs, the kernel drops the lock
+    first.process.wait(timeout=30)
+    second = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"], _env())
+    try:
+        assert "already running" in second.wait_for("redis: ")  # it took over the killed one's private Redis
+    finally:
+        assert second.terminate() == 0
+        pid_file = data_dir / "redis.pid"  # the orphaned private redis-server the killed serve left running
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)

@@ -1,0 +1,78 @@
+"""One process per data folder: an advisory ``flock`` on ``<folder>/serve.lock``.
+
+``arena serve`` holds the lock of its ``--data-dir`` for its whole life, so a second ``arena serve`` on the same
+folder stops at once with a message naming the holder, instead of sharing the first one's private Redis and being
+left answering UNAVAILABLE when the first stops. The kernel releases the lock when the holder exits, however it
+exits (``kill -9`` included), so a stale lock file never blocks a restart; the file's text (pid, address, start
+time) only informs the message.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO
+
+from arena.core.errors import ArenaError
+
+LOCK_NAME = "serve.lock"
+
+
+class FolderInUse(ArenaError):
+    """The data folder is held by another live process; the message names it (pid, address, since)."""
+
+
+class FolderLock:
+    """The exclusive lock of one data folder, held from :meth:`acquire` until :meth:`release` or process exit.
+
+    Raises:
+        FolderInUse: from :meth:`acquire` when another process holds the folder.
+        OSError: when the folder cannot be created or the lock file opened.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / LOCK_NAME
+        self._file: IO[str] | None = None
+
+    def acquire(self, holder: str) -> None:
+        """Take the lock without waiting; ``holder`` is what the message of a refused second process shows."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open while the lock lives
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            text = handle.read(4096)
+            handle.close()
+            raise FolderInUse(f"data folder {self.path.parent} is in use by {_describe(text)}; stop that process "
+                              f"first, or give this one another --data-dir") from None
+        self._file = handle
+        self.update(holder)
+
+    def update(self, holder: str) -> None:
+        """Rewrite the holder's description (e.g. once the listening port is known)."""
+        if self._file is None:
+            return
+        self._file.seek(0)
+        self._file.truncate()
+        json.dump({"pid": os.getpid(), "holder": holder, "since": int(time.time())}, self._file)
+        self._file.flush()
+
+    def release(self) -> None:
+        """Drop the lock (the file stays; its text is ignored until a holder rewrites it)."""
+        if self._file is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+
+def _describe(text: str) -> str:
+    try:
+        info = json.loads(text)
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(info["since"])))
+        return f"{info['holder']} (pid {int(info['pid'])}, since {since})"
+    except (ValueError, KeyError, TypeError):
+        return "another process"
