@@ -6,11 +6,12 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale proto clean fairness fairness-swiss chaos chaos-cluster
+.PHONY: help install test docs demo bench scale proto clean fairness fairness-swiss chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
+	@echo "make docs   - build the documentation site into site/ (offline; open site/index.html)"
 	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
@@ -28,10 +29,17 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 install: $(STAMP)
 
+# The documentation site (mkdocs.yml). --strict: a broken link, a missing page or an unresolved API reference fails.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
+
+docs: $(STAMP)
+	$(MKDOCS) --strict
+
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m mypy
+	$(MKDOCS) --strict --quiet
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
@@ -65,4 +73,4 @@ chaos-cluster: $(STAMP)
 	$(PY) tools/chaos.py --cluster
 
 clean:
-	rm -rf $(VENV) .arena .pytest_cache .hypothesis
+	rm -rf $(VENV) .arena .pytest_cache .hypothesis site
