@@ -85,7 +85,9 @@ def elo_margin(wins: int, draws: int, losses: int, level: float = 0.95) -> EloEs
     """Elo difference and its ``level`` margin from win/draw/loss counts (the fastchess/cutechess formulas above).
 
     Args:
-        wins, draws, losses: game counts (>= 0, at least one game).
+        wins: games won (>= 0).
+        draws: games drawn (>= 0).
+        losses: games lost (>= 0); at least one game in all.
         level: two-sided confidence of the margin, in (0, 1) (default 0.95: z = 1.96).
     Returns:
         ``EloEstimate``; W 60 D 20 L 20 gives elo 147.19, margin 66.01.

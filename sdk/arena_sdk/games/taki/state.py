@@ -253,7 +253,8 @@ class TakiView:
         stack: active +2 stack (0 = none). run: the run being played or left open, or None.
         current_seat: whose turn it is. direction: +1 or -1.
         counts: every seat's number of cards. stages: every seat's stage (stairs; () otherwise).
-        draw_pile_size, discard_pile_size, turn (completed turns).
+        draw_pile_size: cards in the draw pile. discard_pile_size: cards in the discard pile.
+        turn: completed turns.
         history: the public events since this seat's last decision, that decision included, oldest first.
         winner: the winning seat once the game is over (None at the turn cap or while playing).
     """
