@@ -1,0 +1,227 @@
+"""Prometheus metrics (docs/metrics.md): `arena serve --metrics` and `arena worker --metrics` as real processes on
+the session's real redis-server, real bot processes over real gRPC; the endpoints are scraped over HTTP during
+and after a small tournament, and their counts are compared with what the tournament stored. Plus the pure parts:
+bounded labels, the address syntax, and the committed Grafana dashboard naming only metrics that exist."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from platform_helpers import wait_until
+from prometheus_client.parser import text_string_to_metric_families
+
+from arena.cli import cli
+from arena.core import metrics as m
+from arena.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA = Path(sys.executable).parent / "arena"
+ILLEGAL_BOT = str(ROOT / "tests" / "bots" / "illegal_bot.py")
+DASHBOARD = ROOT / "docs" / "grafana" / "arena.json"
+DOC = ROOT / "docs" / "metrics.md"
+
+
+class Proc:
+    """An `arena` subprocess whose stdout lines are collected by a thread; stopped with SIGTERM."""
+
+    def __init__(self, args: list[str]) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        self.process = subprocess.Popen([str(ARENA), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True, env=env)
+        self.lines: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def line_with(self, fragment: str) -> str:
+        found = wait_until(lambda: [x for x in self.lines if fragment in x] or self.process.poll() is not None,
+                           f"{fragment!r} from arena {self.process.args}")
+        assert isinstance(found, list), f"exited {self.process.returncode}: {self.lines}"
+        return found[0]
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+        return self.process.wait(timeout=120)
+
+
+def scrape(url: str) -> list[Any]:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        assert answer.status == 200
+        return list(text_string_to_metric_families(answer.read().decode()))
+
+
+def total(families: list[Any], name: str, **labels: str) -> float:
+    return m.sample_sum(name, labels, families=families)
+
+
+@pytest.fixture
+def arena(redis_url: str, tmp_path: Path, start_bot) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """`arena serve --workers 0` and one `arena worker`, both with --metrics on a free loopback port."""
+    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--workers", "0", "--redis-url", redis_url,
+                  "--data-dir", str(tmp_path), "--metrics", "127.0.0.1:0"])
+    worker = None
+    try:
+        server = serve.line_with("listening on ").rsplit("listening on ", 1)[1].split()[0]
+        serve_metrics = serve.line_with("metrics: ").split()[1]
+        worker = Proc(["worker", "--redis-url", redis_url, "--name", "mw", "--concurrency", "2",
+                       "--metrics", "0"])
+        worker_metrics = worker.line_with("metrics: ").split("metrics: ")[1].split()[0]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/metrics", worker_metrics)  # PORT alone: loopback
+        yield {"server": server, "serve_metrics": serve_metrics, "worker_metrics": worker_metrics,
+               "data_dir": tmp_path, "redis_url": redis_url, "start_bot": start_bot}
+    finally:
+        if worker is not None:
+            assert worker.stop() == 0, worker.lines
+        assert serve.stop() == 0, serve.lines
+
+
+def _cli(arena: dict[str, Any], *args: str) -> Any:
+    env = {"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": None, "ARENA_DATA_DIR": str(arena["data_dir"])}
+    result = CliRunner(env=env).invoke(cli, [*args, "--server", arena["server"], "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_scraped_counts_equal_the_tournament(arena: dict[str, Any]) -> None:
+    start_bot = arena["start_bot"]
+    bots = {"m-rnd": start_bot("sample:random", extra_args=["--name", "m-rnd"]),
+            "m-heur": start_bot("sample:heuristic", extra_args=["--name", "m-heur"]),
+            "m-bad": start_bot(ILLEGAL_BOT, extra_args=["--name", "m-bad", "--at", "0,2"])}  # 2 faults a match
+    for name, bot in bots.items():
+        _cli(arena, "bot", "register", name, bot.endpoint, "--data-dir", str(arena["data_dir"]))
+    before = scrape(arena["worker_metrics"])
+    assert total(before, "arena_matches_finished_total") == 0
+    t = _cli(arena, "tournament", "create", "--bots", "m-rnd,m-heur,m-bad", "--seats", "3", "--rounds", "3",
+             "--limit", "10", "--wait")
+    assert (t["state"], t["matches_done"]) == ("finished", 3)
+
+    store = Store.from_url(arena["redis_url"])
+    try:
+        records = [store.get_match_record(r["match_id"]) for r in store.list_matches(tournament_id=t["id"])]
+    finally:
+        store.close()
+    assert len(records) == 3 and all(records)
+    decisions = [d for r in records for d in r["decisions"]]
+    faults = [f for r in records for f in r["faults"]]
+    bot_ids = {s["name"] for r in records for s in r["seats"]}
+    assert len(faults) == 6 and {f["kind"] for f in faults} == {"illegal"}  # the bad bot's 2 a match
+
+    w = scrape(arena["worker_metrics"])
+    assert total(w, "arena_matches_started_total", game="take5") == 3
+    assert total(w, "arena_matches_finished_total", game="take5") == t["matches_done"]
+    assert total(w, "arena_matches_failed_total") == 0
+    assert total(w, "arena_jobs_settled_total", game="take5", outcome="stored") == 3
+    assert total(w, "arena_match_duration_seconds_count", game="take5") == 3
+    assert total(w, "arena_decisions_total", game="take5") == len(decisions)
+    for bot in bot_ids:
+        asked = [d for r in records for d in r["decisions"] if d["latency_ms"] is not None
+                 and r["seats"][d["seat"]]["name"] == bot]
+        assert total(w, "arena_decision_latency_seconds_count", game="take5", bot=bot) == len(asked) > 0
+        latency = total(w, "arena_decision_latency_seconds_sum", game="take5", bot=bot)
+        assert latency == pytest.approx(sum(d["latency_ms"] for d in asked) / 1000, rel=1e-6, abs=1e-9)
+        bot_faults = [f for r in records for f in r["faults"] if r["seats"][f["seat"]]["name"] == bot]
+        assert total(w, "arena_faults_total", game="take5", bot=bot) == len(bot_faults)
+    assert total(w, "arena_faults_total", bot="m-bad@test", kind="illegal") == 6
+    assert total(w, "arena_forfeits_total") == sum(len(r["forfeits"]) for r in records)
+    assert total(w, "arena_decisions_total", source="default") == 6  # every fault got the default action
+    assert total(w, "arena_event_loop_lag_seconds_count") > 0
+    assert total(w, "arena_jobs_reclaimed_total") == 0
+    assert total(w, "arena_queue_up") == 1
+    assert total(w, "arena_queue_length", game="take5") == 0 and total(w, "arena_jobs_pending", game="take5") == 0
+    assert total(w, "arena_workers_alive") == 1
+    assert not [s for f in w for s in f.samples if "match_id" in s.labels or "tournament" in s.labels]
+
+    # the referee: its RPCs by method and status code, a refused call included
+    missing = CliRunner(env={"ARENA_DATA_DIR": str(arena["data_dir"])}).invoke(
+        cli, ["match", "show", "no-such-match", "--server", arena["server"]])
+    assert missing.exit_code != 0
+    s = scrape(arena["serve_metrics"])
+    arena_rpc = {"grpc_service": "arena.v1.Arena"}
+    assert total(s, "grpc_server_handled_total", grpc_method="RegisterBot", grpc_code="OK", **arena_rpc) == 3
+    assert total(s, "grpc_server_handled_total", grpc_method="CreateTournament", grpc_code="OK", **arena_rpc) == 1
+    assert total(s, "grpc_server_handled_total", grpc_method="GetMatch", grpc_code="NOT_FOUND", **arena_rpc) == 1
+    assert total(s, "grpc_server_handled_total") == total(s, "grpc_server_started_total")  # every call answered
+    assert total(s, "grpc_server_handling_seconds_count", grpc_method="CreateTournament") == 1
+    assert total(s, "arena_matches_finished_total") == 0  # no embedded worker: the referee played nothing
+    assert total(s, "arena_workers_alive") == 1 and total(s, "arena_queue_length", game="take5") == 0
+
+
+def test_a_bad_metrics_address_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["worker", "--metrics", "localhost:http", "--redis-url", "redis://127.0.0.1:1"])
+    assert result.exit_code == 2 and "is not HOST:PORT or PORT" in result.output
+
+
+# --- pure parts -------------------------------------------------------------------------------------------------
+
+
+def test_bounded_label_keeps_the_first_values_then_other() -> None:
+    label = m.BoundedLabel(3)
+    assert [label.value(v) for v in ("a", "b", "a", "c", "d", "b", "e")] == ["a", "b", "a", "c", "other", "b",
+                                                                             "other"]
+    assert label.kept == {"a", "b", "c"}
+    with pytest.raises(ValueError, match="at least 1"):
+        m.BoundedLabel(0)
+    assert m.game_label("no-such-game") == "other"
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("9464", ("127.0.0.1", 9464)), ("0.0.0.0:9464", ("0.0.0.0", 9464)), ("[::1]:0", ("::1", 0)),
+    (" localhost:9100 ", ("localhost", 9100)),
+])
+def test_metrics_address(text: str, parsed: tuple[str, int]) -> None:
+    assert m.parse_metrics_address(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["", ":9464", "host:", "host:70000", "::1:9464", "a b:1", "host:-1"])
+def test_bad_metrics_address(text: str) -> None:
+    with pytest.raises(ValueError, match="is not HOST:PORT or PORT"):
+        m.parse_metrics_address(text)
+
+
+def _exported_names() -> set[str]:
+    """Every sample name the arena's metrics can export (counters with _total, histograms with their series)."""
+    import arena.server.metrics  # noqa: F401 - the RPC metrics
+    import arena.worker.metrics as wm
+
+    names = {m.QUEUE_LENGTH, m.JOBS_PENDING, m.MATCHES_DEFERRED, m.WORKERS_ALIVE, m.QUEUE_UP}
+    for metric in (m.MATCHES_STARTED, m.MATCHES_FINISHED, m.MATCHES_FAILED, m.JOBS_SETTLED, m.MATCH_DURATION,
+                   m.DECISIONS, m.DECISION_LATENCY, m.FAULTS, m.FORFEITS, m.JOBS_RECLAIMED, m.LOOP_LAG,
+                   m.RPC_STARTED, m.RPC_HANDLED, m.RPC_SECONDS):
+        base = metric._name
+        if metric._type == "counter":
+            names.add(base + "_total")
+        else:
+            names |= {base + "_bucket", base + "_count", base + "_sum"}
+    assert wm.QueueCollector  # the queue gauges' collector exists
+    return names
+
+
+def test_grafana_dashboard_is_valid_json_naming_only_exported_metrics() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    assert dashboard["title"] and dashboard["panels"]
+    names = _exported_names()
+    used: set[str] = set()
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            used |= set(re.findall(r"\b((?:arena|grpc_server)_[a-z_]+)", target["expr"]))
+    assert used and used <= names, sorted(used - names)
+    # every metric the doc lists is one that exists, and every family exported is in the doc
+    documented = set(re.findall(r"`((?:arena|grpc_server)_[a-z_]+)`", DOC.read_text()))
+    families = {re.sub(r"_(total|bucket|count|sum)$", "", n) for n in names}
+    assert documented and documented <= names | families, sorted(documented - names - families)
+    assert families <= documented | {re.sub(r"_total$", "", n) for n in documented}, sorted(families - documented)
