@@ -106,8 +106,18 @@ def test_scraped_counts_equal_the_tournament(arena: dict[str, Any]) -> None:
         _cli(arena, "bot", "register", name, bot.endpoint, "--data-dir", str(arena["data_dir"]))
     before = scrape(arena["worker_metrics"])
     assert total(before, "arena_matches_finished_total") == 0
-    t = _cli(arena, "tournament", "create", "--bots", "m-rnd,m-heur,m-bad", "--seats", "3", "--rounds", "3",
-             "--limit", "10", "--wait")
+    created: list[Any] = []
+    run = threading.Thread(target=lambda: created.append(_cli(
+        arena, "tournament", "create", "--bots", "m-rnd,m-heur,m-bad", "--seats", "3", "--rounds", "3", "--limit",
+        "10", "--wait")))
+    run.start()
+    seen = []  # scraped while the tournament runs: the counts only grow, never past the tournament's
+    while run.is_alive():
+        during = scrape(arena["worker_metrics"])
+        seen.append((total(during, "arena_matches_started_total"), total(during, "arena_matches_finished_total")))
+        run.join(0.05)
+    assert seen and seen == sorted(seen) and all(0 <= done <= started <= 3 for started, done in seen), seen
+    (t,) = created
     assert (t["state"], t["matches_done"]) == ("finished", 3)
 
     store = Store.from_url(arena["redis_url"])
