@@ -5,17 +5,20 @@ bounded labels, the address syntax, and the committed Grafana dashboard naming o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from click.testing import CliRunner
 from platform_helpers import wait_until
@@ -24,6 +27,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from arena.cli import cli
 from arena.core import metrics as m
 from arena.store import Store
+from arena.worker.metrics import QueueCollector
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = Path(sys.executable).parent / "arena"
@@ -235,3 +240,64 @@ def test_grafana_dashboard_is_valid_json_naming_only_exported_metrics() -> None:
     families = {re.sub(r"_(total|bucket|count|sum)$", "", n) for n in names}
     assert documented and documented <= names | families, sorted(documented - names - families)
     assert families <= documented | {re.sub(r"_total$", "", n) for n in documented}, sorted(families - documented)
+
+
+# --- the parts, in this process ---------------------------------------------------------------------------------
+
+
+def test_rpc_interceptor_counts_status_codes_and_never_labels_unserved_methods(arena_server) -> None:  # type: ignore[no-untyped-def]
+    server, stub = arena_server()
+    labels = {"grpc_type": "unary", "grpc_service": "arena.v1.Arena"}
+
+    def handled(method: str, code: str) -> float:
+        return m.sample_value("grpc_server_handled_total", {**labels, "grpc_method": method, "grpc_code": code})
+
+    ok = handled("ListBots", "OK")
+    refused = {code: handled("RemoveBot", code) for code in ("NOT_FOUND", "PERMISSION_DENIED", "UNAUTHENTICATED")}
+    stub.ListBots(arena_pb2.ListBotsRequest(game="take5"))
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:  # no token: refused by the servicer
+        with pytest.raises(grpc.RpcError) as refusal:
+            arena_pb2_grpc.ArenaStub(channel).RemoveBot(arena_pb2.RemoveBotRequest(game="take5", bot="nobody"))
+        nope = channel.unary_unary("/arena.v1.Arena/NoSuchMethod", request_serializer=lambda b: b,
+                                   response_deserializer=lambda b: b)
+        with pytest.raises(grpc.RpcError) as unserved:
+            nope(b"")
+    code = refusal.value.code().name
+    assert code in refused
+    assert unserved.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert handled("ListBots", "OK") == ok + 1
+    assert {c: handled("RemoveBot", c) - before for c, before in refused.items()} == \
+        {c: float(c == code) for c in refused}
+    assert m.sample_value("grpc_server_handling_seconds_count", {**labels, "grpc_method": "ListBots"}) >= 1
+    served = {s.labels.get("grpc_method") for f in m.REGISTRY.collect() for s in f.samples}
+    assert "NoSuchMethod" not in served  # a caller's made-up name never becomes a series
+
+
+def test_loop_lag_sees_a_blocked_event_loop() -> None:
+    async def block() -> None:
+        watcher = asyncio.create_task(m.watch_loop_lag(tick_s=0.05))
+        await asyncio.sleep(0.12)  # a few on-time ticks
+        time.sleep(0.3)  # the loop is blocked: the pending tick wakes at least 0.25 s late
+        await asyncio.sleep(0.12)
+        watcher.cancel()
+
+    before_sum, before_count = m.sample_value("arena_event_loop_lag_seconds_sum"), \
+        m.sample_value("arena_event_loop_lag_seconds_count")
+    asyncio.run(block())
+    assert m.sample_value("arena_event_loop_lag_seconds_count") - before_count >= 3
+    assert m.sample_value("arena_event_loop_lag_seconds_sum") - before_sum >= 0.25
+
+
+def test_queue_gauges_say_when_redis_does_not_answer(redis_url: str, dead_endpoint: str) -> None:
+    dead = Store.from_url(f"redis://{dead_endpoint}/0", client_options={"socket_connect_timeout": 1})
+    live = Store.from_url(redis_url)
+    try:
+        down = {f.name: f for f in QueueCollector(dead).collect()}
+        assert list(down) == ["arena_queue_up"] and down["arena_queue_up"].samples[0].value == 0
+        up = {f.name: f for f in QueueCollector(live).collect()}
+        assert up["arena_queue_up"].samples[0].value == 1
+        assert {s.labels["game"] for s in up["arena_queue_length"].samples} == set(live.job_games())
+        assert up["arena_workers_alive"].samples[0].value == 0  # an empty Redis: no worker
+    finally:
+        dead.close()
+        live.close()
