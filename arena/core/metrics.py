@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
@@ -182,21 +181,3 @@ class MetricsEndpoint:
             self._server.server_close()
             self._server = None
 
-
-def sample_value(name: str, labels: dict[str, str] | None = None) -> float:
-    """The current value of the sample ``name`` (e.g. ``"arena_faults_total"``) with exactly ``labels`` in this
-    process's registry, 0.0 when there is none yet."""
-    value = REGISTRY.get_sample_value(name, labels or {})
-    return 0.0 if value is None else value
-
-
-def sample_sum(name: str, match: dict[str, str] | None = None, *, families: Sequence[Any] | None = None) -> float:
-    """The sum of every sample ``name`` whose labels include ``match`` in ``families`` (parsed exposition text,
-    ``prometheus_client.parser.text_string_to_metric_families``; None: this process's registry)."""
-    match = match or {}
-    total = 0.0
-    for family in (REGISTRY.collect() if families is None else families):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in match.items()):
-                total += sample.value
-    return total

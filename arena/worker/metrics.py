@@ -10,6 +10,7 @@ reclaim) is counted once, a match that was interrupted not at all.
 
 from __future__ import annotations
 
+import collections
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -46,13 +47,17 @@ def match_stored(record: MatchRecord) -> None:
     bots = [m.bot_label(seat.name) for seat in record.seats]
     m.MATCHES_FINISHED.labels(game).inc()
     m.MATCH_DURATION.labels(game).observe(max(0.0, record.duration_s))
+    latency = {bot: m.DECISION_LATENCY.labels(game, bot) for bot in {*bots, m.OTHER}}
+    decided: collections.Counter[tuple[str, str]] = collections.Counter()
     for decision in record.decisions:
         seat = decision.get("seat")
         bot = bots[seat] if isinstance(seat, int) and 0 <= seat < len(bots) else m.OTHER
-        m.DECISIONS.labels(game, bot, _closed(str(decision.get("source")), SOURCES)).inc()
+        decided[bot, _closed(str(decision.get("source")), SOURCES)] += 1
         latency_ms = decision.get("latency_ms")
         if isinstance(latency_ms, (int, float)) and not isinstance(latency_ms, bool):
-            m.DECISION_LATENCY.labels(game, bot).observe(max(0.0, latency_ms / 1000))
+            latency[bot].observe(max(0.0, latency_ms / 1000))
+    for (bot, source), count in decided.items():
+        m.DECISIONS.labels(game, bot, source).inc(count)
     for fault in record.faults:
         bot = bots[fault.seat] if 0 <= fault.seat < len(bots) else m.OTHER
         m.FAULTS.labels(game, bot, _closed(fault.kind, FAULT_KINDS)).inc()

@@ -22,6 +22,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 from platform_helpers import wait_until
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.cli import cli
@@ -71,7 +72,15 @@ def scrape(url: str) -> list[Any]:
 
 
 def total(families: list[Any], name: str, **labels: str) -> float:
-    return m.sample_sum(name, labels, families=families)
+    """The sum of the samples ``name`` whose labels include ``labels``."""
+    return sum(s.value for f in families for s in f.samples
+               if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+def sample_value(name: str, labels: dict[str, str] | None = None) -> float:
+    """The sample ``name`` with exactly ``labels`` in this process's registry; 0.0 before there is one."""
+    value = REGISTRY.get_sample_value(name, labels or {})
+    return 0.0 if value is None else value
 
 
 @pytest.fixture
@@ -250,7 +259,7 @@ def test_rpc_interceptor_counts_status_codes_and_never_labels_unserved_methods(a
     labels = {"grpc_type": "unary", "grpc_service": "arena.v1.Arena"}
 
     def handled(method: str, code: str) -> float:
-        return m.sample_value("grpc_server_handled_total", {**labels, "grpc_method": method, "grpc_code": code})
+        return sample_value("grpc_server_handled_total", {**labels, "grpc_method": method, "grpc_code": code})
 
     ok = handled("ListBots", "OK")
     refused = {code: handled("RemoveBot", code) for code in ("NOT_FOUND", "PERMISSION_DENIED", "UNAUTHENTICATED")}
@@ -268,8 +277,8 @@ def test_rpc_interceptor_counts_status_codes_and_never_labels_unserved_methods(a
     assert handled("ListBots", "OK") == ok + 1
     assert {c: handled("RemoveBot", c) - before for c, before in refused.items()} == \
         {c: float(c == code) for c in refused}
-    assert m.sample_value("grpc_server_handling_seconds_count", {**labels, "grpc_method": "ListBots"}) >= 1
-    served = {s.labels.get("grpc_method") for f in m.REGISTRY.collect() for s in f.samples}
+    assert sample_value("grpc_server_handling_seconds_count", {**labels, "grpc_method": "ListBots"}) >= 1
+    served = {s.labels.get("grpc_method") for f in REGISTRY.collect() for s in f.samples}
     assert "NoSuchMethod" not in served  # a caller's made-up name never becomes a series
 
 
@@ -281,11 +290,11 @@ def test_loop_lag_sees_a_blocked_event_loop() -> None:
         await asyncio.sleep(0.12)
         watcher.cancel()
 
-    before_sum, before_count = m.sample_value("arena_event_loop_lag_seconds_sum"), \
-        m.sample_value("arena_event_loop_lag_seconds_count")
+    before_sum, before_count = sample_value("arena_event_loop_lag_seconds_sum"), \
+        sample_value("arena_event_loop_lag_seconds_count")
     asyncio.run(block())
-    assert m.sample_value("arena_event_loop_lag_seconds_count") - before_count >= 3
-    assert m.sample_value("arena_event_loop_lag_seconds_sum") - before_sum >= 0.25
+    assert sample_value("arena_event_loop_lag_seconds_count") - before_count >= 3
+    assert sample_value("arena_event_loop_lag_seconds_sum") - before_sum >= 0.25
 
 
 def test_queue_gauges_say_when_redis_does_not_answer(redis_url: str, dead_endpoint: str) -> None:
@@ -301,3 +310,23 @@ def test_queue_gauges_say_when_redis_does_not_answer(redis_url: str, dead_endpoi
     finally:
         dead.close()
         live.close()
+
+
+def test_bots_past_the_label_cap_are_counted_as_other(start_bot, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from arena.match.referee import SeatSpec, run_match_sync
+    from arena.worker.metrics import match_stored
+
+    bot = start_bot("sample:random")
+    seats = [SeatSpec(name=f"cap-{i}@1", endpoint=bot.endpoint) for i in range(3)]
+    record = run_match_sync("metrics-cap", "take5", seats, seed=7)
+    monkeypatch.setattr(m, "BOT_LABELS", m.BoundedLabel(1))
+    before = {bot: sample_value("arena_decision_latency_seconds_count", {"game": "take5", "bot": bot})
+              for bot in ("cap-0@1", "other")}
+    match_stored(record)
+    per_seat = [sum(1 for d in record.decisions if d["seat"] == s and d["latency_ms"] is not None) for s in range(3)]
+    assert sample_value("arena_decision_latency_seconds_count", {"game": "take5", "bot": "cap-0@1"}) - \
+        before["cap-0@1"] == per_seat[0] > 0
+    assert sample_value("arena_decision_latency_seconds_count", {"game": "take5", "bot": "other"}) - \
+        before["other"] == per_seat[1] + per_seat[2]
+    assert sample_value("arena_decisions_total", {"game": "take5", "bot": "cap-1@1", "source": "bot"}) == 0
+    assert m.BOT_LABELS.kept == {"cap-0@1"}
