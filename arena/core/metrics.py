@@ -19,7 +19,7 @@ import asyncio
 import threading
 from typing import Any
 
-from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
 
 from arena_sdk.games import GAMES
 
@@ -82,6 +82,7 @@ def bot_label(bot: str) -> str:
 # --- matches and decisions (the workers) ------------------------------------------------------------------------
 
 MATCHES_STARTED = Counter("arena_matches_started", "Matches a worker of this process started to play.", ["game"])
+MATCHES_PLAYING = Gauge("arena_matches_playing", "Matches a worker of this process is playing now.", ["game"])
 MATCHES_FINISHED = Counter("arena_matches_finished", "Matches played here whose result was stored now (a match "
                            "played twice counts once: the second result is refused).", ["game"])
 MATCHES_FAILED = Counter("arena_matches_failed", "Match jobs that failed for a platform reason: left pending for "
@@ -111,6 +112,7 @@ LOOP_LAG = Histogram("arena_event_loop_lag_seconds", f"How late the workers' eve
 QUEUE_LENGTH = "arena_queue_length"  # gauge per game: entries in the jobs stream, claimed or not
 JOBS_PENDING = "arena_jobs_pending"  # gauge per game: jobs claimed by a worker, not yet settled
 MATCHES_DEFERRED = "arena_matches_deferred"  # gauge per game: matches parked while a seat's bot is unhealthy
+BOTS_UNHEALTHY = "arena_bots_unhealthy"  # gauge per game: bots marked unhealthy (their matches are deferred)
 WORKERS_ALIVE = "arena_workers_alive"  # gauge: workers of the fleet whose heartbeat is recent
 QUEUE_UP = "arena_queue_up"  # gauge: 1 when the last scrape could read the queue from Redis, else 0
 

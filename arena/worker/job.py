@@ -145,9 +145,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         else:
             seed, deal = spec.seed, None
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
-        metrics.match_started(spec.game)
-        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                 channels=channels)
+        with metrics.match_playing(spec.game):
+            record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                     channels=channels)
         result = record.result
         outcomes = charged_outcomes(record, list(spec.seats))
         if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):

@@ -11,6 +11,7 @@ reclaim) is counted once, a match that was interrupted not at all.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,9 +36,17 @@ def _closed(value: str, allowed: Sequence[str]) -> str:
     return value if value in allowed else m.OTHER
 
 
-def match_started(game: str) -> None:
-    """A worker starts to play a match of ``game``."""
-    m.MATCHES_STARTED.labels(m.game_label(game)).inc()
+@contextlib.contextmanager
+def match_playing(game: str) -> Iterator[None]:
+    """Around the play of one match of ``game``: counts it started, and playing until the block is left."""
+    label = m.game_label(game)
+    m.MATCHES_STARTED.labels(label).inc()
+    playing = m.MATCHES_PLAYING.labels(label)
+    playing.inc()
+    try:
+        yield
+    finally:
+        playing.dec()
 
 
 def match_stored(record: MatchRecord) -> None:
@@ -84,9 +93,10 @@ def jobs_reclaimed(jobs: Iterable[Job]) -> None:
 
 class QueueCollector(Collector):
     """The queue's gauges, read from Redis when Prometheus scrapes (a few round trips per scrape): per game the
-    jobs in its stream (``arena_queue_length``), those claimed and not settled (``arena_jobs_pending``) and the
-    deferred matches (``arena_matches_deferred``); the workers alive (``arena_workers_alive``); and
-    ``arena_queue_up``, 0 when Redis did not answer (the other gauges are then left out of that scrape)."""
+    jobs in its stream (``arena_queue_length``), those claimed and not settled (``arena_jobs_pending``), the
+    deferred matches (``arena_matches_deferred``) and the unhealthy bots (``arena_bots_unhealthy``); the workers
+    alive (``arena_workers_alive``); and ``arena_queue_up``, 0 when Redis did not answer (the other gauges are then
+    left out of that scrape)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -103,11 +113,13 @@ class QueueCollector(Collector):
                               labels=["game"]),
             GaugeMetricFamily(m.MATCHES_DEFERRED, "Matches parked while a seat's bot is unhealthy.",
                               labels=["game"]),
+            GaugeMetricFamily(m.BOTS_UNHEALTHY, "Bots marked unhealthy: their matches are deferred until they "
+                              "answer GetInfo again.", labels=["game"]),
             GaugeMetricFamily(m.WORKERS_ALIVE, "Workers of the fleet whose last heartbeat is recent."),
         )
 
     def collect(self) -> Iterator[Any]:
-        queued, pending, deferred, alive = self._families()
+        queued, pending, deferred, unhealthy, alive = self._families()
         up = GaugeMetricFamily(m.QUEUE_UP, "1 when this scrape could read the queue from Redis, else 0.")
         try:
             for game in self.store.job_games():
@@ -115,6 +127,7 @@ class QueueCollector(Collector):
                 queued.add_metric([game], length)
                 pending.add_metric([game], claimed)
                 deferred.add_metric([game], self.store.deferred_count(game))
+                unhealthy.add_metric([game], len(self.store.unhealthy_bots(game)))
             now = time.time()
             alive.add_metric([], sum(1 for w in self.store.list_workers() if w.alive(now)))
         except REDIS_ERRORS as exc:
@@ -123,7 +136,7 @@ class QueueCollector(Collector):
             yield up
             return
         up.add_metric([], 1)
-        yield from (queued, pending, deferred, alive, up)
+        yield from (queued, pending, deferred, unhealthy, alive, up)
 
 
 class QueueGauges:

@@ -129,6 +129,7 @@ def test_scraped_counts_equal_the_tournament(arena: dict[str, Any]) -> None:
     while run.is_alive():
         during = scrape(arena["worker_metrics"])
         seen.append((total(during, "arena_matches_started_total"), total(during, "arena_matches_finished_total")))
+        assert 0 <= total(during, "arena_matches_playing") <= 2  # --concurrency 2
         run.join(0.05)
     assert seen and seen == sorted(seen) and all(0 <= done <= started <= 3 for started, done in seen), seen
     (t,) = created
@@ -167,7 +168,8 @@ def test_scraped_counts_equal_the_tournament(arena: dict[str, Any]) -> None:
     assert total(w, "arena_jobs_reclaimed_total") == 0
     assert total(w, "arena_queue_up") == 1
     assert total(w, "arena_queue_length", game="take5") == 0 and total(w, "arena_jobs_pending", game="take5") == 0
-    assert total(w, "arena_workers_alive") == 1
+    assert total(w, "arena_workers_alive") == 1 and total(w, "arena_bots_unhealthy", game="take5") == 0
+    assert total(w, "arena_matches_playing", game="take5") == 0
     assert not [s for f in w for s in f.samples if "match_id" in s.labels or "tournament" in s.labels]
 
     # the referee: its RPCs by method and status code, a refused call included
@@ -222,7 +224,8 @@ def _exported_names() -> set[str]:
     import arena.server.metrics  # noqa: F401 - the RPC metrics
     import arena.worker.metrics as wm
 
-    names = {m.QUEUE_LENGTH, m.JOBS_PENDING, m.MATCHES_DEFERRED, m.WORKERS_ALIVE, m.QUEUE_UP}
+    names = {m.QUEUE_LENGTH, m.JOBS_PENDING, m.MATCHES_DEFERRED, m.BOTS_UNHEALTHY, m.WORKERS_ALIVE, m.QUEUE_UP,
+             m.MATCHES_PLAYING._name}
     for metric in (m.MATCHES_STARTED, m.MATCHES_FINISHED, m.MATCHES_FAILED, m.JOBS_SETTLED, m.MATCH_DURATION,
                    m.DECISIONS, m.DECISION_LATENCY, m.FAULTS, m.FORFEITS, m.JOBS_RECLAIMED, m.LOOP_LAG,
                    m.RPC_STARTED, m.RPC_HANDLED, m.RPC_SECONDS):
