@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +24,9 @@ from arena.cli.options import (
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
+
+if TYPE_CHECKING:
+    from arena.worker.metrics import MetricsExport
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
@@ -135,7 +138,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             lock.release()
 
 
-def start_metrics(address: str, redis_url: str) -> Any:
+def start_metrics(address: str, redis_url: str) -> MetricsExport:
     """``--metrics ADDRESS``: export this process's metrics and the queue's (``arena.worker.metrics.MetricsExport``).
     Raises ``ArenaCliError`` when the address cannot be bound."""
     from arena.worker.metrics import MetricsExport

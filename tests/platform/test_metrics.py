@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -187,9 +188,16 @@ def test_scraped_counts_equal_the_tournament(arena: dict[str, Any]) -> None:
     assert total(s, "arena_workers_alive") == 1 and total(s, "arena_queue_length", game="take5") == 0
 
 
-def test_a_bad_metrics_address_is_refused_before_anything_starts(tmp_path: Path) -> None:
+def test_a_bad_metrics_address_is_refused_before_anything_starts(redis_url: str) -> None:
     result = CliRunner().invoke(cli, ["worker", "--metrics", "localhost:http", "--redis-url", "redis://127.0.0.1:1"])
     assert result.exit_code == 2 and "is not HOST:PORT or PORT" in result.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["worker", "--metrics", str(port), "--redis-url", redis_url])
+    assert result.exit_code == 1 and f"cannot serve metrics on {port}: " in result.output, result.output
+    assert "Traceback" not in result.output
 
 
 # --- pure parts -------------------------------------------------------------------------------------------------
