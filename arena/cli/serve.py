@@ -62,6 +62,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
     ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
 
+    --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: the Arena RPCs, the
+    embedded workers' matches, the queue (docs/metrics.md).
+
     \b
     Example:
       arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4

@@ -48,7 +48,8 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 
     Redis: --redis-url / ARENA_REDIS_URL, else the private server that `arena serve` runs for --data-dir on this
     machine. Bots at tls://HOST:PORT: their certificates are verified against --bot-ca (env ARENA_BOT_CA), else the
-    system's roots.
+    system's roots. --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: its
+    matches, decisions, faults, the queue (docs/metrics.md).
 
     \b
     Examples:
