@@ -304,8 +304,8 @@ def test_loop_lag_sees_a_blocked_event_loop() -> None:
     before_sum, before_count = sample_value("arena_event_loop_lag_seconds_sum"), \
         sample_value("arena_event_loop_lag_seconds_count")
     asyncio.run(block())
-    assert sample_value("arena_event_loop_lag_seconds_count") - before_count >= 3
-    assert sample_value("arena_event_loop_lag_seconds_sum") - before_sum >= 0.25
+    assert sample_value("arena_event_loop_lag_seconds_count") - before_count >= 2
+    assert sample_value("arena_event_loop_lag_seconds_sum") - before_sum >= 0.2  # at least 0.3 - 0.05 s late
 
 
 def test_queue_gauges_say_when_redis_does_not_answer(redis_url: str, dead_endpoint: str) -> None:
