@@ -399,6 +399,15 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
         await asyncio.sleep(interval_s)
 
 
+def worker_store(redis_url: str, settings: WorkerSettings) -> Store:
+    """The ``Store`` a worker process uses: with timeouts, so that a Redis that went away (or a port now held by
+    something else) fails a call instead of hanging it forever (the blocking job read waits ``block_ms`` on the
+    server, hence the margin ``SOCKET_TIMEOUT_MARGIN_S``)."""
+    return Store.from_url(redis_url, client_options={
+        "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
+        "socket_timeout": settings.block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
+
+
 def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings | None = None, *,
                 stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
@@ -416,24 +425,23 @@ def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings |
     settings = WorkerSettings() if settings is None else settings
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
-    # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
-    # hanging it forever; the blocking job read waits block_ms on the server, hence the margin
-    store = Store.from_url(redis_url, client_options={
-        "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
-        "socket_timeout": settings.block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
+    store = worker_store(redis_url, settings)
     try:
         store.ping()
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
                  redact_url(redis_url), settings.concurrency, settings.visibility_timeout_s)
         reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
-        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
+        asyncio.run(run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
 
 
-async def _run_loops(store: Store, names: list[str], stop: threading.Event, settings: WorkerSettings,
-                     reconnector: Reconnector | None) -> None:
+async def run_loops(store: Store, names: list[str], stop: threading.Event, settings: WorkerSettings,
+                    reconnector: Reconnector | None = None) -> None:
+    """The workers of ``run_workers`` in the running event loop (the only one of this process): one
+    ``worker_loop`` per name, sharing one pool of channels to the bots, until ``stop`` is set. Sets the loop's
+    default executor (the threads of the workers' Redis calls)."""
     # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
     loop = asyncio.get_running_loop()
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + settings.concurrency,
