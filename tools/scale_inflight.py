@@ -35,6 +35,7 @@ import asyncio
 import json
 import math
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     warmup_s = args.warmup if args.warmup is not None else warmup_s
     if args.bots < SEATS:
         parser.error(f"--bots must be at least {SEATS}")
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped: the bots and the Redis stop too
     threads = args.bot_threads or max(steps) * SEATS // args.bots + 64
     results: list[Step] = []
     with tempfile.TemporaryDirectory(prefix="arena-inflight-") as tmp:
@@ -221,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             bots = start_bots([THINK_BOT] * args.bots, extra_args=["--think-ms", f"{args.think_ms:g}",
                                                                    "--max-workers", str(threads)], timeout=120)
-            store = scheduler.worker_store(url, WorkerSettings())
+            store = scheduler.worker_store(url, WorkerSettings(concurrency=max(steps)))
             redis_pid = int(store.client.info("server")["process_id"])
             for i, n in enumerate(steps):
                 store.client.flushall()

@@ -66,6 +66,7 @@ class StoreBase:
     def _bind(self, client: RedisClient) -> None:
         self.client: RedisClient = client
         self._record_result = client.register_script(scripts.RECORD_RESULT)
+        self._settle = client.register_script(scripts.SETTLE_MATCH)
         self._drop_job = client.register_script(scripts.DROP_JOB)
         self._cancel = client.register_script(scripts.CANCEL_TOURNAMENT)
         self._reclaim = client.register_script(scripts.RECLAIM)
