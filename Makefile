@@ -6,12 +6,13 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test demo bench scale scale-inflight proto clean fairness fairness-swiss chaos chaos-cluster
+.PHONY: help install test demo bench bench-queue scale scale-inflight proto clean fairness fairness-swiss chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
 	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
+	@echo "make bench-queue - the queue's own cost per match alone (queued vs direct, and its Redis work by itself)"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make scale-inflight [SIZE=quick] - one worker process holding 50..800 matches against bots that think 500 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
@@ -40,6 +41,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tools/bench.py
+
+bench-queue: $(STAMP)
+	$(PY) tools/bench_queue.py
 
 scale: $(STAMP)
 	$(PY) tools/scale.py
