@@ -25,13 +25,14 @@ is measured, then the worker stops (running matches drain). Printed per step:
 
 Usage: python tools/scale_inflight.py [--inflight 50,100,200,400,800] [--think-ms 500] [--deadline-ms 2000]
                                       [--window 20] [--warmup 8] [--bots 4] [--bot-threads N] [--size full|quick]
-                                      [--json]
+                                      [--profile FILE] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import math
 import os
@@ -148,8 +149,10 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], redis_pid: int, n: int,
-                       think_s: float, deadline_ms: int, warmup_s: float, window_s: float, tag: str) -> Step:
-    """One step: ``n`` matches in flight on one worker of this process (``scheduler.run_loops``)."""
+                       think_s: float, deadline_ms: int, warmup_s: float, window_s: float, tag: str,
+                       profile: cProfile.Profile | None = None) -> Step:
+    """One step: ``n`` matches in flight on one worker of this process (``scheduler.run_loops``); ``profile``, when
+    given, runs in the window (this thread: the event loop, where the referee and the worker loop run)."""
     match_s = 12 * think_s  # about 11 rounds of one think time each, and some slack
     count = n * (math.ceil((warmup_s + window_s) / match_s) + 2)
     specs = [MatchSpec(match_id=f"{tag}-{i:06d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(HAND),
@@ -166,7 +169,11 @@ async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], re
         lag.clear()
         t1, cpu1 = time.perf_counter(), time.process_time()
         bots1, redis1 = sum(proc_cpu_s(p) for p in bot_pids), proc_cpu_s(redis_pid)
+        if profile is not None:
+            profile.enable()
         await asyncio.sleep(window_s)
+        if profile is not None:
+            profile.disable()
         t2, cpu2 = time.perf_counter(), time.process_time()
         bots2, redis2 = sum(proc_cpu_s(p) for p in bot_pids), proc_cpu_s(redis_pid)
         window_lag = list(lag)
@@ -205,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bots", type=int, default=SEATS, help="bot processes (>= 4; each match seats 4)")
     parser.add_argument("--bot-threads", type=int, default=None,
                         help="threads of each bot's server (default: the largest step + 64)")
+    parser.add_argument("--profile", default=None,
+                        help="write a cProfile of the event loop's thread in the windows to this file")
     parser.add_argument("--json", action="store_true", help="print the steps as JSON")
     args = parser.parse_args(argv)
     inflight_s, window_s, warmup_s = SIZES[args.size]
@@ -216,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped: the bots and the Redis stop too
     threads = args.bot_threads or max(steps) * SEATS // args.bots + 64
     results: list[Step] = []
+    profile = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory(prefix="arena-inflight-") as tmp:
         private = PrivateRedis(Path(tmp) / "redis")
         url = private.start()
@@ -236,12 +246,14 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr, flush=True)
                 results.append(asyncio.run(measure_step(
                     store, seats, [b.process.pid for b in bots], redis_pid, n, args.think_ms / 1000,
-                    args.deadline_ms, warmup_s, window_s, f"s{i}")))
+                    args.deadline_ms, warmup_s, window_s, f"s{i}", profile)))
             store.close()
         finally:
             for bot in bots:
                 bot.stop()
             private.stop()
+    if profile is not None:
+        profile.dump_stats(args.profile)
     if args.json:
         print(json.dumps([asdict(s) for s in results], indent=2))
         return 0
