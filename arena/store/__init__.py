@@ -144,7 +144,9 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
         Args: as ``record_result`` and ``record_match_health`` (``outcomes``: per bot id, None when it played its
             match, else why it failed); ``ratings``: the seats' ratings when read before (a number or None per seat:
             ``MatchInputs.ratings``), None to read them first; a rating that moved since costs one more call (the
-            script answers with the current ones), at most ``RECORD_ATTEMPTS`` in all.
+            script answers with the current ones), at most ``RECORD_ATTEMPTS`` in all. The settles of one store
+            (one worker process) take turns, and each one's ratings after it are kept (``_known_ratings``) for the
+            next: with one worker process, the first call always finds them current.
         Returns: (stored now, health): health is ``record_match_health``'s answer, ``{}`` when not stored now, or
             the exception that counting it raised (advice: the result and acknowledgement stand).
         Raises: ``ValueError`` as ``record_result``; ``StoreError`` when the ratings kept moving; ``redis.RedisError``.
@@ -158,24 +160,28 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
             health_error: Exception | None = None
         except ValueError as exc:
             bots, health_keys, health_args, health_error = [], [], [], exc
-        current: Sequence[Any] = ratings if ratings is not None else self.client.zmscore(ladder_key(game),
-                                                                                         list(seats))
-        for _ in range(RECORD_ATTEMPTS):
-            args = prepare(current)
-            reply = self._settle(keys=[*keys, jobs_key(job.game or game), *health_keys],
-                                 args=[len(keys), len(args), len(health_keys), *args, JOBS_GROUP, job.entry_id,
-                                       *health_args])
-            outcome = int(reply[0])
-            if outcome == -1:
-                current = list(reply[1]) + [None] * (len(seats) - len(reply[1]))
-                continue
-            if outcome == 0:
-                return False, {}
-            if health_error is not None:
-                return True, health_error
-            if len(reply) > 2:
-                return True, StoreError(f"cannot count match {match_id} in the health of its bots: {reply[2]}")
-            return True, {b: int(r) for b, r in zip(bots, reply[1])}
+        with self._settle_lock:  # this process's settles would only invalidate each other's ratings
+            known = self._known_ratings.setdefault(game, {})
+            if ratings is None and not all(bot in known for bot in seats):
+                ratings = self.client.zmscore(ladder_key(game), list(seats))
+            current: list[Any] = [known.get(bot, r) for bot, r in zip(seats, ratings or [None] * len(seats))]
+            for _ in range(RECORD_ATTEMPTS):
+                args, after = prepare(current)
+                reply = self._settle(keys=[*keys, jobs_key(job.game or game), *health_keys],
+                                     args=[len(keys), len(args), len(health_keys), *args, JOBS_GROUP, job.entry_id,
+                                           *health_args])
+                outcome = int(reply[0])
+                if outcome == -1:
+                    current = list(reply[1]) + [None] * (len(seats) - len(reply[1]))
+                    continue
+                if outcome == 0:
+                    return False, {}
+                known.update(zip(seats, after))
+                if health_error is not None:
+                    return True, health_error
+                if len(reply) > 2:
+                    return True, StoreError(f"cannot count match {match_id} in the health of its bots: {reply[2]}")
+                return True, {b: int(r) for b, r in zip(bots, reply[1])}
         raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
 
 

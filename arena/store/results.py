@@ -142,7 +142,7 @@ class ResultStore(TournamentStore):
             exists, current = pipe.execute()
             if exists:
                 return False
-            outcome = int(self._record_result(keys=keys, args=prepare(current)))
+            outcome = int(self._record_result(keys=keys, args=prepare(current)[0]))
             if outcome == 1:
                 return True
             if outcome == 0:
@@ -164,12 +164,12 @@ class ResultStore(TournamentStore):
         worker: str = "",
         deal: dict[str, int] | None = None,
         rated: bool = True,
-    ) -> tuple[list[str], Callable[[Sequence[Any]], list[Any]]]:
+    ) -> tuple[list[str], Callable[[Sequence[Any]], tuple[list[Any], list[float]]]]:
         """(KEYS, prepare) of the RECORD_RESULT script for ``record_result`` (same arguments), for a caller doing
         its own I/O: ``prepare(current)`` gives the script's ARGV from the seats' current ratings (``ZMSCORE`` of
         the ladder: a number or None per seat, None being the initial rating), the Elo update computed from them
-        (the script refuses it when a rating moved since). The record is packed once. Raises ``ValueError`` as
-        ``record_result``."""
+        (the script refuses it when a rating moved since), and the seats' ratings once it is applied. The record is
+        packed once. Raises ``ValueError`` as ``record_result``."""
         n = len(seats)
         if n < 2 or not (len(scores) == len(ranks) == len(faults) == n):
             raise ValueError(f"a result needs >= 2 seats and one score, rank and fault count each; got "
@@ -189,7 +189,7 @@ class ResultStore(TournamentStore):
             raw_seed = record.get("seed") if isinstance(record, dict) else None
             seed = int(raw_seed) if isinstance(raw_seed, int) else None
 
-        def prepare(current: Sequence[Any]) -> list[Any]:
+        def prepare(current: Sequence[Any]) -> tuple[list[Any], list[float]]:
             before = [self.initial_rating if r is None else float(r) for r in current]
             deltas = elo_deltas(before, list(ranks), self.k_factor) if rated else [0.0] * n
             now = time.time()
@@ -210,7 +210,7 @@ class ResultStore(TournamentStore):
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
                 args += [bot, repr(float(r)), repr(float(d)), repr(float(score)), int(rank), 1 if rank == 1 else 0]
             args.append("1" if rated else "0")
-            return args
+            return args, [r + d for r, d in zip(before, deltas)]
 
         return keys, prepare
 
