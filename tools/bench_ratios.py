@@ -30,6 +30,9 @@ Figures (``REPORT`` lists them in the printed order):
   1 or 4 at a time. Both in the steady state: a slice of n matches counts n - 1 matches from the first completion
   (settled, for the queue) to the last, so neither the enqueueing nor the first match's start (a cost per batch,
   not per match) counts. Target >= 0.95.
+* ``queue_cpu_ms_c1`` / ``_c4``: CPU per queued match minus CPU per direct match (all processes, ms): what the queue
+  itself costs per match. Target <= 1.5 ms. A difference of two totals of about 45 ms each: on a loaded machine
+  ``make bench-queue`` measures the queue's work alone as well (``tools/bench_queue.py``).
 * ``direct_vs_queued_cpu_c4`` (and ``_c1``, in the JSON): CPU per match of every process it takes (this one, the
   4 bots, redis-server) played directly / queued. Four trivial matches at a time keep both cores of a 2-core machine
   busy, so the matches/s ratio at concurrency 4 can be no better than this CPU ratio: what the queue costs is the
@@ -344,6 +347,8 @@ REPORT = (
     Figure("queued_vs_direct_c4", "queued / direct matches/s, concurrency 4", "ratio", ">= 0.95"),
     Figure("queued_c4", "  queued matches/s, concurrency 4", "1/s", digits=1),
     Figure("direct_c4", "  direct matches/s, concurrency 4", "1/s", digits=1),
+    Figure("queue_cpu_ms_c1", "queue CPU per match beyond a direct one, c1 (all processes)", "ms", "<= 1.5"),
+    Figure("queue_cpu_ms_c4", "queue CPU per match beyond a direct one, c4 (all processes)", "ms"),
     Figure("direct_vs_queued_cpu_c4", "direct / queued CPU per match, c4 (ceiling when CPU-bound)", "ratio"),
     Figure("direct_cpu_ms_c4", "  CPU per direct match (this process + bots + redis-server)", "ms", digits=1),
     Figure("queued_cpu_ms_c4", "  CPU per queued match (the same processes)", "ms", digits=1),
@@ -469,6 +474,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
             for side in ("direct", "queued"):
                 figures[f"{side}_cpu_ms_c{c}"] = q[f"{side}_c{c}_cpu"] / q[f"{side}_c{c}_played"] * 1e3
             figures[f"direct_vs_queued_cpu_c{c}"] = figures[f"direct_cpu_ms_c{c}"] / figures[f"queued_cpu_ms_c{c}"]
+            figures[f"queue_cpu_ms_c{c}"] = figures[f"queued_cpu_ms_c{c}"] - figures[f"direct_cpu_ms_c{c}"]
         figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
         figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
         figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]

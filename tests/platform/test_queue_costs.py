@@ -52,6 +52,26 @@ def test_ratings_read_before_the_match_that_moved_since_are_read_again_by_the_sc
     assert store.check_ladder("take5").equal and store.pending_jobs() == 0
 
 
+def test_settles_in_many_threads_and_in_another_process_store_every_result_once(store: Store,
+                                                                                redis_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = _claimed(store, 25)
+    other = Store.from_url(redis_url)  # another worker process: its settles move the ratings this store last saw
+    try:
+        assert _settle(other, jobs[0], 0, {"a@1": None, "b@1": None})[0]
+        with ThreadPoolExecutor(8) as pool:  # the threads of one worker process, all on the same two bots
+            stored = list(pool.map(lambda i: _settle(store, jobs[i], i, {"a@1": None, "b@1": None},
+                                                     ratings=[None, None])[0], range(1, 24)))
+        assert _settle(other, jobs[24], 24, {"a@1": None, "b@1": None})[0]  # its last ratings are stale now
+    finally:
+        other.close()
+    assert all(stored) and store.pending_jobs() == 0
+    check = store.check_ladder("take5")
+    assert check.equal and check.results == 25
+    assert [e.matches for e in check.live] == [25, 25]
+
+
 def test_a_bad_health_argument_is_returned_and_the_match_still_stored_and_acknowledged(store: Store) -> None:
     [job] = _claimed(store, 1)
     stored, changes = store.settle_match(job, "take5", "q-0", ["a@1", "b@1"], [3, 9], [1, 2], [0, 0], {},
