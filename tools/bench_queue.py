@@ -33,24 +33,19 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_ratios import (  # noqa: E402
-    BOT_START_S,
     GAME,
-    SEATS,
-    SLICES,
     TRIVIAL,
-    QueueWorker,
-    cpu_of,
     direct_phase,
     proc_cpu_s,
+    queue_slices,
+    registered_bots,
 )
 
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
-from arena.match.local_bots import started_bots  # noqa: E402
 from arena.match.record import MatchRecord, SeatSpec  # noqa: E402
 from arena.match.referee import run_match_sync  # noqa: E402
 from arena.store import Store, WorkerStatus  # noqa: E402
-from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena.worker import job as match_job  # noqa: E402
 from arena.worker.health import charged_outcomes  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
@@ -95,25 +90,7 @@ async def queue_repetitions(seats: list[SeatSpec], store: Store, bot_ids: list[s
     try:
         await direct_phase(seats, 3, 1, "warm", pool)
         for rep in range(reps):
-            q: dict[str, float] = {}
-            for c, n in ((1, matches_c1), (4, matches_c4)):
-                chunk = max(2 * c + 1, n // SLICES)
-                async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
-                    for i in range(SLICES):
-                        for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
-                            cpu0 = time.process_time() + cpu_of(pids)
-                            if side == "direct":
-                                elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
-                            else:
-                                if profile is not None:
-                                    profile.enable()
-                                elapsed = await queue.batch(chunk, str(i))
-                                if profile is not None:
-                                    profile.disable()
-                            cpu = time.process_time() + cpu_of(pids) - cpu0
-                            for key, value in ((f"{side}_c{c}", elapsed), (f"{side}_c{c}_matches", chunk - 1),
-                                               (f"{side}_c{c}_cpu", cpu), (f"{side}_c{c}_played", chunk)):
-                                q[key] = q.get(key, 0.0) + value
+            q = await queue_slices(store, bot_ids, seats, pids, rep, matches_c1, matches_c4, pool, profile)
             figures: dict[str, float] = {}
             for c in (1, 4):
                 for side in ("direct", "queued"):
@@ -141,15 +118,7 @@ def main() -> int:
     args = parser.parse_args()
     profile = cProfile.Profile() if args.profile else None
     with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
-        bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
-        redis_server = stack.enter_context(PrivateRedis(Path(tmp)))
-        store = Store.from_url(redis_server.url)
-        stack.callback(store.close)
-        bot_ids = []
-        for i, b in enumerate(bots):
-            store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
-            bot_ids.append(f"bench{i}@1.0")
-        seats = [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+        bots, store, bot_ids, seats = registered_bots(stack, Path(tmp))
         pids = [b.process.pid for b in bots] + [int(store.client.info("server")["process_id"])]
         record = run_match_sync("ops-record", GAME, seats, take5.Take5Config(**TRIVIAL), seed=1)
         ops = [queue_ops(store, bot_ids, record, args.ops, pids[-1], str(k)) for k in range(3)]

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import random
@@ -77,7 +78,7 @@ from bench_taki import bench as bench_taki  # noqa: E402
 
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
-from arena.match.local_bots import started_bots  # noqa: E402
+from arena.match.local_bots import BotProcess, started_bots  # noqa: E402
 from arena.match.record import SeatSpec  # noqa: E402
 from arena.match.referee import run_match
 from arena.store import Store  # noqa: E402
@@ -289,6 +290,33 @@ class QueueWorker:
         return steady_seconds(self.ends)
 
 
+async def queue_slices(store: Store, bot_ids: Sequence[str], seats: Sequence[SeatSpec], pids: Sequence[int], rep: int,
+                       matches_c1: int, matches_c4: int, pool: BotChannels,
+                       profile: cProfile.Profile | None = None) -> dict[str, float]:
+    """One repetition's direct and queued slices (ABBA order) at concurrency 1 and 4: per side and concurrency the
+    steady seconds, matches counted, CPU (this process + ``pids``, s) and matches played, summed over the slices.
+    ``profile`` (when given) runs during the queued slices only."""
+    q: dict[str, float] = {}
+    for c, n in ((1, matches_c1), (4, matches_c4)):
+        chunk = max(2 * c + 1, n // SLICES)
+        async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
+            for i in range(SLICES):
+                for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
+                    cpu0 = time.process_time() + cpu_of(pids)
+                    if side == "direct":
+                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
+                    else:
+                        if profile is not None:
+                            profile.enable()
+                        elapsed = await queue.batch(chunk, str(i))
+                        if profile is not None:
+                            profile.disable()
+                    cpu = time.process_time() + cpu_of(pids) - cpu0
+                    _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1,
+                             f"{side}_c{c}_cpu": cpu, f"{side}_c{c}_played": chunk})
+    return q
+
+
 def engine_phase(seconds: float) -> dict[str, float]:
     """Take 5 hands and Taki games (4 seats, random legal players) per CPU second of this process (one thread;
     steadier than wall time on a shared machine)."""
@@ -380,6 +408,20 @@ def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None
               f"{f.target or f.unit}", flush=True)
 
 
+def registered_bots(stack: ExitStack, tmp: Path) -> tuple[list[BotProcess], Store, list[str], list[SeatSpec]]:
+    """``SEATS`` ``sample:random`` processes registered (as ``bench<i>@1.0``) on a private redis-server in ``tmp``,
+    all stopped by ``stack``: (the bots, the store, their bot ids, their seats)."""
+    bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
+    redis_server = stack.enter_context(PrivateRedis(tmp))
+    store = Store.from_url(redis_server.url)
+    stack.callback(store.close)
+    bot_ids = []
+    for i, b in enumerate(bots):
+        store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
+        bot_ids.append(f"bench{i}@1.0")
+    return bots, store, bot_ids, [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+
+
 def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
             progress: Callable[[str], None] = lambda s: None) -> list[dict[str, float]]:
     """Run the interleaved repetitions; one dict of figures per repetition."""
@@ -387,15 +429,7 @@ def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
         echo = EchoServers()
         stack.callback(echo.stop)
         echo.start(SEATS)
-        bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
-        redis_server = stack.enter_context(PrivateRedis(Path(tmp)))
-        store = Store.from_url(redis_server.url)
-        stack.callback(store.close)
-        bot_ids = []
-        for i, b in enumerate(bots):
-            store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
-            bot_ids.append(f"bench{i}@1.0")
-        seats = [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+        bots, store, bot_ids, seats = registered_bots(stack, Path(tmp))
         bot_pids = [b.process.pid for b in bots]
         return asyncio.run(_measure(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
                                     progress))
@@ -432,7 +466,6 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         b: dict[str, float] = {}
         r: dict[str, float] = {}
         p: dict[str, float] = {}
-        q: dict[str, float] = {}
         for i in range(SLICES):
             for side in ("echo", "barrier", "referee")[::1 if i % 2 == 0 else -1]:
                 if side == "echo":
@@ -445,19 +478,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                     _add(p, await paced_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
                                               seconds / SLICES / 2))
         own = await inprocess_phase(inprocess, seconds / 3, f"i{rep}")
-        for c, n in ((1, matches_c1), (4, matches_c4)):
-            chunk = max(2 * c + 1, n // SLICES)
-            async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
-                for i in range(SLICES):
-                    for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
-                        cpu0 = time.process_time() + cpu_of(queue_pids)
-                        if side == "direct":
-                            elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
-                        else:
-                            elapsed = await queue.batch(chunk, str(i))
-                        cpu = time.process_time() + cpu_of(queue_pids) - cpu0
-                        _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1,
-                                 f"{side}_c{c}_cpu": cpu, f"{side}_c{c}_played": chunk})
+        q = await queue_slices(store, bot_ids, seats, queue_pids, rep, matches_c1, matches_c4, pool)
         eng = engine_phase(seconds / 6)
         figures = {
             "referee_decisions_per_s": r["calls"] / r["wall"], "echo_calls_per_s": e["calls"] / e["wall"],
