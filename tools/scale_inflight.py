@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,7 @@ class Played:
     rounds: int
     faults: int
     forfeits: int
+    fault_kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -101,6 +103,7 @@ class Step:
     lag_max_ms: float
     faults: int
     forfeits: int
+    fault_kinds: dict[str, int]
     worker_cpu_pct: float
     bots_cpu_pct: float
     redis_cpu_pct: float
@@ -122,7 +125,7 @@ class Recorder:
             asked = [d for d in record.decisions if d.get("latency_ms") is not None]
             rounds = len({(d["hand"], d["turn"], d["kind"]) for d in record.decisions})
             self.played.append(Played(start, time.perf_counter(), len(asked), rounds, len(record.faults),
-                                      len(record.forfeits)))
+                                      len(record.forfeits), tuple(f.kind for f in record.faults)))
             return record
 
         referee.run_match = noted  # type: ignore[assignment]
@@ -195,6 +198,7 @@ async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], re
                 lag_p99_ms=round(percentile(window_lag, 99) * 1000, 2),
                 lag_max_ms=round(max(window_lag, default=math.nan) * 1000, 1),
                 faults=sum(m.faults for m in overlapping), forfeits=sum(m.forfeits for m in overlapping),
+                fault_kinds=dict(Counter(k for m in overlapping for k in m.fault_kinds)),
                 worker_cpu_pct=round((cpu2 - cpu1) / wall * 100, 1),
                 bots_cpu_pct=round((bots2 - bots1) / wall * 100, 1),
                 redis_cpu_pct=round((redis2 - redis1) / wall * 100, 1))
@@ -265,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in results:
         print(f"{s.inflight:>9} {s.matches:>7} {s.decisions_per_s:>11.1f} {s.ideal_per_s:>8.1f} {s.ratio:>6.3f} "
               f"{s.lag_p50_ms:>5.1f} ms {s.lag_p99_ms:>5.1f} ms {s.lag_max_ms:>5.0f} ms {s.faults:>6} "
-              f"{s.forfeits:>8} {s.worker_cpu_pct:>9.0f}% {s.bots_cpu_pct:>5.0f}% {s.redis_cpu_pct:>5.0f}%")
+              f"{s.forfeits:>8} {s.worker_cpu_pct:>9.0f}% {s.bots_cpu_pct:>5.0f}% {s.redis_cpu_pct:>5.0f}%"
+              + (f"  ({', '.join(f'{k} {v}' for k, v in sorted(s.fault_kinds.items()))})" if s.faults else ""))
     if results:
         print(f"(median ratio {statistics.median(s.ratio for s in results):.3f})")
     return 0
