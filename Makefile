@@ -6,14 +6,16 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test docs demo bench scale proto clean fairness fairness-swiss chaos chaos-cluster
+.PHONY: help install test docs demo bench bench-queue scale scale-inflight proto clean fairness fairness-swiss chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
 	@echo "make docs   - build the documentation site into site/ (offline; open site/index.html)"
 	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
+	@echo "make bench-queue - the queue's own cost per match alone (queued vs direct, and its Redis work by itself)"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
+	@echo "make scale-inflight [SIZE=quick] - one worker process holding 50..800 matches against bots that think 500 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
 	@echo "make chaos  - Take 5 and Taki round robins while workers, referee and Redis are SIGKILLed; nothing lost?"
 	@echo "make chaos-cluster - the same on a private 3-master Redis Cluster, its masters SIGKILLed and restarted"
@@ -48,8 +50,17 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) tools/bench.py
 
+bench-queue: $(STAMP)
+	$(PY) tools/bench_queue.py
+
 scale: $(STAMP)
 	$(PY) tools/scale.py
+
+# Decisions/s against the ideal, the event loop's lag, faults and CPU per step of matches in flight (SIZE=quick: a
+# shorter run of 50, 200 and 400).
+SIZE ?= full
+scale-inflight: $(STAMP)
+	$(PY) tools/scale_inflight.py --size $(SIZE)
 
 # Matches until the batch fit separates bots of known strength: duplicate vs rotated vs random deals (issue 10).
 fairness: $(STAMP)

@@ -30,6 +30,9 @@ Figures (``REPORT`` lists them in the printed order):
   1 or 4 at a time. Both in the steady state: a slice of n matches counts n - 1 matches from the first completion
   (settled, for the queue) to the last, so neither the enqueueing nor the first match's start (a cost per batch,
   not per match) counts. Target >= 0.95.
+* ``queue_cpu_ms_c1`` / ``_c4``: CPU per queued match minus CPU per direct match (all processes, ms): what the queue
+  itself costs per match. Target <= 1.5 ms. A difference of two totals of about 45 ms each: on a loaded machine
+  ``make bench-queue`` measures the queue's work alone as well (``tools/bench_queue.py``).
 * ``direct_vs_queued_cpu_c4`` (and ``_c1``, in the JSON): CPU per match of every process it takes (this one, the
   4 bots, redis-server) played directly / queued. Four trivial matches at a time keep both cores of a 2-core machine
   busy, so the matches/s ratio at concurrency 4 can be no better than this CPU ratio: what the queue costs is the
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import random
@@ -74,7 +78,7 @@ from bench_taki import bench as bench_taki  # noqa: E402
 
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
-from arena.match.local_bots import started_bots  # noqa: E402
+from arena.match.local_bots import BotProcess, started_bots  # noqa: E402
 from arena.match.record import SeatSpec  # noqa: E402
 from arena.match.referee import run_match
 from arena.store import Store  # noqa: E402
@@ -286,6 +290,33 @@ class QueueWorker:
         return steady_seconds(self.ends)
 
 
+async def queue_slices(store: Store, bot_ids: Sequence[str], seats: Sequence[SeatSpec], pids: Sequence[int], rep: int,
+                       matches_c1: int, matches_c4: int, pool: BotChannels,
+                       profile: cProfile.Profile | None = None) -> dict[str, float]:
+    """One repetition's direct and queued slices (ABBA order) at concurrency 1 and 4: per side and concurrency the
+    steady seconds, matches counted, CPU (this process + ``pids``, s) and matches played, summed over the slices.
+    ``profile`` (when given) runs during the queued slices only."""
+    q: dict[str, float] = {}
+    for c, n in ((1, matches_c1), (4, matches_c4)):
+        chunk = max(2 * c + 1, n // SLICES)
+        async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
+            for i in range(SLICES):
+                for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
+                    cpu0 = time.process_time() + cpu_of(pids)
+                    if side == "direct":
+                        elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
+                    else:
+                        if profile is not None:
+                            profile.enable()
+                        elapsed = await queue.batch(chunk, str(i))
+                        if profile is not None:
+                            profile.disable()
+                    cpu = time.process_time() + cpu_of(pids) - cpu0
+                    _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1,
+                             f"{side}_c{c}_cpu": cpu, f"{side}_c{c}_played": chunk})
+    return q
+
+
 def engine_phase(seconds: float) -> dict[str, float]:
     """Take 5 hands and Taki games (4 seats, random legal players) per CPU second of this process (one thread;
     steadier than wall time on a shared machine)."""
@@ -344,6 +375,8 @@ REPORT = (
     Figure("queued_vs_direct_c4", "queued / direct matches/s, concurrency 4", "ratio", ">= 0.95"),
     Figure("queued_c4", "  queued matches/s, concurrency 4", "1/s", digits=1),
     Figure("direct_c4", "  direct matches/s, concurrency 4", "1/s", digits=1),
+    Figure("queue_cpu_ms_c1", "queue CPU per match beyond a direct one, c1 (all processes)", "ms", "<= 1.5"),
+    Figure("queue_cpu_ms_c4", "queue CPU per match beyond a direct one, c4 (all processes)", "ms"),
     Figure("direct_vs_queued_cpu_c4", "direct / queued CPU per match, c4 (ceiling when CPU-bound)", "ratio"),
     Figure("direct_cpu_ms_c4", "  CPU per direct match (this process + bots + redis-server)", "ms", digits=1),
     Figure("queued_cpu_ms_c4", "  CPU per queued match (the same processes)", "ms", digits=1),
@@ -375,6 +408,20 @@ def print_ratios(summary: dict[str, dict[str, float]], commit: str = "") -> None
               f"{f.target or f.unit}", flush=True)
 
 
+def registered_bots(stack: ExitStack, tmp: Path) -> tuple[list[BotProcess], Store, list[str], list[SeatSpec]]:
+    """``SEATS`` ``sample:random`` processes registered (as ``bench<i>@1.0``) on a private redis-server in ``tmp``,
+    all stopped by ``stack``: (the bots, the store, their bot ids, their seats)."""
+    bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
+    redis_server = stack.enter_context(PrivateRedis(tmp))
+    store = Store.from_url(redis_server.url)
+    stack.callback(store.close)
+    bot_ids = []
+    for i, b in enumerate(bots):
+        store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
+        bot_ids.append(f"bench{i}@1.0")
+    return bots, store, bot_ids, [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+
+
 def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
             progress: Callable[[str], None] = lambda s: None) -> list[dict[str, float]]:
     """Run the interleaved repetitions; one dict of figures per repetition."""
@@ -382,15 +429,7 @@ def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
         echo = EchoServers()
         stack.callback(echo.stop)
         echo.start(SEATS)
-        bots = stack.enter_context(started_bots(["sample:random"] * SEATS, timeout=BOT_START_S))
-        redis_server = stack.enter_context(PrivateRedis(Path(tmp)))
-        store = Store.from_url(redis_server.url)
-        stack.callback(store.close)
-        bot_ids = []
-        for i, b in enumerate(bots):
-            store.register_bot(GAME, f"bench{i}", b.endpoint, version="1.0")
-            bot_ids.append(f"bench{i}@1.0")
-        seats = [SeatSpec(f"bench{i}@1.0", b.endpoint) for i, b in enumerate(bots)]
+        bots, store, bot_ids, seats = registered_bots(stack, Path(tmp))
         bot_pids = [b.process.pid for b in bots]
         return asyncio.run(_measure(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
                                     progress))
@@ -427,7 +466,6 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         b: dict[str, float] = {}
         r: dict[str, float] = {}
         p: dict[str, float] = {}
-        q: dict[str, float] = {}
         for i in range(SLICES):
             for side in ("echo", "barrier", "referee")[::1 if i % 2 == 0 else -1]:
                 if side == "echo":
@@ -440,19 +478,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                     _add(p, await paced_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
                                               seconds / SLICES / 2))
         own = await inprocess_phase(inprocess, seconds / 3, f"i{rep}")
-        for c, n in ((1, matches_c1), (4, matches_c4)):
-            chunk = max(2 * c + 1, n // SLICES)
-            async with QueueWorker(store, bot_ids, c, f"q{c}-{rep}", pool) as queue:
-                for i in range(SLICES):
-                    for side in ("direct", "queued")[::1 if i % 2 == 0 else -1]:
-                        cpu0 = time.process_time() + cpu_of(queue_pids)
-                        if side == "direct":
-                            elapsed = await direct_phase(seats, chunk, c, f"d{c}-{rep}-{i}", pool)
-                        else:
-                            elapsed = await queue.batch(chunk, str(i))
-                        cpu = time.process_time() + cpu_of(queue_pids) - cpu0
-                        _add(q, {f"{side}_c{c}": elapsed, f"{side}_c{c}_matches": chunk - 1,
-                                 f"{side}_c{c}_cpu": cpu, f"{side}_c{c}_played": chunk})
+        q = await queue_slices(store, bot_ids, seats, queue_pids, rep, matches_c1, matches_c4, pool)
         eng = engine_phase(seconds / 6)
         figures = {
             "referee_decisions_per_s": r["calls"] / r["wall"], "echo_calls_per_s": e["calls"] / e["wall"],
@@ -469,6 +495,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
             for side in ("direct", "queued"):
                 figures[f"{side}_cpu_ms_c{c}"] = q[f"{side}_c{c}_cpu"] / q[f"{side}_c{c}_played"] * 1e3
             figures[f"direct_vs_queued_cpu_c{c}"] = figures[f"direct_cpu_ms_c{c}"] / figures[f"queued_cpu_ms_c{c}"]
+            figures[f"queue_cpu_ms_c{c}"] = figures[f"queued_cpu_ms_c{c}"] - figures[f"direct_cpu_ms_c{c}"]
         figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
         figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
         figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 @option("--workers", type=click.IntRange(0, MAX_WORKERS), default=DEFAULTS.workers, show_default=True,
         help="Workers embedded in this process (0: only separate `arena worker`s run matches).")
 @option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=DEFAULTS.concurrency, show_default=True,
-        help="Matches each worker runs at once.")
+        help="Matches each worker runs at once (all embedded workers share one process: docs/scale.md).")
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option

@@ -33,7 +33,8 @@ from arena_sdk.pb import arena_pb2
 @cli.group(short_help="Run an extra worker for the match queue (or list the workers).",
            invoke_without_command=True)
 @option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=DEFAULTS.concurrency, show_default=True,
-        help="Matches this worker runs at once (a match mostly waits on bots).")
+        help="Matches this worker runs at once (a match mostly waits on bots; one process holds a few hundred: "
+             "docs/scale.md).")
 @option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
 @visibility_timeout_option
 @data_dir_option

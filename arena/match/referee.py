@@ -58,7 +58,7 @@ from arena.match.record import (
     SeatSpec,
     forfeit_ranks,
 )
-from arena.match.running import LoopLag, RunningMatch
+from arena.match.running import LoopLag, RunningMatch, hold_loop_lag, release_loop_lag
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 
@@ -135,11 +135,10 @@ async def run_match(
     state = engine.new_game(len(seats), config, seed=seed, deals=deals)  # RulesError (a ValueError) on bad input
     started_at = time.time()
     t0 = time.monotonic()
-    match = RunningMatch(match_id, game, engine, config, seats, options, state, started=t0)
+    match = RunningMatch(match_id, game, engine, config, seats, options, state, lag=hold_loop_lag(), started=t0)
     match.on_progress = on_progress
     own = channels is None  # no pool: this match's own channels, closed when it ends
     pool = BotChannels() if channels is None else channels
-    monitor = asyncio.ensure_future(match.lag.run())
     try:
         match.open(pool)
         await match.start()
@@ -147,7 +146,7 @@ async def run_match(
         result = match.result()
         await match.end(result)
     finally:
-        monitor.cancel()
+        release_loop_lag(match.lag)
         match.close()
         if own:
             await pool.close()

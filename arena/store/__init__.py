@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-
-from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError
 
 from arena.core.specs import split_bot_ref
 from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError
@@ -73,7 +70,8 @@ class MatchInputs:
     Attributes: has_result (its result is stored); tournament_state ("running" | "finished" | "cancelled", None
     outside tournaments or when unknown); tournament_seed (the tournament's secret seed, None outside tournaments
     or when unknown); unhealthy (the seats' bots that are unhealthy now, in seat order); bots (per seat, its
-    ``BotEntry``, None when not registered).
+    ``BotEntry``, None when not registered); ratings (per seat, its live Elo rating, None before its first rated
+    match; [] when not read).
     """
 
     has_result: bool
@@ -81,6 +79,7 @@ class MatchInputs:
     tournament_seed: int | None
     unhealthy: list[str]
     bots: list[BotEntry | None]
+    ratings: list[float | None] = field(default_factory=list)
 
 
 class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, OwnerStore):
@@ -97,10 +96,11 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
     def match_inputs(self, game: str, match_id: str, tournament: str, seats: Sequence[str]) -> MatchInputs:
         """Everything a worker checks before playing match ``match_id`` of ``game`` (``tournament`` "" outside
         tournaments), read in ONE pipelined round trip (every key of the game's hash tag): whether its result is
-        stored, its tournament's state and seed, which of the ``seats`` (bot refs) are unhealthy, and each seat's
-        registered bot. A ref "NAME" (no version) costs one more read to find its latest version."""
+        stored, its tournament's state and seed, which of the ``seats`` (bot refs) are unhealthy, each seat's
+        registered bot and live rating. A ref "NAME" (no version) costs one more read to find its latest version."""
         pipe = self.client.pipeline(transaction=False)
         pipe.exists(result_key(game, match_id))
+        pipe.zmscore(ladder_key(game), list(seats))
         if tournament:
             pipe.hmget(tournament_key(game, tournament), ["state", "spec"])
         pipe.zmscore(unhealthy_key(game), list(seats))
@@ -115,6 +115,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                 pipe.hgetall(bot_key(game, ref))
         replies = iter(pipe.execute())
         has_result = bool(next(replies))
+        ratings = [None if r is None else float(r) for r in next(replies)]
         state = seed = None
         if tournament:
             state, spec = next(replies)
@@ -128,45 +129,60 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
             else:
                 bots.append(self.get_bot(game, ref))
         return MatchInputs(has_result=has_result, tournament_state=state, tournament_seed=seed,
-                           unhealthy=[b for b, t in zip(seats, since) if t is not None], bots=bots)
+                           unhealthy=[b for b, t in zip(seats, since) if t is not None], bots=bots,
+                           ratings=ratings)
 
-    def ack_and_count_health(self, job: Job, game: str, match_id: str, outcomes: Mapping[str, str | None], *,
-                             unhealthy_after: int) -> dict[str, int] | Exception:
-        """``ack_job`` and ``record_match_health`` of a match whose result was stored now, in ONE transaction (one
-        round trip; on a Redis Cluster, whose pipelines refuse scripts, two calls). Health is advice: its failure is
-        returned (the job is acknowledged all the same); a failure of the acknowledgement is raised
-        (``redis.RedisError``)."""
+    def settle_match(self, job: Job, game: str, match_id: str, seats: Sequence[str], scores: Sequence[float],
+                     ranks: Sequence[int], faults: Sequence[int], record: dict[str, Any], *,
+                     outcomes: Mapping[str, str | None], unhealthy_after: int,
+                     ratings: Sequence[float | None] | None = None, tournament_id: str | None = None,
+                     seed: int | None = None, worker: str = "", deal: dict[str, int] | None = None,
+                     rated: bool = True) -> tuple[bool, dict[str, int] | Exception]:
+        """``record_result``, ``ack_job`` and (when stored now) ``record_match_health`` of a played match in ONE
+        script (``scripts.SETTLE_MATCH``): one round trip and one atomic step, on one server or a Redis Cluster.
+
+        Args: as ``record_result`` and ``record_match_health`` (``outcomes``: per bot id, None when it played its
+            match, else why it failed); ``ratings``: the seats' ratings when read before (a number or None per seat:
+            ``MatchInputs.ratings``), None to read them first; a rating that moved since costs one more call (the
+            script answers with the current ones), at most ``RECORD_ATTEMPTS`` in all. The settles of one store
+            (one worker process) take turns, and each one's ratings after it are kept (``_known_ratings``) for the
+            next: with one worker process, the first call always finds them current.
+        Returns: (stored now, health): health is ``record_match_health``'s answer, ``{}`` when not stored now, or
+            the exception that counting it raised (advice: the result and acknowledgement stand).
+        Raises: ``ValueError`` as ``record_result``; ``StoreError`` when the ratings kept moving; ``redis.RedisError``.
+        """
+        keys, prepare = self.result_call(game, match_id, seats, scores, ranks, faults, record,
+                                         tournament_id=tournament_id, seed=seed, worker=worker, deal=deal,
+                                         rated=rated)
         try:
-            bots, script_keys, args = self.health_call(game, match_id, outcomes, unhealthy_after=unhealthy_after)
+            bots, health_keys, health_args = self.health_call(game, match_id, outcomes,
+                                                              unhealthy_after=unhealthy_after)
+            health_error: Exception | None = None
         except ValueError as exc:
-            self.ack_job(job)
-            return exc
-        if isinstance(self.client, RedisCluster):  # its pipelines refuse scripts: two round trips there
-            self.ack_job(job)
-            try:
-                return self.record_match_health(game, match_id, outcomes, unhealthy_after=unhealthy_after)
-            except Exception as exc:  # noqa: BLE001 - health is advice
-                return exc
-        pipe = self.client.pipeline(transaction=True)
-        pipe.xack(jobs_key(job.game), JOBS_GROUP, job.entry_id)
-        pipe.xdel(jobs_key(job.game), job.entry_id)
-        if bots:
-            pipe.evalsha(self._record_health.sha, len(script_keys), *script_keys, *args)
-        replies: list[Any] = pipe.execute(raise_on_error=False)
-        for reply in replies[:2]:
-            if isinstance(reply, Exception):
-                raise reply
-        if not bots:
-            return {}
-        reply = replies[2]
-        try:
-            if isinstance(reply, NoScriptError):  # a restarted Redis forgot the script: load it and count again
-                reply = self._record_health(keys=script_keys, args=args)
-        except Exception as exc:  # noqa: BLE001 - health is advice
-            return exc
-        if isinstance(reply, Exception):
-            return reply
-        return {b: int(r) for b, r in zip(bots, reply)}
+            bots, health_keys, health_args, health_error = [], [], [], exc
+        with self._settle_lock:  # this process's settles would only invalidate each other's ratings
+            known = self._known_ratings.setdefault(game, {})
+            if ratings is None and not all(bot in known for bot in seats):
+                ratings = self.client.zmscore(ladder_key(game), list(seats))
+            current: list[Any] = [known.get(bot, r) for bot, r in zip(seats, ratings or [None] * len(seats))]
+            for _ in range(RECORD_ATTEMPTS):
+                args, after = prepare(current)
+                reply = self._settle(keys=[*keys, jobs_key(job.game or game), *health_keys],
+                                     args=[len(keys), len(args), len(health_keys), *args, JOBS_GROUP, job.entry_id,
+                                           *health_args])
+                outcome = int(reply[0])
+                if outcome == -1:
+                    current = list(reply[1]) + [None] * (len(seats) - len(reply[1]))
+                    continue
+                if outcome == 0:
+                    return False, {}
+                known.update(zip(seats, after))
+                if health_error is not None:
+                    return True, health_error
+                if len(reply) > 2:
+                    return True, StoreError(f"cannot count match {match_id} in the health of its bots: {reply[2]}")
+                return True, {b: int(r) for b, r in zip(bots, reply[1])}
+        raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
 
 
 __all__ = [

@@ -4,6 +4,7 @@ constants, and the store's errors."""
 from __future__ import annotations
 
 import secrets
+import threading
 from typing import Any, Self
 
 import redis
@@ -61,11 +62,14 @@ class StoreBase:
         self.initial_rating = float(initial_rating)
         self.k_factor = float(k_factor)
         self._client_options: dict[str, Any] = {}
+        self._settle_lock = threading.Lock()  # ResultStore.settle_match: one settle at a time per store
+        self._known_ratings: dict[str, dict[str, float | None]] = {}  # game -> bot -> rating after our last settle
         self._bind(client)
 
     def _bind(self, client: RedisClient) -> None:
         self.client: RedisClient = client
         self._record_result = client.register_script(scripts.RECORD_RESULT)
+        self._settle = client.register_script(scripts.SETTLE_MATCH)
         self._drop_job = client.register_script(scripts.DROP_JOB)
         self._cancel = client.register_script(scripts.CANCEL_TOURNAMENT)
         self._reclaim = client.register_script(scripts.RECLAIM)

@@ -6,7 +6,7 @@ import heapq
 import itertools
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,44 @@ class ResultStore(TournamentStore):
             ValueError: lengths differ, fewer than 2 seats, or a bot seated twice.
             StoreError: the ratings of these bots kept moving under concurrent updates (100 attempts).
         """
+        keys, prepare = self.result_call(game, match_id, seats, scores, ranks, faults, record,
+                                         tournament_id=tournament_id, seed=seed, worker=worker, deal=deal,
+                                         rated=rated)
+        for _ in range(RECORD_ATTEMPTS):
+            pipe = self.client.pipeline(transaction=False)  # one round trip before the script
+            pipe.exists(result_key(game, match_id))
+            pipe.zmscore(ladder_key(game), list(seats))
+            exists, current = pipe.execute()
+            if exists:
+                return False
+            outcome = int(self._record_result(keys=keys, args=prepare(current)[0]))
+            if outcome == 1:
+                return True
+            if outcome == 0:
+                return False
+        raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
+
+    def result_call(
+        self,
+        game: str,
+        match_id: str,
+        seats: Sequence[str],
+        scores: Sequence[float],
+        ranks: Sequence[int],
+        faults: Sequence[int],
+        record: dict[str, Any],
+        *,
+        tournament_id: str | None = None,
+        seed: int | None = None,
+        worker: str = "",
+        deal: dict[str, int] | None = None,
+        rated: bool = True,
+    ) -> tuple[list[str], Callable[[Sequence[Any]], tuple[list[Any], list[float]]]]:
+        """(KEYS, prepare) of the RECORD_RESULT script for ``record_result`` (same arguments), for a caller doing
+        its own I/O: ``prepare(current)`` gives the script's ARGV from the seats' current ratings (``ZMSCORE`` of
+        the ladder: a number or None per seat, None being the initial rating), the Elo update computed from them
+        (the script refuses it when a rating moved since), and the seats' ratings once it is applied. The record is
+        packed once. Raises ``ValueError`` as ``record_result``."""
         n = len(seats)
         if n < 2 or not (len(scores) == len(ranks) == len(faults) == n):
             raise ValueError(f"a result needs >= 2 seats and one score, rank and fault count each; got "
@@ -150,13 +188,8 @@ class ResultStore(TournamentStore):
         if seed is None:
             raw_seed = record.get("seed") if isinstance(record, dict) else None
             seed = int(raw_seed) if isinstance(raw_seed, int) else None
-        for _ in range(RECORD_ATTEMPTS):
-            pipe = self.client.pipeline(transaction=False)  # one round trip before the script
-            pipe.exists(result_key(game, match_id))
-            pipe.zmscore(ladder_key(game), list(seats))
-            exists, current = pipe.execute()
-            if exists:
-                return False
+
+        def prepare(current: Sequence[Any]) -> tuple[list[Any], list[float]]:
             before = [self.initial_rating if r is None else float(r) for r in current]
             deltas = elo_deltas(before, list(ranks), self.k_factor) if rated else [0.0] * n
             now = time.time()
@@ -177,12 +210,9 @@ class ResultStore(TournamentStore):
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
                 args += [bot, repr(float(r)), repr(float(d)), repr(float(score)), int(rank), 1 if rank == 1 else 0]
             args.append("1" if rated else "0")
-            outcome = int(self._record_result(keys=keys, args=args))
-            if outcome == 1:
-                return True
-            if outcome == 0:
-                return False
-        raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
+            return args, [r + d for r, d in zip(before, deltas)]
+
+        return keys, prepare
 
     def get_result(self, game: str, match_id: str) -> dict[str, Any] | None:
         """The stored result JSON of a match (seats, scores, ranks, faults, ratings_before, deltas, stored_at,

@@ -402,3 +402,43 @@ if ARGV[6] ~= '' then
 end
 return 1
 """
+
+# One settled match in ONE atomic step (``ResultStore.settle_match``): its result and Elo update (RECORD_RESULT),
+# the acknowledgement and deletion of its job, and the health of its bots (RECORD_HEALTH), so the exactly-once path
+# is a single call, on one server or a Redis Cluster alike (every key is of the game's hash tag).
+# KEYS: the RECORD_RESULT keys (ARGV[1] of them), the jobs stream, then the RECORD_HEALTH keys (ARGV[3] of them;
+#       none: no health to count).
+# ARGV: 1 how many RECORD_RESULT keys, 2 how many RECORD_RESULT arguments, 3 how many RECORD_HEALTH keys, then the
+#       RECORD_RESULT arguments, the consumer group, the job's entry id, then the RECORD_HEALTH arguments.
+# Returns {1, health replies (RECORD_HEALTH's), error text or absent}: stored now, acknowledged, health counted (a
+# health error is returned as text, the rest done: health is advice); {0}: stored before, acknowledged now;
+# {-1, the seats' current ratings (nil: no rating yet)}: a rating moved since it was read, nothing changed.
+SETTLE_MATCH = ("""
+local function record_result(KEYS, ARGV)
+""" + RECORD_RESULT + """
+end
+local function record_health(KEYS, ARGV)
+""" + RECORD_HEALTH + """
+end
+local function slice(t, from, to)
+  local out = {}
+  for i = from, to do out[#out + 1] = t[i] end
+  return out
+end
+local nr, na, nh = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local rkeys, rargs = slice(KEYS, 1, nr), slice(ARGV, 4, 3 + na)
+local stored = record_result(rkeys, rargs)
+if stored == -1 then
+  local current = {}
+  for i = 1, tonumber(rargs[4]) do
+    current[i] = redis.call('ZSCORE', rkeys[3], rargs[8 + (i - 1) * 6 + 1])
+  end
+  return {-1, current}
+end
+redis.call('XACK', KEYS[nr + 1], ARGV[4 + na], ARGV[5 + na])
+redis.call('XDEL', KEYS[nr + 1], ARGV[5 + na])
+if stored == 0 or nh == 0 then return {stored} end
+local ok, health = pcall(record_health, slice(KEYS, nr + 2, nr + 1 + nh), slice(ARGV, 6 + na, #ARGV))
+if not ok then return {1, {}, tostring(health)} end
+return {1, health}
+""")

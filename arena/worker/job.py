@@ -23,8 +23,9 @@ Settling a job (what a worker does with each job it claims, in this order):
 
 Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the seats'
 bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match; after
-it, the result and its Elo update are one script (after one pipelined read of the ratings), then the acknowledgement
-and the health of the match's bots are one transaction, in the same thread hop. A match in which no seat failed (and
+it, the result, its Elo update (from the ratings read before the match; a rating that moved since costs one more
+call), the acknowledgement and the health of the match's bots are one script (``Store.settle_match``), in one
+thread hop. A match in which no seat failed (and
 none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next match starts
 while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
 that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
@@ -154,7 +155,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             on_played()
         # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
         stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                 outcomes, unhealthy_after)
+                                                 outcomes, unhealthy_after, inputs.ratings or None)
         if stored:
             metrics.match_stored(record)
     except asyncio.CancelledError:
@@ -252,22 +253,18 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
 
 
 def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
-                   worker: str, outcomes: dict[str, str | None],
-                   unhealthy_after: int) -> tuple[bool, tuple[dict[str, str | None], Any]]:
-    """Store a played match's result (``Store.record_result``), acknowledge its job and, when stored now, count
-    ``outcomes`` (``charged_outcomes``) in the health of its bots in the same transaction as the acknowledgement
-    (``Store.ack_and_count_health``; a failure there is returned, never raised: health is advice). Returns
-    (stored now, (outcomes, health changes or the exception))."""
+                   worker: str, outcomes: dict[str, str | None], unhealthy_after: int,
+                   ratings: list[float | None] | None) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result with its Elo update, acknowledge its job and, when stored now, count
+    ``outcomes`` (``charged_outcomes``) in the health of its bots, in one script (``Store.settle_match``; a health
+    failure is returned, never raised: health is advice). ``ratings``: the seats' ratings read before the match.
+    Returns (stored now, (outcomes, health changes or the exception))."""
     result = record.result
-    stored = store.record_result(
-        spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks), list(result.faults),
-        record.to_dict(), tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal,
-        rated=spec.rated)
-    if not stored:
-        store.ack_job(job)
-        return False, ({}, {})
-    return True, (outcomes, store.ack_and_count_health(job, spec.game, spec.match_id, outcomes,
-                                                       unhealthy_after=unhealthy_after))
+    stored, health = store.settle_match(
+        job, spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks),
+        list(result.faults), record.to_dict(), outcomes=outcomes, unhealthy_after=unhealthy_after, ratings=ratings,
+        tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=spec.rated)
+    return stored, (outcomes if stored else {}, health)
 
 
 def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:

@@ -60,6 +60,17 @@ SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails afte
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
 POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
+MATCH_IO_THREADS = 32  # at most this many Redis calls of one process's matches at once (each takes about 1 ms)
+SPARE_CONNECTIONS = 4  # Redis connections beyond the executor's threads (the calling thread's own calls)
+
+
+def io_threads(workers: int, concurrency: int) -> int:
+    """Threads of the executor that makes a worker process's Redis calls (``run_loops``): three per worker (its
+    blocking job read, its heartbeat, its bot checks), four spare, and one per match up to ``MATCH_IO_THREADS``.
+    A match calls Redis two or three times in its life, about a millisecond each, so matches beyond that wait for a
+    thread rather than each holding one, and a Redis connection (redis-py's pool refuses more than it was made
+    for: ``worker_store``)."""
+    return 4 + 3 * workers + min(concurrency, MATCH_IO_THREADS)
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
@@ -402,6 +413,17 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
         await asyncio.sleep(interval_s)
 
 
+def worker_store(redis_url: str, settings: WorkerSettings, workers: int = 1) -> Store:
+    """The ``Store`` of a worker process running ``workers`` workers: with timeouts, so that a Redis that went away
+    (or a port now held by something else) fails a call instead of hanging it forever (the blocking job read waits
+    ``block_ms`` on the server, hence the margin ``SOCKET_TIMEOUT_MARGIN_S``), and a connection pool with room for
+    every thread of the executor (``io_threads``) plus ``SPARE_CONNECTIONS``, however high the concurrency."""
+    return Store.from_url(redis_url, client_options={
+        "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
+        "socket_timeout": settings.block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S,
+        "max_connections": io_threads(workers, settings.concurrency) + SPARE_CONNECTIONS})
+
+
 def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings | None = None, *,
                 stop: threading.Event | None = None, resolve_url: Callable[[], str | None] | None = None) -> None:
     """Run one worker per name (each its own consumer, heartbeat and ``concurrency`` matches), all in ONE event
@@ -419,27 +441,26 @@ def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings |
     settings = WorkerSettings() if settings is None else settings
     if not names or len(set(names)) != len(names):
         raise ValueError(f"workers need distinct names, got {list(names)}")
-    # timeouts, so that a Redis that went away (or a port now held by something else) fails a call instead of
-    # hanging it forever; the blocking job read waits block_ms on the server, hence the margin
-    store = Store.from_url(redis_url, client_options={
-        "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_S,
-        "socket_timeout": settings.block_ms / 1000 + SOCKET_TIMEOUT_MARGIN_S})
+    store = worker_store(redis_url, settings, len(names))
     try:
         store.ping()
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
                  redact_url(redis_url), settings.concurrency, settings.visibility_timeout_s)
         reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
-        asyncio.run(_run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
+        asyncio.run(run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
         log.info("workers %s stopped", ", ".join(names))
     finally:
         store.close()
 
 
-async def _run_loops(store: Store, names: list[str], stop: threading.Event, settings: WorkerSettings,
-                     reconnector: Reconnector | None) -> None:
-    # every worker may hold an executor thread in a blocking read; leave room for store calls of the matches
+async def run_loops(store: Store, names: list[str], stop: threading.Event, settings: WorkerSettings,
+                    reconnector: Reconnector | None = None) -> None:
+    """The workers of ``run_workers`` in the running event loop (the only one of this process): one
+    ``worker_loop`` per name, sharing one pool of channels to the bots, until ``stop`` is set. Sets the loop's
+    default executor (the threads of the workers' Redis calls, ``io_threads``; ``store`` should come from
+    ``worker_store``, whose connection pool has room for them all)."""
     loop = asyncio.get_running_loop()
-    loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + settings.concurrency,
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=io_threads(len(names), settings.concurrency),
                                                  thread_name_prefix="arena-worker-io"))
     pool = BotChannels(BotDialer(settings.bot_ca))  # the workers of this process share their channels to the bots
     lag = asyncio.create_task(watch_loop_lag(), name="loop lag")  # arena_event_loop_lag_seconds

@@ -78,14 +78,15 @@ def test_a_round_robin_on_a_redis_cluster_reaches_the_ladder(cluster: PrivateRed
         store.close()
 
 
-def test_the_acknowledgement_and_the_health_after_a_match_work_on_a_redis_cluster(cluster: PrivateRedisCluster) -> None:
+def test_one_script_settles_a_match_on_a_redis_cluster(cluster: PrivateRedisCluster) -> None:
     store = Store.from_url(cluster.url)
     try:
         store.enqueue([MatchSpec(match_id="cl-1", game="taki", seats=("x@1", "y@1"), seed=1)])
         [job] = store.read_jobs("cw", 1, 100)
-        changes = store.ack_and_count_health(job, "taki", "cl-1", {"x@1": None, "y@1": "answered no call"},
-                                             unhealthy_after=1)
-        assert changes == {"x@1": 0, "y@1": 1}
+        stored, changes = store.settle_match(job, "taki", "cl-1", ["x@1", "y@1"], [0, 5], [1, 2], [0, 1], {},
+                                             outcomes={"x@1": None, "y@1": "answered no call"}, unhealthy_after=1)
+        assert stored and changes == {"x@1": 0, "y@1": 1}
         assert store.client.xlen(jobs_key("taki")) == 0 and list(store.unhealthy_bots("taki")) == ["y@1"]
+        assert store.ratings("taki", ["x@1", "y@1"]) == {"x@1": 1516.0, "y@1": 1484.0}
     finally:
         store.close()

@@ -1,6 +1,6 @@
-"""What a worker writes after a match, in fewer round trips (issue 9 item 3), on a real redis-server: the job's
-acknowledgement and the health of the match's bots in one transaction (``Store.ack_and_count_health``), which
-counts exactly what ``ack_job`` + ``record_match_health`` did, also when Redis forgot the health script."""
+"""What a worker writes after a match, in one round trip, on a real redis-server: the result, its Elo update, the
+job's acknowledgement and the health of the match's bots in one script (``Store.settle_match``), which counts
+exactly what ``record_result`` + ``ack_job`` + ``record_match_health`` did, also when Redis forgot the script."""
 
 from __future__ import annotations
 
@@ -18,29 +18,66 @@ def _claimed(store: Store, n: int) -> list:  # type: ignore[type-arg]
     return jobs
 
 
-def test_acknowledgement_and_health_in_one_transaction_count_what_the_separate_calls_did(store: Store) -> None:
+def _settle(store: Store, job: object, i: int, outcomes: dict[str, str | None], *,
+            ratings: list[float | None] | None = None) -> tuple[bool, object]:
+    return store.settle_match(job, "take5", f"q-{i}", ["a@1", "b@1"], [3, 9], [1, 2], [0, 0], {"seed": i},
+                              outcomes=outcomes, unhealthy_after=2, ratings=ratings)
+
+
+def test_one_script_stores_rates_acknowledges_and_counts_health_as_the_separate_calls_did(store: Store) -> None:
     first, second, third = _claimed(store, 3)
-    changes = store.ack_and_count_health(first, "take5", "q-0", {"a@1": None, "b@1": "forfeited (faults)"},
-                                         unhealthy_after=2)
-    assert changes == {"a@1": 0, "b@1": 0}  # one failure of two
+    stored, changes = _settle(store, first, 0, {"a@1": None, "b@1": "forfeited (faults)"})
+    assert stored and changes == {"a@1": 0, "b@1": 0}  # one failure of two
     assert store.pending_jobs() == 2 and store.client.xlen(jobs_key("take5")) == 2  # acknowledged and deleted
+    assert store.ratings("take5", ["a@1", "b@1"]) == {"a@1": 1516.0, "b@1": 1484.0}
+    assert store.get_result("take5", "q-0")["ratings_before"] == [1500.0, 1500.0]
     store.client.script_flush()  # as after a Redis restart: the script is loaded again and counted once
-    changes = store.ack_and_count_health(second, "take5", "q-1", {"a@1": None, "b@1": "answered no call"},
-                                         unhealthy_after=2)
-    assert changes == {"a@1": 0, "b@1": 1}  # the second failure in a row: unhealthy now
+    stored, changes = _settle(store, second, 1, {"a@1": None, "b@1": "answered no call"})
+    assert stored and changes == {"a@1": 0, "b@1": 1}  # the second failure in a row: unhealthy now
     assert list(store.unhealthy_bots("take5")) == ["b@1"]
     assert store.bot_health("take5", ["b@1"])["b@1"].failures == 2
-    assert store.ack_and_count_health(second, "take5", "q-1", {"b@1": "answered no call"},
-                                      unhealthy_after=2) == {"b@1": -1}  # the same match counted once
-    assert store.ack_and_count_health(third, "take5", "q-2", {}, unhealthy_after=2) == {}
+    assert _settle(store, second, 1, {"b@1": "answered no call"}) == (False, {})  # stored once, nothing counted
+    assert store.bot_health("take5", ["b@1"])["b@1"].failures == 2
+    assert _settle(store, third, 2, {}) == (True, {})
     assert store.pending_jobs() == 0 and store.client.xlen(jobs_key("take5")) == 0
+    assert store.check_ladder("take5").equal
 
 
-def test_a_bad_health_argument_is_returned_and_the_job_still_acknowledged(store: Store) -> None:
+def test_ratings_read_before_the_match_that_moved_since_are_read_again_by_the_script(store: Store) -> None:
+    first, second = _claimed(store, 2)
+    assert _settle(store, first, 0, {"a@1": None, "b@1": None}, ratings=[None, None])[0]
+    stale = [None, None]  # read before the first match was stored: the script answers with the current ratings
+    assert _settle(store, second, 1, {"a@1": None, "b@1": None}, ratings=stale)[0]
+    assert store.get_result("take5", "q-1")["ratings_before"] == [1516.0, 1484.0]
+    assert store.check_ladder("take5").equal and store.pending_jobs() == 0
+
+
+def test_settles_in_many_threads_and_in_another_process_store_every_result_once(store: Store,
+                                                                                redis_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = _claimed(store, 25)
+    other = Store.from_url(redis_url)  # another worker process: its settles move the ratings this store last saw
+    try:
+        assert _settle(other, jobs[0], 0, {"a@1": None, "b@1": None})[0]
+        with ThreadPoolExecutor(8) as pool:  # the threads of one worker process, all on the same two bots
+            stored = list(pool.map(lambda i: _settle(store, jobs[i], i, {"a@1": None, "b@1": None},
+                                                     ratings=[None, None])[0], range(1, 24)))
+        assert _settle(other, jobs[24], 24, {"a@1": None, "b@1": None})[0]  # its last ratings are stale now
+    finally:
+        other.close()
+    assert all(stored) and store.pending_jobs() == 0
+    check = store.check_ladder("take5")
+    assert check.equal and check.results == 25
+    assert [e.matches for e in check.live] == [25, 25]
+
+
+def test_a_bad_health_argument_is_returned_and_the_match_still_stored_and_acknowledged(store: Store) -> None:
     [job] = _claimed(store, 1)
-    changes = store.ack_and_count_health(job, "take5", "q-0", {"a@1": None}, unhealthy_after=0)
-    assert isinstance(changes, ValueError) and "unhealthy_after" in str(changes)
-    assert store.pending_jobs() == 0
+    stored, changes = store.settle_match(job, "take5", "q-0", ["a@1", "b@1"], [3, 9], [1, 2], [0, 0], {},
+                                         outcomes={"a@1": None}, unhealthy_after=0)
+    assert stored and isinstance(changes, ValueError) and "unhealthy_after" in str(changes)
+    assert store.pending_jobs() == 0 and store.has_result("take5", "q-0")
 
 
 def test_a_job_claimed_ahead_has_its_reads_done_and_reads_again_once_they_are_stale(
