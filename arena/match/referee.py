@@ -142,6 +142,7 @@ async def run_match(
     monitor = asyncio.ensure_future(match.lag.run())
     try:
         match.open(pool)
+        await match.choose_paths()
         await match.start()
         await match.play()
         result = match.result()

@@ -20,6 +20,7 @@ import grpc
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.channels import BotChannels, BotLease
 from arena.match.options import RefereeOptions
+from arena.match.streams import SeatStream
 from arena.match.record import (
     Fault,
     FaultTally,
@@ -173,6 +174,7 @@ class RunningMatch:
     sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
+    streams: list[SeatStream | None] = field(default_factory=list)  # per seat: its match stream, None: unary calls
     limits: Limits = field(init=False)  # options.limits, made once
 
     def __post_init__(self) -> None:
@@ -213,10 +215,34 @@ class RunningMatch:
         self.tally = FaultTally(n, self.limits)
 
     def close(self) -> None:
-        """Give the leased channels back to the pool."""
+        """End the seats' match streams and give the leased channels back to the pool."""
         assert self.pool is not None
+        for stream in self.streams:
+            if stream is not None:
+                stream.close()
         for lease in self.leases.values():
             self.pool.release(lease)
+
+    async def choose_paths(self) -> None:
+        """Drive every seat whose bot serves the match stream (``BotInfo.serves_match_stream``, asked once per
+        channel of the pool, concurrently) through its own ``SeatStream``, the others through the unary calls.
+        A bot whose GetInfo fails or does not decode is called through the unary calls in this match."""
+        self.streams = [None] * len(self.seats)
+        if not self.options.match_stream:
+            return
+        unknown = [lease for lease in self.leases.values() if lease.serves_match_stream is None]
+        if unknown:
+            answers = await asyncio.gather(*(
+                lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=self.call_deadline_ms / 1000)
+                for lease in unknown), return_exceptions=True)
+            for lease, info in zip(unknown, answers):
+                if isinstance(info, bot_pb2.BotInfo):
+                    lease.serves_match_stream = info.serves_match_stream
+        for seat, s in enumerate(self.seats):
+            if self.leases[s.endpoint].serves_match_stream:
+                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}")
+                self.stubs[seat] = stream  # type: ignore[assignment]  # the stub's calls, on the stream
+                self.decide_calls[seat] = stream.Decide
 
     def playing(self, seat: int) -> bool:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
