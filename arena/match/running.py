@@ -232,9 +232,15 @@ class RunningMatch:
             return
         unknown = [lease for lease in self.leases.values() if lease.serves_match_stream is None]
         if unknown:
-            answers = await asyncio.gather(*(
-                lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=self.call_deadline_ms / 1000)
-                for lease in unknown), return_exceptions=True)
+            timeout_s = self.call_deadline_ms / 1000
+
+            async def info_of(lease: BotLease) -> Any:
+                try:
+                    return await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                except Exception as exc:  # down, failing, or a stub without GetInfo: the unary calls this match
+                    return exc
+
+            answers = await asyncio.gather(*(info_of(lease) for lease in unknown))
             for lease, info in zip(unknown, answers):
                 if isinstance(info, bot_pb2.BotInfo):
                     lease.serves_match_stream = info.serves_match_stream
@@ -575,3 +581,6 @@ class RunningMatch:
             if kind is not None:  # not a fault: the result is final (docs/failure-policy.md)
                 log.info("match %s: EndMatch to seat %d (%s) failed: %s", self.match_id, seat,
                          self.seats[seat].name, detail)
+        streams = [stream for seat, stream in enumerate(self.streams) if stream is not None and seat in told]
+        if streams:  # each bot ends its side once it has the end: the streams finish without being cancelled
+            await asyncio.gather(*(stream.finish(self.call_deadline_ms / 1000) for stream in streams))

@@ -16,7 +16,8 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
 * a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away or ended
   the stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
   ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
-  complete view, as after any unanswered decision.
+  complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
+  never brought an answer (a stream still waiting for its bot to come back).
 
 The stream's call metadata (the bot secret) is that of the first call that opens it.
 """
@@ -75,9 +76,12 @@ class StreamCall:
 
     def _expire(self, timeout_s: float) -> None:
         if not self.future.done():
-            self.stream.forget(self)
+            stream = self.stream
+            stream.forget(self)
             self.future.set_exception(StreamStatus(grpc.StatusCode.DEADLINE_EXCEEDED,
                                                    f"no answer within {timeout_s * 1000:.0f} ms"))
+            if not stream.answered:  # never reached the bot (still connecting): the next call opens a new stream
+                stream.close()
 
     def answer(self, response: Any) -> None:
         if not self.future.done():
@@ -115,6 +119,7 @@ class SeatStream:
         self.reader: asyncio.Task[None] | None = None
         self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
         self.opened = 0  # streams opened so far
+        self.answered = False  # the stream now open has brought an answer
         self.dropped = 0  # answers dropped: late, or for a sequence nobody waits for
 
     # the stub's methods
@@ -126,7 +131,11 @@ class SeatStream:
                          **kwargs)
 
     def EndMatch(self, request: bot_pb2.EndMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
-        return self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
+        """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
+        call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
+        assert self.outbox is not None
+        self.outbox.put_nowait(_CLOSE)
+        return call
 
     def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
              metadata: Any = None, wait_for_ready: bool | None = None) -> StreamCall:
@@ -157,18 +166,20 @@ class SeatStream:
                 yield message
 
         self.outbox = outbox
+        self.waiting = collections.OrderedDict()  # this stream's calls: failed when it breaks, not the next one's
         self.call = self.stub.PlayMatch(requests(), metadata=metadata, wait_for_ready=wait_for_ready)
-        self.reader = self.loop.create_task(self._read(self.call))
+        self.reader = self.loop.create_task(self._read(self.call, self.waiting))
         self.opened += 1
+        self.answered = False
 
-    async def _read(self, call: Any) -> None:
+    async def _read(self, call: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
         status = StreamStatus(grpc.StatusCode.UNAVAILABLE, "the bot ended the match stream")
         try:
             while True:
                 message = await call.read()
                 if message is grpc.aio.EOF:
                     break
-                self._dispatch(message)
+                self._dispatch(message, waiting)
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             details = exc.details() if hasattr(exc, "details") else str(exc)
@@ -184,22 +195,24 @@ class SeatStream:
                 if self.outbox is not None:
                     self.outbox.put_nowait(_CLOSE)
                 self.outbox = None
-            waiting = list(self.waiting.values())
-            self.waiting.clear()
-            for waiter in waiting:
+            waiters = list(waiting.values())
+            waiting.clear()
+            for waiter in waiters:
                 waiter.fail(status)
 
-    def _dispatch(self, message: Any) -> None:
+    def _dispatch(self, message: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
+        if waiting is self.waiting:
+            self.answered = True
         if isinstance(message, UndecodableAnswer):  # answers the oldest request waiting
-            if self.waiting:
-                _, call = self.waiting.popitem(last=False)
+            if waiting:
+                _, call = waiting.popitem(last=False)
                 call.answer(message)
             return
         which = message.WhichOneof("answer")
         if which == "failure":
             failure = message.failure
             key = (failure.step, message.sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
-            call = self.waiting.pop(key, None)
+            call = waiting.pop(key, None)
             if call is not None:
                 code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
                 call.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
@@ -208,13 +221,19 @@ class SeatStream:
         else:
             step = _STEP_OF_ANSWER.get(which) if which is not None else None
             key = (step, message.sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)
-            call = self.waiting.pop(key, None)
+            call = waiting.pop(key, None)
             if call is not None:
                 call.answer(getattr(message, which))  # type: ignore[arg-type]
                 return
         self.dropped += 1
         log.debug("seat %d (%s): dropped a match stream answer nobody waits for (%s, sequence %d)", self.seat,
                   self.name, which, message.sequence)
+
+    async def finish(self, timeout_s: float) -> None:
+        """Wait at most ``timeout_s`` for the stream to end (after ``EndMatch``: the bot ends its side)."""
+        reader = self.reader
+        if reader is not None and not reader.done():
+            await asyncio.wait([reader], timeout=timeout_s)
 
     def close(self) -> None:
         """End the stream: close the referee's side and cancel the call (every waiting call fails)."""
