@@ -80,7 +80,7 @@ class GuardedBotStub(bot_pb2_grpc.BotStub):
                 request_serializer=request_cls.SerializeToString,
                 response_deserializer=answer_decoder(answer_cls),
             ))
-        self.PlayMatch = channel.stream_stream(
+        self.PlayMatch = channel.stream_stream(  # type: ignore[assignment]
             SERVICE + "PlayMatch",
             request_serializer=bot_pb2.RefereeMessage.SerializeToString,
             response_deserializer=answer_decoder(bot_pb2.BotMessage),

@@ -20,7 +20,6 @@ import grpc
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.channels import BotChannels, BotLease
 from arena.match.options import RefereeOptions
-from arena.match.streams import SeatStream
 from arena.match.record import (
     Fault,
     FaultTally,
@@ -33,10 +32,11 @@ from arena.match.record import (
     forfeit_ranks,
     pending_kind,
 )
+from arena.match.streams import SeatStream
 from arena_sdk import wire
 from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
 
@@ -152,7 +152,7 @@ class RunningMatch:
     started: float = field(default_factory=time.monotonic)
     pool: BotChannels | None = None
     leases: dict[str, BotLease] = field(default_factory=dict)  # endpoint -> its channel, leased from the pool
-    stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
+    stubs: list[Any] = field(default_factory=list)  # per seat: its stub (GuardedBotStub) or its SeatStream
     channels: list[grpc.aio.Channel] = field(default_factory=list)  # per seat: the channel of its stub
     undecodable_logged: set[tuple[int, str]] = field(default_factory=set)  # (seat, method) logged once per match
     reached: list[bool] = field(default_factory=list)  # per seat: its bot has answered a call of this match
@@ -236,7 +236,7 @@ class RunningMatch:
 
             async def info_of(lease: BotLease) -> Any:
                 try:
-                    return await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                    return await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)  # type: ignore[misc]
                 except Exception as exc:  # down, failing, or a stub without GetInfo: the unary calls this match
                     return exc
 
@@ -247,7 +247,7 @@ class RunningMatch:
         for seat, s in enumerate(self.seats):
             if self.leases[s.endpoint].serves_match_stream:
                 stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}")
-                self.stubs[seat] = stream  # type: ignore[assignment]  # the stub's calls, on the stream
+                self.stubs[seat] = stream  # the stub's calls, on the stream
                 self.decide_calls[seat] = stream.Decide
 
     def playing(self, seat: int) -> bool:

@@ -212,18 +212,18 @@ class SeatStream:
         if which == "failure":
             failure = message.failure
             key = (failure.step, message.sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
-            call = waiting.pop(key, None)
-            if call is not None:
+            found = waiting.pop(key, None)
+            if found is not None:
                 code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
-                call.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
+                found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
                                        failure.message[:1024]))
                 return
         else:
             step = _STEP_OF_ANSWER.get(which) if which is not None else None
             key = (step, message.sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)
-            call = waiting.pop(key, None)
-            if call is not None:
-                call.answer(getattr(message, which))  # type: ignore[arg-type]
+            found = waiting.pop(key, None)
+            if found is not None:
+                found.answer(getattr(message, str(which)))
                 return
         self.dropped += 1
         log.debug("seat %d (%s): dropped a match stream answer nobody waits for (%s, sequence %d)", self.seat,
