@@ -32,7 +32,7 @@ from arena.match.record import (
     forfeit_ranks,
     pending_kind,
 )
-from arena.match.streams import Outbox, SeatStream
+from arena.match.streams import SeatStream
 from arena_sdk import wire
 from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
@@ -244,11 +244,9 @@ class RunningMatch:
             for lease, info in zip(unknown, answers):
                 if isinstance(info, bot_pb2.BotInfo):
                     lease.serves_match_stream = info.serves_match_stream
-        outbox = Outbox()
         for seat, s in enumerate(self.seats):
             if self.leases[s.endpoint].serves_match_stream:
-                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}",
-                                                         outbox)
+                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}")
                 self.stubs[seat] = stream  # the stub's calls, on the stream
                 self.decide_calls[seat] = stream.Decide
 

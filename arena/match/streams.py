@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
 
 import grpc
@@ -102,52 +102,20 @@ class StreamCall:
         return self.future.cancel()
 
     def __await__(self) -> Generator[Any, None, Any]:
-        outbox = self.stream.outbox
-        if outbox.pending:  # this request (and every other one of the match not written yet) goes out first
-            yield from outbox.flush().__await__()
-        return (yield from self.future.__await__())
-
-
-class Outbox:
-    """The requests of a match's streams not written yet, in order: a request is made without waiting (as a unary
-    call is started) and written when the first of the match's calls is awaited, so the seats of one round are
-    asked at once, by the coroutine that waits for them (no task of ours per stream)."""
-
-    def __init__(self) -> None:
-        self.pending: collections.deque[tuple[Any, Any]] = collections.deque()  # (stream call, message or _CLOSE)
-        self.flushing = False
-
-    async def flush(self) -> None:
-        """Write every pending request. A stream that broke is skipped: its reader fails its calls."""
-        if self.flushing:
-            return
-        self.flushing = True
-        try:
-            pending = self.pending
-            while pending:
-                call, message = pending.popleft()
-                try:
-                    if message is _CLOSE:
-                        await call.done_writing()
-                    else:
-                        await call.write(message)
-                except (grpc.RpcError, asyncio.InvalidStateError):
-                    pass
-        finally:
-            self.flushing = False
+        return self.future.__await__()
 
 
 class SeatStream:
     """The match stream of one seat, opened on first use through ``stub`` (a ``GuardedBotStub``), reopened after it
     broke. Belongs to the running event loop. See the module docstring."""
 
-    def __init__(self, stub: Any, seat: int, name: str, outbox: Outbox | None = None) -> None:
+    def __init__(self, stub: Any, seat: int, name: str) -> None:
         self.stub = stub
-        self.outbox = Outbox() if outbox is None else outbox  # shared by the seats of a match
         self.seat = seat
         self.name = name  # for log lines: "bot x at host:port"
         self.loop = asyncio.get_running_loop()
         self.call: Any = None  # the grpc.aio stream call, None until opened or after it broke
+        self.outbox: asyncio.Queue[Any] | None = None
         self.reader: asyncio.Task[None] | None = None
         self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
         self.opened = 0  # streams opened so far
@@ -165,7 +133,8 @@ class SeatStream:
     def EndMatch(self, request: bot_pb2.EndMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
         """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
         call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
-        self.outbox.pending.append((self.call, _CLOSE))
+        assert self.outbox is not None
+        self.outbox.put_nowait(_CLOSE)
         return call
 
     def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
@@ -178,7 +147,8 @@ class SeatStream:
         if old is not None:  # asked again (the same request): the earlier call is over
             old.cancel()
         self.waiting[key] = call
-        self.outbox.pending.append((self.call, message))
+        assert self.outbox is not None
+        self.outbox.put_nowait(message)
         return call
 
     def forget(self, call: StreamCall) -> None:
@@ -186,8 +156,18 @@ class SeatStream:
             del self.waiting[call.key]
 
     def _open(self, metadata: Any, wait_for_ready: bool | None) -> None:
+        outbox: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def requests() -> AsyncIterator[bot_pb2.RefereeMessage]:
+            while True:
+                message = await outbox.get()
+                if message is _CLOSE:
+                    return
+                yield message
+
+        self.outbox = outbox
         self.waiting = collections.OrderedDict()  # this stream's calls: failed when it breaks, not the next one's
-        self.call = self.stub.PlayMatch(metadata=metadata, wait_for_ready=wait_for_ready)
+        self.call = self.stub.PlayMatch(requests(), metadata=metadata, wait_for_ready=wait_for_ready)
         self.reader = self.loop.create_task(self._read(self.call, self.waiting))
         self.opened += 1
         self.answered = False
@@ -212,6 +192,9 @@ class SeatStream:
         finally:
             if self.call is call:  # the next call opens a new stream
                 self.call = None
+                if self.outbox is not None:
+                    self.outbox.put_nowait(_CLOSE)
+                self.outbox = None
             waiters = list(waiting.values())
             waiting.clear()
             for waiter in waiters:
@@ -254,8 +237,10 @@ class SeatStream:
 
     def close(self) -> None:
         """End the stream: close the referee's side and cancel the call (every waiting call fails)."""
+        if self.outbox is not None:
+            self.outbox.put_nowait(_CLOSE)
         if self.call is not None:
             self.call.cancel()
         if self.reader is not None:
             self.reader.cancel()
-        self.call = None
+        self.call = self.outbox = None
