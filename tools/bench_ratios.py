@@ -6,7 +6,19 @@ slices), then its median taken.
 
 Figures (``REPORT`` lists them in the printed order):
 
-* ``referee_vs_echo``: refereed Take 5 decisions/s (complete 4-seat games between 4 ``sample:random`` processes:
+* ``stream_vs_stream_echo``: refereed Take 5 decisions/s on the match stream (``Bot.PlayMatch``, one stream per seat;
+  the same games as below) / messages/s of a bare ``grpc.aio`` streaming echo client with one stream to each of the
+  4 echo servers, one message in flight on each; the messages are real DecideRequests in their RefereeMessage
+  (``STREAM_PAYLOADS``). Target >= 0.7.
+* ``stream_cpu_vs_stream_echo``: CPU of this process per decision on the stream / per streaming echo message.
+  Target <= 1.3. ``stream_bot_cpu_vs_stream_echo``: CPU of the 4 bots per decision on the stream / of the 4 echo
+  servers per streaming echo message. Target <= 1.3.
+* ``match_cpu_stream_vs_local`` and ``match_cpu_unary_vs_local``: CPU per complete 4-seat Take 5 match of every
+  process it takes (this one and the 4 bots), on the stream and on the unary calls, / CPU per match of the same
+  bot class (``RandomBot``) played in this process with ``arena_sdk.play_game`` (no referee, no network). Target
+  for the stream <= 20.
+* ``referee_vs_echo`` (and every figure below without "stream"): the unary path (``RefereeOptions(match_stream=
+  False)``). Refereed Take 5 decisions/s (complete 4-seat games between 4 ``sample:random`` processes:
   every turn asks the four seats at once, so at most 4 calls are in flight) / calls/s of a bare ``grpc.aio`` echo
   client with 4 calls in flight, one to each of 4 echo server processes (``bench_echo_server.py``: raw bytes, no
   protobuf, no application code). Target >= 0.7.
