@@ -102,8 +102,9 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
 
 def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
                       gate: Gate | None) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
-    """A bidirectional method: ``gate`` checks the stream's metadata once, before any message is read; a message
-    that does not decode ends the stream with INVALID_ARGUMENT."""
+    """A bidirectional method: ``gate`` checks the stream's metadata once, when it opens (a refused stream ends with
+    the refusal once its first message is in, unread); a message that does not decode ends the stream with
+    INVALID_ARGUMENT."""
 
     def checked(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
         for request in requests:
@@ -117,6 +118,9 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
         if gate is not None:
             refusal = gate(method_name, context)
             if refusal is not None:
+                # the first message is read (and dropped) first: a client still writing it when the status came
+                # would see grpc's "Internal error from Core" instead of the refusal
+                next(requests, None)
                 context.abort(*refusal)
         return function(checked(requests, context), context)
 
@@ -134,8 +138,9 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
     a message (e.g. a field over its size limit), and ``authorize(method, request, context)`` (when given) may
     refuse a decoded, valid request by returning (status code, message). Unary and bidirectional methods are
     supported (raises ``ValueError`` for a method streaming one way, and for ``validate`` or ``authorize`` with a
-    bidirectional one): a bidirectional method's ``gate`` runs once when the stream opens, and a message that does
-    not decode ends the stream with INVALID_ARGUMENT."""
+    bidirectional one): a bidirectional method's ``gate`` runs once when the stream opens (a refused stream ends
+    with the refusal once its first message is in, unread), and a message that does not decode ends the stream
+    with INVALID_ARGUMENT."""
     handlers = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)

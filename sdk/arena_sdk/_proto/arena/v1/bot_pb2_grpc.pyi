@@ -38,7 +38,9 @@ serves_match_stream = true may be driven through one bidirectional stream per se
 it when the bot says it serves it and the four unary calls otherwise, so a bot may ignore it. Its rules:
   * One stream per (match_id, seat). The referee opens it with the same call metadata as the unary calls (the
     bot secret `arena-bot-secret`); a bot refuses a stream without it (UNAUTHENTICATED) or with another value
-    (PERMISSION_DENIED) by ending the stream with that status before reading anything.
+    (PERMISSION_DENIED) by ending the stream with that status, without answering anything (the Python SDK
+    does so once the first message is in, so that the referee is not still writing it: grpc then reports
+    the status and not a transport error).
   * The referee sends RefereeMessages: `start` (a StartMatchRequest, first on the first stream of a seat),
     then one `decide` (a DecideRequest) per decision, then `end` (an EndMatchRequest, not to a forfeited seat),
     and then closes its side. One seat is asked one thing at a time: the referee sends the next `decide` only
