@@ -448,3 +448,22 @@ def test_more_concurrent_decisions_than_the_old_32_threads_are_served() -> None:
         assert cards == [choose_view().hand[0]] * 40 and not Wide.barrier.broken
     finally:
         served.close()
+
+
+def test_every_match_stream_is_served_at_once() -> None:
+    class WideStreams(BarrierBot):
+        name = "widestreams"
+        barrier = threading.Barrier(40, timeout=20)  # 40 seats' streams inside choose_card at once, or it breaks
+
+    served = Served(WideStreams)
+    try:
+        def play(i: int) -> list[bot_pb2.BotMessage]:
+            message = bot_pb2.RefereeMessage(decide=decide_request(choose_view(), f"ws{i}"), deadline_ms=20000)
+            return list(served.stub.PlayMatch(iter([message]), timeout=30))
+
+        with ThreadPoolExecutor(40) as pool:
+            answers = list(pool.map(play, range(40)))
+        assert [a[0].decision.take5.card for a in answers] == [choose_view().hand[0]] * 40
+        assert not WideStreams.barrier.broken
+    finally:
+        served.close()
