@@ -78,6 +78,7 @@ class LoopLag:
         return max(lag, 0.0)
 
 
+STREAM_FINISH_S = 0.5  # after the end, a seat's match stream is given this long to end before it is cancelled
 RECONNECT_MIN_S = 0.005  # a call that found its bot unreachable is tried again while this much of its deadline is left
 RECONNECT_TRIES = 5  # at most this many calls per decision (a bot that comes back and goes again, and again)
 
@@ -583,4 +584,5 @@ class RunningMatch:
                          self.seats[seat].name, detail)
         streams = [stream for seat, stream in enumerate(self.streams) if stream is not None and seat in told]
         if streams:  # each bot ends its side once it has the end: the streams finish without being cancelled
-            await asyncio.gather(*(stream.finish(self.call_deadline_ms / 1000) for stream in streams))
+            wait_s = min(self.call_deadline_ms / 1000, STREAM_FINISH_S)  # then a bot still holding it is cut off
+            await asyncio.gather(*(stream.finish(wait_s) for stream in streams))
