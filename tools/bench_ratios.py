@@ -12,7 +12,9 @@ Figures (``REPORT`` lists them in the printed order):
   (``STREAM_PAYLOADS``). Target >= 0.7.
 * ``stream_cpu_vs_stream_echo``: CPU of this process per decision on the stream / per streaming echo message.
   Target <= 1.3. ``stream_bot_cpu_vs_stream_echo``: CPU of the 4 bots per decision on the stream / of the 4 echo
-  servers per streaming echo message. Target <= 1.3.
+  servers per streaming echo message. Target <= 1.3. ``stream_cpu_vs_paced`` and ``stream_bot_cpu_vs_paced``: the
+  same against the streaming echo in rounds (a message on each of the 4 streams, then the 4 echoes) paced to the
+  referee's decisions/s on the stream: the floor at the referee's rate and shape.
 * ``match_cpu_stream_vs_local`` and ``match_cpu_unary_vs_local``: CPU per complete 4-seat Take 5 match of every
   process it takes (this one and the 4 bots), on the stream and on the unary calls, / CPU per match of the same
   bot class (``RandomBot``) played in this process with ``arena_sdk.play_game`` (no referee, no network). Target
@@ -249,6 +251,39 @@ async def stream_echo_phase(endpoints: Sequence[str], server_pids: Sequence[int]
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
+async def paced_stream_phase(endpoints: Sequence[str], server_pids: Sequence[int], messages_per_s: float,
+                             seconds: float) -> dict[str, float]:
+    """The streaming echo in rounds (one message on each stream, then every echo read), paced to ``messages_per_s``
+    in all (the referee's decisions/s on the stream), for ``seconds``: the floor at the referee's rate and shape."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
+        for stream in streams:
+            await stream.write(STREAM_PAYLOADS[0])
+            await stream.read()
+        loop = asyncio.get_running_loop()
+        interval = len(streams) / messages_per_s
+        cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
+        end = t0 + seconds
+        n = 0
+        next_round = loop.time()
+        while time.perf_counter() < end:
+            for i, stream in enumerate(streams):
+                await stream.write(STREAM_PAYLOADS[(n + 50 * i) % len(STREAM_PAYLOADS)])
+            for stream in streams:
+                await stream.read()
+            n += len(streams)
+            next_round = max(next_round + interval, loop.time())
+            await asyncio.sleep(next_round - loop.time())
+        wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
+        for stream in streams:
+            await stream.done_writing()
+    finally:
+        for c in channels:
+            await c.close()
+    return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
+
+
 def inprocess_matches_phase(seconds: float) -> dict[str, float]:
     """Complete 4-seat Take 5 games between ``RandomBot`` objects with ``arena_sdk.play_game`` (no network, no
     referee process), for ``seconds`` (at least one): games and CPU seconds of this process."""
@@ -398,7 +433,7 @@ class Figure:
 
 
 REPORT = (
-    Figure("stream_vs_stream_echo", "stream: referee decisions/s / streaming echo messages/s (4 in flight)", "ratio",
+    Figure("stream_vs_stream_echo", "stream: decisions/s / streaming echo messages/s (4 in flight)", "ratio",
            ">= 0.7"),
     Figure("stream_decisions_per_s", "  referee decisions/s on the match stream", "1/s", digits=0),
     Figure("stream_echo_per_s", "  streaming echo messages/s", "1/s", digits=0),
@@ -410,6 +445,10 @@ REPORT = (
            "<= 1.3"),
     Figure("stream_bot_cpu_us", "  sample:random CPU per decision on the match stream", "us", digits=0),
     Figure("stream_echo_server_cpu_us", "  streaming echo server CPU per message", "us", digits=0),
+    Figure("stream_cpu_vs_paced", "stream: referee CPU / echo client CPU, rounds at its rate", "ratio"),
+    Figure("stream_paced_client_cpu_us", "  streaming echo client CPU per message, rounds, paced", "us", digits=0),
+    Figure("stream_bot_cpu_vs_paced", "stream: bot CPU / echo server CPU, rounds at its rate", "ratio"),
+    Figure("stream_paced_server_cpu_us", "  streaming echo server CPU per message, rounds, paced", "us", digits=0),
     Figure("match_cpu_stream_vs_local", "CPU per match, stream / in process (play_game)", "ratio", "<= 20"),
     Figure("match_cpu_unary_vs_local", "CPU per match, unary / in process (play_game)", "ratio"),
     Figure("match_cpu_ms_stream", "  CPU per 4-seat match, all processes, match stream", "ms", digits=1),
@@ -532,12 +571,16 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         q: dict[str, float] = {}
         se: dict[str, float] = {}
         sr: dict[str, float] = {}
+        sp: dict[str, float] = {}
         for i in range(SLICES):
             for side in ("echo", "stream_echo", "barrier", "referee", "stream")[::1 if i % 2 == 0 else -1]:
                 if side == "stream_echo":
                     _add(se, await stream_echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
                 elif side == "stream":
-                    _add(sr, await referee_phase(seats, bot_pids, seconds / SLICES, f"s{rep}-{i}", pool, STREAM))
+                    part = await referee_phase(seats, bot_pids, seconds / SLICES, f"s{rep}-{i}", pool, STREAM)
+                    _add(sr, part)  # then the streaming echo at this slice's rate, in rounds
+                    _add(sp, await paced_stream_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
+                                                      seconds / SLICES / 2))
                 elif side == "echo":
                     _add(e, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
                 elif side == "barrier":
@@ -587,6 +630,10 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
             "match_cpu_ms_unary": (r["cpu"] + r["peer_cpu"]) / r["matches"] * 1e3,
             "match_cpu_ms_local": local["cpu"] / local["games"] * 1e3,
         })
+        figures["stream_paced_client_cpu_us"] = sp["cpu"] / sp["calls"] * 1e6
+        figures["stream_paced_server_cpu_us"] = sp["peer_cpu"] / sp["calls"] * 1e6
+        figures["stream_cpu_vs_paced"] = figures["stream_cpu_us"] / figures["stream_paced_client_cpu_us"]
+        figures["stream_bot_cpu_vs_paced"] = figures["stream_bot_cpu_us"] / figures["stream_paced_server_cpu_us"]
         figures["stream_vs_stream_echo"] = figures["stream_decisions_per_s"] / figures["stream_echo_per_s"]
         figures["stream_cpu_vs_stream_echo"] = figures["stream_cpu_us"] / figures["stream_echo_client_cpu_us"]
         figures["stream_bot_cpu_vs_stream_echo"] = (figures["stream_bot_cpu_us"]
