@@ -81,7 +81,7 @@ def test_a_bot_that_dies_for_good_is_waited_for_three_deadlines_then_forfeits(se
     finally:
         gone.stop()
     elapsed = time.monotonic() - t0
-    assert [(f.seat, f.reason) for f in record.forfeits] == [(RESTARTED, "faults")], record.faults
+    assert [(f.seat, f.reason) for f in record.forfeits] == [(RESTARTED, "faults")]
     assert Counter((f.kind, f.seat) for f in record.faults) == Counter({("unreachable", RESTARTED): 5})
     waited = [f for f in record.faults if "not back within the 200 ms deadline" in f.detail]
     assert len(waited) == 3, record.faults  # max_consecutive_timeouts calls wait for it, later ones fail at once
