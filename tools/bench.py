@@ -3,8 +3,12 @@
 By default (about 3-4 minutes on a 2-core machine), the performance figures, each beside its floor in the same run
 (``tools/bench_ratios.py``; median of ``--reps`` interleaved repetitions, with min and max):
 
-* referee decisions/s / bare grpc.aio echo calls/s, both at 4 calls in flight;
-* referee CPU per decision / echo client CPU per call; sample-bot CPU per decision / echo server CPU per call;
+* the match stream: referee decisions/s / bare grpc.aio streaming echo messages/s, both at 4 in flight; referee CPU
+  per decision / streaming echo client CPU per message; sample-bot CPU per decision / streaming echo server CPU;
+* whole matches: CPU per 4-seat Take 5 match of every process (referee and bots), on the match stream and on the
+  unary calls, beside the same bots played in process (``arena_sdk.play_game``);
+* the unary path: referee decisions/s / bare grpc.aio echo calls/s, both at 4 calls in flight; referee CPU per
+  decision / echo client CPU per call; sample-bot CPU per decision / echo server CPU per call;
 * where the floor is (``tools/bench_floor.py``): the same two CPU ratios with the echo paced to the referee's
   decisions/s, and the referee's and the SDK's CPU per decision without any gRPC (bots in process);
 * queued / direct matches/s of trivial matches at concurrency 1 and 4, and direct / queued CPU per match (every
@@ -43,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_ladder import bench_ladder, print_ladder  # noqa: E402
-from bench_ratios import measure, print_ratios, summarise  # noqa: E402
+from bench_ratios import decide_requests, measure, print_ratios, summarise  # noqa: E402
 from bench_storage import bench_storage, print_storage  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
@@ -51,7 +55,6 @@ from arena.match.local_bots import start_bot, started_bots  # noqa: E402
 from arena.match.record import SeatSpec  # noqa: E402
 from arena.match.referee import run_match_sync
 from arena_sdk.games import take5  # noqa: E402
-from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc  # noqa: E402
 
@@ -119,22 +122,6 @@ def bench_echo(seconds: float) -> dict:
     finally:
         server.stop(0)
     return latency_summary("bare unary echo", latencies, elapsed)
-
-
-def decide_requests(num_players: int, count: int) -> list[bot_pb2.DecideRequest]:
-    """Real card-choice requests of seat 0 from random games (varied hands and rows)."""
-    rnd = random.Random(7)
-    requests: list[bot_pb2.DecideRequest] = []
-    while len(requests) < count:
-        state = take5.new_game(num_players, seed=rnd.randrange(2**32))
-        while not take5.is_over(state) and len(requests) < count:
-            if take5.decision_kind(state, 0) == take5.CHOOSE_CARD:
-                requests.append(bot_pb2.DecideRequest(
-                    match_id="bench", seat=0, kind=bot_pb2.TAKE5_CHOOSE_CARD,
-                    take5=take5_wire.view_to_proto(take5.observe(state, 0))))
-            for seat in take5.pending_seats(state):
-                state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
-    return requests
 
 
 def bench_bot(sample: str, seconds: float, requests: list[bot_pb2.DecideRequest]) -> dict:

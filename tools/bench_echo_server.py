@@ -1,6 +1,7 @@
-"""The echo server of ``make bench``: a bare gRPC unary echo (raw bytes in, the same bytes out: no protobuf, no
-application code), served exactly as the SDK serves a bot (``grpc.server`` on a thread pool of the SDK's size),
-so that a bot's CPU per decision can be set beside this process's CPU per call.
+"""The echo server of ``make bench``: a bare gRPC unary echo and a bare bidirectional streaming echo (raw bytes
+in, the same bytes out: no protobuf, no application code), served exactly as the SDK serves a bot
+(``grpc.server`` on a thread pool of the SDK's size), so that a bot's CPU per decision can be set beside this
+process's CPU per call.
 
 Prints ``echo listening on 127.0.0.1:PORT`` once ready, then serves until SIGTERM / SIGINT.
 
@@ -24,6 +25,11 @@ from arena_sdk.server import DEFAULT_MAX_WORKERS  # noqa: E402
 
 SERVICE = "bench.Echo"
 METHOD = f"/{SERVICE}/Echo"
+STREAM_METHOD = f"/{SERVICE}/EchoStream"  # a bidirectional stream: every message sent back as it comes
+
+
+def echo_stream(requests, context):  # type: ignore[no-untyped-def]
+    yield from requests
 
 
 def main() -> None:
@@ -31,7 +37,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
     args = parser.parse_args()
     handler = grpc.method_handlers_generic_handler(
-        SERVICE, {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request)})
+        SERVICE, {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
+                  "EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)})
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=DEFAULT_MAX_WORKERS))
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port(f"127.0.0.1:{args.port}")

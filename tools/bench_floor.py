@@ -95,7 +95,20 @@ class _Stub:
         return self._serve("EndMatch", request, bot_pb2.EndMatchResponse)
 
 
+class _Channel:
+    """The channel of a ``_Lease``: always connected."""
+
+    @staticmethod
+    def get_state() -> grpc.ChannelConnectivity:
+        return grpc.ChannelConnectivity.READY
+
+
 class _Lease:
+    """A ``BotLease`` of the in-process bots: always connected, the unary calls."""
+
+    serves_match_stream = False
+    channel = _Channel()
+
     def __init__(self, endpoint: str, stub: _Stub) -> None:
         self.endpoint = endpoint
         self.stub = stub

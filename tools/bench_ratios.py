@@ -6,7 +6,21 @@ slices), then its median taken.
 
 Figures (``REPORT`` lists them in the printed order):
 
-* ``referee_vs_echo``: refereed Take 5 decisions/s (complete 4-seat games between 4 ``sample:random`` processes:
+* ``stream_vs_stream_echo``: refereed Take 5 decisions/s on the match stream (``Bot.PlayMatch``, one stream per seat;
+  the same games as below) / messages/s of a bare ``grpc.aio`` streaming echo client with one stream to each of the
+  4 echo servers, one message in flight on each; the messages are real DecideRequests in their RefereeMessage
+  (``STREAM_PAYLOADS``). Target >= 0.7.
+* ``stream_cpu_vs_stream_echo``: CPU of this process per decision on the stream / per streaming echo message.
+  Target <= 1.3. ``stream_bot_cpu_vs_stream_echo``: CPU of the 4 bots per decision on the stream / of the 4 echo
+  servers per streaming echo message. Target <= 1.3. ``stream_cpu_vs_paced`` and ``stream_bot_cpu_vs_paced``: the
+  same against the streaming echo in rounds (a message on each of the 4 streams, then the 4 echoes) paced to the
+  referee's decisions/s on the stream: the floor at the referee's rate and shape.
+* ``match_cpu_stream_vs_local`` and ``match_cpu_unary_vs_local``: CPU per complete 4-seat Take 5 match of every
+  process it takes (this one and the 4 bots), on the stream and on the unary calls, / CPU per match of the same
+  bot class (``RandomBot``) played in this process with ``arena_sdk.play_game`` (no referee, no network). Target
+  for the stream <= 20.
+* ``referee_vs_echo`` (and every figure below without "stream"): the unary path (``RefereeOptions(match_stream=
+  False)``). Refereed Take 5 decisions/s (complete 4-seat games between 4 ``sample:random`` processes:
   every turn asks the four seats at once, so at most 4 calls are in flight) / calls/s of a bare ``grpc.aio`` echo
   client with 4 calls in flight, one to each of 4 echo server processes (``bench_echo_server.py``: raw bytes, no
   protobuf, no application code). Target >= 0.7.
@@ -73,6 +87,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_echo_server import METHOD as ECHO_METHOD  # noqa: E402
+from bench_echo_server import STREAM_METHOD as ECHO_STREAM_METHOD  # noqa: E402
 from bench_floor import InProcessBots, inprocess_phase, paced_echo_phase  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
@@ -80,14 +95,17 @@ from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
 from arena.match.local_bots import BotProcess, started_bots  # noqa: E402
 from arena.match.record import SeatSpec  # noqa: E402
-from arena.match.referee import run_match
+from arena.match.referee import RefereeOptions, run_match
 from arena.store import Store  # noqa: E402
 from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena.worker import job as match_job
 from arena.worker import loop as scheduler  # noqa: E402
 from arena.worker.settings import WorkerSettings  # noqa: E402
+from arena_sdk import play_game  # noqa: E402
 from arena_sdk.games import take5  # noqa: E402
+from arena_sdk.games.take5 import wire as take5_wire  # noqa: E402
 from arena_sdk.games.taki.state import TakiConfig  # noqa: E402
+from arena_sdk.pb import bot_pb2  # noqa: E402
 from sample_bots.random_bot import RandomBot  # noqa: E402
 
 GAME = "take5"
@@ -97,6 +115,29 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 TRIVIAL = {"limit": 1}  # a trivial match: one hand
 BOT_START_S = 120.0  # a loaded shared machine can take long to start 4 Python processes
 SLICES = 4  # alternations of the two sides of a ratio within one repetition
+UNARY = RefereeOptions(match_stream=False)  # the referee's unary path (StartMatch, Decide, EndMatch)
+STREAM = RefereeOptions()  # the match stream (bots that serve it: the SDK's)
+
+
+def decide_requests(num_players: int, count: int) -> list[bot_pb2.DecideRequest]:
+    """Real card-choice requests of seat 0 from random games (varied hands and rows)."""
+    rnd = random.Random(7)
+    requests: list[bot_pb2.DecideRequest] = []
+    while len(requests) < count:
+        state = take5.new_game(num_players, seed=rnd.randrange(2**32))
+        while not take5.is_over(state) and len(requests) < count:
+            if take5.decision_kind(state, 0) == take5.CHOOSE_CARD:
+                requests.append(bot_pb2.DecideRequest(
+                    match_id="bench", seat=0, kind=bot_pb2.TAKE5_CHOOSE_CARD,
+                    take5=take5_wire.view_to_proto(take5.observe(state, 0))))
+            for seat in take5.pending_seats(state):
+                state = take5.apply(state, seat, rnd.choice(take5.legal_actions(state, seat)))
+    return requests
+
+
+# the streaming echo's messages: real DecideRequests as the referee sends them on the stream (RefereeMessage)
+STREAM_PAYLOADS = [bot_pb2.RefereeMessage(decide=r, deadline_ms=1000).SerializeToString()
+                   for r in decide_requests(SEATS, 200)]
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -182,6 +223,83 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
+async def stream_echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float) -> dict[str, float]:
+    """A grpc.aio client with one bidirectional stream to each endpoint, one message in flight on each (write, then
+    read the echo), for ``seconds``; the messages are real DecideRequests (``STREAM_PAYLOADS``): messages, wall
+    seconds, CPU seconds of this process and of the servers."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
+        for stream in streams:  # connected and warm before the clock starts
+            await stream.write(STREAM_PAYLOADS[0])
+            await stream.read()
+        cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
+        end = t0 + seconds
+
+        async def lane(stream: Any, start: int) -> int:
+            n = 0
+            payloads = STREAM_PAYLOADS
+            while time.perf_counter() < end:
+                await stream.write(payloads[(start + n) % len(payloads)])
+                await stream.read()
+                n += 1
+            return n
+
+        n = sum(await asyncio.gather(*(lane(s, 50 * i) for i, s in enumerate(streams))))
+        wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
+        for stream in streams:
+            await stream.done_writing()
+    finally:
+        for c in channels:
+            await c.close()
+    return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
+
+
+async def paced_stream_phase(endpoints: Sequence[str], server_pids: Sequence[int], messages_per_s: float,
+                             seconds: float) -> dict[str, float]:
+    """The streaming echo in rounds (one message on each stream, then every echo read), paced to ``messages_per_s``
+    in all (the referee's decisions/s on the stream), for ``seconds``: the floor at the referee's rate and shape."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
+        for stream in streams:
+            await stream.write(STREAM_PAYLOADS[0])
+            await stream.read()
+        loop = asyncio.get_running_loop()
+        interval = len(streams) / messages_per_s
+        cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
+        end = t0 + seconds
+        n = 0
+        next_round = loop.time()
+        while time.perf_counter() < end:
+            for i, stream in enumerate(streams):
+                await stream.write(STREAM_PAYLOADS[(n + 50 * i) % len(STREAM_PAYLOADS)])
+            for stream in streams:
+                await stream.read()
+            n += len(streams)
+            next_round = max(next_round + interval, loop.time())
+            await asyncio.sleep(next_round - loop.time())
+        wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
+        for stream in streams:
+            await stream.done_writing()
+    finally:
+        for c in channels:
+            await c.close()
+    return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
+
+
+def inprocess_matches_phase(seconds: float) -> dict[str, float]:
+    """Complete 4-seat Take 5 games between ``RandomBot`` objects with ``arena_sdk.play_game`` (no network, no
+    referee process), for ``seconds`` (at least one): games and CPU seconds of this process."""
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    games = 0
+    while not games or time.perf_counter() - t0 < seconds:
+        play_game([RandomBot() for _ in range(SEATS)], seed=random.getrandbits(32), game=GAME,
+                  match_id=f"local-{games}")
+        games += 1
+    return {"games": games, "cpu": time.process_time() - cpu0}
+
+
 async def paced_phase(endpoints: Sequence[str], server_pids: Sequence[int], calls_per_s: float,
                       seconds: float) -> dict[str, float]:
     """``bench_floor.paced_echo_phase`` on fresh channels to the echo servers (connected before the clock starts)."""
@@ -197,14 +315,15 @@ async def paced_phase(endpoints: Sequence[str], server_pids: Sequence[int], call
 
 
 async def referee_phase(seats: Sequence[SeatSpec], bot_pids: Sequence[int], seconds: float,
-                        tag: str, pool: BotChannels) -> dict[str, float]:
-    """Complete 4-seat Take 5 games (to 66) through the referee, back to back, until ``seconds`` have passed (at
-    least one), on the channels of ``pool`` (as a worker's matches): Decide calls, wall seconds, CPU seconds of this
-    process and of the bots."""
+                        tag: str, pool: BotChannels, options: RefereeOptions = UNARY) -> dict[str, float]:
+    """Complete 4-seat Take 5 games (to 66) through the referee (``options``: the unary path or the match stream),
+    back to back, until ``seconds`` have passed (at least one), on the channels of ``pool`` (as a worker's matches):
+    Decide calls, wall seconds, CPU seconds of this process and of the bots, matches."""
     cpu0, bots0, t0 = time.process_time(), cpu_of(bot_pids), time.perf_counter()
     calls = faults = matches = 0
     while not matches or time.perf_counter() - t0 < seconds:
-        record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32), channels=pool)
+        record = await run_match(f"{tag}-{matches}", GAME, seats, seed=random.getrandbits(32), channels=pool,
+                                 options=options)
         calls += sum(1 + d.get("retries", 0) for d in record.decisions if d["latency_ms"] is not None)
         faults += len(record.faults)
         matches += 1
@@ -345,13 +464,34 @@ class Figure:
 
 
 REPORT = (
-    Figure("referee_vs_echo", "referee decisions/s / echo calls/s (4 in flight)", "ratio", ">= 0.7"),
+    Figure("stream_vs_stream_echo", "stream: decisions/s / streaming echo messages/s (4 in flight)", "ratio",
+           ">= 0.7"),
+    Figure("stream_decisions_per_s", "  referee decisions/s on the match stream", "1/s", digits=0),
+    Figure("stream_echo_per_s", "  streaming echo messages/s", "1/s", digits=0),
+    Figure("stream_cpu_vs_stream_echo", "stream: referee CPU per decision / streaming echo client CPU", "ratio",
+           "<= 1.3"),
+    Figure("stream_cpu_us", "  referee CPU per decision on the match stream", "us", digits=0),
+    Figure("stream_echo_client_cpu_us", "  streaming echo client CPU per message", "us", digits=0),
+    Figure("stream_bot_cpu_vs_stream_echo", "stream: bot CPU per decision / streaming echo server CPU", "ratio",
+           "<= 1.3"),
+    Figure("stream_bot_cpu_us", "  sample:random CPU per decision on the match stream", "us", digits=0),
+    Figure("stream_echo_server_cpu_us", "  streaming echo server CPU per message", "us", digits=0),
+    Figure("stream_cpu_vs_paced", "stream: referee CPU / echo client CPU, rounds at its rate", "ratio"),
+    Figure("stream_paced_client_cpu_us", "  streaming echo client CPU per message, rounds, paced", "us", digits=0),
+    Figure("stream_bot_cpu_vs_paced", "stream: bot CPU / echo server CPU, rounds at its rate", "ratio"),
+    Figure("stream_paced_server_cpu_us", "  streaming echo server CPU per message, rounds, paced", "us", digits=0),
+    Figure("match_cpu_stream_vs_local", "CPU per match, stream / in process (play_game)", "ratio", "<= 20"),
+    Figure("match_cpu_unary_vs_local", "CPU per match, unary / in process (play_game)", "ratio"),
+    Figure("match_cpu_ms_stream", "  CPU per 4-seat match, all processes, match stream", "ms", digits=1),
+    Figure("match_cpu_ms_unary", "  CPU per 4-seat match, all processes, unary calls", "ms", digits=1),
+    Figure("match_cpu_ms_local", "  CPU per 4-seat match in process (play_game, 4 RandomBots)", "ms", digits=2),
+    Figure("referee_vs_echo", "unary: referee decisions/s / echo calls/s (4 in flight)", "ratio", ">= 0.7"),
     Figure("referee_decisions_per_s", "  referee decisions/s", "1/s", digits=0),
     Figure("echo_calls_per_s", "  echo calls/s", "1/s", digits=0),
-    Figure("referee_cpu_vs_echo", "referee CPU per decision / echo client CPU per call", "ratio", "<= 1.3"),
+    Figure("referee_cpu_vs_echo", "unary: referee CPU per decision / echo client CPU per call", "ratio", "<= 1.3"),
     Figure("referee_cpu_us", "  referee CPU per decision", "us", digits=0),
     Figure("echo_client_cpu_us", "  echo client CPU per call", "us", digits=0),
-    Figure("bot_cpu_vs_echo", "bot CPU per decision / echo server CPU per call", "ratio", "<= 1.3"),
+    Figure("bot_cpu_vs_echo", "unary: bot CPU per decision / echo server CPU per call", "ratio", "<= 1.3"),
     Figure("bot_cpu_us", "  sample:random CPU per decision", "us", digits=0),
     Figure("echo_server_cpu_us", "  echo server CPU per call", "us", digits=0),
     Figure("referee_vs_barrier", "referee decisions/s / echo in rounds of 4 calls/s", "ratio"),
@@ -458,6 +598,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                        bot_ids: list[str], reps: int, seconds: float, matches_c1: int, matches_c4: int,
                        progress: Callable[[str], None], pool: BotChannels) -> list[dict[str, float]]:
     await referee_phase(seats, bot_pids, 0.2, "warm", pool)  # imports, first connections
+    await referee_phase(seats, bot_pids, 0.2, "warm-stream", pool, STREAM)
     inprocess = InProcessBots(RandomBot)
     queue_pids = [*bot_pids, int(store.client.info("server")["process_id"])]  # the CPU a match costs, but ours
     out = []
@@ -466,9 +607,19 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         b: dict[str, float] = {}
         r: dict[str, float] = {}
         p: dict[str, float] = {}
+        se: dict[str, float] = {}
+        sr: dict[str, float] = {}
+        sp: dict[str, float] = {}
         for i in range(SLICES):
-            for side in ("echo", "barrier", "referee")[::1 if i % 2 == 0 else -1]:
-                if side == "echo":
+            for side in ("echo", "stream_echo", "barrier", "referee", "stream")[::1 if i % 2 == 0 else -1]:
+                if side == "stream_echo":
+                    _add(se, await stream_echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
+                elif side == "stream":
+                    part = await referee_phase(seats, bot_pids, seconds / SLICES, f"s{rep}-{i}", pool, STREAM)
+                    _add(sr, part)  # then the streaming echo at this slice's rate, in rounds
+                    _add(sp, await paced_stream_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
+                                                      seconds / SLICES / 2))
+                elif side == "echo":
                     _add(e, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
                 elif side == "barrier":
                     _add(b, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES / 2, barrier=True))
@@ -478,6 +629,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                     _add(p, await paced_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
                                               seconds / SLICES / 2))
         own = await inprocess_phase(inprocess, seconds / 3, f"i{rep}")
+        local = inprocess_matches_phase(seconds / 4)
         q = await queue_slices(store, bot_ids, seats, queue_pids, rep, matches_c1, matches_c4, pool)
         eng = engine_phase(seconds / 6)
         figures = {
@@ -496,6 +648,25 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                 figures[f"{side}_cpu_ms_c{c}"] = q[f"{side}_c{c}_cpu"] / q[f"{side}_c{c}_played"] * 1e3
             figures[f"direct_vs_queued_cpu_c{c}"] = figures[f"direct_cpu_ms_c{c}"] / figures[f"queued_cpu_ms_c{c}"]
             figures[f"queue_cpu_ms_c{c}"] = figures[f"queued_cpu_ms_c{c}"] - figures[f"direct_cpu_ms_c{c}"]
+        figures.update({
+            "stream_decisions_per_s": sr["calls"] / sr["wall"], "stream_echo_per_s": se["calls"] / se["wall"],
+            "stream_cpu_us": sr["cpu"] / sr["calls"] * 1e6, "stream_echo_client_cpu_us": se["cpu"] / se["calls"] * 1e6,
+            "stream_bot_cpu_us": sr["peer_cpu"] / sr["calls"] * 1e6,
+            "stream_echo_server_cpu_us": se["peer_cpu"] / se["calls"] * 1e6, "stream_faults": sr["faults"],
+            "match_cpu_ms_stream": (sr["cpu"] + sr["peer_cpu"]) / sr["matches"] * 1e3,
+            "match_cpu_ms_unary": (r["cpu"] + r["peer_cpu"]) / r["matches"] * 1e3,
+            "match_cpu_ms_local": local["cpu"] / local["games"] * 1e3,
+        })
+        figures["stream_paced_client_cpu_us"] = sp["cpu"] / sp["calls"] * 1e6
+        figures["stream_paced_server_cpu_us"] = sp["peer_cpu"] / sp["calls"] * 1e6
+        figures["stream_cpu_vs_paced"] = figures["stream_cpu_us"] / figures["stream_paced_client_cpu_us"]
+        figures["stream_bot_cpu_vs_paced"] = figures["stream_bot_cpu_us"] / figures["stream_paced_server_cpu_us"]
+        figures["stream_vs_stream_echo"] = figures["stream_decisions_per_s"] / figures["stream_echo_per_s"]
+        figures["stream_cpu_vs_stream_echo"] = figures["stream_cpu_us"] / figures["stream_echo_client_cpu_us"]
+        figures["stream_bot_cpu_vs_stream_echo"] = (figures["stream_bot_cpu_us"]
+                                                    / figures["stream_echo_server_cpu_us"])
+        figures["match_cpu_stream_vs_local"] = figures["match_cpu_ms_stream"] / figures["match_cpu_ms_local"]
+        figures["match_cpu_unary_vs_local"] = figures["match_cpu_ms_unary"] / figures["match_cpu_ms_local"]
         figures["referee_vs_echo"] = figures["referee_decisions_per_s"] / figures["echo_calls_per_s"]
         figures["referee_cpu_vs_echo"] = figures["referee_cpu_us"] / figures["echo_client_cpu_us"]
         figures["bot_cpu_vs_echo"] = figures["bot_cpu_us"] / figures["echo_server_cpu_us"]
@@ -515,7 +686,11 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         figures["bot_explained"] = (figures["paced_server_cpu_us"] + figures["sdk_cpu_us"]) / figures["bot_cpu_us"]
         figures.update(eng)
         out.append(figures)
-        progress(f"repetition {rep + 1}/{reps}: referee/echo {figures['referee_vs_echo']:.2f}, "
+        f = figures
+        progress(f"repetition {rep + 1}/{reps}: stream {f['stream_vs_stream_echo']:.2f}, "
+                 f"CPU {f['stream_cpu_vs_stream_echo']:.2f}, bot CPU {f['stream_bot_cpu_vs_stream_echo']:.2f}, "
+                 f"match CPU x{f['match_cpu_stream_vs_local']:.1f} (unary x{f['match_cpu_unary_vs_local']:.1f}); "
+                 f"unary referee/echo {figures['referee_vs_echo']:.2f}, "
                  f"CPU {figures['referee_cpu_vs_echo']:.2f}, bot CPU {figures['bot_cpu_vs_echo']:.2f}, "
                  f"queued/direct {figures['queued_vs_direct_c1']:.2f} / {figures['queued_vs_direct_c4']:.2f}")
     return out

@@ -69,8 +69,9 @@ def answer_decoder(message_cls: Any) -> Callable[[bytes], Any]:
 
 class GuardedBotStub(bot_pb2_grpc.BotStub):
     """``BotStub`` on ``channel`` (a ``grpc.aio.Channel`` or a blocking ``grpc.Channel``) whose calls return the
-    answer message, or an ``UndecodableAnswer`` when the bot's bytes are not one (see the module docstring).
-    Errors of a call (``grpc.RpcError``) are as with ``BotStub``."""
+    answer message, or an ``UndecodableAnswer`` when the bot's bytes are not one (see the module docstring); the
+    match stream (``PlayMatch``) reads each ``BotMessage`` the same way. Errors of a call (``grpc.RpcError``) are
+    as with ``BotStub``."""
 
     def __init__(self, channel: grpc.Channel | grpc.aio.Channel) -> None:  # noqa: D107 - the class says it
         for method, (request_cls, answer_cls) in METHODS.items():
@@ -79,3 +80,8 @@ class GuardedBotStub(bot_pb2_grpc.BotStub):
                 request_serializer=request_cls.SerializeToString,
                 response_deserializer=answer_decoder(answer_cls),
             ))
+        self.PlayMatch = channel.stream_stream(  # type: ignore[assignment]
+            SERVICE + "PlayMatch",
+            request_serializer=bot_pb2.RefereeMessage.SerializeToString,
+            response_deserializer=answer_decoder(bot_pb2.BotMessage),
+        )

@@ -158,6 +158,7 @@ class _Entry:
     retired: bool = False
     closed: bool = False
     idle_timer: asyncio.TimerHandle | None = None
+    serves_match_stream: bool | None = None  # BotInfo.serves_match_stream as the bot's GetInfo said; None: not asked
 
 
 @dataclass(eq=False)
@@ -175,6 +176,17 @@ class BotLease:
     def channel(self) -> grpc.aio.Channel:
         """The channel of ``stub`` (e.g. to see whether it is connected: ``channel.get_state()``)."""
         return self._entry.channel
+
+    @property
+    def serves_match_stream(self) -> bool | None:
+        """Whether the bot behind this channel serves the match stream (its ``GetInfo`` said so), None when not
+        asked yet through this channel; kept for every match that leases the channel (a fresh channel, e.g. after
+        the bot was unreachable, asks again)."""
+        return self._entry.serves_match_stream
+
+    @serves_match_stream.setter
+    def serves_match_stream(self, value: bool) -> None:
+        self._entry.serves_match_stream = value
 
 
 class BotChannels:

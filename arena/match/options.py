@@ -30,6 +30,8 @@ class RefereeOptions:
         match_time_limit_s: wall-clock limit of the match, seconds (finite, >= 0); 0 = none.
         lag_threshold_ms, lag_retries: a Decide timeout while the referee's event loop was late by more than
             ``min(lag_threshold_ms, deadline_ms / 4)`` ms is asked again, at most ``lag_retries`` times (>= 0).
+        match_stream: drive a bot through the match stream (``PlayMatch``, one stream per seat) when its
+            ``GetInfo`` says it serves it; False: the unary calls always (bool).
     Raises ``ValueError`` naming the first bad field: a deadline that is not a positive integer, a count that is not
     an integer >= 0, a time limit that is not a finite number of seconds >= 0.
     """
@@ -41,6 +43,7 @@ class RefereeOptions:
     match_time_limit_s: float = DEFAULTS.match_time_limit_s
     lag_threshold_ms: int = DEFAULTS.lag_threshold_ms
     lag_retries: int = DEFAULTS.lag_retries
+    match_stream: bool = True
 
     def __post_init__(self) -> None:
         check_deadline_ms("deadline_ms", self.deadline_ms)
@@ -49,6 +52,8 @@ class RefereeOptions:
             value = getattr(self, name)
             if not _is_int(value) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0 (0 = no limit), got {value!r}")
+        if not isinstance(self.match_stream, bool):
+            raise ValueError(f"match_stream must be True or False, got {self.match_stream!r}")
         limit = self.match_time_limit_s
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit < 0:
             raise ValueError(f"match_time_limit_s must be a number of seconds >= 0 (0 = none), got {limit!r}")

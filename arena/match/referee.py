@@ -141,6 +141,7 @@ async def run_match(
     pool = BotChannels() if channels is None else channels
     try:
         match.open(pool)
+        await match.choose_paths()
         await match.start()
         await match.play()
         result = match.result()

@@ -33,10 +33,11 @@ from arena.match.record import (
     forfeit_ranks,
     pending_kind,
 )
+from arena.match.streams import SeatStream
 from arena_sdk import wire
 from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
-from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
 
@@ -114,6 +115,8 @@ def release_loop_lag(lag: LoopLag) -> None:
         del _SHARED_LAG[loop]
 
 
+STREAM_FINISH_S = 0.5  # after the end, a seat's match stream is given this long to end before it is cancelled
+
 RECONNECT_MIN_S = 0.005  # a call that found its bot unreachable is tried again while this much of its deadline is left
 RECONNECT_TRIES = 5  # at most this many calls per decision (a bot that comes back and goes again, and again)
 
@@ -188,7 +191,7 @@ class RunningMatch:
     started: float = field(default_factory=time.monotonic)
     pool: BotChannels | None = None
     leases: dict[str, BotLease] = field(default_factory=dict)  # endpoint -> its channel, leased from the pool
-    stubs: list[bot_pb2_grpc.BotStub] = field(default_factory=list)
+    stubs: list[Any] = field(default_factory=list)  # per seat: its stub (GuardedBotStub) or its SeatStream
     channels: list[grpc.aio.Channel] = field(default_factory=list)  # per seat: the channel of its stub
     undecodable_logged: set[tuple[int, str]] = field(default_factory=set)  # (seat, method) logged once per match
     reached: list[bool] = field(default_factory=list)  # per seat: its bot has answered a call of this match
@@ -210,6 +213,7 @@ class RunningMatch:
     sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
+    streams: list[SeatStream | None] = field(default_factory=list)  # per seat: its match stream, None: unary calls
     limits: Limits = field(init=False)  # options.limits, made once
 
     def __post_init__(self) -> None:
@@ -250,10 +254,40 @@ class RunningMatch:
         self.tally = FaultTally(n, self.limits)
 
     def close(self) -> None:
-        """Give the leased channels back to the pool."""
+        """End the seats' match streams and give the leased channels back to the pool."""
         assert self.pool is not None
+        for stream in self.streams:
+            if stream is not None:
+                stream.close()
         for lease in self.leases.values():
             self.pool.release(lease)
+
+    async def choose_paths(self) -> None:
+        """Drive every seat whose bot serves the match stream (``BotInfo.serves_match_stream``, asked once per
+        channel of the pool, concurrently) through its own ``SeatStream``, the others through the unary calls.
+        A bot whose GetInfo fails or does not decode is called through the unary calls in this match."""
+        self.streams = [None] * len(self.seats)
+        if not self.options.match_stream:
+            return
+        unknown = [lease for lease in self.leases.values() if lease.serves_match_stream is None]
+        if unknown:
+            timeout_s = self.call_deadline_ms / 1000
+
+            async def info_of(lease: BotLease) -> Any:
+                try:
+                    return await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)  # type: ignore[misc]
+                except Exception as exc:  # down, failing, or a stub without GetInfo: the unary calls this match
+                    return exc
+
+            answers = await asyncio.gather(*(info_of(lease) for lease in unknown))
+            for lease, info in zip(unknown, answers):
+                if isinstance(info, bot_pb2.BotInfo):
+                    lease.serves_match_stream = info.serves_match_stream
+        for seat, s in enumerate(self.seats):
+            if self.leases[s.endpoint].serves_match_stream:
+                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}")
+                self.stubs[seat] = stream  # the stub's calls, on the stream
+                self.decide_calls[seat] = stream.Decide
 
     def playing(self, seat: int) -> bool:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
@@ -586,3 +620,7 @@ class RunningMatch:
             if kind is not None:  # not a fault: the result is final (docs/failure-policy.md)
                 log.info("match %s: EndMatch to seat %d (%s) failed: %s", self.match_id, seat,
                          self.seats[seat].name, detail)
+        streams = [stream for seat, stream in enumerate(self.streams) if stream is not None and seat in told]
+        if streams:  # each bot ends its side once it has the end: the streams finish without being cancelled
+            wait_s = min(self.call_deadline_ms / 1000, STREAM_FINISH_S)  # then a bot still holding it is cut off
+            await asyncio.gather(*(stream.finish(wait_s) for stream in streams))

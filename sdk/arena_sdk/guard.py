@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -100,6 +100,34 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
     return behaviour
 
 
+def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
+                      gate: Gate | None) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
+    """A bidirectional method: ``gate`` checks the stream's metadata once, when it opens (a refused stream ends with
+    the refusal once its first message is in, unread); a message that does not decode ends the stream with
+    INVALID_ARGUMENT."""
+
+    def checked(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        for request in requests:
+            if isinstance(request, Undecodable):
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"a {request.message_name} message of this {method_name} stream could not be decoded "
+                              f"({request.error}); send serialized {request.message_name} messages")
+            yield request
+
+    def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        if gate is not None:
+            refusal = gate(method_name, context)
+            if refusal is not None:
+                # the first message is read (and dropped) first: a client still writing it when the status came
+                # would see grpc's "Internal error from Core" instead of the refusal
+                next(requests, None)
+                context.abort(*refusal)
+        return function(checked(requests, context), context)
+
+    behaviour.__name__ = method_name
+    return behaviour
+
+
 def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, servicer: Any,
                         gate: Gate | None = None, validate: Validate | None = None,
                         authorize: Authorize | None = None) -> None:
@@ -108,14 +136,28 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
     requests get INVALID_ARGUMENT without a log line; ``gate`` (when given) may refuse a call by its metadata
     first, and ``validate(request)`` (when given) may refuse a decoded request with INVALID_ARGUMENT by returning
     a message (e.g. a field over its size limit), and ``authorize(method, request, context)`` (when given) may
-    refuse a decoded, valid request by returning (status code, message). Only unary-unary methods are supported
-    (raises ``ValueError`` for a streaming one)."""
+    refuse a decoded, valid request by returning (status code, message). Unary and bidirectional methods are
+    supported (raises ``ValueError`` for a method streaming one way, and for ``validate`` or ``authorize`` with a
+    bidirectional one): a bidirectional method's ``gate`` runs once when the stream opens (a refused stream ends
+    with the refusal once its first message is in, unread), and a message that does not decode ends the stream
+    with INVALID_ARGUMENT."""
     handlers = {}
     for method in service.methods:
-        if method.client_streaming or method.server_streaming:
-            raise ValueError(f"{service.full_name}.{method.name} streams; add_guarded_service serves unary methods")
         request_cls = message_factory.GetMessageClass(method.input_type)
         response_cls = message_factory.GetMessageClass(method.output_type)
+        if method.client_streaming and method.server_streaming:
+            if validate is not None or authorize is not None:
+                raise ValueError(f"{service.full_name}.{method.name} streams; validate and authorize check unary "
+                                 f"requests only")
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _stream_behaviour(method.name, getattr(servicer, method.name), gate),
+                request_deserializer=_decoder(request_cls),
+                response_serializer=response_cls.SerializeToString,
+            )
+            continue
+        if method.client_streaming or method.server_streaming:
+            raise ValueError(f"{service.full_name}.{method.name} streams one way; add_guarded_service serves unary "
+                             f"and bidirectional methods")
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize),
             request_deserializer=_decoder(request_cls),

@@ -11,6 +11,12 @@ history from where the request's starts (the game's view says where). Calls run 
 matches are served in parallel; calls to one bot object are serialised by a per-object lock, so an author never
 needs locks of their own.
 
+Both paths of the protocol are served with the same bot classes: the unary calls (StartMatch, Decide, EndMatch)
+and the match stream (PlayMatch: one stream per seat and match, each request answered in order on the stream's
+thread, a failed request answered with a ``StepFailure`` carrying the status the unary call would have had).
+``GetInfo`` says ``serves_match_stream``. The thread pool (``max_workers``, default ``DEFAULT_MAX_WORKERS``) holds
+one thread per unary call in progress and per open stream, so hundreds of concurrent matches are served at once.
+
 Errors leave as canonical gRPC status codes with a message a person can act on:
 
 * ``INVALID_ARGUMENT``: a malformed request (empty match id, a game the bot does not play, decision kind
@@ -41,7 +47,7 @@ import functools
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +65,11 @@ from .pb import bot_pb2, bot_pb2_grpc
 log = logging.getLogger("arena_sdk")
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_MAX_WORKERS = 32  # threads serving calls; a worker may run several matches with the bot in every seat
+# Threads serving calls: one per unary call being answered and one per open match stream (a seat of a running
+# match), made only when needed. A worker may run hundreds of matches with this bot in every seat; when every
+# thread is busy, a call waits for one, and that wait counts against the call's deadline.
+DEFAULT_MAX_WORKERS = 4096
+MAX_FAILURE_CHARS = 1024  # StepFailure.message at most
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
@@ -200,13 +210,54 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     def GetInfo(self, request: bot_pb2.GetInfoRequest, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
         cls = self.bot_cls
         return bot_pb2.BotInfo(
-            name=self.name, version=cls.version, games=list(cls.games), sdk_version=SDK_VERSION, author=cls.author
+            name=self.name, version=cls.version, games=list(cls.games), sdk_version=SDK_VERSION, author=cls.author,
+            serves_match_stream=True,
         )
 
     @_handles_errors
     def StartMatch(
         self, request: bot_pb2.StartMatchRequest, context: grpc.ServicerContext
     ) -> bot_pb2.StartMatchResponse:
+        return self.start_match(request)
+
+    @_handles_errors
+    def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+        return self.decide(request)
+
+    @_handles_errors
+    def EndMatch(self, request: bot_pb2.EndMatchRequest, context: grpc.ServicerContext) -> bot_pb2.EndMatchResponse:
+        return self.end_match(request)
+
+    def PlayMatch(self, requests: Iterator[bot_pb2.RefereeMessage],
+                  context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
+        """The match stream (bot.proto, "The match stream"): one answer per ``RefereeMessage``, in order, made as
+        the unary call would make it (``start_match``, ``decide``, ``end_match``); what would have been an error
+        status becomes a ``StepFailure`` and the stream goes on. Runs on one server thread for the stream's life."""
+        for message in requests:
+            which = message.WhichOneof("request")
+            if which == "decide":
+                sequence = message.decide.sequence
+                try:
+                    yield bot_pb2.BotMessage(sequence=sequence, decision=self.decide(message.decide))
+                except _Abort as exc:
+                    yield _failure(bot_pb2.MATCH_STEP_DECIDE, exc, sequence)
+            elif which == "start":
+                try:
+                    yield bot_pb2.BotMessage(started=self.start_match(message.start))
+                except _Abort as exc:
+                    yield _failure(bot_pb2.MATCH_STEP_START, exc)
+            elif which == "end":
+                try:
+                    yield bot_pb2.BotMessage(ended=self.end_match(message.end))
+                except _Abort as exc:
+                    yield _failure(bot_pb2.MATCH_STEP_END, exc)
+            else:
+                yield _failure(bot_pb2.MATCH_STEP_UNSPECIFIED, _invalid("RefereeMessage carries no request"))
+
+    # --- the calls, on either path (an error is an _Abort) -----------------------------------------------
+
+    def start_match(self, request: bot_pb2.StartMatchRequest) -> bot_pb2.StartMatchResponse:
+        """StartMatch: a fresh bot object for (match id, seat), its ``on_start`` called. Raises ``_Abort``."""
         info = self._match_info(request)
         key = (info.match_id, info.seat)
         entry = self._entry(key, fresh=True)  # the referee sends one StartMatch per seat and play of a match
@@ -214,8 +265,8 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             self._start(key, entry, info)
         return bot_pb2.StartMatchResponse(keeps_history=True)  # Decide completes each view's history
 
-    @_handles_errors
-    def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+    def decide(self, request: bot_pb2.DecideRequest) -> bot_pb2.DecideResponse:
+        """Decide: the bot's answer to the request's view (completed with the kept history). Raises ``_Abort``."""
         if not request.match_id:
             raise _invalid("DecideRequest.match_id is empty")
         try:
@@ -265,8 +316,8 @@ class BotServicer(bot_pb2_grpc.BotServicer):
                 raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {_describe(exc)}") from exc
         return bot_pb2.DecideResponse(**{game_id: game.action_to_proto(action)})
 
-    @_handles_errors
-    def EndMatch(self, request: bot_pb2.EndMatchRequest, context: grpc.ServicerContext) -> bot_pb2.EndMatchResponse:
+    def end_match(self, request: bot_pb2.EndMatchRequest) -> bot_pb2.EndMatchResponse:
+        """EndMatch: the bot object's ``on_end`` called and the object dropped. Raises ``_Abort``."""
         if not request.match_id:
             raise _invalid("EndMatchRequest.match_id is empty")
         key = (request.match_id, request.seat)
@@ -311,6 +362,12 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         except wire.WireError as exc:
             raise _invalid(f"StartMatchRequest.config: {exc}") from exc
         return MatchInfo(request.match_id, request.game, request.seat, n, names, config)
+
+
+def _failure(step: int, exc: _Abort, sequence: int = 0) -> bot_pb2.BotMessage:
+    """The match stream's answer for a request that failed with ``exc``."""
+    return bot_pb2.BotMessage(sequence=sequence, failure=bot_pb2.StepFailure(
+        step=step, code=exc.code.value[0], message=exc.message[:MAX_FAILURE_CHARS]))  # type: ignore[arg-type]
 
 
 def _describe(exc: BaseException) -> str:

@@ -10,7 +10,8 @@ One line per received call, written before the SDK looks at the request: ``{"met
 wire, "time": seconds since the epoch}``. The request is decoded from those bytes only afterwards (so the log holds
 unknown fields too) and handed to the SDK's own servicer, which serves it as for any bot (one bot object per match
 and seat, the same checks, the secret gate when started with ``--secret``). Several seats and matches may be served
-at once; lines never interleave.
+at once; lines never interleave. A request on the match stream (``PlayMatch``) is logged as the call it stands for,
+with the stream's metadata and the bytes of the request inside the ``RefereeMessage``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -31,8 +32,10 @@ from google.protobuf import message_factory
 import arena_sdk.server as sdk_server
 from arena_sdk import serve
 from arena_sdk.games import GAMES
+from arena_sdk.pb import bot_pb2
 
 _lock = threading.Lock()
+STREAM_STEPS = {"start": "StartMatch", "decide": "Decide", "end": "EndMatch"}  # RefereeMessage field -> the call
 
 
 def spy_bot_class() -> type:
@@ -42,25 +45,60 @@ def spy_bot_class() -> type:
     return type("SpyBot", bases, {"name": "spy", "version": "1.0", "games": tuple(GAMES)})
 
 
+def stream_behaviour(log: Callable[[str, grpc.ServicerContext, bytes], None], servicer: Any,
+                     gate: Any) -> Callable[[Iterator[bytes], grpc.ServicerContext], Iterator[Any]]:
+    """The spy's match stream: each request it carries is logged as the unary call it stands for (its own bytes),
+    then served by ``servicer.PlayMatch``."""
+
+    def behaviour(raws: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[Any]:
+        if gate is not None:
+            refusal = gate("PlayMatch", context)
+            if refusal is not None:
+                context.abort(*refusal)
+
+        def requests() -> Iterator[Any]:
+            for raw in raws:
+                try:
+                    message = bot_pb2.RefereeMessage.FromString(raw)
+                except Exception:  # a spy never crashes on what it is sent
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, "undecodable RefereeMessage")
+                which = message.WhichOneof("request")
+                if which is not None:
+                    log(STREAM_STEPS[which], context, getattr(message, which).SerializeToString())
+                yield message
+
+        return servicer.PlayMatch(requests(), context)
+
+    return behaviour
+
+
 def spying_add_guarded_service(log_path: str) -> Callable[..., None]:
     """A replacement of ``arena_sdk.guard.add_guarded_service`` (as ``arena_sdk.server`` calls it) that registers
     every unary method with a raw-bytes request deserializer, logs each request, then decodes it and calls the
     servicer (through the secret gate when the bot was started with ``--secret``)."""
+
+    def log(name: str, context: grpc.ServicerContext, raw: bytes) -> None:
+        metadata = [[k, v.decode("latin-1") if isinstance(v, bytes) else str(v)]
+                    for k, v in (context.invocation_metadata() or ())]
+        line = json.dumps({"method": name, "metadata": metadata, "time": time.time(),
+                           "bytes": base64.b64encode(raw).decode("ascii")})
+        with _lock, open(log_path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
 
     def add(server: grpc.Server, service: Any, servicer: Any, gate: Any = None, validate: Any = None) -> None:
         handlers = {}
         for method in service.methods:
             request_cls = message_factory.GetMessageClass(method.input_type)
             response_cls = message_factory.GetMessageClass(method.output_type)
+            if method.client_streaming:
+                handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                    stream_behaviour(log, servicer, gate),
+                    request_deserializer=None, response_serializer=response_cls.SerializeToString)
+                continue
 
             def behaviour(raw: bytes, context: grpc.ServicerContext, name: str = method.name,
                           request_cls: Any = request_cls) -> Any:
-                metadata = [[k, v.decode("latin-1") if isinstance(v, bytes) else str(v)]
-                            for k, v in (context.invocation_metadata() or ())]
-                line = json.dumps({"method": name, "metadata": metadata, "time": time.time(),
-                                   "bytes": base64.b64encode(raw).decode("ascii")})
-                with _lock, open(log_path, "a", encoding="utf-8") as f:
-                    f.write(line + "\n")
+                log(name, context, raw)
                 if gate is not None:
                     refusal = gate(name, context)
                     if refusal is not None:

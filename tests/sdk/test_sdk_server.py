@@ -383,3 +383,87 @@ def test_a_bot_class_claiming_a_game_it_cannot_play_is_refused() -> None:
 
     with pytest.raises(BotDefinitionError, match="says it plays 'taki' but is not a TakiBot"):
         create_server(Fake, "127.0.0.1:0")
+
+
+# --- the match stream ----------------------------------------------------------------------------------------
+
+
+def test_the_match_stream_serves_the_same_bot_class(recorder: Served) -> None:
+    info = recorder.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=10)
+    assert info.serves_match_stream
+    view = choose_view(seat=1)
+    bad = decide_request(view, "s1")
+    bad.sequence = 1
+    bad.ClearField("take5")
+    result = bot_pb2.MatchResult(scores=[70, 12, 33], ranks=[3, 1, 2], faults=[0, 0, 1])
+    messages = [
+        bot_pb2.RefereeMessage(start=start_request("s1", seat=1), deadline_ms=2000),
+        bot_pb2.RefereeMessage(decide=decide_request(view, "s1"), deadline_ms=1000),
+        bot_pb2.RefereeMessage(decide=bad, deadline_ms=1000),
+        bot_pb2.RefereeMessage(),
+        bot_pb2.RefereeMessage(end=bot_pb2.EndMatchRequest(match_id="s1", seat=1, result=result), deadline_ms=2000),
+    ]
+    answers = list(recorder.stub.PlayMatch(iter(messages), timeout=10))
+    assert [a.WhichOneof("answer") for a in answers] == ["started", "decision", "failure", "failure", "ended"]
+    assert answers[1].sequence == 0 and answers[1].decision.take5.card == max(view.hand)
+    failure = answers[2].failure
+    assert answers[2].sequence == 1 and failure.step == bot_pb2.MATCH_STEP_DECIDE
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] and "carries no view" in failure.message
+    assert answers[3].failure.step == bot_pb2.MATCH_STEP_UNSPECIFIED
+    (bot,) = RecordingBot.created  # one object, as on the unary path
+    assert bot.views == [view] and bot.ended[0].rank == 1
+    assert recorder.servicer.active_matches() == []
+
+
+def test_the_match_stream_needs_the_secret() -> None:
+    server, port = create_server(RecordingBot, "127.0.0.1:0", secret="s3cret")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            start = bot_pb2.RefereeMessage(start=start_request("s2", seat=0))
+            with pytest.raises(grpc.RpcError) as info:
+                list(stub.PlayMatch(iter([start]), timeout=10))
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            with pytest.raises(grpc.RpcError) as info:
+                list(stub.PlayMatch(iter([start]), timeout=10, metadata=(("arena-bot-secret", "guess"),)))
+            assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            answers = list(stub.PlayMatch(iter([start]), timeout=10, metadata=(("arena-bot-secret", "s3cret"),)))
+            assert answers[0].WhichOneof("answer") == "started"
+    finally:
+        server.stop(None)
+
+
+def test_more_concurrent_decisions_than_the_old_32_threads_are_served() -> None:
+    class Wide(BarrierBot):
+        name = "wide"
+        barrier = threading.Barrier(40, timeout=20)  # 40 decisions inside choose_card at once, or it breaks
+
+    served = Served(Wide)
+    try:
+        with ThreadPoolExecutor(40) as pool:
+            futures = [pool.submit(served.stub.Decide, decide_request(choose_view(), f"wide{i}"), timeout=30)
+                       for i in range(40)]
+            cards = [f.result().take5.card for f in futures]
+        assert cards == [choose_view().hand[0]] * 40 and not Wide.barrier.broken
+    finally:
+        served.close()
+
+
+def test_every_match_stream_is_served_at_once() -> None:
+    class WideStreams(BarrierBot):
+        name = "widestreams"
+        barrier = threading.Barrier(40, timeout=20)  # 40 seats' streams inside choose_card at once, or it breaks
+
+    served = Served(WideStreams)
+    try:
+        def play(i: int) -> list[bot_pb2.BotMessage]:
+            message = bot_pb2.RefereeMessage(decide=decide_request(choose_view(), f"ws{i}"), deadline_ms=20000)
+            return list(served.stub.PlayMatch(iter([message]), timeout=30))
+
+        with ThreadPoolExecutor(40) as pool:
+            answers = list(pool.map(play, range(40)))
+        assert [a[0].decision.take5.card for a in answers] == [choose_view().hand[0]] * 40
+        assert not WideStreams.barrier.broken
+    finally:
+        served.close()

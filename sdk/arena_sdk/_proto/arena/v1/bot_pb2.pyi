@@ -32,6 +32,36 @@ matches. GetInfo stays open. The Python SDK does this when started with --secret
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
 16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
+
+The match stream (PlayMatch), instead of StartMatch, Decide and EndMatch: a bot whose BotInfo has
+serves_match_stream = true may be driven through one bidirectional stream per seat and match. The referee uses
+it when the bot says it serves it and the four unary calls otherwise, so a bot may ignore it. Its rules:
+  * One stream per (match_id, seat). The referee opens it with the same call metadata as the unary calls (the
+    bot secret `arena-bot-secret`); a bot refuses a stream without it (UNAUTHENTICATED) or with another value
+    (PERMISSION_DENIED) by ending the stream with that status, without answering anything (the Python SDK
+    does so once the first message is in, so that the referee is not still writing it: grpc then reports
+    the status and not a transport error).
+  * The referee sends RefereeMessages: `start` (a StartMatchRequest, first on the first stream of a seat),
+    then one `decide` (a DecideRequest) per decision, then `end` (an EndMatchRequest, not to a forfeited seat),
+    and then closes its side. One seat is asked one thing at a time: the referee sends the next `decide` only
+    once the previous one was answered or its deadline passed.
+  * The bot answers each `start` with a BotMessage `started`, each `decide` with `decision` carrying the
+    request's DecideRequest.sequence in BotMessage.sequence, each `end` with `ended`; or, where a unary call
+    would have ended with an error status, with `failure` (its step, the status code and a message) and the
+    stream stays open. Answers come in the order of the requests.
+  * Deadlines: RefereeMessage.deadline_ms is the time the referee waits for the answer, from when it sent the
+    request (the unary calls' gRPC deadline: default 1000 ms per decide, 2000 ms for start and end); the stream
+    itself has no gRPC deadline. The referee enforces it: an answer that comes after it, or that carries a
+    sequence it is not waiting for, is dropped unread, and the decision is recorded as a timeout fault with
+    the default action, as a late unary answer. A decision the referee asks again (its own event loop was
+    late: the failure policy) is sent again with the same sequence.
+  * Limits as on the unary calls: every BotMessage at most 64 KiB (a larger one ends the stream with
+    RESOURCE_EXHAUSTED: an `error` fault for the decision it answered); a RefereeMessage at most 1 MiB.
+  * A stream that ends or breaks (the bot went away, restarted, or ended it with a status) fails the request
+    waiting on it (an `unreachable` fault when the bot is gone; the status's fault otherwise, as on a unary
+    call). For the seat's next decision the referee opens a new stream and sends `decide` first, with a
+    complete view (complete history), as after any unanswered decision; no `start` again: a bot that lost
+    its state carries on from that view, as with a unary Decide of a match it never saw start.
 """
 
 from collections import abc as _abc
@@ -130,6 +160,32 @@ three) or not. Asked only of seats holding a Breaker, one at a time in play orde
 """
 Global___DecisionKind: _TypeAlias = DecisionKind  # noqa: Y015
 
+class _MatchStep:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MatchStepEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchStep.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MATCH_STEP_UNSPECIFIED: _MatchStep.ValueType  # 0
+    MATCH_STEP_START: _MatchStep.ValueType  # 1
+    """The answer to RefereeMessage.start."""
+    MATCH_STEP_DECIDE: _MatchStep.ValueType  # 2
+    """The answer to RefereeMessage.decide."""
+    MATCH_STEP_END: _MatchStep.ValueType  # 3
+    """The answer to RefereeMessage.end."""
+
+class MatchStep(_MatchStep, metaclass=_MatchStepEnumTypeWrapper):
+    """The step of the match stream an answer or a failure belongs to."""
+
+MATCH_STEP_UNSPECIFIED: MatchStep.ValueType  # 0
+MATCH_STEP_START: MatchStep.ValueType  # 1
+"""The answer to RefereeMessage.start."""
+MATCH_STEP_DECIDE: MatchStep.ValueType  # 2
+"""The answer to RefereeMessage.decide."""
+MATCH_STEP_END: MatchStep.ValueType  # 3
+"""The answer to RefereeMessage.end."""
+Global___MatchStep: _TypeAlias = MatchStep  # noqa: Y015
+
 @_typing.final
 class GetInfoRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -154,6 +210,7 @@ class BotInfo(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     SDK_VERSION_FIELD_NUMBER: _builtins.int
     AUTHOR_FIELD_NUMBER: _builtins.int
+    SERVES_MATCH_STREAM_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Bot name, 1..64 characters of [A-Za-z0-9_.-]. At most 64 characters."""
     version: _builtins.str
@@ -166,6 +223,11 @@ class BotInfo(_message.Message):
     """
     author: _builtins.str
     """Optional author or team name. At most 128 characters."""
+    serves_match_stream: _builtins.bool
+    """--- the match stream ---
+    True when the bot serves PlayMatch (the match stream); the referee then drives it through one stream per
+    seat and match instead of StartMatch, Decide and EndMatch. False or unset: the unary calls only.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Games the bot plays, by game id ("take5", "taki"): at most 16 ids of at most 32 characters."""
@@ -178,10 +240,11 @@ class BotInfo(_message.Message):
         games: _abc.Iterable[_builtins.str] | None = ...,
         sdk_version: _builtins.str = ...,
         author: _builtins.str = ...,
+        serves_match_stream: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "games", b"games", "name", b"name", "sdk_version", b"sdk_version", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "games", b"games", "name", b"name", "sdk_version", b"sdk_version", "serves_match_stream", b"serves_match_stream", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1089,3 +1152,134 @@ class EndMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___EndMatchResponse: _TypeAlias = EndMatchResponse  # noqa: Y015
+
+@_typing.final
+class RefereeMessage(_message.Message):
+    """--- the match stream (PlayMatch) ---------------------------------------------------------------------------
+
+    What the referee sends on a seat's match stream. Exactly one of start, decide, end is set.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    DECIDE_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    deadline_ms: _builtins.int
+    """How long the referee waits for this request's answer, milliseconds from when it sent it (1..120000): the
+    deadline of the unary call it replaces. An answer after it is dropped (a timeout fault for a decide).
+    """
+    @_builtins.property
+    def start(self) -> Global___StartMatchRequest:
+        """The match starts (as the StartMatch call); the first message of the seat's first stream."""
+
+    @_builtins.property
+    def decide(self) -> Global___DecideRequest:
+        """One decision (as the Decide call); decide.sequence is the number the answer must carry."""
+
+    @_builtins.property
+    def end(self) -> Global___EndMatchRequest:
+        """The match is over (as the EndMatch call); the referee then closes its side of the stream."""
+
+    def __init__(
+        self,
+        *,
+        start: Global___StartMatchRequest | None = ...,
+        decide: Global___DecideRequest | None = ...,
+        end: Global___EndMatchRequest | None = ...,
+        deadline_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decide", b"decide", "end", b"end", "request", b"request", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "decide", b"decide", "end", b"end", "request", b"request", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["start", "decide", "end"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___RefereeMessage: _TypeAlias = RefereeMessage  # noqa: Y015
+
+@_typing.final
+class StepFailure(_message.Message):
+    """A request of the match stream the bot could not answer: what the unary call's error status would have been."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    step: Global___MatchStep.ValueType
+    """The step that failed."""
+    code: _builtins.int
+    """The gRPC status code number the unary call would have ended with (3 INVALID_ARGUMENT, 13 INTERNAL, ...);
+    never 0.
+    """
+    message: _builtins.str
+    """What went wrong, for a person; at most 1024 characters."""
+    def __init__(
+        self,
+        *,
+        step: Global___MatchStep.ValueType = ...,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "step", b"step"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StepFailure: _TypeAlias = StepFailure  # noqa: Y015
+
+@_typing.final
+class BotMessage(_message.Message):
+    """What a bot sends on a match stream: one answer per RefereeMessage, in their order. Exactly one of started,
+    decision, ended, failure is set.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    FAILURE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """decision, and a failure of MATCH_STEP_DECIDE: the DecideRequest.sequence of the request answered. 0 for the
+    other answers.
+    """
+    @_builtins.property
+    def started(self) -> Global___StartMatchResponse:
+        """The answer to start (as StartMatch's)."""
+
+    @_builtins.property
+    def decision(self) -> Global___DecideResponse:
+        """The answer to the decide whose sequence is `sequence` (as Decide's)."""
+
+    @_builtins.property
+    def ended(self) -> Global___EndMatchResponse:
+        """The answer to end (as EndMatch's)."""
+
+    @_builtins.property
+    def failure(self) -> Global___StepFailure:
+        """The request could not be answered (see StepFailure)."""
+
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+        started: Global___StartMatchResponse | None = ...,
+        decision: Global___DecideResponse | None = ...,
+        ended: Global___EndMatchResponse | None = ...,
+        failure: Global___StepFailure | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "decision", b"decision", "ended", b"ended", "failure", b"failure", "started", b"started"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "decision", b"decision", "ended", b"ended", "failure", b"failure", "sequence", b"sequence", "started", b"started"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_answer: _TypeAlias = _typing.Literal["started", "decision", "ended", "failure"]  # noqa: Y015
+    _WhichOneofArgType_answer: _TypeAlias = _typing.Literal["answer", b"answer"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_answer) -> _WhichOneofReturnType_answer | None: ...
+
+Global___BotMessage: _TypeAlias = BotMessage  # noqa: Y015

@@ -54,6 +54,11 @@ class BotStub:
                 request_serializer=arena_dot_v1_dot_bot__pb2.EndMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_bot__pb2.EndMatchResponse.FromString,
                 _registered_method=True)
+        self.PlayMatch = channel.stream_stream(
+                '/arena.v1.Bot/PlayMatch',
+                request_serializer=arena_dot_v1_dot_bot__pb2.RefereeMessage.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_bot__pb2.BotMessage.FromString,
+                _registered_method=True)
 
 
 class BotServicer:
@@ -87,6 +92,15 @@ class BotServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayMatch(self, request_iterator, context):
+        """--- the match stream ---------------------------------------------------------------------------------------
+        One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
+        (see "The match stream" above). Served when BotInfo.serves_match_stream is true.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -109,6 +123,11 @@ def add_BotServicer_to_server(servicer, server):
                     servicer.EndMatch,
                     request_deserializer=arena_dot_v1_dot_bot__pb2.EndMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_bot__pb2.EndMatchResponse.SerializeToString,
+            ),
+            'PlayMatch': grpc.stream_stream_rpc_method_handler(
+                    servicer.PlayMatch,
+                    request_deserializer=arena_dot_v1_dot_bot__pb2.RefereeMessage.FromString,
+                    response_serializer=arena_dot_v1_dot_bot__pb2.BotMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -219,6 +238,33 @@ class Bot:
             '/arena.v1.Bot/EndMatch',
             arena_dot_v1_dot_bot__pb2.EndMatchRequest.SerializeToString,
             arena_dot_v1_dot_bot__pb2.EndMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMatch(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/arena.v1.Bot/PlayMatch',
+            arena_dot_v1_dot_bot__pb2.RefereeMessage.SerializeToString,
+            arena_dot_v1_dot_bot__pb2.BotMessage.FromString,
             options,
             channel_credentials,
             insecure,

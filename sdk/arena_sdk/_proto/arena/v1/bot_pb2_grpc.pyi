@@ -32,6 +32,36 @@ matches. GetInfo stays open. The Python SDK does this when started with --secret
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
 16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
+
+The match stream (PlayMatch), instead of StartMatch, Decide and EndMatch: a bot whose BotInfo has
+serves_match_stream = true may be driven through one bidirectional stream per seat and match. The referee uses
+it when the bot says it serves it and the four unary calls otherwise, so a bot may ignore it. Its rules:
+  * One stream per (match_id, seat). The referee opens it with the same call metadata as the unary calls (the
+    bot secret `arena-bot-secret`); a bot refuses a stream without it (UNAUTHENTICATED) or with another value
+    (PERMISSION_DENIED) by ending the stream with that status, without answering anything (the Python SDK
+    does so once the first message is in, so that the referee is not still writing it: grpc then reports
+    the status and not a transport error).
+  * The referee sends RefereeMessages: `start` (a StartMatchRequest, first on the first stream of a seat),
+    then one `decide` (a DecideRequest) per decision, then `end` (an EndMatchRequest, not to a forfeited seat),
+    and then closes its side. One seat is asked one thing at a time: the referee sends the next `decide` only
+    once the previous one was answered or its deadline passed.
+  * The bot answers each `start` with a BotMessage `started`, each `decide` with `decision` carrying the
+    request's DecideRequest.sequence in BotMessage.sequence, each `end` with `ended`; or, where a unary call
+    would have ended with an error status, with `failure` (its step, the status code and a message) and the
+    stream stays open. Answers come in the order of the requests.
+  * Deadlines: RefereeMessage.deadline_ms is the time the referee waits for the answer, from when it sent the
+    request (the unary calls' gRPC deadline: default 1000 ms per decide, 2000 ms for start and end); the stream
+    itself has no gRPC deadline. The referee enforces it: an answer that comes after it, or that carries a
+    sequence it is not waiting for, is dropped unread, and the decision is recorded as a timeout fault with
+    the default action, as a late unary answer. A decision the referee asks again (its own event loop was
+    late: the failure policy) is sent again with the same sequence.
+  * Limits as on the unary calls: every BotMessage at most 64 KiB (a larger one ends the stream with
+    RESOURCE_EXHAUSTED: an `error` fault for the decision it answered); a RefereeMessage at most 1 MiB.
+  * A stream that ends or breaks (the bot went away, restarted, or ended it with a status) fails the request
+    waiting on it (an `unreachable` fault when the bot is gone; the status's fault otherwise, as on a unary
+    call). For the seat's next decision the referee opens a new stream and sends `decide` first, with a
+    complete view (complete history), as after any unanswered decision; no `start` again: a bot that lost
+    its state carries on from that view, as with a unary Decide of a match it never saw start.
 """
 
 from . import bot_pb2 as _bot_pb2
@@ -70,6 +100,11 @@ class BotStub:
     """One decision for one seat. Answer within the call's gRPC deadline."""
     EndMatch: _grpc.UnaryUnaryMultiCallable[_bot_pb2.EndMatchRequest, _bot_pb2.EndMatchResponse]
     """The match is over; the bot may drop its per-match state."""
+    PlayMatch: _grpc.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]
+    """--- the match stream ---------------------------------------------------------------------------------------
+    One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
+    (see "The match stream" above). Served when BotInfo.serves_match_stream is true.
+    """
 
 @_typing.type_check_only
 class BotAsyncStub(BotStub):
@@ -82,6 +117,11 @@ class BotAsyncStub(BotStub):
     """One decision for one seat. Answer within the call's gRPC deadline."""
     EndMatch: _aio.UnaryUnaryMultiCallable[_bot_pb2.EndMatchRequest, _bot_pb2.EndMatchResponse]  # type: ignore[assignment]
     """The match is over; the bot may drop its per-match state."""
+    PlayMatch: _aio.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]  # type: ignore[assignment]
+    """--- the match stream ---------------------------------------------------------------------------------------
+    One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
+    (see "The match stream" above). Served when BotInfo.serves_match_stream is true.
+    """
 
 class BotServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -115,5 +155,16 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.EndMatchResponse, _abc.Awaitable[_bot_pb2.EndMatchResponse]]:
         """The match is over; the bot may drop its per-match state."""
+
+    @_abc_1.abstractmethod
+    def PlayMatch(
+        self,
+        request_iterator: _MaybeAsyncIterator[_bot_pb2.RefereeMessage],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bot_pb2.BotMessage], _abc.AsyncIterator[_bot_pb2.BotMessage]]:
+        """--- the match stream ---------------------------------------------------------------------------------------
+        One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
+        (see "The match stream" above). Served when BotInfo.serves_match_stream is true.
+        """
 
 def add_BotServicer_to_server(servicer: BotServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,246 @@
+"""The referee's side of the match stream (``arena.v1.Bot.PlayMatch``, bot.proto "The match stream"): one
+bidirectional stream per seat and match, made to look like the seat's stub.
+
+``SeatStream`` has the stub's ``StartMatch``, ``Decide`` and ``EndMatch`` with the stub's call signature
+(``call(request, timeout=s, metadata=..., wait_for_ready=...)``); each returns a ``StreamCall``, an awaitable with
+``add_done_callback`` and ``cancel`` like a ``grpc.aio`` unary call, so ``arena.match.running.RunningMatch`` asks a
+seat the same way on either path, with the same fault kinds, details, lag retries and reconnection:
+
+* the request is put on the stream (a ``RefereeMessage`` with its ``deadline_ms``) and the call waits for the
+  answer for ``timeout`` seconds, the deadline the referee enforces itself; then it fails with
+  DEADLINE_EXCEEDED ("timeout"), and an answer that comes later, or carries a sequence nobody waits for, is dropped
+  (``dropped`` counts them);
+* a ``StepFailure`` answer fails the call with its status code, as the unary call's error status would;
+* an answer whose bytes are not a ``BotMessage`` answers the oldest waiting call with an ``UndecodableAnswer``
+  (a ``malformed`` fault);
+* a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away or ended
+  the stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
+  ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
+  complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
+  never brought an answer (a stream still waiting for its bot to come back).
+
+The stream's call metadata (the bot secret) is that of the first call that opens it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from arena.match.bot_stub import UndecodableAnswer
+from arena_sdk.pb import bot_pb2
+
+log = logging.getLogger("arena.match.referee")
+
+# BotMessage answer field -> the step it answers (None: answered by sequence)
+_STEP_OF_ANSWER = {"started": bot_pb2.MATCH_STEP_START, "decision": bot_pb2.MATCH_STEP_DECIDE,
+                   "ended": bot_pb2.MATCH_STEP_END}
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+_CLOSE = object()  # the end of the referee's side of a stream
+
+
+class StreamStatus(grpc.RpcError):
+    """A call of the match stream that got no answer: its status code and details, as a failed unary call's
+    ``grpc.RpcError`` (``code()``, ``details()``)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class StreamCall:
+    """One request on a match stream, awaited like a ``grpc.aio`` unary call: ``await call`` gives the answer
+    message (or an ``UndecodableAnswer``) or raises ``StreamStatus``."""
+
+    __slots__ = ("future", "timer", "stream", "key")
+
+    def __init__(self, stream: SeatStream, key: tuple[int, int], timeout_s: float) -> None:
+        loop = stream.loop
+        self.stream = stream
+        self.key = key
+        self.future: asyncio.Future[Any] = loop.create_future()
+        self.timer = loop.call_later(timeout_s, self._expire, timeout_s)
+
+    def _expire(self, timeout_s: float) -> None:
+        if not self.future.done():
+            stream = self.stream
+            stream.forget(self)
+            self.future.set_exception(StreamStatus(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                                   f"no answer within {timeout_s * 1000:.0f} ms"))
+            if not stream.answered:  # never reached the bot (still connecting): the next call opens a new stream
+                stream.close()
+
+    def answer(self, response: Any) -> None:
+        if not self.future.done():
+            self.timer.cancel()
+            self.future.set_result(response)
+
+    def fail(self, status: StreamStatus) -> None:
+        if not self.future.done():
+            self.timer.cancel()
+            self.future.set_exception(status)
+
+    def add_done_callback(self, callback: Callable[[Any], None]) -> None:
+        self.future.add_done_callback(callback)
+
+    def cancel(self) -> bool:
+        self.timer.cancel()
+        self.stream.forget(self)
+        return self.future.cancel()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self.future.__await__()
+
+
+class SeatStream:
+    """The match stream of one seat, opened on first use through ``stub`` (a ``GuardedBotStub``), reopened after it
+    broke. Belongs to the running event loop. See the module docstring."""
+
+    def __init__(self, stub: Any, seat: int, name: str) -> None:
+        self.stub = stub
+        self.seat = seat
+        self.name = name  # for log lines: "bot x at host:port"
+        self.loop = asyncio.get_running_loop()
+        self.call: Any = None  # the grpc.aio stream call, None until opened or after it broke
+        self.outbox: asyncio.Queue[Any] | None = None
+        self.reader: asyncio.Task[None] | None = None
+        self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
+        self.opened = 0  # streams opened so far
+        self.answered = False  # the stream now open has brought an answer
+        self.dropped = 0  # answers dropped: late, or for a sequence nobody waits for
+
+    # the stub's methods
+    def StartMatch(self, request: bot_pb2.StartMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
+        return self._ask(bot_pb2.RefereeMessage(start=request), (bot_pb2.MATCH_STEP_START, 0), **kwargs)
+
+    def Decide(self, request: bot_pb2.DecideRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
+        return self._ask(bot_pb2.RefereeMessage(decide=request), (bot_pb2.MATCH_STEP_DECIDE, request.sequence),
+                         **kwargs)
+
+    def EndMatch(self, request: bot_pb2.EndMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
+        """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
+        call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
+        assert self.outbox is not None
+        self.outbox.put_nowait(_CLOSE)
+        return call
+
+    def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
+             metadata: Any = None, wait_for_ready: bool | None = None) -> StreamCall:
+        if self.call is None:
+            self._open(metadata, wait_for_ready)
+        message.deadline_ms = max(1, round(timeout * 1000))
+        call = StreamCall(self, key, timeout)
+        old = self.waiting.pop(key, None)
+        if old is not None:  # asked again (the same request): the earlier call is over
+            old.cancel()
+        self.waiting[key] = call
+        assert self.outbox is not None
+        self.outbox.put_nowait(message)
+        return call
+
+    def forget(self, call: StreamCall) -> None:
+        if self.waiting.get(call.key) is call:
+            del self.waiting[call.key]
+
+    def _open(self, metadata: Any, wait_for_ready: bool | None) -> None:
+        outbox: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def requests() -> AsyncIterator[bot_pb2.RefereeMessage]:
+            while True:
+                message = await outbox.get()
+                if message is _CLOSE:
+                    return
+                yield message
+
+        self.outbox = outbox
+        self.waiting = collections.OrderedDict()  # this stream's calls: failed when it breaks, not the next one's
+        self.call = self.stub.PlayMatch(requests(), metadata=metadata, wait_for_ready=wait_for_ready)
+        self.reader = self.loop.create_task(self._read(self.call, self.waiting))
+        self.opened += 1
+        self.answered = False
+
+    async def _read(self, call: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
+        status = StreamStatus(grpc.StatusCode.UNAVAILABLE, "the bot ended the match stream")
+        try:
+            while True:
+                message = await call.read()
+                if message is grpc.aio.EOF:
+                    break
+                self._dispatch(message, waiting)
+        except grpc.RpcError as exc:
+            code = exc.code() if hasattr(exc, "code") else None
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            if code in (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
+                code = grpc.StatusCode.UNAVAILABLE
+            status = StreamStatus(code, f"the match stream broke: {details or code.name}")
+        except asyncio.CancelledError:
+            status = StreamStatus(grpc.StatusCode.CANCELLED, "the match stream was closed")
+            raise
+        finally:
+            if self.call is call:  # the next call opens a new stream
+                self.call = None
+                if self.outbox is not None:
+                    self.outbox.put_nowait(_CLOSE)
+                self.outbox = None
+            waiters = list(waiting.values())
+            waiting.clear()
+            for waiter in waiters:
+                waiter.fail(status)
+
+    def _dispatch(self, message: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
+        if waiting is self.waiting:
+            self.answered = True
+        if isinstance(message, UndecodableAnswer):  # answers the oldest request waiting
+            if waiting:
+                _, call = waiting.popitem(last=False)
+                call.answer(message)
+            return
+        which = message.WhichOneof("answer")
+        if which == "failure":
+            failure = message.failure
+            key = (failure.step, message.sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
+            found = waiting.pop(key, None)
+            if found is not None:
+                code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
+                found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
+                                       failure.message[:1024]))
+                return
+        else:
+            step = _STEP_OF_ANSWER.get(which) if which is not None else None
+            key = (step, message.sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)
+            found = waiting.pop(key, None)
+            if found is not None:
+                found.answer(getattr(message, str(which)))
+                return
+        self.dropped += 1
+        log.debug("seat %d (%s): dropped a match stream answer nobody waits for (%s, sequence %d)", self.seat,
+                  self.name, which, message.sequence)
+
+    async def finish(self, timeout_s: float) -> None:
+        """Wait at most ``timeout_s`` for the stream to end (after ``EndMatch``: the bot ends its side)."""
+        reader = self.reader
+        if reader is not None and not reader.done():
+            await asyncio.wait([reader], timeout=timeout_s)
+
+    def close(self) -> None:
+        """End the stream: close the referee's side and cancel the call (every waiting call fails)."""
+        if self.outbox is not None:
+            self.outbox.put_nowait(_CLOSE)
+        if self.call is not None:
+            self.call.cancel()
+        if self.reader is not None:
+            self.reader.cancel()
+        self.call = self.outbox = None

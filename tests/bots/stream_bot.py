@@ -1,0 +1,75 @@
+"""A bot that serves only the match stream well (its unary Decide always fails with INTERNAL, so a clean match
+proves the referee used the stream), and breaks the stream's rules on purpose at the requests named by ``--at``:
+
+--style late       answer after --sleep seconds (past the deadline), then carry on
+--style wrong_seq  answer with a sequence the referee did not ask (the request's + 1000)
+--style huge       answer a BotMessage over the referee's 64 KiB limit
+--style break      end the stream with UNAVAILABLE (the next decision comes on a new stream)
+--style honest     no misbehaviour (with --secret: check the arena-bot-secret metadata of each stream)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from botbase import TestBot, honest, main  # noqa: E402
+
+from arena_sdk.pb import bot_pb2  # noqa: E402
+
+
+class StreamBot(TestBot):
+    def GetInfo(self, request: Any, context: grpc.ServicerContext) -> bot_pb2.BotInfo:
+        return bot_pb2.BotInfo(name=self.args.name, version="test", games=["take5"], sdk_version="test bot",
+                               serves_match_stream=True)
+
+    def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+        context.abort(grpc.StatusCode.INTERNAL, "this bot answers on the match stream only")
+        raise AssertionError  # abort raises
+
+    def PlayMatch(self, requests: Iterator[bot_pb2.RefereeMessage],
+                  context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
+        if self.args.secret:
+            given = dict(context.invocation_metadata()).get("arena-bot-secret")
+            if given != self.args.secret:
+                context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong arena-bot-secret")
+        for message in requests:
+            which = message.WhichOneof("request")
+            if which == "start":
+                yield bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse())
+            elif which == "end":
+                yield bot_pb2.BotMessage(ended=bot_pb2.EndMatchResponse())
+            elif which == "decide":
+                request = message.decide
+                seq = request.sequence
+                answer = honest(request)
+                if self.at is not None and seq not in self.at or self.args.style == "honest":
+                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                elif self.args.style == "late":
+                    time.sleep(self.args.sleep)
+                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                elif self.args.style == "wrong_seq":
+                    yield bot_pb2.BotMessage(sequence=seq + 1000, decision=answer)
+                elif self.args.style == "huge":
+                    yield bot_pb2.BotMessage(sequence=seq, failure=bot_pb2.StepFailure(
+                        step=bot_pb2.MATCH_STEP_DECIDE, code=13, message="x" * 100_000))
+                else:  # break
+                    context.abort(grpc.StatusCode.UNAVAILABLE, "the stream breaks here")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break"])
+    parser.add_argument("--sleep", type=float, default=0.5)
+    parser.add_argument("--secret", default="")
+
+
+if __name__ == "__main__":
+    main(StreamBot, "stream_bot", add_arguments)
