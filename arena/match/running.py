@@ -173,6 +173,7 @@ class RunningMatch:
     sent: list[Any] = field(default_factory=list)  # per seat: what its bot has been sent (Game.view_message)
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
+    seat_seeds: tuple[int, ...] = ()  # per seat: the seed of its bot's own randomness, sent in its StartMatch only
     limits: Limits = field(init=False)  # options.limits, made once
 
     def __post_init__(self) -> None:
@@ -284,6 +285,7 @@ class RunningMatch:
             bot_pb2.StartMatchRequest(
                 match_id=self.match_id, game=self.game, seat=seat, num_players=len(self.seats),
                 player_names=names, config=config_msg,
+                seat_seed=self.seat_seeds[seat] if self.seat_seeds else None,
             )
             for seat in range(len(self.seats))
         ]

@@ -50,6 +50,7 @@ import grpc
 
 from . import wire
 from ._version import SDK_VERSION
+from .rng import MAX_SEAT_SEED
 from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
 from .games import GAMES, get_game
 from .games.base import RulesError
@@ -181,7 +182,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         """Call on_start once per object; the caller holds ``entry.lock``."""
         if entry.started:
             return
-        entry.bot.match = info
+        entry.bot.begin_match(info)
         try:
             entry.bot.on_start(info)
         except Exception as exc:
@@ -310,7 +311,10 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             config = wire.config_from_proto(request.game, request.config if request.HasField("config") else None)
         except wire.WireError as exc:
             raise _invalid(f"StartMatchRequest.config: {exc}") from exc
-        return MatchInfo(request.match_id, request.game, request.seat, n, names, config)
+        seat_seed = request.seat_seed if request.HasField("seat_seed") else None
+        if seat_seed is not None and seat_seed > MAX_SEAT_SEED:
+            raise _invalid(f"StartMatchRequest.seat_seed must be 0..2**63-1, got {seat_seed}")
+        return MatchInfo(request.match_id, request.game, request.seat, n, names, config, seat_seed)
 
 
 def _describe(exc: BaseException) -> str:
