@@ -17,13 +17,13 @@ Limits per decision: ``--samples`` deals (default ``samples_for(view, horizon)``
 seat count and turn) and a wall-clock cap ``--budget-ms`` (default 40 ms, far below the referee's 1000 ms
 deadline, so several matches can share the 2 cores). The sample count normally ends the search, so a decision is
 deterministic: its random generator is the SDK's per-decision ``rng``, seeded from the seat seed (or, without one,
-``--seed``; ``sample_bots.seeded``) and the decision's place (hand, turn, kind), whatever the order of calls. Only a decision cut short by the cap (a loaded machine) depends on timing.
+``--seed``; ``sample_bots.seeded``) and the decision's place (hand, turn, kind), whatever the order of calls.
+Only a decision cut short by the cap (a loaded machine) depends on timing.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from collections.abc import Sequence

@@ -168,9 +168,9 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
+    from arena.core.seeds import local_seat_seeds
     from arena.match.options import RefereeOptions
     from arena.match.record import SeatSpec
-    from arena.core.seeds import local_seat_seeds
     from arena.match.referee import run_match_sync
 
     if seed is None:

@@ -21,7 +21,8 @@ VERIFY_PAGE = 1000  # matches per ListMatches page (the server's maximum page si
 
 @tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
 @click.argument("tournament_id", metavar="ID")
-@option("--records", is_flag=True, help="Also fetch every match record and check the deal seed and the seat seeds it was played with.")
+@option("--records", is_flag=True,
+        help="Also fetch every match record and check the deal seed and the seat seeds it was played with.")
 @server_option
 @json_option
 @click.pass_obj

@@ -304,7 +304,8 @@ def play(
     is the endpoint when the bot does not answer; an unreachable bot plays by faults and default actions).
     ``game`` None plays the first registered game (``arena_sdk.games.game_ids()[0]``, as the CLI's ``--game``).
     ``seed`` None picks a random seed, recorded in the record; it also gives every seat its seat seed
-    (``arena.core.seeds.local_seat_seeds``), so one seed replays the whole game, the bots' randomness included. ``match_id`` None makes ``"play-<uuid>"``.
+    (``arena.core.seeds.local_seat_seeds``), so one seed replays the whole game, the bots' randomness included.
+    ``match_id`` None makes ``"play-<uuid>"``.
 
     Raises ``ValueError`` for a bad spec or argument (see ``referee.run_match``) and ``BotStartError`` when a bot
     process does not start.

@@ -212,6 +212,14 @@ def bot_time_ms(decisions: Sequence[dict[str, Any]], seat: int, upto: int) -> fl
     return total
 
 
+def _check_seat_seeds(seat_seeds: Any, seats: int) -> list[int]:
+    """``record.seat_seeds`` checked: [] or one integer 0 .. 2**63-1 per seat; raises ``RecordError``."""
+    if (not isinstance(seat_seeds, list) or not all(_is_int(x) and 0 <= x < 2**63 for x in seat_seeds)
+            or len(seat_seeds) not in (0, seats)):
+        raise RecordError(f"record.seat_seeds must be [] or one integer 0..2**63-1 per seat, got {seat_seeds!r}")
+    return seat_seeds
+
+
 @dataclass(frozen=True)
 class MatchRecord:
     """Everything needed to replay and audit one match. JSON form: ``to_dict`` / ``from_dict``, ``save``/``load``.
@@ -354,10 +362,7 @@ class MatchRecord:
             faults=tuple(_int_list(r, "faults", "result")),
             forfeits=tuple(seat_forfeits),
         )
-        seat_seeds = d.get("seat_seeds") or []
-        if (not isinstance(seat_seeds, list) or not all(_is_int(x) and 0 <= x < 2**63 for x in seat_seeds)
-                or len(seat_seeds) not in (0, len(seats))):
-            raise RecordError(f"record.seat_seeds must be [] or one integer 0..2**63-1 per seat, got {seat_seeds!r}")
+        seat_seeds = _check_seat_seeds(d.get("seat_seeds") or [], len(seats))
         deadline_ms = _get(d, "deadline_ms", int)
         if deadline_ms < 1:
             raise RecordError(f"record.deadline_ms must be a positive number of milliseconds, got {deadline_ms}")

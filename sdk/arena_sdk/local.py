@@ -28,7 +28,8 @@ def play_game(
     served match: each bot gets ``on_start`` (``MatchInfo`` with the bots' class ``name``s) and ``on_end``, and
     every decision sees only the engine's ``observe`` of its seat. ``seed`` / ``deals`` as in the game's
     ``new_game``; ``seat_seeds``: one seed per seat for
-    the bots' own randomness (``MatchInfo.seat_seed``; () gives none: entropy). Raises ``RulesError`` for a bad seat count or deal, ``IllegalAnswerError`` when a bot answers
+    the bots' own randomness (``MatchInfo.seat_seed``; () gives none: entropy).
+    Raises ``RulesError`` for a bad seat count or deal, ``IllegalAnswerError`` when a bot answers
     illegally, ``ValueError`` for an unknown game or no bots, and whatever a bot's method raises (there is no
     referee here to turn it into a fault).
     """

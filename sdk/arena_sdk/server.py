@@ -50,12 +50,12 @@ import grpc
 
 from . import wire
 from ._version import SDK_VERSION
-from .rng import MAX_SEAT_SEED
 from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
 from .games import GAMES, get_game
 from .games.base import RulesError
 from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches
 from .pb import bot_pb2, bot_pb2_grpc
+from .rng import MAX_SEAT_SEED
 
 log = logging.getLogger("arena_sdk")
 

@@ -22,13 +22,13 @@ from arena_sdk.games import taki
 from arena_sdk.games.taki import wire as taki_wire
 from arena_sdk.games.taki.bot import decide
 from arena_sdk.games.taki.cards import (
-    PLUS,
     BLUE,
     BREAKER,
     CARD_COLOR,
     CARD_SYMBOL,
     CHCOLOR,
     KING,
+    PLUS,
     SUPERTAKI,
     YELLOW,
 )
