@@ -1,5 +1,5 @@
 """House bots: the arena's own sample bots, seated by name (``house:<sample name>``, e.g. ``house:heuristic``,
-``house:montecarlo``, ``house:random``, ``house:taki-heuristic``, ``house:taki-random``) without being registered.
+``house:montecarlo``, ``house:random``: one per installed sample bot) without being registered.
 
 A worker process runs each house bot it needs as one child process it starts and owns (``python -m MODULE --port 0``
 on loopback, ``arena.match.local_bots``), started the first time a match seats it and stopped when the worker process

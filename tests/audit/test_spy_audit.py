@@ -105,7 +105,8 @@ def play_in_process(plans: list[Plan], fleet: list[Spy]) -> list[MatchRecord]:
             seats = [fleet[(i + j) % len(fleet)].seat() for j in range(plan.seats)]
             async with gate:
                 return await run_match(plan.match_id, plan.game, seats, plan.config, seed=plan.seed, deals=plan.deals,
-                                       options=RefereeOptions(deadline_ms=DEADLINE_MS))
+                                       options=RefereeOptions(deadline_ms=DEADLINE_MS),
+                                       seat_seeds=[SEED_BASE + 7919 * (i * 16 + j) for j in range(plan.seats)])
 
         return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(plans))))
 
