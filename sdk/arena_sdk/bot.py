@@ -118,6 +118,7 @@ class Bot:
     decisions: int = 0  # decisions asked of this object in its match so far (Taki's decision place)
     _match_rng: random.Random | None = None
     _rng: random.Random | None = None
+    _own_rng: random.Random | None = None  # a generator the bot assigned to self.rng itself
 
     def begin_match(self, match: MatchInfo) -> None:
         """Set ``self.match``, the seat seed and a fresh ``match_rng`` for ``match`` (the SDK calls it before
@@ -152,8 +153,15 @@ class Bot:
 
     @property
     def rng(self) -> random.Random:
-        """The current decision's generator (``begin_decision``); the match's generator outside a decision."""
+        """The current decision's generator (``begin_decision``); the match's generator outside a decision. A bot
+        that assigns ``self.rng`` itself (its own generator) gets that one back from then on instead."""
+        if self._own_rng is not None:
+            return self._own_rng
         return self._rng if self._rng is not None else self.match_rng
+
+    @rng.setter
+    def rng(self, generator: random.Random) -> None:
+        self._own_rng = generator
 
     def on_start(self, match: MatchInfo) -> None:
         """Called once when the match starts (or when the object is created for an unknown match)."""

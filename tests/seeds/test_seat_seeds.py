@@ -104,3 +104,58 @@ def test_arena_play_with_one_seed_replays_the_whole_game_bots_randomness_include
     assert [d["action"] for d in first.decisions] == [d["action"] for d in again.decisions]
     assert first.result == again.result
     assert [d["action"] for d in first.decisions] != [d["action"] for d in other.decisions]
+
+
+def test_a_bot_that_assigns_its_own_rng_keeps_it() -> None:
+    import random
+
+    from arena_sdk import Take5Bot
+
+    class Own(Take5Bot):
+        name = "own"
+
+        def __init__(self) -> None:
+            self.rng = random.Random(1)
+
+        def choose_card(self, view: take5.Take5View) -> int:
+            return int(self.rng.choice(view.hand))
+
+    bot = Own()
+    bot.begin_match(_info(42))
+    bot.begin_decision(0, 0, "TAKE5_CHOOSE_CARD", 0)
+    assert bot.rng.random() == random.Random(1).random()
+
+
+def test_the_sdk_server_hands_each_bot_object_its_seat_seed_over_grpc() -> None:
+    import grpc
+
+    from arena_sdk import Take5Bot
+    from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+    from arena_sdk.server import create_server
+
+    class Keeper(Take5Bot):
+        name = "keeper"
+        seen: list[tuple[int, int | None, float]] = []
+
+        def on_start(self, match: MatchInfo) -> None:
+            Keeper.seen.append((match.seat, match.seat_seed, self.match_rng.random()))
+
+        def choose_card(self, view: take5.Take5View) -> int:
+            return view.hand[0]
+
+    server, port = create_server(Keeper, "127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            for seat, seed in ((0, 99), (1, None)):
+                stub.StartMatch(bot_pb2.StartMatchRequest(match_id="m", game="take5", seat=seat, num_players=2,
+                                                          seat_seed=seed), timeout=10)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.StartMatch(bot_pb2.StartMatchRequest(match_id="m2", game="take5", seat=0, num_players=2,
+                                                          seat_seed=2**63), timeout=10)
+    finally:
+        server.stop(None)
+    assert Keeper.seen[0] == (0, 99, generator(99).random())
+    assert Keeper.seen[1][:2] == (1, None)  # no seat seed: entropy
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "seat_seed" in str(refused.value.details())
