@@ -173,22 +173,31 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
                f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
                f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
     params = dataclasses.replace(params, extra={"formula": formula})
-    tournament_id = servicer.store.next_tournament_id()
-    specs = [s for b in range(min(params.window, params.max_blocks))
-             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
-    stored = TournamentInfo(
-        id=tournament_id, game=game, bots=(v1, v2, *field), seats_per_match=seats, rounds=1,
-        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
-        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals=deals)
-    try:
-        servicer.store.create_tournament(stored, specs)
-    except StoreError as exc:
-        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2, *field), context)
+    tournament_id = stored.id
     log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g, %s deals (%s); %d "
              "blocks queued; seed commitment %s", tournament_id, v2, v1,
              f"field {', '.join(field)}" if field else "head to head", seats, params.elo0, params.elo1, params.alpha,
              params.beta, deals, "on the ladder" if ladder else "off the ladder", len(specs) // 2, stored.commitment)
     return get_message(servicer, tournament_id, context)
+
+
+def _store_sprt(servicer: ArenaServicer, game: str, params: SprtParams, config: dict[str, Any], deadline_ms: int,
+                bots: tuple[str, ...], context: grpc.ServicerContext) -> tuple[TournamentInfo, list[Any]]:
+    """Store the SPRT tournament of ``params`` (a fresh secret seed) with its first ``window`` blocks queued, in one
+    transaction; (the stored tournament, its queued match specs). ALREADY_EXISTS when its id was taken."""
+    tournament_id = servicer.store.next_tournament_id()
+    specs = [s for b in range(min(params.window, params.max_blocks))
+             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
+    stored = TournamentInfo(
+        id=tournament_id, game=game, bots=bots, seats_per_match=params.seats, rounds=1,
+        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
+        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals=params.deals)
+    try:
+        servicer.store.create_tournament(stored, specs)
+    except StoreError as exc:
+        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    return stored, specs
 
 
 def _house_of(game: str, names: Sequence[str], seats: int, context: grpc.ServicerContext) -> tuple[str, ...]:
@@ -237,17 +246,8 @@ def _create_paired(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest
                f"(rotating), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT "
                f"decides (at most {params.max_blocks} counted); not on the public ladder")
     params = dataclasses.replace(params, extra={"formula": formula})
-    tournament_id = servicer.store.next_tournament_id()
-    specs = [s for b in range(min(params.window, params.max_blocks))
-             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
-    stored = TournamentInfo(
-        id=tournament_id, game=game, bots=(v1, v2), seats_per_match=seats, rounds=1,
-        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
-        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals="duplicate")
-    try:
-        servicer.store.create_tournament(stored, specs)
-    except StoreError as exc:
-        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2), context)
+    tournament_id = stored.id
     log.info("SPRT %s (paired, house bots %s): %s against %s, %d seats, elo0 %g, elo1 %g; %d blocks queued; seed "
              "commitment %s", tournament_id, ", ".join(house), v2, v1, seats, params.elo0, params.elo1,
              len(specs) // 2, stored.commitment)
