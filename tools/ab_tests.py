@@ -7,8 +7,9 @@ numbers, for Take 5 and Taki, for a pair of versions with a small and one with a
 
 **Versions.** V1 and V2 are the game's sample heuristic that plays a uniformly random legal answer instead with
 probability p, drawn from the SDK's per-decision generator (``Bot.rng``, seeded from the seat seed), so that common
-random numbers reach them: small difference V1 p = 0.15, V2 p = 0.05; large difference V1 p = 1 (random play),
-V2 p = 0 (the heuristic).
+random numbers reach them: "rule", one rule changed, both p = 0.05 (Take 5: V1 takes the row with the fewest cards
+on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); "small",
+V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the heuristic).
 
 **Modes**, one block = two games on one deal (played in process, ``arena_sdk.play_game``, as the arena's workers
 would play them, the block plan as in ``arena.tournaments.sprt_plan``):
@@ -51,7 +52,6 @@ from arena.core.seeds import local_seat_seeds
 from arena.ratings import sprt
 from arena.ratings.sprt import SprtState, block_outcome
 from arena_sdk import play_game
-from arena_sdk.games import taki as taki_game
 from arena_sdk.games.take5 import Take5View
 from arena_sdk.games.taki.bot import legal_actions
 from arena_sdk.rng import entropy_seed
@@ -60,7 +60,9 @@ from sample_bots.random_bot import RandomBot
 from sample_bots.taki_heuristic_bot import TakiHeuristicBot
 from sample_bots.taki_random_bot import TakiRandomBot
 
-PAIRS = {"small": (0.15, 0.05), "large": (1.0, 0.0)}  # (V1's p, V2's p)
+# (V1, V2) as (p, variant): "" the heuristic with noise p; "rule" the same with one rule changed (Take 5: on
+# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats)
+PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, ""))}
 FIELD = (0.0, 0.3, 0.6)
 MODES = ("field", "head-to-head", "paired")
 SIM_TESTS = 2000
@@ -68,10 +70,16 @@ MAX_SIM_BLOCKS = 20_000
 
 
 class NoisyTake5(HeuristicBot):
-    """The Take 5 heuristic playing a random card with probability ``p``, drawn from the SDK's ``self.rng``."""
+    """The Take 5 heuristic playing a random card with probability ``p``, drawn from the SDK's ``self.rng``;
+    variant "rule": on rule 4 it takes the row with the fewest cards (lowest index on ties)."""
 
-    def __init__(self, p: float) -> None:
-        self.p = p
+    def __init__(self, p: float, variant: str = "") -> None:
+        self.p, self.variant = p, variant
+
+    def choose_row(self, view: Take5View) -> int:
+        if self.variant == "rule":
+            return min(range(len(view.rows)), key=lambda r: (len(view.rows[r]), r))
+        return super().choose_row(view)
 
     def choose_card(self, view: Take5View) -> int:
         if self.rng.random() < self.p:
@@ -80,11 +88,13 @@ class NoisyTake5(HeuristicBot):
 
 
 class NoisyTaki(TakiHeuristicBot):
-    """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``."""
+    """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``; variant
+    "rule": without its belief of which colours the other seats lack (``track_colors`` off)."""
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, variant: str = "") -> None:
         super().__init__()
         self.p = p
+        self.track_colors = variant != "rule"
 
     def take_turn(self, view):  # type: ignore[no-untyped-def]
         self._feed(view)
@@ -93,8 +103,9 @@ class NoisyTaki(TakiHeuristicBot):
         return super().take_turn(view)
 
 
-def noisy(game: str, p: float):  # type: ignore[no-untyped-def]
-    return NoisyTake5(p) if game == "take5" else NoisyTaki(p)
+def noisy(game: str, version: tuple[float, str]):  # type: ignore[no-untyped-def]
+    p, variant = version
+    return NoisyTake5(p, variant) if game == "take5" else NoisyTaki(p, variant)
 
 
 def house(game: str):  # type: ignore[no-untyped-def]
@@ -120,7 +131,7 @@ def block(args: tuple[str, str, str, int]) -> int:
     if mode == "field":
         tables = []
         for p in (p1, p2):
-            others = iter([noisy(game, q) for q in FIELD])
+            others = iter([noisy(game, (q, "")) for q in FIELD])
             bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
             tables.append(ranks(game, bots, deal, [entropy_seed() for _ in range(4)], "t"))
         return block_outcome(tables[0], tables[1], s)
@@ -191,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=300, help="measured blocks per game, pair and mode")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--games", default="take5,taki")
+    parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
     args = parser.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     rng = np.random.default_rng(20261203)
@@ -198,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.time()
     with ProcessPoolExecutor(args.workers) as pool:
         for game in args.games.split(","):
-            for pair in PAIRS:
+            for pair in args.pairs.split(","):
                 for mode in MODES:
                     jobs = [(game, pair, mode, b) for b in range(args.blocks)]
                     outcomes = list(pool.map(block, jobs, chunksize=8))
