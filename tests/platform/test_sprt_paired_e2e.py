@@ -75,5 +75,9 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     entries[0]["record_seat_seeds"] = [x + 1 for x in entries[0]["record_seat_seeds"]]  # a doctored seat seed
     problems = verify_deals(tid, s.tournament.seed_hex, s.tournament.seed_commitment, entries)
     assert len(problems) == 3 and all("seat seed" in p for p in problems)
+    verified = CliRunner().invoke(cli, ["tournament", "verify", tid, "--records", "--json", "--server", address],
+                                  prog_name="arena")
+    report = json.loads(verified.stdout)
+    assert verified.exit_code == 0 and report["ok"] and report["twice_by_design"] == [], verified.output
     shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
     assert shown.exit_code == 0 and "house bots house:heuristic, house:random (paired" in shown.stdout
