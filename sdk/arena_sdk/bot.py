@@ -115,7 +115,7 @@ class Bot:
 
     match: MatchInfo | None = None
     seat_seed: int | None = None  # the seed the generators come from: the match's seat seed, else entropy
-    decisions: int = 0  # decisions asked of this object in its match so far (Taki's decision place)
+    _decisions: int = 0  # decisions asked of this object in its match so far (a decision's index in the sequence)
     _match_rng: random.Random | None = None
     _rng: random.Random | None = None
     _own_rng: random.Random | None = None  # a generator the bot assigned to self.rng itself
@@ -127,7 +127,7 @@ class Bot:
         self.seat_seed = match.seat_seed if match.seat_seed is not None else self.fallback_seat_seed()
         self._match_rng = seeded.generator(self.seat_seed)
         self._rng = None
-        self.decisions = 0
+        self._decisions = 0
 
     def fallback_seat_seed(self) -> int:
         """The seat seed to use when the match gives none (0 .. 2**63-1). Default: the operating system's entropy;
@@ -136,11 +136,12 @@ class Bot:
 
     def begin_decision(self, *place: int | str) -> None:
         """Give ``self.rng`` a fresh generator for the decision at ``place`` (called by the game's ``decide``
-        before the decision method; ``arena_sdk.rng.generator``) and count the decision."""
+        before the decision method; ``arena_sdk.rng.generator``) and count the decision. No ``place``: the
+        decision's index in this object's own sequence of decisions in the match (0, 1, 2, ...)."""
         if self.seat_seed is None:
             self.seat_seed = self.fallback_seat_seed()
-        self._rng = seeded.generator(self.seat_seed, *place)
-        self.decisions += 1
+        self._rng = seeded.generator(self.seat_seed, *(place or (self._decisions,)))
+        self._decisions += 1
 
     @property
     def match_rng(self) -> random.Random:

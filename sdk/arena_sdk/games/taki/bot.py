@@ -134,9 +134,9 @@ def decide(bot: TakiBot, view: TakiView) -> TakiAction:
     server). Raises ``IllegalAnswerError`` for an illegal answer and whatever the bot's method raises.
 
     Before the method, ``bot.rng`` gets the generator of this decision's place: its index in the seat's own
-    sequence of decisions in the match (``bot.decisions``: 0, 1, 2, ...; Taki's draw pile makes hand and turn a
+    sequence of decisions in the match (0, 1, 2, ...: ``Bot.begin_decision()``; Taki's draw pile makes hand and turn a
     poor place, a different earlier play changing them)."""
-    bot.begin_decision(bot.decisions)
+    bot.begin_decision()
     if view.kind == REACT:
         return check_answer(view, bot.react(view))
     if view.kind == TURN:
