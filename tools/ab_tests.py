@@ -108,10 +108,13 @@ def noisy(game: str, version: tuple[float, str]):  # type: ignore[no-untyped-def
     return NoisyTake5(p, variant) if game == "take5" else NoisyTaki(p, variant)
 
 
+HOUSE = ("heuristic", "heuristic", "random")  # the paired mode's house bots, seats in order (--house)
+
+
 def house(game: str):  # type: ignore[no-untyped-def]
-    if game == "take5":
-        return [HeuristicBot(), HeuristicBot(), RandomBot()]
-    return [TakiHeuristicBot(), TakiHeuristicBot(), TakiRandomBot()]
+    kinds = {"heuristic": HeuristicBot, "random": RandomBot} if game == "take5" else {
+        "heuristic": TakiHeuristicBot, "random": TakiRandomBot}
+    return [kinds[name]() for name in HOUSE]
 
 
 def ranks(game: str, bots: list, deal: int, seat_seeds: Sequence[int], match_id: str) -> tuple[int, ...]:  # type: ignore[type-arg]
@@ -198,12 +201,16 @@ def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Ge
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global HOUSE
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blocks", type=int, default=300, help="measured blocks per game, pair and mode")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--games", default="take5,taki")
     parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
+    parser.add_argument("--modes", default=",".join(MODES), help="modes: " + ", ".join(MODES))
+    parser.add_argument("--house", default=",".join(HOUSE), help="the paired mode's 3 house bots: heuristic, random")
     args = parser.parse_args(argv)
+    HOUSE = tuple(args.house.split(","))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     rng = np.random.default_rng(20261203)
     rows = []
@@ -211,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         for game in args.games.split(","):
             for pair in args.pairs.split(","):
-                for mode in MODES:
+                for mode in args.modes.split(","):
                     jobs = [(game, pair, mode, b) for b in range(args.blocks)]
                     outcomes = list(pool.map(block, jobs, chunksize=8))
                     result = case(game, pair, mode, outcomes, rng)
