@@ -49,6 +49,7 @@ from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
+from arena.worker import metrics
 from arena.worker.health import MISMATCH_PREFIX, charged_outcomes
 from arena.worker.settings import WorkerSettings
 
@@ -147,8 +148,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             seed, deal = spec.seed, None
         seat_seeds = await asyncio.to_thread(match_seat_seeds, store, spec, seed, deal, inputs.tournament_seed)
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
-        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                 channels=channels, seat_seeds=seat_seeds)
+        with metrics.match_playing(spec.game):
+            record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                     channels=channels, seat_seeds=seat_seeds)
         result = record.result
         outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
                     if not is_house_bot(bot)}  # a house bot has no health: it is ours
@@ -157,6 +159,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
         stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
                                                  outcomes, unhealthy_after)
+        if stored:
+            metrics.match_stored(record)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
@@ -274,6 +278,7 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     (``arena.tournaments.controllers.after_match``, in a thread). A controller's failure is logged and left to the next
     sweep (the match itself is settled). Returns what ``run_job`` returned."""
     outcome = await run_job(store, job, **kwargs)
+    metrics.job_settled(job, outcome)
     spec = job.spec
     if outcome in SETTLED and spec is not None and spec.tournament:
         try:
