@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test docs demo bench bench-queue scale scale-inflight proto clean fairness fairness-swiss chaos chaos-cluster
+.PHONY: help install test docs demo bench bench-queue scale scale-inflight proto clean fairness fairness-swiss ab-tests chaos chaos-cluster
 
 help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
@@ -17,6 +17,7 @@ help:
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
 	@echo "make scale-inflight [SIZE=quick] - one worker process holding 50..800 matches against bots that think 500 ms"
 	@echo "make proto  - regenerate the Python code from proto/"
+	@echo "make ab-tests - matches until the SPRT decides, and its error rates: field vs head to head vs paired (house bots)"
 	@echo "make chaos  - Take 5 and Taki round robins while workers, referee and Redis are SIGKILLed; nothing lost?"
 	@echo "make chaos-cluster - the same on a private 3-master Redis Cluster, its masters SIGKILLed and restarted"
 
@@ -65,6 +66,10 @@ scale-inflight: $(STAMP)
 # Matches until the batch fit separates bots of known strength: duplicate vs rotated vs random deals (issue 10).
 fairness: $(STAMP)
 	$(PY) tools/fairness.py
+
+# Matches until the SPRT decides and its error rates: field, head to head and the paired test with house bots.
+ab-tests: $(STAMP)
+	$(PY) tools/ab_tests.py
 
 # Swiss vs random pairing of bots of known strength: Spearman rho of the final and fitted orders vs the true order.
 fairness-swiss: $(STAMP)

@@ -15,15 +15,15 @@ use the base class's defaults: the cheapest row, the lowest card.
 
 Limits per decision: ``--samples`` deals (default ``samples_for(view, horizon)``: about 25 ms of work whatever the
 seat count and turn) and a wall-clock cap ``--budget-ms`` (default 40 ms, far below the referee's 1000 ms
-deadline, so several matches can share the 2 cores). The sample count normally ends the search, so with ``--seed``
-a decision is deterministic: its random generator is seeded with (seed, match id, seat, hand, turn), whatever the
-order of calls. Only a decision cut short by the cap (a loaded machine) depends on timing.
+deadline, so several matches can share the 2 cores). The sample count normally ends the search, so a decision is
+deterministic: its random generator is the SDK's per-decision ``rng``, seeded from the seat seed (or, without one,
+``--seed``; ``sample_bots.seeded``) and the decision's place (hand, turn, kind), whatever the order of calls.
+Only a decision cut short by the cap (a loaded machine) depends on timing.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from collections.abc import Sequence
@@ -35,6 +35,7 @@ if __package__ in (None, ""):  # run as a file: python sample_bots/montecarlo_bo
 from arena_sdk import Take5Bot, Take5View, serve, target_row
 from arena_sdk.games import take5
 from sample_bots.heuristic_bot import BULLHEADS, heuristic_card
+from sample_bots.seeded import SeededChoices
 
 DEFAULT_BUDGET_MS = 40.0
 DEFAULT_HORIZON = 10  # turns simulated per deal, the candidate card's turn included (10: to the end of the hand)
@@ -103,7 +104,7 @@ def samples_for(view: Take5View, horizon: int) -> int:
     return max(MIN_SAMPLES, min(MAX_SAMPLES, SAMPLE_WORK // max(1, work)))
 
 
-class MonteCarloBot(Take5Bot):
+class MonteCarloBot(SeededChoices, Take5Bot):
     """Monte Carlo card choice over deals of the unseen cards; defaults for rule 4 and the draft.
 
     Constructor options (also command-line options): ``seed`` (None: not reproducible); ``samples``, deals per
@@ -131,12 +132,12 @@ class MonteCarloBot(Take5Bot):
         self.samples = samples
         self.budget_ms = budget_ms
         self.horizon = horizon
-        self._entropy = random.Random()
         self.last_samples = 0  # samples taken by the last card decision (for tests and benchmarks)
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--seed", type=int, default=None, help="seed; makes decisions reproducible")
+        parser.add_argument("--seed", type=int, default=None,
+                            help="seed of the decisions when the referee gives no seat seed (default: random)")
         parser.add_argument(
             "--samples", type=int, default=None, help="deals per decision (default: samples_for(), about 25 ms of work)"
         )
@@ -147,12 +148,6 @@ class MonteCarloBot(Take5Bot):
             "--horizon", type=int, default=DEFAULT_HORIZON, help="turns simulated per deal (%(default)s)"
         )
 
-    def _rng(self, view: Take5View) -> random.Random:
-        if self.seed is None:
-            return self._entropy
-        match_id = self.match.match_id if self.match is not None else ""
-        return random.Random(f"{self.seed}:{match_id}:{view.seat}:{view.hand_number}:{view.turn}")
-
     def choose_card(self, view: Take5View) -> int:
         hand = list(view.hand)
         if len(hand) == 1:
@@ -160,7 +155,7 @@ class MonteCarloBot(Take5Bot):
             return hand[0]
         started = time.perf_counter()
         deadline = started + self.budget_ms / 1000.0
-        rng = self._rng(view)
+        rng = self.rng  # this decision's generator, from the seat seed (arena_sdk.rng)
         others = [s for s in range(view.num_players) if s != view.seat]
         exact = known_hands(view) if view.config.draft else None
         pool = unseen_cards(view)

@@ -143,7 +143,8 @@ def _play_command(game: str) -> None:
     @option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
             metavar="HOST:PORT|sample:NAME|FILE.py", help=_bot_help(game, samples))
     @option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
-            help="Seed of the deals; default: a random one, printed and kept in the record.")
+            help="Seed of the deals and of every seat's own randomness (its seat seed), so the same seed replays "
+                 "the whole game; default: a random one, printed and kept in the record.")
     @config_options(game)
     @deadline_option
     @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -167,6 +168,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
+    from arena.core.seeds import local_seat_seeds
     from arena.match.options import RefereeOptions
     from arena.match.record import SeatSpec
     from arena.match.referee import run_match_sync
@@ -195,7 +197,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
         with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
                 if not as_json else _nullcontext():
             options = RefereeOptions(deadline_ms=deadline_ms, call_deadline_ms=DEFAULTS.call_deadline_ms)
-            record = run_match_sync(match_id, game, specs, config, seed=seed, options=options, on_progress=live)
+            record = run_match_sync(match_id, game, specs, config, seed=seed, options=options, on_progress=live,
+                                    seat_seeds=local_seat_seeds(seed, len(specs)))
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
         if isinstance(exc, Terminated):

@@ -86,6 +86,11 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
         help="Bots for the other seats (repeatable, comma separated; NAME or NAME@VERSION). The two tables of a "
              "block get different field bots, so the field needs at least 2 x (seats - 1) bots, of owners that "
              "can be split over the two tables. Without it: V1 against V2 on 2 seats (your own versions only).")
+@option("--house", "house_lists", multiple=True, metavar="A,B",
+        help="Paired test with common random numbers: the arena's own house bots for the other seats, in order "
+             "(sample names, e.g. heuristic,montecarlo or house:heuristic; one per other seat, a name may repeat). "
+             "Each block is one scenario (deal, V1's seat, house bots, every seat's seed) played once with V1 and "
+             "once with V2, so far fewer blocks decide a small difference. Not on the public ladder.")
 @option("--deals", type=click.Choice(SPRT_DEAL_PLANS), default=None,
         help=DEALS_HELP + " An SPRT of two versions of one owner on duplicate deals (the tables of a block share "
                           "the cards) does not count on the public ladder; on unique deals it does.")
@@ -101,7 +106,8 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @json_option
 @click.pass_obj
 def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
-               seats: int | None, field_lists: Sequence[str], deals: str | None, window: int, max_blocks: int,
+               seats: int | None, field_lists: Sequence[str], house_lists: Sequence[str], deals: str | None,
+               window: int, max_blocks: int,
                deadline_ms: int, variants: Sequence[str], wait: bool, server: str, as_json: bool,
                **rule_options: Any) -> None:
     """Start an SPRT: is V2 better than V1 by ELO1 Elo points (H1) rather than by ELO0 (H0)?
@@ -126,8 +132,13 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
       arena sprt start mybot@1 mybot@2 --no-wait
       arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
       arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
+      arena sprt mybot@1 mybot@2 --house heuristic,montecarlo,heuristic   # paired, 4 seats, off the ladder
     """
     field = _names(field_lists, "--field")
+    house = [n if n.startswith("house:") else f"house:{n}" for v in house_lists for n in v.split(",") if n.strip()
+             for n in [n.strip()]]
+    if field and house:
+        raise click.UsageError("--house and --field both name the other seats' bots: give one of them")
     if v1 == v2:
         raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
     if not elo0 < elo1:
@@ -138,7 +149,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
 
     config = config_of(game, variants, rule_options)
     request = arena_pb2.CreateSprtRequest(
-        game=game, v1=v1, v2=v2, field=field, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
+        game=game, v1=v1, v2=v2, field=field, house=house, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha,
+        beta=beta,
         window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms,
         deals=deals or "")
     client = app.arena(server)
@@ -152,6 +164,7 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
     if not as_json:
         click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                    + (f", field {', '.join(s.field)}" if s.field else "")
+                   + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else "")
                    + f"; H0 elo {s.elo0:g}, H1 elo {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: LLR bounds "
                    f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
                    f"{s.tournament.seed_commitment}")
@@ -203,7 +216,8 @@ def sprt_dict(s: Any) -> dict[str, Any]:
         return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
     return {
-        "id": s.tournament.id, "v1": s.v1, "v2": s.v2, "field": list(s.field), "seats": s.seats,
+        "id": s.tournament.id, "v1": s.v1, "v2": s.v2, "field": list(s.field), "house": list(s.house),
+        "seats": s.seats,
         "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta, "window": s.window,
         "max_blocks": s.max_blocks, "blocks": s.blocks, "blocks_void": s.blocks_void,
         "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
@@ -235,7 +249,8 @@ def _print(s: Any) -> None:
     t = s.tournament
     words = VERDICT_WORDS.get(s.verdict, "running" if t.state == "running" else f"{t.state}, no verdict")
     click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
-               + (f", field {', '.join(s.field)}" if s.field else ""))
+               + (f", field {', '.join(s.field)}" if s.field else "")
+               + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else ""))
     click.echo(f"hypotheses: H0 elo {s.elo0:g}, H1 elo {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}")
     click.echo(f"deals: {t.deals or 'duplicate'}; ladder: {s.ladder_note}")
     click.echo(f"verdict: {words}" + (f" ({s.reason})" if s.reason else ""))

@@ -21,7 +21,8 @@ VERIFY_PAGE = 1000  # matches per ListMatches page (the server's maximum page si
 
 @tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
 @click.argument("tournament_id", metavar="ID")
-@option("--records", is_flag=True, help="Also fetch every match record and check the seed it was played with.")
+@option("--records", is_flag=True,
+        help="Also fetch every match record and check the deal seed and the seat seeds it was played with.")
 @server_option
 @json_option
 @click.pass_obj
@@ -49,11 +50,15 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
                  "deal": m.deal, "table": m.table, "attempt": m.attempt}
         if records:
             detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
-            entry["record_seed"] = json.loads(detail.record_json or "{}").get("seed")
+            record = json.loads(detail.record_json or "{}")
+            entry["record_seed"] = record.get("seed")
+            entry["record_seat_seeds"] = record.get("seat_seeds") or []
         matches.append(entry)
     sprt = sprt_of(client, t)
     # only on duplicate deals do V1 and V2 of a head-to-head SPRT share a deal (unique deals: a deal per table)
-    twice = (sprt.v1, sprt.v2) if sprt is not None and not sprt.field and t.deals != "unique" else ()
+    # (a paired test with house bots seats V1 and V2 once per deal: no exception; house bots are never checked)
+    twice = ((sprt.v1, sprt.v2) if sprt is not None and not sprt.field and not sprt.house and t.deals != "unique"
+             else ())
     note = (f"note: {t.id} is a head-to-head SPRT: {twice[0]} (V1) and {twice[1]} (V2), two versions of one "
             f"owner, play each other at both tables of every block, so each receives every deal twice by design"
             if twice else "")

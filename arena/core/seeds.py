@@ -58,3 +58,33 @@ def parse_seed_hex(text: str) -> int:
     if not isinstance(text, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", text):
         raise TournamentError(f"a revealed tournament seed is 64 hex digits, got {text!r}")
     return int(text, 16)
+
+
+def seat_seed(tournament_seed: int, tournament_id: str, round_: int, deal: int, attempt: int, seat: int) -> int:
+    """Seed of one seat's own randomness in a tournament's match (what ``StartMatchRequest.seat_seed`` carries),
+    0 .. 2**63-1: the first 8 bytes of HMAC-SHA256(key = ``seed_bytes(tournament_seed)``, message =
+    ``f"seat/{tournament_id}/{round_}/{deal}/{attempt}/{seat}"``) as a big-endian number, top bit cleared.
+
+    Keyed like the deal (``deal_seed``: same key, the deal's own message behind a ``seat/`` prefix and the seat), so
+    it tells nothing about the deal's cards nor another seat's seed, and every table of one deal gives a seat the same
+    seed (common random numbers: two versions facing one scenario draw the same numbers). Checked like the deals once
+    the seed is revealed (``arena.tournaments.verify``).
+    """
+    message = f"seat/{tournament_id}/{round_}/{deal}/{attempt}/{seat}".encode()
+    digest = hmac.new(seed_bytes(tournament_seed), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & MAX_SEED
+
+
+def local_seat_seeds(seed: int, seats: int) -> tuple[int, ...]:
+    """Seat seeds of a match outside tournaments whose deal seed is ``seed`` (``arena play --seed``, a match queued
+    with its own seed), one per seat, each 0 .. 2**63-1: HMAC-SHA256(key = the seed's 8 bytes, message =
+    ``f"seat/{seat}"``), first 8 bytes, top bit cleared. Such a seed is its caller's, not a secret of the arena, so
+    the same seed replays the whole match, bots' randomness included. Raises ``TournamentError`` for a seed outside
+    0 .. 2**63-1 or a negative seat count."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise TournamentError(f"a match's seed must be a whole number in 0..2**63-1, got {seed!r}")
+    if seats < 0:
+        raise TournamentError(f"a match has 0 or more seats, got {seats!r}")
+    key = seed.to_bytes(8, "big")
+    return tuple(int.from_bytes(hmac.new(key, f"seat/{seat}".encode(), hashlib.sha256).digest()[:8], "big") & MAX_SEED
+                 for seat in range(seats))

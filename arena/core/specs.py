@@ -17,6 +17,14 @@ BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 VERSION_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
 BOT_REF_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.-]{1,64})(@(?P<version>[A-Za-z0-9_.+-]{1,64}))?$")
 TOURNAMENT_ID_RE = re.compile(r"^t[1-9][0-9]*$")
+HOUSE_PREFIX = "house:"  # a house bot's seat name: "house:<sample name>", never a registered name (no ":" there)
+HOUSE_BOT_RE = re.compile(r"^house:(?P<sample>[A-Za-z0-9_.-]{1,64})$")
+
+
+def is_house_bot(name: str) -> bool:
+    """True for a house bot's seat name, ``"house:<sample name>"`` (e.g. ``"house:heuristic"``): one of the arena's
+    own sample bots, run by the worker, a fresh object per match; not a registered bot."""
+    return isinstance(name, str) and HOUSE_BOT_RE.match(name) is not None
 
 
 @dataclass(frozen=True)

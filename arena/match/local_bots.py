@@ -29,6 +29,7 @@ from typing import IO, Any
 import grpc
 
 from arena.core.config import DEFAULTS
+from arena.core.seeds import local_seat_seeds
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import check_match, run_match_sync
@@ -302,7 +303,9 @@ def play(
     afterwards, also on errors) or ``"HOST:PORT"`` of a running bot (its seat name comes from ``GetInfo``, or
     is the endpoint when the bot does not answer; an unreachable bot plays by faults and default actions).
     ``game`` None plays the first registered game (``arena_sdk.games.game_ids()[0]``, as the CLI's ``--game``).
-    ``seed`` None picks a random seed, recorded in the record. ``match_id`` None makes ``"play-<uuid>"``.
+    ``seed`` None picks a random seed, recorded in the record; it also gives every seat its seat seed
+    (``arena.core.seeds.local_seat_seeds``), so one seed replays the whole game, the bots' randomness included.
+    ``match_id`` None makes ``"play-<uuid>"``.
 
     Raises ``ValueError`` for a bad spec or argument (see ``referee.run_match``) and ``BotStartError`` when a bot
     process does not start.
@@ -335,4 +338,5 @@ def play(
                 seats.append(SeatSpec(bot.name, bot.endpoint))
             else:
                 seats.append(SeatSpec(bot_name(spec, call_deadline_ms) or spec, spec))
-        return run_match_sync(match_id, game, seats, config, seed=seed, options=options)
+        return run_match_sync(match_id, game, seats, config, seed=seed, options=options,
+                              seat_seeds=local_seat_seeds(seed, len(seats)))

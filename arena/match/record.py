@@ -212,6 +212,14 @@ def bot_time_ms(decisions: Sequence[dict[str, Any]], seat: int, upto: int) -> fl
     return total
 
 
+def _check_seat_seeds(seat_seeds: Any, seats: int) -> list[int]:
+    """``record.seat_seeds`` checked: [] or one integer 0 .. 2**63-1 per seat; raises ``RecordError``."""
+    if (not isinstance(seat_seeds, list) or not all(_is_int(x) and 0 <= x < 2**63 for x in seat_seeds)
+            or len(seat_seeds) not in (0, seats)):
+        raise RecordError(f"record.seat_seeds must be [] or one integer 0..2**63-1 per seat, got {seat_seeds!r}")
+    return seat_seeds
+
+
 @dataclass(frozen=True)
 class MatchRecord:
     """Everything needed to replay and audit one match. JSON form: ``to_dict`` / ``from_dict``, ``save``/``load``.
@@ -238,6 +246,9 @@ class MatchRecord:
         limits: the referee's limits the match was played with.
         time_limit_at: index into ``decisions`` of the first decision played after the match passed its time
             limit (from there on no seat is asked), or None.
+        seat_seeds: the seed each seat's bot got for its own randomness (``StartMatchRequest.seat_seed``), in seat
+            order, each 0 .. 2**63-1; () when the referee gave none. As secret as the deal seed: a read method shows
+            the record only once the deal may be shown.
     """
 
     match_id: str
@@ -255,6 +266,7 @@ class MatchRecord:
     forfeits: tuple[Forfeit, ...] = ()
     limits: Limits = Limits()
     time_limit_at: int | None = None
+    seat_seeds: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (only str, int, float, bool, None, lists and dicts)."""
@@ -281,6 +293,7 @@ class MatchRecord:
                 for f in self.forfeits
             ],
             "time_limit_at": self.time_limit_at,
+            "seat_seeds": list(self.seat_seeds),
             "result": {
                 "scores": list(self.result.scores),
                 "ranks": list(self.result.ranks),
@@ -349,6 +362,7 @@ class MatchRecord:
             faults=tuple(_int_list(r, "faults", "result")),
             forfeits=tuple(seat_forfeits),
         )
+        seat_seeds = _check_seat_seeds(d.get("seat_seeds") or [], len(seats))
         deadline_ms = _get(d, "deadline_ms", int)
         if deadline_ms < 1:
             raise RecordError(f"record.deadline_ms must be a positive number of milliseconds, got {deadline_ms}")
@@ -370,6 +384,7 @@ class MatchRecord:
             forfeits=forfeits,
             limits=limits,
             time_limit_at=time_limit_at,
+            seat_seeds=tuple(seat_seeds),
         )
 
     def save(self, path: str | Path) -> None:

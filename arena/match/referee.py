@@ -106,6 +106,7 @@ async def run_match(
     options: RefereeOptions | None = None,
     on_progress: Callable[[Any, Any], None] | None = None,
     channels: BotChannels | None = None,
+    seat_seeds: Sequence[int] = (),
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -122,20 +123,28 @@ async def run_match(
             decisions is applied, e.g. to show a game live; an exception it raises is logged, never fatal.
         channels: the pool of channels to bots to lease from (``arena.match.channels.BotChannels``, of this event
             loop; a worker keeps one for all its matches); None: the match opens its own and closes them at its end.
+        seat_seeds: one seed per seat, 0 .. 2**63-1, for its bot's own randomness; each seat's ``StartMatch``
+            carries its own (``StartMatchRequest.seat_seed``), never another's; the record keeps them. (): none sent.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit``
     (``docs/failure-policy.md``); this function never raises because of a bot. Raises ``ValueError``
     (``RulesError`` for the engine's checks) for bad arguments: unknown game, a seat count the game does not allow,
-    a bad config, neither seed nor deals, an invalid explicit deal. Cancelling the task cancels the match (no record).
+    a bad config, neither seed nor deals, an invalid explicit deal, seat seeds not one per seat in 0 .. 2**63-1.
+    Cancelling the task cancels the match (no record).
     """
     options = RefereeOptions() if options is None else options
     seats = tuple(seats)
     engine, config = check_match(match_id, game, seats, config)
+    seat_seeds = tuple(seat_seeds)
+    if seat_seeds and (len(seat_seeds) != len(seats) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63 for x in seat_seeds)):
+        raise ValueError(f"seat_seeds must be one integer 0..2**63-1 per seat ({len(seats)}), got {seat_seeds!r}")
     deals = tuple(deals)
     state = engine.new_game(len(seats), config, seed=seed, deals=deals)  # RulesError (a ValueError) on bad input
     started_at = time.time()
     t0 = time.monotonic()
-    match = RunningMatch(match_id, game, engine, config, seats, options, state, lag=hold_loop_lag(), started=t0)
+    match = RunningMatch(match_id, game, engine, config, seats, options, state, lag=hold_loop_lag(), started=t0,
+                         seat_seeds=seat_seeds)
     match.on_progress = on_progress
     own = channels is None  # no pool: this match's own channels, closed when it ends
     pool = BotChannels() if channels is None else channels
@@ -167,6 +176,7 @@ async def run_match(
         forfeits=tuple(match.forfeits),
         limits=match.limits,
         time_limit_at=match.time_limit_at,
+        seat_seeds=seat_seeds,
     )
 
 
@@ -180,9 +190,11 @@ def run_match_sync(
     deals: Sequence[Any] = (),
     options: RefereeOptions | None = None,
     on_progress: Callable[[Any, Any], None] | None = None,
+    seat_seeds: Sequence[int] = (),
 ) -> MatchRecord:
     """``run_match`` in a fresh event loop (``asyncio.run``), for scripts, threads and the CLI. Same arguments,
     result and errors. Must not be called from a running event loop (use ``await run_match(...)`` there)."""
     return asyncio.run(
-        run_match(match_id, game, seats, config, seed=seed, deals=deals, options=options, on_progress=on_progress)
+        run_match(match_id, game, seats, config, seed=seed, deals=deals, options=options, on_progress=on_progress,
+                  seat_seeds=seat_seeds)
     )

@@ -214,6 +214,7 @@ class RunningMatch:
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
     streams: list[SeatStream | None] = field(default_factory=list)  # per seat: its match stream, None: unary calls
+    seat_seeds: tuple[int, ...] = ()  # per seat: the seed of its bot's own randomness, sent in its StartMatch only
     limits: Limits = field(init=False)  # options.limits, made once
 
     def __post_init__(self) -> None:
@@ -355,6 +356,7 @@ class RunningMatch:
             bot_pb2.StartMatchRequest(
                 match_id=self.match_id, game=self.game, seat=seat, num_players=len(self.seats),
                 player_names=names, config=config_msg,
+                seat_seed=self.seat_seeds[seat] if self.seat_seeds else None,
             )
             for seat in range(len(self.seats))
         ]

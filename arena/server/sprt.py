@@ -23,7 +23,7 @@ import grpc
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
-from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
+from arena.core.specs import HOUSE_PREFIX, TOURNAMENT_ID_RE, is_house_bot, split_bot_ref
 from arena.ratings.sprt import SprtError, bounds
 from arena.server.replies import tournament_message
 from arena.server.requests import abort
@@ -129,6 +129,8 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     except ValueError as exc:
         _invalid(context, str(exc))
     field_refs = list(request.field)
+    if request.house:
+        return _create_paired(servicer, request, context, game, numbers, config)
     v1, v2, *field = _resolve(servicer, game, [request.v1, request.v2, *field_refs], context)
     if v1 == v2:
         _invalid(context, f"{request.v1} and {request.v2} are the same bot {v1}: an SPRT compares two versions")
@@ -171,21 +173,84 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
                f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
                f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
     params = dataclasses.replace(params, extra={"formula": formula})
-    tournament_id = servicer.store.next_tournament_id()
-    specs = [s for b in range(min(params.window, params.max_blocks))
-             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
-    stored = TournamentInfo(
-        id=tournament_id, game=game, bots=(v1, v2, *field), seats_per_match=seats, rounds=1,
-        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
-        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals=deals)
-    try:
-        servicer.store.create_tournament(stored, specs)
-    except StoreError as exc:
-        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2, *field), context)
+    tournament_id = stored.id
     log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g, %s deals (%s); %d "
              "blocks queued; seed commitment %s", tournament_id, v2, v1,
              f"field {', '.join(field)}" if field else "head to head", seats, params.elo0, params.elo1, params.alpha,
              params.beta, deals, "on the ladder" if ladder else "off the ladder", len(specs) // 2, stored.commitment)
+    return get_message(servicer, tournament_id, context)
+
+
+def _store_sprt(servicer: ArenaServicer, game: str, params: SprtParams, config: dict[str, Any], deadline_ms: int,
+                bots: tuple[str, ...], context: grpc.ServicerContext) -> tuple[TournamentInfo, list[Any]]:
+    """Store the SPRT tournament of ``params`` (a fresh secret seed) with its first ``window`` blocks queued, in one
+    transaction; (the stored tournament, its queued match specs). ALREADY_EXISTS when its id was taken."""
+    tournament_id = servicer.store.next_tournament_id()
+    specs = [s for b in range(min(params.window, params.max_blocks))
+             for s in block_specs(tournament_id, game, params, b, config, deadline_ms)]
+    stored = TournamentInfo(
+        id=tournament_id, game=game, bots=bots, seats_per_match=params.seats, rounds=1,
+        seed=secrets.randbits(SEED_BITS), config=config, deadline_ms=deadline_ms, matches_total=len(specs),
+        created_at=time.time(), kind=SPRT_KIND, extra=params.to_dict(), deals=params.deals)
+    try:
+        servicer.store.create_tournament(stored, specs)
+    except StoreError as exc:
+        abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
+    return stored, specs
+
+
+def _house_of(game: str, names: Sequence[str], seats: int, context: grpc.ServicerContext) -> tuple[str, ...]:
+    """The house bots of a paired test, checked: k - 1 names ``house:<sample name>`` of sample bots that play
+    ``game``; INVALID_ARGUMENT naming the bad one and the house bots there are."""
+    from arena.match.local_bots import sample_bots_of
+
+    playing = sample_bots_of(game)
+    offered = ", ".join(f"{HOUSE_PREFIX}{n}" for n in playing)
+    for name in names:
+        if len(name) > 71 or not is_house_bot(name) or name[len(HOUSE_PREFIX):] not in playing:
+            _invalid(context, f"{name[:80]!r} is not a house bot of {game}; house bots: {offered}")
+    if len(names) != seats - 1:
+        _invalid(context, f"a paired test of {seats} seats needs {seats - 1} house bots (one per other seat, in "
+                          f"order; a name may repeat), got {len(names)}")
+    return tuple(names)
+
+
+def _create_paired(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext,
+                   game: str, numbers: dict[str, Any], config: dict[str, Any]) -> arena_pb2.Sprt:
+    """CreateSprt with house bots: the paired test with common random numbers (``SprtParams.house``). V1 and V2
+    are registered bots; the other seats are house bots; duplicate deals; off the public ladder."""
+    if request.field:
+        _invalid(context, "a paired test seats house bots in the other seats: give house bots or a field, not both")
+    if request.deals not in ("", "duplicate"):
+        _invalid(context, f"a paired test replays one deal for V1 and V2: its deals are duplicate, got "
+                          f"{request.deals[:16]!r}")
+    v1, v2 = _resolve(servicer, game, [request.v1, request.v2], context)
+    if v1 == v2:
+        _invalid(context, f"{request.v1} and {request.v2} are the same bot {v1}: an SPRT compares two versions")
+    info = GAMES[game].info
+    seats = request.seats or 1 + len(request.house)
+    if not info.min_players <= seats <= info.max_players:
+        _invalid(context, f"{info.title} is played by {info.min_players}..{info.max_players} seats, got {seats}")
+    house = _house_of(game, list(request.house), seats, context)
+    params = SprtParams(v1=v1, v2=v2, seats=seats, house=house, deals="duplicate", ladder=False, **numbers)
+    try:
+        check_field(params)
+    except SprtPlanError as exc:
+        _invalid(context, str(exc))
+    if servicer.verify_bots:
+        servicer._check_bots_ready(game, [v1, v2], context)
+    deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
+    formula = (f"paired blocks with common random numbers: each block is one scenario (a deal, house bots "
+               f"{', '.join(house)} in the other seats, every seat's seed) played with {v1} and with {v2} at seat s "
+               f"(rotating), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT "
+               f"decides (at most {params.max_blocks} counted); not on the public ladder")
+    params = dataclasses.replace(params, extra={"formula": formula})
+    stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2), context)
+    tournament_id = stored.id
+    log.info("SPRT %s (paired, house bots %s): %s against %s, %d seats, elo0 %g, elo1 %g; %d blocks queued; seed "
+             "commitment %s", tournament_id, ", ".join(house), v2, v1, seats, params.elo0, params.elo1,
+             len(specs) // 2, stored.commitment)
     return get_message(servicer, tournament_id, context)
 
 
@@ -224,7 +289,8 @@ def sprt_message(info: TournamentInfo, record: SprtRecord) -> arena_pb2.Sprt:
         blocks_in_flight=in_flight, counts=[counts.get(h, 0) for h in range(-m, m + 1)],
         llr=record.llr if record.verdict and record.llr is not None else st.llr, lower=lower, upper=upper,
         elo=st.elo, elo_margin=st.margin, verdict=record.verdict, reason=record.reason,
-        decided_at=record.decided_at or 0.0, ladder_counted=params.ladder, ladder_note=params.ladder_note)
+        decided_at=record.decided_at or 0.0, ladder_counted=params.ladder, ladder_note=params.ladder_note,
+        house=list(params.house))
 
 
 __all__ = ["SprtError", "create_sprt", "get_message", "get_sprt", "sprt_message"]

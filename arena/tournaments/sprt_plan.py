@@ -15,6 +15,12 @@ SPRT's matches count (``ladder_note`` says which, for people).
 - **Without a field** (k = 2 only): table 0 is V1 against V2, table 1 is V2 against V1, on the same cards
   (fishtest's game pair). V1 and V2 each see the deal twice, which is allowed only for two versions of one owner's
   bot (the service checks it).
+- **With house bots** (``house``: the paired test with common random numbers): both tables of block b hold the
+  same house bots in the same seats, in the order given, V1 at seat s = b mod k of table 0 and V2 at seat s of
+  table 1, on one duplicate deal; the seat seeds come from the deal and the seat (``arena.core.seeds.seat_seed``),
+  so both tables give every seat the same seed, and the two games stay identical until V1 and V2 decide
+  differently. House bots keep nothing between matches and may see a deal any number of times; V1 and V2 each see
+  the deal once. Never on the public ladder.
 - **With a field** (k - 1 other seats at each table): the two tables of a block get disjoint sets of field bots,
   and of field owners (``field_owners``: an owner class per field bot), so no field bot, and no two field bots of
   one owner, receive cards of one deal twice; hence the field needs at least 2 (k - 1) bots, and more when owners
@@ -33,7 +39,7 @@ from dataclasses import field as dataclass_field
 from typing import Any
 
 from arena.core.limits import SPRT_FIELD
-from arena.core.specs import MatchSpec, match_id
+from arena.core.specs import MatchSpec, is_house_bot, match_id
 
 MAX_FIELD = SPRT_FIELD  # field bots of one SPRT
 MAX_BLOCKS = 20_000  # a test that decided nothing after this many blocks stops as "inconclusive"
@@ -59,7 +65,8 @@ class SprtParams:
     (error rates, 0 < x < 0.5); window (blocks in flight, 1..``MAX_WINDOW``); max_blocks (counted blocks after
     which the test stops as "inconclusive", 1..``MAX_BLOCKS``); deals ("duplicate": both tables of a block on
     one deal, or "unique": a deal of its own each); ladder (whether its matches count on the public ladder: False
-    when V1 and V2 have one owner and share duplicate deals).
+    when V1 and V2 have one owner and share duplicate deals, and in a paired test); house (house bots
+    "house:NAME" for the k - 1 other seats, in order: the paired test with common random numbers, no field).
     """
 
     v1: str
@@ -75,11 +82,16 @@ class SprtParams:
     max_blocks: int = DEFAULT_MAX_BLOCKS
     deals: str = "duplicate"
     ladder: bool = True
+    house: tuple[str, ...] = ()
     extra: dict[str, Any] = dataclass_field(default_factory=dict, compare=False)
 
     @property
     def ladder_note(self) -> str:
         """Whether and why the test's matches count on the public ladder, one sentence for people."""
+        if self.house:
+            return ("its matches do not count on the public ladder: a paired test replays each scenario (deal, "
+                    "house bots, seat seeds) for V1 and for V2, so each version plays cards the other also holds "
+                    "(they count in the test only)")
         if not self.ladder:
             return ("its matches do not count on the public ladder: V1 and V2 have one owner and play duplicate "
                     "deals, so each version's table holds the cards the other's holds (they count in the test only)")
@@ -90,22 +102,24 @@ class SprtParams:
 
     @property
     def head_to_head(self) -> bool:
-        """True without a field: V1 against V2 at both tables (``arena.ratings.sprt``'s head-to-head model)."""
-        return not self.field
+        """True without a field and house bots: V1 against V2 at both tables (``arena.ratings.sprt``'s
+        head-to-head model)."""
+        return not self.field and not self.house
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the tournament's ``extra``)."""
         return {"v1": self.v1, "v2": self.v2, "seats": self.seats, "field": list(self.field),
                 "field_owners": list(self.field_owners), "elo0": self.elo0, "elo1": self.elo1,
                 "alpha": self.alpha, "beta": self.beta, "window": self.window, "max_blocks": self.max_blocks,
-                "deals": self.deals, "ladder": self.ladder, **self.extra}
+                "deals": self.deals, "ladder": self.ladder, **({"house": list(self.house)} if self.house else {}),
+                **self.extra}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SprtParams:
         """Inverse of ``to_dict`` (unknown keys are kept in ``extra``). Raises ``SprtPlanError`` for a missing or
         malformed field."""
         known = {"v1", "v2", "seats", "field", "field_owners", "elo0", "elo1", "alpha", "beta", "window",
-                 "max_blocks", "deals", "ladder"}
+                 "max_blocks", "deals", "ladder", "house"}
         try:
             return cls(v1=str(data["v1"]), v2=str(data["v2"]), seats=int(data["seats"]),
                        field=tuple(str(b) for b in data.get("field") or ()),
@@ -113,6 +127,7 @@ class SprtParams:
                        elo0=float(data["elo0"]), elo1=float(data["elo1"]), alpha=float(data["alpha"]),
                        beta=float(data["beta"]), window=int(data["window"]), max_blocks=int(data["max_blocks"]),
                        deals=str(data.get("deals") or "duplicate"), ladder=bool(data.get("ladder", True)),
+                       house=tuple(str(b) for b in data.get("house") or ()),
                        extra={k: v for k, v in data.items() if k not in known})
         except (KeyError, TypeError, ValueError) as exc:
             raise SprtPlanError(f"malformed SPRT parameters {dict(data)!r}: {exc}") from exc
@@ -160,6 +175,9 @@ def check_field(params: SprtParams) -> None:
         raise SprtPlanError(f"an SPRT plays {' or '.join(SPRT_DEAL_PLANS)} deals, got {params.deals[:16]!r}")
     if params.v1 == params.v2:
         raise SprtPlanError(f"V1 and V2 are the same bot {params.v1}: an SPRT compares two different versions")
+    if params.house:
+        _check_house(params)
+        return
     if not fld:
         if k != 2:
             raise SprtPlanError(f"without a field an SPRT block is V1 against V2 on 2 seats; {k} seats need a field "
@@ -184,6 +202,22 @@ def check_field(params: SprtParams) -> None:
         raise SprtPlanError(f"the field's owners cannot be split over the two tables of a block: each table needs "
                             f"{need} field bots and no owner may sit at both, but {len(fld)} field bots have "
                             f"{len(set(params.field_owners))} owners; add bots of other owners or use fewer seats")
+
+
+def _check_house(params: SprtParams) -> None:
+    """The paired test: k - 1 house bots ("house:NAME"), no field, duplicate deals, off the ladder."""
+    bad = [b for b in params.house if not is_house_bot(b)]
+    if bad:
+        raise SprtPlanError(f"house bots are named house:<sample name> (e.g. house:heuristic), got {', '.join(bad)}")
+    if len(params.house) != params.seats - 1:
+        raise SprtPlanError(f"a paired test of {params.seats} seats needs {params.seats - 1} house "
+                            f"bot{'s' if params.seats != 2 else ''} for the other seats, got {len(params.house)}")
+    if params.field:
+        raise SprtPlanError("a paired test seats house bots in the other seats: it takes no field")
+    if params.deals != "duplicate":
+        raise SprtPlanError("a paired test replays one deal for V1 and V2: its deals are duplicate")
+    if params.ladder:
+        raise SprtPlanError("a paired test's matches do not count on the public ladder (ladder must be False)")
 
 
 def field_groups(params: SprtParams, pair: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -223,6 +257,12 @@ def plan_block(params: SprtParams, block: int) -> Block:
         raise SprtPlanError(f"block numbers start at 0, got {block}")
     check_field(params)
     k = params.seats
+    if params.house:  # the paired test: one scenario per block, V1's seat rotating block by block
+        s = block % k
+        house = iter(params.house)
+        others = [next(house) if seat != s else "" for seat in range(k)]
+        return Block(block, s, tuple(params.v1 if seat == s else b for seat, b in enumerate(others)),
+                     tuple(params.v2 if seat == s else b for seat, b in enumerate(others)))
     pair = block // 2
     s = pair % k
     if not params.field:

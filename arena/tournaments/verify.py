@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from arena.core.errors import TournamentError
-from arena.core.seeds import deal_seed, parse_seed_hex, seed_commitment
+from arena.core.seeds import deal_seed, parse_seed_hex, seat_seed, seed_commitment
+from arena.core.specs import is_house_bot
 
 
 def verify_deals(tournament_id: str, seed_text: str, commitment: str,
@@ -19,14 +20,17 @@ def verify_deals(tournament_id: str, seed_text: str, commitment: str,
             published at creation.
         matches: one mapping per stored match with ``match_id``, ``seed`` and its deal coordinates ``round``,
             ``deal``, ``table``, ``attempt``, ``seats`` (e.g. the ``--json`` of ``arena match list``), plus an
-            optional ``record_seed`` (the seed in the match record, when it was fetched).
+            optional ``record_seed`` and ``record_seat_seeds`` (the deal seed and the seat seeds in the match record,
+            when it was fetched).
         twice_allowed: bots that may receive cards of one deal (and attempt) in two matches, never more: V1 and V2
             of a head-to-head SPRT, which play each other at both tables of every block by design
             (``arena.tournaments.sprt_plan``).
     Returns:
         One sentence per problem found (empty when everything checks): a commitment that is not the seed's, a
         match whose seed is not HMAC-SHA256(seed, "<tournament>/<round>/<deal>/<attempt>"), a record seed that
-        differs from its match's, two matches on one deal and attempt sharing a bot, or a table played twice.
+        differs from its match's, a record's seat seed that is not ``seat_seed(seed, tournament, round, deal, attempt,
+        seat)``, two matches on one deal and attempt sharing a bot, or a table played twice. House bots
+        (``house:NAME``: the arena's own, keeping nothing between matches) may receive a deal any number of times.
     """
     try:
         seed = parse_seed_hex(seed_text)
@@ -53,12 +57,19 @@ def verify_deals(tournament_id: str, seed_text: str, commitment: str,
                             f"{d}, attempt {a}")
         if m.get("record_seed") is not None and int(m["record_seed"]) != expected:
             problems.append(f"match {mid}: its record was played with seed {m['record_seed']}, not {expected}")
+        for seat, got in enumerate(m.get("record_seat_seeds") or ()):
+            want = seat_seed(seed, tournament_id, r, d, a, seat)
+            if int(got) != want:
+                problems.append(f"match {mid}: seat {seat} was given seat seed {got}, not {want} (HMAC-SHA256 of "
+                                f"the seed and seat/{tournament_id}/{r}/{d}/{a}/{seat})")
         if (r, d, t) in tables:
             problems.append(f"matches {tables[(r, d, t)]} and {mid} are both table {t} of round {r}, deal {d}")
         tables[(r, d, t)] = mid
         holders = seen_at.setdefault((r, d, a), {})
         twice = seen_twice.setdefault((r, d, a), set())
         for bot in m.get("seats", ()):
+            if is_house_bot(bot):
+                continue
             if bot in holders and holders[bot] != mid and bot in allowed and bot not in twice:
                 twice.add(bot)  # its second table of this deal: expected
             elif bot in holders:

@@ -44,8 +44,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from arena.core.seeds import deal_seed
-from arena.core.specs import MatchSpec
+from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
+from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
@@ -139,18 +139,22 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await _defer(store, job, inputs.unhealthy)
         seats = _seats(spec, inputs)
+        if any(is_house_bot(name) for name in spec.seats):  # the worker's own sample bots, started when first seated
+            seats = await asyncio.to_thread(_house_seats, spec, seats)
         if inputs.unhealthy:  # a forced match: a bot not as registered is not played under its registered name
             seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, inputs.unhealthy)
         if spec.tournament:
             seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
         else:
             seed, deal = spec.seed, None
+        seat_seeds = await asyncio.to_thread(match_seat_seeds, store, spec, seed, deal, inputs.tournament_seed)
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
         with metrics.match_playing(spec.game):
             record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                     channels=channels)
+                                     channels=channels, seat_seeds=seat_seeds)
         result = record.result
-        outcomes = charged_outcomes(record, list(spec.seats))
+        outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
+                    if not is_house_bot(bot)}  # a house bot has no health: it is ours
         if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
             on_played()
         # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
@@ -209,11 +213,45 @@ def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
     ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
     seats = []
     for name, bot in zip(spec.seats, inputs.bots):
-        if bot is None:
+        if bot is None and not is_house_bot(name):
             log.warning("match %s: bot %s is not registered; its seat faults as unreachable", spec.match_id, name)
         seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
                               secret=bot.secret if bot else ""))
     return seats
+
+
+def _house_seats(spec: MatchSpec, seats: list[SeatSpec]) -> list[SeatSpec]:
+    """``seats`` with every house bot's seat (``house:NAME``) at the endpoint of its process in this worker
+    (``arena.worker.house``, started here when first seated). A house bot that names no sample bot, or whose process
+    does not start, keeps ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
+    from arena.match.local_bots import BotStartError
+    from arena.worker.house import HouseBotError, house_endpoint
+
+    out = []
+    for seat in seats:
+        if is_house_bot(seat.name):
+            try:
+                seat = SeatSpec(name=seat.name, endpoint=house_endpoint(seat.name), secret="")
+            except (HouseBotError, BotStartError) as exc:
+                log.error("match %s: house bot %s cannot play (%s); its seat faults as unreachable", spec.match_id,
+                          seat.name, exc)
+        out.append(seat)
+    return out
+
+
+def match_seat_seeds(store: Store, spec: MatchSpec, seed: int, deal: dict[str, int] | None,
+                     tournament_seed: int | None = None) -> tuple[int, ...]:
+    """The seat seed of every seat of ``spec`` played with deal seed ``seed`` (from ``match_deal``, with its
+    ``deal``): for a tournament's match ``seat_seed(tournament seed, tournament, round, deal, attempt, seat)``
+    (``tournament_seed`` when already read, else read here), for a match outside tournaments
+    ``local_seat_seeds(seed, seats)``. Raises ``LookupError`` when the tournament's seed is not stored."""
+    if not spec.tournament or deal is None:
+        return local_seat_seeds(seed, len(spec.seats))
+    secret = tournament_seed if tournament_seed is not None else store.tournament_seed(spec.game, spec.tournament)
+    if secret is None:
+        raise LookupError(f"match {spec.match_id}: tournament {spec.tournament} has no stored seed")
+    return tuple(seat_seed(secret, spec.tournament, deal["round"], deal["deal"], deal["attempt"], seat)
+                 for seat in range(len(spec.seats)))
 
 
 def _absent_if_not_as_registered(store: Store, spec: MatchSpec, seats: list[SeatSpec],

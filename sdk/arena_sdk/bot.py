@@ -9,9 +9,12 @@ the seat's complete typed view (never protobuf).
 from __future__ import annotations
 
 import argparse
+import random
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from . import rng as seeded
 
 BOT_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
@@ -36,6 +39,9 @@ class MatchInfo:
         player_names: registered bot names in seat order; () when the object was created by a ``Decide`` for a
             match the bot never saw start (e.g. the bot process restarted mid-match).
         config: the match's rules options (the game's config dataclass, e.g. ``take5.Take5Config``).
+        seat_seed: the seed of this seat's own randomness, 0 .. 2**63-1 (``StartMatchRequest.seat_seed``); None
+            when the referee gave none (then ``Bot.match_rng`` and ``Bot.rng`` draw from the operating system's
+            entropy). The bot sees only its own seat's seed.
     """
 
     match_id: str
@@ -44,6 +50,7 @@ class MatchInfo:
     num_players: int
     player_names: tuple[str, ...]
     config: Any
+    seat_seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,12 @@ class Bot:
         author: optional author or team name.
         games: the game ids the bot plays (set by the game's base class).
 
+    Randomness: draw it from ``self.rng``, a fresh ``random.Random`` for each decision, seeded from the seat seed
+    and the decision's place in the game (``arena_sdk.rng``), or from ``self.match_rng``, one generator for the
+    whole match seeded with the seat seed. Then two versions of a bot facing the same scenario draw the same
+    numbers (paired A/B tests need far fewer matches) and ``arena play --seed`` replays a game exactly. Without a
+    seat seed (``MatchInfo.seat_seed`` None) both draw from the operating system's entropy.
+
     Hooks: ``on_start(match)`` (a ``MatchInfo``) and ``on_end(result)`` (a ``MatchResult``); both do nothing by
     default. ``self.match`` holds the ``MatchInfo`` (set by the SDK before ``on_start``; None when the object is
     used in-process without a server).
@@ -101,6 +114,55 @@ class Bot:
     games: ClassVar[tuple[str, ...]] = ()
 
     match: MatchInfo | None = None
+    seat_seed: int | None = None  # the seed the generators come from: the match's seat seed, else entropy
+    _decisions: int = 0  # decisions asked of this object in its match so far (a decision's index in the sequence)
+    _match_rng: random.Random | None = None
+    _rng: random.Random | None = None
+    _own_rng: random.Random | None = None  # a generator the bot assigned to self.rng itself
+
+    def begin_match(self, match: MatchInfo) -> None:
+        """Set ``self.match``, the seat seed and a fresh ``match_rng`` for ``match`` (the SDK calls it before
+        ``on_start``; an override must call it)."""
+        self.match = match
+        self.seat_seed = match.seat_seed if match.seat_seed is not None else self.fallback_seat_seed()
+        self._match_rng = seeded.generator(self.seat_seed)
+        self._rng = None
+        self._decisions = 0
+
+    def fallback_seat_seed(self) -> int:
+        """The seat seed to use when the match gives none (0 .. 2**63-1). Default: the operating system's entropy;
+        a bot with its own ``--seed`` may override it (``sample_bots.seeded``)."""
+        return seeded.entropy_seed()
+
+    def begin_decision(self, *place: int | str) -> None:
+        """Give ``self.rng`` a fresh generator for the decision at ``place`` (called by the game's ``decide``
+        before the decision method; ``arena_sdk.rng.generator``) and count the decision. No ``place``: the
+        decision's index in this object's own sequence of decisions in the match (0, 1, 2, ...)."""
+        if self.seat_seed is None:
+            self.seat_seed = self.fallback_seat_seed()
+        self._rng = seeded.generator(self.seat_seed, *(place or (self._decisions,)))
+        self._decisions += 1
+
+    @property
+    def match_rng(self) -> random.Random:
+        """The match's generator, seeded with the seat seed (made from entropy when none was set)."""
+        if self._match_rng is None:
+            if self.seat_seed is None:
+                self.seat_seed = self.fallback_seat_seed()
+            self._match_rng = seeded.generator(self.seat_seed)
+        return self._match_rng
+
+    @property
+    def rng(self) -> random.Random:
+        """The current decision's generator (``begin_decision``); the match's generator outside a decision. A bot
+        that assigns ``self.rng`` itself (its own generator) gets that one back from then on instead."""
+        if self._own_rng is not None:
+            return self._own_rng
+        return self._rng if self._rng is not None else self.match_rng
+
+    @rng.setter
+    def rng(self, generator: random.Random) -> None:
+        self._own_rng = generator
 
     def on_start(self, match: MatchInfo) -> None:
         """Called once when the match starts (or when the object is created for an unknown match)."""

@@ -20,13 +20,16 @@ def play_game(
     deals: Sequence[Any] = (),
     match_id: str = "local",
     game: str | None = None,
+    seat_seeds: Sequence[int] = (),
 ) -> Outcome:
     """Play one complete game between ``bots`` (one object per seat, seat order) and return its outcome.
 
     ``game`` is the game id; by default the first game the first bot plays (``type(bots[0]).games[0]``). Like a
     served match: each bot gets ``on_start`` (``MatchInfo`` with the bots' class ``name``s) and ``on_end``, and
     every decision sees only the engine's ``observe`` of its seat. ``seed`` / ``deals`` as in the game's
-    ``new_game``. Raises ``RulesError`` for a bad seat count or deal, ``IllegalAnswerError`` when a bot answers
+    ``new_game``; ``seat_seeds``: one seed per seat for
+    the bots' own randomness (``MatchInfo.seat_seed``; () gives none: entropy).
+    Raises ``RulesError`` for a bad seat count or deal, ``IllegalAnswerError`` when a bot answers
     illegally, ``ValueError`` for an unknown game or no bots, and whatever a bot's method raises (there is no
     referee here to turn it into a fault).
     """
@@ -39,8 +42,8 @@ def play_game(
     names = tuple(type(b).name for b in bots)
     config = getattr(state, "config", config)
     for seat, bot in enumerate(bots):
-        info = MatchInfo(match_id, game_id, seat, n, names, config)
-        bot.match = info
+        info = MatchInfo(match_id, game_id, seat, n, names, config, seat_seeds[seat] if seat_seeds else None)
+        bot.begin_match(info)
         bot.on_start(info)
     while not g.is_over(state):
         for seat in g.pending_seats(state):

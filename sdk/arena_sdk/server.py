@@ -61,6 +61,7 @@ from .games import GAMES, get_game
 from .games.base import RulesError
 from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches
 from .pb import bot_pb2, bot_pb2_grpc
+from .rng import MAX_SEAT_SEED
 
 log = logging.getLogger("arena_sdk")
 
@@ -191,7 +192,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         """Call on_start once per object; the caller holds ``entry.lock``."""
         if entry.started:
             return
-        entry.bot.match = info
+        entry.bot.begin_match(info)
         try:
             entry.bot.on_start(info)
         except Exception as exc:
@@ -361,7 +362,10 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             config = wire.config_from_proto(request.game, request.config if request.HasField("config") else None)
         except wire.WireError as exc:
             raise _invalid(f"StartMatchRequest.config: {exc}") from exc
-        return MatchInfo(request.match_id, request.game, request.seat, n, names, config)
+        seat_seed = request.seat_seed if request.HasField("seat_seed") else None
+        if seat_seed is not None and seat_seed > MAX_SEAT_SEED:
+            raise _invalid(f"StartMatchRequest.seat_seed must be 0..2**63-1, got {seat_seed}")
+        return MatchInfo(request.match_id, request.game, request.seat, n, names, config, seat_seed)
 
 
 def _failure(step: int, exc: _Abort, sequence: int = 0) -> bot_pb2.BotMessage:

@@ -439,7 +439,17 @@ def audit_match(record: MatchRecord, calls: Sequence[Call], forbidden: Forbidden
         others = others_of[call.bot]
         problems += [f"{where}: {p}" for p in others.scan(msg, where=call.method)]
         problems += [f"match {mid}: {p}" for p in metadata_problems(call, own, forbidden, others)]
+        seat = getattr(msg, "seat", None)
+        if seat is not None and record.seat_seeds:  # another seat's seat seed never reaches this seat
+            other_seeds = Forbidden()
+            for k, value in enumerate(record.seat_seeds):
+                if k != seat:
+                    other_seeds.add_int(value, f"the seat seed of seat {k}")
+            problems += [f"{where}: {p}" for p in other_seeds.scan(msg, where=call.method)]
         if call.method == "StartMatch":
+            want = record.seat_seeds[msg.seat] if record.seat_seeds and msg.seat < n else None
+            if (msg.seat_seed if msg.HasField("seat_seed") else None) != want:
+                problems.append(f"{where}: StartMatch's seat seed is not its own seat's seed of the record")
             config = wire.config_to_proto(record.game, wire.config_from_dict(record.game, record.config))
             if (msg.game, msg.num_players, list(msg.player_names), msg.config) != (record.game, n, names, config):
                 problems.append(f"{where}: StartMatch says more or other than the match's game, seats and config")

@@ -105,7 +105,8 @@ def play_in_process(plans: list[Plan], fleet: list[Spy]) -> list[MatchRecord]:
             seats = [fleet[(i + j) % len(fleet)].seat() for j in range(plan.seats)]
             async with gate:
                 return await run_match(plan.match_id, plan.game, seats, plan.config, seed=plan.seed, deals=plan.deals,
-                                       options=RefereeOptions(deadline_ms=DEADLINE_MS))
+                                       options=RefereeOptions(deadline_ms=DEADLINE_MS),
+                                       seat_seeds=[SEED_BASE + 7919 * (i * 16 + j) for j in range(plan.seats)])
 
         return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(plans))))
 
@@ -324,13 +325,16 @@ def play_tournament(game: str, spies: list[Spy], arena_server: Any, redis_url: s
 
 
 def read_checks(t: TournamentRun) -> tuple[Forbidden, Callable[[str, float], str | None]]:
-    """What no read reply may show, and until when: the secret until the tournament finished, each deal's seed and
-    records until its last table finished, tokens and bot secrets never."""
+    """What no read reply may show, and until when: the secret and every seat seed until the tournament finished,
+    each deal's seed and records until its last table finished, tokens and bot secrets never."""
     reads = Forbidden()
     reads.add_int(t.secret, f"the secret of tournament {t.id}", until=t.finished_at)
     ends = t.deal_ends()
     for seed, end in ends.items():
         reads.add_int(seed, "the seed of a deal still in play", until=end)
+    for record in t.records:  # every seat's seat seed: secret until the tournament has ended
+        for k, value in enumerate(record.seat_seeds):
+            reads.add_int(value, f"the seat seed of seat {k} of match {record.match_id}", until=t.finished_at)
     for name, token in t.owner_tokens.items():
         reads.add_text(token, f"the owner token of {name}")
     for spy in t.spies:
@@ -400,6 +404,8 @@ def test_spy_audit_of_a_tournament_and_every_read_method(game: str, spy_fleet: l
     assert any(f"the secret of tournament {t.id}" in p for p in revealed), revealed[:5]
     assert any("the seed of a deal still in play" in p for p in revealed), revealed[:5]
     assert any("shows the record of match" in p for p in revealed), revealed[:5]
+    assert all(len(r.seat_seeds) == len(r.seats) for r in t.records)  # the worker gave every seat its seed
+    assert any("the seat seed of seat" in p for p in revealed), revealed[:5]
 
 
 # --- every check can fail: doctored logs, replies and a leaky engine -----------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_sdk import MatchInfo, Take5Bot, play_game
+from arena_sdk import MatchInfo, Take5Bot, decide, play_game
 from arena_sdk.games import take5
 from sample_bots.heuristic_bot import HeuristicBot, card_cost, heuristic_card
 from sample_bots.montecarlo_bot import (
@@ -28,8 +28,8 @@ FULL = (10, 11, 12, 13, 14)  # a full row: 3 + 5 + 1 + 1 + 1 = 11 bullheads
 
 
 def attach(bot: Take5Bot, match_id: str, seat: int, n: int = 4) -> Take5Bot:
-    bot.match = MatchInfo(match_id, "take5", seat, n, (), take5.Take5Config())
-    bot.on_start(bot.match)
+    bot.begin_match(MatchInfo(match_id, "take5", seat, n, (), take5.Take5Config()))
+    bot.on_start(bot.match)  # type: ignore[arg-type]
     return bot
 
 
@@ -178,8 +178,8 @@ def test_montecarlo_is_deterministic_given_its_seed() -> None:
     views = [take5.observe(take5.new_game(4, seed=s), s % 4) for s in range(6)]
     a = attach(MonteCarloBot(seed=9, samples=20, budget_ms=1e6), "m", 0)
     b = attach(MonteCarloBot(seed=9, samples=20, budget_ms=1e6), "m", 0)
-    forward = [a.choose_card(v) for v in views]
-    backward = [b.choose_card(v) for v in reversed(views)][::-1]
+    forward = [decide(a, v).card for v in views]
+    backward = [decide(b, v).card for v in reversed(views)][::-1]
     assert forward == backward  # each decision depends on (seed, match, seat, hand, turn), not on call order
     assert all(card in v.hand for card, v in zip(forward, views))
     assert a.last_samples == 20

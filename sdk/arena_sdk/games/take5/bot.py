@@ -97,7 +97,9 @@ def decide(bot: Take5Bot, view: take5.Take5View) -> take5.Take5Action:
 
     Raises ``IllegalAnswerError`` for an illegal answer, ``ValueError`` when ``view.kind`` is not a Take 5
     decision kind, and whatever the bot's method raises.
+    Before the method, ``bot.rng`` gets the generator of this decision's place: (hand, turn, kind, draft pick).
     """
+    bot.begin_decision(view.hand_number, view.turn, str(view.kind), len(view.draft_picks))
     if view.kind == take5.CHOOSE_CARD:
         return take5.ChooseCard(check_answer(view, view.kind, bot.choose_card(view)))
     if view.kind == take5.CHOOSE_ROW:

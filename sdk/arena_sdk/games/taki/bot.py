@@ -131,7 +131,12 @@ def check_answer(view: TakiView, answer: Any) -> TakiAction:
 
 def decide(bot: TakiBot, view: TakiView) -> TakiAction:
     """Ask ``bot`` the decision ``view.kind`` and return the checked engine action (in-process play and the SDK
-    server). Raises ``IllegalAnswerError`` for an illegal answer and whatever the bot's method raises."""
+    server). Raises ``IllegalAnswerError`` for an illegal answer and whatever the bot's method raises.
+
+    Before the method, ``bot.rng`` gets the generator of this decision's place: its index in the seat's own
+    sequence of decisions in the match (0, 1, 2, ...: ``Bot.begin_decision()``; Taki's draw pile makes hand and turn a
+    poor place, a different earlier play changing them)."""
+    bot.begin_decision()
     if view.kind == REACT:
         return check_answer(view, bot.react(view))
     if view.kind == TURN:

@@ -1165,6 +1165,7 @@ class CreateSprtRequest(_message.Message):
     CONFIG_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     v1: _builtins.str
@@ -1207,6 +1208,18 @@ class CreateSprtRequest(_message.Message):
     def config(self) -> _bot_pb2.GameConfig:
         """Rules options of every match."""
 
+    @_builtins.property
+    def house(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """--- paired test with house bots (common random numbers) ---------------------------------------------------
+        House bots for the other seats, "house:<sample name>" (e.g. "house:heuristic", "house:montecarlo"; at most 9,
+        each at most 71 characters; a name may repeat): the arena's own sample bots, run by the workers, not
+        registered. Given, each block is one scenario (a duplicate deal, V1's seat s rotating over the blocks, these
+        house bots in the other seats in this order, every seat's seed) played once with V1 and once with V2 at seat
+        s, everything else identical (common random numbers: same cards, same opponents, same random numbers), and
+        the SPRT runs on the paired outcomes. Excludes `field`; deals must be empty or "duplicate"; the matches do not
+        count on the public ladder. Empty: no house bots (a field, or V1 against V2).
+        """
+
     def __init__(
         self,
         *,
@@ -1224,10 +1237,11 @@ class CreateSprtRequest(_message.Message):
         config: _bot_pb2.GameConfig | None = ...,
         deadline_ms: _builtins.int = ...,
         deals: _builtins.str = ...,
+        house: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "house", b"house", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
     _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
@@ -1302,6 +1316,7 @@ class Sprt(_message.Message):
     DECIDED_AT_FIELD_NUMBER: _builtins.int
     LADDER_COUNTED_FIELD_NUMBER: _builtins.int
     LADDER_NOTE_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
     v1: _builtins.str
     """The versions under test, bot ids "NAME@VERSION"."""
     v2: _builtins.str
@@ -1362,6 +1377,13 @@ class Sprt(_message.Message):
         (4 (k - 1) + 1 entries; with 2 seats: V2 lost both games, ..., won both).
         """
 
+    @_builtins.property
+    def house(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """--- paired test with house bots ---------------------------------------------------------------------------
+        The house bots of the other seats ("house:<sample name>", see CreateSprtRequest.house); empty when the test
+        has a field or is V1 against V2.
+        """
+
     def __init__(
         self,
         *,
@@ -1390,10 +1412,11 @@ class Sprt(_message.Message):
         decided_at: _builtins.float = ...,
         ladder_counted: _builtins.bool = ...,
         ladder_note: _builtins.str = ...,
+        house: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "ladder_counted", b"ladder_counted", "ladder_note", b"ladder_note", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "house", b"house", "ladder_counted", b"ladder_counted", "ladder_note", b"ladder_note", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -368,6 +368,7 @@ class StartMatchRequest(_message.Message):
     NUM_PLAYERS_FIELD_NUMBER: _builtins.int
     PLAYER_NAMES_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
+    SEAT_SEED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Unique id of the match, e.g. "t7-000042" or a UUID. Echoed in every later call of the match."""
     game: _builtins.str
@@ -376,6 +377,15 @@ class StartMatchRequest(_message.Message):
     """The seat this bot object plays, 0-based, < num_players."""
     num_players: _builtins.int
     """Number of seats in the match (Take 5 and Taki: 2..10)."""
+    seat_seed: _builtins.int
+    """--- seat seeds (common random numbers) ---------------------------------------------------------------------
+    Seed of this seat's own randomness in this match, 0 .. 2**63-1: a bot that draws random numbers should draw
+    them from a generator seeded with it (the Python SDK does: Bot.match_rng, and Bot.rng per decision), so that
+    two versions of a bot facing the same scenario draw the same numbers and a played match can be replayed. A
+    bot may ignore it. It is keyed by the match's secret deal seed and the seat (HMAC-SHA256, arena/core/seeds.py),
+    so it tells nothing about any card; each seat receives only its own; it is shown with the deal once the
+    tournament has ended. Unset when the referee gives no seat seeds (older referees, explicit deals).
+    """
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Registered names of the bots in seat order (length num_players). Public information."""
@@ -393,12 +403,15 @@ class StartMatchRequest(_message.Message):
         num_players: _builtins.int = ...,
         player_names: _abc.Iterable[_builtins.str] | None = ...,
         config: Global___GameConfig | None = ...,
+        seat_seed: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed", "config", b"config", "seat_seed", b"seat_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "game", b"game", "match_id", b"match_id", "num_players", b"num_players", "player_names", b"player_names", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed", "config", b"config", "game", b"game", "match_id", b"match_id", "num_players", b"num_players", "player_names", b"player_names", "seat", b"seat", "seat_seed", b"seat_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat_seed: _TypeAlias = _typing.Literal["seat_seed"]  # noqa: Y015
+    _WhichOneofArgType__seat_seed: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat_seed) -> _WhichOneofReturnType__seat_seed | None: ...
 
 Global___StartMatchRequest: _TypeAlias = StartMatchRequest  # noqa: Y015
 

@@ -1,0 +1,83 @@
+"""The paired SPRT with house bots and common random numbers (``arena sprt V1 V2 --house ...``) end to end: a real
+redis-server, a real Arena server with workers, real bot processes over gRPC (V1 and V2 registered, the house bots
+started by the worker). Each block replays one scenario: the same deal, the same house bots in the same seats and
+the same seat seeds at both tables, V1 at seat s of one and V2 at seat s of the other."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from click.testing import CliRunner
+from platform_helpers import HERE, wait_until
+
+from arena.cli import cli
+from arena.core.seeds import parse_seed_hex, seat_seed
+from arena.server.app import ArenaServer
+from arena.tournaments.verify import verify_deals
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+
+SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
+
+
+def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
+        arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any]) -> None:
+    weak = start_bot(SPRT_BOT, extra_args=["--bot-version", "1", "--play", "random"])
+    strong = start_bot(SPRT_BOT, extra_args=["--bot-version", "2", "--play", "heuristic"])
+    server, stub = arena_server(workers=1, concurrency=4)
+    stub_: arena_pb2_grpc.ArenaStub = stub
+    first = stub_.RegisterBot(arena_pb2.RegisterBotRequest(name="sprtbot", endpoint=weak.endpoint, game="take5"))
+    stub_.RegisterBot(arena_pb2.RegisterBotRequest(name="sprtbot", endpoint=strong.endpoint, game="take5",
+                                                   owner_token=first.owner_token))
+    address = f"127.0.0.1:{server.port}"
+    bad = CliRunner().invoke(cli, ["--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2",
+                                   "--house", "grandmaster", "--server", address], prog_name="arena")
+    assert bad.exit_code != 0 and "not a house bot of take5" in bad.output and "house:heuristic" in bad.output
+    result = CliRunner().invoke(cli, [
+        "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", "heuristic,random",
+        "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
+        "--server", address, "--json"], prog_name="arena")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "H1" and out["house"] == ["house:heuristic", "house:random"] and out["seats"] == 3
+    assert out["ladder_counted"] is False and "do not count on the public ladder" in out["ladder_note"]
+    tid = out["id"]
+    s = wait_until(lambda: (x := stub_.GetSprt(arena_pb2.GetSprtRequest(id=tid))).tournament.seed_hex and x,
+                   "the paired SPRT to end")
+    secret = parse_seed_hex(s.tournament.seed_hex)
+    matches = list(stub_.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, limit=1000)).matches)
+    by_block: dict[int, dict[int, Any]] = {}
+    for m in matches:
+        index = int(m.match_id.rsplit("-", 1)[1])
+        by_block.setdefault(index // 2, {})[index % 2] = m
+    pairs = [t for t in by_block.values() if len(t) == 2 and t[0].attempt == t[1].attempt]
+    assert pairs
+    for tables in pairs:
+        t0, t1 = tables[0], tables[1]
+        seat = list(t0.seats).index("sprtbot@1")
+        assert list(t1.seats)[seat] == "sprtbot@2" and t0.seed == t1.seed  # same deal
+        assert [n for i, n in enumerate(t0.seats) if i != seat] == ["house:heuristic", "house:random"]
+        assert [n for i, n in enumerate(t1.seats) if i != seat] == ["house:heuristic", "house:random"]
+        records = [json.loads(stub_.GetMatch(arena_pb2.GetMatchRequest(match_id=t.match_id)).record_json)
+                   for t in (t0, t1)]
+        want = [seat_seed(secret, tid, 0, t0.deal, t0.attempt, k) for k in range(3)]
+        assert records[0]["seat_seeds"] == records[1]["seat_seeds"] == want  # common random numbers
+    # V1's seats rotate over the blocks; the ladder does not show the test's bots or the house bots
+    assert len({list(t[0].seats).index("sprtbot@1") for t in by_block.values() if 0 in t}) > 1
+    ladder = {e.bot for e in stub_.GetLadder(arena_pb2.GetLadderRequest(game="take5")).entries}
+    assert not any(b.startswith("house:") for b in ladder)
+    entries = [{"match_id": m.match_id, "seed": m.seed, "round": m.round, "deal": m.deal, "table": m.table,
+                "attempt": m.attempt, "seats": list(m.seats),
+                "record_seat_seeds": json.loads(stub_.GetMatch(arena_pb2.GetMatchRequest(
+                    match_id=m.match_id)).record_json)["seat_seeds"]} for m in matches]
+    assert verify_deals(tid, s.tournament.seed_hex, s.tournament.seed_commitment, entries) == []
+    entries[0]["record_seat_seeds"] = [x + 1 for x in entries[0]["record_seat_seeds"]]  # a doctored seat seed
+    problems = verify_deals(tid, s.tournament.seed_hex, s.tournament.seed_commitment, entries)
+    assert len(problems) == 3 and all("seat seed" in p for p in problems)
+    verified = CliRunner().invoke(cli, ["tournament", "verify", tid, "--records", "--json", "--server", address],
+                                  prog_name="arena")
+    report = json.loads(verified.stdout)
+    assert verified.exit_code == 0 and report["ok"] and report["twice_by_design"] == [], verified.output
+    shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
+    assert shown.exit_code == 0 and "house bots house:heuristic, house:random (paired" in shown.stdout

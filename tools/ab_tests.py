@@ -1,0 +1,241 @@
+"""The A/B test measurement (``make ab-tests``): matches until the SPRT decides and its error rates, for
+(a) the SPRT against a field, (b) the head-to-head SPRT and (c) the paired test with house bots and common random
+numbers, for Take 5 and Taki, for a pair of versions with a small and one with a large strength difference.
+
+    python tools/ab_tests.py                  # the default run: a few minutes on 2 cores
+    python tools/ab_tests.py --blocks 600     # more measured blocks per mode and pair
+
+**Versions.** V1 and V2 are the game's sample heuristic that plays a uniformly random legal answer instead with
+probability p, drawn from the SDK's per-decision generator (``Bot.rng``, seeded from the seat seed), so that common
+random numbers reach them: "rule", one rule changed, both p = 0.05 (Take 5: V1 takes the row with the fewest cards
+on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); "small",
+V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the heuristic).
+
+**Modes**, one block = two games on one deal (played in process, ``arena_sdk.play_game``, as the arena's workers
+would play them, the block plan as in ``arena.tournaments.sprt_plan``):
+
+* (a) field: 4 seats, V1 at seat s of one table and V2 at seat s of the other, s rotating; the other seats held by
+  two groups of field bots of equal make-up (heuristics with p = 0, 0.3, 0.6), one group per table; every seat of
+  every table gets seeds of its own (no common random numbers);
+* (b) head to head: 2 seats, V1 against V2 and V2 against V1 on the same deal, seeds of their own;
+* (c) paired: 4 seats, the house bots ``house:heuristic``, ``house:heuristic``, ``house:random`` in the other seats
+  in this order, V1's seat s rotating, both tables with the same seat seeds (``arena.core.seeds.local_seat_seeds``
+  of the block's seed): the same scenario for V1 and V2.
+
+**The SPRT on the measured outcome distribution.** Each mode gives, per pair, the empirical distribution of its
+block outcomes h (``arena.ratings.sprt.block_outcome``). Its true difference as that mode sees it is the
+distribution's Elo estimate (``arena.ratings.sprt.estimate``; head to head with its own model); the test is
+elo0 = 0 against elo1 = that estimate, alpha = beta = 5 %, so every mode tests "V2 is better by what it is" against
+"it is not better". 2,000 SPRTs per case draw blocks from the empirical distribution (bootstrap) until the LLR
+leaves Wald's bounds (``arena.ratings.sprt.llr_counts``): their mean block count (times 2: matches) and their
+false-negative rate; and 2,000 draw from the distribution tilted exponentially to mean mu(elo0) (the closest
+distribution under H0): their false-positive rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from arena.core.seeds import local_seat_seeds
+from arena.ratings import sprt
+from arena.ratings.sprt import SprtState, block_outcome
+from arena_sdk import play_game
+from arena_sdk.games.take5 import Take5View
+from arena_sdk.games.taki.bot import legal_actions
+from arena_sdk.rng import entropy_seed
+from sample_bots.heuristic_bot import HeuristicBot
+from sample_bots.random_bot import RandomBot
+from sample_bots.taki_heuristic_bot import TakiHeuristicBot
+from sample_bots.taki_random_bot import TakiRandomBot
+
+# (V1, V2) as (p, variant): "" the heuristic with noise p; "rule" the same with one rule changed (Take 5: on
+# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats)
+PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, ""))}
+FIELD = (0.0, 0.3, 0.6)
+MODES = ("field", "head-to-head", "paired")
+SIM_TESTS = 2000
+MAX_SIM_BLOCKS = 20_000
+
+
+class NoisyTake5(HeuristicBot):
+    """The Take 5 heuristic playing a random card with probability ``p``, drawn from the SDK's ``self.rng``;
+    variant "rule": on rule 4 it takes the row with the fewest cards (lowest index on ties)."""
+
+    def __init__(self, p: float, variant: str = "") -> None:
+        self.p, self.variant = p, variant
+
+    def choose_row(self, view: Take5View) -> int:
+        if self.variant == "rule":
+            return min(range(len(view.rows)), key=lambda r: (len(view.rows[r]), r))
+        return super().choose_row(view)
+
+    def choose_card(self, view: Take5View) -> int:
+        if self.rng.random() < self.p:
+            return self.rng.choice(view.hand)
+        return super().choose_card(view)
+
+
+class NoisyTaki(TakiHeuristicBot):
+    """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``; variant
+    "rule": without its belief of which colours the other seats lack (``track_colors`` off)."""
+
+    def __init__(self, p: float, variant: str = "") -> None:
+        super().__init__()
+        self.p = p
+        self.track_colors = variant != "rule"
+
+    def take_turn(self, view):  # type: ignore[no-untyped-def]
+        self._feed(view)
+        if self.rng.random() < self.p:
+            return self.rng.choice(legal_actions(view))
+        return super().take_turn(view)
+
+
+def noisy(game: str, version: tuple[float, str]):  # type: ignore[no-untyped-def]
+    p, variant = version
+    return NoisyTake5(p, variant) if game == "take5" else NoisyTaki(p, variant)
+
+
+HOUSE = ("heuristic", "heuristic", "random")  # the paired mode's house bots, seats in order (--house)
+
+
+def house(game: str):  # type: ignore[no-untyped-def]
+    kinds = {"heuristic": HeuristicBot, "random": RandomBot} if game == "take5" else {
+        "heuristic": TakiHeuristicBot, "random": TakiRandomBot}
+    return [kinds[name]() for name in HOUSE]
+
+
+def ranks(game: str, bots: list, deal: int, seat_seeds: Sequence[int], match_id: str) -> tuple[int, ...]:  # type: ignore[type-arg]
+    return play_game(bots, seed=deal, seat_seeds=tuple(seat_seeds), match_id=match_id, game=game).ranks
+
+
+def block(args: tuple[str, str, str, int]) -> int:
+    """One block's outcome h (half points of V2 over V1) of ``mode`` for ``pair``, block number ``b``."""
+    game, pair, mode, b = args
+    p1, p2 = PAIRS[pair]
+    deal = 1_000_003 * b + 17
+    if mode == "head-to-head":
+        r0 = ranks(game, [noisy(game, p1), noisy(game, p2)], deal, [entropy_seed(), entropy_seed()], "t0")
+        r1 = ranks(game, [noisy(game, p2), noisy(game, p1)], deal, [entropy_seed(), entropy_seed()], "t1")
+        return block_outcome(r0, r1, 0)
+    s = b % 4
+    if mode == "field":
+        tables = []
+        for p in (p1, p2):
+            others = iter([noisy(game, (q, "")) for q in FIELD])
+            bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
+            tables.append(ranks(game, bots, deal, [entropy_seed() for _ in range(4)], "t"))
+        return block_outcome(tables[0], tables[1], s)
+    seeds = local_seat_seeds(deal, 4)  # paired: the same scenario, seat seeds included, at both tables
+    tables = []
+    for p in (p1, p2):
+        others = iter(house(game))
+        bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
+        tables.append(ranks(game, bots, deal, seeds, "t"))
+    return block_outcome(tables[0], tables[1], s)
+
+
+def tilt(freqs: np.ndarray, values: np.ndarray, mu: float) -> np.ndarray:
+    """``freqs`` tilted exponentially (p_i proportional to f_i e^(t a_i)) to mean ``mu`` (bisection on t)."""
+    lo, hi = -200.0, 200.0
+    for _ in range(200):
+        t = (lo + hi) / 2
+        w = freqs * np.exp(t * (values - values.max() if t > 0 else values - values.min()))
+        mean = float((w * values).sum() / w.sum())
+        lo, hi = (t, hi) if mean < mu else (lo, t)
+    return w / w.sum()
+
+
+def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.random.Generator
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """SIM_TESTS SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks)."""
+    width = len(probs)
+    counts = np.zeros((SIM_TESTS, width))
+    verdict = np.zeros(SIM_TESTS, dtype=int)
+    blocks = np.zeros(SIM_TESTS, dtype=int)
+    lower, upper = sprt.bounds(0.05, 0.05)
+    running = np.arange(SIM_TESTS)
+    for _ in range(MAX_SIM_BLOCKS):
+        if running.size == 0:
+            break
+        draws = rng.choice(width, size=running.size, p=probs)
+        counts[running, draws] += 1
+        blocks[running] += 1
+        llr = sprt.llr_counts(counts[running], seats, 0.0, elo1, head_to_head=h2h)
+        decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
+        verdict[running] = decided
+        running = running[decided == 0]
+    return verdict, blocks
+
+
+def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator) -> dict[str, float]:
+    seats = 2 if mode == "head-to-head" else 4
+    h2h = mode == "head-to-head"
+    m = 2 * (seats - 1)
+    state = SprtState(seats, tuple(outcomes.count(h) for h in range(-m, m + 1)))
+    elo, margin = sprt.estimate(state, head_to_head=h2h)
+    freqs = np.array(state.counts, dtype=float) / state.blocks
+    values = (np.arange(2 * m + 1) - m) / m
+    out = {"measured": state.blocks, "elo": elo, "margin": margin,
+           "zero": outcomes.count(0) / len(outcomes), "sd": float(np.std(np.array(outcomes) / m))}
+    if not math.isfinite(elo) or elo <= 0:
+        out.update(matches=math.nan, fn=math.nan, fp=math.nan)
+        return out
+    verdict1, blocks1 = simulate(freqs, seats, elo, h2h, rng)
+    verdict0, blocks0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h, rng)
+    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)),
+               fp=float(np.mean(verdict0 == 1)), matches_h0=2 * float(blocks0.mean()))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    global HOUSE
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blocks", type=int, default=300, help="measured blocks per game, pair and mode")
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--games", default="take5,taki")
+    parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
+    parser.add_argument("--modes", default=",".join(MODES), help="modes: " + ", ".join(MODES))
+    parser.add_argument("--house", default=",".join(HOUSE), help="the paired mode's 3 house bots: heuristic, random")
+    args = parser.parse_args(argv)
+    HOUSE = tuple(args.house.split(","))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rng = np.random.default_rng(20261203)
+    rows = []
+    t0 = time.time()
+    with ProcessPoolExecutor(args.workers) as pool:
+        for game in args.games.split(","):
+            for pair in args.pairs.split(","):
+                for mode in args.modes.split(","):
+                    jobs = [(game, pair, mode, b) for b in range(args.blocks)]
+                    outcomes = list(pool.map(block, jobs, chunksize=8))
+                    result = case(game, pair, mode, outcomes, rng)
+                    rows.append((game, pair, mode, result))
+                    print(f"{game:5} {pair:5} {mode:12} measured {result['measured']} blocks: Elo "
+                          f"{result['elo']:+.0f} ± {result['margin']:.0f}, identical {100 * result['zero']:.0f} %, "
+                          f"matches to decide {result['matches']:.0f}, FN {100 * result['fn']:.1f} %, "
+                          f"FP {100 * result['fp']:.1f} %  ({time.time() - t0:.0f} s)", flush=True)
+    print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {SIM_TESTS} simulated SPRTs per rate\n")
+    print("| game | difference | mode | Elo seen (95 %) | identical blocks | matches to decide (H1) | "
+          "false negatives | false positives |")
+    print("|---|---|---|---|---|---|---|---|")
+    for game, pair, mode, r in rows:
+        print(f"| {game} | {pair} | {mode} | {r['elo']:+.0f} ± {r['margin']:.0f} | {100 * r['zero']:.0f} % | "
+              f"{r['matches']:.0f} | {100 * r['fn']:.1f} % | {100 * r['fp']:.1f} % |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
