@@ -13,7 +13,8 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
 * a ``StepFailure`` answer fails the call with its status code, as the unary call's error status would;
 * an answer whose bytes are not a ``BotMessage`` answers the oldest waiting call with an ``UndecodableAnswer``
   (a ``malformed`` fault);
-* a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away or ended
+* a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away, whatever
+  status grpc core gives the dropped connection (INTERNAL, UNKNOWN), or ended
   the stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
   ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
   complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
@@ -42,6 +43,8 @@ log = logging.getLogger("arena.match.referee")
 _STEP_OF_ANSWER = {"started": bot_pb2.MATCH_STEP_START, "decision": bot_pb2.MATCH_STEP_DECIDE,
                    "ended": bot_pb2.MATCH_STEP_END}
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
+# statuses of a stream that ended without a word from the bot: the stream broke, an ``unreachable`` fault
+_BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 _CLOSE = object()  # the end of the referee's side of a stream
 
 
@@ -183,7 +186,7 @@ class SeatStream:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             details = exc.details() if hasattr(exc, "details") else str(exc)
-            if code in (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
+            if code in _BROKEN:  # the connection went (a killed bot: grpc core says INTERNAL or UNKNOWN)
                 code = grpc.StatusCode.UNAVAILABLE
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
         except asyncio.CancelledError:

@@ -82,7 +82,7 @@ def test_a_bot_that_dies_for_good_is_waited_for_three_deadlines_then_forfeits(se
         gone.stop()
     elapsed = time.monotonic() - t0
     assert [(f.seat, f.reason) for f in record.forfeits] == [(RESTARTED, "faults")]
-    assert Counter((f.kind, f.seat) for f in record.faults) == Counter({("unreachable", RESTARTED): 5})
+    assert Counter((f.kind, f.seat) for f in record.faults) == Counter({("unreachable", RESTARTED): 5}), record.faults
     waited = [f for f in record.faults if "not back within the 200 ms deadline" in f.detail]
     assert len(waited) == 3, record.faults  # max_consecutive_timeouts calls wait for it, later ones fail at once
     assert elapsed >= 0.6
