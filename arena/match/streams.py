@@ -13,9 +13,9 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
 * a ``StepFailure`` answer fails the call with its status code, as the unary call's error status would;
 * an answer whose bytes are not a ``BotMessage`` answers the oldest waiting call with an ``UndecodableAnswer``
   (a ``malformed`` fault);
-* a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away, whatever
-  status grpc core gives the dropped connection (INTERNAL, UNKNOWN), or ended
-  the stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
+* a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away, also
+  when grpc core calls the dropped connection INTERNAL or UNKNOWN and the channel is no longer READY, or ended the
+  stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
   ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
   complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
   never brought an answer (a stream still waiting for its bot to come back).
@@ -44,7 +44,10 @@ _STEP_OF_ANSWER = {"started": bot_pb2.MATCH_STEP_START, "decision": bot_pb2.MATC
                    "ended": bot_pb2.MATCH_STEP_END}
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 # statuses of a stream that ended without a word from the bot: the stream broke, an ``unreachable`` fault
-_BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+_BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)
+# statuses grpc core gives a stream both when its connection dropped (a killed bot) and when the bot refused it at
+# once (a wrong secret): the channel's state tells them apart
+_CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 _CLOSE = object()  # the end of the referee's side of a stream
 
 
@@ -186,7 +189,7 @@ class SeatStream:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             details = exc.details() if hasattr(exc, "details") else str(exc)
-            if code in _BROKEN:  # the connection went (a killed bot: grpc core says INTERNAL or UNKNOWN)
+            if code in _BROKEN or (code in _CORE and not self._connected()):  # the connection went
                 code = grpc.StatusCode.UNAVAILABLE
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
         except asyncio.CancelledError:
@@ -202,6 +205,14 @@ class SeatStream:
             waiting.clear()
             for waiter in waiters:
                 waiter.fail(status)
+
+    def _connected(self) -> bool:
+        """True while the channel to the bot is READY (so a broken stream was the bot's doing, not the network's)."""
+        channel = getattr(self.stub, "channel", None)
+        try:
+            return channel is not None and channel.get_state() == grpc.ChannelConnectivity.READY
+        except Exception:  # noqa: BLE001 - a channel that cannot say: not connected
+            return False
 
     def _dispatch(self, message: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
         if waiting is self.waiting:

@@ -122,7 +122,7 @@ def test_the_stream_carries_the_bot_secret(seats_of, test_bot) -> None:
     assert right.faults == ()
     wrong = play(seats_of, SeatSpec(bot.name, bot.endpoint, secret="guess"))
     kinds = faults_of(wrong)
-    assert set(kinds) == {"error"} and kinds["error"] >= 10  # every call refused: start and each decision
+    assert set(kinds) == {"error"} and kinds["error"] >= 10, wrong.faults  # every call refused: start and each decision
     # the first call of each stream sees the bot's status; a request grpc.aio was still writing when the bot ended
     # the stream may see "Internal error from Core" instead: an error fault either way
     assert any("PERMISSION_DENIED" in f.detail for f in wrong.faults)
