@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from arena.ladder.fits import CachedFit, fit_document
 from arena.ratings.design import RatedMatch
 from arena.ratings.groups import connected_groups, group_numbers
-from arena.ratings.ladder import fit_for_ladder, fit_groups
+from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_groups
 from arena.ratings.margins import MIN_MATCHES, bounded_margin, elo_margin
 
 BOTS = [f"b{i}" for i in range(12)]
@@ -139,3 +139,51 @@ def test_the_cached_fit_lists_groups_apart_and_compares_only_within_one() -> Non
     del older["fields"]  # cached by an arena that fitted without groups: fitted again, not misread
     with pytest.raises(ValueError, match="cached fit lines"):
         CachedFit.from_json(json.dumps(older))
+
+
+results_strategy = st.lists(
+    st.tuples(st.lists(st.sampled_from(BOTS[:8]), min_size=2, max_size=3, unique=True),
+              st.randoms(use_true_random=False)), min_size=1, max_size=12)
+
+
+def _ranked(results: list[tuple[list[str], random.Random]]) -> list[tuple[list[str], list[int]]]:
+    out = []
+    for seats, rnd in results:
+        order = rnd.sample(range(len(seats)), len(seats))
+        out.append((seats, [order.index(i) + 1 for i in range(len(seats))]))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(results_strategy, st.integers(0, 8))
+def test_live_lines_come_group_by_group_compare_within_one_and_have_no_infinite_margin(
+        results: list[tuple[list[str], random.Random]], few_below: int) -> None:
+    counts = PairCounts()
+    ranked = _ranked(results)
+    for seats, ranks in ranked:
+        counts.add(seats, ranks)
+    played = {b: sum(1 for seats, _ in ranked if b in seats) + few_below for b in BOTS[:8]}
+    ladder = [(b, 1500.0 + 10 * i) for i, b in enumerate(sorted(played, key=lambda b: -played[b]))]
+    lines = elo_lines(ladder, counts, played)
+    number = group_numbers(connected_groups(seats for seats, _ in ranked))
+    assert sorted(x.bot for x in lines) == sorted(played)
+    assert [x.group for x in lines] == sorted((x.group for x in lines), key=lambda g: g or math.inf)
+    for k, x in enumerate(lines):
+        assert x.group == number.get(x.bot, 0)
+        assert x.too_few_matches == (played[x.bot] < MIN_MATCHES)
+        assert x.margin is None or (math.isfinite(x.margin) and not x.too_few_matches)
+        if k + 1 < len(lines) and lines[k + 1].group != x.group:
+            assert x.los_next is None
+
+
+@settings(max_examples=15, deadline=None)
+@given(results_strategy)
+def test_the_fit_per_group_covers_every_bot_once_anchored_in_each(
+        results: list[tuple[list[str], random.Random]]) -> None:
+    matches = [RatedMatch(tuple(seats), tuple(ranks), match_id=f"m{i}") for i, (seats, ranks) in
+               enumerate(_ranked(results))]
+    fits = fit_groups(matches, replicates=0)
+    assert [tuple(sorted(f.bots)) for f in fits] == connected_groups(m.bots for m in matches)
+    for f in fits:
+        assert sum(f.ratings.values()) / len(f.bots) == pytest.approx(1500.0)
+        assert all(math.isfinite(r) for r in f.ratings.values())
