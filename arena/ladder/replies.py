@@ -53,8 +53,8 @@ def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) ->
     lines: Sequence[RatedLine]
     if method == "elo":
         pairs = cache.ladder_pairs(game)
-        lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts, {e.bot: e.matches for e in live})
         matches = {e.bot: e.matches for e in live}
+        lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts, matches)
         reply.results_counted, reply.results_stored = pairs.counts.results, pairs.stored
         reply.computed_at, reply.refreshing = pairs.computed_at, pairs.refreshing
     else:
