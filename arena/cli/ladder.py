@@ -13,6 +13,7 @@ from rich.table import Table
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
+from arena.ratings.margins import MIN_MATCHES
 from arena_sdk.pb import arena_pb2
 
 
@@ -25,16 +26,20 @@ def _optional(msg: Any, name: str) -> float | None:
 
 
 def _ladder_entries(ladder_msg: Any) -> list[dict[str, Any]]:
-    entries = sorted(ladder_msg.entries, key=lambda e: (e.rank, -e.rating, e.bot))
+    entries = sorted(ladder_msg.entries, key=lambda e: (e.group or math.inf, e.rank, -e.rating, e.bot))
     return [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "margin": _finite(_optional(e, "margin")),
              "low": _finite(_optional(e, "low")), "high": _finite(_optional(e, "high")),
              "los_next": _optional(e, "los_next"), "matches": e.matches, "wins": e.wins,
-             "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf, "owner": e.owner}
+             "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf, "owner": e.owner,
+             "group": e.group or None, "too_few_matches": e.too_few_matches}
             for e in entries]
 
 
-def rating_text(rating: float, margin: float | None, unbounded: bool = False) -> str:
-    """"1523.4 ± 41.2" (Elo points), "1523.4 ± inf" for an unbounded margin, "1523.4" when there is none."""
+def rating_text(rating: float, margin: float | None, unbounded: bool = False, too_few: bool = False) -> str:
+    """"1523.4 ± 41.2" (Elo points), "1523.4 (too few matches)" for a bot with too few matches for a margin,
+    "1523.4 ± inf" for an unbounded margin (older arenas), "1523.4" when there is none."""
+    if too_few:
+        return f"{rating:.1f} (too few matches)"
     if unbounded:
         return f"{rating:.1f} ± inf"
     return f"{rating:.1f}" if margin is None else f"{rating:.1f} ± {margin:.1f}"
@@ -57,9 +62,32 @@ def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> T
 
     table.add_column(f"mean score ({score_label(game)})", justify="right")
     for e in entries:
-        table.add_row(str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False)),
+        table.add_row(str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
+                                                            e.get("too_few_matches", False)),
                       str(e["matches"]), los_text(e.get("los_next")), str(e["wins"]), f"{e['mean_score']:.2f}")
     return table
+
+
+def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, groups: int) -> list[Table]:
+    """One table for a ladder of one group; with more groups, one table per group (entries of group 0, not
+    counted yet, in a table of their own), each titled with its group."""
+    if groups <= 1:
+        return [_ladder_table(title, entries, game)]
+    tables: list[Table] = []
+    for group in sorted({e.get("group") or 0 for e in entries}, key=lambda g: g or math.inf):
+        part = [e for e in entries if (e.get("group") or 0) == group]
+        head = f"group {group} of {groups}: {len(part)} bots" if group else f"not counted yet: {len(part)} bots"
+        tables.append(_ladder_table(f"{title}\n{head}" if not tables else head, part, game))
+    return tables
+
+
+def groups_note(groups: int) -> str:
+    """The line under a ladder of several connected groups ("" for one group)."""
+    if groups <= 1:
+        return ""
+    return (f"{groups} groups of bots that never shared a table, even through other bots: ratings of different "
+            f"groups are not comparable (each group is rated on its own), and ranks and LOS are within a group; "
+            f"a tournament with bots of both groups joins them")
 
 
 def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[str, Any]],
@@ -133,7 +161,8 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
                     "results_counted": reply.results_counted, "results_stored": reply.results_stored,
                     "stale": reply.results_counted < reply.results_stored, "refreshing": reply.refreshing,
                     "computed_at": reply.computed_at or None, "replicates": reply.replicates or None,
-                    "level": 0.95, "entries": [{k: v for k, v in e.items() if k != "unbounded"} for e in entries]})
+                    "level": 0.95, "groups": reply.groups,
+                    "entries": [{k: v for k, v in e.items() if k != "unbounded"} for e in entries]})
         return
     if not entries:
         if method == "fit" and reply.results_stored:
@@ -147,10 +176,23 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
                  f"{reply.replicates} bootstrap replicates over deals)")
     else:
         title = f"{game} ladder (live Elo, order-dependent; 95 % margins and LOS from pairwise counts)"
-    app.console.print(_ladder_table(title, entries, game))
+    for table in group_tables(title, entries, game, reply.groups):
+        app.console.print(table)
+    for line in (groups_note(reply.groups), too_few_note(entries)):
+        if line:
+            click.echo(line)
     note = freshness_note(reply.results_counted, reply.results_stored, reply.computed_at, reply.refreshing)
     if note:
         click.echo(note)
+
+
+def too_few_note(entries: Sequence[dict[str, Any]]) -> str:
+    """The line under a ladder with bots that have too few matches for a margin ("" when none has)."""
+    few = sum(1 for e in entries if e.get("too_few_matches"))
+    if not few:
+        return ""
+    return (f"{few} bot(s) with too few matches for a margin (fewer than {MIN_MATCHES}): their ratings say "
+            f"little yet")
 
 
 def freshness_note(counted: int, stored: int, computed_at: float, refreshing: bool) -> str:

@@ -23,23 +23,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ratings.design import RatedMatch
-from arena.ratings.ladder import RatedLine, fit_for_ladder, fit_lines
+from arena.ratings.ladder import RatedLine, fit_groups, fit_lines
 
 
 @dataclass(frozen=True)
 class FitLine(RatedLine):
-    """One line of a cached fit: a ``RatedLine`` (bot id; rating, margin, low, high in Elo points, margin may be
-    inf; los_next over the next line of the fit's own order, None on the last) and ``matches``, the bot's matches
-    in the fit."""
+    """One line of a cached fit: a ``RatedLine`` (bot id; rating, margin, low, high in Elo points, margin finite or
+    None; los_next over the next line of the fit's own order within the group, None on a group's last line; group,
+    1 = the group with the most bots; too_few_matches) and ``matches``, the bot's matches in the fit."""
 
-    matches: int
+    matches: int = 0
+
+
+FIELDS = ("bot", "rating", "margin", "low", "high", "los_next", "matches", "group", "too_few_matches")  # JSON row
 
 
 @dataclass(frozen=True)
 class CachedFit:
     """A batch fit as cached: results (stored results it counts), computed_at (s since epoch), seconds (wall time
-    of the fit), cpu_seconds (CPU time of the process that fitted), replicates, deal_sd (Elo points), lines (best
-    rating first), los (pair "a|b" with a < b -> LOS of a over b, every pair; tournament fits only)."""
+    of the fit), cpu_seconds (CPU time of the process that fitted), replicates, deal_sd (Elo points, the fit of
+    group 1), lines (group by group, best rating first in each), los (pair "a|b" with a < b -> LOS of a over b,
+    every pair of one group; tournament fits only), groups (connected groups of the fit's bots)."""
 
     results: int
     computed_at: float
@@ -49,9 +53,10 @@ class CachedFit:
     lines: tuple[FitLine, ...]
     los: dict[str, float]
     cpu_seconds: float = 0.0
+    groups: int = 1
 
     def los_of(self, a: str, b: str) -> float | None:
-        """LOS of ``a`` over ``b`` (0..1) when the fit has it for that pair, else None."""
+        """LOS of ``a`` over ``b`` (0..1) when the fit has it for that pair (two bots of one group), else None."""
         if a == b:
             return None
         if a < b:
@@ -61,18 +66,21 @@ class CachedFit:
 
     def to_json(self) -> str:
         return json.dumps({"results": self.results, "computed_at": self.computed_at, "seconds": self.seconds,
-                           "cpu_seconds": self.cpu_seconds,
+                           "cpu_seconds": self.cpu_seconds, "groups": self.groups,
                            "replicates": self.replicates, "deal_sd": self.deal_sd, "los": self.los,
-                           "lines": [[x.bot, x.rating, x.margin, x.low, x.high, x.los_next, x.matches]
-                                     for x in self.lines]})
+                           "fields": list(FIELDS), "lines": [[getattr(x, f) for f in FIELDS] for x in self.lines]})
 
     @classmethod
     def from_json(cls, raw: str) -> CachedFit:
+        """Inverse of ``to_json``. Raises ``ValueError`` (or ``KeyError``, ``TypeError``) for a malformed document
+        and for one cached with other line fields (an older arena's, fitted without groups): it is fitted again."""
         d = json.loads(raw)
+        if d.get("fields") != list(FIELDS):
+            raise ValueError(f"cached fit lines hold {d.get('fields')}, not {list(FIELDS)}")
         return cls(results=int(d["results"]), computed_at=float(d["computed_at"]), seconds=float(d["seconds"]),
                    replicates=int(d["replicates"]), deal_sd=float(d["deal_sd"]), los=dict(d.get("los", {})),
-                   cpu_seconds=float(d.get("cpu_seconds", 0.0)),
-                   lines=tuple(FitLine(*row) for row in d["lines"]))
+                   cpu_seconds=float(d.get("cpu_seconds", 0.0)), groups=int(d["groups"]),
+                   lines=tuple(FitLine(**dict(zip(FIELDS, row))) for row in d["lines"]))
 
 
 def encode_matches(bots: list[str], rows: list[list[Any]]) -> bytes:
@@ -167,19 +175,22 @@ def _fit_child() -> None:
 
 
 def fit_document(matches: Sequence[RatedMatch], count: int, seed: int, all_pairs: bool) -> CachedFit:
-    """``fit_for_ladder`` over ``matches`` as a ``CachedFit`` counting ``count`` results; ``all_pairs``: with the
-    LOS of every pair (tournament fits). Raises ``FitError`` (no match, a bad match)."""
+    """``fit_groups`` over ``matches`` (one fit per connected group) as a ``CachedFit`` counting ``count`` results;
+    ``all_pairs``: with the LOS of every pair of one group (tournament fits). Raises ``FitError`` (no match, a bad
+    match)."""
     start, cpu = time.perf_counter(), time.process_time()
-    fit = fit_for_ladder(matches, seed=seed)
-    lines = tuple(FitLine(x.bot, x.rating, x.margin, x.low, x.high, x.los_next, fit.matches[x.bot])
-                  for x in fit_lines(fit))
+    fits = fit_groups(matches, seed=seed)
+    lines: list[FitLine] = []
     los: dict[str, float] = {}
-    if all_pairs and fit.samples.shape[0] > 0:
-        bots = sorted(fit.bots)
-        los = {f"{a}|{b}": fit.los(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]}
+    for group, fit in enumerate(fits, 1):
+        lines += [FitLine(**{f: getattr(x, f) for f in FIELDS if f != "matches"}, matches=fit.matches[x.bot])
+                  for x in fit_lines(fit, group=group)]
+        if all_pairs and fit.samples.shape[0] > 0:
+            bots = sorted(fit.bots)
+            los.update({f"{a}|{b}": fit.los(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]})
     return CachedFit(results=count, computed_at=time.time(), seconds=time.perf_counter() - start,
-                     replicates=fit.replicates, deal_sd=fit.deal_sd, lines=lines, los=los,
-                     cpu_seconds=time.process_time() - cpu)
+                     replicates=fits[0].replicates, deal_sd=fits[0].deal_sd, lines=tuple(lines), los=los,
+                     cpu_seconds=time.process_time() - cpu, groups=len(fits))
 
 
 if __name__ == "__main__":

@@ -4,11 +4,12 @@ request and calls these; the figures come from the store (live Elo, tournament c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from arena.ladder.cache import RatingsCache
 from arena.ladder.fits import CachedFit
-from arena.ratings.ladder import elo_lines
+from arena.ratings.ladder import RatedLine, elo_lines
 from arena.store import Store, TournamentInfo
 from arena.store.keys import name_of
 from arena.tournaments.formats import formats
@@ -34,40 +35,45 @@ def _interval(entry: Any, margin: float | None, low: float | None, high: float |
         entry.los_next = los_next
 
 
+def _group_ranks(lines: Sequence[RatedLine]) -> list[int]:
+    """Competition rank of each line by rating among the lines of its group (1 = best)."""
+    return [1 + sum(1 for y in lines if y.group == x.group and y.rating > x.rating) for x in lines]
+
+
 def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) -> arena_pb2.Ladder:
     """The ``Ladder`` of ``game`` by ``method`` ("elo": live ratings, margins and LOS from the pairwise counts;
-    "fit": the cached batch fit, empty while none is computed). Raises ``ValueError`` for another method and
+    "fit": the cached batch fit, one per connected group, empty while none is computed), group by group, ranked
+    within each group (``arena.ratings.ladder``, "Groups"). Raises ``ValueError`` for another method and
     ``StoreError`` when the results log names a missing result."""
     if method not in METHODS:
         raise ValueError(f"unknown ladder method {method!r}; choose elo or fit")
     live = store.ladder(game)
+    stats = {e.bot: e for e in live}
     reply = arena_pb2.Ladder(game=game, method=method)
+    lines: Sequence[RatedLine]
     if method == "elo":
         pairs = cache.ladder_pairs(game)
-        lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts)
-        owners = _owners(store, game, [e.bot for e in live])
-        for e, line in zip(live, lines):
-            entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, matches=e.matches, wins=e.wins,
-                                      mean_score=e.mean_score, owner=owners[e.bot])
-            _interval(entry, line.margin, line.low, line.high, line.los_next)
+        matches = {e.bot: e.matches for e in live}
+        lines = elo_lines([(e.bot, e.rating) for e in live], pairs.counts, matches)
         reply.results_counted, reply.results_stored = pairs.counts.results, pairs.stored
         reply.computed_at, reply.refreshing = pairs.computed_at, pairs.refreshing
-        return reply
-    answer = cache.ladder_fit(game)
-    reply.results_stored, reply.refreshing = answer.stored, answer.refreshing
-    fit = answer.fit
-    if fit is None:
-        return reply
-    stats = {e.bot: e for e in live}
-    ratings = [x.rating for x in fit.lines]
-    owners = _owners(store, game, [x.bot for x in fit.lines])
-    for x in fit.lines:
+    else:
+        answer = cache.ladder_fit(game)
+        reply.results_stored, reply.refreshing = answer.stored, answer.refreshing
+        fit = answer.fit
+        if fit is None:
+            return reply
+        lines = fit.lines
+        matches = {x.bot: x.matches for x in fit.lines}
+        reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
+    owners = _owners(store, game, [x.bot for x in lines])
+    for x, rank in zip(lines, _group_ranks(lines)):
         seen = stats.get(x.bot)
-        entry = reply.entries.add(rank=1 + sum(1 for r in ratings if r > x.rating), bot=x.bot, rating=x.rating,
-                                  matches=x.matches, wins=seen.wins if seen else 0,
-                                  mean_score=seen.mean_score if seen else 0.0, owner=owners[x.bot])
+        entry = reply.entries.add(rank=rank, bot=x.bot, rating=x.rating, matches=matches.get(x.bot, 0),
+                                  wins=seen.wins if seen else 0, mean_score=seen.mean_score if seen else 0.0,
+                                  owner=owners[x.bot], group=x.group, too_few_matches=x.too_few_matches)
         _interval(entry, x.margin, x.low, x.high, x.los_next)
-    reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
+    reply.groups = max((x.group for x in lines), default=0)
     return reply
 
 

@@ -3,7 +3,9 @@
 * ``elo``: the live multiplayer Elo (pairwise decomposition), applied per result in arrival order;
 * ``fit``: the batch fit over whole matches (Bradley-Terry on the Elo scale with seat and deal-luck effects),
   95 % intervals from a bootstrap over deals, likelihood of superiority;
-* ``margins``: Elo difference +/- margin and LOS from win/draw/loss counts (the chess tools' formulas);
+* ``margins``: Elo difference +/- margin and LOS from win/draw/loss counts (the chess tools' formulas), and a
+  margin that stays finite for a perfect record;
+* ``groups``: the connected groups of a ladder (bots linked by chains of shared tables), each rated on its own;
 * ``sprt``: the sequential probability ratio test on paired blocks ("is V2 better than V1?").
 
 Usage: ``from arena.ratings import fit_ratings, RatedMatch, elo_margin, SprtState`` and
@@ -25,7 +27,10 @@ _LAZY = {
     "fit_ratings": "fit",
     # margins
     "ELO_PER_LOGIT": "margins", "EloEstimate": "margins", "elo_margin": "margins", "elo_to_score": "margins",
-    "los": "margins", "pairwise_counts": "margins", "score_to_elo": "margins",
+    "los": "margins", "pairwise_counts": "margins", "score_to_elo": "margins", "bounded_margin": "margins",
+    "MIN_MATCHES": "margins",
+    # groups
+    "connected_groups": "groups", "group_numbers": "groups",
     # sprt (its functions update, llr, verdict, status ... are used as ``sprt.update`` and so on)
     "SprtError": "sprt", "SprtState": "sprt", "SprtStatus": "sprt", "block_outcome": "sprt",
 }

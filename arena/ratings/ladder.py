@@ -20,6 +20,17 @@ behind = loss; ``PairCounts``):
 effects, bootstrap over deals): rating +/- 1.96 bootstrap sd, LOS ``FitResult.los``. For large data the fit is
 made affordable (``fit_for_ladder``): the deal-luck sd is estimated on a fixed subsample of whole deals and then
 held fixed, and the bootstrap replicates shrink with the data (``ladder_replicates``).
+
+**Groups** (``arena.ratings.groups``). Bots that never shared a table, even through a chain of other bots, are in
+different connected groups, and results say nothing about how one group stands against another. Both ladders
+number the groups (``RatedLine.group``; 1 = the group with the most bots), list them one after the other, rank and
+compare (LOS) only within a group, and the batch fit fits each group on its own (``fit_groups``), anchored at mean
+1500 in each: ratings of different groups are not comparable. The live Elo's groups come from the pairwise counts.
+
+**Too few matches.** A bot with fewer than ``MIN_MATCHES`` matches gets no margin (``RatedLine.too_few_matches``;
+its interval would say mostly that there are few: +/- 590 Elo from a batch fit of 3 matches), and every other
+bot gets a finite one: the live Elo's margin of a perfect or nil pairwise record is ``margins.bounded_margin``
+(two virtual draws added) instead of infinity; the batch fit's is always finite (its prior).
 """
 
 from __future__ import annotations
@@ -32,7 +43,8 @@ from typing import Any
 
 from arena.ratings.design import RatedMatch
 from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, fit_ratings
-from arena.ratings.margins import elo_margin, los
+from arena.ratings.groups import connected_groups, group_numbers
+from arena.ratings.margins import MIN_MATCHES, bounded_margin, los
 
 LEVEL = 0.95
 Z95 = NormalDist().inv_cdf(0.5 + LEVEL / 2.0)  # 1.96
@@ -45,9 +57,11 @@ MIN_REPLICATES = 20
 class RatedLine:
     """The honest columns of one ladder line.
 
-    Attributes: bot (bot id); rating (Elo points); margin (half width of the 95 % interval, Elo points; may be
-    +inf; None when unknown); low, high (rating -/+ margin, Elo points; None with margin); los_next (likelihood of
-    superiority over the next line down, 0..1; None on the last line or when unknown).
+    Attributes: bot (bot id); rating (Elo points); margin (half width of the 95 % interval, Elo points, finite;
+    None when unknown or with too few matches); low, high (rating -/+ margin, Elo points; None with margin);
+    los_next (likelihood of superiority over the next line down in the same group, 0..1; None on a group's last
+    line or when unknown); group (the bot's connected group, 1 = the one with the most bots; 0 when unknown: the
+    pairwise counts do not count the bot yet); too_few_matches (fewer than ``MIN_MATCHES`` matches: no margin).
     """
 
     bot: str
@@ -56,6 +70,8 @@ class RatedLine:
     low: float | None
     high: float | None
     los_next: float | None
+    group: int = 0
+    too_few_matches: bool = False
 
 
 class PairCounts:
@@ -132,47 +148,73 @@ def _normal_los(diff: float, margin_a: float | None, margin_b: float | None) -> 
     return NormalDist().cdf(diff / sd)
 
 
-def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts) -> list[RatedLine]:
-    """The live-Elo ladder's honest columns (module docstring: margin and LOS from pairwise counts).
+def too_few_matches(matches: int) -> bool:
+    """True when ``matches`` (a bot's matches) are fewer than ``MIN_MATCHES``: its line shows no margin."""
+    return matches < MIN_MATCHES
+
+
+def pair_groups(counts: PairCounts) -> dict[str, int]:
+    """Bot id -> its connected group (``arena.ratings.groups``) among the bots the pairwise counts count."""
+    return group_numbers(connected_groups([*counts.ahead, *counts.ties]))
+
+
+def _by_group(bots: Sequence[str], groups: Mapping[str, int]) -> list[int]:
+    """Indexes of ``bots`` group by group (1, 2, ..., unknown 0 last), the given order kept inside a group."""
+    return sorted(range(len(bots)), key=lambda i: (groups.get(bots[i], 0) or math.inf, i))
+
+
+def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
+              matches: Mapping[str, int]) -> list[RatedLine]:
+    """The live-Elo ladder's honest columns (module docstring: margin and LOS from pairwise counts, groups).
 
     Args:
-        ladder: (bot id, live Elo rating) best first, the order the lines are shown in.
+        ladder: (bot id, live Elo rating) best first.
         counts: pairwise results of the matches counted so far (may lag the live ratings).
+        matches: bot id -> its matches on the live ladder (a missing bot counts 0: too few).
     Returns:
-        One ``RatedLine`` per entry of ``ladder``, same order. A bot without pairwise results (not counted yet)
-        has margin None; a bot that won (or lost) every pair has margin +inf.
+        One ``RatedLine`` per entry of ``ladder``, group by group (``RatedLine.group``; bots the counts do not
+        count yet, group 0, last), the order of ``ladder`` kept inside a group; LOS only between two lines of one
+        group. A bot without pairwise results has margin None; every margin given is finite.
     """
     field = counts.against_field()
-    margins: list[float | None] = []
+    groups = pair_groups(counts)
+    margins: dict[str, float | None] = {}
     for bot, _ in ladder:
         w, d, lo = field.get(bot, (0, 0, 0))
-        width = elo_margin(w, d, lo, LEVEL).margin if w + d + lo else math.nan
-        margins.append(None if math.isnan(width) else width)
+        width = bounded_margin(w, d, lo, LEVEL) if w + d + lo else math.nan
+        few = too_few_matches(matches.get(bot, 0))
+        margins[bot] = None if few or not math.isfinite(width) else width
+    order = [ladder[i] for i in _by_group([b for b, _ in ladder], groups)]
     out = []
-    for k, (bot, rating) in enumerate(ladder):
+    for k, (bot, rating) in enumerate(order):
         los_next: float | None = None
-        if k + 1 < len(ladder):
-            other, other_rating = ladder[k + 1]
+        group = groups.get(bot, 0)
+        if k + 1 < len(order) and group and groups.get(order[k + 1][0]) == group:
+            other, other_rating = order[k + 1]
             w, _, lo = counts.head_to_head(bot, other)
-            los_next = los(w, lo) if w + lo else _normal_los(rating - other_rating, margins[k], margins[k + 1])
-        m = margins[k]
+            los_next = los(w, lo) if w + lo else _normal_los(rating - other_rating, margins[bot], margins[other])
+        m = margins[bot]
         out.append(RatedLine(bot=bot, rating=rating, margin=m, low=None if m is None else rating - m,
-                             high=None if m is None else rating + m, los_next=los_next))
+                             high=None if m is None else rating + m, los_next=los_next, group=group,
+                             too_few_matches=too_few_matches(matches.get(bot, 0))))
     return out
 
 
-def fit_lines(fit: FitResult, order: Sequence[str] | None = None) -> list[RatedLine]:
+def fit_lines(fit: FitResult, order: Sequence[str] | None = None, group: int = 1) -> list[RatedLine]:
     """The batch fit's columns for the bots ``order`` (default ``fit.bots``, best rating first), LOS of each over
-    the next one in that order (``FitResult.los``). A bot of ``order`` absent from the fit is left out."""
+    the next one in that order (``FitResult.los``), every line marked with ``group`` (the fit is one group's). A
+    bot of ``order`` absent from the fit is left out; a bot with too few matches gets no margin."""
     bots = [b for b in (order if order is not None else fit.bots) if b in fit.ratings]
     has_boot = fit.samples.shape[0] > 0
     out = []
     for k, bot in enumerate(bots):
-        m = fit.margin.get(bot)
+        few = too_few_matches(fit.matches[bot])
+        m = None if few else fit.margin.get(bot)
         nxt = bots[k + 1] if k + 1 < len(bots) else None
-        out.append(RatedLine(bot=bot, rating=fit.ratings[bot], margin=m, low=fit.lower.get(bot),
-                             high=fit.upper.get(bot),
-                             los_next=fit.los(bot, nxt) if nxt is not None and has_boot else None))
+        out.append(RatedLine(bot=bot, rating=fit.ratings[bot], margin=m, low=None if m is None else fit.lower.get(bot),
+                             high=None if m is None else fit.upper.get(bot),
+                             los_next=fit.los(bot, nxt) if nxt is not None and has_boot else None, group=group,
+                             too_few_matches=few))
     return out
 
 
@@ -226,3 +268,18 @@ def fit_for_ladder(matches: Sequence[RatedMatch], *, seed: int = 0,
     if probe.luck_effects == 0:
         deal = True  # no deal was played twice in the sample: let the full fit decide
     return fit_ratings(matches, replicates=reps, seed=seed, level=LEVEL, deal_effects=deal)
+
+
+def fit_groups(matches: Sequence[RatedMatch], *, seed: int = 0,
+               replicates: int | None = None) -> list[FitResult]:
+    """The batch fit of a ladder or a tournament, one ``fit_for_ladder`` per connected group of its bots
+    (``arena.ratings.groups``; the k-th fit is group k + 1's, mean rating 1500 in each). Replicates: as
+    ``fit_for_ladder``, from the number of all ``matches``. Raises ``FitError`` (no match, a bad match)."""
+    if not matches:
+        return [fit_for_ladder(matches, seed=seed, replicates=replicates)]  # raises the fit's own error
+    number = group_numbers(connected_groups(m.bots for m in matches))
+    parts: dict[int, list[RatedMatch]] = {}
+    for m in matches:
+        parts.setdefault(number[m.bots[0]], []).append(m)
+    reps = ladder_replicates(len(matches)) if replicates is None else replicates
+    return [fit_for_ladder(parts[k], seed=seed, replicates=reps) for k in sorted(parts)]

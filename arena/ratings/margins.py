@@ -12,6 +12,12 @@ draw, below = loss):
 
 Golden vector (fastchess): W 60, D 20, L 20 gives +147.2 +/- 66.0 Elo and LOS 100.0 %.
 
+A perfect or a nil score has no finite margin by those formulas (the interval reaches a score of 1 or 0, i.e.
+infinity; so does a short record near one, 1 draw and 1 loss). ``bounded_margin`` then adds ``PRIOR_DRAWS``
+virtual draws (BayesElo's prior: two virtual draws between every two players) and takes z times the delta-method
+standard error of the Elo performance, ``ELO_PER_LOGIT * se / (s (1 - s))``, which is finite for every record of
+two games or more: 60 wins and no loss give +/- 240.7 Elo where the plain formula gives infinity.
+
 The margin assumes independent games. Pairwise results taken from multiplayer matches are correlated (the N - 1
 results of one bot in one match, and the tables of one deal), so the margin is then too narrow: use
 ``arena.ratings.fit`` (a bootstrap over deals) for standings people act on.
@@ -25,6 +31,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)  # Elo points per natural-log odds unit (173.72)
+PRIOR_DRAWS = 2  # virtual draws added to a perfect or nil record (BayesElo's default prior)
+MIN_MATCHES = 5  # a ladder bot with fewer matches shows "too few matches" instead of a margin
 
 
 def score_to_elo(score: float) -> float:
@@ -127,3 +135,29 @@ def pairwise_counts(ranks: Sequence[int], seat: int) -> tuple[int, int, int]:
     others = [r for i, r in enumerate(ranks) if i != seat]
     return (sum(1 for r in others if mine < r), sum(1 for r in others if mine == r),
             sum(1 for r in others if mine > r))
+
+
+def bounded_margin(wins: int, draws: int, losses: int, level: float = 0.95, prior_draws: int = PRIOR_DRAWS) -> float:
+    """A finite ``level`` margin, Elo points, for every record of at least two games (module docstring).
+
+    The fastchess margin of ``elo_margin`` when it is finite; when it is not (a perfect or nil score, or a short
+    record whose interval reaches a score of 0 or 1), ``prior_draws`` virtual draws are added and the margin is
+    ``z * ELO_PER_LOGIT * se / (s (1 - s))``, the delta-method half width of the Elo performance's normal interval
+    (z = 1.96 for 95 %). Returns nan for fewer than two games (nothing to measure a spread on). Raises
+    ``ValueError`` like ``elo_margin`` and for a negative ``prior_draws``.
+    """
+    if prior_draws < 0:
+        raise ValueError(f"virtual draws cannot be negative, got {prior_draws}")
+    plain = elo_margin(wins, draws, losses, level)
+    if plain.games < 2:
+        return math.nan
+    if math.isfinite(plain.margin):
+        return plain.margin
+    d = draws + prior_draws
+    n = wins + d + losses
+    score = (wins + d / 2.0) / n
+    if score in (0.0, 1.0):
+        return math.inf  # no virtual draw asked for: the plain answer stands
+    variance = (wins * (1.0 - score) ** 2 + d * (0.5 - score) ** 2 + losses * score**2) / n
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    return z * ELO_PER_LOGIT * math.sqrt(variance / n) / (score * (1.0 - score))

@@ -15,6 +15,7 @@ from ratings_sim import duplicate_deals
 from arena.ladder.fits import decode_matches, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 from arena.ratings import ladder
 from arena.ratings.ladder import PairCounts, elo_lines, fit_for_ladder, fit_lines, ladder_replicates, tau_sample
+from arena.ratings.margins import bounded_margin
 
 
 def test_pair_counts_count_each_pair_once_per_match_and_round_trip() -> None:
@@ -39,45 +40,64 @@ def test_elo_margin_is_fastchess_over_the_field_and_los_is_head_to_head() -> Non
     for ranks, n in (([1, 2], 60), ([1, 1], 20), ([2, 1], 20)):
         for _ in range(n):
             c.add(["a", "b"], ranks)
-    lines = elo_lines([("a", 1600.0), ("b", 1400.0)], c)
+    lines = elo_lines([("a", 1600.0), ("b", 1400.0)], c, {"a": 100, "b": 100})
     assert lines[0].margin == pytest.approx(66.01, abs=0.01)  # fastchess: W60 D20 L20 -> +147.2 +/- 66.0
     assert lines[1].margin == pytest.approx(66.01, abs=0.01)  # the same games from the other side
     assert (lines[0].low, lines[0].high) == pytest.approx((1600 - 66.01, 1600 + 66.01), abs=0.01)
     assert lines[0].los_next == pytest.approx(0.5 + 0.5 * math.erf(40 / math.sqrt(160)))  # W60 L20, ties ignored
     assert lines[1].los_next is None
     # head to head decides even against the ratings: b above a on the ladder, a won the pairs
-    flipped = elo_lines([("b", 1500.0), ("a", 1499.0)], c)
+    flipped = elo_lines([("b", 1500.0), ("a", 1499.0)], c, {"a": 100, "b": 100})
     assert flipped[0].los_next == pytest.approx(1 - lines[0].los_next)
 
 
-def test_bots_that_never_met_get_the_normal_approximation_and_unknowns_stay_unknown() -> None:
+def test_bots_that_never_met_in_one_group_get_the_normal_approximation_and_unknowns_stay_unknown() -> None:
     c = PairCounts()
     for _ in range(12):
         c.add(["a", "x"], [1, 2])
     for _ in range(8):
         c.add(["x", "a"], [1, 2])
     for _ in range(5):
-        c.add(["b", "y"], [1, 2])
+        c.add(["b", "x"], [1, 2])  # b met x, never a: one group through x
     for _ in range(15):
-        c.add(["y", "b"], [1, 2])
-    lines = elo_lines([("a", 1550.0), ("b", 1500.0), ("new", 1500.0)], c)
+        c.add(["x", "b"], [1, 2])
+    played = {"a": 20, "b": 20, "x": 40, "new": 0}
+    lines = elo_lines([("a", 1550.0), ("b", 1500.0), ("x", 1450.0), ("new", 1500.0)], c, played)
+    assert [(x.bot, x.group) for x in lines] == [("a", 1), ("b", 1), ("x", 1), ("new", 0)]
     ma, mb = lines[0].margin, lines[1].margin
     assert ma is not None and mb is not None and 0 < ma < math.inf and 0 < mb < math.inf
     sd = math.hypot(ma, mb) / NormalDist().inv_cdf(0.975)
     assert lines[0].los_next == pytest.approx(NormalDist().cdf(50.0 / sd))
-    assert lines[1].los_next is None  # "new" has no pairwise result: no margin, no comparison
-    assert (lines[2].margin, lines[2].low, lines[2].high) == (None, None, None)
+    assert lines[2].los_next is None  # "new" has no pairwise result: not in x's group, no comparison
+    assert (lines[3].margin, lines[3].low, lines[3].high, lines[3].too_few_matches) == (None, None, None, True)
 
 
-def test_a_bot_that_won_every_pair_has_an_unbounded_margin() -> None:
+def test_a_bot_that_won_every_pair_has_a_finite_margin_and_one_with_few_matches_none() -> None:
     c = PairCounts()
     for _ in range(10):
         c.add(["a", "b", "c"], [1, 2, 3])
-    lines = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c)
-    assert lines[0].margin == math.inf and lines[2].margin == math.inf
+    lines = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c, {"a": 10, "b": 10, "c": 10})
+    # 20 pairwise wins: two virtual draws, delta method (margins.bounded_margin), not the plain formula's inf
+    assert lines[0].margin == pytest.approx(bounded_margin(20, 0, 0)) and 0 < lines[0].margin < math.inf
+    assert lines[2].margin == pytest.approx(lines[0].margin) and not lines[0].too_few_matches
     ten_nil = 0.5 + 0.5 * math.erf(10 / math.sqrt(20))  # 99.92 %
     assert lines[0].los_next == pytest.approx(ten_nil) and lines[1].los_next == pytest.approx(ten_nil)
     assert 0 < lines[1].margin < math.inf  # b: 10 wins, 10 losses
+    few = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c, {"a": 4, "b": 5, "c": 10})
+    assert [(x.margin is None, x.too_few_matches) for x in few] == [(True, True), (False, False), (False, False)]
+    assert few[0].los_next == pytest.approx(ten_nil)  # head to head still counts
+
+
+def test_groups_that_never_met_are_listed_apart_and_not_compared() -> None:
+    c = PairCounts()
+    for _ in range(6):
+        c.add(["p", "q", "r"], [1, 2, 3])
+        c.add(["y", "z"], [2, 1])
+    played = dict.fromkeys("pqryz", 6)
+    lines = elo_lines([("z", 1600.0), ("p", 1580.0), ("q", 1500.0), ("y", 1400.0), ("r", 1420.0)], c, played)
+    assert [(x.bot, x.group) for x in lines] == [("p", 1), ("q", 1), ("r", 1), ("z", 2), ("y", 2)]
+    assert lines[2].los_next is None  # r (group 1) is not compared with z (group 2)
+    assert lines[3].los_next is not None and lines[3].los_next > 0.9 and lines[4].los_next is None
 
 
 def test_replicates_shrink_with_the_data_within_bounds() -> None:

@@ -1677,8 +1677,10 @@ class LadderEntry(_message.Message):
     HIGH_FIELD_NUMBER: _builtins.int
     LOS_NEXT_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
+    TOO_FEW_MATCHES_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
-    """Standard competition rank by rating, 1 = best."""
+    """Standard competition rank by rating within the bot's group (see group), 1 = best."""
     bot: _builtins.str
     """bot_id "NAME@VERSION"."""
     rating: _builtins.float
@@ -1690,17 +1692,33 @@ class LadderEntry(_message.Message):
     mean_score: _builtins.float
     """Mean game score per match (Take 5: bullheads, lower is better)."""
     margin: _builtins.float
-    """Half width of the 95 % interval of the rating, Elo points (may be +inf: a bot that won or lost every pair).
-    Unset when it cannot be computed yet (no pairwise counts, no bootstrap). "elo": fastchess margin of the bot's
-    pairwise results against the field; "fit": 1.96 bootstrap standard deviations.
+    """Half width of the 95 % interval of the rating, Elo points, finite. Unset when it cannot be computed yet (no
+    pairwise counts, no bootstrap) and with too_few_matches. "elo": fastchess margin of the bot's pairwise results
+    against the field (a perfect or nil record: with two virtual draws added); "fit": 1.96 bootstrap standard
+    deviations (at least the information sd). Older arenas sent +inf for a bot that won or lost every pair.
     """
     low: _builtins.float
     """The interval, Elo points: rating - margin and rating + margin. Set with margin."""
     high: _builtins.float
     los_next: _builtins.float
-    """Likelihood of superiority over the bot on the next line down, 0..1; unset on the last line or when unknown."""
+    """Likelihood of superiority over the bot on the next line down, 0..1; unset on the last line of a group or
+    when unknown.
+    """
     owner: _builtins.str
     """Public id of the bot's owner (Owner.id); "" for none."""
+    group: _builtins.int
+    """--- connected groups ---
+    The bot's connected group: bots linked by a chain of shared tables (a sat with b, b with c) are in one group.
+    Numbered from 1, the group with the most bots first (ties: the smallest bot id). Ratings, ranks and LOS
+    compare bots of one group only: results say nothing about how one group stands against another, and "fit"
+    fits each group on its own (mean 1500 in each). 0 when unknown ("elo": the pairwise counts do not count the
+    bot yet; RebuildLadder's ladders, ranked over all bots). With one group every bot is in group 1, and rank is
+    the whole ladder's.
+    """
+    too_few_matches: _builtins.bool
+    """True when the bot has fewer matches than the ladder needs for a margin (5): margin, low and high are then
+    unset, and the bot's line says "too few matches". Otherwise margin is finite whenever it is set.
+    """
     def __init__(
         self,
         *,
@@ -1715,10 +1733,12 @@ class LadderEntry(_message.Message):
         high: _builtins.float | None = ...,
         los_next: _builtins.float | None = ...,
         owner: _builtins.str = ...,
+        group: _builtins.int = ...,
+        too_few_matches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "group", b"group", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "rank", b"rank", "rating", b"rating", "too_few_matches", b"too_few_matches", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
@@ -1751,6 +1771,7 @@ class Ladder(_message.Message):
     COMPUTED_AT_FIELD_NUMBER: _builtins.int
     REFRESHING_FIELD_NUMBER: _builtins.int
     REPLICATES_FIELD_NUMBER: _builtins.int
+    GROUPS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     method: _builtins.str
     """"elo" or "fit": how the ratings were computed (GetLadderRequest.method)."""
@@ -1768,6 +1789,11 @@ class Ladder(_message.Message):
     """True when a refresh of the cached figures is running (in this or another arena process)."""
     replicates: _builtins.int
     """"fit": bootstrap replicates behind the margins and LOS (0: none yet). "elo": 0."""
+    groups: _builtins.int
+    """--- connected groups ---
+    Connected groups of the ladder's bots (LadderEntry.group): entries come group by group, group 1 first, each
+    ranked on its own. More than 1: ratings of different groups are not comparable. 0 when there is no entry.
+    """
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderEntry]: ...
     def __init__(
@@ -1781,10 +1807,11 @@ class Ladder(_message.Message):
         computed_at: _builtins.float = ...,
         refreshing: _builtins.bool = ...,
         replicates: _builtins.int = ...,
+        groups: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["computed_at", b"computed_at", "entries", b"entries", "game", b"game", "method", b"method", "refreshing", b"refreshing", "replicates", b"replicates", "results_counted", b"results_counted", "results_stored", b"results_stored"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["computed_at", b"computed_at", "entries", b"entries", "game", b"game", "groups", b"groups", "method", b"method", "refreshing", b"refreshing", "replicates", b"replicates", "results_counted", b"results_counted", "results_stored", b"results_stored"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

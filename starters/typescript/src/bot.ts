@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// A starter bot for the arena in TypeScript: an arena.v1.Bot gRPC server (proto/arena/v1/bot.proto, loaded at
+// run time with @grpc/proto-loader, so it always speaks the repository's protocol) that plays Take 5 and Taki
+// through the four unary calls: GetInfo, StartMatch, Decide, EndMatch.
+//
+//   node dist/bot.js --port 50071 [--host 127.0.0.1] [--name ts-starter] [--secret S] [--proto DIR]
+//
+// It prints "arena-bot NAME listening on HOST:PORT" once it serves (--port 0 picks a free port). The bot keeps no
+// state between calls: every Decide carries the seat's complete view.
+
+import * as path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { refusal } from "./secret";
+import * as take5 from "./take5";
+import * as taki from "./taki";
+
+const NAME = "ts-starter";
+const VERSION = "1.0.0";
+const GAMES = ["take5", "taki"];
+
+interface Options {
+  host: string;
+  port: number;
+  name: string;
+  secret: string | null;
+  protoDir: string;
+}
+
+function usage(message: string): never {
+  process.stderr.write(`${message}\nusage: node dist/bot.js [--host H] [--port P] [--name N] [--secret S] ` +
+    "[--proto DIR]\n");
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = {
+    host: "127.0.0.1",
+    port: 50071,
+    name: NAME,
+    secret: process.env.ARENA_BOT_SECRET || null,
+    // dist/bot.js -> the repository's proto/ folder (starters/typescript/dist -> ../../../proto)
+    protoDir: process.env.ARENA_PROTO_DIR || path.resolve(__dirname, "..", "..", "..", "proto"),
+  };
+  for (let i = 0; i < argv.length; i += 2) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (value === undefined) usage(`${flag} needs a value`);
+    if (flag === "--host") options.host = value;
+    else if (flag === "--port") {
+      const port = Number(value);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port takes 0..65535, got ${value}`);
+      options.port = port;
+    } else if (flag === "--name") options.name = value;
+    else if (flag === "--secret") options.secret = value || null;
+    else if (flag === "--proto") options.protoDir = value;
+    else usage(`unknown option ${flag}`);
+  }
+  return options;
+}
+
+/** The arena.v1 package as @grpc/proto-loader loads it from `protoDir` (keepCase: field names as in the .proto;
+ * enums as their names; oneofs: a virtual field naming the member that is set). */
+function loadProtocol(protoDir: string): grpc.GrpcObject {
+  const definition = protoLoader.loadSync(path.join(protoDir, "arena", "v1", "bot.proto"), {
+    includeDirs: [protoDir],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(definition);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Message = any;
+
+/** The answer to one DecideRequest: {take5: {card} | {row}} or {taki: TakiAction}. Throws on a kind it does not
+ * know (the referee then records a fault and plays a default legal action). */
+export function decide(request: Message): Message {
+  switch (request.kind) {
+    case "TAKE5_CHOOSE_CARD":
+      return { take5: { card: take5.chooseCard(request.take5) } };
+    case "TAKE5_CHOOSE_ROW":
+      return { take5: { row: take5.chooseRow(request.take5) } };
+    case "TAKE5_DRAFT_PICK":
+      return { take5: { card: take5.draftPick(request.take5) } };
+    case "TAKI_TURN":
+      return { taki: taki.takeTurn(request.taki) };
+    case "TAKI_REACT":
+      return { taki: taki.react() };
+    default:
+      throw new Error(`unknown decision kind ${request.kind}`);
+  }
+}
+
+function guarded(method: string, secret: string | null, answer: (request: Message) => Message):
+    grpc.handleUnaryCall<Message, Message> {
+  return (call, callback) => {
+    const refused = refusal(method, call.metadata, secret);
+    if (refused) {
+      callback(refused, null);
+      return;
+    }
+    try {
+      callback(null, answer(call.request));
+    } catch (err) {
+      callback({ code: grpc.status.INTERNAL, details: `${method} failed: ${(err as Error).message}` }, null);
+    }
+  };
+}
+
+function main(): void {
+  const options = parseArgs(process.argv.slice(2));
+  const arena = loadProtocol(options.protoDir) as Message;
+  const server = new grpc.Server();
+  server.addService(arena.arena.v1.Bot.service, {
+    GetInfo: guarded("GetInfo", null, () => ({
+      name: options.name, version: VERSION, games: GAMES, sdk_version: `typescript-starter ${VERSION}`,
+      author: "arena starters",
+    })),
+    StartMatch: guarded("StartMatch", options.secret, () => ({ keeps_history: false })),
+    Decide: guarded("Decide", options.secret, decide),
+    EndMatch: guarded("EndMatch", options.secret, () => ({})),
+  });
+  server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    if (err) {
+      process.stderr.write(`cannot listen on ${options.host}:${options.port}: ${err.message}\n`);
+      process.exit(1);
+    }
+    // the SDK's ready line (sdk/arena_sdk/bot_process.py), which `arena play` and the tests read
+    process.stdout.write(`arena-bot ${options.name} listening on ${options.host}:${port}\n`);
+  });
+  const stop = () => server.tryShutdown(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+if (require.main === module) {
+  main();
+}
