@@ -39,10 +39,12 @@ from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 @option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
         help="The private key (PEM) of --tls-cert.")
 @bot_ca_option
+@option("--web", type=EndpointType(allow_port_zero=True), default=None, metavar="HOST:PORT",
+        help="Also serve the read-only web pages (as `arena web`) on this address, e.g. 127.0.0.1:8080.")
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
-          bot_ca: Path | None) -> None:
+          bot_ca: Path | None, web: str | None) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -52,6 +54,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
     <data-dir>/admin-token.json (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
     printed. The default --listen address is loopback only.
+
+    --web HOST:PORT serves the web pages (ladders, bots, tournaments, matches) beside the referee, as a client of
+    it like `arena web`.
 
     Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
     ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
@@ -83,6 +88,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         raise ArenaCliError(f"cannot use --data-dir {data_dir}: {exc}") from None
     private = None
     server = None
+    pages = None
     with stop_on_signals() as stop:
         try:
             url = redis_url or resolve_redis_url(data_dir)
@@ -108,6 +114,12 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
                        f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
+            if web is not None:
+                from arena.cli.web import start_web
+
+                own = f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}"
+                pages = start_web(app, web, own)
+                click.echo(f"web pages: {pages.url()}")
             click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
                        f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
             sys.stdout.flush()
@@ -119,6 +131,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
             raise ArenaCliError(_first_line(str(exc), data_dir / "redis.log")) from None
         finally:
+            if pages is not None:
+                pages.stop()
             if server is not None:
                 server.stop()
             if private is not None:

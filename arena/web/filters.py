@@ -1,0 +1,71 @@
+"""Jinja2 filters the templates use to print numbers and times the way the CLI does."""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+
+def _real(value: Any) -> float | None:
+    """A number of a reply in its proto3 JSON form (where an infinite double is the string "Infinity")."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return float(value.replace("Infinity", "inf"))
+    return float(value)
+
+
+def points(value: Any, digits: int = 1) -> str:
+    """Elo points ("1523.4"); "-" for None; "∞" for an infinite margin."""
+    number = _real(value)
+    if number is None or math.isnan(number):
+        return "-"
+    if math.isinf(number):
+        return "∞" if number > 0 else "-∞"
+    return f"{number:.{digits}f}"
+
+
+def percent(value: Any, digits: int = 0) -> str:
+    """A fraction 0..1 as "71 %"; "-" for None."""
+    number = _real(value)
+    if number is None or not math.isfinite(number):
+        return "-"
+    return f"{100 * number:.{digits}f} %"
+
+
+def number(value: Any) -> str:
+    """A score: "12" for a whole number, else "12.25"; "-" for None."""
+    real = _real(value)
+    if real is None or not math.isfinite(real):
+        return "-"
+    return str(int(real)) if real.is_integer() else f"{real:.2f}"
+
+
+def when(epoch_s: float) -> str:
+    """Seconds since the epoch as "2026-12-03 13:10:27 UTC"; "-" for 0."""
+    if not epoch_s:
+        return "-"
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def ago(epoch_s: float, now: float | None = None) -> str:
+    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the date past a day); "-" for 0."""
+    if not epoch_s:
+        return "-"
+    age = (time.time() if now is None else now) - epoch_s
+    if age < 0:
+        return "now"
+    if age < 120:
+        return f"{age:.0f} s ago"
+    if age < 7200:
+        return f"{age / 60:.0f} min ago"
+    if age < 86400:
+        return f"{age / 3600:.0f} h ago"
+    return when(epoch_s)
+
+
+def install(env: Any) -> None:
+    """Register the filters in the Jinja2 environment ``env``."""
+    env.filters.update(points=points, percent=percent, number=number, when=when, ago=ago)
