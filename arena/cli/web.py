@@ -20,6 +20,8 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
     option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.web_listen, show_default=True,
            help="Address to serve the pages on (port 0: a free port, printed). Loopback by default."),
     server_option,
+    option("--record", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, metavar="FILE",
+           help="Also show this match record (saved by `arena play --record`) with all hands, at /record."),
 ]
 
 
@@ -64,6 +66,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")
+            if extra.get("record") is not None:
+                click.echo(f"the record {extra['record']}: {running.url().rstrip('/')}/record")
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
