@@ -17,7 +17,8 @@ names no game.
 A frame is a JSON-ready dict::
 
     {"index": 0.., "decision": index of the last decision applied (-1 at the start),
-     "hand": 0.., "turn": 0.., "round": "hand/turn" (frames of one round share it),
+     "hand": 0.., "turn": 0.., "round": "hand/turn" (frames of one round share it), "position": the same for
+     a person ("hand 2 turn 5", "turn 12": ``arena.render.position_text``),
      "seat": seat that decided (None at the start), "kind": its decision kind, "action": the action as the
      perspective sees it (None when hidden), "source": "bot" | "default" | "forfeit" | "time_limit",
      "latency_ms": ms or None, "faults": [{"seat", "kind", "latency_ms", "detail"}], "forfeits": [{"seat",
@@ -36,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render import renderer
+from arena.render import position_text, renderer
 from arena.render.base import RenderError
 from arena_sdk import wire
 from arena_sdk.games import GAMES
@@ -152,13 +153,27 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
     for f in rec.faults:
         if f.decision is not None:
             faults_at.setdefault(f.decision, []).append(f)
-    forfeits_at: dict[tuple[int, int, int], list[Any]] = {}
-    for ff in rec.forfeits:
-        forfeits_at.setdefault((ff.seat, ff.hand, ff.turn), []).append(ff)
+    forfeits = sorted(((_forfeit_decision(rec, ff), k) for k, ff in enumerate(rec.forfeits)))
+    shown_forfeits = 0
+
+    def forfeits_upto(i: int) -> list[dict[str, Any]]:
+        nonlocal shown_forfeits
+        out_ = []
+        while shown_forfeits < len(forfeits) and forfeits[shown_forfeits][0] <= i:
+            ff = rec.forfeits[forfeits[shown_forfeits][1]]
+            out_.append({"seat": ff.seat, "reason": ff.reason, "detail": ff.detail})
+            shown_forfeits += 1
+        return out_
+
+    def add(decision: int, hand: int, turn: int, board: dict[str, Any], **fields: Any) -> None:
+        out.frames.append({"index": len(out.frames), "decision": decision, "hand": hand, "turn": turn,
+                           "round": f"{hand}/{turn}", "position": position_text(rec.game, hand, turn),
+                           "seat": None, "kind": None, "action": None, "source": None, "latency_ms": None,
+                           "faults": [], "forfeits": [], **fields, "board": board})
+
     hand, turn = engine.position(state)
-    start_faults = [_fault(f, viewer, None) for f in rec.faults if f.decision is None]
-    out.frames.append(_frame(0, -1, hand, turn, None, None, None, None, None, start_faults, [],
-                             module.board(state, viewer)))
+    add(-1, hand, turn, module.board(state, viewer), forfeits=forfeits_upto(-1),
+        faults=[_fault(f, viewer, None) for f in rec.faults if f.decision is None])
     hidden: list[Step] = []
     for i, dec in enumerate(rec.decisions):
         seat, kind = dec.get("seat"), dec.get("kind")
@@ -179,19 +194,18 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
             hidden.append(step)
             continue
         steps, hidden = [*hidden, step], []
-        shown_dict = engine.action_to_dict(action) if own else public_action
-        faults = [_fault(f, viewer, dec.get("latency_ms")) for f in faults_at.get(i, ())]
-        forfeits = [{"seat": ff.seat, "reason": ff.reason, "detail": ff.detail}
-                    for ff in forfeits_at.pop((seat, hand, turn), ())]
+        fields: dict[str, Any] = {
+            "seat": seat, "kind": step.kind, "action": engine.action_to_dict(action) if own else public_action,
+            "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),
+            "faults": [_fault(f, viewer, dec.get("latency_ms")) for f in faults_at.get(i, ())],
+            "forfeits": forfeits_upto(i)}
         for board in module.boards(steps, viewer):
-            out.frames.append(_frame(len(out.frames), i, hand, turn, seat, step.kind, shown_dict, dec.get("source"),
-                                     dec.get("latency_ms"), faults, forfeits, board))
-            faults, forfeits = [], []  # once, on the first board of the decision
+            add(i, hand, turn, board, **fields)
+            fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision
     if hidden and not out.stopped:  # hidden decisions at the very end: their effects in one last frame
         hand, turn = engine.position(hidden[0].before)
         for board in module.boards(hidden, viewer):
-            out.frames.append(_frame(len(out.frames), len(rec.decisions) - 1, hand, turn, None, None, None, None,
-                                     None, [], [], board))
+            add(len(rec.decisions) - 1, hand, turn, board, forfeits=forfeits_upto(len(rec.decisions)))
     res = rec.result
     out.result = {"scores": list(res.scores), "ranks": list(res.ranks), "faults": list(res.faults),
                   "forfeits": list(res.forfeits) or [None] * len(rec.seats)}
@@ -203,9 +217,9 @@ def _fault(f: Any, viewer: int | str | None, latency_ms: Any) -> dict[str, Any]:
     return {"seat": f.seat, "kind": f.kind, "latency_ms": latency_ms, "detail": detail}
 
 
-def _frame(index: int, decision: int, hand: int, turn: int, seat: int | None, kind: str | None,
-           action: dict[str, Any] | None, source: Any, latency_ms: Any, faults: list[dict[str, Any]],
-           forfeits: list[dict[str, Any]], board: dict[str, Any]) -> dict[str, Any]:
-    return {"index": index, "decision": decision, "hand": hand, "turn": turn, "round": f"{hand}/{turn}",
-            "seat": seat, "kind": kind, "action": action, "source": source, "latency_ms": latency_ms,
-            "faults": faults, "forfeits": forfeits, "board": board}
+def _forfeit_decision(rec: MatchRecord, ff: Any) -> int:
+    """Index of the decision at which forfeit ``ff`` happened (-1: before any decision)."""
+    if ff.fault is not None and 0 <= ff.fault < len(rec.faults):
+        decision = rec.faults[ff.fault].decision
+        return -1 if decision is None else int(decision)
+    return int(rec.time_limit_at) if rec.time_limit_at is not None else len(rec.decisions)

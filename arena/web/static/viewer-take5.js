@@ -27,7 +27,7 @@
                     V.el("span", {"class": "row-name"}, "row " + (r + 1)));
       row.forEach(function (c) { li.appendChild(card(c, placed && placed.card === c ? "new" : "")); });
       var heads = row.reduce(function (sum, c) { return sum + bullheads(c); }, 0);
-      li.appendChild(V.el("span", {"class": "muted heads-sum"}, heads + " 🐂"));
+      li.appendChild(V.el("span", {"class": "muted heads-sum"}, heads + " bh"));
       rows.appendChild(li);
     });
     box.appendChild(rows);

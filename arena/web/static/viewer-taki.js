@@ -7,8 +7,11 @@
   var V = window.ArenaViewer;
   var COLORS = {R: "red", Y: "yellow", G: "green", B: "blue"};
 
+  var COLORLESS = {"SUPERTAKI": 1, "KING": 1, "+3": 1, "BREAKER": 1, "CHCOLOR": 1};
+
   function card(token) {
-    var color = COLORS[String(token).charAt(0)] && String(token).length <= 3 ? COLORS[token.charAt(0)] : "wild";
+    token = String(token);
+    var color = COLORLESS[token] ? "wild" : (COLORS[token.charAt(0)] || "wild");
     return V.el("span", {"class": "tcard " + color, "data-card": token}, String(token));
   }
   function eventText(e, data) {

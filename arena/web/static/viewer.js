@@ -89,8 +89,7 @@
       else { boardBox.appendChild(V.el("pre", {}, JSON.stringify(frame.board, null, 1))); }
       turnBox.value = String(index);
       scrub.value = String(index);
-      $("v-count").textContent = "of " + (frames.length - 1) + " · hand " + (frame.hand + 1) + ", turn " +
-        (frame.turn + 1);
+      $("v-count").textContent = "of " + (frames.length - 1) + " · " + frame.position;
       status.textContent = index === frames.length - 1 && data.stopped ? data.stopped : "";
       status.className = index === frames.length - 1 && data.stopped ? "status error" : "status";
       root.setAttribute("data-index", String(index));
@@ -115,12 +114,12 @@
     }
     function pause() {
       if (timer !== null) { window.clearInterval(timer); timer = null; }
-      $("v-play").textContent = "▶";
+      $("v-play").textContent = "play";
     }
     function play() {
       if (index >= frames.length - 1) { show(0); }
       pause();
-      $("v-play").textContent = "⏸";
+      $("v-play").textContent = "pause";
       timer = window.setInterval(function () {
         if (index >= frames.length - 1) { pause(); } else { show(index + 1); }
       }, Number($("v-speed").value) || 700);
