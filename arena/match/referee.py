@@ -58,7 +58,7 @@ from arena.match.record import (
     SeatSpec,
     forfeit_ranks,
 )
-from arena.match.running import LoopLag, RunningMatch
+from arena.match.running import LoopLag, RunningMatch, log
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 
@@ -106,6 +106,7 @@ async def run_match(
     options: RefereeOptions | None = None,
     on_progress: Callable[[Any, Any], None] | None = None,
     channels: BotChannels | None = None,
+    on_start: Callable[[list[dict[str, Any]], list[Fault], list[Forfeit]], None] | None = None,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -122,6 +123,11 @@ async def run_match(
             decisions is applied, e.g. to show a game live; an exception it raises is logged, never fatal.
         channels: the pool of channels to bots to lease from (``arena.match.channels.BotChannels``, of this event
             loop; a worker keeps one for all its matches); None: the match opens its own and closes them at its end.
+        on_start: called once before the first call to a bot as ``on_start(decisions, faults, forfeits)`` with the
+            match's own growing lists (the record's JSON form of each decision, ``Fault`` and ``Forfeit``), to
+            follow the match as it is played (a worker publishes them for the match viewer); read them, never
+            change them. Between two awaits of the match they hold whole rounds only. An exception it raises is
+            logged, never fatal.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit``
     (``docs/failure-policy.md``); this function never raises because of a bot. Raises ``ValueError``
@@ -137,6 +143,11 @@ async def run_match(
     t0 = time.monotonic()
     match = RunningMatch(match_id, game, engine, config, seats, options, state, started=t0)
     match.on_progress = on_progress
+    if on_start is not None:
+        try:
+            on_start(match.decisions, match.faults, match.forfeits)
+        except Exception:  # an observer never stops a match
+            log.exception("match %s: the on_start observer raised", match_id)
     own = channels is None  # no pool: this match's own channels, closed when it ends
     pool = BotChannels() if channels is None else channels
     monitor = asyncio.ensure_future(match.lag.run())

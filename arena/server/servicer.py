@@ -50,6 +50,7 @@ from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import lists as list_service
+from arena.server import live as live_service
 from arena.server import owners as owner_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
@@ -428,6 +429,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         record = self.store.get_match_record(request.match_id, game)
         return arena_pb2.MatchDetail(summary=match_summary(result),
                                      record_json=json.dumps(record) if record is not None else "")
+
+    @_rpc
+    def GetLiveMatch(self, request: arena_pb2.GetLiveMatchRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.LiveMatch:
+        return live_service.get_live_match(self.store, request, context)
 
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:

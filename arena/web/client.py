@@ -18,7 +18,7 @@ READ_TIMEOUT_S = 10.0  # one read call; the referee answers reads in millisecond
 # The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries.
 DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 READ_METHODS = frozenset({"ListBots", "GetTournament", "ListTournaments", "GetStandings", "ListMatches", "GetMatch",
-                          "GetSprt", "GetLadder", "ListWorkers", "GetArenaInfo"})
+                          "GetSprt", "GetLadder", "ListWorkers", "GetArenaInfo", "GetLiveMatch"})
 
 
 class ArenaReadError(Exception):

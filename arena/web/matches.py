@@ -9,6 +9,8 @@ Routes (``routes``):
 - ``/api/matches/{match_id}``: the summary, what is withheld and why, the perspectives offered, the other tables.
 - ``/api/matches/{match_id}/frames?view=P``: the frames of perspective P (``arena.render.frames``).
 - ``/api/matches/{match_id}/record``: the record as a file for ``arena replay`` (only once the match is revealed).
+- ``/api/matches/{match_id}/live``: a match being played now, public perspective only (``GetLiveMatch``): its frames
+  so far; the page polls it and follows the newest frame, and reloads once the match has finished.
 - ``/record``, ``/api/record``, ``/api/record/frames``, ``/api/record/download``: the same for the record file
   ``arena web --record FILE`` was given (``app.state.options.record``), with all hands (404 without one).
 
@@ -32,6 +34,7 @@ from starlette.routing import Route
 from arena.render import config_text, score_label
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
+from arena.web.client import ArenaNotFound
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
@@ -127,9 +130,34 @@ async def match_data(request: Request, match_id: str) -> dict[str, Any]:
     }
 
 
+async def live_data(request: Request, match_id: str) -> dict[str, Any]:
+    """What ``/api/matches/{match_id}`` answers for a match a worker is playing now (``GetLiveMatch``): the same
+    keys as ``match_data`` with ``live`` True and the public perspective only. Raises ``ArenaNotFound`` when no
+    worker plays it."""
+    live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
+    summary = {"match_id": match_id, "game": live.game, "tournament_id": live.tournament_id,
+               "seats": list(live.seats), "scores": [], "ranks": [], "faults": [], "rating_deltas": []}
+    return {"summary": summary, "withheld": live.withheld, "has_record": False, "live": True,
+            "perspectives": [] if live.withheld else [PUBLIC], "other_tables": [],
+            "frames_url": None if live.withheld else f"/api/matches/{match_id}/live", "record_url": None}
+
+
+async def _match_or_live(request: Request, match_id: str) -> dict[str, Any]:
+    """``match_data`` of a finished match, else ``live_data`` of a running one; 404 (``ArenaNotFound``) for
+    neither."""
+    try:
+        return await match_data(request, match_id)
+    except ArenaNotFound:
+        try:
+            return await live_data(request, match_id)
+        except ArenaNotFound:
+            pass
+        raise
+
+
 async def match_page(request: Request) -> Response:
     match_id = _match_id(request)
-    data = await match_data(request, match_id)
+    data = await _match_or_live(request, match_id)
     game = data["summary"]["game"]
     return _viewer_page(request, data, game, title=f"Match {match_id}", match_id=match_id,
                         page_url=f"/matches/{match_id}")
@@ -162,7 +190,24 @@ def _view_name(view: str, data: dict[str, Any]) -> str:
 
 
 async def api_match(request: Request) -> Response:
-    return api(await match_data(request, _match_id(request)))
+    return api(await _match_or_live(request, _match_id(request)))
+
+
+async def api_live(request: Request) -> Response:
+    """The public frames of a running match so far (``GetLiveMatch``), with ``live`` True; once it has finished,
+    ``{"live": false, "finished": true}`` (the page then reloads as the finished match's)."""
+    match_id = _match_id(request)
+    try:
+        live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
+    except ArenaNotFound:
+        await _detail(request, match_id)  # 404 when it has not finished either
+        return api({"live": False, "finished": True, "match_id": match_id})
+    if live.withheld or not live.frames_json:
+        return api({"live": True, "finished": False, "error": live.withheld or "nothing to show yet",
+                    "status": 403}, status_code=403)
+    frames = json.loads(live.frames_json)
+    frames.update(live=True, finished=False, decisions=live.decisions, updated_at=live.updated_at)
+    return api(frames)
 
 
 async def api_frames(request: Request) -> Response:
@@ -258,6 +303,7 @@ routes = [
     Route("/api/matches/{match_id}", api_match, name="api_match"),
     Route("/api/matches/{match_id}/frames", api_frames, name="api_match_frames"),
     Route("/api/matches/{match_id}/record", api_record, name="api_match_record"),
+    Route("/api/matches/{match_id}/live", api_live, name="api_match_live"),
     Route("/record", record_page, name="record"),
     Route("/api/record", api_local, name="api_record"),
     Route("/api/record/frames", api_local_frames, name="api_record_frames"),

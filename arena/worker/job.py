@@ -105,6 +105,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     """
     from arena.match.options import RefereeOptions  # the referee is only needed where matches are run
     from arena.match.referee import run_match
+    from arena.worker.live import LivePublisher
     from arena_sdk.wire import config_from_dict
 
     settings = WorkerSettings() if settings is None else settings
@@ -144,15 +145,19 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         else:
             seed, deal = spec.seed, None
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
-        record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                 channels=channels)
-        result = record.result
-        outcomes = charged_outcomes(record, list(spec.seats))
-        if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
-            on_played()
-        # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
-        stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                 outcomes, unhealthy_after)
+        head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
+                "seats": [s.name for s in seats], "tournament": spec.tournament}
+        # the match viewer follows the match live until its result is stored (then GetMatch has it)
+        async with LivePublisher(store, spec.match_id, head) as live:
+            record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                     channels=channels, on_start=live.follow)
+            result = record.result
+            outcomes = charged_outcomes(record, list(spec.seats))
+            if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
+                on_played()
+            # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
+            stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
+                                                     outcomes, unhealthy_after)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise

@@ -146,24 +146,39 @@
       else { return; }
     });
 
-    fetch(root.getAttribute("data-frames"), {headers: {"accept": "application/json"}})
-      .then(function (response) {
-        return response.json().then(function (body) { return {ok: response.ok, body: body}; });
-      })
-      .then(function (answer) {
-        if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
-        data = answer.body;
-        frames = data.frames || [];
-        scrub.max = String(Math.max(0, frames.length - 1));
-        turnBox.max = String(Math.max(0, frames.length - 1));
-        root.setAttribute("data-frames-count", String(frames.length));
-        show(parseInt(root.getAttribute("data-turn"), 10) || 0);
-        root.setAttribute("data-ready", "1");
-      })
-      .catch(function (err) {
-        status.textContent = "This match cannot be shown: " + err.message;
-        status.className = "status error";
-        root.setAttribute("data-ready", "error");
-      });
+    var live = root.getAttribute("data-live") === "1";
+    var following = true;  /* live: stay on the newest frame until the viewer steps back */
+
+    function load(first) {
+      return fetch(root.getAttribute("data-frames"), {headers: {"accept": "application/json"}, cache: "no-store"})
+        .then(function (response) {
+          return response.json().then(function (body) { return {ok: response.ok, body: body}; });
+        })
+        .then(function (answer) {
+          if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
+          if (answer.body.finished) { window.location.reload(); return; }
+          following = first || index >= frames.length - 1;
+          data = answer.body;
+          frames = data.frames || [];
+          scrub.max = String(Math.max(0, frames.length - 1));
+          turnBox.max = String(Math.max(0, frames.length - 1));
+          root.setAttribute("data-frames-count", String(frames.length));
+          if (first && !live) { show(parseInt(root.getAttribute("data-turn"), 10) || 0); }
+          else if (following && timer === null) { show(frames.length - 1); }
+          else { show(index); }
+          root.setAttribute("data-ready", "1");
+        });
+    }
+    function failed(err) {
+      status.textContent = "This match cannot be shown: " + err.message;
+      status.className = "status error";
+      root.setAttribute("data-ready", "error");
+    }
+    load(true).catch(failed);
+    if (live) {
+      window.setInterval(function () {
+        load(false).catch(function (err) { status.textContent = "live: " + err.message + " (retrying)"; });
+      }, 1000);
+    }
   };
 }());
