@@ -82,6 +82,24 @@ class ArenaReader:
                 raise ArenaNotFound(method, code, detail) from None
             raise ArenaReadError(method, code, detail) from None
 
+    async def pages(self, method: str, request: Any, field: str, most: int) -> list[Any]:
+        """The entries (``field``) of the pages of the list ``method`` asked with ``request``, in order, at most
+        ``most`` of them. Raises as ``call``, and ``ArenaReadError`` when the referee repeats a page token."""
+        out: list[Any] = []
+        seen: set[str] = set()
+        page = type(request)()
+        page.CopyFrom(request)
+        while True:
+            reply = await self.call(method, page)
+            out.extend(getattr(reply, field))
+            token = reply.next_page_token
+            if not token or len(out) >= most:
+                return out[:most]
+            if token in seen:
+                raise ArenaReadError(method, grpc.StatusCode.INTERNAL, "the referee repeated a page token")
+            seen.add(token)
+            page.page_token = token
+
     async def close(self) -> None:
         """Close the channel (the next call opens a new one)."""
         if self._channel is not None:

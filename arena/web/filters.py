@@ -43,6 +43,14 @@ def number(value: Any) -> str:
     return str(int(real)) if real.is_integer() else f"{real:.2f}"
 
 
+def ms(value: Any) -> str:
+    """Milliseconds with one decimal ("12.3 ms"); "-" for None."""
+    real = _real(value)
+    if real is None or not math.isfinite(real):
+        return "-"
+    return f"{real:.1f} ms"
+
+
 def when(epoch_s: float) -> str:
     """Seconds since the epoch as "2026-12-03 13:10:27 UTC"; "-" for 0."""
     if not epoch_s:
@@ -68,4 +76,4 @@ def ago(epoch_s: float, now: float | None = None) -> str:
 
 def install(env: Any) -> None:
     """Register the filters in the Jinja2 environment ``env``."""
-    env.filters.update(points=points, percent=percent, number=number, when=when, ago=ago)
+    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago)

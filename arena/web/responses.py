@@ -36,7 +36,8 @@ def api(data: Any, status_code: int = 200, headers: Mapping[str, str] | None = N
 
 def message_dict(message: Any) -> dict[str, Any]:
     """A protobuf message as the JSON object of its proto3 JSON mapping, with field names as in the .proto and
-    every field present (zeros too: a score of 0 is a real score); 64-bit integers stay numbers."""
+    every field present (zeros too: a score of 0 is a real score; an unset ``optional`` field is null); 64-bit
+    integers stay numbers."""
     data = json_format.MessageToDict(message, preserving_proto_field_name=True,
                                      always_print_fields_with_no_presence=True)
     result: dict[str, Any] = _int64_numbers(data, message.DESCRIPTOR)
@@ -48,9 +49,12 @@ def _int64_numbers(data: Any, descriptor: Any) -> Any:
     from google.protobuf.descriptor import FieldDescriptor as F
 
     big = {F.TYPE_INT64, F.TYPE_UINT64, F.TYPE_SINT64, F.TYPE_FIXED64, F.TYPE_SFIXED64}
+    for field in descriptor.fields:
+        if field.name not in data and field.type != F.TYPE_MESSAGE and field.has_presence:
+            data[field.name] = None
     for name, value in list(data.items()):
         field = descriptor.fields_by_name.get(name)
-        if field is None:
+        if field is None or value is None:
             continue
         if field.type in big:
             data[name] = [int(v) for v in value] if isinstance(value, list) else int(value)

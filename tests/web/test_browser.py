@@ -56,3 +56,34 @@ def test_the_503_page_recovers_by_itself_when_the_referee_is_back(web_arena: Web
     # The page reloads itself every few seconds: the ladder comes without any action of ours.
     page.locator("table.ladder").wait_for(timeout=60_000)
     assert page.url == f"{web_arena.url}/ladder/take5"
+
+
+def test_the_ladder_links_to_a_bot_page(web_arena: WebArena, played: dict[str, Any], page: Any) -> None:
+    page.goto(f"{web_arena.url}/ladder/taki")
+    first = page.locator("table.ladder tbody tr").first.locator("td").nth(1).inner_text()
+    page.get_by_role("link", name=first, exact=True).click()
+    page.wait_for_url(f"{web_arena.url}/bots/{first}")
+    assert page.locator("h1").inner_text() == f"Bot {first}"
+    assert page.locator("table.versions tbody tr").count() == 1
+    assert page.locator("#game-taki svg.chart").count() == 1
+    assert "latency p95" in page.locator("#game-taki dl.latency").inner_text()
+    screenshot(page, "bot")
+    assert page.console_errors == []
+
+
+def test_a_running_tournament_is_followed_without_reloading(web_arena: WebArena, played: dict[str, Any],
+                                                           page: Any) -> None:
+    rounds = 24
+    t = web_arena.json("tournament", "create", "--game", "take5", "--bots", "random,heuristic", "--seats", "2",
+                       "--rounds", str(rounds))
+    page.goto(f"{web_arena.url}/tournaments/{t['id']}")
+    page.evaluate("window.notReloaded = true")
+    assert page.locator("#total").inner_text() == str(rounds)
+    first = int(page.locator("#done").inner_text())
+    assert page.locator("#state").inner_text() == "running" and first < rounds
+    page.locator("#state", has_text="finished").wait_for(timeout=180_000)
+    assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
+    assert page.locator("#done").inner_text() == str(rounds)
+    assert page.locator("table.standings tbody tr").count() == 2
+    screenshot(page, "tournament")
+    assert page.console_errors == []
