@@ -116,12 +116,19 @@ def _seats(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 async def match_data(request: Request, match_id: str) -> dict[str, Any]:
     """What ``/api/matches/{match_id}`` answers: ``summary`` (``MatchSummary`` as JSON), ``withheld`` ("" or why
-    there is no record), ``perspectives`` (public only without a record), ``other_tables`` and the URLs of the
-    frames and the record."""
+    there is no record), ``perspectives`` (none without a record), ``other_tables``, the URLs of the frames and the
+    record, and the game's ``config`` (JSON form, None without a record)."""
     detail = await _detail(request, match_id)
     summary = message_dict(detail.summary)
     has_record = bool(detail.record_json)
+    config = None
+    if has_record:
+        try:
+            config = _record(detail.record_json).get("config")
+        except RecordUnreadable:
+            config = None
     return {
+        "config": config if isinstance(config, dict) else None,
         "summary": summary, "withheld": detail.withheld, "has_record": has_record,
         "perspectives": perspectives(len(detail.summary.seats), hands=True) if has_record else [],
         "other_tables": await _other_tables(request, detail.summary),
@@ -159,8 +166,9 @@ async def match_page(request: Request) -> Response:
     match_id = _match_id(request)
     data = await _match_or_live(request, match_id)
     game = data["summary"]["game"]
+    config = data.pop("config", None)
     return _viewer_page(request, data, game, title=f"Match {match_id}", match_id=match_id,
-                        page_url=f"/matches/{match_id}")
+                        page_url=f"/matches/{match_id}", config=config if isinstance(config, dict) else None)
 
 
 def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: str, match_id: str,
