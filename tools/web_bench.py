@@ -156,7 +156,8 @@ def measure_all(url: str, server: str, tournaments: dict[str, str], n: int) -> d
                                                  "reads": timed(tournament_reads, n),
                                                  "what": "GetTournament + GetStandings + 2 x ListMatches"}
         for game, tid in tournaments.items():
-            match_id = stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, page_size=1)).matches[0].match_id
+            first = stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid, page_size=1)).matches[0]
+            match_id = first.match_id
             shown = client.get(f"/matches/{match_id}").status_code == 200
             out[f"match /matches/{match_id} ({game})"] = {
                 "page": timed(page(f"/matches/{match_id}"), n) if shown else None,
