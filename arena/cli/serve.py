@@ -109,17 +109,17 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
-            lock.update(f"arena serve listening on {host}:{port}")
-            click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
-            click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
-                       f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
-            click.echo(f"redis: {redact(url)} ({source})")
-            if web is not None:
+            if web is not None:  # before the "listening on" line, which tells scripts that everything is up
                 from arena.cli.web import start_web
 
                 own = f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}"
                 pages = start_web(app, web, own)
                 click.echo(f"web pages: {pages.url()}")
+            lock.update(f"arena serve listening on {host}:{port}")
+            click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
+            click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
+                       f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
+            click.echo(f"redis: {redact(url)} ({source})")
             click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
                        f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
             sys.stdout.flush()
