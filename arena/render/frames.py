@@ -31,13 +31,13 @@ out-of-turn question) makes no frame of its own: its effects show in the next fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
-from arena.match.record import MatchRecord, RecordError
-from arena.render import position_text, renderer
+from arena.match.record import MatchRecord
+from arena.render import as_record, position_text, renderer
 from arena.render.base import RenderError
 from arena_sdk import wire
 from arena_sdk.games import GAMES
@@ -45,6 +45,7 @@ from arena_sdk.games import GAMES
 PUBLIC = "public"
 ALL = "all"
 _SEAT = "seat:"
+T = TypeVar("T")
 
 
 class PerspectiveError(RenderError):
@@ -111,23 +112,23 @@ class Step:
     after: Any
 
 
+def visible_hands(hands: Sequence[tuple[T, ...]], viewer: int | str | None,
+                  show: Callable[[tuple[T, ...]], list[Any]] = list) -> dict[str, list[Any]]:
+    """The hands ``viewer`` may see, for a game's board: every seat's (``ALL``), its own (a seat), none (None, the
+    public); keyed by seat as text (JSON object keys), each shown by ``show``."""
+    if viewer == ALL:
+        return {str(s): show(h) for s, h in enumerate(hands)}
+    if isinstance(viewer, int) and 0 <= viewer < len(hands):
+        return {str(viewer): show(hands[viewer])}
+    return {}
+
+
 def frames_module(game: str) -> ModuleType:
     """The frames module of ``game`` (its renderer's ``FRAMES``). Raises ``RenderError`` when it has none."""
     module = getattr(renderer(game), "FRAMES", None)
     if module is None:
         raise RenderError(f"the renderer of game {game!r} draws no viewer frames")
     return module  # type: ignore[no-any-return]
-
-
-def _record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
-    if isinstance(record, MatchRecord):
-        return record
-    if not isinstance(record, Mapping):
-        raise RenderError(f"not a match record: a JSON object is needed, got {type(record).__name__}")
-    try:
-        return MatchRecord.from_dict(dict(record))
-    except RecordError as exc:
-        raise RenderError(f"not a match record: {exc}") from exc
 
 
 def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUBLIC) -> MatchFrames:
@@ -138,7 +139,7 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
     A record that stops replaying (a tampered one) gives the frames up to there and ``stopped`` says why. Raises
     ``RenderError`` for a record that is not a well-formed record or whose game draws no frames, and
     ``PerspectiveError`` for a bad perspective."""
-    rec = _record(record)
+    rec = as_record(record)
     module = frames_module(rec.game)
     viewer = parse_perspective(perspective, len(rec.seats))
     engine = GAMES[rec.game]

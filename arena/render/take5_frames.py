@@ -23,18 +23,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from arena.render.frames import visible_hands
 from arena_sdk.games import take5
 from arena_sdk.games.take5 import bullheads
 
-ALL = "all"  # arena.render.frames.ALL
-
 
 def _hands(state: take5.Take5State, viewer: int | str | None) -> dict[str, list[int]]:
-    if viewer == ALL:
-        return {str(s): list(h) for s, h in enumerate(state.hands)}
-    if isinstance(viewer, int):
-        return {str(viewer): list(state.hands[viewer])}
-    return {}
+    return visible_hands(state.hands, viewer)
 
 
 def _picks(picks: Sequence[take5.Pick]) -> list[dict[str, int]]:

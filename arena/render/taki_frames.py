@@ -20,19 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from arena.render.frames import visible_hands
 from arena_sdk.games import taki
 from arena_sdk.games.taki.cards import tokens
 
-ALL = "all"  # arena.render.frames.ALL
 DISCARD_SHOWN = 8
 
 
 def _hands(state: taki.TakiState, viewer: int | str | None) -> dict[str, list[str]]:
-    if viewer == ALL:
-        return {str(s): tokens(h) for s, h in enumerate(state.hands)}
-    if isinstance(viewer, int):
-        return {str(viewer): tokens(state.hands[viewer])}
-    return {}
+    return visible_hands(state.hands, viewer, tokens)
 
 
 def _symbol(symbol: int) -> str:
