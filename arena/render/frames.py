@@ -131,14 +131,19 @@ def frames_module(game: str) -> ModuleType:
     return module  # type: ignore[no-any-return]
 
 
-def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUBLIC) -> MatchFrames:
+def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUBLIC, *,
+                 notes: bool = False) -> MatchFrames:
     """Every frame of ``record`` seen from ``perspective`` (see the module docstring), first the table before any
     decision, then one or more frames per decision the perspective sees (a game may split one decision into
     several boards, e.g. cards revealed together, then placed one by one).
 
     A record that stops replaying (a tampered one) gives the frames up to there and ``stopped`` says why. Raises
     ``RenderError`` for a record that is not a well-formed record or whose game draws no frames, and
-    ``PerspectiveError`` for a bad perspective."""
+    ``PerspectiveError`` for a bad perspective.
+
+    ``notes``: give each decision's bot note (the record's ``note``, ``DecideResponse.note``) as the frame's
+    ``note``, to ``PUBLIC`` and ``ALL`` for every seat and to a seat's perspective for its own only; callers pass
+    True only for a match that is over and whose organiser shows notes."""
     rec = as_record(record)
     module = frames_module(rec.game)
     viewer = parse_perspective(perspective, len(rec.seats))
@@ -200,6 +205,8 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
             "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),
             "faults": [_fault(f, viewer, dec.get("latency_ms")) for f in faults_at.get(i, ())],
             "forfeits": forfeits_upto(i)}
+        if notes and isinstance(dec.get("note"), str) and dec["note"] and (viewer in (None, ALL) or viewer == seat):
+            fields["note"] = dec["note"]
         for board in module.boards(steps, viewer):
             add(i, hand, turn, board, **fields)
             fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision

@@ -91,6 +91,18 @@ def _platform_version() -> str:
         return ""
 
 
+BOT_NOTES = ("hidden", "public")  # arena serve --bot-notes: whether read methods show the bots' notes
+
+
+def without_notes(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` (JSON form) without the bots' notes (each decision's ``note``)."""
+    if not any(isinstance(d, dict) and "note" in d for d in record.get("decisions") or ()):
+        return record
+    decisions = [{k: v for k, v in d.items() if k != "note"} if isinstance(d, dict) else d
+                 for d in record.get("decisions") or ()]
+    return dict(record, decisions=decisions)
+
+
 def _rpc(method: _F) -> _F:
     """Turn Redis failures into UNAVAILABLE with the Redis URL in the message."""
 
@@ -136,7 +148,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None,
-                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> None:
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, bot_notes: str = "hidden") -> None:
+        if bot_notes not in BOT_NOTES:
+            raise ValueError(f"bot_notes must be one of {', '.join(BOT_NOTES)}, got {bot_notes!r}")
+        self.bot_notes = bot_notes  # "public": GetMatch's records keep the bots' notes; "hidden": removed
         self.store = store
         self.redis_url = redis_url
         self.verify_bots = verify_bots
@@ -427,6 +442,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
             return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld)
         record = self.store.get_match_record(request.match_id, game)
+        if record is not None and self.bot_notes != "public":
+            record = without_notes(record)
         return arena_pb2.MatchDetail(summary=match_summary(result),
                                      record_json=json.dumps(record) if record is not None else "")
 

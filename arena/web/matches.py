@@ -70,8 +70,10 @@ def _record(text: str) -> dict[str, Any]:
 
 
 def _frames(record: dict[str, Any], view: str) -> dict[str, Any]:
+    """The frames of a finished match's record, with the bot notes it holds (the referee gives them only when the
+    organiser shows notes)."""
     try:
-        return build_frames(record, view).to_dict()
+        return build_frames(record, view, notes=True).to_dict()
     except RenderError as exc:
         raise RecordUnreadable(str(exc)) from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:

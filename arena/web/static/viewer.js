@@ -59,6 +59,9 @@
         box.appendChild(V.el("span", {"class": "source"}, " · " + frame.source + " action"));
       }
     }
+    if (frame.note) {
+      box.appendChild(V.el("div", {"class": "note"}, "note of " + V.seatName(data, frame.seat) + ": " + frame.note));
+    }
     (frame.faults || []).forEach(function (f) {
       var ms = f.latency_ms === null || f.latency_ms === undefined ? "" : ", " + Number(f.latency_ms).toFixed(1) + " ms";
       box.appendChild(V.el("div", {"class": "fault", "data-seat": f.seat},
