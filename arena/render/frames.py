@@ -83,8 +83,8 @@ class MatchFrames:
 
     Attributes: game, match_id, perspective; seats: bot names in seat order; frames: see the module docstring;
     stopped: "" when every decision applied, else why the frames end early (a record that does not replay);
-    result: the record's result (scores, ranks, faults, forfeits per seat) or None when the perspective may not
-    see it yet (never: a record is only read once the match has ended).
+    result: the record's result (scores, ranks, faults, forfeits per seat); None for a match still being played
+    (its live frames).
     """
 
     game: str

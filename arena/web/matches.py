@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -134,8 +135,8 @@ async def match_data(request: Request, match_id: str) -> dict[str, Any]:
         "summary": summary, "withheld": detail.withheld, "has_record": has_record,
         "perspectives": perspectives(len(detail.summary.seats), hands=True) if has_record else [],
         "other_tables": await _other_tables(request, detail.summary),
-        "frames_url": f"/api/matches/{match_id}/frames" if has_record else None,
-        "record_url": f"/api/matches/{match_id}/record" if has_record else None,
+        "frames_url": f"/api/matches/{quote(match_id)}/frames" if has_record else None,
+        "record_url": f"/api/matches/{quote(match_id)}/record" if has_record else None,
     }
 
 
@@ -148,7 +149,7 @@ async def live_data(request: Request, match_id: str) -> dict[str, Any]:
                "seats": list(live.seats), "scores": [], "ranks": [], "faults": [], "rating_deltas": []}
     return {"summary": summary, "withheld": live.withheld, "has_record": False, "live": True,
             "perspectives": [] if live.withheld else [PUBLIC], "other_tables": [],
-            "frames_url": None if live.withheld else f"/api/matches/{match_id}/live", "record_url": None}
+            "frames_url": None if live.withheld else f"/api/matches/{quote(match_id)}/live", "record_url": None}
 
 
 async def _match_or_live(request: Request, match_id: str) -> dict[str, Any]:
@@ -170,7 +171,7 @@ async def match_page(request: Request) -> Response:
     game = data["summary"]["game"]
     config = data.pop("config", None)
     return _viewer_page(request, data, game, title=f"Match {match_id}", match_id=match_id,
-                        page_url=f"/matches/{match_id}", config=config if isinstance(config, dict) else None)
+                        page_url=f"/matches/{quote(match_id)}", config=config if isinstance(config, dict) else None)
 
 
 def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: str, match_id: str,

@@ -86,3 +86,17 @@ def test_a_taki_record_draws_with_its_own_board_script(dead_endpoint: str, tmp_p
         frames = c.get("/api/record/frames?view=public").json()["frames"]
         assert frames[-1]["board"]["counts"] == [len(h) for h in states[-1].hands]
         assert c.get("/static/viewer-taki.js").status_code == 200
+
+
+def test_a_record_that_stops_replaying_shows_its_frames_up_to_there_and_why(dead_endpoint: str, tmp_path: Path,
+                                                                            take5_file: tuple[Path, dict]) -> None:
+    _, record = take5_file
+    decisions = record["decisions"]
+    tampered = dict(record, decisions=decisions[:3] + [dict(decisions[3], action={"card": 999})] + decisions[4:])
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(tampered))
+    with _client(dead_endpoint, path) as c:
+        answer = c.get("/api/record/frames")
+        assert answer.status_code == 200
+        frames = answer.json()
+        assert "stops replaying at decision 3" in frames["stopped"] and frames["frames"][-1]["decision"] == 2
