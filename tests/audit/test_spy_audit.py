@@ -258,7 +258,8 @@ class ReadPoller:
                  "/api/bots", f"/bots/{bot}", f"/api/bots/{bot}", "/tournaments", "/api/tournaments",
                  f"/tournaments/{tid}", f"/tournaments/{tid}/live", f"/api/tournaments/{tid}"]
         for mid in match_ids:
-            paths += [f"/matches/{mid}", f"/api/matches/{mid}"]
+            paths += [f"/matches/{mid}", f"/api/matches/{mid}", f"/api/matches/{mid}/live",
+                      f"/api/matches/{mid}/frames?view=all"]
         with httpx.Client(base_url=self.web.url().rstrip("/"), timeout=30) as client:
             for path in paths:
                 answer = client.get(path)
