@@ -41,13 +41,14 @@ from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 @bot_ca_option
 @option("--web", type=EndpointType(allow_port_zero=True), default=None, metavar="HOST:PORT",
         help="Also serve the read-only web pages (as `arena web`) on this address, e.g. 127.0.0.1:8080.")
-@option("--bot-notes", type=click.Choice(["hidden", "public"]), default="hidden", show_default=True,
-        help="Whether the notes bots attach to their answers are shown (to everyone, in match records and the "
-             "match viewer, once the match's record is shown) or kept in the stored records only.")
+@option("--bot-notes", type=click.Choice(["owner", "public", "hidden"]), default="owner", show_default=True,
+        help="Who sees the notes bots attach to their answers, once a match's record is shown: each bot's owner "
+             "(`arena match show ID --token T`), everyone (also in the web match viewer), or nobody (kept in the "
+             "stored records only).")
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
-          bot_ca: Path | None, web: str | None, bot_notes: str = "hidden") -> None:
+          bot_ca: Path | None, web: str | None, bot_notes: str = "owner") -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here

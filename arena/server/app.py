@@ -58,8 +58,10 @@ class ArenaServer:
             the CA that signed the certificate: ``arena --tls-ca FILE``).
         bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://HOST:PORT`` endpoints are
             verified against, by the registration checks and the embedded workers; None: the system's roots.
-        bot_notes: "hidden" (the bots' notes stay in the stored records only) or "public" (``GetMatch`` gives them
-            with the record, so the match viewer shows them at their decisions).
+        bot_notes: who ``GetMatch`` gives the bots' notes to with a record: "owner" (a call signed with the owner
+            token of a seat's bot gets that seat's notes; the web pages hold no token, so they show none), "public"
+            (everyone: the match viewer shows them at their decisions) or "hidden" (nobody: the stored records
+            keep them).
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -71,7 +73,7 @@ class ArenaServer:
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None,
-                 bot_notes: str = "hidden") -> None:
+                 bot_notes: str = "owner") -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()

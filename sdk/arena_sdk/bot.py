@@ -110,8 +110,8 @@ class Bot:
         """Attach a note to the answer the decision method is about to give (``DecideResponse.note``): what the bot
         thought, for people reading the match afterwards in the match viewer. At most ``MAX_NOTE_CHARS`` (280)
         characters, longer is cut; the last call before the method returns wins; a note is sent with one answer
-        only. The referee keeps a seat's notes of one match up to 8000 characters in all; the viewer shows them
-        once the match is over, if the organiser lets it."""
+        only. The referee keeps a seat's notes of one match up to 8000 characters in all and shows them once the
+        match's record is shown: to the bot's owner, to everyone or to nobody, as the organiser sets."""
         self._note = str(text)[:MAX_NOTE_CHARS]
 
     def take_note(self) -> str:

@@ -1,5 +1,5 @@
 """Test bot: the sample random Take 5 bot that attaches a note to every answer (``Bot.note``): its hand and the
-card it plays, with a control character; all but every third note are far longer than a note may be."""
+card it plays, with a control character; all but every tenth note are far longer than a note may be."""
 
 import sys
 from pathlib import Path
@@ -18,7 +18,7 @@ class NotingBot(RandomBot):
         card = super().choose_card(view)
         self.calls += 1
         text = f"hand {list(view.hand)} plays {card}\x1b"
-        self.note(text if self.calls % 3 == 0 else text * 100)
+        self.note(text if self.calls % 10 == 0 else text * 100)
         return card
 
     def choose_row(self, view: Take5View) -> int:

@@ -997,8 +997,9 @@ class DecideResponse(_message.Message):
     The bot's own note on this answer, for people reading the match afterwards (what it thought: a debug line, an
     estimate). UTF-8 text of at most 280 characters (longer is cut there); a seat's notes of one match are kept up
     to 8000 characters in all (later ones are dropped); control characters are removed. Kept in the match record at
-    its decision and shown by the match viewer only once the match is over (a note may tell the bot's hand), to
-    everyone or to nobody, as the organiser sets (`arena serve --bot-notes`). Empty: no note.
+    its decision and shown only once the match's record is (a note may tell the bot's hand): to the bot's owner,
+    to everyone (the match viewer too) or to nobody, as the organiser sets (`arena serve --bot-notes`). Empty: no
+    note.
     """
     @_builtins.property
     def take5(self) -> Global___Take5Action: ...
