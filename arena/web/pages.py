@@ -13,7 +13,7 @@ What a page derives, and from which reads:
   Decide latency p50/p95/max per game;
 - tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, GetSprt for an SPRT; once
   its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``). ``/tournaments/{id}
-  /live`` is the part of the page that ``static/live.js`` reloads every ``LIVE_POLL_S`` seconds while it runs.
+  /live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every ``LIVE_POLL_S`` seconds while it runs.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ async def _verify(reader: ArenaReader, t: dict[str, Any], sprt: dict[str, Any] |
     return {"ok": not problems, "matches": len(matches), "problems": problems}
 
 
-async def tournament_data(request: Request, with_matches: bool = True) -> dict[str, Any]:
+async def tournament_data(request: Request) -> dict[str, Any]:
     """One tournament: GetTournament, GetStandings, GetSprt (an SPRT), its newest matches and, once its seed is
     revealed, the verification of its deals. Unknown ids are 404 (the referee's NOT_FOUND)."""
     reader = _reader(request)
@@ -240,9 +240,8 @@ async def tournament_data(request: Request, with_matches: bool = True) -> dict[s
         if t["format"] == "sprt" else None
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
                             "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
-    if with_matches:
-        data["matches"] = await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
-        data["verify"] = await _verify(reader, t, sprt)
+    data["matches"] = await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
+    data["verify"] = await _verify(reader, t, sprt)
     return data
 
 
@@ -278,8 +277,9 @@ async def tournament_page(request: Request) -> Response:
 
 
 async def tournament_live(request: Request) -> Response:
-    """The live part of a tournament's page (progress, standings, format status), reloaded by live.js."""
-    data = await tournament_data(request, with_matches=False)
+    """The live part of a tournament's page (progress, standings, format status, seed, newest matches), reloaded
+    by live.js."""
+    data = await tournament_data(request)
     return page(request, "tournament_live.html", {**data, **_format_charts(data)})
 
 

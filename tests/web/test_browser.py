@@ -85,5 +85,7 @@ def test_a_running_tournament_is_followed_without_reloading(web_arena: WebArena,
     assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
     assert page.locator("#done").inner_text() == str(rounds)
     assert page.locator("table.standings tbody tr").count() == 2
+    assert page.locator("table.matches tbody tr").count() == rounds  # the newest matches came in too
+    assert "verified" in page.locator("#verify").inner_text()  # and, once it ended, its seed and its check
     screenshot(page, "tournament")
     assert page.console_errors == []
