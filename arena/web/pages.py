@@ -12,8 +12,9 @@ What a page derives, and from which reads:
   matches (ListMatches), and, from the records of those that are revealed (GetMatch), its faults by kind and its
   Decide latency p50/p95/max per game;
 - tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, GetSprt for an SPRT; once
-  its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``). ``/tournaments/{id}
-  /live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every ``LIVE_POLL_S`` seconds while it runs.
+  its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
+  ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
+  ``LIVE_POLL_S`` seconds while it runs.
 """
 
 from __future__ import annotations
