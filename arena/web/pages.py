@@ -214,11 +214,12 @@ async def api_tournaments(request: Request) -> Response:
     return api(await tournaments_data(request))
 
 
-async def _verify(reader: ArenaReader, t: dict[str, Any], sprt: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The deals of an ended tournament checked against its revealed seed; None while the seed is secret."""
+async def _verify(t: dict[str, Any], sprt: dict[str, Any] | None,
+                  matches: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The deals of an ended tournament (``matches``: all of them) checked against its revealed seed; None while
+    the seed is secret."""
     if not t["seed_hex"]:
         return None
-    matches = await _matches_of(reader, "", VERIFY_MATCHES, tournament=t["id"])
     twice: tuple[str, ...] = ()
     if sprt is not None and not sprt["field"] and t["deals"] != "unique":
         twice = (sprt["v1"], sprt["v2"])
@@ -241,9 +242,22 @@ async def tournament_data(request: Request) -> dict[str, Any]:
         if t["format"] == "sprt" else None
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
                             "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
-    data["matches"] = await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
-    data["verify"] = await _verify(reader, t, sprt)
+    every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
+    data["matches"] = every[:TOURNAMENT_MATCHES] if t["seed_hex"] else \
+        await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
+    data["verify"] = await _verify(t, sprt, every)
+    data["pairings"] = pairings(every) if t["format"] == "swiss" else []
     return data
+
+
+def pairings(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A revealed tournament's matches by round (0-based ``round`` of each summary), oldest round first:
+    ``[{"round": r, "matches": [...]}]``; rounds are known only once the deals are revealed."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for m in matches:
+        if m.get("revealed"):
+            rounds.setdefault(int(m["round"]), []).append(m)
+    return [{"round": r, "matches": sorted(ms, key=lambda m: m["match_id"])} for r, ms in sorted(rounds.items())]
 
 
 def _format_charts(data: dict[str, Any]) -> dict[str, Any]:

@@ -75,3 +75,15 @@ def test_every_page_answers(web_arena: WebArena, played: dict[str, Any]) -> None
                  f"/tournaments/{tid}", f"/tournaments/{tid}/live", "/ladder/taki?method=fit"):
         answer = _get(web_arena, path)
         assert answer.status_code == 200, (path, answer.text[:500])
+
+
+def test_a_swiss_tournament_shows_its_rounds_and_pairings_once_ended(web_arena: WebArena,
+                                                                    played: dict[str, Any]) -> None:
+    t = web_arena.json("tournament", "create", "--game", "take5", "--bots", "random,heuristic", "--seats", "2",
+                       "--format", "swiss", "--rounds", "2", "--wait")
+    data = _get(web_arena, f"/api/tournaments/{t['id']}").json()
+    assert data["tournament"]["format"] == "swiss" and data["tournament"]["rounds_paired"] == 2
+    assert [(r["round"], len(r["matches"])) for r in data["pairings"]] == [(0, 1), (1, 1)]
+    assert sorted(data["pairings"][0]["matches"][0]["seats"]) == ["heuristic@1.0", "random@1.0"]
+    html = _get(web_arena, f"/tournaments/{t['id']}").text
+    assert "<h3>Round 2</h3>" in html and "tiebreak" in html

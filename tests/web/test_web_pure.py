@@ -91,3 +91,37 @@ def test_message_dict_has_every_field_nulls_for_unset_optionals_and_is_json() ->
     assert line["margin"] == "Infinity" and line["low"] is None and line["los_next"] == 0.0 and line["wins"] == 0
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     assert message_dict(arena_pb2.Tournament(id="t1"))["config"] is None
+
+
+def _render_live(tournament: arena_pb2.Tournament, standings: arena_pb2.Standings,
+                 sprt: arena_pb2.Sprt | None) -> str:
+    from starlette.templating import Jinja2Templates
+
+    from arena.web import pages
+    from arena.web.app import TEMPLATES_DIR
+
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    filters.install(templates.env)
+    data = {"tournament": message_dict(tournament), "standings": message_dict(standings),
+            "sprt": message_dict(sprt) if sprt is not None else None, "matches": [], "verify": None,
+            "pairings": [], "running": True, "live_poll_s": 2}
+    return templates.env.get_template("tournament_live.html").render(**data, **pages._format_charts(data))
+
+
+def test_an_sprt_page_draws_its_llr_between_the_bounds() -> None:
+    sprt = arena_pb2.Sprt(v1="a@1", v2="a@2", blocks=12, llr=1.5, lower=-2.94, upper=2.94, elo=float("nan"),
+                          elo_margin=float("inf"))
+    html = _render_live(arena_pb2.Tournament(id="t9", format="sprt", state="running", matches_total=24),
+                        arena_pb2.Standings(), sprt)
+    assert "is a@2 better than a@1?" in html and "LLR 1.50 between -2.94 and 2.94" in html
+    assert "H1 (upper bound)" in html and "H0 (lower bound)" in html and "<polyline" in html
+
+
+def test_an_until_separated_page_draws_the_intervals() -> None:
+    entries = [arena_pb2.StandingsEntry(rank=1, bot="a@1", rating=1550, margin=30, low=1520, high=1580),
+               arena_pb2.StandingsEntry(rank=2, bot="b@1", rating=1450, margin=30, low=1420, high=1480)]
+    html = _render_live(arena_pb2.Tournament(id="t8", until_separated=True, state="running", rounds=3,
+                                             max_matches=60, last_check="not separated yet"),
+                        arena_pb2.Standings(entries=entries, fit_matches=6), None)
+    assert "Until separated" in html and "not separated yet" in html
+    assert html.count("<circle") == 2 and "1550.0 ± 30.0" in html
