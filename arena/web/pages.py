@@ -247,6 +247,8 @@ async def tournament_data(request: Request) -> dict[str, Any]:
         await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
     data["verify"] = await _verify(t, sprt, every)
     data["pairings"] = pairings(every) if t["format"] == "swiss" else []
+    if sprt is not None:  # every match: the LLR after each block comes from the ranks of both its tables
+        data["sprt_matches"] = every or await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid)
     return data
 
 
@@ -261,13 +263,14 @@ def pairings(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
-    """The charts of a tournament's format: SPRT (LLR against its bounds), until separated (the intervals)."""
+    """The charts of a tournament's format: SPRT (its LLR after each block against its bounds), until separated
+    (the intervals)."""
     out: dict[str, Any] = {}
     sprt = data["sprt"]
     if sprt is not None:
-        point = [(float(sprt["blocks"]), stats_float(sprt["llr"]))]
+        history = stats.sprt_llr_history(sprt, data.get("sprt_matches", []))
         out["sprt_chart"] = charts.line_chart(
-            [charts.Series("LLR", [(0.0, 0.0), *point] if sprt["blocks"] else point)],
+            [charts.Series("LLR after each block", history)],
             levels=[charts.Level(stats_float(sprt["upper"]), "H1 (upper bound)", "#067647"),
                     charts.Level(stats_float(sprt["lower"]), "H0 (lower bound)", "#b42318")],
             x_label="blocks", y_label="LLR", title="SPRT: log-likelihood ratio against its bounds")
@@ -299,7 +302,11 @@ async def tournament_live(request: Request) -> Response:
 
 
 async def api_tournament(request: Request) -> Response:
-    return api(await tournament_data(request))
+    data = await tournament_data(request)
+    matches = data.pop("sprt_matches", None)
+    if data["sprt"] is not None:
+        data["sprt_llr_history"] = stats.sprt_llr_history(data["sprt"], matches or [])
+    return api(data)
 
 
 # --- home --------------------------------------------------------------------------------------------------------

@@ -114,7 +114,8 @@ def test_an_sprt_page_draws_its_llr_between_the_bounds() -> None:
     html = _render_live(arena_pb2.Tournament(id="t9", format="sprt", state="running", matches_total=24),
                         arena_pb2.Standings(), sprt)
     assert "is a@2 better than a@1?" in html and "LLR 1.50 between -2.94 and 2.94" in html
-    assert "H1 (upper bound)" in html and "H0 (lower bound)" in html and "<polyline" in html
+    assert "H1 (upper bound)" in html and "H0 (lower bound)" in html
+    assert "<circle" in html  # no match listed: the history is its start, one point
 
 
 def test_an_until_separated_page_draws_the_intervals() -> None:
@@ -125,3 +126,22 @@ def test_an_until_separated_page_draws_the_intervals() -> None:
                         arena_pb2.Standings(entries=entries, fit_matches=6), None)
     assert "Until separated" in html and "not separated yet" in html
     assert html.count("<circle") == 2 and "1550.0 ± 30.0" in html
+
+
+def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
+    from arena.ratings.sprt import SprtState, llr, update
+
+    sprt = {"v1": "a@1", "v2": "a@2", "seats": 2, "field": [], "elo0": 0.0, "elo1": 5.0}
+    # block 0: V1 at seat 0 loses, V2 at seat 0 wins (+2 half points); block 1: V1 at seat 1 wins, V2 at seat 1
+    # loses (-2); block 2 has only its first table so far.
+    matches = [{"match_id": "t5-000000", "seats": ["a@1", "a@2"], "ranks": [2, 1]},
+               {"match_id": "t5-000001", "seats": ["a@2", "a@1"], "ranks": [1, 2]},
+               {"match_id": "t5-000002", "seats": ["a@2", "a@1"], "ranks": [2, 1]},
+               {"match_id": "t5-000003", "seats": ["a@1", "a@2"], "ranks": [1, 2]},
+               {"match_id": "t5-000004", "seats": ["a@1", "a@2"], "ranks": [1, 2]}]
+    history = stats.sprt_llr_history(sprt, reversed(matches))  # newest first, as ListMatches answers
+    one = update(SprtState.new(2), 2)
+    two = update(one, -2)
+    assert [x for x, _ in history] == [0.0, 1.0, 2.0]
+    assert history[1][1] == llr(one, 0.0, 5.0, True) > 0 and history[2][1] == llr(two, 0.0, 5.0, True)
+    assert stats.sprt_llr_history(sprt, []) == [(0.0, 0.0)]
