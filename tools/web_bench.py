@@ -1,7 +1,9 @@
 """`make web-bench`: how long the web pages take to answer, beside the gRPC reads they wrap, measured in the same run.
 
 A private arena in a temporary folder (``arena serve --web``: its own redis-server, one embedded worker), the
-sample bots as processes, one finished round robin of each game; then, for each page, the median (and p95) over
+sample bots as processes, one finished round robin of each game, and ``arena web`` as a process of its own; then,
+for each page of ``arena web`` (and the ladder of ``arena serve --web`` too, whose pages share the referee's
+process and its interpreter lock), the median (and p95) over
 ``--requests`` sequential requests on one keep-alive HTTP connection, and beside it the median of the gRPC read
 calls that page makes, called the same way over one channel:
 
@@ -91,7 +93,19 @@ def main() -> int:
                 out = arena(folder, "tournament", "create", "--game", game, "--bots", names, "--seats", "2",
                             "--rounds", "6", "--wait", "--json", "--server", server)
                 tournaments[game] = json.loads(out)["id"]
-            results = measure_all(url, server, tournaments, n)
+            web = subprocess.Popen([str(ARENA), "web", "--listen", "127.0.0.1:0", "--server", server],
+                                   stdout=subprocess.PIPE, text=True, env=env)
+            try:
+                assert web.stdout is not None
+                own = web.stdout.readline().split("serving ", 1)[1].split()[0].rstrip("/")
+                results = measure_all(own, server, tournaments, n)
+                with httpx.Client(base_url=url, timeout=60) as client:
+                    results["ladder via arena serve --web"] = {
+                        "page": timed(lambda: client.get("/ladder/take5"), n), "reads": results[
+                            "ladder /ladder/take5"]["reads"], "what": "the same page, served by arena serve --web"}
+            finally:
+                web.terminate()
+                web.wait(timeout=60)
     finally:
         serve.terminate()
         serve.wait(timeout=60)
@@ -99,8 +113,8 @@ def main() -> int:
     if options.json:
         print(json.dumps(results, indent=2))
     else:
-        print(f"web page answer times, {n} sequential requests each (one keep-alive connection), beside the gRPC "
-              f"reads each page makes ({n} times, one channel), same run; milliseconds")
+        print(f"web page answer times of `arena web`, {n} sequential requests each (one keep-alive connection), "
+              f"beside the gRPC reads each page makes ({n} times, one channel), same run; milliseconds")
         print(f"{'page':<28}{'page median':>12}{'page p95':>10}{'reads median':>14}  reads")
         for name, r in results.items():
             page = r.get("page") or {}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-import time
 from datetime import UTC, datetime
 from typing import Any
+
+from arena.core import text
 
 
 def _real(value: Any) -> float | None:
@@ -58,20 +59,9 @@ def when(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def ago(epoch_s: float, now: float | None = None) -> str:
-    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the date past a day); "-" for 0."""
-    if not epoch_s:
-        return "-"
-    age = (time.time() if now is None else now) - epoch_s
-    if age < 0:
-        return "now"
-    if age < 120:
-        return f"{age:.0f} s ago"
-    if age < 7200:
-        return f"{age / 60:.0f} min ago"
-    if age < 86400:
-        return f"{age / 3600:.0f} h ago"
-    return when(epoch_s)
+def ago(epoch_s: float) -> str:
+    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the UTC date past a day); "-" for 0."""
+    return text.ago(epoch_s, when)
 
 
 def install(env: Any) -> None:

@@ -12,8 +12,9 @@ What a page derives, and from which reads:
   matches (ListMatches), and, from the records of those that are revealed (GetMatch), its faults by kind and its
   Decide latency p50/p95/max per game;
 - tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, GetSprt for an SPRT; once
-  its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``). ``/tournaments/{id}
-  /live`` is the part of the page that ``static/live.js`` reloads every ``LIVE_POLL_S`` seconds while it runs.
+  its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
+  ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
+  ``LIVE_POLL_S`` seconds while it runs.
 """
 
 from __future__ import annotations
@@ -213,11 +214,12 @@ async def api_tournaments(request: Request) -> Response:
     return api(await tournaments_data(request))
 
 
-async def _verify(reader: ArenaReader, t: dict[str, Any], sprt: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The deals of an ended tournament checked against its revealed seed; None while the seed is secret."""
+async def _verify(t: dict[str, Any], sprt: dict[str, Any] | None,
+                  matches: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The deals of an ended tournament (``matches``: all of them) checked against its revealed seed; None while
+    the seed is secret."""
     if not t["seed_hex"]:
         return None
-    matches = await _matches_of(reader, "", VERIFY_MATCHES, tournament=t["id"])
     twice: tuple[str, ...] = ()
     if sprt is not None and not sprt["field"] and t["deals"] != "unique":
         twice = (sprt["v1"], sprt["v2"])
@@ -227,7 +229,7 @@ async def _verify(reader: ArenaReader, t: dict[str, Any], sprt: dict[str, Any] |
     return {"ok": not problems, "matches": len(matches), "problems": problems}
 
 
-async def tournament_data(request: Request, with_matches: bool = True) -> dict[str, Any]:
+async def tournament_data(request: Request) -> dict[str, Any]:
     """One tournament: GetTournament, GetStandings, GetSprt (an SPRT), its newest matches and, once its seed is
     revealed, the verification of its deals. Unknown ids are 404 (the referee's NOT_FOUND)."""
     reader = _reader(request)
@@ -240,20 +242,35 @@ async def tournament_data(request: Request, with_matches: bool = True) -> dict[s
         if t["format"] == "sprt" else None
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
                             "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
-    if with_matches:
-        data["matches"] = await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
-        data["verify"] = await _verify(reader, t, sprt)
+    every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
+    data["matches"] = every[:TOURNAMENT_MATCHES] if t["seed_hex"] else \
+        await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
+    data["verify"] = await _verify(t, sprt, every)
+    data["pairings"] = pairings(every) if t["format"] == "swiss" else []
+    if sprt is not None:  # every match: the LLR after each block comes from the ranks of both its tables
+        data["sprt_matches"] = every or await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid)
     return data
 
 
+def pairings(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A revealed tournament's matches by round (0-based ``round`` of each summary), oldest round first:
+    ``[{"round": r, "matches": [...]}]``; rounds are known only once the deals are revealed."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for m in matches:
+        if m.get("revealed"):
+            rounds.setdefault(int(m["round"]), []).append(m)
+    return [{"round": r, "matches": sorted(ms, key=lambda m: m["match_id"])} for r, ms in sorted(rounds.items())]
+
+
 def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
-    """The charts of a tournament's format: SPRT (LLR against its bounds), until separated (the intervals)."""
+    """The charts of a tournament's format: SPRT (its LLR after each block against its bounds), until separated
+    (the intervals)."""
     out: dict[str, Any] = {}
     sprt = data["sprt"]
     if sprt is not None:
-        point = [(float(sprt["blocks"]), stats_float(sprt["llr"]))]
+        history = stats.sprt_llr_history(sprt, data.get("sprt_matches", []))
         out["sprt_chart"] = charts.line_chart(
-            [charts.Series("LLR", [(0.0, 0.0), *point] if sprt["blocks"] else point)],
+            [charts.Series("LLR after each block", history)],
             levels=[charts.Level(stats_float(sprt["upper"]), "H1 (upper bound)", "#067647"),
                     charts.Level(stats_float(sprt["lower"]), "H0 (lower bound)", "#b42318")],
             x_label="blocks", y_label="LLR", title="SPRT: log-likelihood ratio against its bounds")
@@ -278,13 +295,18 @@ async def tournament_page(request: Request) -> Response:
 
 
 async def tournament_live(request: Request) -> Response:
-    """The live part of a tournament's page (progress, standings, format status), reloaded by live.js."""
-    data = await tournament_data(request, with_matches=False)
+    """The live part of a tournament's page (progress, standings, format status, seed, newest matches), reloaded
+    by live.js."""
+    data = await tournament_data(request)
     return page(request, "tournament_live.html", {**data, **_format_charts(data)})
 
 
 async def api_tournament(request: Request) -> Response:
-    return api(await tournament_data(request))
+    data = await tournament_data(request)
+    matches = data.pop("sprt_matches", None)
+    if data["sprt"] is not None:
+        data["sprt_llr_history"] = stats.sprt_llr_history(data["sprt"], matches or [])
+    return api(data)
 
 
 # --- home --------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """What the pages derive from the Arena read replies (pure functions over their JSON forms): a bot's rating after
-each of its matches, its faults per match, its faults by kind and its decision latency from revealed records."""
+each of its matches, its faults per match, its faults by kind and its decision latency from revealed records, and
+an SPRT's log-likelihood ratio after each block."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from arena.ratings.sprt import SprtError, SprtState, block_outcome, llr, update
 
 
 def seat_of(summary: Mapping[str, Any], bot: str) -> int | None:
@@ -73,3 +76,41 @@ def record_stats(records: Iterable[Mapping[str, Any]], seats: Iterable[int]) -> 
     return {"matches": matches, "decisions": len(latencies), "faults": dict(sorted(kinds.items())),
             "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
                            "max": max(latencies) if latencies else None}}
+
+
+def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
+    """An SPRT's LLR after each block, in block order, as (blocks, LLR) pairs from (0, 0.0): block b is the
+    tournament's matches number 2b (V1 at seat s) and 2b + 1 (V2 at seat s), compared as the referee does
+    (``arena.ratings.sprt.block_outcome``); a block stops the history when one of its tables is not in
+    ``matches`` (summaries with ``match_id`` "<tournament>-NNNNNN", ``seats`` and ``ranks``: public while the test
+    runs). ``sprt`` is the Sprt reply's JSON form (v1, v2, seats, field, elo0, elo1). A block replaced after a
+    void table ends the history there too."""
+    by_index: dict[int, Mapping[str, Any]] = {}
+    for m in matches:
+        number = str(m.get("match_id", "")).rpartition("-")[2]
+        if number.isdigit():
+            by_index[int(number)] = m
+    seats = int(sprt.get("seats") or 2)
+    try:
+        state = SprtState.new(seats)
+    except SprtError:
+        return []
+    head_to_head = not sprt.get("field")
+    points = [(0.0, 0.0)]
+    block = 0
+    while (2 * block) in by_index and (2 * block + 1) in by_index:
+        table1, table2 = by_index[2 * block], by_index[2 * block + 1]
+        seats1, seats2 = list(table1.get("seats", [])), list(table2.get("seats", []))
+        if sprt.get("v1") not in seats1 or sprt.get("v2") not in seats2:
+            break
+        seat = seats1.index(sprt["v1"])
+        if seats2.index(sprt["v2"]) != seat:
+            break
+        try:
+            state = update(state, block_outcome(table1["ranks"], table2["ranks"], seat))
+            value = llr(state, float(sprt.get("elo0", 0.0)), float(sprt.get("elo1", 5.0)), head_to_head)
+        except SprtError:
+            break
+        block += 1
+        points.append((float(block), value))
+    return points

@@ -25,14 +25,19 @@ def test_the_ladder_lists_the_played_bots(web_arena: WebArena, played: dict[str,
     assert page.console_errors == []
 
 
-def test_the_ladder_fits_a_phone(web_arena: WebArena, played: dict[str, Any], browser: Any) -> None:
+def test_every_page_fits_a_phone(web_arena: WebArena, played: dict[str, Any], browser: Any) -> None:
     context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    tid = played["take5"]["id"]
     try:
         page = context.new_page()
+        for path, name in (("/ladder/take5", "ladder-phone"), ("/", "home-phone"), ("/bots/heuristic", "bot-phone"),
+                           ("/tournaments", "tournaments-phone"), (f"/tournaments/{tid}", "tournament-phone")):
+            answer = page.goto(f"{web_arena.url}{path}")
+            assert answer.status == 200, path
+            assert _no_horizontal_overflow(page), f"{path} scrolls sideways at {PHONE['width']} px"
+            screenshot(page, name)
         page.goto(f"{web_arena.url}/ladder/take5")
         assert page.locator("table.ladder").is_visible()
-        assert _no_horizontal_overflow(page)
-        screenshot(page, "ladder-phone")
     finally:
         context.close()
 
@@ -85,5 +90,7 @@ def test_a_running_tournament_is_followed_without_reloading(web_arena: WebArena,
     assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
     assert page.locator("#done").inner_text() == str(rounds)
     assert page.locator("table.standings tbody tr").count() == 2
+    assert page.locator("table.matches tbody tr").count() == rounds  # the newest matches came in too
+    assert "verified" in page.locator("#verify").inner_text()  # and, once it ended, its seed and its check
     screenshot(page, "tournament")
     assert page.console_errors == []

@@ -75,3 +75,35 @@ def test_every_page_answers(web_arena: WebArena, played: dict[str, Any]) -> None
                  f"/tournaments/{tid}", f"/tournaments/{tid}/live", "/ladder/taki?method=fit"):
         answer = _get(web_arena, path)
         assert answer.status_code == 200, (path, answer.text[:500])
+
+
+def test_a_swiss_tournament_shows_its_rounds_and_pairings_once_ended(web_arena: WebArena,
+                                                                    played: dict[str, Any]) -> None:
+    t = web_arena.json("tournament", "create", "--game", "take5", "--bots", "random,heuristic", "--seats", "2",
+                       "--format", "swiss", "--rounds", "2", "--wait")
+    data = _get(web_arena, f"/api/tournaments/{t['id']}").json()
+    assert data["tournament"]["format"] == "swiss" and data["tournament"]["rounds_paired"] == 2
+    assert [(r["round"], len(r["matches"])) for r in data["pairings"]] == [(0, 1), (1, 1)]
+    assert sorted(data["pairings"][0]["matches"][0]["seats"]) == ["heuristic@1.0", "random@1.0"]
+    html = _get(web_arena, f"/tournaments/{t['id']}").text
+    assert "<h3>Round 2</h3>" in html and "tiebreak" in html
+
+
+def test_an_sprt_page_draws_the_llr_after_each_block(web_arena: WebArena, played: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from arena.match.local_bots import start_bot
+
+    version2 = start_bot(str(Path(__file__).resolve().parent.parent / "cli" / "bots" / "version2_bot.py"))
+    web_arena.bots.append(version2)  # stopped with the module's arena
+    assert web_arena.json("bot", "register", "random", version2.endpoint)["bot_id"] == "random@2.0"
+    done = web_arena.json("sprt", "start", "random@1.0", "random@2.0", "--max-blocks", "4", "--window", "2")
+    tid = done["tournament"]["id"]
+    data = _get(web_arena, f"/api/tournaments/{tid}").json()
+    sprt, history = data["sprt"], data["sprt_llr_history"]
+    assert sprt["blocks"] == 4 and sprt["verdict"] == "inconclusive"
+    # the LLR after each block, from the two tables' ranks, ends where the referee's own count does
+    assert [x for x, _ in history] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert abs(history[-1][1] - sprt["llr"]) < 1e-9
+    html = _get(web_arena, f"/tournaments/{tid}").text
+    assert "is random@2.0 better than random@1.0?" in html and "H1 (upper bound)" in html

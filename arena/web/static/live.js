@@ -1,5 +1,5 @@
 // A running tournament's page follows its progress without a reload: every data-poll-s seconds the live part
-// (progress, standings, format status) is fetched again from data-live-url and put in place, until the
+// (progress, standings, format status, seed, newest matches) is fetched again from data-live-url and put in place, until the
 // tournament is no longer running. The server renders and escapes that HTML; no other script runs on the page.
 (function () {
   "use strict";
