@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from web_helpers import Proc, WebArena, free_port, serve_process
+from web_helpers import DESKTOP, Proc, WebArena, free_port, serve_process
 
 from arena.match.local_bots import start_bots
 from arena.store.redis_server import PrivateRedis
@@ -24,9 +23,6 @@ from arena.store.redis_server import PrivateRedis
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1200, "height": 900}
 # Sample bots of the module's arena: (sample, game).
 SAMPLE_BOTS = [("random", "take5"), ("heuristic", "take5"), ("taki-random", "taki"), ("taki-heuristic", "taki")]
 
@@ -102,11 +98,3 @@ def page(browser: Any) -> Iterator[Any]:
         yield tab
     finally:
         context.close()
-
-
-def screenshot(page: Any, name: str) -> Path:
-    """Save a screenshot of ``page`` as ``tests/web/screenshots/NAME.png``; answers the path."""
-    SCREENSHOTS.mkdir(exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import PHONE, screenshot
-from web_helpers import WebArena
+from web_helpers import PHONE, WebArena, screenshot
 
 
 def _no_horizontal_overflow(page: Any) -> bool:

@@ -11,8 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from conftest import PHONE, screenshot
-from web_helpers import WebArena, wait_until
+from web_helpers import PHONE, WebArena, screenshot, wait_until
 
 from arena.match.local_bots import start_bots
 from arena_sdk import wire

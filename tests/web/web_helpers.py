@@ -21,6 +21,9 @@ from arena.cli import cli
 from arena.match.local_bots import BotProcess
 
 ARENA = Path(sys.executable).parent / "arena"
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1200, "height": 900}
 START_TIMEOUT_S = 60.0
 
 
@@ -130,3 +133,11 @@ def wait_until(predicate: Any, what: str, timeout: float = 120.0) -> Any:
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a screenshot of ``page`` as ``tests/web/screenshots/NAME.png``; answers the path."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
