@@ -24,10 +24,12 @@ def test_a_referee_that_does_not_answer_is_a_503_page_that_retries(client: TestC
     assert answer.status_code == 503
     assert answer.headers["retry-after"] == "3"
     assert '<meta http-equiv="refresh" content="3">' in answer.text
-    assert f"the arena&#39;s referee at {dead_endpoint} does not answer" in answer.text
+    assert "the arena&#39;s referee does not answer (unavailable)" in answer.text
+    assert dead_endpoint not in answer.text  # an address of the organiser's network is nobody else's business
     mirror = client.get("/api/ladder/take5")
     assert mirror.status_code == 503
-    assert mirror.json()["retry_after_s"] == 3 and dead_endpoint in mirror.json()["error"]
+    assert mirror.json() == {"error": "the arena's referee does not answer (unavailable)", "status": 503,
+                             "retry_after_s": 3}
 
 
 def test_unknown_pages_and_games_are_404_pages(client: TestClient) -> None:
