@@ -63,3 +63,16 @@ def test_pages_use_no_inline_script_and_no_outside_asset(client: TestClient) -> 
     assert "<script>" not in text and "<script " not in text.replace('<script src="/static/', "")
     assert "http://" not in text.replace("http://testserver", "") and "https://" not in text
     assert 'href="/static/arena.css"' in text or 'href="http://testserver/static/arena.css"' in text
+
+
+def test_the_reader_calls_only_public_read_methods(dead_endpoint: str) -> None:
+    import asyncio
+
+    from arena.web.client import READ_METHODS, ArenaReader
+    from arena_sdk.pb import arena_pb2
+
+    reader = ArenaReader(dead_endpoint)
+    with pytest.raises(ValueError, match="CreateTournament is not a public read method"):
+        asyncio.run(reader.call("CreateTournament", arena_pb2.CreateTournamentRequest()))
+    assert all(m.startswith(("List", "Get")) for m in READ_METHODS) and "GetChallenge" not in READ_METHODS
+    assert "GetOwner" not in READ_METHODS and "ListOwners" not in READ_METHODS
