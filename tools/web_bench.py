@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
-import httpx  # noqa: E402
+import httpx2 as httpx  # noqa: E402 - the HTTP client the dev extra installs
 
 from arena.match.local_bots import started_bots  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402

@@ -192,6 +192,27 @@ def visibility_timeout_option(f: F) -> F:
              "by another worker, which runs the match again (the result still counts once).")(f)
 
 
+class MetricsAddressType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; pyproject allows 8.1
+    """The ``--metrics`` address: ``HOST:PORT``, or ``PORT`` alone for loopback (``arena.core.metrics``)."""
+
+    name = "HOST:PORT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from arena.core.metrics import parse_metrics_address
+
+        try:
+            parse_metrics_address(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value).strip()
+
+
+def metrics_option(f: F) -> F:
+    return option("--metrics", type=MetricsAddressType(), default=None,
+                  help="Export Prometheus metrics over HTTP at HOST:PORT/metrics (PORT alone: 127.0.0.1, loopback "
+                       "only; port 0: a free port, printed); see docs/metrics.md. Default: none.")(f)
+
+
 def deadline_option(f: F) -> F:
     return option("--deadline-ms", type=click.IntRange(MIN_DEADLINE_MS, MAX_DEADLINE_MS),
                   default=DEFAULTS.deadline_ms, show_default=True, help="Deadline of each decision, milliseconds.")(f)

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,6 +16,7 @@ from arena.cli.options import (
     EndpointType,
     bot_ca_option,
     data_dir_option,
+    metrics_option,
     option,
     read_bot_ca,
     redis_url_option,
@@ -22,6 +24,9 @@ from arena.cli.options import (
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
+
+if TYPE_CHECKING:
+    from arena.worker.metrics import MetricsExport
 
 
 @cli.command(short_help="Run the referee (Arena gRPC service + workers).")
@@ -39,6 +44,7 @@ from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 @option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
         help="The private key (PEM) of --tls-cert.")
 @bot_ca_option
+@metrics_option
 @option("--web", type=EndpointType(allow_port_zero=True), default=None, metavar="HOST:PORT",
         help="Also serve the read-only web pages (as `arena web`) on this address, e.g. 127.0.0.1:8080.")
 @option("--bot-notes", type=click.Choice(["owner", "public", "hidden"]), default="owner", show_default=True,
@@ -48,7 +54,7 @@ from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
-          bot_ca: Path | None, web: str | None, bot_notes: str = "owner") -> None:
+          bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner") -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -64,6 +70,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
 
     Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
     ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
+
+    --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: the Arena RPCs, the
+    embedded workers' matches, the queue (docs/metrics.md).
 
     \b
     Example:
@@ -92,6 +101,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         raise ArenaCliError(f"cannot use --data-dir {data_dir}: {exc}") from None
     private = None
     server = None
+    exported = None
     pages = None
     with stop_on_signals() as stop:
         try:
@@ -113,17 +123,15 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
-            if web is not None:  # before the "listening on" line, which tells scripts that everything is up
-                from arena.cli.web import start_web
-
-                own = f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}"
-                pages = start_web(app, web, own)
-                click.echo(f"web pages: {pages.url()}")
+            pages = start_pages(app, web, host, port)  # before "listening on", which tells scripts all is up
             lock.update(f"arena serve listening on {host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
                        f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
+            if metrics is not None:
+                exported = start_metrics(metrics, url)
+                click.echo(f"metrics: {exported.url} (Prometheus)")
             click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
                        f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
             sys.stdout.flush()
@@ -137,11 +145,36 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         finally:
             if pages is not None:
                 pages.stop()
+            if exported is not None:
+                exported.close()
             if server is not None:
                 server.stop()
             if private is not None:
                 private.stop()
             lock.release()
+
+
+def start_pages(app: AppContext, web: str | None, host: str, port: int) -> Any:
+    """``--web HOST:PORT``: the web pages of this referee (at ``host:port``) in a thread, their URL printed; None
+    without --web. Raises ``ArenaCliError`` when the address cannot be bound."""
+    if web is None:
+        return None
+    from arena.cli.web import start_web
+
+    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}")
+    click.echo(f"web pages: {pages.url()}")
+    return pages
+
+
+def start_metrics(address: str, redis_url: str) -> MetricsExport:
+    """``--metrics ADDRESS``: export this process's metrics and the queue's (``arena.worker.metrics.MetricsExport``).
+    Raises ``ArenaCliError`` when the address cannot be bound."""
+    from arena.worker.metrics import MetricsExport
+
+    try:
+        return MetricsExport(address, redis_url)
+    except OSError as exc:
+        raise ArenaCliError(f"cannot serve metrics on {address}: {exc}") from None
 
 
 def _first_line(message: str, log_path: Path) -> str:

@@ -16,6 +16,7 @@ from arena.cli.options import (
     bot_ca_option,
     data_dir_option,
     json_option,
+    metrics_option,
     option,
     read_bot_ca,
     redis_url_option,
@@ -23,7 +24,7 @@ from arena.cli.options import (
     visibility_timeout_option,
 )
 from arena.cli.pages import every_page
-from arena.cli.serve import check_redis, redis_errors
+from arena.cli.serve import check_redis, redis_errors, start_metrics
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY
 from arena_sdk.pb import arena_pb2
@@ -38,15 +39,17 @@ from arena_sdk.pb import arena_pb2
 @data_dir_option
 @redis_url_option
 @bot_ca_option
+@metrics_option
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_timeout: float,
-           data_dir: Path, redis_url: str | None, bot_ca: Path | None) -> None:
+           data_dir: Path, redis_url: str | None, bot_ca: Path | None, metrics: str | None) -> None:
     """Run an extra worker: take match jobs from Redis, referee them, store the results; until Ctrl-C.
     `arena worker list` shows the workers that are alive instead.
 
     Redis: --redis-url / ARENA_REDIS_URL, else the private server that `arena serve` runs for --data-dir on this
     machine. Bots at tls://HOST:PORT: their certificates are verified against --bot-ca (env ARENA_BOT_CA), else the
-    system's roots.
+    system's roots. --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: its
+    matches, decisions, faults, the queue (docs/metrics.md).
 
     \b
     Examples:
@@ -65,10 +68,13 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
                             "on this machine first")
     bot_ca_pem = read_bot_ca(bot_ca)
     check_redis(url)
+    exported = start_metrics(metrics, url) if metrics is not None else None
     with stop_on_signals() as stop:
         label = f"arena worker {name}" if name else "arena worker"
         click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
                    f"worker reclaimed after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
+        if exported is not None:
+            click.echo(f"{label} metrics: {exported.url} (Prometheus)")
         sys.stdout.flush()
 
         def say_stopping() -> None:  # as `arena serve` does, at once: draining the running matches takes a while
@@ -90,6 +96,9 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             click.echo(f"{label} stopped")
         except redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis at {redact(url)}: {exc}") from None
+        finally:
+            if exported is not None:
+                exported.close()
 
 
 @worker.command("list", short_help="List the workers and what they run.")

@@ -39,8 +39,10 @@ class FolderLock:
 
     def acquire(self, holder: str) -> None:
         """Take the lock without waiting; ``holder`` is what the message of a refused second process shows."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open while the lock lives
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # private like the folder's other files
+        os.fchmod(fd, 0o600)
+        handle = os.fdopen(fd, "r+", encoding="utf-8")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -16,6 +16,7 @@ from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.match.channels import BotDialer
 from arena.server import auth
+from arena.server.metrics import RpcMetricsInterceptor
 from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
 from arena.store import Store
 from arena.store.base import connect
@@ -127,7 +128,8 @@ class ArenaServer:
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc"),
                              options=[("grpc.so_reuseport", 0),
-                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)])
+                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)],
+                             interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
                                  dialer=BotDialer(self.bot_ca), bot_notes=self.bot_notes)

@@ -223,6 +223,16 @@ class JobStore(StoreBase):
         """Jobs in the streams, claimed or not (settled jobs are deleted), over every game."""
         return sum(int(self.client.xlen(jobs_key(g))) for g in self.job_games())
 
+    def stream_figures(self, game: str) -> tuple[int, int]:
+        """(jobs in the stream of ``game``, claimed or not; jobs of it claimed and not settled yet): 0 and 0 before
+        the stream or its consumer group exists."""
+        queued = int(self.client.xlen(jobs_key(game)))
+        try:
+            pending = int(self.client.xpending(jobs_key(game), JOBS_GROUP)["pending"])
+        except redis.ResponseError:  # no stream or group yet
+            pending = 0
+        return queued, pending
+
     def pending_details(self, game: str) -> list[dict[str, Any]]:
         """The pending jobs of ``game``: ``message_id``, ``consumer``, ``time_since_delivered`` (ms),
         ``times_delivered``, oldest first (at most 10000)."""

@@ -74,10 +74,11 @@ def not_found(request: Request, what: str) -> Response:
 
 
 def arena_down(request: Request, exc: ArenaDown) -> Response:
-    """503 while the referee does not answer: a page that says so and reloads itself every ``RETRY_AFTER_S``."""
-    server = request.app.state.server
+    """503 while the referee does not answer: a page that says so (without the referee's address) and reloads
+    itself every ``RETRY_AFTER_S`` seconds."""
     headers = {"Retry-After": str(RETRY_AFTER_S)}
-    message = f"the arena's referee at {server} does not answer ({exc.code.name.lower()})"
+    # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
+    message = f"the arena's referee does not answer ({exc.code.name.lower()})"
     if is_api(request):
         return api({"error": message, "status": 503, "retry_after_s": RETRY_AFTER_S}, status_code=503,
                    headers=headers)

@@ -49,6 +49,7 @@ from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
+from arena.worker import metrics
 from arena.worker.health import MISMATCH_PREFIX, charged_outcomes
 from arena.worker.settings import WorkerSettings
 
@@ -149,8 +150,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
         # the match viewer follows the match live until its result is stored (then GetMatch has it)
         async with LivePublisher(store, spec.match_id, head) as live:
-            record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                     channels=channels, on_start=live.follow)
+            with metrics.match_playing(spec.game):
+                record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                         channels=channels, on_start=live.follow)
             result = record.result
             outcomes = charged_outcomes(record, list(spec.seats))
             if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
@@ -158,6 +160,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
             stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
                                                      outcomes, unhealthy_after)
+        if stored:
+            metrics.match_stored(record)
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
@@ -241,6 +245,7 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     (``arena.tournaments.controllers.after_match``, in a thread). A controller's failure is logged and left to the next
     sweep (the match itself is settled). Returns what ``run_job`` returned."""
     outcome = await run_job(store, job, **kwargs)
+    metrics.job_settled(job, outcome)
     spec = job.spec
     if outcome in SETTLED and spec is not None and spec.tournament:
         try:

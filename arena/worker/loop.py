@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 import redis
 
 from arena.core.config import DEFAULTS
+from arena.core.metrics import watch_loop_lag
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels, BotDialer
 from arena.store import REDIS_ERRORS, Job, Store, WorkerStatus
@@ -50,6 +51,7 @@ from arena.store.redis_server import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, run_job_and_control
+from arena.worker.metrics import jobs_reclaimed
 from arena.worker.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
@@ -275,6 +277,7 @@ class _Worker:
                 self.next_reclaim = time.monotonic() + self.reclaim_every
                 jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
                                                int(settings.visibility_timeout_s * 1000))
+                jobs_reclaimed(jobs)
                 for job in jobs:
                     log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
                                 "refreshing it for %.1f s", name, job.entry_id,
@@ -439,10 +442,12 @@ async def _run_loops(store: Store, names: list[str], stop: threading.Event, sett
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4 + 3 * len(names) + settings.concurrency,
                                                  thread_name_prefix="arena-worker-io"))
     pool = BotChannels(BotDialer(settings.bot_ca))  # the workers of this process share their channels to the bots
+    lag = asyncio.create_task(watch_loop_lag(), name="loop lag")  # arena_event_loop_lag_seconds
     try:
         await asyncio.gather(*(worker_loop(store, name, stop, settings, reconnector=reconnector, channels=pool)
                                for name in names))
     finally:
+        lag.cancel()
         await pool.close()
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-import httpx
+import httpx2 as httpx  # the HTTP client the dev extra installs (starlette.testclient uses it too)
 import pytest
 
 from arena.match.options import RefereeOptions
