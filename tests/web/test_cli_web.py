@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import httpx
+import httpx2 as httpx  # the HTTP client the dev extra installs
 from web_helpers import Proc
 
 from arena.store.redis_server import PrivateRedis

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2 as httpx  # the HTTP client the dev extra installs
 import pytest
 from web_helpers import WebArena
 
