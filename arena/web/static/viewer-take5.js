@@ -70,12 +70,7 @@
         V.el("td", {"class": "penalty"}, String(b.penalties[s])), V.el("td", {"class": "total"}, String(total))));
     });
     box.appendChild(V.el("div", {"class": "scroll"}, table));
-    Object.keys(b.hands || {}).forEach(function (seat) {
-      var hand = V.el("div", {"class": "hand", "data-seat": seat}, V.el("span", {"class": "label"},
-        V.seatName(data, Number(seat)) + " holds: "));
-      b.hands[seat].forEach(function (c) { hand.appendChild(card(c)); });
-      box.appendChild(hand);
-    });
+    V.hands(box, b.hands, data, card);
     return box;
   };
 }());

@@ -72,12 +72,7 @@
       b.events.forEach(function (e) { list.appendChild(V.el("li", {"class": "ev-" + e.kind}, eventText(e, data))); });
       box.appendChild(list);
     }
-    Object.keys(b.hands || {}).forEach(function (seat) {
-      var hand = V.el("div", {"class": "hand", "data-seat": seat}, V.el("span", {"class": "label"},
-        V.seatName(data, Number(seat)) + " holds: "));
-      b.hands[seat].forEach(function (t) { hand.appendChild(card(t)); });
-      box.appendChild(hand);
-    });
+    V.hands(box, b.hands, data, card);
     return box;
   };
 }());

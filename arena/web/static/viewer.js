@@ -29,6 +29,16 @@
     return "seat " + seat + (name ? " (" + name + ")" : "");
   };
 
+  /* The hands a perspective may see (board.hands, {seat: cards}), each card drawn by drawCard, into box. */
+  V.hands = function (box, hands, data, drawCard) {
+    Object.keys(hands || {}).forEach(function (seat) {
+      var hand = V.el("div", {"class": "hand", "data-seat": seat}, V.el("span", {"class": "label"},
+        V.seatName(data, Number(seat)) + " holds: "));
+      hands[seat].forEach(function (c) { hand.appendChild(drawCard(c)); });
+      box.appendChild(hand);
+    });
+  };
+
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
 
   function actionText(action) {
