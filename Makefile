@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
 PROTO_OUT := sdk/arena_sdk/_proto
 
-.PHONY: help install test docs demo bench bench-queue scale scale-inflight proto clean fairness fairness-swiss ab-tests chaos chaos-cluster
+.PHONY: help install test docs demo demo-web web-bench bench bench-queue scale scale-inflight proto clean fairness fairness-swiss ab-tests chaos chaos-cluster
 
 help:
-	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders"
+	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders and the web pages' URL"
+	@echo "make demo-web - the same, then keeps the arena and its web pages up until Ctrl-C (or: make demo WEB=1)"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
 	@echo "make docs   - build the documentation site into site/ (offline; open site/index.html)"
 	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
@@ -46,7 +47,14 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(PY) tools/demo.py
+	DEMO_WEB=$(WEB) $(PY) tools/demo.py
+
+demo-web: $(STAMP)
+	DEMO_WEB=1 $(PY) tools/demo.py
+
+# The web pages' answer time (ladder, bot, tournament, match pages) beside the gRPC reads they wrap, same run.
+web-bench: $(STAMP)
+	$(PY) tools/web_bench.py
 
 bench: $(STAMP)
 	$(PY) tools/bench.py

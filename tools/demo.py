@@ -29,8 +29,13 @@ The demo sets ``ARENA_ADMIN_TOKEN`` (a new random one, unless it is set already)
 ``arena serve`` takes it as the arena's admin token (and saves it in the data dir, where the CLI on this machine
 finds it later), and the organiser commands (``tournament create``, ``ladder --rebuild``) send it.
 
-Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C, 143 after SIGTERM.
-Environment: DEMO_ROUNDS (default 36), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (24), DEMO_DATA_DIR (.arena),
+``arena serve --web`` serves the web pages (ladders, bots, tournaments, matches) beside the referee; the demo
+prints their URL at the start and at the end. With DEMO_WEB=1 (``make demo-web``) the arena, the demo's bots and
+the pages stay up after the tournaments until Ctrl-C, so a person can open the pages and replay any demo match.
+
+Prints the wall time at the end. Exit code: 0, 1 when a step failed, 130 after Ctrl-C (0 when DEMO_WEB=1 waits
+for it), 143 after SIGTERM. Environment: DEMO_ROUNDS (default 36), DEMO_SEATS (3), DEMO_TAKI_ROUNDS (24),
+DEMO_DATA_DIR (.arena), DEMO_WEB_LISTEN (the pages' address, default 127.0.0.1:0: a free port), DEMO_WEB,
 ARENA_ADMIN_TOKEN.
 """
 
@@ -76,6 +81,9 @@ SEATS = int(os.environ.get("DEMO_SEATS", "3"))
 ROUNDS = int(os.environ.get("DEMO_ROUNDS", "36"))  # 36 x 4 matches: about 85 s on 2 cores
 TAKI_ROUNDS = int(os.environ.get("DEMO_TAKI_ROUNDS", "24"))  # 24 x 1 short matches: about 15 s
 DATA_DIR = os.environ.get("DEMO_DATA_DIR", ".arena")
+WEB_LISTEN = os.environ.get("DEMO_WEB_LISTEN", "127.0.0.1:0")
+KEEP_WEB = os.environ.get("DEMO_WEB", "") not in ("", "0")
+WEB_URL: list[str] = []  # the pages' URL, from the `web pages: URL` line of arena serve
 SERVER_FILE = "demo-server"  # in DATA_DIR: where demos before arena ids left their server address
 START_TIMEOUT_S = 30.0
 SERVE_STOP_TIMEOUT_S = 90.0  # running matches drain first
@@ -158,10 +166,12 @@ def start_background(label: str, command: list[str], is_ready: Callable[[str], s
 
 def start_serve() -> tuple[Background, str]:
     """``arena serve`` on 127.0.0.1, a free port; returns it and the address it listens on."""
-    args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", DATA_DIR]
+    args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", DATA_DIR, "--web", WEB_LISTEN]
     say("$ arena " + shlex.join(args) + " &")
 
     def listening(line: str) -> str | None:
+        if line.startswith("web pages: "):
+            WEB_URL.append(line.removeprefix("web pages: ").strip())
         return line.rsplit("listening on ", 1)[1].strip() if "listening on " in line else None
 
     serve = start_background("serve", arena_command() + args, listening, echo=True)
@@ -335,6 +345,19 @@ def stop_everything() -> None:
         bg.stop(SERVE_STOP_TIMEOUT_S if bg.label == "serve" else BOT_STOP_TIMEOUT_S)
 
 
+def keep_up() -> int:
+    """Keep the arena, its bots and its pages up until Ctrl-C (``make demo-web``); 0 then."""
+    say("the arena and its pages stay up until Ctrl-C" + (f": open {WEB_URL[0]}" if WEB_URL else ""))
+    try:
+        while all(bg.process.poll() is None for bg in STARTED if bg.label == "serve"):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        print("\nCtrl-C: stopping the arena and the demo's bots", file=sys.stderr)
+        return 0
+    print("arena serve stopped by itself", file=sys.stderr)
+    return 1
+
+
 def main() -> int:
     os.chdir(ROOT)
     if not os.environ.get("ARENA_ADMIN_TOKEN"):  # inherited by arena serve and every arena command below
@@ -351,6 +374,10 @@ def main() -> int:
         say("--- Taki ---")
         taki_ids = run_round_robin("taki", TAKI_BOTS, TAKI_ROUNDS, server, registered)
         check_taki_order(server, taki_ids)
+        if WEB_URL:
+            say(f"web pages of this arena: {WEB_URL[0]} (ladders, bots, tournaments, every match)")
+        if KEEP_WEB:
+            return keep_up()
         unregister(registered, server)
         registered = []
         return 0

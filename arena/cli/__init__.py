@@ -12,8 +12,8 @@ option reads ``ARENA_<COMMAND>_<OPTION>``: the command path and the option's lon
 (``ARENA_PLAY_TAKE5_BOT="sample:random sample:heuristic"``).
 
 One module per command group: ``serve``, ``worker``, ``bot`` (with ``tokens``), ``owner`` (with
-``registration``), ``tournament``, ``sprt``, ``match``, ``ladder``, ``play`` (play and replay); ``app`` holds the
-root group and its context, ``options`` and ``errors`` what every command shares.
+``registration``), ``tournament``, ``sprt``, ``match``, ``ladder``, ``play`` (play and replay), ``web`` (the web
+pages); ``app`` holds the root group and its context, ``options`` and ``errors`` what every command shares.
 
 Owner tokens: an ``arena bot register`` that creates a new owner (a new NAME, no --token) prints the owner's token
 once and saves it in ``<data-dir>/tokens.json`` (mode 0600, filed by the arena's id, game and NAME: whatever address
@@ -49,6 +49,7 @@ from arena.cli import (  # noqa: E402,F401  (each registers its commands)
     sprt,
     tournament,
     tournament_verify,
+    web,
     worker,
 )
 from arena.cli.app import AppContext, ArenaClient, cli  # noqa: E402

@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from rich.console import Console
 
 from arena.cli.errors import ArenaCliError, ArenaGroup, rpc_error
 from arena.cli.options import option
-from arena.core import signing
+from arena.core import signing, text
 from arena.core.config import DEFAULTS
 from arena.server import auth
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
@@ -241,19 +240,8 @@ def when(epoch_s: float) -> str:
 
 
 def ago(epoch_s: float, now: float | None = None) -> str:
-    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the date past a day); "-" for 0."""
-    if not epoch_s:
-        return "-"
-    age = (time.time() if now is None else now) - epoch_s
-    if age < 0:
-        return "now"
-    if age < 120:
-        return f"{age:.0f} s ago"
-    if age < 7200:
-        return f"{age / 60:.0f} min ago"
-    if age < 86400:
-        return f"{age / 3600:.0f} h ago"
-    return when(epoch_s)
+    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the local date past a day); "-" for 0."""
+    return text.ago(epoch_s, when, now)
 
 
 def score_text(value: float) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from arena.cli.app import AppContext, cli, delta_text, print_json, score_text, when
+from arena.cli.app import AppContext, Credential, cli, delta_text, print_json, score_text, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
 from arena.cli.pages import every_page
@@ -85,8 +85,11 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
 @click.argument("match_id", metavar="ID|FILE")
 @server_option
 @json_option
+@option("--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
+        help="An owner token: the call is signed with it, so the record keeps the notes of that owner's bots "
+             "(when the arena shows notes to owners, `arena serve --bot-notes owner`); env ARENA_TOKEN.")
 @click.pass_obj
-def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> None:
+def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token: str | None = None) -> None:
     """Show one finished match turn by turn: per hand the rows, per turn every revealed card in resolution order,
     where it went, what its bot took, rule-4 row choices and faults (whole, wrapped); then the result and the Elo
     changes. ID is a match stored on the arena at --server; FILE a match record saved on this machine (`arena
@@ -104,7 +107,8 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool) -> No
     if Path(match_id).is_file() or match_id.endswith(".json"):
         _show_file(app, Path(match_id), as_json)
         return
-    detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    credential = Credential(token, source="of --token / ARENA_TOKEN") if token else None
+    detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id), credential=credential)
     if detail.withheld:
         _show_summary(app, detail, as_json)
         return

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -45,10 +45,16 @@ if TYPE_CHECKING:
         help="The private key (PEM) of --tls-cert.")
 @bot_ca_option
 @metrics_option
+@option("--web", type=EndpointType(allow_port_zero=True), default=None, metavar="HOST:PORT",
+        help="Also serve the read-only web pages (as `arena web`) on this address, e.g. 127.0.0.1:8080.")
+@option("--bot-notes", type=click.Choice(["owner", "public", "hidden"]), default="owner", show_default=True,
+        help="Who sees the notes bots attach to their answers, once a match's record is shown: each bot's owner "
+             "(`arena match show ID --token T`), everyone (also in the web match viewer), or nobody (kept in the "
+             "stored records only).")
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
-          bot_ca: Path | None, metrics: str | None) -> None:
+          bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner") -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -58,6 +64,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
     <data-dir>/admin-token.json (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
     printed. The default --listen address is loopback only.
+
+    --web HOST:PORT serves the web pages (ladders, bots, tournaments, matches) beside the referee, as a client of
+    it like `arena web`.
 
     Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
     ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
@@ -93,6 +102,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     private = None
     server = None
     exported = None
+    pages = None
     with stop_on_signals() as stop:
         try:
             url = redis_url or resolve_redis_url(data_dir)
@@ -106,13 +116,14 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
-                                 bot_ca=bot_ca_pem)
+                                 bot_ca=bot_ca_pem, bot_notes=bot_notes)
             port = server.start()
             try:
                 token_file = auth.save_token(data_dir, auth.SavedToken(admin_token, server.arena_id()))
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
+            pages = start_pages(app, web, host, port)  # before "listening on", which tells scripts all is up
             lock.update(f"arena serve listening on {host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
@@ -132,6 +143,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
             raise ArenaCliError(_first_line(str(exc), data_dir / "redis.log")) from None
         finally:
+            if pages is not None:
+                pages.stop()
             if exported is not None:
                 exported.close()
             if server is not None:
@@ -139,6 +152,18 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             if private is not None:
                 private.stop()
             lock.release()
+
+
+def start_pages(app: AppContext, web: str | None, host: str, port: int) -> Any:
+    """``--web HOST:PORT``: the web pages of this referee (at ``host:port``) in a thread, their URL printed; None
+    without --web. Raises ``ArenaCliError`` when the address cannot be bound."""
+    if web is None:
+        return None
+    from arena.cli.web import start_web
+
+    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}")
+    click.echo(f"web pages: {pages.url()}")
+    return pages
 
 
 def start_metrics(address: str, redis_url: str) -> MetricsExport:

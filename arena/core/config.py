@@ -19,6 +19,7 @@ class Defaults:
         server: address of the referee's Arena service, "host:port" (CLI ``--server`` / ``ARENA_SERVER``).
         listen: address ``arena serve`` binds: loopback only, unless ``--listen`` says otherwise (e.g.
             ``0.0.0.0:50051`` in docker-compose).
+        web_listen: address ``arena web`` serves the pages on: loopback only, unless ``--listen`` says otherwise.
         data_dir: folder of the private Redis (appendonly files, pid and URL files), ``--data-dir``.
         deadline_ms: deadline of every Decide call, milliseconds (a tournament's may be
             ``MIN_DEADLINE_MS``..``MAX_DEADLINE_MS``).
@@ -68,6 +69,7 @@ class Defaults:
 
     server: str = "localhost:50051"
     listen: str = "127.0.0.1:50051"
+    web_listen: str = "127.0.0.1:8080"
     data_dir: Path = Path(".arena")
     deadline_ms: int = 1000
     call_deadline_ms: int = 2000

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 
 def plural(n: int, word: str) -> str:
     """``n`` and ``word`` in the number it needs: ``plural(1, "block")`` -> "1 block", ``plural(2, "match")`` ->
@@ -9,3 +12,20 @@ def plural(n: int, word: str) -> str:
     if n == 1:
         return f"{n} {word}"
     return f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x', 'z')) else 's'}"
+
+
+def ago(epoch_s: float, when: Callable[[float], str], now: float | None = None) -> str:
+    """``epoch_s`` (seconds since the Unix epoch) as "12 s ago", "3 min ago", "2 h ago", or past a day as
+    ``when(epoch_s)`` (a date); "-" for 0; "now" for a time ahead of ``now`` (default: the clock)."""
+    if not epoch_s:
+        return "-"
+    age = (time.time() if now is None else now) - epoch_s
+    if age < 0:
+        return "now"
+    if age < 120:
+        return f"{age:.0f} s ago"
+    if age < 7200:
+        return f"{age / 60:.0f} min ago"
+    if age < 86400:
+        return f"{age / 3600:.0f} h ago"
+    return when(epoch_s)

@@ -239,7 +239,8 @@ class MatchRecord:
             charged ``Decide`` call, milliseconds; null when not asked). Only on a decision that was asked again
             because the referee itself was late: ``retries`` (how many times it was asked again, with the same
             sequence number and a fresh deadline) and ``retry_lag_ms`` (the referee's lag, ms, that excused each
-            timed-out attempt).
+            timed-out attempt). Only on a decision whose bot attached a note to its answer (``DecideResponse.note``):
+            ``note`` (the text, control characters removed, at most 280 characters, at most 8000 per seat and match).
         faults: every fault, in the order they happened. result: the final result.
         started_at: start time, seconds since the Unix epoch. duration_s: wall time of the match, seconds.
         forfeits: every forfeit, in the order they happened.

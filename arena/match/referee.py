@@ -58,7 +58,7 @@ from arena.match.record import (
     SeatSpec,
     forfeit_ranks,
 )
-from arena.match.running import LoopLag, RunningMatch, hold_loop_lag, release_loop_lag
+from arena.match.running import LoopLag, RunningMatch, hold_loop_lag, log, release_loop_lag
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 
@@ -107,6 +107,7 @@ async def run_match(
     on_progress: Callable[[Any, Any], None] | None = None,
     channels: BotChannels | None = None,
     seat_seeds: Sequence[int] = (),
+    on_start: Callable[[list[dict[str, Any]], list[Fault], list[Forfeit]], None] | None = None,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` (seat order) and return its record.
 
@@ -125,6 +126,11 @@ async def run_match(
             loop; a worker keeps one for all its matches); None: the match opens its own and closes them at its end.
         seat_seeds: one seed per seat, 0 .. 2**63-1, for its bot's own randomness; each seat's ``StartMatch``
             carries its own (``StartMatchRequest.seat_seed``), never another's; the record keeps them. (): none sent.
+        on_start: called once before the first call to a bot as ``on_start(decisions, faults, forfeits)`` with the
+            match's own growing lists (the record's JSON form of each decision, ``Fault`` and ``Forfeit``), to
+            follow the match as it is played (a worker publishes them for the match viewer); read them, never
+            change them. Between two awaits of the match they hold whole rounds only. An exception it raises is
+            logged, never fatal.
 
     Every bot failure becomes a ``Fault`` and the engine's default action, and possibly a ``Forfeit``
     (``docs/failure-policy.md``); this function never raises because of a bot. Raises ``ValueError``
@@ -146,6 +152,11 @@ async def run_match(
     match = RunningMatch(match_id, game, engine, config, seats, options, state, lag=hold_loop_lag(), started=t0,
                          seat_seeds=seat_seeds)
     match.on_progress = on_progress
+    if on_start is not None:
+        try:
+            on_start(match.decisions, match.faults, match.forfeits)
+        except Exception:  # an observer never stops a match
+            log.exception("match %s: the on_start observer raised", match_id)
     own = channels is None  # no pool: this match's own channels, closed when it ends
     pool = BotChannels() if channels is None else channels
     try:

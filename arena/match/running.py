@@ -39,7 +39,10 @@ from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2
 
-log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
+log = logging.getLogger("arena.match.referee")
+MAX_NOTE_CHARS = 280  # a bot note (DecideResponse.note) is cut to this many characters
+MAX_NOTES_CHARS_PER_MATCH = 8000  # the characters of one seat's notes a match record keeps; later ones are dropped
+_CONTROL = dict.fromkeys([*range(32), 127])  # the referee's work: one logger name for operators' filters
 
 LAG_TICK_S = 0.02  # the lag monitor's sleep; lags shorter than LAG_MIN_S are not kept
 LAG_MIN_S = 0.005
@@ -205,6 +208,7 @@ class RunningMatch:
     time_limit_at: int | None = None
     tally: FaultTally | None = None
     on_progress: Callable[[Any, Any], None] | None = None
+    note_chars: dict[int, int] = field(default_factory=dict)  # per seat: characters of bot notes kept so far
     # per seat, made once per match and reused by every Decide: the call, its keyword arguments, the request
     decide_calls: list[Any] = field(default_factory=list)
     call_options: list[dict[str, Any]] = field(default_factory=list)
@@ -564,6 +568,10 @@ class RunningMatch:
         if answer.retry_lag_ms:
             decision["retries"] = len(answer.retry_lag_ms)
             decision["retry_lag_ms"] = list(answer.retry_lag_ms)
+        if answer.response is not None and answer.response.note and source == "bot":
+            note = self._note(seat, answer.response.note)
+            if note:
+                decision["note"] = note
         self.decisions.append(decision)
         if fault is not None:
             self._fault(fault[0], seat, hand, turn, fault[1], index)
@@ -571,6 +579,14 @@ class RunningMatch:
             assert self.tally is not None
             self.tally.answered(seat)
         self.state = engine.apply(self.state, seat, action)
+
+    def _note(self, seat: int, text: str) -> str:
+        """The part of a bot's note (``DecideResponse.note``) the record keeps: control characters removed, at most
+        ``MAX_NOTE_CHARS``, within the seat's ``MAX_NOTES_CHARS_PER_MATCH`` of this match ("" once it is used)."""
+        used = self.note_chars.get(seat, 0)
+        note = text.translate(_CONTROL)[:min(MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH - used)]
+        self.note_chars[seat] = used + len(note)
+        return note
 
     def _apply_unasked(self, seat: int, kind: str, hand: int, turn: int) -> None:
         """A decision of a seat that is no longer asked (it forfeited, or the time limit hit): the default."""

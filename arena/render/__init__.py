@@ -29,7 +29,7 @@ from arena_sdk.games import GAMES
 
 ENTRY_POINT_GROUP = "arena.renderers"
 
-__all__ = ["ENTRY_POINT_GROUP", "RenderError", "config_text", "position_text", "progress", "render_match",
+__all__ = ["ENTRY_POINT_GROUP", "RenderError", "as_record", "config_text", "position_text", "progress", "render_match",
            "renderer", "renderer_module", "score_label", "summary"]
 
 
@@ -55,7 +55,9 @@ def renderer(game: str) -> ModuleType:
     return importlib.import_module(module)
 
 
-def _record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
+def as_record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
+    """``record`` as a ``MatchRecord`` (a JSON object is read with ``MatchRecord.from_dict``). Raises
+    ``RenderError`` for anything that is not a well-formed match record."""
     if isinstance(record, MatchRecord):
         return record
     if not isinstance(record, Mapping):
@@ -68,13 +70,13 @@ def _record(record: MatchRecord | Mapping[str, Any]) -> MatchRecord:
 
 def render_match(record: MatchRecord | Mapping[str, Any]) -> RenderableType:
     """The whole match turn by turn, by the renderer of its game. Raises ``RenderError``."""
-    rec = _record(record)
+    rec = as_record(record)
     return renderer(rec.game).render_match(rec)  # type: ignore[no-any-return]
 
 
 def summary(record: MatchRecord | Mapping[str, Any]) -> RenderableType | None:
     """The short table ``arena play`` prints after a game (None when the game has none). Raises ``RenderError``."""
-    rec = _record(record)
+    rec = as_record(record)
     return renderer(rec.game).summary(rec)  # type: ignore[no-any-return]
 
 

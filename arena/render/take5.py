@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
+from arena.render import take5_frames as FRAMES  # noqa: F401, N812 - the web viewer's boards (frames.py)
 from arena.render.base import RenderError, result_table, safe
 from arena_sdk import wire
 from arena_sdk.games import take5

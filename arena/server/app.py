@@ -59,6 +59,10 @@ class ArenaServer:
             the CA that signed the certificate: ``arena --tls-ca FILE``).
         bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://HOST:PORT`` endpoints are
             verified against, by the registration checks and the embedded workers; None: the system's roots.
+        bot_notes: who ``GetMatch`` gives the bots' notes to with a record: "owner" (a call signed with the owner
+            token of a seat's bot gets that seat's notes; the web pages hold no token, so they show none), "public"
+            (everyone: the match viewer shows them at their decisions) or "hidden" (nobody: the stored records
+            keep them).
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -69,12 +73,14 @@ class ArenaServer:
                  drain_s: float = DEFAULTS.drain_s, visibility_timeout_s: float = DEFAULTS.visibility_timeout_s,
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
-                 tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None) -> None:
+                 tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None,
+                 bot_notes: str = "owner") -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
         self.tls = tls
         self.bot_ca = bot_ca
+        self.bot_notes = bot_notes
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
         if not verify_timeout_s > 0:
@@ -126,7 +132,7 @@ class ArenaServer:
                              interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
-                                 dialer=BotDialer(self.bot_ca))
+                                 dialer=BotDialer(self.bot_ca), bot_notes=self.bot_notes)
         try:
             servicer.store.index_owners()  # owners registered before signed calls: findable by owner id
         except redis.RedisError as exc:

@@ -50,6 +50,7 @@ from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.server import auth
 from arena.server import lists as list_service
+from arena.server import live as live_service
 from arena.server import owners as owner_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
@@ -88,6 +89,21 @@ def _platform_version() -> str:
         return importlib.metadata.version("bot-arena")
     except importlib.metadata.PackageNotFoundError:
         return ""
+
+
+# arena serve --bot-notes: who GetMatch gives the bots' notes to: its owner (a call signed with the owner token of
+# the seat's bot NAME: its own seats' notes only), everyone, or nobody
+BOT_NOTES = ("owner", "public", "hidden")
+
+
+def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """``record`` (JSON form) without the bots' notes (each decision's ``note``) but those of the seats ``keep``."""
+    decisions = record.get("decisions") or ()
+    if not any(isinstance(d, dict) and "note" in d and d.get("seat") not in keep for d in decisions):
+        return record
+    kept = [{k: v for k, v in d.items() if k != "note"} if isinstance(d, dict) and d.get("seat") not in keep else d
+            for d in decisions]
+    return dict(record, decisions=kept)
 
 
 def _rpc(method: _F) -> _F:
@@ -135,7 +151,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     def __init__(self, store: Store, redis_url: str, *, verify_bots: bool = True,
                  verify_timeout_s: float = DEFAULTS.verify_timeout_s, admin_token: str | None = None,
-                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> None:
+                 dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, bot_notes: str = "owner") -> None:
+        if bot_notes not in BOT_NOTES:
+            raise ValueError(f"bot_notes must be one of {', '.join(BOT_NOTES)}, got {bot_notes!r}")
+        self.bot_notes = bot_notes  # who GetMatch's records keep the bots' notes for (BOT_NOTES)
         self.store = store
         self.redis_url = redis_url
         self.verify_bots = verify_bots
@@ -426,8 +445,26 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
             return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld)
         record = self.store.get_match_record(request.match_id, game)
+        if record is not None and self.bot_notes != "public":
+            record = without_notes(record, self._own_seats(game, result, request, context))
         return arena_pb2.MatchDetail(summary=match_summary(result),
                                      record_json=json.dumps(record) if record is not None else "")
+
+    def _own_seats(self, game: str, result: dict[str, Any], request: Any,
+                   context: grpc.ServicerContext) -> frozenset[int]:
+        """Under ``bot_notes="owner"``, the seats of the stored match whose bot NAME's owner token this call proves
+        (a signed call); none otherwise."""
+        key = self.owner_key(request, context) if self.bot_notes == "owner" else None
+        if not key:
+            return frozenset()
+        seats = result.get("seats") or []
+        return frozenset(s for s, bot in enumerate(seats) if isinstance(bot, str) and hmac.compare_digest(
+            (self.store.owner_hash(game, bot.split("@", 1)[0]) or "").encode(), key.encode()))
+
+    @_rpc
+    def GetLiveMatch(self, request: arena_pb2.GetLiveMatchRequest,
+                     context: grpc.ServicerContext) -> arena_pb2.LiveMatch:
+        return live_service.get_live_match(self.store, request, context)
 
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:

@@ -101,6 +101,13 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     version is removed, like the name's owner key)
     arena:{owners}:index                     zset   owner id -> 0: every owner, in id order (ListOwners pages)
     arena:{owners}:all-names                 set    "GAME/NAME" of every name some owner holds (the arena quota)
+    arena:live:{<match id>}:head             string JSON of a match a worker is playing now, for the match viewer
+                                                    (``arena.store.live``): game, config, seed, deals, seats,
+                                                    tournament, started_at, updated_at; TTL ``LIVE_TTL_S``, renewed
+                                                    while it is played, deleted once its result is stored
+    arena:live:{<match id>}:log              list   the match's decisions, faults and forfeits so far, one JSON
+                                                    entry each ({"d": decision} | {"f": fault} | {"x": forfeit}),
+                                                    in the order they happened; same TTL and end
     arena:{owners}:address:<host>            string new owners created by registration from client address <host>
                                                     (an IPv4 host, an IPv6 /64) in the current window (INCR; expires
                                                     ``ADDRESS_WINDOW_S`` after the window's first)
@@ -297,3 +304,11 @@ def nonce_key(nonce: str) -> str:
 
 def name_of(bot: str) -> str:
     return bot.split("@", 1)[0]
+
+
+def live_head_key(match_id: str) -> str:
+    return f"{PREFIX}live:{{{match_id}}}:head"
+
+
+def live_log_key(match_id: str) -> str:
+    return f"{PREFIX}live:{{{match_id}}}:log"

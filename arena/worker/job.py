@@ -107,6 +107,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     """
     from arena.match.options import RefereeOptions  # the referee is only needed where matches are run
     from arena.match.referee import run_match
+    from arena.worker.live import LivePublisher
     from arena_sdk.wire import config_from_dict
 
     settings = WorkerSettings() if settings is None else settings
@@ -149,17 +150,22 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             seed, deal = spec.seed, None
         seat_seeds = await asyncio.to_thread(match_seat_seeds, store, spec, seed, deal, inputs.tournament_seed)
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
-        with metrics.match_playing(spec.game):
-            record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
-                                     channels=channels, seat_seeds=seat_seeds)
-        result = record.result
-        outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
-                    if not is_house_bot(bot)}  # a house bot has no health: it is ours
-        if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
-            on_played()
-        # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
-        stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                 outcomes, unhealthy_after, inputs.ratings or None)
+        head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
+                "seats": [s.name for s in seats], "tournament": spec.tournament}
+        # the match viewer follows the match live until its result is stored (then GetMatch has it)
+        async with LivePublisher(store, spec.match_id, head) as live:
+            with metrics.match_playing(spec.game):
+                record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
+                                         channels=channels, seat_seeds=seat_seeds,
+                                         on_start=live.follow)
+            result = record.result
+            outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
+                        if not is_house_bot(bot)}  # a house bot has no health: it is ours
+            if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
+                on_played()
+            # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
+            stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
+                                                     outcomes, unhealthy_after, inputs.ratings or None)
         if stored:
             metrics.match_stored(record)
     except asyncio.CancelledError:

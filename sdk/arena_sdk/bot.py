@@ -81,6 +81,9 @@ class MatchResult:
         return self.ranks[self.seat] if self.seat < len(self.ranks) else None
 
 
+MAX_NOTE_CHARS = 280  # DecideResponse.note: the most characters of one answer's note
+
+
 class Bot:
     """Base class of every bot; subclass a game's base class (``Take5Bot``, ``TakiBot``), not this one.
 
@@ -163,6 +166,21 @@ class Bot:
     @rng.setter
     def rng(self, generator: random.Random) -> None:
         self._own_rng = generator
+
+    _note: str = ""
+
+    def note(self, text: object) -> None:
+        """Attach a note to the answer the decision method is about to give (``DecideResponse.note``): what the bot
+        thought, for people reading the match afterwards in the match viewer. At most ``MAX_NOTE_CHARS`` (280)
+        characters, longer is cut; the last call before the method returns wins; a note is sent with one answer
+        only. The referee keeps a seat's notes of one match up to 8000 characters in all and shows them once the
+        match's record is shown: to the bot's owner, to everyone or to nobody, as the organiser sets."""
+        self._note = str(text)[:MAX_NOTE_CHARS]
+
+    def take_note(self) -> str:
+        """The note set for the current answer (``note``), and forget it: the SDK server sends it with the answer."""
+        text, self._note = self._note, ""
+        return text
 
     def on_start(self, match: MatchInfo) -> None:
         """Called once when the match starts (or when the object is created for an unknown match)."""

@@ -315,7 +315,10 @@ class BotServicer(bot_pb2_grpc.BotServicer):
                 method = game.decision_methods.get(kind, kind)
                 log.exception("%s.%s raised (match %s seat %d)", name, method, *key)
                 raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {_describe(exc)}") from exc
-        return bot_pb2.DecideResponse(**{game_id: game.action_to_proto(action)})
+            finally:  # the note of this answer (Bot.note), never carried over to the next one
+                take_note = getattr(entry.bot, "take_note", None)
+                note = take_note() if callable(take_note) else ""
+        return bot_pb2.DecideResponse(**{game_id: game.action_to_proto(action)}, note=note)
 
     def end_match(self, request: bot_pb2.EndMatchRequest) -> bot_pb2.EndMatchResponse:
         """EndMatch: the bot object's ``on_end`` called and the object dropped. Raises ``_Abort``."""

@@ -2,10 +2,12 @@
 SDK bots of every registered game that answer at random and log every request they receive, raw) play seeded matches
 of each game, in process (``arena.match.referee.run_match``, all seats spies, several matches at once) and in a tournament
 per game through the real queue (Arena server with an embedded worker on the session's redis-server) while an
-outsider polls every Arena read method. The checks (``spy_checks``) then re-simulate every match with the engine and
+outsider polls every Arena read method and every web page and /api/ answer (``arena.web``, served beside the referee).
+The checks (``spy_checks``) then re-simulate every match with the engine and
 assert that no spy ever saw another seat's cards, the undealt cards or the draw pile, another seat's choice before the
 reveal, which seat was asked about a +3 Breaker, a seed, the tournament secret, a token, or cards of a deal it had
-received before; and that no read reply showed the secret, a deal or its seed while the deal was in play, or a token.
+received before; and that no read reply, web page or /api/ answer showed the secret, a deal or its seed while the deal was
+in play, or a token.
 
 This module is the same for every game: what the audit knows of one game (its hidden information, the matches that
 exercise it, its tournament and the tests that its checks catch each leak) is that game's ``GameAuditor``, in
@@ -35,12 +37,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import httpx2 as httpx  # the HTTP client the dev extra installs (starlette.testclient uses it too)
 import pytest
 
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord
 from arena.match.referee import run_match
 from arena.store import Store
+from arena.web.app import WebOptions
+from arena.web.serving import WebServer
 from arena_sdk import wire
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -208,8 +213,12 @@ class ReadPoller:
         self.planned = 0
         self.rounds = 0
         self.replies: list[Reply] = []
+        self.web: WebServer | None = None
+        self.web_answers: list[WebAnswer] = []
+        self.picked: list[str] = []
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
+        self.web_thread = threading.Thread(target=self._run_web, daemon=True)
 
     def call(self, method: str, request: Any, text: str = "") -> Any:
         try:
@@ -240,20 +249,63 @@ class ReadPoller:
         picked.append(f"{tid}-{self.planned - 1:06d}")  # most likely not played yet: its NOT_FOUND text is read too
         for mid in picked:  # a few finished matches a round (all of them over the rounds), so rounds stay short
             self.call("GetMatch", arena_pb2.GetMatchRequest(match_id=mid), mid)
+        self.picked = picked
+
+    def web_round(self, match_ids: list[str]) -> None:
+        """Every page and /api/ answer of the web app once (matches: those of ``match_ids``)."""
+        assert self.web is not None
+        game, tid, bot = self.game, self.tournament, self.bots[0]
+        paths = ["/", "/api/", f"/ladder/{game}", f"/api/ladder/{game}", f"/ladder/{game}?method=fit", "/bots",
+                 "/api/bots", f"/bots/{bot}", f"/api/bots/{bot}", "/tournaments", "/api/tournaments",
+                 f"/tournaments/{tid}", f"/tournaments/{tid}/live", f"/api/tournaments/{tid}"]
+        for mid in match_ids:
+            paths += [f"/matches/{mid}", f"/api/matches/{mid}", f"/api/matches/{mid}/live",
+                      f"/api/matches/{mid}/frames?view=all"]
+        with httpx.Client(base_url=self.web.url().rstrip("/"), timeout=30) as client:
+            for path in paths:
+                answer = client.get(path)
+                self.web_answers.append(WebAnswer(path, time.time(), answer.status_code, answer.text))
 
     def _run(self) -> None:
         while not self.stop_event.is_set():
             self.round()
             self.stop_event.wait(0.05)
 
+    def _run_web(self) -> None:
+        """The web pages in a thread of their own, so the read methods keep their pace."""
+        while not self.stop_event.is_set():
+            self.web_round(list(self.picked))
+            self.stop_event.wait(0.05)
+
     def start(self) -> None:
         self.thread.start()
+        if self.web is not None:
+            self.web_thread.start()
 
     def stop(self) -> None:
         self.stop_event.set()
         self.thread.join(WAIT_S)
         self.round()  # once more after the end: the secret may be revealed now, tokens still never
+        if self.web is not None:
+            self.web_thread.join(WAIT_S)
+            self.web_round(list(self.picked))
         self.channel.close()
+
+
+@dataclass
+class WebAnswer:
+    """One answer of the web app to the outsider: its path, when it came back, status and body."""
+
+    path: str
+    at: float
+    status: int
+    text: str
+
+
+def web_problems(answers: list[WebAnswer], reads: Forbidden) -> list[str]:
+    """Forbidden texts (tokens, bot secrets, the tournament secret and deal seeds before their time) in web
+    answers."""
+    return [f"GET {a.path} ({a.status}) shows {label}" for a in answers for label in reads.check_text(a.text, a.at)]
 
 
 @dataclass
@@ -272,6 +324,7 @@ class TournamentRun:
     owner_tokens: dict[str, str]
     admin_token: str
     spies: list[Spy]
+    web_answers: list[WebAnswer] = dataclasses.field(default_factory=list)
 
     def bot_of(self, record: MatchRecord, seat: int) -> str:
         return next(s.name for s in self.spies if s.endpoint == record.seats[seat].endpoint)
@@ -296,6 +349,8 @@ def play_tournament(game: str, spies: list[Spy], arena_server: Any, redis_url: s
                                                               bot_secret=spy.secret))
         owner_tokens[spy.name] = reply.owner_token
     poller = ReadPoller(f"127.0.0.1:{server.port}", game, [s.name for s in spies])
+    poller.web = WebServer(WebOptions(server=f"127.0.0.1:{server.port}"), "127.0.0.1:0")
+    poller.web.start()
     t0 = time.monotonic()
     since = time.time()
     tournament = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
@@ -310,6 +365,7 @@ def play_tournament(game: str, spies: list[Spy], arena_server: Any, redis_url: s
             assert time.monotonic() < deadline, f"the tournament did not finish: {info}"
             time.sleep(0.05)
         poller.stop()
+        poller.web.stop()
         assert info is not None and info.matches_done == info.matches_total == tournament.matches_total
         results = store.list_matches(tournament_id=tournament.id, limit=100_000)
         records = []
@@ -321,7 +377,7 @@ def play_tournament(game: str, spies: list[Spy], arena_server: Any, redis_url: s
         store.close()
     return TournamentRun(tournament.id, tournament.matches_total, sorted(records, key=lambda r: r.match_id),
                          results, int(info.seed), float(info.finished_at or time.time()), time.monotonic() - t0,
-                         since, poller.replies, owner_tokens, server.admin_token, spies)
+                         since, poller.replies, owner_tokens, server.admin_token, spies, poller.web_answers)
 
 
 def read_checks(t: TournamentRun) -> tuple[Forbidden, Callable[[str, float], str | None]]:
@@ -383,13 +439,21 @@ def test_spy_audit_of_a_tournament_and_every_read_method(game: str, spy_fleet: l
     # The same replies had they come before the end: the checker must see the revealed secret, seeds and records.
     revealed = reply_problems([dataclasses.replace(r, at=t.finished_at - 1.0) for r in after], reads, live_record)
     methods = sorted({r.method for r in t.replies})
+    # What the web pages and /api/ showed while it ran and after; had the answers after the end come before it,
+    # the revealed seed on the tournament's page must be caught.
+    pages_problems = web_problems(t.web_answers, reads)
+    pages_during = [a for a in t.web_answers if a.at < t.finished_at]
+    pages_revealed = web_problems([dataclasses.replace(a, at=t.finished_at - 1.0) for a in t.web_answers
+                                   if a.at >= t.finished_at], reads)
+    pages_failed = [(a.path, a.status) for a in t.web_answers if a.status != 200 and "/matches/" not in a.path]
 
     listed_during = sum(bool(r.message is not None and getattr(r.message, "matches", None))
                         for r in during if r.method == "ListMatches")
     text = summary(problems, counts, f"{game} tournament {t.id}")
     show(f"{text}; {len(t.records)} matches through the queue in {t.seconds:.1f} s; deals received twice by a "
          f"bot: {len(repeats)}; {len(t.replies)} read replies of {len(methods)} methods, {len(during)} while it ran "
-         f"({listed_during} listing finished matches, {records_read} with a record): {len(read_problems)} problems")
+         f"({listed_during} listing finished matches, {records_read} with a record): {len(read_problems)} problems; "
+         f"{len(t.web_answers)} web answers, {len(pages_during)} while it ran: {len(pages_problems)} problems")
     TOTALS.setdefault(game, Counts()).add(counts)
     READS[0] += len(t.replies)
     assert problems == [], text
@@ -401,6 +465,10 @@ def test_spy_audit_of_a_tournament_and_every_read_method(game: str, spy_fleet: l
     assert listed_during, "no read while the tournament ran saw a finished match of it"
     assert repeats == [], f"{len(repeats)} deals received twice by a bot: {repeats[:5]}"
     assert read_problems == [], f"{len(read_problems)} read replies leak: {read_problems[:10]}"
+    assert pages_during, "no web page was read while the tournament ran"
+    assert pages_failed == [], pages_failed[:10]
+    assert pages_problems == [], f"{len(pages_problems)} web answers leak: {pages_problems[:10]}"
+    assert any(f"the secret of tournament {t.id}" in p for p in pages_revealed), pages_revealed[:5]
     assert any(f"the secret of tournament {t.id}" in p for p in revealed), revealed[:5]
     assert any("the seed of a deal still in play" in p for p in revealed), revealed[:5]
     assert any("shows the record of match" in p for p in revealed), revealed[:5]

@@ -60,7 +60,7 @@ def test_the_command_tree_is_complete() -> None:
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
                 ("sprt", "start"), ("sprt", "show"),
                 ("match", "list"), ("match", "show"),
-                ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",)}
+                ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",), ("web",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
     assert isinstance(cli.commands["worker"], click.Group) and cli.commands["worker"].invoke_without_command
 

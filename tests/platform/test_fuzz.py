@@ -48,6 +48,7 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
         "GetStandings": [arena_pb2.GetStandingsRequest(id="t1")],
         "ListMatches": [arena_pb2.ListMatchesRequest(tournament_id="t1", bot="fz-a@1.0", limit=5)],
         "GetMatch": [arena_pb2.GetMatchRequest(match_id="t1-000001")],
+        "GetLiveMatch": [arena_pb2.GetLiveMatchRequest(match_id="t1-000001")],
         "GetLadder": [arena_pb2.GetLadderRequest(game="take5"), arena_pb2.GetLadderRequest(game="taki", method="fit")],
         "RebuildLadder": [arena_pb2.RebuildLadderRequest(game="take5")],
         "ListWorkers": [arena_pb2.ListWorkersRequest()],

@@ -2187,3 +2187,80 @@ class Challenge(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Challenge: _TypeAlias = Challenge  # noqa: Y015
+
+@_typing.final
+class GetLiveMatchRequest(_message.Message):
+    """--- the match viewer: a running match followed live (GetLiveMatch) -------------------------------------------"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """Match id, e.g. "t3-000041". At most 64 characters."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLiveMatchRequest: _TypeAlias = GetLiveMatchRequest  # noqa: Y015
+
+@_typing.final
+class LiveMatch(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FRAMES_JSON_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match id asked for."""
+    game: _builtins.str
+    """Game id, e.g. "take5"."""
+    tournament_id: _builtins.str
+    """Tournament id; empty for a match outside tournaments."""
+    frames_json: _builtins.str
+    """The public frames played so far as JSON, the format of the match viewer (arena/render/frames.py,
+    MatchFrames.to_dict with perspective "public"); empty when withheld. At most the frames of the decisions a
+    worker has published (it publishes about twice a second), so it may lag the match by up to a second.
+    """
+    withheld: _builtins.str
+    """Why frames_json is empty, for a person (e.g. "the deal of this match is played at other tables of tournament
+    t3 too: its cards are shown once the tournament has ended"); empty when the frames are given.
+    """
+    decisions: _builtins.int
+    """Decisions applied so far (as published by the worker)."""
+    updated_at: _builtins.float
+    """When the worker last published, seconds since the Unix epoch."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Bot ids "NAME@VERSION" in seat order."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.str] | None = ...,
+        tournament_id: _builtins.str = ...,
+        frames_json: _builtins.str = ...,
+        withheld: _builtins.str = ...,
+        decisions: _builtins.int = ...,
+        updated_at: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "frames_json", b"frames_json", "game", b"game", "match_id", b"match_id", "seats", b"seats", "tournament_id", b"tournament_id", "updated_at", b"updated_at", "withheld", b"withheld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveMatch: _TypeAlias = LiveMatch  # noqa: Y015

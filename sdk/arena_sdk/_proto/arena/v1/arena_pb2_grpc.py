@@ -144,6 +144,11 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Registration.FromString,
                 _registered_method=True)
+        self.GetLiveMatch = channel.unary_unary(
+                '/arena.v1.Arena/GetLiveMatch',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetLiveMatchRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.LiveMatch.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -315,6 +320,15 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLiveMatch(self, request, context):
+        """--- the match viewer: a running match followed live ---------------------------------------------------------
+        A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
+        referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -427,6 +441,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.SetRegistration,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Registration.SerializeToString,
+            ),
+            'GetLiveMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLiveMatch,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetLiveMatchRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.LiveMatch.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1023,6 +1042,33 @@ class Arena:
             '/arena.v1.Arena/SetRegistration',
             arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Registration.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLiveMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/GetLiveMatch',
+            arena_dot_v1_dot_arena__pb2.GetLiveMatchRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.LiveMatch.FromString,
             options,
             channel_credentials,
             insecure,

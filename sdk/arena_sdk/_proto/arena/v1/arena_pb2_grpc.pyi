@@ -132,6 +132,11 @@ class ArenaStub:
     """List every owner in id order, a page at a time (admin token)."""
     SetRegistration: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]
     """Change the registration mode and quotas (admin token); answers the new settings."""
+    GetLiveMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]
+    """--- the match viewer: a running match followed live ---------------------------------------------------------
+    A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
+    referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -201,6 +206,11 @@ class ArenaAsyncStub(ArenaStub):
     """List every owner in id order, a page at a time (admin token)."""
     SetRegistration: _aio.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]  # type: ignore[assignment]
     """Change the registration mode and quotas (admin token); answers the new settings."""
+    GetLiveMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]  # type: ignore[assignment]
+    """--- the match viewer: a running match followed live ---------------------------------------------------------
+    A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
+    referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+    """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -399,5 +409,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Registration, _abc.Awaitable[_arena_pb2.Registration]]:
         """Change the registration mode and quotas (admin token); answers the new settings."""
+
+    @_abc_1.abstractmethod
+    def GetLiveMatch(
+        self,
+        request: _arena_pb2.GetLiveMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LiveMatch, _abc.Awaitable[_arena_pb2.LiveMatch]]:
+        """--- the match viewer: a running match followed live ---------------------------------------------------------
+        A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
+        referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+        """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

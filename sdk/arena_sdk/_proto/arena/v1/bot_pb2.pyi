@@ -1067,6 +1067,16 @@ class DecideResponse(_message.Message):
 
     TAKE5_FIELD_NUMBER: _builtins.int
     TAKI_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    note: _builtins.str
+    """--- bot notes (the match viewer) ----------------------------------------------------------------------------
+    The bot's own note on this answer, for people reading the match afterwards (what it thought: a debug line, an
+    estimate). UTF-8 text of at most 280 characters (longer is cut there); a seat's notes of one match are kept up
+    to 8000 characters in all (later ones are dropped); control characters are removed. Kept in the match record at
+    its decision and shown only once the match's record is (a note may tell the bot's hand): to the bot's owner,
+    to everyone (the match viewer too) or to nobody, as the organiser sets (`arena serve --bot-notes`). Empty: no
+    note.
+    """
     @_builtins.property
     def take5(self) -> Global___Take5Action: ...
     @_builtins.property
@@ -1076,10 +1086,11 @@ class DecideResponse(_message.Message):
         *,
         take5: Global___Take5Action | None = ...,
         taki: Global___TakiAction | None = ...,
+        note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "note", b"note", "take5", b"take5", "taki", b"taki"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take5", "taki"]  # noqa: Y015
     _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015

@@ -1,0 +1,76 @@
+"""``arena web``: the read-only web pages (ladders, bots, tournaments, matches) of a referee, as one more client of
+its Arena gRPC service. ``arena serve --web HOST:PORT`` serves the same pages beside the referee."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena.cli.app import AppContext, cli, stop_on_signals
+from arena.cli.errors import ArenaCliError
+from arena.cli.options import EndpointType, F, option, server_option
+from arena.core.config import DEFAULTS
+
+# Every option of `arena web`, in one place (other options of the command are added to this list).
+WEB_OPTIONS: list[Callable[[Any], Any]] = [
+    option("--listen", type=EndpointType(allow_port_zero=True), default=DEFAULTS.web_listen, show_default=True,
+           help="Address to serve the pages on (port 0: a free port, printed). Loopback by default."),
+    server_option,
+    option("--record", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, metavar="FILE",
+           help="Also show this match record (saved by `arena play --record`) with all hands, at /record."),
+]
+
+
+def web_options(f: F) -> F:
+    """Apply every option of ``WEB_OPTIONS`` to the command ``f``."""
+    for decorate in reversed(WEB_OPTIONS):
+        f = decorate(f)
+    return f
+
+
+def start_web(app: AppContext, listen: str, server: str, record: Path | None = None) -> Any:
+    """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
+    ``arena.web.serving.WebServer`` (``url()``, ``stop()``). Raises ``ArenaCliError`` when ``listen`` cannot be
+    bound."""
+    from arena.web.app import WebOptions
+    from arena.web.serving import WebServer
+
+    web = WebServer(WebOptions(server=server, tls_ca=app.tls_ca, record=record), listen)
+    try:
+        web.start()
+    except (OSError, RuntimeError) as exc:
+        raise ArenaCliError(f"cannot serve the web pages on {listen}: {exc}") from None
+    return web
+
+
+@cli.command(short_help="Serve the web pages of a referee (ladders, bots, tournaments, matches).")
+@web_options
+@click.pass_obj
+def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
+    """Serve read-only web pages of the referee at --server until SIGTERM or Ctrl-C: the ladder of each game, the
+    bots, the tournaments with their live progress, and the matches. JSON mirrors of every page are under /api/.
+
+    The pages read only what the Arena service's public reads answer, so they show no secret (no token, no hand
+    of a running match, no seed before its tournament has ended). While the referee does not answer, pages say so
+    (503) and reload by themselves.
+
+    \b
+    Example:
+      arena web --listen 127.0.0.1:8080 --server localhost:50051
+    """
+    running = start_web(app, listen, server, record=extra.get("record"))
+    try:
+        with stop_on_signals() as stop:
+            click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")
+            if extra.get("record") is not None:
+                click.echo(f"the record {extra['record']}: {running.url().rstrip('/')}/record")
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                pass
+            click.echo("arena web stopping")
+    finally:
+        running.stop()

@@ -1,0 +1,83 @@
+"""Matches being played now, as the workers publish them for the match viewer (``GetLiveMatch``): the match's
+inputs and its decisions, faults and forfeits so far. The keys (``arena.store.keys``: ``live_head_key``,
+``live_log_key``) expire ``LIVE_TTL_S`` after the last publication, so a worker that dies leaves nothing behind for
+long; the worker deletes them once the match's result is stored.
+
+What is kept here is the referee's own data (the seed among it): only the referee reads it, and its read method
+answers the public perspective cut from it, never the data itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.store.base import StoreBase
+from arena.store.keys import live_head_key, live_log_key
+
+LIVE_TTL_S = 300  # seconds a live match's keys outlive its last publication
+MAX_LIVE_ENTRIES = 200_000  # a live log longer than this is not read (a match has far fewer decisions)
+
+
+@dataclass(frozen=True)
+class LiveMatch:
+    """A match being played, as published: ``head`` (game, config, seed, deals, seats, tournament, started_at,
+    updated_at) and its ``decisions``, ``faults`` and ``forfeits`` so far (the match record's JSON forms)."""
+
+    head: dict[str, Any]
+    decisions: list[dict[str, Any]]
+    faults: list[dict[str, Any]]
+    forfeits: list[dict[str, Any]]
+
+
+class LiveStore(StoreBase):
+    """The live matches (see the module docstring)."""
+
+    def live_start(self, match_id: str, head: Mapping[str, Any]) -> None:
+        """Publish that ``match_id`` starts now with ``head`` (JSON-ready); any older log of that id is dropped."""
+        data = dict(head, started_at=time.time(), updated_at=time.time())
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(live_head_key(match_id), json.dumps(data), ex=LIVE_TTL_S)
+        pipe.delete(live_log_key(match_id))
+        pipe.execute()
+
+    def live_append(self, match_id: str, entries: Sequence[Mapping[str, Any]], head: Mapping[str, Any]) -> None:
+        """Append ``entries`` ({"d": decision} | {"f": fault} | {"x": forfeit}) to the log of ``match_id`` and
+        renew both keys (``head`` is written again with a fresh ``updated_at``)."""
+        pipe = self.client.pipeline(transaction=False)
+        if entries:
+            pipe.rpush(live_log_key(match_id), *(json.dumps(e) for e in entries))
+        pipe.set(live_head_key(match_id), json.dumps(dict(head, updated_at=time.time())), ex=LIVE_TTL_S)
+        pipe.expire(live_log_key(match_id), LIVE_TTL_S)
+        pipe.execute()
+
+    def live_end(self, match_id: str) -> None:
+        """Forget the live match ``match_id`` (its result is stored, or it will not be played on)."""
+        self.client.delete(live_head_key(match_id), live_log_key(match_id))
+
+    def live_match(self, match_id: str) -> LiveMatch | None:
+        """The live match ``match_id`` as published, or None when no worker is playing it (or its log is
+        unreadable)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get(live_head_key(match_id))
+        pipe.lrange(live_log_key(match_id), 0, MAX_LIVE_ENTRIES - 1)
+        raw_head, raw_log = pipe.execute()
+        if raw_head is None:
+            return None
+        try:
+            head = json.loads(raw_head)
+            entries = [json.loads(e) for e in raw_log]
+        except ValueError:
+            return None
+        if not isinstance(head, dict):
+            return None
+        out = LiveMatch(head, [], [], [])
+        for entry in entries:
+            if isinstance(entry, dict):
+                for key, bucket in (("d", out.decisions), ("f", out.faults), ("x", out.forfeits)):
+                    if isinstance(entry.get(key), dict):
+                        bucket.append(entry[key])
+        return out

@@ -1,0 +1,147 @@
+"""The web app: ``create_app(server)`` -> a Starlette ASGI app serving read-only pages and their ``/api/`` JSON
+mirrors, run under uvicorn by ``arena web`` and ``arena serve --web``.
+
+The app is one more client of the referee's ``arena.v1.Arena`` gRPC service (like the CLI): every fact comes from
+a public read method, so the pages show no more than those methods do, and the app never touches Redis.
+
+What routes may use, on ``request.app.state``:
+
+- ``arena``: the ``arena.web.client.ArenaReader`` of the referee (``await arena.call("GetMatch", request)``);
+  its ``ArenaDown`` becomes the 503 page, its ``ArenaNotFound`` the 404 page, by the app's error handlers.
+- ``server``: the referee's address "host:port", for messages.
+- ``templates``: the ``starlette.templating.Jinja2Templates`` of ``arena/web/templates`` (pages extend
+  ``base.html``); ``arena.web.responses.page`` renders one.
+- ``options``: the ``WebOptions`` the app was made with (``record``: a local record file to show, or None).
+
+Routes: ``arena.web.pages.routes`` (ladder, bots, tournaments), the match viewer's ``arena.web.matches.routes``
+when that module is installed, ``/static`` (``arena/web/static``: every asset, no CDN) and ``/healthz``.
+
+Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Security-Policy allowing only the
+app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
+and ``/api/`` (they change as matches finish), an hour for static assets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena.web import filters, pages
+from arena.web.client import ArenaReader
+from arena.web.responses import error_handlers
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES_DIR = HERE / "templates"
+STATIC_DIR = HERE / "static"
+
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+                           "frame-ancestors 'none'")
+SECURITY_HEADERS = {
+    "content-security-policy": CONTENT_SECURITY_POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cross-origin-opener-policy": "same-origin",
+    "permissions-policy": "camera=(), microphone=(), geolocation=()",
+}
+PAGE_CACHE_CONTROL = "no-cache"
+STATIC_CACHE_CONTROL = "public, max-age=3600"
+
+
+@dataclass(frozen=True)
+class WebOptions:
+    """How the app serves: ``server`` (the referee's "host:port"), ``tls_ca`` (PEM of the CA to trust, for a
+    referee serving TLS; None: plaintext), ``record`` (a record file saved by ``arena play --record`` to show
+    with all hands, or None)."""
+
+    server: str
+    tls_ca: bytes | None = None
+    record: Path | None = None
+
+
+class SecurityHeaders:
+    """ASGI middleware adding ``SECURITY_HEADERS`` and a Cache-Control (unless the route set one) to every HTTP
+    answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = scope.get("path", "").startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                for name, value in SECURITY_HEADERS.items():
+                    if name.encode() not in present:
+                        headers.append((name.encode(), value.encode()))
+                if b"cache-control" not in present:
+                    cache = STATIC_CACHE_CONTROL if static else PAGE_CACHE_CONTROL
+                    headers.append((b"cache-control", cache.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def viewer_routes() -> list[BaseRoute]:
+    """The match viewer's routes (``arena.web.matches.routes``, a list or a function returning one); none when
+    that module is not installed."""
+    if importlib.util.find_spec("arena.web.matches") is None:
+        return []
+    module = importlib.import_module("arena.web.matches")
+    routes = module.routes
+    return list(routes() if callable(routes) else routes)
+
+
+async def healthz(request: Request) -> Response:
+    """200 "ok" while the web app runs (whether or not the referee answers: see the pages for that)."""
+    return PlainTextResponse("ok")
+
+
+def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
+    """The ASGI app for the referee at ``server`` ("host:port", or ``WebOptions``). ``reader`` replaces the
+    ``ArenaReader`` (tests and benchmarks give their own). The gRPC channel opens at the first read and closes with
+    the app's lifespan."""
+    options = server if isinstance(server, WebOptions) else WebOptions(server=server)
+    arena = reader if reader is not None else ArenaReader(options.server, tls_ca=options.tls_ca)
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    filters.install(templates.env)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await arena.close()
+
+    routes: list[BaseRoute] = [
+        *pages.routes,
+        *viewer_routes(),
+        Route("/healthz", healthz),
+        Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)
+    app.state.arena = arena
+    app.state.server = options.server
+    app.state.templates = templates
+    app.state.options = options
+    app.add_middleware(SecurityHeaders)
+    return app

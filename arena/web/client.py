@@ -1,0 +1,108 @@
+"""The web app's client of the referee's ``arena.v1.Arena`` service: read calls only, over ``grpc.aio``.
+
+The pages never touch Redis: every fact they show comes from one of the Arena read methods (List*, Get*), which
+are public and filtered by the referee's secrecy rules (README "Security model"). No token is held or sent here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from arena_sdk.pb import arena_pb2_grpc
+
+READ_TIMEOUT_S = 10.0  # one read call; the referee answers reads in milliseconds
+# The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries.
+DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+READ_METHODS = frozenset({"ListBots", "GetTournament", "ListTournaments", "GetStandings", "ListMatches", "GetMatch",
+                          "GetSprt", "GetLadder", "ListWorkers", "GetArenaInfo", "GetLiveMatch"})
+
+
+class ArenaReadError(Exception):
+    """A read call failed: ``code`` (``grpc.StatusCode``), ``method`` (e.g. "GetLadder") and the referee's
+    one-line ``detail``."""
+
+    def __init__(self, method: str, code: grpc.StatusCode, detail: str) -> None:
+        super().__init__(f"{method}: {code.name}: {detail}")
+        self.method = method
+        self.code = code
+        self.detail = detail
+
+
+class ArenaDown(ArenaReadError):
+    """The referee did not answer (UNAVAILABLE or DEADLINE_EXCEEDED): pages answer 503 and retry by themselves."""
+
+
+class ArenaNotFound(ArenaReadError):
+    """The referee answered NOT_FOUND (an unknown bot, tournament or match): pages answer 404."""
+
+
+@dataclass
+class ArenaReader:
+    """Read calls of the Arena service at ``server`` ("host:port"); over TLS when ``tls_ca`` (PEM) is given.
+
+    ``await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=...))`` answers the reply message or raises
+    ``ArenaDown``, ``ArenaNotFound`` or ``ArenaReadError``. Only the public read methods (``READ_METHODS``) may be
+    called: a ``ValueError`` refuses any other. The channel opens on first use inside the running event loop and
+    reconnects by itself when the referee comes back.
+    """
+
+    server: str
+    tls_ca: bytes | None = None
+    timeout_s: float = READ_TIMEOUT_S
+    _channel: grpc.aio.Channel | None = field(default=None, repr=False)
+    _stub: Any = field(default=None, repr=False)
+
+    def stub(self) -> Any:
+        """The ``arena.v1.Arena`` stub (``grpc.aio``), opening the channel when none is open."""
+        if self._channel is None:
+            options = [("grpc.initial_reconnect_backoff_ms", 200), ("grpc.max_reconnect_backoff_ms", 2000)]
+            if self.tls_ca is not None:
+                credentials = grpc.ssl_channel_credentials(root_certificates=self.tls_ca)
+                self._channel = grpc.aio.secure_channel(self.server, credentials, options=options)
+            else:
+                self._channel = grpc.aio.insecure_channel(self.server, options=options)
+            self._stub = arena_pb2_grpc.ArenaStub(self._channel)
+        return self._stub
+
+    async def call(self, method: str, request: Any) -> Any:
+        """``Arena.<method>(request)``; raises as the class docstring says."""
+        if method not in READ_METHODS:
+            raise ValueError(f"{method} is not a public read method of the Arena service")
+        try:
+            return await getattr(self.stub(), method)(request, timeout=self.timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            code, detail = exc.code(), exc.details() or ""
+            if code in DOWN_CODES:
+                raise ArenaDown(method, code, detail) from None
+            if code == grpc.StatusCode.NOT_FOUND:
+                raise ArenaNotFound(method, code, detail) from None
+            raise ArenaReadError(method, code, detail) from None
+
+    async def pages(self, method: str, request: Any, field: str, most: int) -> list[Any]:
+        """The entries (``field``) of the pages of the list ``method`` asked with ``request``, in order, at most
+        ``most`` of them. Raises as ``call``, and ``ArenaReadError`` when the referee repeats a page token."""
+        out: list[Any] = []
+        seen: set[str] = set()
+        page = type(request)()
+        page.CopyFrom(request)
+        while True:
+            reply = await self.call(method, page)
+            out.extend(getattr(reply, field))
+            token = reply.next_page_token
+            if not token or len(out) >= most:
+                return out[:most]
+            if token in seen:
+                raise ArenaReadError(method, grpc.StatusCode.INTERNAL, "the referee repeated a page token")
+            seen.add(token)
+            page.page_token = token
+
+    async def close(self) -> None:
+        """Close the channel (the next call opens a new one)."""
+        if self._channel is not None:
+            await self._channel.close()
+        self._channel = None
+        self._stub = None

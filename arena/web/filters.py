@@ -1,0 +1,69 @@
+"""Jinja2 filters the templates use to print numbers and times the way the CLI does."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from arena.core import text
+
+
+def _real(value: Any) -> float | None:
+    """A number of a reply in its proto3 JSON form (where an infinite double is the string "Infinity")."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return float(value.replace("Infinity", "inf"))
+    return float(value)
+
+
+def points(value: Any, digits: int = 1) -> str:
+    """Elo points ("1523.4"); "-" for None; "∞" for an infinite margin."""
+    number = _real(value)
+    if number is None or math.isnan(number):
+        return "-"
+    if math.isinf(number):
+        return "∞" if number > 0 else "-∞"
+    return f"{number:.{digits}f}"
+
+
+def percent(value: Any, digits: int = 0) -> str:
+    """A fraction 0..1 as "71 %"; "-" for None."""
+    number = _real(value)
+    if number is None or not math.isfinite(number):
+        return "-"
+    return f"{100 * number:.{digits}f} %"
+
+
+def number(value: Any) -> str:
+    """A score: "12" for a whole number, else "12.25"; "-" for None."""
+    real = _real(value)
+    if real is None or not math.isfinite(real):
+        return "-"
+    return str(int(real)) if real.is_integer() else f"{real:.2f}"
+
+
+def ms(value: Any) -> str:
+    """Milliseconds with one decimal ("12.3 ms"); "-" for None."""
+    real = _real(value)
+    if real is None or not math.isfinite(real):
+        return "-"
+    return f"{real:.1f} ms"
+
+
+def when(epoch_s: float) -> str:
+    """Seconds since the epoch as "2026-12-03 13:10:27 UTC"; "-" for 0."""
+    if not epoch_s:
+        return "-"
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def ago(epoch_s: float) -> str:
+    """``epoch_s`` as "12 s ago", "3 min ago", "2 h ago" (or the UTC date past a day); "-" for 0."""
+    return text.ago(epoch_s, when)
+
+
+def install(env: Any) -> None:
+    """Register the filters in the Jinja2 environment ``env``."""
+    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago)

@@ -1,0 +1,340 @@
+"""The pages of the arena and their ``/api/`` mirrors: the ladder of each game, the bots, the tournaments.
+
+Each page reads the Arena service (``request.app.state.arena``) and renders a template; its mirror under
+``/api/`` answers the same facts as JSON (the read replies in their proto3 JSON form, plus what the page derives
+from them: ``arena.web.stats``). Matches link to the viewer at ``/matches/{match_id}``; bots to ``/bots/{bot}``.
+
+What a page derives, and from which reads:
+
+- ladder (``/ladder/{game}?method=elo|fit``): GetLadder; per bot, ListMatches of its newest ``HISTORY_MATCHES``
+  matches for its faults per match and its live Elo after each of them (walked back from the live rating);
+- bot (``/bots/{bot}``, NAME or NAME@VERSION): ListBots (its versions), GetLadder of each game it plays, its newest
+  matches (ListMatches), and, from the records of those that are revealed (GetMatch), its faults by kind and its
+  Decide latency p50/p95/max per game;
+- tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, GetSprt for an SPRT; once
+  its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
+  ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
+  ``LIVE_POLL_S`` seconds while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from arena.tournaments.verify import verify_deals
+from arena.web import charts, stats
+from arena.web.client import ArenaNotFound, ArenaReader
+from arena.web.responses import api, message_dict, page
+from arena_sdk.games import GAMES, game_ids
+from arena_sdk.pb import arena_pb2
+
+LADDER_METHODS = {"elo": "live Elo", "fit": "batch fit"}
+HISTORY_MATCHES = 200  # matches of a bot behind its ladder line's history and fault rate
+RECENT_MATCHES = 20  # matches on a bot's page; their revealed records give its faults by kind and latency
+TOURNAMENT_MATCHES = 50  # newest matches on a tournament's page
+VERIFY_MATCHES = 20_000  # most matches a tournament's page checks against the revealed seed
+LIST_MOST = 1000  # most bots and tournaments a list page shows
+LIVE_POLL_S = 2  # seconds between two reloads of a running tournament's live part
+
+
+def games() -> list[dict[str, str]]:
+    """Every registered game as ``{"id", "title"}``, in id order."""
+    return [{"id": g, "title": GAMES[g].info.title} for g in game_ids()]
+
+
+def _reader(request: Request) -> ArenaReader:
+    reader: ArenaReader = request.app.state.arena
+    return reader
+
+
+def _game(request: Request) -> str:
+    game = str(request.path_params["game"])
+    if game not in GAMES:
+        raise HTTPException(404, f"no game named {game!r} (games: {', '.join(game_ids())})")
+    return game
+
+
+def _method(request: Request) -> str:
+    method = request.query_params.get("method", "elo") or "elo"
+    if method not in LADDER_METHODS:
+        raise HTTPException(400, f"method must be one of {', '.join(LADDER_METHODS)}, not {method[:16]!r}")
+    return method
+
+
+async def _matches_of(reader: ArenaReader, bot: str, most: int, tournament: str = "") -> list[dict[str, Any]]:
+    request = arena_pb2.ListMatchesRequest(bot=bot, tournament_id=tournament, page_size=min(most, 1000))
+    return [message_dict(m) for m in await reader.pages("ListMatches", request, "matches", most)]
+
+
+# --- ladder ------------------------------------------------------------------------------------------------------
+
+async def ladder_data(request: Request, game: str, method: str) -> dict[str, Any]:
+    """GetLadder of ``game`` by ``method``, each entry with ``faults_per_match`` and ``history`` (live Elo after
+    each of its newest ``HISTORY_MATCHES`` matches, oldest first) added."""
+    reader = _reader(request)
+    ladder = message_dict(await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method=method)))
+    live = ladder if method == "elo" else message_dict(
+        await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method="elo")))
+    live_rating = {e["bot"]: float(e["rating"]) for e in live["entries"]}
+    recent = await asyncio.gather(*(_matches_of(reader, e["bot"], HISTORY_MATCHES) for e in ladder["entries"]))
+    for entry, matches in zip(ladder["entries"], recent):
+        entry["faults_per_match"] = stats.faults_per_match(matches, entry["bot"])
+        current = live_rating.get(entry["bot"])
+        entry["history"] = [] if current is None else [
+            round(r, 2) for _, r in stats.rating_history(current, matches, entry["bot"])]
+    return ladder
+
+
+async def ladder(request: Request) -> Response:
+    game, method = _game(request), _method(request)
+    data = await ladder_data(request, game, method)
+    for entry in data["entries"]:
+        entry["spark"] = charts.sparkline(entry["history"])
+    return page(request, "ladder.html", {"game": game, "title": f"Ladder: {GAMES[game].info.title}",
+                                         "method": method, "methods": LADDER_METHODS, "ladder": data,
+                                         "games": games(), "history_matches": HISTORY_MATCHES})
+
+
+async def api_ladder(request: Request) -> Response:
+    game, method = _game(request), _method(request)
+    return api(await ladder_data(request, game, method))
+
+
+# --- bots --------------------------------------------------------------------------------------------------------
+
+async def _all_bots(reader: ArenaReader) -> list[dict[str, Any]]:
+    reply = await reader.pages("ListBots", arena_pb2.ListBotsRequest(page_size=1000), "bots", LIST_MOST)
+    return [message_dict(b) for b in reply]
+
+
+async def bots_data(request: Request) -> dict[str, Any]:
+    """Every registered bot version (ListBots), at most ``LIST_MOST``."""
+    return {"bots": await _all_bots(_reader(request))}
+
+
+async def bots(request: Request) -> Response:
+    return page(request, "bots.html", {"title": "Bots", **await bots_data(request)})
+
+
+async def api_bots(request: Request) -> Response:
+    return api(await bots_data(request))
+
+
+async def _record(reader: ArenaReader, match_id: str) -> dict[str, Any] | None:
+    detail = await reader.call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    if not detail.record_json:
+        return None
+    try:
+        record: dict[str, Any] = json.loads(detail.record_json)
+    except ValueError:
+        return None
+    return record
+
+
+async def bot_data(request: Request) -> dict[str, Any]:
+    """A bot (NAME: every version; NAME@VERSION: that one): its versions, its ladder line and live Elo history
+    per game and version, its newest matches, and per game its faults by kind and Decide latency over the revealed
+    records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match."""
+    reader = _reader(request)
+    bot = str(request.path_params["bot"])
+    if not 1 <= len(bot) <= 129:
+        raise HTTPException(404, "no bot with an empty or over-long name")
+    name = bot.partition("@")[0]
+    versions = [b for b in await _all_bots(reader) if b["name"] == name and (b["bot_id"] == bot or "@" not in bot)]
+    try:
+        matches = await _matches_of(reader, bot, HISTORY_MATCHES)
+    except ArenaNotFound:
+        matches = []
+    if not versions and not matches:
+        raise HTTPException(404, f"no bot named {bot!r} is registered or has played")
+    ids = sorted({b["bot_id"] for b in versions} | {s for m in matches for s in m["seats"]
+                                                   if s.partition("@")[0] == name and (s == bot or "@" not in bot)})
+    game_set = sorted({b["game"] for b in versions} | {m["game"] for m in matches})
+    ladders = await asyncio.gather(*(reader.call("GetLadder", arena_pb2.GetLadderRequest(game=g)) for g in game_set))
+    per_game: dict[str, Any] = {}
+    recent = matches[:RECENT_MATCHES]
+    records = await asyncio.gather(*(_record(reader, m["match_id"]) if m.get("revealed") else _none()
+                                     for m in recent))
+    for game, reply in zip(game_set, ladders):
+        lines = {e.bot: message_dict(e) for e in reply.entries if e.bot in ids}
+        history = {bot_id: stats.rating_history(line["rating"], [m for m in matches if m["game"] == game], bot_id)
+                   for bot_id, line in lines.items()}
+        pairs = [(r, seat) for m, r in zip(recent, records)
+                 if r is not None and m["game"] == game and (seat := stats.seat_of(m, bot)) is not None]
+        per_game[game] = {"ladder": list(lines.values()),
+                          "history": {k: [[x, round(y, 2)] for x, y in v] for k, v in history.items()},
+                          "records": stats.record_stats([r for r, _ in pairs], [s for _, s in pairs])}
+    return {"bot": bot, "name": name, "versions": versions, "bot_ids": ids, "games": per_game,
+            "matches": recent, "recent_matches": RECENT_MATCHES}
+
+
+async def _none() -> None:
+    return None
+
+
+async def bot_page(request: Request) -> Response:
+    data = await bot_data(request)
+    for game, facts in data["games"].items():
+        series = [charts.Series(bot_id, [(x, y) for x, y in points]) for bot_id, points in facts["history"].items()]
+        facts["chart"] = charts.line_chart(series, x_label="matches", y_label="live Elo",
+                                           title=f"live Elo of {data['bot']} after each match ({game})")
+    titles = {g["id"]: g["title"] for g in games()}
+    return page(request, "bot.html", {"title": f"Bot {data['bot']}", "titles": titles, **data})
+
+
+async def api_bot(request: Request) -> Response:
+    return api(await bot_data(request))
+
+
+# --- tournaments -------------------------------------------------------------------------------------------------
+
+async def tournaments_data(request: Request) -> dict[str, Any]:
+    """The newest tournaments (ListTournaments, optionally ``?game=``), at most ``LIST_MOST``."""
+    game = request.query_params.get("game", "")
+    if game and game not in GAMES:
+        raise HTTPException(404, f"no game named {game[:32]!r} (games: {', '.join(game_ids())})")
+    reply = await _reader(request).pages("ListTournaments", arena_pb2.ListTournamentsRequest(game=game, page_size=100),
+                                         "tournaments", LIST_MOST)
+    return {"game": game, "tournaments": [message_dict(t) for t in reply]}
+
+
+async def tournaments(request: Request) -> Response:
+    return page(request, "tournaments.html", {"title": "Tournaments", "games": games(),
+                                              **await tournaments_data(request)})
+
+
+async def api_tournaments(request: Request) -> Response:
+    return api(await tournaments_data(request))
+
+
+async def _verify(t: dict[str, Any], sprt: dict[str, Any] | None,
+                  matches: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The deals of an ended tournament (``matches``: all of them) checked against its revealed seed; None while
+    the seed is secret."""
+    if not t["seed_hex"]:
+        return None
+    twice: tuple[str, ...] = ()
+    if sprt is not None and not sprt["field"] and t["deals"] != "unique":
+        twice = (sprt["v1"], sprt["v2"])
+    problems = verify_deals(t["id"], t["seed_hex"], t["seed_commitment"], matches, twice_allowed=twice)
+    if len(matches) != t["matches_done"]:
+        problems.append(f"{len(matches)} matches listed, but the tournament counts {t['matches_done']} done")
+    return {"ok": not problems, "matches": len(matches), "problems": problems}
+
+
+async def tournament_data(request: Request) -> dict[str, Any]:
+    """One tournament: GetTournament, GetStandings, GetSprt (an SPRT), its newest matches and, once its seed is
+    revealed, the verification of its deals. Unknown ids are 404 (the referee's NOT_FOUND)."""
+    reader = _reader(request)
+    tid = str(request.path_params["id"])
+    if not 1 <= len(tid) <= 24:
+        raise HTTPException(404, "no tournament with an empty or over-long id")
+    t = message_dict(await reader.call("GetTournament", arena_pb2.GetTournamentRequest(id=tid)))
+    standings = message_dict(await reader.call("GetStandings", arena_pb2.GetStandingsRequest(id=tid)))
+    sprt = message_dict(await reader.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))) \
+        if t["format"] == "sprt" else None
+    data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
+                            "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
+    every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
+    data["matches"] = every[:TOURNAMENT_MATCHES] if t["seed_hex"] else \
+        await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
+    data["verify"] = await _verify(t, sprt, every)
+    data["pairings"] = pairings(every) if t["format"] == "swiss" else []
+    if sprt is not None:  # every match: the LLR after each block comes from the ranks of both its tables
+        data["sprt_matches"] = every or await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid)
+    return data
+
+
+def pairings(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A revealed tournament's matches by round (0-based ``round`` of each summary), oldest round first:
+    ``[{"round": r, "matches": [...]}]``; rounds are known only once the deals are revealed."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for m in matches:
+        if m.get("revealed"):
+            rounds.setdefault(int(m["round"]), []).append(m)
+    return [{"round": r, "matches": sorted(ms, key=lambda m: m["match_id"])} for r, ms in sorted(rounds.items())]
+
+
+def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
+    """The charts of a tournament's format: SPRT (its LLR after each block against its bounds), until separated
+    (the intervals)."""
+    out: dict[str, Any] = {}
+    sprt = data["sprt"]
+    if sprt is not None:
+        history = stats.sprt_llr_history(sprt, data.get("sprt_matches", []))
+        out["sprt_chart"] = charts.line_chart(
+            [charts.Series("LLR after each block", history)],
+            levels=[charts.Level(stats_float(sprt["upper"]), "H1 (upper bound)", "#067647"),
+                    charts.Level(stats_float(sprt["lower"]), "H0 (lower bound)", "#b42318")],
+            x_label="blocks", y_label="LLR", title="SPRT: log-likelihood ratio against its bounds")
+    rows = [(e["bot"], stats_float(e.get("low")), stats_float(e.get("rating")), stats_float(e.get("high")))
+            for e in data["standings"]["entries"] if e.get("rating") is not None]
+    if rows:
+        out["intervals_chart"] = charts.intervals_chart(rows, title="ratings with their 95 % intervals")
+    return out
+
+
+def stats_float(value: Any) -> float:
+    """A double of a reply's JSON form as a float ("Infinity", "NaN" included); NaN for None."""
+    if value is None:
+        return float("nan")
+    return float(str(value).replace("Infinity", "inf")) if isinstance(value, str) else float(value)
+
+
+async def tournament_page(request: Request) -> Response:
+    data = await tournament_data(request)
+    return page(request, "tournament.html", {"title": f"Tournament {data['tournament']['id']}",
+                                             **data, **_format_charts(data)})
+
+
+async def tournament_live(request: Request) -> Response:
+    """The live part of a tournament's page (progress, standings, format status, seed, newest matches), reloaded
+    by live.js."""
+    data = await tournament_data(request)
+    return page(request, "tournament_live.html", {**data, **_format_charts(data)})
+
+
+async def api_tournament(request: Request) -> Response:
+    data = await tournament_data(request)
+    matches = data.pop("sprt_matches", None)
+    if data["sprt"] is not None:
+        data["sprt_llr_history"] = stats.sprt_llr_history(data["sprt"], matches or [])
+    return api(data)
+
+
+# --- home --------------------------------------------------------------------------------------------------------
+
+async def index(request: Request) -> Response:
+    info = await _reader(request).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
+    recent = await _reader(request).call("ListTournaments", arena_pb2.ListTournamentsRequest(page_size=5))
+    return page(request, "index.html", {"games": games(), "title": "Arena", "info": message_dict(info),
+                                        "tournaments": [message_dict(t) for t in recent.tournaments]})
+
+
+async def api_index(request: Request) -> Response:
+    info = await _reader(request).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
+    return api({"games": games(), "arena": message_dict(info)})
+
+
+routes = [
+    Route("/", index, name="index"),
+    Route("/api/", api_index, name="api_index"),
+    Route("/ladder/{game}", ladder, name="ladder"),
+    Route("/api/ladder/{game}", api_ladder, name="api_ladder"),
+    Route("/bots", bots, name="bots"),
+    Route("/api/bots", api_bots, name="api_bots"),
+    Route("/bots/{bot}", bot_page, name="bot"),
+    Route("/api/bots/{bot}", api_bot, name="api_bot"),
+    Route("/tournaments", tournaments, name="tournaments"),
+    Route("/api/tournaments", api_tournaments, name="api_tournaments"),
+    Route("/tournaments/{id}", tournament_page, name="tournament"),
+    Route("/tournaments/{id}/live", tournament_live, name="tournament_live"),
+    Route("/api/tournaments/{id}", api_tournament, name="api_tournament"),
+]

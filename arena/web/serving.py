@@ -1,0 +1,71 @@
+"""Run the web app under uvicorn in a thread of its own: ``WebServer(options, listen).start()`` -> the port,
+``stop()``. Used by ``arena web`` and ``arena serve --web``; tests and tools run it the same way."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from arena.web.app import WebOptions, create_app
+
+START_TIMEOUT_S = 30.0
+
+
+class WebServer:
+    """The pages of ``options`` served on ``listen`` ("host:port"; port 0: a free one, see ``start``'s answer)."""
+
+    def __init__(self, options: WebOptions, listen: str, app: Any = None) -> None:
+        self.options = options
+        self.listen = listen
+        self.app = app if app is not None else create_app(options)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    def start(self) -> int:
+        """Bind ``listen`` and serve in a daemon thread; answers the port. Raises ``OSError`` when the address
+        cannot be bound, ``RuntimeError`` when uvicorn does not start within ``START_TIMEOUT_S`` seconds."""
+        host, _, port = self.listen.rpartition(":")
+        host = host.strip("[]")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without
+        # it every answer written in two parts (headers, body) waits out the client's delayed ACK (40 ms).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, int(port)))
+        except OSError:
+            sock.close()
+            raise
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="arena-web", daemon=True)
+        self._thread.start()
+        end = time.monotonic() + START_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > end:
+                raise RuntimeError(f"the web server on {self.listen} did not start")
+            time.sleep(0.02)
+        return self.port
+
+    def url(self) -> str:
+        host = self.listen.rpartition(":")[0]
+        if host in ("0.0.0.0", "[::]", ""):
+            host = "127.0.0.1"
+        return f"http://{host}:{self.port}/"
+
+    def stop(self) -> None:
+        """Stop serving (open answers get 2 s to finish) and wait for the thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = None
+        self._thread = None

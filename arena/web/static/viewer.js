@@ -1,0 +1,197 @@
+/* The match viewer (arena/web/matches.py): steps through the frames the server cut for one perspective.
+   Plain JavaScript, no build step, no inline script (the pages' CSP). Every text goes in with textContent, so a
+   bot name or a crafted record cannot inject markup. Each game's board is drawn by static/viewer-<game>.js, which
+   registers ArenaViewer.boards[<game id>] = function (frame, data, root). */
+(function () {
+  "use strict";
+  var V = window.ArenaViewer = window.ArenaViewer || {};
+  V.boards = V.boards || {};
+
+  /* el("div", {class: "x", "data-seat": 1}, child, "text", ...) */
+  V.el = function (tag, attrs) {
+    var node = document.createElement(tag);
+    var key;
+    for (key in attrs || {}) {
+      if (Object.prototype.hasOwnProperty.call(attrs, key) && attrs[key] !== null && attrs[key] !== undefined) {
+        node.setAttribute(key, String(attrs[key]));
+      }
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined) { continue; }
+      node.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  };
+
+  V.seatName = function (data, seat) {
+    var name = (data.seats || [])[seat];
+    return "seat " + seat + (name ? " (" + name + ")" : "");
+  };
+
+  /* The hands a perspective may see (board.hands, {seat: cards}), each card drawn by drawCard, into box. */
+  V.hands = function (box, hands, data, drawCard) {
+    Object.keys(hands || {}).forEach(function (seat) {
+      var hand = V.el("div", {"class": "hand", "data-seat": seat}, V.el("span", {"class": "label"},
+        V.seatName(data, Number(seat)) + " holds: "));
+      hands[seat].forEach(function (c) { hand.appendChild(drawCard(c)); });
+      box.appendChild(hand);
+    });
+  };
+
+  function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
+
+  function actionText(action) {
+    if (!action) { return "hidden"; }
+    var parts = [];
+    for (var key in action) {
+      if (Object.prototype.hasOwnProperty.call(action, key)) {
+        var value = action[key];
+        if (value === true) { parts.push(key.replace(/_/g, " ")); }
+        else if (value !== false && value !== null) { parts.push(key.replace(/_/g, " ") + " " + value); }
+      }
+    }
+    return parts.join(", ");
+  }
+
+  function describe(frame, data) {
+    var box = V.el("div", {"class": "decision"});
+    if (frame.seat === null || frame.seat === undefined) {
+      box.appendChild(V.el("span", {}, frame.decision < 0 ? "the table before the first decision" : "the table"));
+    } else {
+      var text = V.seatName(data, frame.seat) + ": " + String(frame.kind || "").replace(/_/g, " ").toLowerCase() +
+        " — " + actionText(frame.action);
+      box.appendChild(V.el("span", {"class": "what"}, text));
+      if (frame.latency_ms !== null && frame.latency_ms !== undefined) {
+        box.appendChild(V.el("span", {"class": "muted"}, " · " + Number(frame.latency_ms).toFixed(1) + " ms"));
+      }
+      if (frame.source && frame.source !== "bot") {
+        box.appendChild(V.el("span", {"class": "source"}, " · " + frame.source + " action"));
+      }
+    }
+    if (frame.note) {
+      box.appendChild(V.el("div", {"class": "note"}, "note of " + V.seatName(data, frame.seat) + ": " + frame.note));
+    }
+    (frame.faults || []).forEach(function (f) {
+      var ms = f.latency_ms === null || f.latency_ms === undefined ? "" : ", " + Number(f.latency_ms).toFixed(1) + " ms";
+      box.appendChild(V.el("div", {"class": "fault", "data-seat": f.seat},
+        "fault: " + f.kind + " of " + V.seatName(data, f.seat) + ms + (f.detail ? " — " + f.detail : "")));
+    });
+    (frame.forfeits || []).forEach(function (f) {
+      box.appendChild(V.el("div", {"class": "fault forfeit", "data-seat": f.seat},
+        "forfeit: " + V.seatName(data, f.seat) + " (" + f.reason + ")" + (f.detail ? " — " + f.detail : "")));
+    });
+    return box;
+  }
+
+  V.start = function () {
+    var root = document.getElementById("viewer");
+    if (!root) { return; }
+    var $ = function (id) { return document.getElementById(id); };
+    var status = $("v-status"), boardBox = $("v-board"), turnBox = $("v-turn"), scrub = $("v-scrub");
+    var frames = [], data = null, index = 0, timer = null;
+    var draw = V.boards[root.getAttribute("data-game")];
+
+    function show(i) {
+      if (!frames.length) { return; }
+      index = Math.max(0, Math.min(frames.length - 1, i));
+      var frame = frames[index];
+      clear(boardBox);
+      boardBox.appendChild(describe(frame, data));
+      if (draw) { boardBox.appendChild(draw(frame, data, root)); }
+      else { boardBox.appendChild(V.el("pre", {}, JSON.stringify(frame.board, null, 1))); }
+      turnBox.value = String(index);
+      scrub.value = String(index);
+      $("v-count").textContent = "of " + (frames.length - 1) + " · " + frame.position;
+      status.textContent = index === frames.length - 1 && data.stopped ? data.stopped : "";
+      status.className = index === frames.length - 1 && data.stopped ? "status error" : "status";
+      root.setAttribute("data-index", String(index));
+      var url = new URL(window.location.href);
+      url.searchParams.set("turn", String(index));
+      window.history.replaceState(null, "", url.toString());
+    }
+
+    function roundStart(i) {
+      var r = frames[i].round;
+      while (i > 0 && frames[i - 1].round === r) { i--; }
+      return i;
+    }
+    function nextRound() {
+      var r = frames[index].round, i = index;
+      while (i < frames.length - 1 && frames[i].round === r) { i++; }
+      show(i);
+    }
+    function prevRound() {
+      var start = roundStart(index);
+      show(start < index ? start : (start > 0 ? roundStart(start - 1) : 0));
+    }
+    function pause() {
+      if (timer !== null) { window.clearInterval(timer); timer = null; }
+      $("v-play").textContent = "play";
+    }
+    function play() {
+      if (index >= frames.length - 1) { show(0); }
+      pause();
+      $("v-play").textContent = "pause";
+      timer = window.setInterval(function () {
+        if (index >= frames.length - 1) { pause(); } else { show(index + 1); }
+      }, Number($("v-speed").value) || 700);
+    }
+
+    $("v-start").addEventListener("click", function () { pause(); show(0); });
+    $("v-end").addEventListener("click", function () { pause(); show(frames.length - 1); });
+    $("v-back").addEventListener("click", function () { pause(); show(index - 1); });
+    $("v-next").addEventListener("click", function () { pause(); show(index + 1); });
+    $("v-round-back").addEventListener("click", function () { pause(); prevRound(); });
+    $("v-round-next").addEventListener("click", function () { pause(); nextRound(); });
+    $("v-play").addEventListener("click", function () { if (timer === null) { play(); } else { pause(); } });
+    $("v-speed").addEventListener("change", function () { if (timer !== null) { play(); } });
+    turnBox.addEventListener("change", function () { pause(); show(parseInt(turnBox.value, 10) || 0); });
+    scrub.addEventListener("input", function () { pause(); show(parseInt(scrub.value, 10) || 0); });
+    document.addEventListener("keydown", function (e) {
+      var tag = (e.target && e.target.tagName) || "";
+      if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") { return; }
+      if (e.key === "ArrowRight") { pause(); if (e.shiftKey) { nextRound(); } else { show(index + 1); } }
+      else if (e.key === "ArrowLeft") { pause(); if (e.shiftKey) { prevRound(); } else { show(index - 1); } }
+      else if (e.key === "Home") { pause(); show(0); }
+      else if (e.key === "End") { pause(); show(frames.length - 1); }
+      else if (e.key === " ") { e.preventDefault(); if (timer === null) { play(); } else { pause(); } }
+      else { return; }
+    });
+
+    var live = root.getAttribute("data-live") === "1";
+    var following = true;  /* live: stay on the newest frame until the viewer steps back */
+
+    function load(first) {
+      return fetch(root.getAttribute("data-frames"), {headers: {"accept": "application/json"}, cache: "no-store"})
+        .then(function (response) {
+          return response.json().then(function (body) { return {ok: response.ok, body: body}; });
+        })
+        .then(function (answer) {
+          if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
+          if (answer.body.finished) { window.location.reload(); return; }
+          following = first || index >= frames.length - 1;
+          data = answer.body;
+          frames = data.frames || [];
+          scrub.max = String(Math.max(0, frames.length - 1));
+          turnBox.max = String(Math.max(0, frames.length - 1));
+          root.setAttribute("data-frames-count", String(frames.length));
+          if (first && !live) { show(parseInt(root.getAttribute("data-turn"), 10) || 0); }
+          else if (following && timer === null) { show(frames.length - 1); }
+          else { show(index); }
+          root.setAttribute("data-ready", "1");
+        });
+    }
+    function failed(err) {
+      status.textContent = "This match cannot be shown: " + err.message;
+      status.className = "status error";
+      root.setAttribute("data-ready", "error");
+    }
+    load(true).catch(failed);
+    if (live) {
+      window.setInterval(function () {
+        load(false).catch(function (err) { status.textContent = "live: " + err.message + " (retrying)"; });
+      }, 1000);
+    }
+  };
+}());

@@ -1,0 +1,116 @@
+"""What the pages derive from the Arena read replies (pure functions over their JSON forms): a bot's rating after
+each of its matches, its faults per match, its faults by kind and its decision latency from revealed records, and
+an SPRT's log-likelihood ratio after each block."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from arena.ratings.sprt import SprtError, SprtState, block_outcome, llr, update
+
+
+def seat_of(summary: Mapping[str, Any], bot: str) -> int | None:
+    """The seat of ``bot`` (a bot id "NAME@VERSION", or a NAME: its first seat of any version) in a match
+    summary; None when it did not play."""
+    seats = list(summary.get("seats", []))
+    if bot in seats:
+        return seats.index(bot)
+    for i, seat in enumerate(seats):
+        if seat.partition("@")[0] == bot:
+            return i
+    return None
+
+
+def rating_history(current: float, summaries: Sequence[Mapping[str, Any]], bot: str) -> list[tuple[float, float]]:
+    """The live Elo of ``bot`` after each of its matches, oldest first, as (match number, rating) pairs, ending
+    at ``current``: walked back from the current rating through the matches' rating deltas (``summaries`` newest
+    first, as ListMatches answers). The first pair is the rating before the oldest match given (number 0)."""
+    rating = current
+    after: list[float] = []
+    for summary in summaries:
+        seat = seat_of(summary, bot)
+        deltas = summary.get("rating_deltas", [])
+        if seat is None or seat >= len(deltas):
+            continue
+        after.append(rating)
+        rating -= float(deltas[seat])
+    values = [rating, *reversed(after)]
+    return [(float(i), v) for i, v in enumerate(values)]
+
+
+def faults_per_match(summaries: Sequence[Mapping[str, Any]], bot: str) -> float | None:
+    """Mean faults of ``bot`` per match over ``summaries``; None when it played none of them."""
+    counts = [int(s["faults"][seat]) for s in summaries
+              if (seat := seat_of(s, bot)) is not None and seat < len(s.get("faults", []))]
+    return sum(counts) / len(counts) if counts else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile (0..1) of ``values`` by the nearest-rank method; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return float(ordered[rank - 1])
+
+
+def record_stats(records: Iterable[Mapping[str, Any]], seats: Iterable[int]) -> dict[str, Any]:
+    """Faults by kind and Decide latency (ms) of one bot over match records (the JSON of ``arena play --record``),
+    ``seats`` giving its seat in each. Answers ``{"matches", "decisions", "faults": {kind: count}, "latency_ms":
+    {"p50", "p95", "max"}}`` (latencies of the calls it was asked; None without any)."""
+    kinds: Counter[str] = Counter()
+    latencies: list[float] = []
+    matches = 0
+    for record, seat in zip(records, seats):
+        matches += 1
+        for fault in record.get("faults", []):
+            if fault.get("seat") == seat:
+                kinds[str(fault.get("kind", "?"))] += 1
+        for decision in record.get("decisions", []):
+            latency = decision.get("latency_ms")
+            if decision.get("seat") == seat and isinstance(latency, int | float):
+                latencies.append(float(latency))
+    return {"matches": matches, "decisions": len(latencies), "faults": dict(sorted(kinds.items())),
+            "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
+                           "max": max(latencies) if latencies else None}}
+
+
+def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
+    """An SPRT's LLR after each block, in block order, as (blocks, LLR) pairs from (0, 0.0): block b is the
+    tournament's matches number 2b (V1 at seat s) and 2b + 1 (V2 at seat s), compared as the referee does
+    (``arena.ratings.sprt.block_outcome``); a block stops the history when one of its tables is not in
+    ``matches`` (summaries with ``match_id`` "<tournament>-NNNNNN", ``seats`` and ``ranks``: public while the test
+    runs). ``sprt`` is the Sprt reply's JSON form (v1, v2, seats, field, elo0, elo1). A block replaced after a
+    void table ends the history there too."""
+    by_index: dict[int, Mapping[str, Any]] = {}
+    for m in matches:
+        number = str(m.get("match_id", "")).rpartition("-")[2]
+        if number.isdigit():
+            by_index[int(number)] = m
+    seats = int(sprt.get("seats") or 2)
+    try:
+        state = SprtState.new(seats)
+    except SprtError:
+        return []
+    head_to_head = not sprt.get("field")
+    points = [(0.0, 0.0)]
+    block = 0
+    while (2 * block) in by_index and (2 * block + 1) in by_index:
+        table1, table2 = by_index[2 * block], by_index[2 * block + 1]
+        seats1, seats2 = list(table1.get("seats", [])), list(table2.get("seats", []))
+        if sprt.get("v1") not in seats1 or sprt.get("v2") not in seats2:
+            break
+        seat = seats1.index(sprt["v1"])
+        if seats2.index(sprt["v2"]) != seat:
+            break
+        try:
+            state = update(state, block_outcome(table1["ranks"], table2["ranks"], seat))
+            value = llr(state, float(sprt.get("elo0", 0.0)), float(sprt.get("elo1", 5.0)), head_to_head)
+        except SprtError:
+            break
+        block += 1
+        points.append((float(block), value))
+    return points

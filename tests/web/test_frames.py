@@ -1,0 +1,157 @@
+"""arena.render.frames: the match viewer's frames per perspective (pure; no bots, no Redis, no browser).
+
+Records are made by ``viewer_records.play_record`` (a game's engine played by a seeded random policy). The
+property: no frame of the public or of seat k's perspective holds a card that perspective could not know then.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from viewer_records import play_record
+
+from arena.render.base import RenderError
+from arena.render.frames import ALL, PUBLIC, PerspectiveError, build_frames, seat_perspective
+from arena_sdk.games import take5, taki
+from arena_sdk.games.taki.cards import tokens
+
+NOT_CARDS = frozenset({"seat", "row", "bullheads", "rule", "count", "color", "kind", "reason", "closed",
+                       "declared", "play", "close_run", "last_card", "draw", "end_turn"})
+
+
+def _cards(value: Any, keys: frozenset[str], found: list[Any], under: bool = False) -> list[Any]:
+    """Every card under one of ``keys`` anywhere in ``value`` (nested dicts and lists)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k not in NOT_CARDS:
+                _cards(v, keys, found, under or k in keys)
+    elif isinstance(value, list):
+        for v in value:
+            _cards(v, keys, found, under)
+    elif under and value is not None and not isinstance(value, bool):
+        found.append(value)
+    return found
+
+
+TAKE5_CARD_KEYS = frozenset({"rows", "revealed", "placed", "waiting_row", "hands", "draft_pool", "draft_picks",
+                             "action", "card", "taken"})
+
+
+def _take5_hidden(state: take5.Take5State, viewer: int | None) -> set[int]:
+    """Cards ``viewer`` (None: the public) cannot know in ``state``: the other seats' hands and the undealt
+    cards (the rules' deck minus the cards in hands, on the rows, in the penalty piles and revealed this turn)."""
+    hidden = {c for s, h in enumerate(state.hands) if s != viewer for c in h}
+    on_table = ({c for r in state.rows for c in r} | {c for p in state.piles for c in p}
+                | {p.card for p in state.revealed})
+    in_hands = {c for h in state.hands for c in h}
+    undealt = set(take5.deck(state.num_players, state.config)) - on_table - in_hands
+    return hidden | undealt
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), players=st.integers(2, 5), policy=st.integers(0, 100))
+def test_take5_public_and_seat_frames_hold_no_card_they_could_not_know(seed: int, players: int, policy: int) -> None:
+    record, states = play_record("take5", players, seed, policy_seed=policy, config=take5.Take5Config(limit=20))
+    for viewer in [None, *range(players)]:
+        frames = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer)).frames
+        assert frames[-1]["decision"] == len(record["decisions"]) - 1
+        for frame in frames:
+            state = states[frame["decision"] + 1]  # the state after the frame's decision
+            before = states[max(frame["decision"], 0)]
+            # a reveal's boards are between ``before`` and ``state``: what was hidden in both stays hidden
+            if state.hand_number == before.hand_number:
+                hidden = _take5_hidden(state, viewer) & _take5_hidden(before, viewer)
+            elif frame["board"]["hand_number"] == state.hand_number:  # the next hand, dealt anew
+                hidden = _take5_hidden(state, viewer)
+            else:  # the last turn of the hand, revealed and placed
+                hidden = _take5_hidden(before, viewer) - {p.card for p in state.previous_history[-1].plays}
+            if frame["seat"] == viewer:  # its own action, known to it, from the hand it held
+                frame = dict(frame, action=None)
+            shown = set(_cards(frame, TAKE5_CARD_KEYS, []))
+            assert not shown & hidden, (viewer, frame)
+            assert set(frame["board"]["hands"]) <= ({str(viewer)} if viewer is not None else set())
+            for fault in frame["faults"]:
+                assert fault["detail"] == "" or fault["seat"] == viewer
+
+
+def _taki_seen(states: list[Any], upto: int) -> set[str]:
+    """Every card that was in the discard pile (public) in ``states[:upto + 1]``."""
+    return {taki.card_token(c) for s in states[:upto + 1] for c in s.discard_pile} | {"BREAKER"}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), players=st.integers(2, 4), policy=st.integers(0, 100))
+def test_taki_public_and_seat_frames_hold_no_card_they_could_not_know(seed: int, players: int, policy: int) -> None:
+    config = taki.TakiConfig(turn_cap=60)
+    record, states = play_record("taki", players, seed, policy_seed=policy, config=config)
+    for viewer in [None, *range(players)]:
+        for frame in build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer)).frames:
+            after = states[frame["decision"] + 1]
+            board = frame["board"]
+            own = board["hands"]
+            assert set(own) <= ({str(viewer)} if viewer is not None else set())
+            if viewer is not None:
+                assert own[str(viewer)] == tokens(after.hands[viewer])
+            rest = dict(frame, board={k: v for k, v in board.items() if k != "hands"})
+            shown = {v for v in _cards(rest, frozenset({"card", "leading", "discard"}), []) if isinstance(v, str)}
+            assert shown <= _taki_seen(states, frame["decision"] + 1), (viewer, frame)
+            assert board["counts"] == [len(h) for h in after.hands]
+            if frame["kind"] == taki.REACT and frame["seat"] != viewer:
+                assert frame["action"] == {"play": True}  # a declined Breaker question is never shown to others
+
+
+def test_all_hands_shows_every_hand_and_every_action() -> None:
+    record, states = play_record("take5", 3, 7, config=take5.Take5Config(limit=10))
+    frames = build_frames(record, ALL).frames
+    assert frames[0]["board"]["hands"] == {str(s): list(h) for s, h in enumerate(states[0].hands)}
+    chosen = [f for f in frames if f["kind"] == take5.CHOOSE_CARD]
+    assert chosen and all(f["action"] is not None for f in chosen)
+    assert all(f["faults"][0]["detail"].startswith("secret-detail") for f in frames if f["faults"])
+
+
+def test_take5_a_reveal_shows_the_cards_together_then_places_them_lowest_first() -> None:
+    record, states = play_record("take5", 4, 11, fault_rate=0.0, config=take5.Take5Config(limit=5))
+    frames = build_frames(record, PUBLIC).frames
+    public_choices = [f for f in frames if f["kind"] == take5.CHOOSE_CARD]
+    assert all(f["action"] is None for f in public_choices)  # a chosen card is hidden until the reveal
+    reveal = next(i for i, f in enumerate(frames) if f["board"]["revealed"] and f["board"]["placed"] is None
+                  and f["board"]["phase"] == "choose")
+    cards = [p["card"] for p in frames[reveal]["board"]["revealed"]]
+    assert cards == sorted(cards) and len(cards) == 4
+    placed = [frames[reveal + 1 + k]["board"]["placed"] for k in range(4)
+              if frames[reveal + 1 + k]["board"]["placed"] is not None]
+    assert [p["card"] for p in placed] == cards[:len(placed)]
+    # the rows shown on the last frame equal the rules' rows at the end
+    last = states[-1]
+    assert frames[-1]["board"]["rows"] == [list(r) for r in last.rows]
+    assert frames[-1]["board"]["totals"] == list(last.totals)
+    assert frames[-1]["board"]["hand_end"]["totals"] == list(last.totals)
+    # every frame of a turn shares its round: one round per turn played
+    assert {f["round"] for f in frames[1:]} == {f"{d['hand']}/{d['turn']}" for d in record["decisions"]}
+
+
+def test_faults_are_drawn_on_their_turn_with_kind_and_latency() -> None:
+    record, _ = play_record("taki", 3, 5, fault_rate=0.3, config=taki.TakiConfig(turn_cap=30))
+    frames = build_frames(record, PUBLIC).frames
+    with_faults = [f for f in frames if f["faults"]]
+    assert len(with_faults) >= 1
+    for f in with_faults:
+        dec = record["decisions"][f["decision"]]
+        assert f["faults"][0]["kind"] == "illegal" and f["faults"][0]["latency_ms"] == 3.5
+        assert f["source"] == "default" == dec["source"] and f["faults"][0]["detail"] == ""
+    json.dumps(build_frames(record, ALL).to_dict())  # JSON-ready
+
+
+def test_a_bad_perspective_or_record_is_a_clear_error() -> None:
+    record, _ = play_record("take5", 2, 3, config=take5.Take5Config(limit=5))
+    with pytest.raises(PerspectiveError, match="seat:0..seat:1"):
+        build_frames(record, "seat:2")
+    with pytest.raises(RenderError, match="not a match record"):
+        build_frames({"game": "take5"}, PUBLIC)
+    tampered = dict(record, decisions=record["decisions"][:5] + [dict(record["decisions"][5], action={"card": 999})])
+    out = build_frames(tampered, PUBLIC)
+    assert "decision 5" in out.stopped and out.frames[-1]["decision"] == 4

@@ -1,0 +1,181 @@
+"""The match viewer in headless Chromium against a live arena (``arena serve`` + ``arena web`` + sample bot
+processes, see conftest.py): a finished Take 5 match stepped to its last turn shows the record's rows; a Taki
+match shows the leading card and card counts of the record at several turns; perspectives show only their own
+hand (public: none); a running match is followed live without reloading and never shows a hand; an unknown
+match is a 404 page. Screenshots go to tests/web/screenshots/ (viewer-take5.png, viewer-taki.png, ...)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from web_helpers import PHONE, WebArena, screenshot, wait_until
+
+from arena.match.local_bots import start_bots
+from arena_sdk import wire
+from arena_sdk.games import GAMES, taki
+from arena_sdk.games.taki.cards import tokens
+
+SLUGGISH_BOT = str(Path(__file__).resolve().parent.parent / "cli" / "bots" / "sluggish_bot.py")
+
+
+def _get(web_arena: WebArena, path: str) -> Any:
+    with urllib.request.urlopen(f"{web_arena.url}{path}", timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def _match_ids(web_arena: WebArena, tournament: dict[str, Any]) -> list[str]:
+    matches = web_arena.json("match", "list", "--tournament", tournament["id"])
+    return sorted(m["match_id"] for m in matches)
+
+
+def _states(record: dict[str, Any]) -> list[Any]:
+    """The engine state before each decision of ``record`` and after the last (replayed from the rules)."""
+    engine = GAMES[record["game"]]
+    config = wire.config_from_dict(record["game"], record["config"])
+    state = engine.new_game(len(record["seats"]), config, seed=record["seed"],
+                            deals=tuple(engine.deal_from_dict(d) for d in record["deals"]))
+    states = [state]
+    for dec in record["decisions"]:
+        state = engine.apply(state, dec["seat"], engine.action_from_dict(dec["kind"], dec["action"]))
+        states.append(state)
+    return states
+
+
+def _open(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+
+
+def _rows_shown(page: Any) -> list[list[int]]:
+    rows = page.locator("#take5-rows li.row")
+    return [[int(t) for t in rows.nth(r).locator(".card").all_inner_texts()] for r in range(rows.count())]
+
+
+def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_arena: WebArena,
+                                                                           played: dict[str, Any],
+                                                                           page: Any) -> None:
+    match_id = _match_ids(web_arena, played["take5"])[0]
+    record = _get(web_arena, f"/api/matches/{match_id}/record")
+    final = _states(record)[-1]
+    _open(page, f"{web_arena.url}/matches/{match_id}?view=all")
+    count = int(page.get_attribute("#viewer", "data-frames-count"))
+    assert count > len(record["decisions"])  # reveals are split into one frame per card placed
+    page.keyboard.press("End")
+    assert page.get_attribute("#viewer", "data-index") == str(count - 1)
+    assert _rows_shown(page) == [list(r) for r in final.rows]
+    totals = page.locator("#take5-scores td.total").all_inner_texts()
+    assert [int(t) for t in totals] == list(final.totals) == [int(s) for s in record["result"]["scores"]]
+    assert f"turn={count - 1}" in page.url
+    page.keyboard.press("ArrowLeft")
+    assert page.get_attribute("#viewer", "data-index") == str(count - 2) and f"turn={count - 2}" in page.url
+    page.click("#v-start")
+    assert page.get_attribute("#viewer", "data-index") == "0"
+    assert _rows_shown(page) == [list(r) for r in _states(record)[0].rows]
+    page.click("#v-round-next")
+    assert int(page.get_attribute("#viewer", "data-index")) > 1  # a round is several frames
+    page.fill("#v-turn", "7")
+    page.press("#v-turn", "Enter")
+    assert page.get_attribute("#viewer", "data-index") == "7"
+    assert page.locator(".hand").count() == len(record["seats"])  # all hands
+    screenshot(page, "viewer-take5")
+    assert page.console_errors == []
+    # a URL per turn: opening it again lands on that frame
+    _open(page, f"{web_arena.url}/matches/{match_id}?view=all&turn=7")
+    assert page.get_attribute("#viewer", "data-index") == "7"
+
+
+def test_a_taki_match_shows_the_leading_card_and_counts_of_the_record(web_arena: WebArena, played: dict[str, Any],
+                                                                       page: Any) -> None:
+    match_id = _match_ids(web_arena, played["taki"])[0]
+    record = _get(web_arena, f"/api/matches/{match_id}/record")
+    states = _states(record)
+    frames = _get(web_arena, f"/api/matches/{match_id}/frames?view=public")["frames"]
+    for n in sorted({0, 1, len(frames) // 3, len(frames) // 2, len(frames) - 1}):
+        _open(page, f"{web_arena.url}/matches/{match_id}?view=public&turn={n}")
+        state = states[frames[n]["decision"] + 1]
+        assert page.locator("#taki-leading").inner_text() == taki.card_token(state.discard_pile[-1]), n
+        counts = [int(c) for c in page.locator("#taki-counts td.count").all_inner_texts()]
+        assert counts == [len(h) for h in state.hands], n
+        assert page.locator(".hand").count() == 0  # public: no hand
+    screenshot(page, "viewer-taki")
+    assert page.console_errors == []
+
+
+def test_a_perspective_shows_its_own_hand_only(web_arena: WebArena, played: dict[str, Any], page: Any) -> None:
+    match_id = _match_ids(web_arena, played["taki"])[-1]
+    record = _get(web_arena, f"/api/matches/{match_id}/record")
+    states = _states(record)
+    _open(page, f"{web_arena.url}/matches/{match_id}?view=public")
+    page.click("#perspectives a[data-view='seat:1']")
+    page.wait_for_selector("#viewer[data-ready='1'][data-view='seat:1']")
+    hands = page.locator(".hand")
+    assert hands.count() == 1 and hands.get_attribute("data-seat") == "1"
+    frame = _get(web_arena, f"/api/matches/{match_id}/frames?view=seat:1")["frames"][0]
+    shown = page.locator(".hand .tcard").all_inner_texts()
+    assert shown == frame["board"]["hands"]["1"] == tokens(states[0].hands[1])
+
+
+def test_the_viewer_fits_a_phone(web_arena: WebArena, played: dict[str, Any], browser: Any) -> None:
+    match_id = _match_ids(web_arena, played["take5"])[-1]
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        _open(page, f"{web_arena.url}/matches/{match_id}?view=all&turn=5")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        screenshot(page, "viewer-take5-phone")
+    finally:
+        context.close()
+
+
+def test_an_unknown_match_is_a_404_page(web_arena: WebArena, page: Any) -> None:
+    answer = page.goto(f"{web_arena.url}/matches/t999-000001")
+    assert answer.status == 404
+    assert "t999-000001" in page.locator("#not-found").inner_text()
+
+
+def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebArena, page: Any) -> None:
+    names = ["sluggish0", "sluggish1"]
+    bots = [start_bots([SLUGGISH_BOT], extra_args=["--sleep", "0.25", "--name", name])[0] for name in names]
+    try:
+        for name, bot in zip(names, bots):
+            web_arena.json("bot", "register", name, bot.endpoint, "--game", "take5")
+        created = web_arena.json("tournament", "create", "--game", "take5", "--bots", ",".join(names), "--seats",
+                                 "2", "--rounds", "1", "--limit", "20", "--no-wait")
+
+        def live_id() -> str | None:
+            for k in range(3):
+                match_id = f"{created['id']}-{k:06d}"
+                try:
+                    if _get(web_arena, f"/api/matches/{match_id}").get("live"):
+                        return match_id
+                except OSError:
+                    continue
+            return None
+
+        match_id = wait_until(live_id, "the match to be played live", timeout=60)
+        page.goto(f"{web_arena.url}/matches/{match_id}")
+        page.wait_for_selector("#viewer[data-ready='1'][data-live='1']", timeout=30_000)
+        assert page.locator("#live-note").is_visible()
+        screenshot(page, "viewer-live")
+        assert page.locator("#perspectives a").all_inner_texts() == ["public"]  # no hand while it runs
+        first = int(page.get_attribute("#viewer", "data-frames-count"))
+        seen = []
+        for _ in range(6):
+            page.wait_for_timeout(700)
+            if page.locator("#live-note").count() == 0:
+                break  # finished and reloaded
+            seen.append(int(page.get_attribute("#viewer", "data-frames-count") or 0))
+            assert page.locator(".hand").count() == 0
+            assert page.locator("#v-board").inner_text().count("holds:") == 0
+        assert seen and max(seen) > first, (first, seen)  # new frames came without a reload
+        # once it has finished the page reloads as the finished match's
+        page.wait_for_selector("#seats td:nth-child(3):not(:empty)", timeout=120_000)
+        wait_until(lambda: page.locator("#live-note").count() == 0, "the page to show the finished match",
+                   timeout=120)
+        assert page.console_errors == []
+    finally:
+        for bot in bots:
+            bot.stop()

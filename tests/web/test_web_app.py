@@ -1,0 +1,78 @@
+"""The web app's own behaviour, in process (Starlette's test client), against a referee address where nothing
+answers (a real refused connection): the 503 page and its JSON mirror, 404 for unknown pages and games, the
+security and cache headers, assets served by the app itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from arena.web import create_app
+from arena.web.app import CONTENT_SECURITY_POLICY
+
+
+@pytest.fixture
+def client(dead_endpoint: str) -> Iterator[TestClient]:
+    with TestClient(create_app(dead_endpoint)) as c:
+        yield c
+
+
+def test_a_referee_that_does_not_answer_is_a_503_page_that_retries(client: TestClient, dead_endpoint: str) -> None:
+    answer = client.get("/ladder/take5")
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "3"
+    assert '<meta http-equiv="refresh" content="3">' in answer.text
+    assert "the arena&#39;s referee does not answer (unavailable)" in answer.text
+    assert dead_endpoint not in answer.text  # an address of the organiser's network is nobody else's business
+    mirror = client.get("/api/ladder/take5")
+    assert mirror.status_code == 503
+    assert mirror.json() == {"error": "the arena's referee does not answer (unavailable)", "status": 503,
+                             "retry_after_s": 3}
+
+
+def test_unknown_pages_and_games_are_404_pages(client: TestClient) -> None:
+    answer = client.get("/no/such/page")
+    assert answer.status_code == 404 and "no page at /no/such/page" in answer.text
+    game = client.get("/ladder/chess")
+    assert game.status_code == 404 and "no game named &#39;chess&#39;" in game.text
+    assert client.get("/api/ladder/chess").json() == {
+        "error": "no game named 'chess' (games: take5, taki)", "status": 404}
+
+
+def test_a_bad_method_is_400(client: TestClient) -> None:
+    answer = client.get("/api/ladder/take5?method=guess")
+    assert answer.status_code == 400 and "method must be one of elo, fit" in answer.json()["error"]
+
+
+def test_every_answer_carries_the_security_headers(client: TestClient) -> None:
+    for path, cache in (("/", "no-cache"), ("/ladder/take5", "no-cache"), ("/nowhere", "no-cache"),
+                        ("/static/arena.css", "public, max-age=3600")):
+        headers = client.get(path).headers
+        assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY, path
+        assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY
+        assert "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY
+        assert headers["x-content-type-options"] == "nosniff", path
+        assert headers["referrer-policy"] == "no-referrer", path
+        assert headers["cache-control"] == cache, path
+
+
+def test_pages_use_no_inline_script_and_no_outside_asset(client: TestClient) -> None:
+    text = client.get("/").text
+    assert "<script>" not in text and "<script " not in text.replace('<script src="/static/', "")
+    assert "http://" not in text.replace("http://testserver", "") and "https://" not in text
+    assert 'href="/static/arena.css"' in text or 'href="http://testserver/static/arena.css"' in text
+
+
+def test_the_reader_calls_only_public_read_methods(dead_endpoint: str) -> None:
+    import asyncio
+
+    from arena.web.client import READ_METHODS, ArenaReader
+    from arena_sdk.pb import arena_pb2
+
+    reader = ArenaReader(dead_endpoint)
+    with pytest.raises(ValueError, match="CreateTournament is not a public read method"):
+        asyncio.run(reader.call("CreateTournament", arena_pb2.CreateTournamentRequest()))
+    assert all(m.startswith(("List", "Get")) for m in READ_METHODS) and "GetChallenge" not in READ_METHODS
+    assert "GetOwner" not in READ_METHODS and "ListOwners" not in READ_METHODS

@@ -1,0 +1,147 @@
+"""The pure parts of the pages: what they derive from read replies (``arena.web.stats``), the SVG charts
+(``arena.web.charts``), the number formats (``arena.web.filters``) and the reply-to-JSON walk
+(``arena.web.responses.message_dict``). Hand-computed values and properties."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.web import charts, filters, stats
+from arena.web.responses import message_dict
+from arena_sdk.pb import arena_pb2
+
+
+def _summary(seats: list[str], deltas: list[float], faults: list[int]) -> dict:
+    return {"seats": seats, "rating_deltas": deltas, "faults": faults}
+
+
+def test_rating_history_walks_back_from_the_current_rating() -> None:
+    newest_first = [_summary(["a@1", "b@1"], [10.0, -10.0], [0, 1]),
+                    _summary(["c@1", "a@1"], [4.0, -4.0], [2, 0]),
+                    _summary(["b@1", "c@1"], [1.0, -1.0], [0, 0])]  # a did not play
+    assert stats.rating_history(1506.0, newest_first, "a@1") == [(0.0, 1500.0), (1.0, 1496.0), (2.0, 1506.0)]
+    assert stats.rating_history(1500.0, [], "a@1") == [(0.0, 1500.0)]
+    assert stats.faults_per_match(newest_first, "b@1") == 0.5
+    assert stats.faults_per_match(newest_first, "nobody") is None
+    assert stats.seat_of(newest_first[1], "a") == 1  # a NAME finds any of its versions
+
+
+@given(st.floats(1000, 2000), st.lists(st.floats(-40, 40), max_size=30))
+def test_rating_history_ends_at_the_current_rating_and_steps_by_the_deltas(current: float,
+                                                                           deltas: list[float]) -> None:
+    summaries = [_summary(["x@1", "y@1"], [d, -d], [0, 0]) for d in deltas]
+    history = stats.rating_history(current, summaries, "x@1")
+    assert len(history) == len(deltas) + 1 and history[-1][1] == current
+    steps = [b - a for (_, a), (_, b) in zip(history, history[1:])]
+    assert all(math.isclose(s, d, abs_tol=1e-6) for s, d in zip(steps, reversed(deltas)))
+
+
+def test_record_stats_count_faults_by_kind_and_latency_of_one_seat() -> None:
+    record = {"faults": [{"seat": 1, "kind": "timeout"}, {"seat": 0, "kind": "illegal"},
+                         {"seat": 1, "kind": "timeout"}],
+              "decisions": [{"seat": 1, "latency_ms": v} for v in (5, 1, 3, 2, 4)]
+              + [{"seat": 0, "latency_ms": 100}, {"seat": 1, "latency_ms": None}]}
+    got = stats.record_stats([record], [1])
+    assert got == {"matches": 1, "decisions": 5, "faults": {"timeout": 2},
+                   "latency_ms": {"p50": 3.0, "p95": 5.0, "max": 5.0}}
+    assert stats.record_stats([], [])["latency_ms"] == {"p50": None, "p95": None, "max": None}
+
+
+@given(st.lists(st.floats(0, 1e4), min_size=1, max_size=50), st.floats(0, 1))
+def test_a_percentile_is_one_of_the_values_and_grows_with_q(values: list[float], q: float) -> None:
+    p = stats.percentile(values, q)
+    assert p in values and p <= stats.percentile(values, 1.0) == max(values)
+    assert stats.percentile(values, 0.0) == min(values)
+
+
+def test_charts_escape_labels_and_draw_every_series() -> None:
+    svg = charts.line_chart([charts.Series("<script>x</script>", [(0, 1500), (1, 1510)]),
+                             charts.Series("b", [(0, 1490), (1, float("inf"))])],
+                            levels=[charts.Level(1505, "bound")], title="t & u")
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "t &amp; u" in svg
+    assert svg.count("<polyline") == 1 and svg.count("<circle") == 1  # b's infinite point is left out
+    assert 'stroke-dasharray="5 4"' in svg and "style=" not in svg
+    assert "no data yet" in charts.line_chart([charts.Series("a", [])])
+    assert charts.sparkline([1500.0]) == ""
+    spark = charts.sparkline([1500.0, 1490.0, 1520.0])
+    points = re.search(r'points="([^"]+)"', spark).group(1).split()
+    assert len(points) == 3 and float(points[2].split(",")[1]) < float(points[1].split(",")[1])  # higher is up
+    rows = charts.intervals_chart([("a@1", 1400, 1500, 1600), ("b@1", float("-inf"), 1450, float("inf"))])
+    assert rows.count("<line") == 1 and rows.count("<circle") == 2
+
+
+def test_filters_print_reply_numbers() -> None:
+    assert filters.points(1523.456) == "1523.5" and filters.points("Infinity") == "∞" and filters.points(None) == "-"
+    assert filters.percent(0.713) == "71 %" and filters.percent(None) == "-"
+    assert filters.number(12.0) == "12" and filters.number(0) == "0" and filters.number(12.25) == "12.25"
+    assert filters.ms(1.26) == "1.3 ms" and filters.ms(None) == "-"
+    assert filters.ago(0) == "-"
+
+
+def test_message_dict_has_every_field_nulls_for_unset_optionals_and_is_json() -> None:
+    entry = arena_pb2.LadderEntry(bot="a@1", rating=1500.0, margin=float("inf"), los_next=0.0)
+    data = message_dict(arena_pb2.Ladder(game="take5", entries=[entry], results_counted=2**40))
+    assert data["results_counted"] == 2**40 and data["refreshing"] is False
+    line = data["entries"][0]
+    assert line["margin"] == "Infinity" and line["low"] is None and line["los_next"] == 0.0 and line["wins"] == 0
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+    assert message_dict(arena_pb2.Tournament(id="t1"))["config"] is None
+
+
+def _render_live(tournament: arena_pb2.Tournament, standings: arena_pb2.Standings,
+                 sprt: arena_pb2.Sprt | None) -> str:
+    from starlette.templating import Jinja2Templates
+
+    from arena.web import pages
+    from arena.web.app import TEMPLATES_DIR
+
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    filters.install(templates.env)
+    data = {"tournament": message_dict(tournament), "standings": message_dict(standings),
+            "sprt": message_dict(sprt) if sprt is not None else None, "matches": [], "verify": None,
+            "pairings": [], "running": True, "live_poll_s": 2}
+    return templates.env.get_template("tournament_live.html").render(**data, **pages._format_charts(data))
+
+
+def test_an_sprt_page_draws_its_llr_between_the_bounds() -> None:
+    sprt = arena_pb2.Sprt(v1="a@1", v2="a@2", blocks=12, llr=1.5, lower=-2.94, upper=2.94, elo=float("nan"),
+                          elo_margin=float("inf"))
+    html = _render_live(arena_pb2.Tournament(id="t9", format="sprt", state="running", matches_total=24),
+                        arena_pb2.Standings(), sprt)
+    assert "is a@2 better than a@1?" in html and "LLR 1.50 between -2.94 and 2.94" in html
+    assert "H1 (upper bound)" in html and "H0 (lower bound)" in html
+    assert "<circle" in html  # no match listed: the history is its start, one point
+
+
+def test_an_until_separated_page_draws_the_intervals() -> None:
+    entries = [arena_pb2.StandingsEntry(rank=1, bot="a@1", rating=1550, margin=30, low=1520, high=1580),
+               arena_pb2.StandingsEntry(rank=2, bot="b@1", rating=1450, margin=30, low=1420, high=1480)]
+    html = _render_live(arena_pb2.Tournament(id="t8", until_separated=True, state="running", rounds=3,
+                                             max_matches=60, last_check="not separated yet"),
+                        arena_pb2.Standings(entries=entries, fit_matches=6), None)
+    assert "Until separated" in html and "not separated yet" in html
+    assert html.count("<circle") == 2 and "1550.0 ± 30.0" in html
+
+
+def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
+    from arena.ratings.sprt import SprtState, llr, update
+
+    sprt = {"v1": "a@1", "v2": "a@2", "seats": 2, "field": [], "elo0": 0.0, "elo1": 5.0}
+    # block 0: V1 at seat 0 loses, V2 at seat 0 wins (+2 half points); block 1: V1 at seat 1 wins, V2 at seat 1
+    # loses (-2); block 2 has only its first table so far.
+    matches = [{"match_id": "t5-000000", "seats": ["a@1", "a@2"], "ranks": [2, 1]},
+               {"match_id": "t5-000001", "seats": ["a@2", "a@1"], "ranks": [1, 2]},
+               {"match_id": "t5-000002", "seats": ["a@2", "a@1"], "ranks": [2, 1]},
+               {"match_id": "t5-000003", "seats": ["a@1", "a@2"], "ranks": [1, 2]},
+               {"match_id": "t5-000004", "seats": ["a@1", "a@2"], "ranks": [1, 2]}]
+    history = stats.sprt_llr_history(sprt, reversed(matches))  # newest first, as ListMatches answers
+    one = update(SprtState.new(2), 2)
+    two = update(one, -2)
+    assert [x for x, _ in history] == [0.0, 1.0, 2.0]
+    assert history[1][1] == llr(one, 0.0, 5.0, True) > 0 and history[2][1] == llr(two, 0.0, 5.0, True)
+    assert stats.sprt_llr_history(sprt, []) == [(0.0, 0.0)]
