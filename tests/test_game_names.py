@@ -1,7 +1,7 @@
 """Generic code names no game (DESIGN.md: a game is a plug-in, found by its game id): no module of ``arena/`` or
 ``sdk/arena_sdk/`` imports a registered game's package (or any module named for a game) or holds a string constant
-that is exactly a game id, except the games' own files: their SDK packages, the renderer named for each game, the
-generated protocol code and the SDK's convenience re-exports. Docstrings may name games. And
+that is exactly a game id, except the games' own files: their SDK packages, the renderer named for each game (and
+its frames module), the generated protocol code and the SDK's convenience re-exports. Docstrings may name games. And
 ``docs/adding-a-game.md`` names the files that the built-in games really have."""
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ PAGE = ROOT / "docs" / "adding-a-game.md"
 
 
 def is_game_file(path: str) -> bool:
-    """The files allowed to name games: a game's SDK package, the renderer named for it, the generated protocol
-    code, the SDK's convenience re-exports."""
+    """The files allowed to name games: a game's SDK package, the renderer named for it and its viewer frames
+    (``arena/render/<game>.py``, ``arena/render/<game>_frames.py``), the generated protocol code, the SDK's
+    convenience re-exports."""
     parts = path.split("/")
     if path.startswith("sdk/arena_sdk/_proto/") or path == "sdk/arena_sdk/__init__.py":
         return True
     if path.startswith("sdk/arena_sdk/games/") and len(parts) > 4 and parts[3] in GAME_IDS:
         return True
-    return path.startswith("arena/render/") and len(parts) == 3 and Path(path).stem in GAME_IDS
+    return (path.startswith("arena/render/") and len(parts) == 3
+            and Path(path).stem.removesuffix("_frames") in GAME_IDS)
 
 
 def module_name(path: str) -> str:

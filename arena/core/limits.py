@@ -78,6 +78,8 @@ DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "dupli
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 SPRT_FIELD = 64  # CreateSprtRequest.field
+HOUSE_BOT = 71  # CreateSprtRequest.house: "house:" and a sample name of at most 64 characters
+SPRT_HOUSE = 9  # CreateSprtRequest.house: one house bot per other seat of at most 10 seats
 # Calls that call bots' GetInfo at the same time, per caller class (arena.server.admission); more get
 # RESOURCE_EXHAUSTED (a ListBots over its share comes unchecked instead).
 ORGANISER_CHECKS = 4  # calls with the admin token (a tournament's readiness probe)
@@ -128,11 +130,13 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "ListMatchesRequest.page_token": (PAGE_TOKEN, None),
     "ListWorkersRequest.page_token": (PAGE_TOKEN, None),
     "GetMatchRequest.match_id": (MATCH_ID, None),
+    "GetLiveMatchRequest.match_id": (MATCH_ID, None),
     "CreateSprtRequest.game": (GAME_ID, None),
     "CreateSprtRequest.v1": (BOT_REF, None),
     "CreateSprtRequest.v2": (BOT_REF, None),
     "CreateSprtRequest.field": (BOT_REF, SPRT_FIELD),
     "CreateSprtRequest.deals": (DEAL_PLAN, None),
+    "CreateSprtRequest.house": (HOUSE_BOT, SPRT_HOUSE),
     "GetSprtRequest.id": (TOURNAMENT_ID, None),
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import grpc
 
+from arena.core import limits
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
@@ -208,7 +209,7 @@ def _house_of(game: str, names: Sequence[str], seats: int, context: grpc.Service
     playing = sample_bots_of(game)
     offered = ", ".join(f"{HOUSE_PREFIX}{n}" for n in playing)
     for name in names:
-        if len(name) > 71 or not is_house_bot(name) or name[len(HOUSE_PREFIX):] not in playing:
+        if len(name) > limits.HOUSE_BOT or not is_house_bot(name) or name[len(HOUSE_PREFIX):] not in playing:
             _invalid(context, f"{name[:80]!r} is not a house bot of {game}; house bots: {offered}")
     if len(names) != seats - 1:
         _invalid(context, f"a paired test of {seats} seats needs {seats - 1} house bots (one per other seat, in "

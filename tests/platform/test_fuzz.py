@@ -86,6 +86,10 @@ def _valid_bot_requests() -> dict[str, list[bytes]]:
                                                  player_names=["a", "b", "c"])],
         "Decide": decides,
         "EndMatch": [bot_pb2.EndMatchRequest(match_id="m1", seat=1)],
+        "PlayMatch": [bot_pb2.RefereeMessage(start=bot_pb2.StartMatchRequest(
+                          match_id="m2", game="take5", seat=1, num_players=3, player_names=["a", "b", "c"])),
+                      *(bot_pb2.RefereeMessage(decide=d, deadline_ms=1000) for d in decides),
+                      bot_pb2.RefereeMessage(end=bot_pb2.EndMatchRequest(match_id="m2", seat=1))],
     }
     return {method: [m.SerializeToString() for m in ms] for method, ms in samples.items()}
 
@@ -235,7 +239,11 @@ def test_fuzz_every_arena_and_bot_method(redis_url: str, log_watch: _LogWatch,
             bot_samples = _valid_bot_requests()
             assert set(bot_samples) == {m.name for m in bot_service.methods}
 
-            def bot_call(method: str, data: bytes, metadata: Any) -> bytes:
+            def bot_call(method: str, data: bytes, metadata: Any) -> Any:
+                if method == "PlayMatch":  # the match stream: one message in, its answers read to the end
+                    stream = bot_channel.stream_stream(f"/{bot_service.full_name}/PlayMatch",
+                                                       request_serializer=None, response_deserializer=None)
+                    return list(stream(iter([data]), timeout=10, metadata=metadata))
                 return _raw(bot_channel, bot_service.full_name, method)(data, timeout=10, metadata=metadata)
 
             def bot_probe() -> Any:

@@ -66,13 +66,13 @@ def test_the_referee_sends_only_the_turns_since_the_last_decision(spy_server: An
 
 def test_a_bot_that_does_not_keep_the_history_gets_complete_views(spy_server: Any, sent: list,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    start = BotServicer.StartMatch
+    start = BotServicer.start_match  # the start of both paths, the unary call and the match stream
 
-    def older_start(self: BotServicer, request: Any, context: Any) -> Any:
-        start(self, request, context)
+    def older_start(self: BotServicer, request: Any) -> Any:
+        start(self, request)
         return bot_pb2.StartMatchResponse()  # keeps_history unset: an older bot
 
-    monkeypatch.setattr(BotServicer, "StartMatch", older_start)
+    monkeypatch.setattr(BotServicer, "start_match", older_start)
     endpoint, seen = spy_server("take5")
     seats = [SeatSpec(f"spy{i}", endpoint) for i in range(3)]
     record = run_match_sync("history-full", "take5", seats, seed=6, options=RefereeOptions(deadline_ms=5000))
