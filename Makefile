@@ -12,7 +12,7 @@ help:
 	@echo "make demo   - real Take 5 and Taki round robins between sample bot processes; prints both ladders and the web pages' URL"
 	@echo "make demo-web - the same, then keeps the arena and its web pages up until Ctrl-C (or: make demo WEB=1)"
 	@echo "make test   - run the test suite (starts its own redis-server and bot processes)"
-	@echo "make docs   - build the documentation site into site/ (offline; open site/index.html)"
+	@echo "make docs   - build the documentation site into site/ (offline; open site/index.html, or /docs of arena web)"
 	@echo "make bench  - the performance ratios (referee vs gRPC echo, bot CPU, queue vs direct), engines, storage, ladder answer time (100k matches)"
 	@echo "make bench-queue - the queue's own cost per match alone (queued vs direct, and its Redis work by itself)"
 	@echo "make scale  - tournament wall time and matches/s with 1 and 2 workers, deadlines 50 and 1000 ms"
@@ -49,7 +49,8 @@ test: $(STAMP)
 demo: $(STAMP)
 	DEMO_WEB=$(WEB) $(PY) tools/demo.py
 
-demo-web: $(STAMP)
+# demo-web builds the documentation site first, so the pages serve it under /docs.
+demo-web: docs
 	DEMO_WEB=1 $(PY) tools/demo.py
 
 # The web pages' answer time (ladder, bot, tournament, match pages) beside the gRPC reads they wrap, same run.

@@ -22,6 +22,9 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
     server_option,
     option("--record", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, metavar="FILE",
            help="Also show this match record (saved by `arena play --record`) with all hands, at /record."),
+    option("--docs", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="FOLDER",
+           help="The built documentation site to serve under /docs (default: the site/ folder `make docs` builds "
+                "in this checkout; without one, /docs says how to build it)."),
 ]
 
 
@@ -32,14 +35,16 @@ def web_options(f: F) -> F:
     return f
 
 
-def start_web(app: AppContext, listen: str, server: str, record: Path | None = None) -> Any:
+def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
-    ``arena.web.serving.WebServer`` (``url()``, ``stop()``). Raises ``ArenaCliError`` when ``listen`` cannot be
-    bound."""
+    ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
+    (None: the checkout's ``site/``). Raises ``ArenaCliError`` when ``listen`` cannot be bound."""
     from arena.web.app import WebOptions
+    from arena.web.docs import DEFAULT_DOCS_DIR
     from arena.web.serving import WebServer
 
-    web = WebServer(WebOptions(server=server, tls_ca=app.tls_ca, record=record), listen)
+    options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR)
+    web = WebServer(options, listen)
     try:
         web.start()
     except (OSError, RuntimeError) as exc:
@@ -52,7 +57,8 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
 @click.pass_obj
 def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     """Serve read-only web pages of the referee at --server until SIGTERM or Ctrl-C: the ladder of each game, the
-    bots, the tournaments with their live progress, and the matches. JSON mirrors of every page are under /api/.
+    bots, the tournaments with their live progress, and the matches. JSON mirrors of every page are under /api/;
+    the documentation site (built by `make docs`) is under /docs.
 
     The pages read only what the Arena service's public reads answer, so they show no secret (no token, no hand
     of a running match, no seed before its tournament has ended). While the referee does not answer, pages say so
@@ -62,7 +68,7 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     Example:
       arena web --listen 127.0.0.1:8080 --server localhost:50051
     """
-    running = start_web(app, listen, server, record=extra.get("record"))
+    running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

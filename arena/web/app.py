@@ -14,7 +14,8 @@ What routes may use, on ``request.app.state``:
 - ``options``: the ``WebOptions`` the app was made with (``record``: a local record file to show, or None).
 
 Routes: ``arena.web.pages.routes`` (ladder, bots, tournaments), the match viewer's ``arena.web.matches.routes``
-when that module is installed, ``/static`` (``arena/web/static``: every asset, no CDN) and ``/healthz``.
+when that module is installed, ``/docs`` (the documentation site, ``arena.web.docs``), ``/static``
+(``arena/web/static``: every asset, no CDN) and ``/healthz``.
 
 Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Security-Policy allowing only the
 app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
@@ -40,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.web import filters, pages
 from arena.web.client import ArenaReader
+from arena.web.docs import DEFAULT_DOCS_DIR, docs_routes
 from arena.web.responses import error_handlers
 
 HERE = Path(__file__).resolve().parent
@@ -65,11 +67,13 @@ STATIC_CACHE_CONTROL = "public, max-age=3600"
 class WebOptions:
     """How the app serves: ``server`` (the referee's "host:port"), ``tls_ca`` (PEM of the CA to trust, for a
     referee serving TLS; None: plaintext), ``record`` (a record file saved by ``arena play --record`` to show
-    with all hands, or None)."""
+    with all hands, or None), ``docs`` (the built documentation site to serve under ``/docs``, by default the
+    ``site/`` folder ``make docs`` builds; None or a folder without ``index.html``: ``/docs`` says how to build it)."""
 
     server: str
     tls_ca: bytes | None = None
     record: Path | None = None
+    docs: Path | None = DEFAULT_DOCS_DIR
 
 
 class SecurityHeaders:
@@ -133,6 +137,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
             await arena.close()
 
     routes: list[BaseRoute] = [
+        *docs_routes(options.docs),
         *pages.routes,
         *viewer_routes(),
         Route("/healthz", healthz),

@@ -1,0 +1,118 @@
+"""The documentation site under /docs (``arena.web.docs``): in process on a small site of our own (its files, the
+redirect, the 404s, the policy that admits exactly its inline scripts), then the real site ``make docs`` builds,
+served by an ``arena web`` process and read in headless Chromium from the ladder's "Docs" link."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from web_helpers import Proc, screenshot
+
+from arena.web import create_app
+from arena.web.app import CONTENT_SECURITY_POLICY, WebOptions
+from arena.web.docs import DEFAULT_DOCS_DIR, inline_script_hashes
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = "var x = 1;"
+
+
+def _sha(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    folder = tmp_path / "site"
+    (folder / "bots").mkdir(parents=True)
+    (folder / "index.html").write_text(f"<h1>Home</h1><script>{SCRIPT}</script>"
+                                       '<script id="c" type="application/json">{"a": 1}</script>'
+                                       '<script src="assets/bundle.js"></script>')
+    (folder / "bots" / "take5.html").write_text("<h1>Your first Take 5 bot</h1><script>var y = 2;</script>")
+    (folder / "bots" / "index.html").write_text("<h1>Bots</h1>")
+    (folder / "404.html").write_text("<h1>Not here</h1>")
+    (tmp_path / "secret.txt").write_text("outside the site")
+    return folder
+
+
+def _client(dead_endpoint: str, docs: Path | None) -> TestClient:
+    return TestClient(create_app(WebOptions(server=dead_endpoint, docs=docs)), follow_redirects=False)
+
+
+def test_the_site_is_served_under_docs(site: Path, dead_endpoint: str) -> None:
+    with _client(dead_endpoint, site) as client:
+        moved = client.get("/docs")
+        assert moved.status_code == 308 and moved.headers["location"] == "/docs/"
+        home = client.get("/docs/")
+        assert home.status_code == 200 and "<h1>Home</h1>" in home.text
+        assert "<h1>Your first Take 5 bot</h1>" in client.get("/docs/bots/take5.html").text
+        assert "<h1>Bots</h1>" in client.get("/docs/bots/").text
+        missing = client.get("/docs/no-such-page.html")
+        assert missing.status_code == 404 and "Not here" in missing.text
+        assert client.get("/docs/../secret.txt").status_code == 404
+        assert "outside the site" not in client.get("/docs/%2e%2e/secret.txt").text
+
+
+def test_the_sites_policy_admits_its_own_inline_scripts_only(site: Path, dead_endpoint: str) -> None:
+    assert inline_script_hashes(site) == sorted([_sha(SCRIPT), _sha("var y = 2;")])
+    with _client(dead_endpoint, site) as client:
+        policy = client.get("/docs/").headers["content-security-policy"]
+        scripts = next(p for p in policy.split(";") if p.strip().startswith("script-src")).split()
+        assert scripts[1:] == ["'self'", *sorted([_sha(SCRIPT), _sha("var y = 2;")])]
+        assert "unsafe-inline" not in " ".join(scripts) and "frame-ancestors 'none'" in policy
+        assert "https:" not in policy and "http:" not in policy
+        answer = client.get("/docs/bots/take5.html")
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["cache-control"] == "no-cache"
+        # the rest of the app keeps its own, stricter policy
+        assert client.get("/nowhere").headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+
+
+def test_without_a_built_site_docs_says_how_to_build_it(tmp_path: Path, dead_endpoint: str) -> None:
+    for docs in (None, tmp_path / "empty"):
+        with _client(dead_endpoint, docs) as client:
+            for path in ("/docs", "/docs/", "/docs/bots/take5.html"):
+                answer = client.get(path)
+                assert answer.status_code == 404 and "run `make docs`" in answer.text, (docs, path)
+            assert client.get("/api/ladder/take5").status_code == 503  # the rest of the app is untouched
+
+
+@pytest.fixture(scope="module")
+def built_site() -> Path:
+    """The repository's site: ``make test`` builds it before the tests; built here when it is missing."""
+    if not (DEFAULT_DOCS_DIR / "index.html").is_file():
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet"], cwd=ROOT, check=True,
+                       env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)})
+    return DEFAULT_DOCS_DIR
+
+
+@pytest.fixture
+def docs_web(built_site: Path, dead_endpoint: str, tmp_path: Path) -> Iterator[str]:
+    web = Proc(["web", "--listen", "127.0.0.1:0", "--server", dead_endpoint, "--docs", str(built_site)],
+               tmp_path / "web.log")
+    try:
+        yield web.wait_for("arena web serving ").split("serving ", 1)[1].split()[0].rstrip("/")
+    finally:
+        web.stop()
+
+
+def test_the_real_site_opens_from_the_pages_in_a_browser(docs_web: str, page: Any) -> None:
+    page.goto(f"{docs_web}/ladder/take5")  # the referee is down: the 503 page still has the header's links
+    page.click("header nav a[href='/docs/']")
+    page.wait_for_url(f"{docs_web}/docs/")
+    assert page.title().startswith("Bot arena")
+    page.click("text=Your first Take 5 bot")
+    page.wait_for_url("**/docs/bots/take5.html")
+    assert "Take 5" in page.locator("h1").first.inner_text()
+    screenshot(page, "docs-take5")
+    # the theme's page scripts run under the site's policy; the one refusal allowed is the theme's file:// search
+    # shim from a CDN (never fetched: arenas run offline)
+    refused = [e for e in page.console_errors if "iframe-worker" not in e]
+    assert refused == [], refused
