@@ -119,15 +119,26 @@ def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaSe
                                                     deals="duplicate"))
     tid = s.tournament.id
     wait_until(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).blocks >= 1, "a first block")
-    wait_until(lambda: any(w.name == "sprt-w1" and w.running for w in store.list_workers()),
-               "the first worker to be playing a match")
+    def stored() -> set[str]:
+        return {m.match_id for m in stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid,
+                                                                                  limit=1000)).matches}
+
+    def held() -> set[str]:  # what the first worker's heartbeat says it plays and is not stored yet
+        return {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running} - stored()
+
+    wait_until(lambda: bool(held()), "the first worker to be playing a match")
+    holding = {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running}
     first.kill()
+    unfinished = holding - stored()  # after the kill nothing more of the first worker's is stored
     assert stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == ""
     workers.process("sprt-w2", concurrency=2)
     s = _ended(stub, tid)
     assert s.verdict == "H1" and s.blocks_void == 0 and sum(s.counts) == s.blocks
     matches = _check_blocks(stub, s)
-    assert any(m.attempt >= 1 for m in matches)  # the match the killed worker held was played again, on a new deal
+    # every match the killed worker held unfinished and that counts was played again, on a new deal (attempt 1)
+    again = [m for m in matches if m.match_id in unfinished]
+    assert all(m.attempt >= 1 for m in again), [(m.match_id, m.attempt) for m in again]
+    assert unfinished, "the killed worker held no unfinished match"
     print(f"e2e SPRT with a killed worker: {s.blocks} blocks, LLR {s.llr:.3f}, verdict {s.verdict}")
 
 
