@@ -1,8 +1,9 @@
 """The TypeScript starter bot (``starters/typescript``) on real parts: installed with ``npm ci`` from its committed
 lockfile, compiled with its ``tsc`` build script, started as a Node.js process that loads the repository's own
 ``proto/arena/v1/*.proto`` (so a protocol change that breaks it fails here), and played through the real referee
-over gRPC against sample bot processes, one match of each game, with its bot secret: no fault. A call without the
-secret is refused as the Python SDK refuses it."""
+over gRPC against sample bot processes, one match of each game through the match stream (PlayMatch, which the
+starter serves by default) and one through the unary calls (``--unary-only``), with its bot secret: no fault. A call
+without the secret, unary or a stream, is refused as the Python SDK refuses it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 import grpc
 import pytest
 
+from arena.match import running
 from arena.match.options import RefereeOptions
 from arena.match.record import SeatSpec
 from arena.match.referee import run_match
@@ -54,13 +56,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture
-def ts_bot(built: Path) -> Iterator[str]:
-    """The starter running as a Node.js process with the bot secret (env ARENA_BOT_SECRET) and the repository's
-    protocol (--proto); its endpoint. Stopped after the test."""
+def _start_ts(built: Path, *extra: str) -> Iterator[str]:
+    """The starter running as a Node.js process with the bot secret (env ARENA_BOT_SECRET), the repository's
+    protocol (--proto) and ``extra`` options; its endpoint, until the generator is closed."""
     env = {**os.environ, "ARENA_BOT_SECRET": SECRET}
-    process = subprocess.Popen(["node", "dist/bot.js", "--port", "0", "--proto", str(REPO / "proto")], cwd=built,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(["node", "dist/bot.js", "--port", "0", "--proto", str(REPO / "proto"), *extra],
+                               cwd=built, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
     out = process.stdout
     assert out is not None
@@ -87,19 +88,51 @@ def ts_bot(built: Path) -> Iterator[str]:
             process.wait(10)
 
 
+@pytest.fixture
+def ts_bot(built: Path) -> Iterator[str]:
+    """The starter as it starts by default (it serves the match stream too); its endpoint."""
+    yield from _start_ts(built)
+
+
+@pytest.fixture
+def ts_bot_unary(built: Path) -> Iterator[str]:
+    """The starter started with ``--unary-only``; its endpoint."""
+    yield from _start_ts(built, "--unary-only")
+
+
+class CountingStream(running.SeatStream):
+    """The referee's ``SeatStream``, counting the streams it opens per seat (``opened``)."""
+
+    made: list[CountingStream] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        CountingStream.made.append(self)
+
+
+@pytest.mark.parametrize("path", ["stream", "unary"])
 @pytest.mark.parametrize("game, others", [("take5", ("sample:heuristic", "sample:random")),
                                           ("taki", ("sample:taki-heuristic", "sample:taki-random"))])
 def test_the_starter_plays_a_match_through_the_referee_without_a_fault(
-        ts_bot: str, start_bot: Callable[..., Any], game: str, others: tuple[str, str]) -> None:
+        request: pytest.FixtureRequest, start_bot: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, game: str,
+        others: tuple[str, str], path: str) -> None:
+    endpoint = request.getfixturevalue("ts_bot" if path == "stream" else "ts_bot_unary")
+    monkeypatch.setattr(running, "SeatStream", CountingStream)
+    monkeypatch.setattr(CountingStream, "made", [])
     opponents = [start_bot(spec) for spec in others]
-    seats = [SeatSpec("ts-starter", ts_bot, secret=SECRET),
+    seats = [SeatSpec("ts-starter", endpoint, secret=SECRET),
              *(SeatSpec(b.name, b.endpoint) for b in opponents)]
-    record = asyncio.run(run_match(f"m-ts-{game}", game, seats, None, seed=21,
+    record = asyncio.run(run_match(f"m-ts-{game}-{path}", game, seats, None, seed=21,
                                    options=RefereeOptions(deadline_ms=5000)))
     assert record.faults == (), record.faults
     assert len(record.result.ranks) == 3 and min(record.result.ranks) == 1
     mine = [d for d in record.decisions if d["seat"] == 0]
     assert mine and all(d["source"] == "bot" for d in mine)  # every decision of the starter was its own answer
+    streams = [s for s in CountingStream.made if s.seat == 0]  # the sample bots (Python SDK) stream as well
+    if path == "stream":
+        assert [s.opened for s in streams] == [1] and streams[0].answered  # one stream for the whole match
+    else:
+        assert streams == []  # GetInfo said serves_match_stream false: the four unary calls
 
 
 def test_the_starter_answers_match_calls_only_with_its_secret(ts_bot: str) -> None:
@@ -118,3 +151,13 @@ def test_the_starter_answers_match_calls_only_with_its_secret(ts_bot: str) -> No
         assert wrong.value.code() == grpc.StatusCode.PERMISSION_DENIED
         assert SECRET not in (wrong.value.details() or "")
         assert stub.StartMatch(start, timeout=10, metadata=((BOT_SECRET_METADATA, SECRET),)) is not None
+        assert info.serves_match_stream
+        for metadata, code in ((None, grpc.StatusCode.UNAUTHENTICATED),
+                               (((BOT_SECRET_METADATA, "not-the-secret"),), grpc.StatusCode.PERMISSION_DENIED)):
+            with pytest.raises(grpc.RpcError) as refused:
+                list(stub.PlayMatch(iter([bot_pb2.RefereeMessage(start=start)]), timeout=10, metadata=metadata))
+            assert refused.value.code() == code and SECRET not in (refused.value.details() or "")
+        answers = list(stub.PlayMatch(iter([bot_pb2.RefereeMessage(start=start), bot_pb2.RefereeMessage(
+            end=bot_pb2.EndMatchRequest(match_id="m-x", seat=0))]), timeout=10,
+            metadata=((BOT_SECRET_METADATA, SECRET),)))
+        assert [a.WhichOneof("answer") for a in answers] == ["started", "ended"]

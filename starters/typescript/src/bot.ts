@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // A starter bot for the arena in TypeScript: an arena.v1.Bot gRPC server (proto/arena/v1/bot.proto, loaded at
 // run time with @grpc/proto-loader, so it always speaks the repository's protocol) that plays Take 5 and Taki
-// through the four unary calls: GetInfo, StartMatch, Decide, EndMatch.
+// through the four unary calls (GetInfo, StartMatch, Decide, EndMatch) and through the match stream (PlayMatch: one
+// bidirectional stream per seat and match, the same answers tagged with each request's sequence number). GetInfo
+// says it serves the stream (serves_match_stream), so the referee uses it; --unary-only makes it keep to the
+// unary calls.
 //
-//   node dist/bot.js --port 50071 [--host 127.0.0.1] [--name ts-starter] [--secret S] [--proto DIR]
+//   node dist/bot.js --port 50071 [--host 127.0.0.1] [--name ts-starter] [--secret S] [--proto DIR] [--unary-only]
 //
 // It prints "arena-bot NAME listening on HOST:PORT" once it serves (--port 0 picks a free port). The bot keeps no
 // state between calls: every Decide carries the seat's complete view.
@@ -25,11 +28,12 @@ interface Options {
   name: string;
   secret: string | null;
   protoDir: string;
+  stream: boolean;
 }
 
 function usage(message: string): never {
   process.stderr.write(`${message}\nusage: node dist/bot.js [--host H] [--port P] [--name N] [--secret S] ` +
-    "[--proto DIR]\n");
+    "[--proto DIR] [--unary-only]\n");
   process.exit(2);
 }
 
@@ -41,9 +45,15 @@ function parseArgs(argv: string[]): Options {
     secret: process.env.ARENA_BOT_SECRET || null,
     // dist/bot.js -> the repository's proto/ folder (starters/typescript/dist -> ../../../proto)
     protoDir: process.env.ARENA_PROTO_DIR || path.resolve(__dirname, "..", "..", "..", "proto"),
+    stream: true,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i];
+    if (flag === "--unary-only") {
+      options.stream = false;
+      i -= 1;
+      continue;
+    }
     const value = argv[i + 1];
     if (value === undefined) usage(`${flag} needs a value`);
     if (flag === "--host") options.host = value;
@@ -111,6 +121,38 @@ function guarded(method: string, secret: string | null, answer: (request: Messag
   };
 }
 
+/** The match stream (bot.proto, "The match stream"): every RefereeMessage answered in order by a BotMessage made
+ * as the unary call would make it; what would be an error status is a StepFailure and the stream goes on. A call
+ * without the right secret is refused as a whole, with the status the unary calls give. */
+function playMatch(secret: string | null): grpc.handleBidiStreamingCall<Message, Message> {
+  return (call) => {
+    const refused = refusal("PlayMatch", call.metadata, secret);
+    if (refused) {
+      call.emit("error", refused);
+      return;
+    }
+    call.on("data", (message: Message) => {
+      const step = message.request;  // the oneof member that is set: "start", "decide" or "end"
+      const sequence = step === "decide" ? message.decide.sequence : "0";
+      try {
+        if (step === "start") call.write({ sequence, started: { keeps_history: false } });
+        else if (step === "decide") call.write({ sequence, decision: decide(message.decide) });
+        else if (step === "end") call.write({ sequence, ended: {} });
+        else {
+          call.write({ sequence, failure: { step: "MATCH_STEP_UNSPECIFIED", code: grpc.status.INVALID_ARGUMENT,
+            message: "RefereeMessage carries no request" } });
+        }
+      } catch (err) {
+        const failed = step === "start" ? "MATCH_STEP_START" : step === "end" ? "MATCH_STEP_END" : "MATCH_STEP_DECIDE";
+        call.write({ sequence, failure: { step: failed, code: grpc.status.INTERNAL,
+          message: `${step} failed: ${(err as Error).message}` } });
+      }
+    });
+    call.on("end", () => call.end());  // the referee ended its side after the end: so does the bot
+    call.on("error", () => undefined);  // a broken stream: the referee opens a new one if it needs to
+  };
+}
+
 function main(): void {
   const options = parseArgs(process.argv.slice(2));
   const arena = loadProtocol(options.protoDir) as Message;
@@ -118,11 +160,12 @@ function main(): void {
   server.addService(arena.arena.v1.Bot.service, {
     GetInfo: guarded("GetInfo", null, () => ({
       name: options.name, version: VERSION, games: GAMES, sdk_version: `typescript-starter ${VERSION}`,
-      author: "arena starters",
+      author: "arena starters", serves_match_stream: options.stream,
     })),
     StartMatch: guarded("StartMatch", options.secret, () => ({ keeps_history: false })),
     Decide: guarded("Decide", options.secret, decide),
     EndMatch: guarded("EndMatch", options.secret, () => ({})),
+    PlayMatch: playMatch(options.secret),
   });
   server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
     if (err) {
