@@ -16,7 +16,9 @@ names no game.
 
 A frame is a JSON-ready dict::
 
-    {"index": 0.., "decision": index of the last decision applied (-1 at the start),
+    {"index": 0.., "decision": the last decision this perspective saw, counted among the decisions it sees (-1 at
+     the start; for ``ALL`` the record's decision index; a decision hidden from the perspective is not counted,
+     so the numbers never tell that one was asked),
      "hand": 0.., "turn": 0.., "round": "hand/turn" (frames of one round share it), "position": the same for
      a person ("hand 2 turn 5", "turn 12": ``arena.render.position_text``),
      "seat": seat that decided (None at the start), "kind": its decision kind, "action": the action as the
@@ -84,7 +86,9 @@ class MatchFrames:
     Attributes: game, match_id, perspective; seats: bot names in seat order; frames: see the module docstring;
     stopped: "" when every decision applied, else why the frames end early (a record that does not replay);
     result: the record's result (scores, ranks, faults, forfeits per seat); None for a match still being played
-    (its live frames).
+    (its live frames); applied: per frame, the record's index of the last decision applied (-1 at the start), for
+    the server's own checks, never sent (``to_dict`` leaves it out: in another perspective than ``ALL`` it would
+    count the hidden decisions); seen: the decisions the perspective saw.
     """
 
     game: str
@@ -94,6 +98,8 @@ class MatchFrames:
     frames: list[dict[str, Any]] = field(default_factory=list)
     stopped: str = ""
     result: dict[str, Any] | None = None
+    applied: list[int] = field(default_factory=list)
+    seen: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "match_id": self.match_id, "perspective": self.perspective, "seats": self.seats,
@@ -172,7 +178,9 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
         return out_
 
     def add(decision: int, hand: int, turn: int, board: dict[str, Any], **fields: Any) -> None:
-        out.frames.append({"index": len(out.frames), "decision": decision, "hand": hand, "turn": turn,
+        out.applied.append(decision)
+        counted = decision if viewer == ALL else out.seen - 1
+        out.frames.append({"index": len(out.frames), "decision": counted, "hand": hand, "turn": turn,
                            "round": f"{hand}/{turn}", "position": position_text(rec.game, hand, turn),
                            "seat": None, "kind": None, "action": None, "source": None, "latency_ms": None,
                            "faults": [], "forfeits": [], **fields, "board": board})
@@ -200,6 +208,7 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
             hidden.append(step)
             continue
         steps, hidden = [*hidden, step], []
+        out.seen += 1
         fields: dict[str, Any] = {
             "seat": seat, "kind": step.kind, "action": engine.action_to_dict(action) if own else public_action,
             "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),

@@ -69,14 +69,16 @@ def get_live_match(store: Store, request: arena_pb2.GetLiveMatchRequest,
     tournament_id = str(head.get("tournament") or "")
     reply = arena_pb2.LiveMatch(match_id=match_id, game=str(head.get("game", "")),
                                 seats=[str(s) for s in head.get("seats") or []], tournament_id=tournament_id,
-                                decisions=len(live.decisions), updated_at=float(head.get("updated_at", 0.0)))
+                                updated_at=float(head.get("updated_at", 0.0)))
     reply.withheld = live_withheld(store, tournament_id)
     if not reply.withheld:
         try:
-            frames = build_frames(_partial_record(match_id, live), PUBLIC).to_dict()
+            shown = build_frames(_partial_record(match_id, live), PUBLIC)
         except (RenderError, KeyError, TypeError, ValueError) as exc:
             reply.withheld = f"the published part of this match cannot be shown: {exc}"
         else:
+            reply.decisions = shown.seen  # the decisions the public sees: a hidden question is not counted
+            frames = shown.to_dict()
             frames["result"] = None
             reply.frames_json = json.dumps(frames)
     return reply

@@ -57,11 +57,12 @@ def _take5_hidden(state: take5.Take5State, viewer: int | None) -> set[int]:
 def test_take5_public_and_seat_frames_hold_no_card_they_could_not_know(seed: int, players: int, policy: int) -> None:
     record, states = play_record("take5", players, seed, policy_seed=policy, config=take5.Take5Config(limit=20))
     for viewer in [None, *range(players)]:
-        frames = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer)).frames
-        assert frames[-1]["decision"] == len(record["decisions"]) - 1
-        for frame in frames:
-            state = states[frame["decision"] + 1]  # the state after the frame's decision
-            before = states[max(frame["decision"], 0)]
+        out = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer))
+        frames = out.frames
+        assert out.applied[-1] == len(record["decisions"]) - 1
+        for frame, applied in zip(frames, out.applied):
+            state = states[applied + 1]  # the state after the frame's decision
+            before = states[max(applied, 0)]
             # a reveal's boards are between ``before`` and ``state``: what was hidden in both stays hidden
             if state.hand_number == before.hand_number:
                 hidden = _take5_hidden(state, viewer) & _take5_hidden(before, viewer)
@@ -89,8 +90,12 @@ def test_taki_public_and_seat_frames_hold_no_card_they_could_not_know(seed: int,
     config = taki.TakiConfig(turn_cap=60)
     record, states = play_record("taki", players, seed, policy_seed=policy, config=config)
     for viewer in [None, *range(players)]:
-        for frame in build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer)).frames:
-            after = states[frame["decision"] + 1]
+        out = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer))
+        numbers = [f["decision"] for f in out.frames]
+        # the decisions a perspective sees are numbered without gaps: a hidden +3 Breaker question leaves no trace
+        assert all(b - a in (0, 1) for a, b in zip(numbers, numbers[1:])) and numbers[0] == -1, (viewer, numbers)
+        for frame, applied in zip(out.frames, out.applied):
+            after = states[applied + 1]
             board = frame["board"]
             own = board["hands"]
             assert set(own) <= ({str(viewer)} if viewer is not None else set())
@@ -98,7 +103,7 @@ def test_taki_public_and_seat_frames_hold_no_card_they_could_not_know(seed: int,
                 assert own[str(viewer)] == tokens(after.hands[viewer])
             rest = dict(frame, board={k: v for k, v in board.items() if k != "hands"})
             shown = {v for v in _cards(rest, frozenset({"card", "leading", "discard"}), []) if isinstance(v, str)}
-            assert shown <= _taki_seen(states, frame["decision"] + 1), (viewer, frame)
+            assert shown <= _taki_seen(states, applied + 1), (viewer, frame)
             assert board["counts"] == [len(h) for h in after.hands]
             if frame["kind"] == taki.REACT and frame["seat"] != viewer:
                 assert frame["action"] == {"play": True}  # a declined Breaker question is never shown to others
@@ -136,11 +141,12 @@ def test_take5_a_reveal_shows_the_cards_together_then_places_them_lowest_first()
 
 def test_faults_are_drawn_on_their_turn_with_kind_and_latency() -> None:
     record, _ = play_record("taki", 3, 5, fault_rate=0.3, config=taki.TakiConfig(turn_cap=30))
-    frames = build_frames(record, PUBLIC).frames
+    frames_out = build_frames(record, PUBLIC)
+    frames = frames_out.frames
     with_faults = [f for f in frames if f["faults"]]
     assert len(with_faults) >= 1
     for f in with_faults:
-        dec = record["decisions"][f["decision"]]
+        dec = record["decisions"][frames_out.applied[f["index"]]]
         assert f["faults"][0]["kind"] == "illegal" and f["faults"][0]["latency_ms"] == 3.5
         assert f["source"] == "default" == dec["source"] and f["faults"][0]["detail"] == ""
     json.dumps(build_frames(record, ALL).to_dict())  # JSON-ready
@@ -155,3 +161,20 @@ def test_a_bad_perspective_or_record_is_a_clear_error() -> None:
     tampered = dict(record, decisions=record["decisions"][:5] + [dict(record["decisions"][5], action={"card": 999})])
     out = build_frames(tampered, PUBLIC)
     assert "decision 5" in out.stopped and out.frames[-1]["decision"] == 4
+
+
+def test_a_declined_breaker_question_leaves_no_trace_in_the_public_or_another_seats_frames() -> None:
+    # seed 5, policy 2: decision 2 is a seat's +3 Breaker question, declined (asked only of a seat holding one)
+    record, _ = play_record("taki", 3, 5, policy_seed=2, config=taki.TakiConfig(turn_cap=200))
+    asked = record["decisions"][2]
+    assert (asked["kind"], asked["action"]) == (taki.REACT, {"react": False})
+    for viewer in (None, *(s for s in range(3) if s != asked["seat"])):
+        out = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer))
+        numbers = [f["decision"] for f in out.frames]
+        assert 2 not in out.applied and 3 in out.applied  # its effects show with the next decision
+        assert sorted(set(numbers)) == list(range(-1, out.seen)) and out.seen == len(record["decisions"]) - 1
+        assert not any(f["kind"] == taki.REACT and f["seat"] == asked["seat"] and f["decision"] <= 2
+                       for f in out.frames)
+        assert "applied" not in json.dumps(out.to_dict())
+    everything = build_frames(record, ALL)
+    assert everything.seen == len(record["decisions"]) and [f["decision"] for f in everything.frames][-1] == 131

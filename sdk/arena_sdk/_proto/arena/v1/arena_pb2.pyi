@@ -2238,7 +2238,9 @@ class LiveMatch(_message.Message):
     t3 too: its cards are shown once the tournament has ended"); empty when the frames are given.
     """
     decisions: _builtins.int
-    """Decisions applied so far (as published by the worker)."""
+    """Decisions applied so far that the public sees (as published by the worker; a decision hidden from the public,
+    such as a Taki seat's declined +3 Breaker question, is not counted); 0 when withheld.
+    """
     updated_at: _builtins.float
     """When the worker last published, seconds since the Unix epoch."""
     @_builtins.property
