@@ -19,7 +19,9 @@ when that module is installed, ``/docs`` (the documentation site, ``arena.web.do
 
 Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Security-Policy allowing only the
 app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
-and ``/api/`` (they change as matches finish), an hour for static assets.
+and ``/api/`` (they change as matches finish), an hour for static assets found (a missing one: ``no-cache``). The
+headers are added outside Starlette's error middleware (``WebApp``), so a 500 carries them too; links in pages are
+paths (``path_for``), never built from the request's Host header.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -96,13 +99,30 @@ class SecurityHeaders:
                 for name, value in SECURITY_HEADERS.items():
                     if name.encode() not in present:
                         headers.append((name.encode(), value.encode()))
-                if b"cache-control" not in present:
-                    cache = STATIC_CACHE_CONTROL if static else PAGE_CACHE_CONTROL
+                if b"cache-control" not in present:  # an asset is kept an hour; a missing one is asked again
+                    kept = static and message.get("status") in (200, 304)
+                    cache = STATIC_CACHE_CONTROL if kept else PAGE_CACHE_CONTROL
                     headers.append((b"cache-control", cache.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class WebApp(Starlette):
+    """The app: ``Starlette`` whose every answer passes ``SecurityHeaders`` as the outermost layer, so a 500 made
+    by Starlette's error middleware carries the headers too."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
+@jinja2.pass_context
+def path_for(context: Any, name: str, /, **path_params: Any) -> str:
+    """Templates' ``url_for``: the PATH of route ``name`` (``/static/arena.css``), never an absolute URL made from
+    the request's Host header (a forged Host would otherwise write other hosts into the page's links, and behind a
+    TLS proxy an ``http://`` link is refused as mixed content)."""
+    return str(context["request"].app.url_path_for(name, **path_params))
 
 
 def viewer_routes() -> list[BaseRoute]:
@@ -128,6 +148,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     arena = reader if reader is not None else ArenaReader(options.server, tls_ca=options.tls_ca)
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     filters.install(templates.env)
+    templates.env.globals["url_for"] = path_for
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -143,10 +164,9 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
         Route("/healthz", healthz),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)
+    app = WebApp(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)
     app.state.arena = arena
     app.state.server = options.server
     app.state.templates = templates
     app.state.options = options
-    app.add_middleware(SecurityHeaders)
     return app

@@ -23,6 +23,7 @@ withheld.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -40,6 +41,8 @@ from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
 
+MAX_TURN = 999_999  # ?turn=N: a frame index; a match has far fewer frames (a larger one shows the last frame)
+TURN_RE = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() admits other scripts' digits
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a local record file larger than this is refused (a match record is far less)
 
 
@@ -179,12 +182,15 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
     offered = data["perspectives"]
     view = _view(request, offered, default_view) if offered else PUBLIC
     turn = request.query_params.get("turn", "0")
+    if not TURN_RE.fullmatch(turn):
+        raise HTTPException(400, f"turn must be a whole number 0..{MAX_TURN} (a frame of the match), got "
+                                 f"{turn[:12]!r}")
     info = GAMES.get(game)
     context = {
         "title": title, "match_id": match_id, "data": data, "seats": _seats(data["summary"]), "game": game,
         "game_title": info.info.title if info else game, "score_label": score_label(game, config),
         "config_text": config_text(game, config) if config is not None else "", "view": view, "page_url": page_url,
-        "turn": turn if turn.isdigit() else "0", "view_names": {v: _view_name(v, data) for v in offered},
+        "turn": turn, "view_names": {v: _view_name(v, data) for v in offered},
         "viewer_script": f"viewer-{game}.js" if game.isidentifier() and game in GAMES else None,
     }
     return page(request, "match.html", context)

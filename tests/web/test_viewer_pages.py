@@ -100,3 +100,16 @@ def test_a_record_that_stops_replaying_shows_its_frames_up_to_there_and_why(dead
         assert answer.status_code == 200
         frames = answer.json()
         assert "stops replaying at decision 3" in frames["stopped"] and frames["frames"][-1]["decision"] == 2
+
+
+@pytest.mark.parametrize("turn", ["-1", "\u0661\u0662", "9" * 31, "1.5", "", " 3"])
+def test_a_turn_that_is_not_a_frame_number_is_a_clear_400(client: TestClient, turn: str) -> None:
+    answer = client.get("/record", params={"turn": turn})
+    assert answer.status_code == 400 and "turn must be a whole number 0..999999" in answer.text, turn
+    assert "9" * 31 not in answer.text
+
+
+def test_a_turn_past_the_end_opens_the_page_and_links_are_paths(client: TestClient) -> None:
+    answer = client.get("/record?turn=999999", headers={"host": "evil.example:666"})
+    assert answer.status_code == 200 and 'data-turn="999999"' in answer.text  # the viewer shows its last frame
+    assert "evil.example" not in answer.text and 'href="/static/viewer.css"' in answer.text

@@ -76,3 +76,29 @@ def test_the_reader_calls_only_public_read_methods(dead_endpoint: str) -> None:
         asyncio.run(reader.call("CreateTournament", arena_pb2.CreateTournamentRequest()))
     assert all(m.startswith(("List", "Get")) for m in READ_METHODS) and "GetChallenge" not in READ_METHODS
     assert "GetOwner" not in READ_METHODS and "ListOwners" not in READ_METHODS
+
+
+class _BrokenReader:
+    """A reader whose every read fails with an error of the web app itself (not the referee's)."""
+
+    async def call(self, method: str, request: object) -> object:
+        raise RuntimeError("a bug of the pages")
+
+    async def close(self) -> None:
+        return None
+
+
+def test_a_500_of_the_app_carries_the_security_headers_and_no_traceback(dead_endpoint: str) -> None:
+    with TestClient(create_app(dead_endpoint, reader=_BrokenReader()), raise_server_exceptions=False) as c:
+        for path in ("/ladder/take5", "/api/ladder/take5"):
+            answer = c.get(path)
+            assert answer.status_code == 500, path
+            assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY, path
+            assert answer.headers["x-frame-options"] == "DENY" and answer.headers["cache-control"] == "no-cache"
+            assert "a bug of the pages" not in answer.text and "Traceback" not in answer.text
+
+
+def test_a_missing_asset_is_not_cached(client: TestClient) -> None:
+    answer = client.get("/static/no-such-file.js")
+    assert answer.status_code == 404 and answer.headers["cache-control"] == "no-cache"
+    assert client.get("/static/arena.css").headers["cache-control"] == "public, max-age=3600"
