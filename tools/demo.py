@@ -375,7 +375,11 @@ def main() -> int:
         taki_ids = run_round_robin("taki", TAKI_BOTS, TAKI_ROUNDS, server, registered)
         check_taki_order(server, taki_ids)
         if WEB_URL:
-            say(f"web pages of this arena: {WEB_URL[0]} (ladders, bots, tournaments, every match)")
+            if KEEP_WEB:
+                say(f"web pages of this arena: {WEB_URL[0]} (ladders, bots, tournaments, every match)")
+            else:
+                say(f"web pages of this arena were at {WEB_URL[0]} while it ran; `make demo-web` keeps them up "
+                    "after the tournaments, to replay any match card by card")
         if KEEP_WEB:
             return keep_up()
         unregister(registered, server)
