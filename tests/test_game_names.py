@@ -24,15 +24,14 @@ PAGE = ROOT / "docs" / "adding-a-game.md"
 
 def is_game_file(path: str) -> bool:
     """The files allowed to name games: a game's SDK package, the renderer named for it and its viewer frames
-    (``arena/render/<game>.py``, ``arena/render/<game>_frames.py``), the generated protocol code, the SDK's
+    (``arena/render/<game>.py``, ``arena/render/frames/<game>.py``), the generated protocol code, the SDK's
     convenience re-exports."""
     parts = path.split("/")
     if path.startswith("sdk/arena_sdk/_proto/") or path == "sdk/arena_sdk/__init__.py":
         return True
     if path.startswith("sdk/arena_sdk/games/") and len(parts) > 4 and parts[3] in GAME_IDS:
         return True
-    return (path.startswith("arena/render/") and len(parts) == 3
-            and Path(path).stem.removesuffix("_frames") in GAME_IDS)
+    return path.startswith("arena/render/") and Path(path).stem in GAME_IDS
 
 
 def module_name(path: str) -> str:

@@ -25,8 +25,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render import take5_frames as FRAMES  # noqa: F401, N812 - the web viewer's boards (frames.py)
 from arena.render.base import RenderError, result_table, safe
+from arena.render.frames import take5 as FRAMES  # noqa: F401, N812 - the web viewer's boards (arena.render.frames)
 from arena_sdk import wire
 from arena_sdk.games import take5
 

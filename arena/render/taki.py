@@ -19,8 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render import taki_frames as FRAMES  # noqa: F401, N812 - the web viewer's boards (frames.py)
 from arena.render.base import RenderError, result_table, safe
+from arena.render.frames import taki as FRAMES  # noqa: F401, N812 - the web viewer's boards (arena.render.frames)
 from arena_sdk.games import get_game
 from arena_sdk.games.taki import bot as taki_bot
 from arena_sdk.games.taki import cards as C

@@ -9,7 +9,8 @@ A *perspective* says whose eyes the frames are seen through:
   the table), never what it learnt later, nor another seat's hidden action.
 
 Filtering happens here, on the server: a card a perspective may not see is never put into a frame. The game's
-part lives in its renderer's frames module (``arena.render.<game id>`` sets ``FRAMES``, a module with
+part lives in its frames module (``arena.render.frames.<game id>`` for a built-in game), which its renderer
+(``arena.render.<game id>``) names as ``FRAMES``: a module with
 ``board(state, viewer) -> dict``, ``boards(steps, viewer) -> list[dict]`` and ``shown_action(state, seat, kind,
 action) -> (bool, dict | None)``), found through the renderer lookup (``arena.render.renderer``); this module
 names no game.
