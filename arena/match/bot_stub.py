@@ -74,7 +74,6 @@ class GuardedBotStub(bot_pb2_grpc.BotStub):
     as with ``BotStub``."""
 
     def __init__(self, channel: grpc.Channel | grpc.aio.Channel) -> None:  # noqa: D107 - the class says it
-        self.channel = channel
         for method, (request_cls, answer_cls) in METHODS.items():
             setattr(self, method, channel.unary_unary(
                 SERVICE + method,

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.match.channels import BotChannels
+from arena.match.loop_lag import LoopLag, hold_loop_lag, release_loop_lag
 from arena.match.options import RefereeOptions
 from arena.match.record import (
     FAULT_KINDS,
@@ -58,7 +59,7 @@ from arena.match.record import (
     SeatSpec,
     forfeit_ranks,
 )
-from arena.match.running import LoopLag, RunningMatch, hold_loop_lag, log, release_loop_lag
+from arena.match.running import RunningMatch, log
 from arena_sdk import wire
 from arena_sdk.games import Game, get_game
 

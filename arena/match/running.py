@@ -1,17 +1,15 @@
 """One running match, for ``arena.match.referee.run_match``: its bookkeeping (``RunningMatch``: the calls to the bots,
-the views sent, the answers applied, faults, forfeits and the time limit) and the monitor of the referee's own event
-loop lateness (``LoopLag``), which excuses a Decide timeout that was the referee's fault. The rules they follow are
+the views sent, the answers applied, faults, forfeits and the time limit). A Decide timeout that was the referee's
+own lateness is excused with the event loop's ``LoopLag`` (``arena.match.loop_lag``). The rules they follow are
 those of the failure policy, ``docs/failure-policy.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import functools
 import logging
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +17,9 @@ from typing import Any
 import grpc
 
 from arena.match.bot_stub import UndecodableAnswer
+from arena.match.call_outcome import call_outcome, status_code
 from arena.match.channels import BotChannels, BotLease
+from arena.match.loop_lag import LoopLag
 from arena.match.options import RefereeOptions
 from arena.match.record import (
     Fault,
@@ -44,105 +44,10 @@ MAX_NOTE_CHARS = 280  # a bot note (DecideResponse.note) is cut to this many cha
 MAX_NOTES_CHARS_PER_MATCH = 8000  # the characters of one seat's notes a match record keeps; later ones are dropped
 _CONTROL = dict.fromkeys([*range(32), 127])  # the referee's work: one logger name for operators' filters
 
-LAG_TICK_S = 0.02  # the lag monitor's sleep; lags shorter than LAG_MIN_S are not kept
-LAG_MIN_S = 0.005
-LAG_KEEP_S = 120.0  # longer than any Decide deadline (MAX_DEADLINE_MS)
-
-
-class LoopLag:
-    """Measures the event loop's own lateness: ``run()`` (a task) sleeps ``tick_s`` at a time and keeps how late
-    it woke up; ``max_since(t)`` is the longest lateness, seconds, that fell after loop time ``t`` (including a
-    lateness still going on, seen before the task could wake up)."""
-
-    def __init__(self, tick_s: float = LAG_TICK_S) -> None:
-        self.tick_s = tick_s
-        self.samples: collections.deque[tuple[float, float]] = collections.deque()  # (woke at, late by), seconds
-        self.expected: float | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    async def run(self) -> None:
-        self.loop = loop = asyncio.get_running_loop()
-        while True:
-            self.expected = loop.time() + self.tick_s
-            await asyncio.sleep(self.tick_s)
-            now = loop.time()
-            late = now - self.expected
-            if late >= LAG_MIN_S:
-                self.samples.append((now, late))
-            while self.samples and self.samples[0][0] < now - LAG_KEEP_S:
-                self.samples.popleft()
-
-    def max_since(self, t: float) -> float:
-        if self.loop is None:
-            return 0.0
-        now = self.loop.time()
-        lag = max((min(late, woke - t) for woke, late in self.samples if woke > t), default=0.0)
-        if self.expected is not None and now > self.expected:  # late right now, the task has not woken yet
-            lag = max(lag, now - max(self.expected, t))
-        return max(lag, 0.0)
-
-
-@dataclass(eq=False)
-class _SharedLag:
-    lag: LoopLag
-    task: asyncio.Task[None]
-    holders: int = 0
-
-
-_SHARED_LAG: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _SharedLag] = weakref.WeakKeyDictionary()
-
-
-def hold_loop_lag() -> LoopLag:
-    """The ``LoopLag`` of the running event loop, shared by every match running on it: one task waking every
-    ``LAG_TICK_S`` however many matches run (one per match cost 50 wake-ups per second each, a quarter of a core at
-    300 matches in flight), started by its first holder. Give it back with ``release_loop_lag``."""
-    loop = asyncio.get_running_loop()
-    shared = _SHARED_LAG.get(loop)
-    if shared is None or shared.task.done():
-        lag = LoopLag()
-        shared = _SharedLag(lag, loop.create_task(lag.run()))
-        _SHARED_LAG[loop] = shared
-    shared.holders += 1
-    return shared.lag
-
-
-def release_loop_lag(lag: LoopLag) -> None:
-    """A match that held ``lag`` (``hold_loop_lag``) is over; the last holder stops its task."""
-    loop = asyncio.get_running_loop()
-    shared = _SHARED_LAG.get(loop)
-    if shared is None or shared.lag is not lag:
-        return
-    shared.holders -= 1
-    if shared.holders <= 0:
-        shared.task.cancel()
-        del _SHARED_LAG[loop]
-
-
 STREAM_FINISH_S = 0.5  # after the end, a seat's match stream is given this long to end before it is cancelled
 
 RECONNECT_MIN_S = 0.005  # a call that found its bot unreachable is tried again while this much of its deadline is left
 RECONNECT_TRIES = 5  # at most this many calls per decision (a bot that comes back and goes again, and again)
-
-
-def _code(exc: grpc.RpcError) -> grpc.StatusCode | None:
-    return exc.code() if hasattr(exc, "code") else None
-
-
-def _fault_kind(code: grpc.StatusCode | None) -> str:
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return "timeout"
-    if code == grpc.StatusCode.UNAVAILABLE:
-        return "unreachable"
-    return "error"
-
-
-def _rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
-    code = exc.code() if hasattr(exc, "code") else None
-    details = exc.details() if hasattr(exc, "details") else str(exc)
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return f"{method}: no answer within the {timeout_ms} ms deadline"
-    name = code.name if code is not None else "UNKNOWN"
-    return f"{method}: {name}: {details or 'no details'}"
 
 
 @dataclass(slots=True)
@@ -152,25 +57,6 @@ class _Answer:
     detail: str
     latency_ms: float
     retry_lag_ms: list[float]
-
-
-def _outcome(method: str, response: Any, exc: grpc.RpcError | None, unreachable: grpc.RpcError | None,
-             connected: bool, timeout_ms: int) -> tuple[str | None, str]:
-    """(fault kind or None, detail) of one call: its answer ``response`` or its error ``exc``; ``unreachable``: the
-    UNAVAILABLE error of its first try when it was tried again (waiting for the bot to come back), and
-    ``connected`` whether the channel is connected now. A call that waited for its bot until the deadline and
-    never reached it is ``unreachable``; one that reached it and got no answer in time is a ``timeout``."""
-    if exc is not None:
-        code = _code(exc)
-        if unreachable is not None and code == grpc.StatusCode.DEADLINE_EXCEEDED and not connected:
-            return "unreachable", (f"{_rpc_detail(method, unreachable, timeout_ms)}; not back within the "
-                                   f"{timeout_ms} ms deadline")
-        return _fault_kind(code), _rpc_detail(method, exc, timeout_ms)
-    if isinstance(response, UndecodableAnswer):
-        return "malformed", response.describe(method)
-    if response is None:  # grpc.aio yields None when the answer does not parse (a stub without answer_decoder)
-        return "malformed", f"{method}: the answer could not be decoded as a {method} response message"
-    return None, ""
 
 
 def _mark_done(done_at: list[float], index: int, call: Any) -> None:
@@ -290,7 +176,8 @@ class RunningMatch:
                     lease.serves_match_stream = info.serves_match_stream
         for seat, s in enumerate(self.seats):
             if self.leases[s.endpoint].serves_match_stream:
-                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}")
+                stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}",
+                                                         functools.partial(self._connected, seat))
                 self.stubs[seat] = stream  # the stub's calls, on the stream
                 self.decide_calls[seat] = stream.Decide
 
@@ -311,7 +198,7 @@ class RunningMatch:
         """Keep whether the seat's bot answered this call (any answer, or an error status of its own)."""
         if kind == "unreachable":
             self.outages[seat] += waited
-        elif error is None or _code(error) != grpc.StatusCode.DEADLINE_EXCEEDED:
+        elif error is None or status_code(error) != grpc.StatusCode.DEADLINE_EXCEEDED:
             self.reached[seat] = True
             self.outages[seat] = 0
 
@@ -342,12 +229,12 @@ class RunningMatch:
                 error = None
             except grpc.RpcError as exc:
                 error = exc
-                if (_code(exc) == grpc.StatusCode.UNAVAILABLE and self._may_wait(seat)
+                if (status_code(exc) == grpc.StatusCode.UNAVAILABLE and self._may_wait(seat)
                         and deadline - time.perf_counter() > RECONNECT_MIN_S):
                     unreachable = unreachable or exc
                     continue
             break
-        kind, detail = _outcome(method, response, error, unreachable, self._connected(seat), timeout_ms)
+        kind, detail = call_outcome(method, response, error, unreachable, self._connected(seat), timeout_ms)
         self._reached(seat, kind, error, unreachable is not None)
         if isinstance(response, UndecodableAnswer):
             self._log_undecodable(seat, method, response)
@@ -404,7 +291,7 @@ class RunningMatch:
             for j, seat in enumerate(seats):
                 exc = errors[j]
                 left = deadline_s - (time.perf_counter() - t0)
-                if (exc is None or _code(exc) != grpc.StatusCode.UNAVAILABLE or left <= RECONNECT_MIN_S
+                if (exc is None or status_code(exc) != grpc.StatusCode.UNAVAILABLE or left <= RECONNECT_MIN_S
                         or not self._may_wait(seat)):
                     continue
                 unreachable[j] = unreachable[j] or exc
@@ -461,7 +348,7 @@ class RunningMatch:
             for j, i in enumerate(todo):
                 seat = seats[i]
                 response = responses[j]
-                kind, detail = _outcome("Decide", response, errors[j], unreachable[j],
+                kind, detail = call_outcome("Decide", response, errors[j], unreachable[j],
                                         unreachable[j] is not None and self._connected(seat), self.deadline_ms)
                 self._reached(seat, kind, errors[j], unreachable[j] is not None)
                 if isinstance(response, UndecodableAnswer):

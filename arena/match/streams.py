@@ -113,10 +113,12 @@ class StreamCall:
 
 class SeatStream:
     """The match stream of one seat, opened on first use through ``stub`` (a ``GuardedBotStub``), reopened after it
-    broke. Belongs to the running event loop. See the module docstring."""
+    broke; ``connected()`` says whether the seat's channel is READY. Belongs to the running event loop. See the
+    module docstring."""
 
-    def __init__(self, stub: Any, seat: int, name: str) -> None:
+    def __init__(self, stub: Any, seat: int, name: str, connected: Callable[[], bool] = lambda: False) -> None:
         self.stub = stub
+        self.connected = connected  # True while the channel to the bot is READY (a broken stream: the bot's doing)
         self.seat = seat
         self.name = name  # for log lines: "bot x at host:port"
         self.loop = asyncio.get_running_loop()
@@ -189,7 +191,7 @@ class SeatStream:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             details = exc.details() if hasattr(exc, "details") else str(exc)
-            if code in _BROKEN or (code in _CORE and not self._connected()):  # the connection went
+            if code in _BROKEN or (code in _CORE and not self.connected()):  # the connection went
                 code = grpc.StatusCode.UNAVAILABLE
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
         except asyncio.CancelledError:
@@ -205,14 +207,6 @@ class SeatStream:
             waiting.clear()
             for waiter in waiters:
                 waiter.fail(status)
-
-    def _connected(self) -> bool:
-        """True while the channel to the bot is READY (so a broken stream was the bot's doing, not the network's)."""
-        channel = getattr(self.stub, "channel", None)
-        try:
-            return channel is not None and channel.get_state() == grpc.ChannelConnectivity.READY
-        except Exception:  # noqa: BLE001 - a channel that cannot say: not connected
-            return False
 
     def _dispatch(self, message: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
         if waiting is self.waiting:

@@ -1,4 +1,4 @@
-"""The referee's measure of its own lateness (``arena.match.running.LoopLag``) is one task per event loop, shared by
+"""The referee's measure of its own lateness (``arena.match.loop_lag.LoopLag``) is one task per event loop, shared by
 every match running on it, so a worker holding hundreds of matches wakes 50 times a second, not 50 times per match."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from arena.match.running import LAG_MIN_S, hold_loop_lag, release_loop_lag
+from arena.match.loop_lag import LAG_MIN_S, hold_loop_lag, release_loop_lag
 
 
 def _monitors() -> int:

@@ -22,11 +22,11 @@ import pytest
 from arena.core.config import DEFAULTS
 from arena.match import channels
 from arena.match.local_bots import BotProcess, start_bot
+from arena.match.loop_lag import LoopLag
 from arena.match.options import RefereeOptions
 from arena.match.record import FaultTally, Limits, MatchRecord, RecordError, SeatSpec, forfeit_ranks
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
-from arena.match.running import LoopLag
 from arena_sdk.games import GAMES, take5
 
 from .conftest import BOTS_DIR, final_state, seat
