@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import os
@@ -74,7 +75,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,16 +224,29 @@ async def echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], secon
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
+@contextlib.asynccontextmanager
+async def echo_streams(endpoints: Sequence[str]) -> AsyncIterator[list[Any]]:
+    """One bidirectional stream to the streaming echo at each endpoint, connected and warm (one message through each)
+    before the caller's clock starts; ended and closed after."""
+    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
+    try:
+        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
+        for stream in streams:
+            await stream.write(STREAM_PAYLOADS[0])
+            await stream.read()
+        yield streams
+        for stream in streams:
+            await stream.done_writing()
+    finally:
+        for c in channels:
+            await c.close()
+
+
 async def stream_echo_phase(endpoints: Sequence[str], server_pids: Sequence[int], seconds: float) -> dict[str, float]:
     """A grpc.aio client with one bidirectional stream to each endpoint, one message in flight on each (write, then
     read the echo), for ``seconds``; the messages are real DecideRequests (``STREAM_PAYLOADS``): messages, wall
     seconds, CPU seconds of this process and of the servers."""
-    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
-    try:
-        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
-        for stream in streams:  # connected and warm before the clock starts
-            await stream.write(STREAM_PAYLOADS[0])
-            await stream.read()
+    async with echo_streams(endpoints) as streams:
         cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
         end = t0 + seconds
 
@@ -247,11 +261,6 @@ async def stream_echo_phase(endpoints: Sequence[str], server_pids: Sequence[int]
 
         n = sum(await asyncio.gather(*(lane(s, 50 * i) for i, s in enumerate(streams))))
         wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
-        for stream in streams:
-            await stream.done_writing()
-    finally:
-        for c in channels:
-            await c.close()
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
@@ -259,12 +268,7 @@ async def paced_stream_phase(endpoints: Sequence[str], server_pids: Sequence[int
                              seconds: float) -> dict[str, float]:
     """The streaming echo in rounds (one message on each stream, then every echo read), paced to ``messages_per_s``
     in all (the referee's decisions/s on the stream), for ``seconds``: the floor at the referee's rate and shape."""
-    channels = [grpc.aio.insecure_channel(e) for e in endpoints]
-    try:
-        streams = [c.stream_stream(ECHO_STREAM_METHOD)() for c in channels]
-        for stream in streams:
-            await stream.write(STREAM_PAYLOADS[0])
-            await stream.read()
+    async with echo_streams(endpoints) as streams:
         loop = asyncio.get_running_loop()
         interval = len(streams) / messages_per_s
         cpu0, srv0, t0 = time.process_time(), cpu_of(server_pids), time.perf_counter()
@@ -280,11 +284,6 @@ async def paced_stream_phase(endpoints: Sequence[str], server_pids: Sequence[int
             next_round = max(next_round + interval, loop.time())
             await asyncio.sleep(next_round - loop.time())
         wall, cpu, srv = time.perf_counter() - t0, time.process_time() - cpu0, cpu_of(server_pids) - srv0
-        for stream in streams:
-            await stream.done_writing()
-    finally:
-        for c in channels:
-            await c.close()
     return {"calls": n, "wall": wall, "cpu": cpu, "peer_cpu": srv}
 
 
