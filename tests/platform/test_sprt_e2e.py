@@ -24,6 +24,7 @@ from arena.cli import cli
 from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.store import Store
+from arena.store.keys import jobs_key
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
@@ -119,17 +120,29 @@ def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaSe
                                                     deals="duplicate"))
     tid = s.tournament.id
     wait_until(lambda: stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).blocks >= 1, "a first block")
-    def stored() -> set[str]:
-        return {m.match_id for m in stub.ListMatches(arena_pb2.ListMatchesRequest(tournament_id=tid,
-                                                                                  limit=1000)).matches}
 
-    def held() -> set[str]:  # what the first worker's heartbeat says it plays and is not stored yet
-        return {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running} - stored()
+    def text(value: Any) -> str:
+        return value.decode() if isinstance(value, bytes) else str(value)
 
-    wait_until(lambda: bool(held()), "the first worker to be playing a match")
-    holding = {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running}
+    def held() -> set[str]:  # the matches of the jobs delivered to the first worker and not settled (pending)
+        ids = [p["message_id"] for p in store.pending_details("take5") if text(p["consumer"]) == "sprt-w1"]
+        entries = [store.client.xrange(jobs_key("take5"), i, i) for i in ids]
+        return {text(v) for entry in entries for _, fields in entry for k, v in fields.items() if text(k) == "match"}
+
+    def playing() -> set[str]:  # held, and started: its heartbeat lists it (a job claimed ahead keeps its deal)
+        running = {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running}
+        return running & held()
+
+    wait_until(lambda: bool(playing()), "the first worker to be playing a match")
+    unfinished: set[str] = set()
+    for _ in range(20):  # frozen, it settles nothing more: what it plays now is what a reclaim plays again
+        first.process.send_signal(signal.SIGSTOP)
+        unfinished = playing()
+        if unfinished:
+            break
+        first.process.send_signal(signal.SIGCONT)
+        wait_until(lambda: bool(playing()), "the first worker to be playing a match")
     first.kill()
-    unfinished = holding - stored()  # after the kill nothing more of the first worker's is stored
     assert stub.GetSprt(arena_pb2.GetSprtRequest(id=tid)).verdict == ""
     workers.process("sprt-w2", concurrency=2)
     s = _ended(stub, tid)
