@@ -100,6 +100,18 @@ def round_field(round_: int) -> str:
     return f"round:{round_}"
 
 
+def counted_rounds(paired: list[tuple[SwissRound, int]], matches_total: int) -> list[tuple[SwissRound, int]]:
+    """The first of ``paired`` whose matches the tournament's ``matches_total`` counts: a round paired after the
+    totals were read (the format state is read a moment later) is left out, so a reply's rounds and totals agree."""
+    counted, out = 0, []
+    for pairing, deals in paired:
+        counted += len(pairing.tables)
+        if counted > matches_total:
+            break
+        out.append((pairing, deals))
+    return out
+
+
 def rounds_of(state: Mapping[str, str]) -> list[tuple[SwissRound, int]]:
     """The rounds paired so far (pairing, deals it is played on), in order, from a Swiss's format state. Raises
     ``TournamentError`` for a state with a gap or a malformed round."""
@@ -233,6 +245,7 @@ class Swiss(Format):
         try:
             plan = SwissPlan.of(info)
             paired = rounds_of(store.format_state(info.game, info.id)) if store is not None else []
+            paired = counted_rounds(paired, info.matches_total)
         except TournamentError as exc:
             log.warning("%s", exc)
             return message

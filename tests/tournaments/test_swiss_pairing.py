@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.core.errors import TournamentError
+from arena.tournaments.swiss import counted_rounds
 from arena.tournaments.swiss_pairing import SwissLine, SwissRound, bye_points, pair_round, swiss_standings
 
 
@@ -189,3 +190,11 @@ def test_standings_errors() -> None:
         swiss_standings(["a", "b"], 2, [(("a", "b"), (1,))], [], ["a", "b"])
     with pytest.raises(TournamentError):
         swiss_standings(["a", "b"], 2, [], [SwissRound((), ("x",))], ["a", "b"])
+
+
+def test_a_reply_counts_only_the_rounds_its_totals_count() -> None:
+    round_ = SwissRound(tables=(("a", "b"), ("c", "d")), byes=())
+    paired = [(round_, 2), (round_, 2), (round_, 2)]
+    assert counted_rounds(paired, 6) == paired
+    assert counted_rounds(paired, 4) == paired[:2]  # the third round was paired after the totals were read
+    assert counted_rounds(paired, 3) == paired[:1] and counted_rounds(paired, 0) == []
