@@ -38,6 +38,18 @@ def client_ports(endpoint: str) -> set[int]:
     return out
 
 
+async def ports_after_close(endpoint: str, within_s: float = 5.0) -> set[int]:
+    """``client_ports(endpoint)`` once it is empty, or as it stands after ``within_s`` seconds: a closed channel's
+    socket leaves the kernel's table of established connections shortly after ``close()`` returns, not at once."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + within_s
+    ports = client_ports(endpoint)
+    while ports and loop.time() < until:
+        await asyncio.sleep(0.05)
+        ports = client_ports(endpoint)
+    return ports
+
+
 async def play(match_id: str, seats: list[SeatSpec], pool: BotChannels | None, seed: int = 1) -> Any:
     return await run_match(match_id, "take5", seats, ONE_HAND, seed=seed, channels=pool,
                            options=RefereeOptions(deadline_ms=2000))
@@ -60,7 +72,7 @@ def test_matches_sharing_a_pool_reuse_one_connection_per_bot(seats_of: Callable[
         for i in range(2):  # without a pool: each match its own connection, closed at its end
             record = await play(f"own-{i}", seats, None, seed=i)
             assert record.faults == ()
-            own.append(client_ports(seats[0].endpoint))
+            own.append(await ports_after_close(seats[0].endpoint))
         return pooled, own, opened, held
 
     pooled, own, opened, held = asyncio.run(scenario())
