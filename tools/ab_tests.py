@@ -42,6 +42,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -57,12 +58,15 @@ from arena_sdk.games.taki.bot import legal_actions
 from arena_sdk.rng import entropy_seed
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.random_bot import RandomBot
-from sample_bots.taki_heuristic_bot import TakiHeuristicBot
+from sample_bots.taki_heuristic_bot import DEFAULT_WEIGHTS, TakiHeuristicBot
 from sample_bots.taki_random_bot import TakiRandomBot
 
 # (V1, V2) as (p, variant): "" the heuristic with noise p; "rule" the same with one rule changed (Take 5: on
-# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats)
-PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, ""))}
+# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats);
+# "keep" (Taki only): V1 without the bonus for rescue cards still held (King, Change Color, +3 Breaker, +3, SuperTaki)
+PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, "")),
+         "keep": ((0.05, "keep"), (0.05, ""))}
+TAKI_ONLY = ("keep",)  # pairs with a Taki rule only
 FIELD = (0.0, 0.3, 0.6)
 MODES = ("field", "head-to-head", "paired")
 SIM_TESTS = 2000
@@ -89,12 +93,16 @@ class NoisyTake5(HeuristicBot):
 
 class NoisyTaki(TakiHeuristicBot):
     """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``; variant
-    "rule": without its belief of which colours the other seats lack (``track_colors`` off)."""
+    "rule": without its belief of which colours the other seats lack (``track_colors`` off); variant "keep":
+    without the bonus for rescue cards still held (``Weights.keep`` empty), so it spends a King, Change Color, +3
+    or SuperTaki whenever that play scores as well as a plain card, instead of holding it."""
 
     def __init__(self, p: float, variant: str = "") -> None:
         super().__init__()
-        self.p = p
+        self.p, self.variant = p, variant
         self.track_colors = variant != "rule"
+        if variant == "keep":
+            self.weights = replace(DEFAULT_WEIGHTS, keep=())
 
     def take_turn(self, view):  # type: ignore[no-untyped-def]
         self._feed(view)
@@ -158,15 +166,17 @@ def tilt(freqs: np.ndarray, values: np.ndarray, mu: float) -> np.ndarray:
     return w / w.sum()
 
 
-def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.random.Generator
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """SIM_TESTS SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks)."""
+def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.random.Generator,
+             tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tests`` SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks, the LLR
+    at the end: beyond Wald's bound by its overshoot)."""
     width = len(probs)
-    counts = np.zeros((SIM_TESTS, width))
-    verdict = np.zeros(SIM_TESTS, dtype=int)
-    blocks = np.zeros(SIM_TESTS, dtype=int)
+    counts = np.zeros((tests, width))
+    verdict = np.zeros(tests, dtype=int)
+    blocks = np.zeros(tests, dtype=int)
+    final = np.zeros(tests)
     lower, upper = sprt.bounds(0.05, 0.05)
-    running = np.arange(SIM_TESTS)
+    running = np.arange(tests)
     for _ in range(MAX_SIM_BLOCKS):
         if running.size == 0:
             break
@@ -176,11 +186,20 @@ def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.rand
         llr = sprt.llr_counts(counts[running], seats, 0.0, elo1, head_to_head=h2h)
         decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
         verdict[running] = decided
+        final[running] = llr
         running = running[decided == 0]
-    return verdict, blocks
+    return verdict, blocks, final
 
 
-def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator) -> dict[str, float]:
+def overshoot(verdict: np.ndarray, final: np.ndarray) -> float:
+    """Mean LLR beyond Wald's bound at the verdict, over the decided tests (natural log units)."""
+    lower, upper = sprt.bounds(0.05, 0.05)
+    over = np.where(verdict == 1, final - upper, lower - final)[verdict != 0]
+    return float(over.mean()) if over.size else math.nan
+
+
+def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator,
+         tests: int = SIM_TESTS) -> dict[str, float]:
     seats = 2 if mode == "head-to-head" else 4
     h2h = mode == "head-to-head"
     m = 2 * (seats - 1)
@@ -193,10 +212,14 @@ def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Ge
     if not math.isfinite(elo) or elo <= 0:
         out.update(matches=math.nan, fn=math.nan, fp=math.nan)
         return out
-    verdict1, blocks1 = simulate(freqs, seats, elo, h2h, rng)
-    verdict0, blocks0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h, rng)
-    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)),
-               fp=float(np.mean(verdict0 == 1)), matches_h0=2 * float(blocks0.mean()))
+    verdict1, blocks1, final1 = simulate(freqs, seats, elo, h2h, rng, tests)
+    verdict0, blocks0, final0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h,
+                                         rng, tests)
+    fp = float(np.mean(verdict0 == 1))
+    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
+               fp_se=math.sqrt(fp * (1 - fp) / tests), matches_h0=2 * float(blocks0.mean()),
+               undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
+               overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
     return out
 
 
@@ -209,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
     parser.add_argument("--modes", default=",".join(MODES), help="modes: " + ", ".join(MODES))
     parser.add_argument("--house", default=",".join(HOUSE), help="the paired mode's 3 house bots: heuristic, random")
+    parser.add_argument("--sims", type=int, default=SIM_TESTS,
+                        help="simulated SPRTs per error rate (standard error of a 5 %% rate: 0.5 point at 2,000)")
     args = parser.parse_args(argv)
     HOUSE = tuple(args.house.split(","))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -218,16 +243,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         for game in args.games.split(","):
             for pair in args.pairs.split(","):
+                if game != "taki" and pair in TAKI_ONLY:
+                    continue
                 for mode in args.modes.split(","):
                     jobs = [(game, pair, mode, b) for b in range(args.blocks)]
                     outcomes = list(pool.map(block, jobs, chunksize=8))
-                    result = case(game, pair, mode, outcomes, rng)
+                    result = case(game, pair, mode, outcomes, rng, args.sims)
                     rows.append((game, pair, mode, result))
                     print(f"{game:5} {pair:5} {mode:12} measured {result['measured']} blocks: Elo "
                           f"{result['elo']:+.0f} ± {result['margin']:.0f}, identical {100 * result['zero']:.0f} %, "
                           f"matches to decide {result['matches']:.0f}, FN {100 * result['fn']:.1f} %, "
-                          f"FP {100 * result['fp']:.1f} %  ({time.time() - t0:.0f} s)", flush=True)
-    print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {SIM_TESTS} simulated SPRTs per rate\n")
+                          f"FP {100 * result['fp']:.1f} % (± {100 * result.get('fp_se', math.nan):.1f}), "
+                          f"overshoot H1/H0 {result.get('overshoot', math.nan):.2f}/"
+                          f"{result.get('overshoot_h0', math.nan):.2f}, undecided H1/H0 "
+                          f"{100 * result.get('undecided', math.nan):.1f}/"
+                          f"{100 * result.get('undecided_h0', math.nan):.1f} %  ({time.time() - t0:.0f} s)",
+                          flush=True)
+    print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {args.sims} simulated SPRTs per rate\n")
     print("| game | difference | mode | Elo seen (95 %) | identical blocks | matches to decide (H1) | "
           "false negatives | false positives |")
     print("|---|---|---|---|---|---|---|---|")
