@@ -146,11 +146,13 @@ def block(args: tuple[str, str, str, int]) -> int:
             bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
             tables.append(ranks(game, bots, deal, [entropy_seed() for _ in range(4)], "t"))
         return block_outcome(tables[0], tables[1], s)
-    seeds = local_seat_seeds(deal, 4)  # paired: the same scenario, seat seeds included, at both tables
+    k = len(HOUSE) + 1  # paired: the same scenario, seat seeds included, at both tables; V1's seat rotates
+    s = b % k
+    seeds = local_seat_seeds(deal, k)
     tables = []
     for p in (p1, p2):
         others = iter(house(game))
-        bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
+        bots = [noisy(game, p) if seat == s else next(others) for seat in range(k)]
         tables.append(ranks(game, bots, deal, seeds, "t"))
     return block_outcome(tables[0], tables[1], s)
 
@@ -200,7 +202,7 @@ def overshoot(verdict: np.ndarray, final: np.ndarray) -> float:
 
 def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator,
          tests: int = SIM_TESTS) -> dict[str, float]:
-    seats = 2 if mode == "head-to-head" else 4
+    seats = 2 if mode == "head-to-head" else len(HOUSE) + 1 if mode == "paired" else 4
     h2h = mode == "head-to-head"
     m = 2 * (seats - 1)
     state = SprtState(seats, tuple(outcomes.count(h) for h in range(-m, m + 1)))
@@ -231,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", default="take5,taki")
     parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
     parser.add_argument("--modes", default=",".join(MODES), help="modes: " + ", ".join(MODES))
-    parser.add_argument("--house", default=",".join(HOUSE), help="the paired mode's 3 house bots: heuristic, random")
+    parser.add_argument("--house", default=",".join(HOUSE),
+                        help="the paired mode's house bots (heuristic, random), one per seat besides V1's")
     parser.add_argument("--sims", type=int, default=SIM_TESTS,
                         help="simulated SPRTs per error rate (standard error of a 5 %% rate: 0.5 point at 2,000)")
     args = parser.parse_args(argv)
