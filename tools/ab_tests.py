@@ -55,6 +55,7 @@ from arena.ratings.sprt import SprtState, block_outcome
 from arena_sdk import play_game
 from arena_sdk.games.take5 import Take5View
 from arena_sdk.games.taki.bot import legal_actions
+from arena_sdk.games.taki.state import Draw, PlayCard
 from arena_sdk.rng import entropy_seed
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.random_bot import RandomBot
@@ -63,10 +64,11 @@ from sample_bots.taki_random_bot import TakiRandomBot
 
 # (V1, V2) as (p, variant): "" the heuristic with noise p; "rule" the same with one rule changed (Take 5: on
 # rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats);
-# "keep" (Taki only): V1 without the bonus for rescue cards still held (King, Change Color, +3 Breaker, +3, SuperTaki)
+# "keep" (Taki only): V1 without the bonus for rescue cards still held (King, Change Color, +3 Breaker, +3, SuperTaki);
+# "stack" (Taki only): V1 never answers a +2 stack (it draws the stack where it would have played a +2 or a King)
 PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, "")),
-         "keep": ((0.05, "keep"), (0.05, ""))}
-TAKI_ONLY = ("keep",)  # pairs with a Taki rule only
+         "keep": ((0.05, "keep"), (0.05, "")), "stack": ((0.05, "stack"), (0.05, ""))}
+TAKI_ONLY = ("keep", "stack")  # pairs with a Taki rule only
 FIELD = (0.0, 0.3, 0.6)
 MODES = ("field", "head-to-head", "paired")
 SIM_TESTS = 2000
@@ -95,7 +97,8 @@ class NoisyTaki(TakiHeuristicBot):
     """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``; variant
     "rule": without its belief of which colours the other seats lack (``track_colors`` off); variant "keep":
     without the bonus for rescue cards still held (``Weights.keep`` empty), so it spends a King, Change Color, +3
-    or SuperTaki whenever that play scores as well as a plain card, instead of holding it."""
+    or SuperTaki whenever that play scores as well as a plain card, instead of holding it; variant "stack": facing
+    a +2 stack it draws the stack where the heuristic would answer it with a +2 or a King."""
 
     def __init__(self, p: float, variant: str = "") -> None:
         super().__init__()
@@ -108,7 +111,10 @@ class NoisyTaki(TakiHeuristicBot):
         self._feed(view)
         if self.rng.random() < self.p:
             return self.rng.choice(legal_actions(view))
-        return super().take_turn(view)
+        action = super().take_turn(view)
+        if self.variant == "stack" and view.stack and isinstance(action, PlayCard) and Draw() in view.legal:
+            return Draw()
+        return action
 
 
 def noisy(game: str, version: tuple[float, str]):  # type: ignore[no-untyped-def]
