@@ -8,8 +8,10 @@ numbers, for Take 5 and Taki, for a pair of versions with a small and one with a
 **Versions.** V1 and V2 are the game's sample heuristic that plays a uniformly random legal answer instead with
 probability p, drawn from the SDK's per-decision generator (``Bot.rng``, seeded from the seat seed), so that common
 random numbers reach them: "rule", one rule changed, both p = 0.05 (Take 5: V1 takes the row with the fewest cards
-on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); "small",
-V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the heuristic).
+on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); Taki only,
+both p = 0.05 and one rule changed: "keep", V1 without the bonus for rescue cards still held, "stack", V1 never
+answers a +2 stack (it draws it); "small", V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the
+heuristic).
 
 **Modes**, one block = two games on one deal (played in process, ``arena_sdk.play_game``, as the arena's workers
 would play them, the block plan as in ``arena.tournaments.sprt_plan``):
@@ -19,8 +21,8 @@ would play them, the block plan as in ``arena.tournaments.sprt_plan``):
   every table gets seeds of its own (no common random numbers);
 * (b) head to head: 2 seats, V1 against V2 and V2 against V1 on the same deal, seeds of their own;
 * (c) paired: 4 seats, the house bots ``house:heuristic``, ``house:heuristic``, ``house:random`` in the other seats
-  in this order, V1's seat s rotating, both tables with the same seat seeds (``arena.core.seeds.local_seat_seeds``
-  of the block's seed): the same scenario for V1 and V2.
+  in this order (``--house``: one house bot per seat besides V1's), V1's seat s rotating, both tables with the same
+  seat seeds (``arena.core.seeds.local_seat_seeds`` of the block's seed): the same scenario for V1 and V2.
 
 **The SPRT on the measured outcome distribution.** Each mode gives, per pair, the empirical distribution of its
 block outcomes h (``arena.ratings.sprt.block_outcome``). Its true difference as that mode sees it is the
@@ -29,7 +31,8 @@ elo0 = 0 against elo1 = that estimate, alpha = beta = 5 %, so every mode tests "
 "it is not better". 2,000 SPRTs per case draw blocks from the empirical distribution (bootstrap) until the LLR
 leaves Wald's bounds (``arena.ratings.sprt.llr_counts``): their mean block count (times 2: matches) and their
 false-negative rate; and 2,000 draw from the distribution tilted exponentially to mean mu(elo0) (the closest
-distribution under H0): their false-positive rate.
+distribution under H0): their false-positive rate (``--sims`` SPRTs each; standard error of a 5 % rate: 0.5 point
+at 2,000). The progress lines also give the mean overshoot of the LLR beyond Wald's bound at the verdict.
 """
 
 from __future__ import annotations
