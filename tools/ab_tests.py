@@ -8,8 +8,10 @@ numbers, for Take 5 and Taki, for a pair of versions with a small and one with a
 **Versions.** V1 and V2 are the game's sample heuristic that plays a uniformly random legal answer instead with
 probability p, drawn from the SDK's per-decision generator (``Bot.rng``, seeded from the seat seed), so that common
 random numbers reach them: "rule", one rule changed, both p = 0.05 (Take 5: V1 takes the row with the fewest cards
-on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); "small",
-V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the heuristic).
+on rule 4 instead of the fewest bullheads; Taki: V1 keeps no belief of the colours the other seats lack); Taki only,
+both p = 0.05 and one rule changed: "keep", V1 without the bonus for rescue cards still held, "stack", V1 never
+answers a +2 stack (it draws it); "small", V1 p = 0.15, V2 p = 0.05; "large", V1 p = 1 (random play), V2 p = 0 (the
+heuristic).
 
 **Modes**, one block = two games on one deal (played in process, ``arena_sdk.play_game``, as the arena's workers
 would play them, the block plan as in ``arena.tournaments.sprt_plan``):
@@ -19,8 +21,8 @@ would play them, the block plan as in ``arena.tournaments.sprt_plan``):
   every table gets seeds of its own (no common random numbers);
 * (b) head to head: 2 seats, V1 against V2 and V2 against V1 on the same deal, seeds of their own;
 * (c) paired: 4 seats, the house bots ``house:heuristic``, ``house:heuristic``, ``house:random`` in the other seats
-  in this order, V1's seat s rotating, both tables with the same seat seeds (``arena.core.seeds.local_seat_seeds``
-  of the block's seed): the same scenario for V1 and V2.
+  in this order (``--house``: one house bot per seat besides V1's), V1's seat s rotating, both tables with the same
+  seat seeds (``arena.core.seeds.local_seat_seeds`` of the block's seed): the same scenario for V1 and V2.
 
 **The SPRT on the measured outcome distribution.** Each mode gives, per pair, the empirical distribution of its
 block outcomes h (``arena.ratings.sprt.block_outcome``). Its true difference as that mode sees it is the
@@ -29,7 +31,8 @@ elo0 = 0 against elo1 = that estimate, alpha = beta = 5 %, so every mode tests "
 "it is not better". 2,000 SPRTs per case draw blocks from the empirical distribution (bootstrap) until the LLR
 leaves Wald's bounds (``arena.ratings.sprt.llr_counts``): their mean block count (times 2: matches) and their
 false-negative rate; and 2,000 draw from the distribution tilted exponentially to mean mu(elo0) (the closest
-distribution under H0): their false-positive rate.
+distribution under H0): their false-positive rate (``--sims`` SPRTs each; standard error of a 5 % rate: 0.5 point
+at 2,000). The progress lines also give the mean overshoot of the LLR beyond Wald's bound at the verdict.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -54,15 +58,20 @@ from arena.ratings.sprt import SprtState, block_outcome
 from arena_sdk import play_game
 from arena_sdk.games.take5 import Take5View
 from arena_sdk.games.taki.bot import legal_actions
+from arena_sdk.games.taki.state import Draw, PlayCard
 from arena_sdk.rng import entropy_seed
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.random_bot import RandomBot
-from sample_bots.taki_heuristic_bot import TakiHeuristicBot
+from sample_bots.taki_heuristic_bot import DEFAULT_WEIGHTS, TakiHeuristicBot
 from sample_bots.taki_random_bot import TakiRandomBot
 
 # (V1, V2) as (p, variant): "" the heuristic with noise p; "rule" the same with one rule changed (Take 5: on
-# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats)
-PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, ""))}
+# rule 4 take the row with the fewest cards, not the fewest bullheads; Taki: no colour tracking of the other seats);
+# "keep" (Taki only): V1 without the bonus for rescue cards still held (King, Change Color, +3 Breaker, +3, SuperTaki);
+# "stack" (Taki only): V1 never answers a +2 stack (it draws the stack where it would have played a +2 or a King)
+PAIRS = {"rule": ((0.05, "rule"), (0.05, "")), "small": ((0.15, ""), (0.05, "")), "large": ((1.0, ""), (0.0, "")),
+         "keep": ((0.05, "keep"), (0.05, "")), "stack": ((0.05, "stack"), (0.05, ""))}
+TAKI_ONLY = ("keep", "stack")  # pairs with a Taki rule only
 FIELD = (0.0, 0.3, 0.6)
 MODES = ("field", "head-to-head", "paired")
 SIM_TESTS = 2000
@@ -89,18 +98,26 @@ class NoisyTake5(HeuristicBot):
 
 class NoisyTaki(TakiHeuristicBot):
     """The Taki heuristic playing a random legal action with probability ``p``, drawn from ``self.rng``; variant
-    "rule": without its belief of which colours the other seats lack (``track_colors`` off)."""
+    "rule": without its belief of which colours the other seats lack (``track_colors`` off); variant "keep":
+    without the bonus for rescue cards still held (``Weights.keep`` empty), so it spends a King, Change Color, +3
+    or SuperTaki whenever that play scores as well as a plain card, instead of holding it; variant "stack": facing
+    a +2 stack it draws the stack where the heuristic would answer it with a +2 or a King."""
 
     def __init__(self, p: float, variant: str = "") -> None:
         super().__init__()
-        self.p = p
+        self.p, self.variant = p, variant
         self.track_colors = variant != "rule"
+        if variant == "keep":
+            self.weights = replace(DEFAULT_WEIGHTS, keep=())
 
     def take_turn(self, view):  # type: ignore[no-untyped-def]
         self._feed(view)
         if self.rng.random() < self.p:
             return self.rng.choice(legal_actions(view))
-        return super().take_turn(view)
+        action = super().take_turn(view)
+        if self.variant == "stack" and view.stack and isinstance(action, PlayCard) and Draw() in view.legal:
+            return Draw()
+        return action
 
 
 def noisy(game: str, version: tuple[float, str]):  # type: ignore[no-untyped-def]
@@ -138,11 +155,13 @@ def block(args: tuple[str, str, str, int]) -> int:
             bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
             tables.append(ranks(game, bots, deal, [entropy_seed() for _ in range(4)], "t"))
         return block_outcome(tables[0], tables[1], s)
-    seeds = local_seat_seeds(deal, 4)  # paired: the same scenario, seat seeds included, at both tables
+    k = len(HOUSE) + 1  # paired: the same scenario, seat seeds included, at both tables; V1's seat rotates
+    s = b % k
+    seeds = local_seat_seeds(deal, k)
     tables = []
     for p in (p1, p2):
         others = iter(house(game))
-        bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
+        bots = [noisy(game, p) if seat == s else next(others) for seat in range(k)]
         tables.append(ranks(game, bots, deal, seeds, "t"))
     return block_outcome(tables[0], tables[1], s)
 
@@ -158,15 +177,17 @@ def tilt(freqs: np.ndarray, values: np.ndarray, mu: float) -> np.ndarray:
     return w / w.sum()
 
 
-def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.random.Generator
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """SIM_TESTS SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks)."""
+def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.random.Generator,
+             tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tests`` SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks, the LLR
+    at the end: beyond Wald's bound by its overshoot)."""
     width = len(probs)
-    counts = np.zeros((SIM_TESTS, width))
-    verdict = np.zeros(SIM_TESTS, dtype=int)
-    blocks = np.zeros(SIM_TESTS, dtype=int)
+    counts = np.zeros((tests, width))
+    verdict = np.zeros(tests, dtype=int)
+    blocks = np.zeros(tests, dtype=int)
+    final = np.zeros(tests)
     lower, upper = sprt.bounds(0.05, 0.05)
-    running = np.arange(SIM_TESTS)
+    running = np.arange(tests)
     for _ in range(MAX_SIM_BLOCKS):
         if running.size == 0:
             break
@@ -176,12 +197,21 @@ def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.rand
         llr = sprt.llr_counts(counts[running], seats, 0.0, elo1, head_to_head=h2h)
         decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
         verdict[running] = decided
+        final[running] = llr
         running = running[decided == 0]
-    return verdict, blocks
+    return verdict, blocks, final
 
 
-def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator) -> dict[str, float]:
-    seats = 2 if mode == "head-to-head" else 4
+def overshoot(verdict: np.ndarray, final: np.ndarray) -> float:
+    """Mean LLR beyond Wald's bound at the verdict, over the decided tests (natural log units)."""
+    lower, upper = sprt.bounds(0.05, 0.05)
+    over = np.where(verdict == 1, final - upper, lower - final)[verdict != 0]
+    return float(over.mean()) if over.size else math.nan
+
+
+def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Generator,
+         tests: int = SIM_TESTS) -> dict[str, float]:
+    seats = 2 if mode == "head-to-head" else len(HOUSE) + 1 if mode == "paired" else 4
     h2h = mode == "head-to-head"
     m = 2 * (seats - 1)
     state = SprtState(seats, tuple(outcomes.count(h) for h in range(-m, m + 1)))
@@ -193,10 +223,14 @@ def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Ge
     if not math.isfinite(elo) or elo <= 0:
         out.update(matches=math.nan, fn=math.nan, fp=math.nan)
         return out
-    verdict1, blocks1 = simulate(freqs, seats, elo, h2h, rng)
-    verdict0, blocks0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h, rng)
-    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)),
-               fp=float(np.mean(verdict0 == 1)), matches_h0=2 * float(blocks0.mean()))
+    verdict1, blocks1, final1 = simulate(freqs, seats, elo, h2h, rng, tests)
+    verdict0, blocks0, final0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h,
+                                         rng, tests)
+    fp = float(np.mean(verdict0 == 1))
+    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
+               fp_se=math.sqrt(fp * (1 - fp) / tests), matches_h0=2 * float(blocks0.mean()),
+               undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
+               overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
     return out
 
 
@@ -208,7 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", default="take5,taki")
     parser.add_argument("--pairs", default=",".join(PAIRS), help="version pairs: " + ", ".join(PAIRS))
     parser.add_argument("--modes", default=",".join(MODES), help="modes: " + ", ".join(MODES))
-    parser.add_argument("--house", default=",".join(HOUSE), help="the paired mode's 3 house bots: heuristic, random")
+    parser.add_argument("--house", default=",".join(HOUSE),
+                        help="the paired mode's house bots (heuristic, random), one per seat besides V1's")
+    parser.add_argument("--sims", type=int, default=SIM_TESTS,
+                        help="simulated SPRTs per error rate (standard error of a 5 %% rate: 0.5 point at 2,000)")
     args = parser.parse_args(argv)
     HOUSE = tuple(args.house.split(","))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -218,16 +255,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         for game in args.games.split(","):
             for pair in args.pairs.split(","):
+                if game != "taki" and pair in TAKI_ONLY:
+                    continue
                 for mode in args.modes.split(","):
                     jobs = [(game, pair, mode, b) for b in range(args.blocks)]
                     outcomes = list(pool.map(block, jobs, chunksize=8))
-                    result = case(game, pair, mode, outcomes, rng)
+                    result = case(game, pair, mode, outcomes, rng, args.sims)
                     rows.append((game, pair, mode, result))
                     print(f"{game:5} {pair:5} {mode:12} measured {result['measured']} blocks: Elo "
                           f"{result['elo']:+.0f} ± {result['margin']:.0f}, identical {100 * result['zero']:.0f} %, "
                           f"matches to decide {result['matches']:.0f}, FN {100 * result['fn']:.1f} %, "
-                          f"FP {100 * result['fp']:.1f} %  ({time.time() - t0:.0f} s)", flush=True)
-    print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {SIM_TESTS} simulated SPRTs per rate\n")
+                          f"FP {100 * result['fp']:.1f} % (± {100 * result.get('fp_se', math.nan):.1f}), "
+                          f"overshoot H1/H0 {result.get('overshoot', math.nan):.2f}/"
+                          f"{result.get('overshoot_h0', math.nan):.2f}, undecided H1/H0 "
+                          f"{100 * result.get('undecided', math.nan):.1f}/"
+                          f"{100 * result.get('undecided_h0', math.nan):.1f} %  ({time.time() - t0:.0f} s)",
+                          flush=True)
+    print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {args.sims} simulated SPRTs per rate\n")
     print("| game | difference | mode | Elo seen (95 %) | identical blocks | matches to decide (H1) | "
           "false negatives | false positives |")
     print("|---|---|---|---|---|---|---|---|")
