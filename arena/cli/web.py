@@ -25,6 +25,10 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
     option("--docs", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="FOLDER",
            help="The built documentation site to serve under /docs (default: the site/ folder `make docs` builds "
                 "in this checkout; without one, /docs says how to build it)."),
+    option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+           help="A host name the pages answer to (the browser's Host header), e.g. the name of a proxy in front; "
+                "repeat for several. Default: on a loopback --listen only localhost, 127.0.0.1 and ::1 (other "
+                "names get 400, which stops DNS rebinding); on any other address every name."),
 ]
 
 
@@ -35,15 +39,18 @@ def web_options(f: F) -> F:
     return f
 
 
-def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None) -> Any:
+def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None,
+              allowed_hosts: tuple[str, ...] = ()) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
-    (None: the checkout's ``site/``). Raises ``ArenaCliError`` when ``listen`` cannot be bound."""
-    from arena.web.app import WebOptions
+    (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
+    (``arena.web.app.default_allowed_hosts``). Raises ``ArenaCliError`` when ``listen`` cannot be bound."""
+    from arena.web.app import WebOptions, default_allowed_hosts
     from arena.web.docs import DEFAULT_DOCS_DIR
     from arena.web.serving import WebServer
 
-    options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR)
+    options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR,
+                         allowed_hosts=default_allowed_hosts(listen, allowed_hosts))
     web = WebServer(options, listen)
     try:
         web.start()
@@ -68,7 +75,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     Example:
       arena web --listen 127.0.0.1:8080 --server localhost:50051
     """
-    running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"))
+    running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"),
+                        allowed_hosts=tuple(extra.get("allowed_hosts") or ()))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

@@ -21,14 +21,17 @@ Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Sec
 app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
 and ``/api/`` (they change as matches finish), an hour for static assets found (a missing one: ``no-cache``). The
 headers are added outside Starlette's error middleware (``WebApp``), so a 500 carries them too; links in pages are
-paths (``path_for``), never built from the request's Host header.
+paths (``path_for``), never built from the request's Host header. With ``WebOptions.allowed_hosts`` set (``arena
+web`` sets it for a loopback ``--listen``: the loopback names only) a request whose Host header names another host
+answers 400 (``HostCheck``): a page of some other site cannot read this one through a DNS name rebound to loopback.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
-from collections.abc import AsyncIterator
+import ipaddress
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,12 +74,64 @@ class WebOptions:
     """How the app serves: ``server`` (the referee's "host:port"), ``tls_ca`` (PEM of the CA to trust, for a
     referee serving TLS; None: plaintext), ``record`` (a record file saved by ``arena play --record`` to show
     with all hands, or None), ``docs`` (the built documentation site to serve under ``/docs``, by default the
-    ``site/`` folder ``make docs`` builds; None or a folder without ``index.html``: ``/docs`` says how to build it)."""
+    ``site/`` folder ``make docs`` builds; None or a folder without ``index.html``: ``/docs`` says how to build it),
+    ``allowed_hosts`` (the Host header names answered, see ``host_name``; None: every host)."""
 
     server: str
     tls_ca: bytes | None = None
     record: Path | None = None
     docs: Path | None = DEFAULT_DOCS_DIR
+    allowed_hosts: tuple[str, ...] | None = None
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(host_header: str) -> str:
+    """The host name of a Host header value, lower case, without port or IPv6 brackets: ``"[::1]:8080"`` ->
+    ``"::1"``, ``"Example.org:80"`` -> ``"example.org"``; ``""`` for an empty or malformed value."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        inner, sep, rest = value[1:].partition("]")
+        return inner if sep and (not rest or rest.startswith(":")) else ""
+    name, _, port = value.partition(":")
+    return name if not port or port.isdigit() else ""
+
+
+def default_allowed_hosts(listen: str, extra: Iterable[str] = ()) -> tuple[str, ...] | None:
+    """The Host names pages on ``listen`` ("host:port") answer to: for a loopback address the loopback names
+    (``LOOPBACK_NAMES``, any 127.x address given) plus ``extra``; for any other address None (every host) unless
+    ``extra`` names some, then those and the listen host."""
+    host = host_name(listen.rpartition(":")[0] or listen)
+    names = tuple(host_name(e) or e.lower() for e in extra)
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback:
+        return tuple(dict.fromkeys((*LOOPBACK_NAMES, host, *names)))
+    if names:
+        return tuple(dict.fromkeys((host, *names))) if host not in ("0.0.0.0", "::", "") else names
+    return None
+
+
+class HostCheck:
+    """ASGI middleware answering 400 to an HTTP request whose Host header is not one of ``allowed`` (host names,
+    see ``host_name``): the check of Starlette's ``TrustedHostMiddleware``, with IPv6 literals understood."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = frozenset(a.lower() for a in allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers", []))
+            name = host_name(headers.get(b"host", b"").decode("latin-1"))
+            if name not in self.allowed:
+                await PlainTextResponse("This server does not answer to that host name (Host header).",
+                                        status_code=400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class SecurityHeaders:
@@ -113,8 +168,13 @@ class WebApp(Starlette):
     """The app: ``Starlette`` whose every answer passes ``SecurityHeaders`` as the outermost layer, so a 500 made
     by Starlette's error middleware carries the headers too."""
 
+    allowed_hosts: tuple[str, ...] | None = None
+
     def build_middleware_stack(self) -> ASGIApp:
-        return SecurityHeaders(super().build_middleware_stack())
+        inner = super().build_middleware_stack()
+        if self.allowed_hosts is not None:
+            inner = HostCheck(inner, self.allowed_hosts)
+        return SecurityHeaders(inner)
 
 
 @jinja2.pass_context
@@ -165,6 +225,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
     app = WebApp(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)
+    app.allowed_hosts = options.allowed_hosts
     app.state.arena = arena
     app.state.server = options.server
     app.state.templates = templates

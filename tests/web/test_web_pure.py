@@ -145,3 +145,17 @@ def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
     assert [x for x, _ in history] == [0.0, 1.0, 2.0]
     assert history[1][1] == llr(one, 0.0, 5.0, True) > 0 and history[2][1] == llr(two, 0.0, 5.0, True)
     assert stats.sprt_llr_history(sprt, []) == [(0.0, 0.0)]
+
+
+def test_host_names_and_the_default_allowed_hosts() -> None:
+    from arena.web.app import default_allowed_hosts, host_name
+
+    assert host_name("[::1]:8080") == "::1" and host_name("Example.ORG:80") == "example.org"
+    assert host_name("localhost") == "localhost" and host_name("[::1") == "" and host_name("a:b") == ""
+    assert host_name("[::1]x") == "" and host_name("") == ""
+    assert set(default_allowed_hosts("127.0.0.1:8080")) == {"localhost", "127.0.0.1", "::1"}
+    assert "127.0.0.5" in default_allowed_hosts("127.0.0.5:0", ["Proxy.example:443"])
+    assert "proxy.example" in default_allowed_hosts("[::1]:8080", ["Proxy.example:443"])
+    assert default_allowed_hosts("0.0.0.0:8080") is None and default_allowed_hosts("10.1.2.3:80") is None
+    assert default_allowed_hosts("0.0.0.0:8080", ["arena.example"]) == ("arena.example",)
+    assert default_allowed_hosts("10.1.2.3:80", ["arena.example"]) == ("10.1.2.3", "arena.example")
