@@ -179,7 +179,7 @@ class _Writer:
             if self.pending and not self.closed:
                 self._start(self.pending.popleft())
             return
-        except BaseException as exc:  # noqa: BLE001 - the call broke or was cancelled: its reader reports it
+        except (Exception, asyncio.CancelledError) as exc:  # the call broke or was cancelled: its reader says so
             self.busy = False
             self.stop()
             log.debug("a match stream write failed: %r", exc)
