@@ -70,8 +70,8 @@ class StreamStatus(grpc.RpcError):
 class StreamCall:
     """One request on a match stream, awaited like a ``grpc.aio`` unary call: ``await call`` gives the answer
     message (or an ``UndecodableAnswer``) or raises ``StreamStatus``. A done callback (``add_done_callback``) is
-    called with the call as soon as it is over (answered, failed, timed out or cancelled), in that same turn of
-    the event loop."""
+    called with the call as soon as it is over (answered, failed, timed out or cancelled, also when the task
+    awaiting it is cancelled), in that same turn of the event loop."""
 
     __slots__ = ("future", "timer", "stream", "key", "callbacks")
 
@@ -125,12 +125,16 @@ class StreamCall:
         self.timer.cancel()
         self.stream.forget(self)
         cancelled = self.future.cancel()
-        if cancelled:
+        if self.future.cancelled():  # by this call, or with the task that awaited it (``__await__``)
             self._done()
         return cancelled
 
     def __await__(self) -> Generator[Any, None, Any]:
-        return self.future.__await__()
+        try:
+            return (yield from self.future.__await__())
+        except asyncio.CancelledError:  # the awaiting task was cancelled, and with it the future: the call is over
+            self.cancel()  # (its timer, its place among the stream's waiting calls, its done callbacks)
+            raise
 
 
 class _Writer:
