@@ -64,6 +64,25 @@ def _mark_done(done_at: list[float], index: int, call: Any) -> None:
     done_at[index] = time.perf_counter()
 
 
+class _Arrivals:
+    """The done callbacks of one wave of Decide calls (``mark(index, call)``): when each answer (or fault) came in
+    (``done_at``, ``time.perf_counter()``), and ``all_in``, a future done once every call of the wave is over, so
+    that the referee wakes once per wave rather than once per answer."""
+
+    __slots__ = ("done_at", "left", "all_in")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, calls: int) -> None:
+        self.done_at = [0.0] * calls
+        self.left = calls
+        self.all_in: asyncio.Future[None] = loop.create_future()
+
+    def mark(self, index: int, call: Any) -> None:
+        self.done_at[index] = time.perf_counter()
+        self.left -= 1
+        if self.left <= 0 and not self.all_in.done():
+            self.all_in.set_result(None)
+
+
 @dataclass
 class RunningMatch:
     """The mutable bookkeeping of one running match (``arena.match.referee.run_match`` makes one per match, opens it
@@ -322,18 +341,20 @@ class RunningMatch:
         while todo:
             since = loop.time()
             t0 = time.perf_counter()
-            done_at = [0.0] * len(todo)
+            arrivals = _Arrivals(loop, len(todo))
+            done_at = arrivals.done_at
             calls = []
             for j, i in enumerate(todo):
                 seat = seats[i]
                 call = self.decide_calls[seat](requests[i], **self.call_options[seat])
-                call.add_done_callback(functools.partial(_mark_done, done_at, j))
+                call.add_done_callback(functools.partial(arrivals.mark, j))
                 calls.append(call)
             again = []
             responses: list[Any] = [None] * len(todo)
             errors: list[grpc.RpcError | None] = [None] * len(todo)
             unreachable: list[grpc.RpcError | None] = [None] * len(todo)
             try:
+                await arrivals.all_in  # every call of the wave is over: each await below has its answer
                 for j in range(len(todo)):
                     try:
                         responses[j] = await calls[j]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import grpc
@@ -69,9 +69,11 @@ class StreamStatus(grpc.RpcError):
 
 class StreamCall:
     """One request on a match stream, awaited like a ``grpc.aio`` unary call: ``await call`` gives the answer
-    message (or an ``UndecodableAnswer``) or raises ``StreamStatus``."""
+    message (or an ``UndecodableAnswer``) or raises ``StreamStatus``. A done callback (``add_done_callback``) is
+    called with the call as soon as it is over (answered, failed, timed out or cancelled, also when the task
+    awaiting it is cancelled), in that same turn of the event loop."""
 
-    __slots__ = ("future", "timer", "stream", "key")
+    __slots__ = ("future", "timer", "stream", "key", "callbacks")
 
     def __init__(self, stream: SeatStream, key: tuple[int, int], timeout_s: float) -> None:
         loop = stream.loop
@@ -79,6 +81,7 @@ class StreamCall:
         self.key = key
         self.future: asyncio.Future[Any] = loop.create_future()
         self.timer = loop.call_later(timeout_s, self._expire, timeout_s)
+        self.callbacks: list[Callable[[Any], None]] | None = None
 
     def _expire(self, timeout_s: float) -> None:
         if not self.future.done():
@@ -86,6 +89,7 @@ class StreamCall:
             stream.forget(self)
             self.future.set_exception(StreamStatus(grpc.StatusCode.DEADLINE_EXCEEDED,
                                                    f"no answer within {timeout_s * 1000:.0f} ms"))
+            self._done()
             if not stream.answered:  # never reached the bot (still connecting): the next call opens a new stream
                 stream.close()
 
@@ -93,22 +97,104 @@ class StreamCall:
         if not self.future.done():
             self.timer.cancel()
             self.future.set_result(response)
+            self._done()
 
     def fail(self, status: StreamStatus) -> None:
         if not self.future.done():
             self.timer.cancel()
             self.future.set_exception(status)
+            self._done()
+
+    def _done(self) -> None:
+        callbacks, self.callbacks = self.callbacks, None
+        for callback in callbacks or ():
+            try:
+                callback(self)
+            except Exception:  # noqa: BLE001 - as asyncio does with a failing done callback: logged, never raised
+                log.exception("a done callback of a match stream call raised")
 
     def add_done_callback(self, callback: Callable[[Any], None]) -> None:
-        self.future.add_done_callback(callback)
+        if self.future.done():  # over already: called at once
+            callback(self)
+        elif self.callbacks is None:
+            self.callbacks = [callback]
+        else:
+            self.callbacks.append(callback)
 
     def cancel(self) -> bool:
         self.timer.cancel()
         self.stream.forget(self)
-        return self.future.cancel()
+        cancelled = self.future.cancel()
+        if self.future.cancelled():  # by this call, or with the task that awaited it (``__await__``)
+            self._done()
+        return cancelled
 
     def __await__(self) -> Generator[Any, None, Any]:
-        return self.future.__await__()
+        try:
+            return (yield from self.future.__await__())
+        except asyncio.CancelledError:  # the awaiting task was cancelled, and with it the future: the call is over
+            self.cancel()  # (its timer, its place among the stream's waiting calls, its done callbacks)
+            raise
+
+
+class _Writer:
+    """Writes the referee's messages on one ``grpc.aio`` stream call, in order and one at a time (grpc core takes
+    one message at a time per call), without a task of its own: a write starts in the turn of the event loop that
+    asks for it (the message goes to grpc core at once) and is resumed by the done callback of the future it
+    waits on (grpc's send completion), as a task would be; the next message waits in ``pending`` meanwhile.
+    ``_CLOSE`` ends the referee's side (``done_writing``). A write that fails is dropped with the rest: the
+    stream's reader sees the call's status and fails the calls waiting on it, as with a request iterator."""
+
+    __slots__ = ("call", "pending", "busy", "closed")
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.pending: collections.deque[Any] = collections.deque()
+        self.busy = False  # a write is in progress
+        self.closed = False  # nothing more is written (the side is closed, or the stream broke)
+
+    def put(self, message: Any) -> None:
+        if self.closed:
+            return
+        if self.busy:
+            self.pending.append(message)
+        else:
+            self._start(message)
+
+    def stop(self) -> None:
+        """Write nothing more (the stream is gone); a write in progress ends with the call."""
+        self.closed = True
+        self.pending.clear()
+
+    def _start(self, message: Any) -> None:
+        self.busy = True
+        if message is _CLOSE:
+            self.closed = True
+            self.pending.clear()
+            self._step(self.call.done_writing())
+        else:
+            self._step(self.call.write(message))
+
+    def _step(self, coro: Any) -> None:
+        try:
+            waited = coro.send(None)
+        except StopIteration:
+            self.busy = False
+            if self.pending and not self.closed:
+                self._start(self.pending.popleft())
+            return
+        except (Exception, asyncio.CancelledError) as exc:  # the call broke or was cancelled: its reader says so
+            self.busy = False
+            self.stop()
+            log.debug("a match stream write failed: %r", exc)
+            if not isinstance(exc, grpc.RpcError | asyncio.CancelledError) and not self.call.done():
+                self.call.cancel()  # as grpc does when a request iterator raises
+            return
+        if waited is None:  # a bare yield: resume in the next turn
+            asyncio.get_running_loop().call_soon(self._step, coro)
+        else:  # an asyncio future (grpc's completion of the write, or its wait for the call to start)
+            waited._asyncio_future_blocking = False
+            waited.add_done_callback(lambda _: self._step(coro))
 
 
 class SeatStream:
@@ -123,7 +209,7 @@ class SeatStream:
         self.name = name  # for log lines: "bot x at host:port"
         self.loop = asyncio.get_running_loop()
         self.call: Any = None  # the grpc.aio stream call, None until opened or after it broke
-        self.outbox: asyncio.Queue[Any] | None = None
+        self.outbox: _Writer | None = None  # the referee's side of the open stream
         self.reader: asyncio.Task[None] | None = None
         self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
         self.opened = 0  # streams opened so far
@@ -142,7 +228,7 @@ class SeatStream:
         """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
         call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
         assert self.outbox is not None
-        self.outbox.put_nowait(_CLOSE)
+        self.outbox.put(_CLOSE)
         return call
 
     def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
@@ -156,7 +242,7 @@ class SeatStream:
             old.cancel()
         self.waiting[key] = call
         assert self.outbox is not None
-        self.outbox.put_nowait(message)
+        self.outbox.put(message)
         return call
 
     def forget(self, call: StreamCall) -> None:
@@ -164,18 +250,9 @@ class SeatStream:
             del self.waiting[call.key]
 
     def _open(self, metadata: Any, wait_for_ready: bool | None) -> None:
-        outbox: asyncio.Queue[Any] = asyncio.Queue()
-
-        async def requests() -> AsyncIterator[bot_pb2.RefereeMessage]:
-            while True:
-                message = await outbox.get()
-                if message is _CLOSE:
-                    return
-                yield message
-
-        self.outbox = outbox
         self.waiting = collections.OrderedDict()  # this stream's calls: failed when it breaks, not the next one's
-        self.call = self.stub.PlayMatch(requests(), metadata=metadata, wait_for_ready=wait_for_ready)
+        self.call = self.stub.PlayMatch(metadata=metadata, wait_for_ready=wait_for_ready)
+        self.outbox = _Writer(self.call)
         self.reader = self.loop.create_task(self._read(self.call, self.waiting))
         self.opened += 1
         self.answered = False
@@ -201,7 +278,7 @@ class SeatStream:
             if self.call is call:  # the next call opens a new stream
                 self.call = None
                 if self.outbox is not None:
-                    self.outbox.put_nowait(_CLOSE)
+                    self.outbox.stop()
                 self.outbox = None
             waiters = list(waiting.values())
             waiting.clear()
@@ -246,7 +323,7 @@ class SeatStream:
     def close(self) -> None:
         """End the stream: close the referee's side and cancel the call (every waiting call fails)."""
         if self.outbox is not None:
-            self.outbox.put_nowait(_CLOSE)
+            self.outbox.stop()
         if self.call is not None:
             self.call.cancel()
         if self.reader is not None:

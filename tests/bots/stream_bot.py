@@ -6,6 +6,8 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
 --style huge       answer a BotMessage over the referee's 64 KiB limit
 --style break      end the stream with UNAVAILABLE (the next decision comes on a new stream)
 --style honest     no misbehaviour (with --secret: check the arena-bot-secret metadata of each stream)
+
+--start-sleep S delays the answer to `start` by S seconds (any style).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class StreamBot(TestBot):
         for message in requests:
             which = message.WhichOneof("request")
             if which == "start":
+                time.sleep(self.args.start_sleep)
                 yield bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse())
             elif which == "end":
                 yield bot_pb2.BotMessage(ended=bot_pb2.EndMatchResponse())
@@ -69,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break"])
     parser.add_argument("--sleep", type=float, default=0.5)
     parser.add_argument("--secret", default="")
+    parser.add_argument("--start-sleep", type=float, default=0.0)
 
 
 if __name__ == "__main__":
