@@ -9,7 +9,8 @@ not answer GetInfo; a finished tournament cancelled),
 PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an organiser call
 without the admin token), RESOURCE_EXHAUSTED (too many bot checks of the caller's class running at once, or a
 request over 64 KiB),
-UNAVAILABLE (Redis unreachable).
+UNAVAILABLE (Redis unreachable), DATA_LOSS (a stored match record that cannot be decoded: damaged in the store; the
+message names the match only, the referee's log has the decoding error).
 
 Hardening: organiser calls need the admin token (``arena.server.auth``); every request is
 checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
@@ -66,6 +67,7 @@ from arena.server.requests import (
     split_ref,
 )
 from arena.store import OwnershipError, Store, StoreError, TournamentInfo
+from arena.store.codec import RecordCodecError
 from arena.store.redis_server import redact_url
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -107,7 +109,8 @@ def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) ->
 
 
 def _rpc(method: _F) -> _F:
-    """Turn Redis failures into UNAVAILABLE with the Redis URL in the message."""
+    """Turn Redis failures into UNAVAILABLE with the Redis URL in the message, and a stored match record that does
+    not decode into DATA_LOSS (the decoding error goes to the log, not to the caller)."""
 
     @functools.wraps(method)
     def wrapper(self: ArenaServicer, request: Any, context: grpc.ServicerContext) -> Any:
@@ -118,8 +121,18 @@ def _rpc(method: _F) -> _F:
             context.abort(grpc.StatusCode.UNAVAILABLE,
                           f"the arena's Redis at {redact_url(self.redis_url)} cannot be used: {exc}; "
                           f"is it running?")
+        except RecordCodecError as exc:
+            log.error("%s: %s", method.__name__, exc)
+            context.abort(grpc.StatusCode.DATA_LOSS, _unreadable(getattr(request, "match_id", "")))
 
     return wrapper  # type: ignore[return-value]
+
+
+def _unreadable(match_id: str) -> str:
+    """The DATA_LOSS message of a stored match record that does not decode: the match, and nothing of the bytes."""
+    which = f"of match {match_id} " if match_id else ""
+    return (f"the stored record {which}cannot be read: it is damaged in the arena's store (the referee's log has "
+            f"the details)")
 
 
 def _not_found(store: Store, game: str, name: str, ref: str) -> str:

@@ -44,25 +44,41 @@ def pack_record(record: dict[str, Any]) -> bytes:
 
 def unpack_record(stored: bytes | str) -> dict[str, Any]:
     """The record dict of a stored value (packed, or plain JSON as bytes or text). Raises ``RecordCodecError`` when
-    it is neither."""
+    it is neither: whatever is wrong with the stored bytes (not UTF-8, not zlib, not JSON, JSON nested too deep, a
+    packed body of the wrong shape), no other exception comes out."""
+    try:
+        return _unpack(stored)
+    except RecordCodecError:
+        raise
+    except (ValueError, TypeError, LookupError, AttributeError, RecursionError, zlib.error) as exc:
+        # ValueError covers UnicodeDecodeError and json.JSONDecodeError; LookupError covers KeyError and IndexError
+        raise RecordCodecError(f"a stored record cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _unpack(stored: bytes | str) -> dict[str, Any]:
     if isinstance(stored, str):
         stored = stored.encode("utf-8")
     if not stored.startswith(PREFIX):
         try:
             value = json.loads(stored)
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:
             raise RecordCodecError(f"a stored record is neither packed nor JSON: {exc}") from None
         if not isinstance(value, dict):
             raise RecordCodecError("a stored record must be a JSON object")
         return value
     try:
         data = json.loads(zlib.decompress(stored[len(PREFIX):]).decode("utf-8"))
-    except (ValueError, zlib.error) as exc:
+    except (ValueError, RecursionError, zlib.error) as exc:
         raise RecordCodecError(f"a packed record cannot be read: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("r"), dict) or not isinstance(data.get("o"), list):
+        raise RecordCodecError("a packed record has not the packed shape (r, c, o)")
     body = data["r"]
-    columns = data["c"]
+    columns = data.get("c")
     if columns is not None:
         count = columns.pop("#")[0]
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0 or any(
+                not isinstance(values, list) or len(values) != count for values in columns.values()):
+            raise RecordCodecError(f"a packed record's decision columns do not all hold its {count!r} decisions")
         decisions: list[dict[str, Any]] = [{} for _ in range(count)]
         for key, values in columns.items():
             for d, v in zip(decisions, values, strict=True):

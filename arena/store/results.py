@@ -14,7 +14,7 @@ from redis.client import NEVER_DECODE
 
 from arena.ratings import elo_deltas
 from arena.store.base import CHUNK, StoreError
-from arena.store.codec import pack_record, unpack_record
+from arena.store.codec import RecordCodecError, pack_record, unpack_record
 from arena.store.keys import (
     GAMES_SET,
     bot_matches_key,
@@ -233,12 +233,17 @@ class ResultStore(TournamentStore):
 
     def get_match_record(self, match_id: str, game: str | None = None) -> dict[str, Any] | None:
         """The stored full match record of ``match_id`` (the game is found with ``match_game`` when not given),
-        or ``None``."""
+        or ``None``. Raises ``RecordCodecError`` naming the match when the stored bytes are no record (damaged)."""
         game = game or self.match_game(match_id)
         if game is None:
             return None
         raw = self.client.execute_command("GET", match_key(game, match_id), **{NEVER_DECODE: []})  # bytes
-        return unpack_record(raw) if raw is not None else None
+        if raw is None:
+            return None
+        try:
+            return unpack_record(raw)
+        except RecordCodecError as exc:
+            raise RecordCodecError(f"the stored record of match {match_id} ({game}) cannot be read: {exc}") from None
 
     def list_matches(self, *, tournament_id: str | None = None, bot: str | None = None,
                      limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ a public read method, so the pages show no more than those methods do, and the a
 What routes may use, on ``request.app.state``:
 
 - ``arena``: the ``arena.web.client.ArenaReader`` of the referee (``await arena.call("GetMatch", request)``);
-  its ``ArenaDown`` becomes the 503 page, its ``ArenaNotFound`` the 404 page, by the app's error handlers.
+  its ``ArenaDown`` becomes the 503 page, its ``ArenaNotFound`` the 404 page, its ``ArenaDataLoss`` (a match
+  record damaged in the referee's store) a 422 page, by the app's error handlers.
 - ``server``: the referee's address "host:port", for messages.
 - ``templates``: the ``starlette.templating.Jinja2Templates`` of ``arena/web/templates`` (pages extend
   ``base.html``); ``arena.web.responses.page`` renders one.

@@ -40,14 +40,19 @@ class ArenaNotFound(ArenaReadError):
     """The referee answered NOT_FOUND (an unknown bot, tournament or match): pages answer 404."""
 
 
+class ArenaDataLoss(ArenaReadError):
+    """The referee answered DATA_LOSS (a stored match record that cannot be decoded): pages answer 422 saying so,
+    and the bot page leaves that record out of its statistics."""
+
+
 @dataclass
 class ArenaReader:
     """Read calls of the Arena service at ``server`` ("host:port"); over TLS when ``tls_ca`` (PEM) is given.
 
     ``await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=...))`` answers the reply message or raises
-    ``ArenaDown``, ``ArenaNotFound`` or ``ArenaReadError``. Only the public read methods (``READ_METHODS``) may be
-    called: a ``ValueError`` refuses any other. The channel opens on first use inside the running event loop and
-    reconnects by itself when the referee comes back.
+    ``ArenaDown``, ``ArenaNotFound``, ``ArenaDataLoss`` or ``ArenaReadError``. Only the public read methods
+    (``READ_METHODS``) may be called: a ``ValueError`` refuses any other. The channel opens on first use inside the
+    running event loop and reconnects by itself when the referee comes back.
     """
 
     server: str
@@ -80,6 +85,8 @@ class ArenaReader:
                 raise ArenaDown(method, code, detail) from None
             if code == grpc.StatusCode.NOT_FOUND:
                 raise ArenaNotFound(method, code, detail) from None
+            if code == grpc.StatusCode.DATA_LOSS:
+                raise ArenaDataLoss(method, code, detail) from None
             raise ArenaReadError(method, code, detail) from None
 
     async def pages(self, method: str, request: Any, field: str, most: int) -> list[Any]:

@@ -36,7 +36,7 @@ from starlette.routing import Route
 from arena.render import config_text, score_label
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
-from arena.web.client import ArenaNotFound
+from arena.web.client import ArenaDataLoss, ArenaNotFound
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
@@ -59,7 +59,8 @@ def _match_id(request: Request) -> str:
 
 
 async def _detail(request: Request, match_id: str) -> Any:
-    """``GetMatch`` of ``match_id`` (404 via ``ArenaNotFound`` when unknown)."""
+    """``GetMatch`` of ``match_id`` (404 via ``ArenaNotFound`` when unknown; 422 via ``ArenaDataLoss`` when its
+    stored record cannot be read)."""
     return await request.app.state.arena.call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
 
 
@@ -217,7 +218,10 @@ async def api_live(request: Request) -> Response:
     try:
         live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
     except ArenaNotFound:
-        await _detail(request, match_id)  # 404 when it has not finished either
+        try:
+            await _detail(request, match_id)  # 404 when it has not finished either
+        except ArenaDataLoss:
+            pass  # finished, its record unreadable: the page reloads and says so
         return api({"live": False, "finished": True, "match_id": match_id})
     if live.withheld or not live.frames_json:
         return api({"live": True, "finished": False, "error": live.withheld or "nothing to show yet",

@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
-from arena.web.client import ArenaNotFound, ArenaReader
+from arena.web.client import ArenaDataLoss, ArenaNotFound, ArenaReader
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES, game_ids
 from arena_sdk.pb import arena_pb2
@@ -128,14 +128,19 @@ async def api_bots(request: Request) -> Response:
 
 
 async def _record(reader: ArenaReader, match_id: str) -> dict[str, Any] | None:
-    detail = await reader.call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    """The revealed record of ``match_id``; None when there is none, or when it cannot be read (the referee's
+    DATA_LOSS for a record damaged in its store, or JSON that is no object): the bot page skips it."""
+    try:
+        detail = await reader.call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id))
+    except ArenaDataLoss:
+        return None
     if not detail.record_json:
         return None
     try:
-        record: dict[str, Any] = json.loads(detail.record_json)
-    except ValueError:
+        record = json.loads(detail.record_json)
+    except (ValueError, RecursionError):
         return None
-    return record
+    return record if isinstance(record, dict) else None
 
 
 async def bot_data(request: Request) -> dict[str, Any]:

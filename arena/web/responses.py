@@ -1,5 +1,6 @@
 """How every route answers: an HTML page from a template, or its JSON mirror under ``/api/``; and the error pages
-(404 for an unknown bot, tournament, match or address; 503 while the referee is down, retrying by itself).
+(404 for an unknown bot, tournament, match or address; 422 for a match whose stored record cannot be read; 503 while
+the referee is down, retrying by itself).
 
 Route modules (``pages``, ``matches``) use ``page``, ``api`` and ``message_dict``; ``app`` installs
 ``error_handlers``.
@@ -16,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from arena.web.client import ArenaDown, ArenaNotFound, ArenaReadError
+from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReadError
 
 RETRY_AFTER_S = 3  # the 503 page reloads itself after this many seconds (Retry-After and a meta refresh)
 
@@ -106,6 +107,15 @@ async def _arena_not_found(request: Request, exc: Exception) -> Response:
     return not_found(request, exc.detail)
 
 
+async def _arena_data_loss(request: Request, exc: Exception) -> Response:
+    """DATA_LOSS: the referee cannot read a match's stored record (damaged in its store). 422 with the referee's
+    message, which names the match and nothing of the damaged bytes."""
+    assert isinstance(exc, ArenaDataLoss)
+    if is_api(request):
+        return api({"error": exc.detail, "status": 422}, status_code=422)
+    return page(request, "error.html", {"status": 422, "message": exc.detail}, status_code=422)
+
+
 async def _arena_read_error(request: Request, exc: Exception) -> Response:
     """Any other refusal of the referee (INVALID_ARGUMENT for a malformed id...): 400 with its message; 502 for
     the rest."""
@@ -131,5 +141,6 @@ error_handlers = {
     HTTPException: _http_exception,
     ArenaDown: _arena_down,
     ArenaNotFound: _arena_not_found,
+    ArenaDataLoss: _arena_data_loss,
     ArenaReadError: _arena_read_error,
 }

@@ -60,11 +60,14 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 def record_stats(records: Iterable[Mapping[str, Any]], seats: Iterable[int]) -> dict[str, Any]:
     """Faults by kind and Decide latency (ms) of one bot over match records (the JSON of ``arena play --record``),
     ``seats`` giving its seat in each. Answers ``{"matches", "decisions", "faults": {kind: count}, "latency_ms":
-    {"p50", "p95", "max"}}`` (latencies of the calls it was asked; None without any)."""
+    {"p50", "p95", "max"}}`` (latencies of the calls it was asked; None without any). A record that is not of that
+    shape (not an object, or faults or decisions that are not lists of objects: damaged) is skipped, not counted."""
     kinds: Counter[str] = Counter()
     latencies: list[float] = []
     matches = 0
     for record, seat in zip(records, seats):
+        if not _readable(record):
+            continue
         matches += 1
         for fault in record.get("faults", []):
             if fault.get("seat") == seat:
@@ -76,6 +79,18 @@ def record_stats(records: Iterable[Mapping[str, Any]], seats: Iterable[int]) -> 
     return {"matches": matches, "decisions": len(latencies), "faults": dict(sorted(kinds.items())),
             "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
                            "max": max(latencies) if latencies else None}}
+
+
+def _readable(record: Any) -> bool:
+    """Whether ``record`` has the shape ``record_stats`` reads: an object whose ``faults`` and ``decisions`` (when
+    present) are lists of objects."""
+    if not isinstance(record, Mapping):
+        return False
+    for key in ("faults", "decisions"):
+        items = record.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
+            return False
+    return True
 
 
 def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:

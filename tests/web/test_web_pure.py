@@ -50,6 +50,8 @@ def test_record_stats_count_faults_by_kind_and_latency_of_one_seat() -> None:
     assert got == {"matches": 1, "decisions": 5, "faults": {"timeout": 2},
                    "latency_ms": {"p50": 3.0, "p95": 5.0, "max": 5.0}}
     assert stats.record_stats([], [])["latency_ms"] == {"p50": None, "p95": None, "max": None}
+    damaged = [{"faults": 5}, {"decisions": ["x"]}, {"faults": [1]}, "not an object", None]
+    assert stats.record_stats([*damaged, record], [1] * (len(damaged) + 1)) == got  # skipped, not counted
 
 
 @given(st.lists(st.floats(0, 1e4), min_size=1, max_size=50), st.floats(0, 1))
