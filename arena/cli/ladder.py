@@ -13,6 +13,7 @@ from rich.table import Table
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
+from arena.ratings.groups import group_sections, groups_note
 from arena.ratings.margins import MIN_MATCHES
 from arena_sdk.pb import arena_pb2
 
@@ -70,24 +71,11 @@ def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> T
 
 def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, groups: int) -> list[Table]:
     """One table for a ladder of one group; with more groups, one table per group (entries of group 0, not
-    counted yet, in a table of their own), each titled with its group."""
-    if groups <= 1:
-        return [_ladder_table(title, entries, game)]
+    counted yet, in a table of their own), each titled with its group (``arena.ratings.groups.group_sections``)."""
     tables: list[Table] = []
-    for group in sorted({e.get("group") or 0 for e in entries}, key=lambda g: g or math.inf):
-        part = [e for e in entries if (e.get("group") or 0) == group]
-        head = f"group {group} of {groups}: {len(part)} bots" if group else f"not counted yet: {len(part)} bots"
-        tables.append(_ladder_table(f"{title}\n{head}" if not tables else head, part, game))
+    for head, part in group_sections(entries, lambda e: e.get("group") or 0, groups):
+        tables.append(_ladder_table(f"{title}\n{head}" if head and not tables else head or title, part, game))
     return tables
-
-
-def groups_note(groups: int) -> str:
-    """The line under a ladder of several connected groups ("" for one group)."""
-    if groups <= 1:
-        return ""
-    return (f"{groups} groups of bots that never shared a table, even through other bots: ratings of different "
-            f"groups are not comparable (each group is rated on its own), and ranks and LOS are within a group; "
-            f"a tournament with bots of both groups joins them")
 
 
 def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[str, Any]],

@@ -30,7 +30,7 @@ _LAZY = {
     "los": "margins", "pairwise_counts": "margins", "score_to_elo": "margins", "bounded_margin": "margins",
     "MIN_MATCHES": "margins",
     # groups
-    "connected_groups": "groups", "group_numbers": "groups",
+    "connected_groups": "groups", "group_numbers": "groups", "groups_note": "groups", "group_sections": "groups",
     # sprt (its functions update, llr, verdict, status ... are used as ``sprt.update`` and so on)
     "SprtError": "sprt", "SprtState": "sprt", "SprtStatus": "sprt", "block_outcome": "sprt",
 }

@@ -15,11 +15,14 @@ ties by the smallest bot id of the group, so the numbers depend only on who met 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
+
+T = TypeVar("T")
 
 
 def connected_groups(tables: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
@@ -55,3 +58,28 @@ def connected_groups(tables: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
 def group_numbers(groups: Sequence[Sequence[str]]) -> dict[str, int]:
     """Bot id -> the number of its group (1 = the first of ``groups``), for groups as ``connected_groups`` gives."""
     return {bot: k for k, group in enumerate(groups, 1) for bot in group}
+
+
+def groups_note(groups: int) -> str:
+    """The sentence shown under a ladder of ``groups`` connected groups (more than 1); "" for 0 or 1 group."""
+    if groups <= 1:
+        return ""
+    return (f"{groups} groups of bots that never shared a table, even through other bots: ratings of different "
+            f"groups are not comparable (each group is rated on its own), and ranks and LOS are within a group; "
+            f"a tournament with bots of both groups joins them")
+
+
+def group_sections(entries: Sequence[T], group_of: Callable[[T], int], groups: int) -> list[tuple[str, list[T]]]:
+    """Ladder entries split by connected group, for display: ``[("", entries)]`` for one group (or none); with
+    more, one ``(heading, entries)`` per group in group order, heading "group G of N: K bots", and entries of group
+    0 (not counted yet) last under "not counted yet: K bots". ``group_of`` gives an entry's group (0 = unknown);
+    the order of entries within a section is kept."""
+    if groups <= 1:
+        return [("", list(entries))]
+    numbers = sorted({group_of(e) for e in entries}, key=lambda g: g or float("inf"))
+    sections = []
+    for g in numbers:
+        part = [e for e in entries if group_of(e) == g]
+        bots = f"{len(part)} bot" + ("" if len(part) == 1 else "s")
+        sections.append((f"group {g} of {groups}: {bots}" if g else f"not counted yet: {bots}", part))
+    return sections

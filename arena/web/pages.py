@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from arena.ratings.groups import group_sections, groups_note
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
 from arena.web.client import ArenaDataLoss, ArenaNotFound, ArenaReader
@@ -92,14 +93,21 @@ async def ladder_data(request: Request, game: str, method: str) -> dict[str, Any
     return ladder
 
 
-async def ladder(request: Request) -> Response:
-    game, method = _game(request), _method(request)
-    data = await ladder_data(request, game, method)
+def ladder_context(game: str, method: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The ladder page's template context from ``ladder_data``'s answer: its entries with their sparklines, split
+    into one section per connected group when there are several (``arena.ratings.groups.group_sections``), and the
+    note that their ratings are not comparable."""
     for entry in data["entries"]:
         entry["spark"] = charts.sparkline(entry["history"])
-    return page(request, "ladder.html", {"game": game, "title": f"Ladder: {GAMES[game].info.title}",
-                                         "method": method, "methods": LADDER_METHODS, "ladder": data,
-                                         "games": games(), "history_matches": HISTORY_MATCHES})
+    groups = int(data.get("groups") or 0)
+    return {"game": game, "title": f"Ladder: {GAMES[game].info.title}", "method": method, "methods": LADDER_METHODS,
+            "ladder": data, "sections": group_sections(data["entries"], lambda e: int(e.get("group") or 0), groups),
+            "groups_note": groups_note(groups), "games": games(), "history_matches": HISTORY_MATCHES}
+
+
+async def ladder(request: Request) -> Response:
+    game, method = _game(request), _method(request)
+    return page(request, "ladder.html", ladder_context(game, method, await ladder_data(request, game, method)))
 
 
 async def api_ladder(request: Request) -> Response:

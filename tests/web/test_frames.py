@@ -178,3 +178,19 @@ def test_a_declined_breaker_question_leaves_no_trace_in_the_public_or_another_se
         assert "applied" not in json.dumps(out.to_dict())
     everything = build_frames(record, ALL)
     assert everything.seen == len(record["decisions"]) and [f["decision"] for f in everything.frames][-1] == 131
+
+
+def test_a_take5_row_choice_is_worded_with_rows_numbered_from_1_as_on_the_board() -> None:
+    rows = []
+    for seed in range(40):  # a game with a rule-4 row choice
+        record, _ = play_record("take5", 4, seed, fault_rate=0.0, config=take5.Take5Config(limit=20))
+        rows = [f for f in build_frames(record, PUBLIC).frames if f["kind"] == take5.CHOOSE_ROW]
+        if rows:
+            break
+    assert rows, "no rule-4 row choice in 40 games"
+    for f in rows:
+        assert f["action_text"] == f"row {f['action']['row'] + 1}"
+    chosen = [f for f in build_frames(record, ALL).frames if f["kind"] == take5.CHOOSE_CARD]
+    assert chosen and all(f["action_text"] == f"card {f['action']['card']}" for f in chosen)
+    hidden = [f for f in build_frames(record, PUBLIC).frames if f["kind"] == take5.CHOOSE_CARD]
+    assert hidden and all("action_text" not in f for f in hidden)  # a hidden card is not worded either

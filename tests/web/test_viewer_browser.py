@@ -108,14 +108,18 @@ def test_a_perspective_shows_its_own_hand_only(web_arena: WebArena, played: dict
     match_id = _match_ids(web_arena, played["taki"])[-1]
     record = _get(web_arena, f"/api/matches/{match_id}/record")
     states = _states(record)
-    _open(page, f"{web_arena.url}/matches/{match_id}?view=public")
+    _open(page, f"{web_arena.url}/matches/{match_id}?view=public&turn=6")
+    page.keyboard.press("ArrowRight")  # the perspective links follow the viewer: seat 1 opens at this moment
+    page.wait_for_selector("#viewer[data-index='7']")
     page.click("#perspectives a[data-view='seat:1']")
     page.wait_for_selector("#viewer[data-ready='1'][data-view='seat:1']")
+    assert "turn=7" in page.url and page.get_attribute("#viewer", "data-index") == "7"
     hands = page.locator(".hand")
     assert hands.count() == 1 and hands.get_attribute("data-seat") == "1"
-    frame = _get(web_arena, f"/api/matches/{match_id}/frames?view=seat:1")["frames"][0]
+    frames = _get(web_arena, f"/api/matches/{match_id}/frames?view=seat:1")["frames"]
     shown = page.locator(".hand .tcard").all_inner_texts()
-    assert shown == frame["board"]["hands"]["1"] == tokens(states[0].hands[1])
+    assert shown == frames[7]["board"]["hands"]["1"]
+    assert frames[0]["board"]["hands"]["1"] == tokens(states[0].hands[1])
 
 
 def test_the_viewer_fits_a_phone(web_arena: WebArena, played: dict[str, Any], browser: Any) -> None:

@@ -161,3 +161,36 @@ def test_host_names_and_the_default_allowed_hosts() -> None:
     assert default_allowed_hosts("0.0.0.0:8080") is None and default_allowed_hosts("10.1.2.3:80") is None
     assert default_allowed_hosts("0.0.0.0:8080", ["arena.example"]) == ("arena.example",)
     assert default_allowed_hosts("10.1.2.3:80", ["arena.example"]) == ("10.1.2.3", "arena.example")
+
+
+def _render_ladder(reply: arena_pb2.Ladder) -> str:
+    from starlette.templating import Jinja2Templates
+
+    from arena.web import pages
+    from arena.web.app import TEMPLATES_DIR
+
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    filters.install(templates.env)
+    templates.env.globals["url_for"] = lambda name, path: f"/{name}/{path}"
+    data = message_dict(reply)
+    for entry in data["entries"]:
+        entry.update(history=[], faults_per_match=0.0)
+    return templates.env.get_template("ladder.html").render(**pages.ladder_context("take5", "elo", data))
+
+
+def _ladder_entry(bot: str, rank: int, group: int) -> arena_pb2.LadderEntry:
+    return arena_pb2.LadderEntry(bot=bot, rank=rank, rating=1500.0 - rank, matches=6, group=group)
+
+
+def test_a_ladder_of_two_groups_is_two_tables_with_a_note_and_one_group_is_one_table() -> None:
+    two = arena_pb2.Ladder(game="take5", groups=2, entries=[
+        _ladder_entry("a@1", 1, 1), _ladder_entry("b@1", 2, 1), _ladder_entry("c@1", 3, 1),
+        _ladder_entry("x@1", 1, 2), _ladder_entry("y@1", 2, 2)])
+    html = _render_ladder(two)
+    assert html.count('<table class="ladder">') == 2
+    first, second = html.index("Group 1 of 2: 3 bots"), html.index("Group 2 of 2: 2 bots")
+    assert first < html.index("/bots/c@1") < second < html.index("/bots/x@1")
+    assert "not comparable" in html
+    one = arena_pb2.Ladder(game="take5", groups=1, entries=[_ladder_entry("a@1", 1, 1), _ladder_entry("b@1", 2, 1)])
+    html = _render_ladder(one)
+    assert html.count('<table class="ladder">') == 1 and "Group 1" not in html and "not comparable" not in html

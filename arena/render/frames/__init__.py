@@ -12,8 +12,9 @@ Filtering happens here, on the server: a card a perspective may not see is never
 part lives in its frames module (``arena.render.frames.<game id>`` for a built-in game), which its renderer
 (``arena.render.<game id>``) names as ``FRAMES``: a module with
 ``board(state, viewer) -> dict``, ``boards(steps, viewer) -> list[dict]`` and ``shown_action(state, seat, kind,
-action) -> (bool, dict | None)``), found through the renderer lookup (``arena.render.renderer``); this module
-names no game.
+action) -> (bool, dict | None)``, and optionally ``action_text(action dict) -> str`` (an action as a person
+reads it, from the dict the perspective is shown: Take 5 numbers rows from 1 as its board does), found through the
+renderer lookup (``arena.render.renderer``); this module names no game.
 
 A frame is a JSON-ready dict::
 
@@ -23,7 +24,8 @@ A frame is a JSON-ready dict::
      "hand": 0.., "turn": 0.., "round": "hand/turn" (frames of one round share it), "position": the same for
      a person ("hand 2 turn 5", "turn 12": ``arena.render.position_text``),
      "seat": seat that decided (None at the start), "kind": its decision kind, "action": the action as the
-     perspective sees it (None when hidden), "source": "bot" | "default" | "forfeit" | "time_limit",
+     perspective sees it (None when hidden), "action_text": the same for a person when the game's frames module
+     words it (absent otherwise, and when the action is hidden), "source": "bot" | "default" | "forfeit" | "time_limit",
      "latency_ms": ms or None, "faults": [{"seat", "kind", "latency_ms", "detail"}], "forfeits": [{"seat",
      "reason", "detail"}], "board": the game's board}
 
@@ -215,6 +217,7 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
             "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),
             "faults": [_fault(f, viewer, dec.get("latency_ms")) for f in faults_at.get(i, ())],
             "forfeits": forfeits_upto(i)}
+        fields.update(_worded(module, fields["action"]))
         if notes and isinstance(dec.get("note"), str) and dec["note"] and (viewer in (None, ALL) or viewer == seat):
             fields["note"] = dec["note"]
         for board in module.boards(steps, viewer):
@@ -228,6 +231,12 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
     out.result = {"scores": list(res.scores), "ranks": list(res.ranks), "faults": list(res.faults),
                   "forfeits": list(res.forfeits) or [None] * len(rec.seats)}
     return out
+
+
+def _worded(module: ModuleType, action: dict[str, Any] | None) -> dict[str, str]:
+    """``{"action_text": ...}`` when the game's frames module words actions and the action is shown, else {}."""
+    wording = getattr(module, "action_text", None)
+    return {} if wording is None or action is None else {"action_text": str(wording(action))}
 
 
 def _fault(f: Any, viewer: int | str | None, latency_ms: Any) -> dict[str, Any]:

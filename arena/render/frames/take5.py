@@ -68,6 +68,14 @@ def shown_action(state: take5.Take5State, seat: int, kind: str, action: Any) -> 
     return True, {"card": action.card}
 
 
+def action_text(action: dict[str, Any]) -> str:
+    """An action dict as a person reads it: ``{"row": 0}`` is "row 1" (rows numbered from 1, as on the board and in
+    ``arena match show``), ``{"card": 34}`` "card 34"."""
+    if "row" in action:
+        return f"row {int(action['row']) + 1}"
+    return f"card {action.get('card')}"
+
+
 def _resolved_plays(before: take5.Take5State, after: take5.Take5State) -> tuple[take5.Play, ...]:
     """The plays resolved by the decision from ``before`` to ``after`` (a reveal or a rule-4 row choice)."""
     done = len(before.current_plays) if before.phase == "row" else 0

@@ -60,7 +60,7 @@
       box.appendChild(V.el("span", {}, frame.decision < 0 ? "the table before the first decision" : "the table"));
     } else {
       var text = V.seatName(data, frame.seat) + ": " + String(frame.kind || "").replace(/_/g, " ").toLowerCase() +
-        " — " + actionText(frame.action);
+        " — " + (frame.action_text || actionText(frame.action));
       box.appendChild(V.el("span", {"class": "what"}, text));
       if (frame.latency_ms !== null && frame.latency_ms !== undefined) {
         box.appendChild(V.el("span", {"class": "muted"}, " · " + Number(frame.latency_ms).toFixed(1) + " ms"));
@@ -109,6 +109,12 @@
       var url = new URL(window.location.href);
       url.searchParams.set("turn", String(index));
       window.history.replaceState(null, "", url.toString());
+      var links = document.querySelectorAll("#perspectives a[data-view]");
+      for (var k = 0; k < links.length; k++) {  // another perspective opens at this moment too
+        var link = new URL(links[k].href, window.location.href);
+        link.searchParams.set("turn", String(index));
+        links[k].href = link.pathname + link.search;
+      }
     }
 
     function roundStart(i) {
