@@ -1,7 +1,8 @@
 """The documentation site under /docs (``arena.web.docs``): in process on a small site of our own (its files, the
 redirect, the 404s, the policy that admits exactly its inline scripts), then the real site ``make docs`` builds,
 served by an ``arena web`` process and read in headless Chromium from the ladder's "Docs" link, and its 404 page,
-whose links, styles and scripts point under /docs/ (tools/mkdocs_hooks.py) at any depth."""
+whose links, styles and scripts point under /docs/ (tools/mkdocs_hooks.py) at any depth; the CLI reference page (the
+help texts, through mkdocs-click) fits a phone."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from web_helpers import Proc, screenshot
+from web_helpers import PHONE, Proc, screenshot
 
 from arena.web import create_app
 from arena.web.app import CONTENT_SECURITY_POLICY, WebOptions
@@ -153,3 +154,16 @@ def test_the_real_sites_404_page_links_under_docs(docs_web: str, page: Any) -> N
     assert page.title().startswith("Bot arena")
     refused = [e for e in page.console_errors if "iframe-worker" not in e and "404" not in e]
     assert refused == [], refused
+
+
+def test_the_cli_reference_page_fits_a_phone(docs_web: str, browser: Any) -> None:
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        assert page.goto(f"{docs_web}/docs/reference/cli.html").status == 200
+        assert page.locator("[id='arena-serve']").count() == 1  # the generated commands are there
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"the CLI reference is {width} px wide at {PHONE['width']} px"
+        screenshot(page, "docs-cli-phone")
+    finally:
+        context.close()
