@@ -285,8 +285,9 @@ def cli(ctx: click.Context, verbose: bool, admin_token: str | None, tls_ca: Path
     it in .arena/admin-token.json, where the CLI on the same machine finds it; elsewhere set ARENA_ADMIN_TOKEN.
 
     Every read takes --json. Every option can come from an environment variable: ARENA_SERVER, ARENA_REDIS_URL,
-    ARENA_DATA_DIR, ARENA_TOKEN, ARENA_ADMIN_TOKEN, or ARENA_<COMMAND>_<OPTION> with the option's long name (e.g.
-    ARENA_SERVE_WORKERS=4, ARENA_LADDER_JSON=1, ARENA_TOURNAMENT_CREATE_BOTS=a,b,c).
+    ARENA_DATA_DIR, ARENA_TOKEN, ARENA_ADMIN_TOKEN, or else ARENA_COMMAND_OPTION: the command path and the option's
+    long name, upper case, - as _ (e.g. ARENA_SERVE_WORKERS=4, ARENA_LADDER_JSON=1,
+    ARENA_TOURNAMENT_CREATE_BOTS=a,b,c).
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

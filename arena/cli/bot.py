@@ -57,7 +57,7 @@ def bot() -> None:
 
     A bot's ladder identity is NAME@VERSION: the VERSION comes from the bot itself (its GetInfo). Every NAME
     belongs to an owner (`arena owner`): registering a new NAME without a token creates one, whose token is shown
-    once and saved in <data-dir>/tokens.json; with --token the NAME joins that token's owner. New versions,
+    once and saved in tokens.json of --data-dir; with --token the NAME joins that token's owner. New versions,
     updates and removals of NAME need its owner's token.
     """
 
@@ -80,7 +80,7 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
 
     A new NAME registered with --token (or ARENA_TOKEN) joins the owner of that token: no new token, and no two
     bots of one owner ever sit at two tables of one deal. Without a token (open registration only) it creates a
-    new owner, whose token is printed once and saved in <data-dir>/tokens.json (mode 0600). Registering NAME
+    new owner, whose token is printed once and saved in tokens.json of --data-dir (mode 0600). Registering NAME
     again (a new version, or a new endpoint) needs its owner's token: --token, ARENA_TOKEN, or the saved one.
 
     With --bot-secret (or ARENA_BOT_SECRET), the same secret the bot was started with, the referee proves itself
@@ -247,7 +247,7 @@ def _health_text(health: dict[str, Any]) -> str:
 @click.pass_obj
 def bot_token(app: AppContext, name: str, show_all: bool, game: str, data_dir: Path, server: str,
               as_json: bool) -> None:
-    """Print the owner token of NAME for the arena at --server, as saved in <data-dir>/tokens.json when NAME was
+    """Print the owner token of NAME for the arena at --server, as saved in tokens.json of --data-dir when NAME was
     first registered from this machine (only the token, for `--token "$(arena bot token NAME)"`). --all prints
     every saved token of NAME, one line each with its arena.
 

@@ -52,7 +52,7 @@ def owner() -> None:
 @click.pass_obj
 def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_json: bool) -> None:
     """Create an owner account labelled LABEL (the way owners come to be under closed registration; needs the
-    admin token). Its token is printed once and saved in <data-dir>/tokens.json; give it to the person it is
+    admin token). Its token is printed once and saved in tokens.json of --data-dir; give it to the person it is
     for, who registers with `arena bot register NAME HOST:PORT --token TOKEN`.
 
     \b
@@ -78,7 +78,7 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
 @owner.command("show", short_help="Show the owner of a token: id, names, quota use.")
 @option("--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
         help="An owner token; env ARENA_TOKEN. Default: every owner token saved for this arena in "
-             "<data-dir>/tokens.json.")
+             "tokens.json of --data-dir.")
 @tokens_dir_option
 @server_option
 @json_option

@@ -148,7 +148,7 @@ def _play_command(game: str) -> None:
     @config_options(game)
     @deadline_option
     @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-            help="Where to save the match record (JSON); default records/<match id>.json.")
+            help="Where to save the match record (JSON); default records/MATCH_ID.json.")
     @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
     @json_option
     @click.pass_obj

@@ -62,7 +62,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
 
     Admin token (organiser calls: tournament create/cancel, ladder --rebuild): ARENA_ADMIN_TOKEN when set (at least
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
-    <data-dir>/admin-token.json (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
+    admin-token.json of --data-dir (mode 0600) with the arena's id, where the CLI on this machine finds it; it is never
     printed. The default --listen address is loopback only.
 
     --web HOST:PORT serves the web pages (ladders, bots, tournaments, matches) beside the referee, as a client of

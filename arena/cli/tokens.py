@@ -226,7 +226,7 @@ class TokenStore:
 def token_option(f: Any) -> Any:
     return option(
         "--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
-        help="Owner token of the bot's NAME; env ARENA_TOKEN. Default: the one saved in <data-dir>/tokens.json "
+        help="Owner token of the bot's NAME; env ARENA_TOKEN. Default: the one saved in tokens.json of --data-dir "
              "for this arena when NAME was first registered from this machine.")(f)
 
 

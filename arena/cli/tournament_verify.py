@@ -6,17 +6,44 @@ import json
 from typing import Any
 
 import click
+import grpc
 
-from arena.cli.app import AppContext, print_json
-from arena.cli.errors import ArenaCliError
+from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, print_json
+from arena.cli.errors import ArenaCliError, rpc_error
 from arena.cli.options import json_option, option, server_option
 from arena.cli.pages import every_page
 from arena.cli.tournament import tournament
 from arena.cli.tournament_views import sprt_of
+from arena.match.record import MatchRecord, RecordError
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2
 
 VERIFY_PAGE = 1000  # matches per ListMatches page (the server's maximum page size)
+
+
+def record_seeds(client: ArenaClient, match_id: str) -> tuple[dict[str, Any], str]:
+    """The seeds the record of ``match_id`` was played with, as ``verify_deals`` takes them (``record_seed``,
+    ``record_seat_seeds``), and ""; or {} and why the record cannot be checked: the referee cannot read it (DATA_LOSS:
+    damaged in its store), it is no match record (``MatchRecord.from_dict`` refuses it), it is the record of another
+    match or of no deal seed, or there is none. Any other failed call raises the CLI's one-line ``ArenaCliError``."""
+    try:
+        detail = client.stub.GetMatch(arena_pb2.GetMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.DATA_LOSS:
+            return {}, exc.details() or "the referee cannot read it (DATA_LOSS)"
+        raise rpc_error(exc, client.server) from None
+    if not detail.record_json:
+        return {}, detail.withheld or "the arena has no record of it"
+    try:
+        record = MatchRecord.from_dict(json.loads(detail.record_json))
+    except (ValueError, RecursionError) as exc:  # RecordError, or JSON that does not decode
+        reason = str(exc) if isinstance(exc, RecordError) else f"not JSON: {exc}"
+        return {}, f"its record is no match record ({reason})"
+    if record.match_id != match_id:
+        return {}, f"its record is that of match {record.match_id}"
+    if record.seed is None:
+        return {}, "its record has no deal seed"
+    return {"record_seed": record.seed, "record_seat_seeds": list(record.seat_seeds)}, ""
 
 
 @tournament.command("verify", short_help="Check an ended tournament's deals against its revealed seed.")
@@ -30,9 +57,11 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
     """Check a tournament that has ended: SHA-256 of its revealed seed equals the commitment published at its
     creation, every match's deal seed is HMAC-SHA256(seed, "ID/ROUND/DEAL/ATTEMPT") (first 8 bytes, top bit
     cleared), and no bot received cards of one deal in two matches. With --records, every match record's seed too
-    (`arena match show MATCH --json > m.json && arena replay m.json` replays one). A head-to-head SPRT (`arena sprt
-    V1 V2` without --field) plays V1 against V2 at both tables of every block, so those two see each deal twice by
-    design: that is noted, not failed (everything else is checked). Exit code 1 when anything does not check.
+    (`arena match show MATCH --json > m.json && arena replay m.json` replays one); a record that cannot be read
+    (damaged in the arena's store, or no match record) is listed as damaged, and the other matches are still
+    checked. A head-to-head SPRT (`arena sprt V1 V2` without --field) plays V1 against V2 at both tables of every
+    block, so those two see each deal twice by design: that is noted, not failed (everything else is checked). Exit
+    code 1 when anything does not check.
 
     \b
     Example:
@@ -44,15 +73,16 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
         raise ArenaCliError(f"tournament {t.id} has not ended ({t.state}, {t.matches_done}/{t.matches_total} matches "
                             f"played): its seed is secret until then; its commitment is {t.seed_commitment}")
     matches: list[dict[str, Any]] = []
+    damaged: list[dict[str, str]] = []  # with --records: the matches whose record cannot be checked, and why
     request = arena_pb2.ListMatchesRequest(tournament_id=t.id, limit=VERIFY_PAGE, page_size=VERIFY_PAGE)
     for m in every_page(client, "ListMatches", request, "matches"):
         entry = {"match_id": m.match_id, "seats": list(m.seats), "seed": m.seed, "round": m.round,
                  "deal": m.deal, "table": m.table, "attempt": m.attempt}
         if records:
-            detail = client.call("GetMatch", arena_pb2.GetMatchRequest(match_id=m.match_id))
-            record = json.loads(detail.record_json or "{}")
-            entry["record_seed"] = record.get("seed")
-            entry["record_seat_seeds"] = record.get("seat_seeds") or []
+            seeds, reason = record_seeds(client, m.match_id)
+            entry.update(seeds)
+            if reason:
+                damaged.append({"match_id": m.match_id, "reason": reason})
         matches.append(entry)
     sprt = sprt_of(client, t)
     # only on duplicate deals do V1 and V2 of a head-to-head SPRT share a deal (unique deals: a deal per table)
@@ -63,11 +93,13 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
             f"owner, play each other at both tables of every block, so each receives every deal twice by design"
             if twice else "")
     problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches, twice_allowed=twice)
+    problems += [f"match {d['match_id']}: damaged record, its seeds not checked: {d['reason']}" for d in damaged]
     if len(matches) != t.matches_done:
         problems.append(f"{len(matches)} matches listed, but the tournament counts {t.matches_done} done")
     if as_json:
         print_json({"tournament": t.id, "ok": not problems, "matches": len(matches), "seed_hex": t.seed_hex,
                     "seed_commitment": t.seed_commitment, "records_checked": records, "problems": problems,
+                    "damaged_records": damaged,
                     "twice_by_design": list(twice), "note": note})
     else:
         if note:
@@ -84,4 +116,6 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
         if as_json:
             raise SystemExit(1)
         raise ArenaCliError(f"tournament {t.id} does not verify: {len(problems)} problem"
-                            f"{'s' if len(problems) != 1 else ''}")
+                            f"{'s' if len(problems) != 1 else ''}"
+                            + (f" ({len(damaged)} damaged record{'s' if len(damaged) != 1 else ''}: "
+                               f"{', '.join(d['match_id'] for d in damaged)})" if damaged else ""))

@@ -10,7 +10,9 @@ PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHE
 without the admin token), RESOURCE_EXHAUSTED (too many bot checks of the caller's class running at once, or a
 request over 64 KiB),
 UNAVAILABLE (Redis unreachable), DATA_LOSS (a stored match record that cannot be decoded: damaged in the store; the
-message names the match only, the referee's log has the decoding error).
+message names the match only, the referee's log has the decoding error). A stored record that decodes but has not
+the shape of a match record is given as stored (``without_notes`` still withholds the bots' notes): its readers say
+it cannot be shown.
 
 Hardening: organiser calls need the admin token (``arena.server.auth``); every request is
 checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
@@ -99,13 +101,25 @@ BOT_NOTES = ("owner", "public", "hidden")
 
 
 def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """``record`` (JSON form) without the bots' notes (each decision's ``note``) but those of the seats ``keep``."""
-    decisions = record.get("decisions") or ()
-    if not any(isinstance(d, dict) and "note" in d and d.get("seat") not in keep for d in decisions):
+    """``record`` (JSON form) without the bots' notes (each decision's ``note``) but those of the seats ``keep``.
+
+    Total over whatever a stored record decodes to: a record of another shape (damaged in the store) is given as
+    stored, for its reader to refuse ("cannot be shown"), but for the notes: a ``decisions`` that is no list and
+    items that are no objects are kept as they are, and a decision whose ``seat`` is no seat number keeps no note.
+    """
+    decisions = record.get("decisions")
+    if not isinstance(decisions, list):
         return record
-    kept = [{k: v for k, v in d.items() if k != "note"} if isinstance(d, dict) and d.get("seat") not in keep else d
-            for d in decisions]
-    return dict(record, decisions=kept)
+
+    def strip(d: Any) -> bool:
+        if not isinstance(d, dict) or "note" not in d:
+            return False
+        seat = d.get("seat")
+        return not (isinstance(seat, int) and not isinstance(seat, bool) and seat in keep)
+
+    if not any(strip(d) for d in decisions):
+        return record
+    return dict(record, decisions=[{k: v for k, v in d.items() if k != "note"} if strip(d) else d for d in decisions])
 
 
 def _rpc(method: _F) -> _F:

@@ -3,8 +3,10 @@ files by the web app, so a person reading the ladder has the docs one link away,
 
 ``docs_routes(folder)`` -> the routes to add to the app:
 
-- with a built site (``folder/index.html`` exists): ``/docs`` redirects to ``/docs/``, and ``/docs/<path>`` answers
-  the site's files (``index.html`` for a folder, the site's own ``404.html`` with status 404 for a missing page);
+- with a built site (``folder/index.html`` exists): ``/docs`` redirects to ``/docs/``, and ``/docs/PATH`` answers
+  the site's files (``index.html`` for a folder, the site's own ``404.html`` with status 404 for a missing page,
+  whose links, styles and scripts are absolute ``/docs/...`` addresses, as the site's build writes them, so they
+  work at any depth);
 - without one: every ``/docs`` address answers the app's 404 page saying how to build the site.
 
 The pages of the site carry a few inline scripts of their theme (MkDocs Material's page set-up). They are allowed
@@ -29,6 +31,7 @@ from starlette.types import Message, Receive, Scope, Send
 from arena.web.responses import not_found
 
 DEFAULT_DOCS_DIR = Path(__file__).resolve().parents[2] / "site"  # ``make docs`` in a source checkout
+SITE_PATH = "/docs"  # where the app serves the site; its 404 page links there (tools/mkdocs_hooks.py)
 MAX_PAGES_HASHED = 5000  # pages scanned for inline scripts; a site bigger than that is not ours
 _INLINE_SCRIPT = re.compile(rb"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
 
@@ -84,7 +87,7 @@ class DocsFiles(StaticFiles):
 
 
 async def _to_site(request: Request) -> Response:
-    return RedirectResponse("/docs/", status_code=308)
+    return RedirectResponse(f"{SITE_PATH}/", status_code=308)
 
 
 async def _not_built(request: Request) -> Response:
@@ -95,6 +98,6 @@ async def _not_built(request: Request) -> Response:
 def docs_routes(folder: Path | None) -> list[BaseRoute]:
     """The routes of ``/docs`` for the built site in ``folder`` (None: no site). See the module docstring."""
     if not is_built(folder):
-        return [Route("/docs", _not_built), Route("/docs/{rest:path}", _not_built)]
+        return [Route(SITE_PATH, _not_built), Route(SITE_PATH + "/{rest:path}", _not_built)]
     assert folder is not None
-    return [Route("/docs", _to_site), Mount("/docs", app=DocsFiles(folder), name="docs")]
+    return [Route(SITE_PATH, _to_site), Mount(SITE_PATH, app=DocsFiles(folder), name="docs")]

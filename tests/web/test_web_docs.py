@@ -1,20 +1,25 @@
 """The documentation site under /docs (``arena.web.docs``): in process on a small site of our own (its files, the
 redirect, the 404s, the policy that admits exactly its inline scripts), then the real site ``make docs`` builds,
-served by an ``arena web`` process and read in headless Chromium from the ladder's "Docs" link."""
+served by an ``arena web`` process and read in headless Chromium from the ladder's "Docs" link, and its 404 page,
+whose links, styles and scripts point under /docs/ (tools/mkdocs_hooks.py) at any depth; the CLI reference page (the
+help texts, through mkdocs-click) fits a phone."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from web_helpers import Proc, screenshot
+from web_helpers import PHONE, Proc, screenshot
 
 from arena.web import create_app
 from arena.web.app import CONTENT_SECURITY_POLICY, WebOptions
@@ -118,3 +123,47 @@ def test_the_real_site_opens_from_the_pages_in_a_browser(docs_web: str, page: An
     # shim from a CDN (never fetched: arenas run offline)
     refused = [e for e in page.console_errors if "iframe-worker" not in e]
     assert refused == [], refused
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_the_real_sites_404_page_links_under_docs(docs_web: str, page: Any) -> None:
+    for missing in ("/docs/no-such-page.html", "/docs/bots/deeper/no-such-page.html"):
+        status, text = _get(docs_web + missing)
+        assert status == 404 and "404" in text, missing
+        stylesheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', text)
+        assert stylesheets and all(href.startswith("/docs/assets/") for href in stylesheets), stylesheets
+        assert 'href="/docs/index.html"' in text and 'href="/docs/bots/take5.html"' in text
+        assert not re.search(r'(?:href|src)="/(?!docs/)', text), "a root address outside /docs/"
+        scripts = re.findall(r'<script src="(/[^"]+)"', text)
+        assert scripts and all(src.startswith("/docs/assets/") for src in scripts), scripts
+        for url in (*stylesheets, *scripts):
+            assert _get(docs_web + url)[0] == 200, url
+    # in a browser: styled by the theme (its stylesheet applied), scripts running, its link home into the site
+    page.set_viewport_size({"width": 1280, "height": 900})  # wide enough for the theme's navigation beside the text
+    page.goto(f"{docs_web}/docs/bots/deeper/no-such-page.html")
+    assert page.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky"
+    page.click("nav a.md-nav__link[href='/docs/index.html']")  # Home, in the site's navigation
+    page.wait_for_url(f"{docs_web}/docs/index.html")
+    assert page.title().startswith("Bot arena")
+    refused = [e for e in page.console_errors if "iframe-worker" not in e and "404" not in e]
+    assert refused == [], refused
+
+
+def test_the_cli_reference_page_fits_a_phone(docs_web: str, browser: Any) -> None:
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        assert page.goto(f"{docs_web}/docs/reference/cli.html").status == 200
+        assert page.locator("[id='arena-serve']").count() == 1  # the generated commands are there
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"the CLI reference is {width} px wide at {PHONE['width']} px"
+        screenshot(page, "docs-cli-phone")
+    finally:
+        context.close()
