@@ -270,16 +270,17 @@ def delta_text(points: float) -> str:
 def cli(ctx: click.Context, verbose: bool, admin_token: str | None, tls_ca: Path | None) -> None:
     """Bot arena for multiplayer card games (Take 5!, Taki and any game a package registers).
 
-    \b
     A typical session:
-      arena serve                                   # referee + workers + private Redis in ./.arena
-      python my_bot.py --port 50061                 # your bot, as its own process
-      arena bot register mybot 127.0.0.1:50061      # prints mybot@VERSION and its owner token (saved)
-      arena tournament create --all --wait          # round robin between every registered bot
-      arena tournament standings t1                 # points, mean score, Elo performance
-      arena match show t1-000000                    # one match, turn by turn
-      arena ladder                                  # Elo ladder (--rebuild: recompute it from the results)
-      arena play take5 --bot sample:random --bot sample:heuristic --bot 127.0.0.1:50061
+
+    \b
+        arena serve                                   # referee + workers + private Redis in ./.arena
+        python my_bot.py --port 50061                 # your bot, as its own process
+        arena bot register mybot 127.0.0.1:50061      # prints mybot@VERSION and its owner token (saved)
+        arena tournament create --all --wait          # round robin between every registered bot
+        arena tournament standings t1                 # points, mean score, Elo performance
+        arena match show t1-000000                    # one match, turn by turn
+        arena ladder                                  # Elo ladder (--rebuild: recompute it from the results)
+        arena play take5 --bot sample:random --bot sample:heuristic --bot 127.0.0.1:50061
 
     Organiser calls (tournament create/cancel, ladder --rebuild) need the arena's admin token: `arena serve` saves
     it in .arena/admin-token.json, where the CLI on the same machine finds it; elsewhere set ARENA_ADMIN_TOKEN.

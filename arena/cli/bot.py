@@ -86,13 +86,14 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     With --bot-secret (or ARENA_BOT_SECRET), the same secret the bot was started with, the referee proves itself
     to the bot on every match call, and nobody else can start, end or probe the bot's matches.
 
-    \b
     Examples:
-      arena bot register mybot 127.0.0.1:50061
-      arena bot register mybot 10.0.0.7:50061 --token 9f2c...
-      arena bot register mybot2 10.0.0.7:50062 --token 9f2c...   # a second name of the same owner
-      ARENA_BOT_SECRET=$(cat my.secret) arena bot register mybot 10.0.0.7:50061
-      arena bot register mybot tls://bots.example.org:50061
+
+    \b
+        arena bot register mybot 127.0.0.1:50061
+        arena bot register mybot 10.0.0.7:50061 --token 9f2c...
+        arena bot register mybot2 10.0.0.7:50062 --token 9f2c...   # a second name of the same owner
+        ARENA_BOT_SECRET=$(cat my.secret) arena bot register mybot 10.0.0.7:50061
+        arena bot register mybot tls://bots.example.org:50061
     """
     tokens = TokenStore(data_dir)
     tokens.check()
@@ -137,9 +138,10 @@ def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: s
     """Change the endpoint of a registered bot version (NAME alone: its latest version). The referee checks the
     new endpoint answers GetInfo and plays the game. Needs the owner token of NAME.
 
-    \b
     Example:
-      arena bot update mybot@1.2 --endpoint 10.0.0.8:50061
+
+    \b
+        arena bot update mybot@1.2 --endpoint 10.0.0.8:50061
     """
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
@@ -161,10 +163,11 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
     """Remove a bot version (NAME@VERSION) or every version of NAME (NAME alone). Its ladder history stays.
     Needs the owner token of NAME.
 
-    \b
     Examples:
-      arena bot remove mybot@1.0
-      arena bot remove mybot
+
+    \b
+        arena bot remove mybot@1.0
+        arena bot remove mybot
     """
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
@@ -188,9 +191,10 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     after several failed matches in a row, since when and why; its matches wait until it answers again), author,
     last change.
 
-    \b
     Example:
-      arena bot list --game take5 --json
+
+    \b
+        arena bot list --game take5 --json
     """
     listed = every_page(app.arena(server), "ListBots",
                         arena_pb2.ListBotsRequest(game=game or "", check_endpoints=check), "bots")
@@ -251,10 +255,11 @@ def bot_token(app: AppContext, name: str, show_all: bool, game: str, data_dir: P
     first registered from this machine (only the token, for `--token "$(arena bot token NAME)"`). --all prints
     every saved token of NAME, one line each with its arena.
 
-    \b
     Examples:
-      arena bot token mybot
-      arena bot token mybot --all
+
+    \b
+        arena bot token mybot
+        arena bot token mybot --all
     """
     tokens = TokenStore(data_dir)
     if show_all:

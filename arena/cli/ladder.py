@@ -131,12 +131,13 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
     --rebuild recomputes the live ladder from the stored results, in the order they were applied, prints it and
     says whether it equals the live ladder (every rating to 1e-6 points, matches, wins, mean score); exit 1 if not.
 
-    \b
     Examples:
-      arena ladder --game take5
-      arena ladder --game taki --method fit
-      arena ladder --method fit --json
-      arena ladder --rebuild --json
+
+    \b
+        arena ladder --game take5
+        arena ladder --game taki --method fit
+        arena ladder --method fit --json
+        arena ladder --rebuild --json
     """
     client = app.arena(server)
     if rebuild:

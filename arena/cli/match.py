@@ -42,9 +42,10 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     """List finished matches, newest first: match id, tournament, every seat's bot with its score and rank,
     faults, the Elo changes the match applied, and when it finished.
 
-    \b
     Example:
-      arena match list --tournament t3 --bot heuristic --limit 10
+
+    \b
+        arena match list --tournament t3 --bot heuristic --limit 10
     """
     if bot_ref is not None:
         check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
@@ -98,11 +99,12 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
     its result (seats, scores, ranks, faults): its deal and decisions stay secret until then, since a bot of the
     tournament could still receive those cards.
 
-    \b
     Examples:
-      arena match show t3-000012
-      arena match show game.json
-      arena match show t3-000012 --json > match.json && arena replay match.json
+
+    \b
+        arena match show t3-000012
+        arena match show game.json
+        arena match show t3-000012 --json > match.json && arena replay match.json
     """
     if Path(match_id).is_file() or match_id.endswith(".json"):
         _show_file(app, Path(match_id), as_json)

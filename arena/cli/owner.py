@@ -55,9 +55,10 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
     admin token). Its token is printed once and saved in tokens.json of --data-dir; give it to the person it is
     for, who registers with `arena bot register NAME HOST:PORT --token TOKEN`.
 
-    \b
     Example:
-      arena owner create "team blue"
+
+    \b
+        arena owner create "team blue"
     """
     tokens = TokenStore(data_dir)
     tokens.check()
@@ -87,10 +88,11 @@ def owner_show(app: AppContext, token: str | None, data_dir: Path, server: str, 
     """Show the owner of --token (or of each owner token saved on this machine for this arena): its id, label
     and bot names, and how many names it may hold. The call is signed with the token, which is never sent.
 
-    \b
     Examples:
-      arena owner show
-      arena owner show --token 9f2c...
+
+    \b
+        arena owner show
+        arena owner show --token 9f2c...
     """
     tokens = TokenStore(data_dir)
     tokens.check()
@@ -123,9 +125,10 @@ def owner_show(app: AppContext, token: str | None, data_dir: Path, server: str, 
 def owner_list(app: AppContext, server: str, as_json: bool) -> None:
     """List every owner of the arena, in id order (needs the admin token; follows every page).
 
-    \b
     Example:
-      arena owner list --json
+
+    \b
+        arena owner list --json
     """
     client = app.arena(server)
     owners: list[Any] = []
@@ -167,9 +170,10 @@ def _print_registration(r: Any) -> None:
 def registration_show(app: AppContext, server: str, as_json: bool) -> None:
     """Show the registration mode and quotas of the arena (public).
 
-    \b
     Example:
-      arena registration show
+
+    \b
+        arena registration show
     """
     info = app.arena(server).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
     if as_json:
@@ -200,10 +204,11 @@ def registration_set(app: AppContext, mode: bool | None, max_names_per_owner: in
                      as_json: bool) -> None:
     """Change the registration mode and any quota (needs the admin token); prints the new settings.
 
-    \b
     Examples:
-      arena registration set --closed
-      arena registration set --max-names-per-owner 5 --max-names-total 2000
+
+    \b
+        arena registration set --closed
+        arena registration set --max-names-per-owner 5 --max-names-total 2000
     """
     request = arena_pb2.SetRegistrationRequest(mode="" if mode is None else "open" if mode else "closed")
     for name, value in (("max_names_per_owner", max_names_per_owner),

@@ -74,14 +74,22 @@ def play() -> None:
 
 class _GameCommand(click.Command):
     """``arena play GAME``: its help (the sample bots that play the game, examples made from them and the game's
-    declared variants) is written when it is shown, so starting the CLI imports no sample bot."""
+    declared variants) is written when it is read (``--help``, the CLI reference page), so starting the CLI imports
+    no sample bot."""
 
     def __init__(self, *args: Any, game: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         self.game = game
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str:
+        return _play_help(self.game)
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        """Ignored: the help is always the game's (click's ``__init__`` assigns the docstring's)."""
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        self.help = _play_help(self.game)
         samples = _game_samples(self.game)
         for param in self.params:
             if param.name == "bots" and isinstance(param, click.Option):
@@ -125,10 +133,11 @@ def _play_help(game: str) -> str:
     (seat, bot, score, rank, faults) and where the record is saved (for `arena replay` and `arena match show
     FILE`). --show prints the game turn by turn too.
 
-    \b
     Examples:
-      arena play {game} {seats} --seed 7
-      arena play {game} --bot 127.0.0.1:50061 --bot {local}{variant} --record game.json --show
+
+    \b
+        arena play {game} {seats} --seed 7
+        arena play {game} --bot 127.0.0.1:50061 --bot {local}{variant} --record game.json --show
     """
 
 
@@ -156,8 +165,6 @@ def _play_command(game: str) -> None:
                 deadline_ms: int, record_path: Path | None, show: bool, as_json: bool, **rule_options: Any) -> None:
         config = config_of(game, variants, rule_options)
         _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json)
-
-    command.help = f"Play one game of {info.title} between local bots."  # the whole help: _GameCommand
 
 
 def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None, config: Any, deadline_ms: int,
@@ -331,9 +338,10 @@ def replay(ctx: click.Context, file: Path) -> None:
     """Re-simulate a match record (JSON) with the rules engine and compare: prints "identical", or every
     difference and exits 1.
 
-    \b
     Example:
-      arena replay records/play-20250101-120000-ab12cd.json
+
+    \b
+        arena replay records/play-20250101-120000-ab12cd.json
     """
     from arena.match.record import MatchRecord
     from arena.match.replay import replay as replay_record

@@ -74,9 +74,10 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: the Arena RPCs, the
     embedded workers' matches, the queue (docs/metrics.md).
 
-    \b
     Example:
-      arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
+
+    \b
+        arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
     from arena.core.folder_lock import FolderInUse, FolderLock
     from arena.server import auth

@@ -42,12 +42,13 @@ def sprt() -> None:
     the arena's queue until a sequential probability ratio test decides; `arena sprt show ID` shows one (and
     `--watch` follows it again); `arena tournament cancel ID` stops one.
 
-    \b
     Examples:
-      arena sprt mybot@1 mybot@2                          # V1 against V2 on 2 seats, elo0 0, elo1 5
-      arena sprt mybot@1 mybot@2 --elo0 -5 --elo1 0       # is V2 no worse? (a non-regression test)
-      arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
-      arena sprt show t7 --watch
+
+    \b
+        arena sprt mybot@1 mybot@2                          # V1 against V2 on 2 seats, elo0 0, elo1 5
+        arena sprt mybot@1 mybot@2 --elo0 -5 --elo1 0       # is V2 no worse? (a non-regression test)
+        arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
+        arena sprt show t7 --watch
     """
 
 
@@ -126,13 +127,14 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     versions of one owner on duplicate deals (they share the cards: stored and counted in the test only; the
     status says which). Needs the admin token.
 
-    \b
     Examples:
-      arena sprt mybot@1 mybot@2                  # the same as: arena sprt start mybot@1 mybot@2
-      arena sprt start mybot@1 mybot@2 --no-wait
-      arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
-      arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
-      arena sprt mybot@1 mybot@2 --house heuristic,montecarlo,heuristic   # paired, 4 seats, off the ladder
+
+    \b
+        arena sprt mybot@1 mybot@2                  # the same as: arena sprt start mybot@1 mybot@2
+        arena sprt start mybot@1 mybot@2 --no-wait
+        arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
+        arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
+        arena sprt mybot@1 mybot@2 --house heuristic,montecarlo,heuristic   # paired, 4 seats, off the ladder
     """
     field = _names(field_lists, "--field")
     house = [n if n.startswith("house:") else f"house:{n}" for v in house_lists for n in v.split(",") if n.strip()
@@ -190,9 +192,10 @@ def sprt_show(app: AppContext, tournament_id: str, watch: bool, server: str, as_
     V1 +/- its 95 % margin and, once decided, the verdict. With --watch, follow it until the verdict first (exit
     code 0 on a verdict, 1 when it was cancelled).
 
-    \b
     Example:
-      arena sprt show t7 --watch
+
+    \b
+        arena sprt show t7 --watch
     """
     client = app.arena(server)
     s = client.call("GetSprt", arena_pb2.GetSprtRequest(id=tournament_id))

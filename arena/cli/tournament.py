@@ -129,15 +129,16 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     game's ranks, then opponents' mean points) once the previous round is settled, avoiding repeat meetings; the
     BOTS mod SEATS bots left over sit out (a bye, worth (SEATS - 1) / 2 points), the fewest byes first.
 
-    \b
     Examples:
-      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
-      arena tournament create --all --format swiss --seats 4 --rounds 6
-      arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 6 --wait
-      arena tournament create --all --variant known-cards --limit 33 --no-wait
-      arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
-      arena tournament create --bots mine@1,mine@2 --seats 2 --deals rotate   # trusted self-play only
-      arena tournament create --bots random,heuristic,montecarlo --seats 2 --until-separated --max-matches 60
+
+    \b
+        arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 2 --dry-run
+        arena tournament create --all --format swiss --seats 4 --rounds 6
+        arena tournament create --bots random,heuristic,montecarlo --seats 3 --rounds 6 --wait
+        arena tournament create --all --variant known-cards --limit 33 --no-wait
+        arena tournament create --game taki --bots taki-random,taki-heuristic --seats 2 --rounds 3
+        arena tournament create --bots mine@1,mine@2 --seats 2 --deals rotate   # trusted self-play only
+        arena tournament create --bots random,heuristic,montecarlo --seats 2 --until-separated --max-matches 60
     """
     names = _bot_names(bot_lists)
     if all_bots and names:
@@ -255,9 +256,10 @@ def _create_tournament(client: ArenaClient, request: Any) -> Any:
 def tournament_list(app: AppContext, game: str | None, server: str, as_json: bool) -> None:
     """List the tournaments, newest first: id, state, progress, faults, bots, creation time.
 
-    \b
     Example:
-      arena tournament list --json
+
+    \b
+        arena tournament list --json
     """
     tournaments = every_page(app.arena(server), "ListTournaments", arena_pb2.ListTournamentsRequest(game=game or ""),
                              "tournaments")
@@ -291,9 +293,10 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     """Show a tournament's progress (matches done, faults, state) and its standings so far (rank, bot, points,
     matches, mean score, Elo performance).
 
-    \b
     Example:
-      arena tournament status t3 --watch
+
+    \b
+        arena tournament status t3 --watch
     """
     client = app.arena(server)
     t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
@@ -360,9 +363,10 @@ def tournament_standings(app: AppContext, tournament_id: str, server: str, as_js
     interval, Elo points) and LOS next (likelihood of superiority over the next line down). The fit is cached per
     number of matches done; while the tournament runs a newer one is computed in the background.
 
-    \b
     Example:
-      arena tournament standings t3 --json
+
+    \b
+        arena tournament standings t3 --json
     """
     client = app.arena(server)
     reply = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=tournament_id))
@@ -383,9 +387,10 @@ def tournament_standings(app: AppContext, tournament_id: str, server: str, as_js
 def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json: bool) -> None:
     """Cancel a tournament: matches not yet started are dropped; running ones finish and count.
 
-    \b
     Example:
-      arena tournament cancel t3
+
+    \b
+        arena tournament cancel t3
     """
     client = app.arena(server)
     before = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))

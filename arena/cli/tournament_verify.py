@@ -63,9 +63,10 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
     block, so those two see each deal twice by design: that is noted, not failed (everything else is checked). Exit
     code 1 when anything does not check.
 
-    \b
     Example:
-      arena tournament verify t3 --records
+
+    \b
+        arena tournament verify t3 --records
     """
     client = app.arena(server)
     t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))

@@ -71,9 +71,10 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     of a running match, no seed before its tournament has ended). While the referee does not answer, pages say so
     (503) and reload by themselves.
 
-    \b
     Example:
-      arena web --listen 127.0.0.1:8080 --server localhost:50051
+
+    \b
+        arena web --listen 127.0.0.1:8080 --server localhost:50051
     """
     running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"),
                         allowed_hosts=tuple(extra.get("allowed_hosts") or ()))

@@ -52,10 +52,11 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     system's roots. --metrics PORT (or HOST:PORT) exports Prometheus metrics at http://127.0.0.1:PORT/metrics: its
     matches, decisions, faults, the queue (docs/metrics.md).
 
-    \b
     Examples:
-      ARENA_REDIS_URL=redis://10.0.0.5:6379/0 arena worker --concurrency 8 --name box2
-      arena worker list
+
+    \b
+        ARENA_REDIS_URL=redis://10.0.0.5:6379/0 arena worker --concurrency 8 --name box2
+        arena worker list
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -111,9 +112,10 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
     """List the workers that sent a heartbeat recently: name, host, pid, alive, concurrency, the matches it runs
     now, matches done since it started, last heartbeat.
 
-    \b
     Example:
-      arena worker list --json
+
+    \b
+        arena worker list --json
     """
     listed = every_page(app.arena(server), "ListWorkers", arena_pb2.ListWorkersRequest(), "workers")
     workers = [w for w in listed if show_all or w.alive]

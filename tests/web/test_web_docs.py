@@ -2,12 +2,14 @@
 redirect, the 404s, the policy that admits exactly its inline scripts), then the real site ``make docs`` builds,
 served by an ``arena web`` process and read in headless Chromium from the ladder's "Docs" link, and its 404 page,
 whose links, styles and scripts point under /docs/ (tools/mkdocs_hooks.py) at any depth; the CLI reference page (the
-help texts, through mkdocs-click) fits a phone."""
+help texts, through mkdocs-click) fits a phone and shows every example block of a help text (click's ``\\b``
+paragraphs) line by line in a code block."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import re
 import subprocess
 import sys
@@ -17,10 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from starlette.testclient import TestClient
 from web_helpers import PHONE, Proc, screenshot
 
+from arena.cli import cli
 from arena.web import create_app
 from arena.web.app import CONTENT_SECURITY_POLICY, WebOptions
 from arena.web.docs import DEFAULT_DOCS_DIR, inline_script_hashes
@@ -167,3 +171,38 @@ def test_the_cli_reference_page_fits_a_phone(docs_web: str, browser: Any) -> Non
         screenshot(page, "docs-cli-phone")
     finally:
         context.close()
+
+
+def _example_blocks(command: click.Command) -> Iterator[tuple[str, list[str]]]:
+    """Every example block of the help texts, command by command: (command path, the block's lines, stripped). A
+    block is a paragraph that starts with click's ``\\b``, which ``--help`` prints line by line, unwrapped."""
+    def walk(command: click.Command, path: str) -> Iterator[tuple[str, list[str]]]:
+        for paragraph in (command.help or "").split("\n\n"):
+            lines = paragraph.strip("\n").splitlines()
+            if lines and lines[0].strip() == "\b":
+                yield path, [line.strip() for line in lines[1:] if line.strip()]
+        for name, sub in sorted(getattr(command, "commands", {}).items()):  # as mkdocs-click: hidden ones left out
+            if not sub.hidden:
+                yield from walk(sub, f"{path} {name}")
+    yield from walk(command, "arena")
+
+
+def _pre_lines(page: str) -> set[str]:
+    """The lines of every pre block of an HTML page, tags removed, entities decoded, stripped."""
+    return {html.unescape(re.sub(r"<[^>]+>", "", line)).strip()
+            for block in re.findall(r"<pre[^>]*>(.*?)</pre>", page, flags=re.S) for line in block.splitlines()}
+
+
+def test_the_cli_reference_shows_each_example_line_on_its_own_line_in_a_code_block(built_site: Path) -> None:
+    in_pre = _pre_lines((built_site / "reference" / "cli.html").read_text())
+    # the root's "A typical session": eight command lines, most with a # comment, each a line of a code block
+    session = [line.strip() for line in (cli.help or "").splitlines() if line.strip().startswith(("arena ", "python "))]
+    assert len(session) == 8 and session[0].startswith("arena serve ") and "# referee" in session[0], session
+    assert [line for line in session if line not in in_pre] == []
+    # and so every example block of every command
+    blocks = list(_example_blocks(cli))
+    assert len(blocks) >= 20 and {"arena", "arena sprt", "arena play take5"} <= {path for path, _ in blocks}
+    missing = [(path, line) for path, lines in blocks for line in lines if line not in in_pre]
+    # the shape that both read well: "Examples:", a blank line, then a \b paragraph indented four more spaces
+    # (a Markdown code block on the page; --help prints it unwrapped)
+    assert missing == [], missing
