@@ -56,6 +56,7 @@ from arena.core.seeds import local_seat_seeds
 from arena.ratings import sprt
 from arena.ratings.sprt import SprtState, block_outcome
 from arena_sdk import play_game
+from arena_sdk.games import GAMES
 from arena_sdk.games.take5 import Take5View
 from arena_sdk.games.taki.bot import legal_actions
 from arena_sdk.games.taki.state import Draw, PlayCard
@@ -138,15 +139,18 @@ def ranks(game: str, bots: list, deal: int, seat_seeds: Sequence[int], match_id:
     return play_game(bots, seed=deal, seat_seeds=tuple(seat_seeds), match_id=match_id, game=game).ranks
 
 
-def block(args: tuple[str, str, str, int]) -> int:
-    """One block's outcome h (half points of V2 over V1) of ``mode`` for ``pair``, block number ``b``."""
+def block(args: tuple[str, str, str, int]) -> tuple[int, float | None]:
+    """One block of ``mode`` for ``pair``, block number ``b``: its outcome h (half points of V2 over V1) and, in the
+    paired mode, its relative-score difference (else None): at each table, how far V's final score is better than
+    the mean of the other seats' (in the game's score units, the sign of ``lower_score_is_better`` taken out), V2's
+    table minus V1's. The SPRT uses h; the other is printed for comparison (``--modes paired``)."""
     game, pair, mode, b = args
     p1, p2 = PAIRS[pair]
     deal = 1_000_003 * b + 17
     if mode == "head-to-head":
         r0 = ranks(game, [noisy(game, p1), noisy(game, p2)], deal, [entropy_seed(), entropy_seed()], "t0")
         r1 = ranks(game, [noisy(game, p2), noisy(game, p1)], deal, [entropy_seed(), entropy_seed()], "t1")
-        return block_outcome(r0, r1, 0)
+        return block_outcome(r0, r1, 0), None
     s = b % 4
     if mode == "field":
         tables = []
@@ -154,16 +158,25 @@ def block(args: tuple[str, str, str, int]) -> int:
             others = iter([noisy(game, (q, "")) for q in FIELD])
             bots = [noisy(game, p) if seat == s else next(others) for seat in range(4)]
             tables.append(ranks(game, bots, deal, [entropy_seed() for _ in range(4)], "t"))
-        return block_outcome(tables[0], tables[1], s)
+        return block_outcome(tables[0], tables[1], s), None
     k = len(HOUSE) + 1  # paired: the same scenario, seat seeds included, at both tables; V1's seat rotates
     s = b % k
     seeds = local_seat_seeds(deal, k)
-    tables = []
+    results = []
     for p in (p1, p2):
         others = iter(house(game))
         bots = [noisy(game, p) if seat == s else next(others) for seat in range(k)]
-        tables.append(ranks(game, bots, deal, seeds, "t"))
-    return block_outcome(tables[0], tables[1], s)
+        results.append(play_game(bots, seed=deal, seat_seeds=tuple(seeds), match_id="t", game=game))
+    sign = -1.0 if GAMES[game].info.lower_score_is_better else 1.0
+    ahead = [sign * (r.scores[s] - (sum(r.scores) - r.scores[s]) / (k - 1)) for r in results]
+    return block_outcome(results[0].ranks, results[1].ranks, s), ahead[1] - ahead[0]
+
+
+def information(values: Sequence[float]) -> float:
+    """(mean / sd)^2 of a block statistic: the information per block about its sign; the blocks a test needs to
+    decide scale as its inverse. nan for fewer than 2 blocks or no spread."""
+    x = np.asarray(values, dtype=float)
+    return float((x.mean() / x.std()) ** 2) if x.size > 1 and x.std() > 0 else math.nan
 
 
 def tilt(freqs: np.ndarray, values: np.ndarray, mu: float) -> np.ndarray:
@@ -259,8 +272,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 for mode in args.modes.split(","):
                     jobs = [(game, pair, mode, b) for b in range(args.blocks)]
-                    outcomes = list(pool.map(block, jobs, chunksize=8))
+                    played = list(pool.map(block, jobs, chunksize=8))
+                    outcomes = [h for h, _ in played]
                     result = case(game, pair, mode, outcomes, rng, args.sims)
+                    m = 2 if mode == "head-to-head" else 2 * len(HOUSE) if mode == "paired" else 6
+                    scores = [r for _, r in played if r is not None]
+                    print(f"{game:5} {pair:5} {mode:12} information per block, (mean/sd)^2: pairwise points "
+                          f"{information([h / m for h in outcomes]):.5f}"
+                          + (f", relative score {information(scores):.5f}" if scores else ""), flush=True)
                     rows.append((game, pair, mode, result))
                     print(f"{game:5} {pair:5} {mode:12} measured {result['measured']} blocks: Elo "
                           f"{result['elo']:+.0f} ± {result['margin']:.0f}, identical {100 * result['zero']:.0f} %, "

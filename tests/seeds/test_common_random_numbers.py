@@ -21,8 +21,8 @@ def test_a_paired_block_of_one_version_is_the_same_game_twice(game: str, monkeyp
     monkeypatch.setattr(ab_tests, "PAIRS", same)
     paired = [ab_tests.block((game, "same", "paired", b)) for b in range(6)]
     field = [ab_tests.block((game, "same", "field", b)) for b in range(6)]
-    assert paired == [0] * 6
-    assert any(h != 0 for h in field)  # seeds of their own: the games differ
+    assert paired == [(0, 0.0)] * 6  # the same ranks and the same scores at both tables
+    assert all(score is None for _, score in field) and any(h != 0 for h, _ in field)  # seeds of their own
 
 
 def test_tilt_reaches_the_mean_and_keeps_the_support() -> None:
