@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import random
 import re
 import signal
@@ -33,6 +34,7 @@ from arena.core.seeds import local_seat_seeds
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import check_match, run_match_sync
+from arena_sdk.bot_process import SECRET_ENV
 from arena_sdk.games import game_ids
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -190,11 +192,14 @@ class _Launch:
     host: str
 
 
-def _launch(spec: str, host: str, port: int, extra_args: Sequence[str]) -> _Launch:
+def _launch(spec: str, host: str, port: int, extra_args: Sequence[str], secret: str = "") -> _Launch:
     command = bot_command(spec, host=host, port=port, extra_args=extra_args)
+    env = None
+    if secret:  # in the environment, not on the command line, which every local user can read (ps)
+        env = {**os.environ, SECRET_ENV: secret}
     try:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
+                                   stderr=subprocess.PIPE, env=env)
     except OSError as exc:
         raise BotStartError(f"cannot start bot {spec!r} ({' '.join(command)}): {exc}") from exc
     assert process.stdout is not None and process.stderr is not None
@@ -223,14 +228,15 @@ def _await_ready(launch: _Launch, deadline: float) -> BotProcess:
 
 
 def start_bot(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args: Sequence[str] = (),
-              timeout: float = READY_TIMEOUT_S) -> BotProcess:
+              timeout: float = READY_TIMEOUT_S, secret: str = "") -> BotProcess:
     """Start the bot of ``spec`` (``"sample:NAME"`` or a path to a ``.py`` bot file) as a separate process and
-    wait (up to ``timeout`` seconds) for its ready line.
+    wait (up to ``timeout`` seconds) for its ready line. ``secret``: the bot secret it is started with (in its
+    environment, ``ARENA_BOT_SECRET``), so that it answers only calls that carry it; "" for none.
 
     Raises ``ValueError`` for a bad spec (unknown sample, missing file) and ``BotStartError`` (with the tail of
     the process's stderr) when the process exits or prints no ready line in time; the process is stopped then.
     """
-    launch = _launch(spec, host, port, extra_args)
+    launch = _launch(spec, host, port, extra_args, secret)
     return _await_ready(launch, time.monotonic() + timeout)
 
 

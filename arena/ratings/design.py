@@ -14,6 +14,7 @@ import numpy as np
 from scipy import sparse
 
 from arena.core.errors import ArenaError
+from arena.core.specs import is_house_bot
 
 MAX_TIE_ORDERS = 64  # a match with ties is split into at most this many strict orders
 
@@ -63,12 +64,17 @@ class RatedMatch:
     @classmethod
     def from_stored(cls, result: Mapping[str, Any]) -> RatedMatch:
         """From a stored result (``ResultStore.get_result``: "seats", "ranks", "seed", "match_id"). The deal id is
-        ``"<seed>/<N>"`` (a seed deals differently for another seat count); no seed: a deal of its own. Raises
-        ``FitError`` for a missing field or a bad match."""
+        ``"<seed>/<N>"`` (a seed deals differently for another seat count); no seed: a deal of its own. A house bot
+        holding several seats (a paired SPRT's ``--house heuristic,heuristic``) is fitted as one player per seat:
+        its second seat is ``"<name>#2"``, and so on. Raises ``FitError`` for a missing field or a bad match."""
         try:
-            seats, ranks = result["seats"], result["ranks"]
+            seats, ranks = list(result["seats"]), result["ranks"]
         except (KeyError, TypeError) as exc:
             raise FitError(f"a stored result needs seats and ranks, got {result!r}") from exc
+        given = list(seats)
+        for i, name in enumerate(given):
+            if is_house_bot(str(name)) and name in given[:i]:
+                seats[i] = f"{name}#{given[:i].count(name) + 1}"
         seed = result.get("seed")
         deal = None if seed is None else f"{seed}/{len(seats)}"
         match_id = result.get("match_id")

@@ -45,7 +45,7 @@ def _matches_position(value: Any) -> dict[str, int]:
     out: dict[str, int] = {}
     for game, pos in value:
         if (not isinstance(game, str) or len(game) > limits.GAME_ID or not isinstance(pos, int)
-                or isinstance(pos, bool) or not 0 <= pos < 2 ** 53):  # a log position Redis keeps exactly
+                or isinstance(pos, bool) or not 0 <= pos < 2 ** 53):  # an index number Redis keeps exactly
             raise ValueError("not a matches position")
         out[game] = pos
     return out

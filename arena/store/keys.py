@@ -27,7 +27,7 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:tournament:<id>:standings      hash   per-bot counters of the tournament (see ``BotTally``):
                                                     matches:<b>, score_sum:<b>, half_points:<b>, pairs:<b>,
                                                     wins:<b>, losses:<b>, vs:<b>|<opponent>
-    arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> log position
+    arena:{G}:tournament:<id>:matches        zset   match ids of the tournament's stored results -> index number
     arena:{G}:tournament:<id>:cancelled      set    match ids dropped by a cancellation (never played)
     arena:{G}:tournament:<id>:failed         set    match ids given up after ``max_deliveries`` deliveries
     arena:{G}:tournament:<id>:separation     hash   a tournament run until its bots are separated
@@ -55,7 +55,9 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:match:<match id>               string full match record, packed (``codec.pack_record``)
     arena:{G}:results                        list   match ids in the order their ratings were applied: the
                                                     append-only results log (position 1 = first)
-    arena:{G}:matches                        zset   match id -> log position (newest = highest)
+    arena:{G}:matches                        zset   match id -> index number (newest = highest; one number per
+                                                    match, rated or not, from arena:{G}:match-seq)
+    arena:{G}:match-seq                      string the last index number given (``RECORD_RESULT``)
     arena:{G}:bot-matches:<bot id>           zset   the same, for the matches of one bot version
     arena:{G}:name-matches:<NAME>            zset   the same, for the matches of every version of NAME
     arena:{G}:ladder                         zset   bot id -> Elo rating (points)
@@ -233,6 +235,11 @@ def results_log_key(game: str) -> str:
 
 def matches_index_key(game: str) -> str:
     return _tag(game) + "matches"
+
+
+def match_sequence_key(game: str) -> str:
+    """The counter whose next number each stored match of ``game`` takes as its score in the match indexes."""
+    return _tag(game) + "match-seq"
 
 
 def bot_matches_key(game: str, bot: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from redis.client import NEVER_DECODE
 
+from arena.core.specs import is_house_bot
 from arena.ratings import elo_deltas
 from arena.store.base import CHUNK, StoreError
 from arena.store.codec import RecordCodecError, pack_record, unpack_record
@@ -23,6 +24,7 @@ from arena.store.keys import (
     ladder_key,
     ladder_stats_key,
     match_key,
+    match_sequence_key,
     matches_index_key,
     name_matches_key,
     name_of,
@@ -129,7 +131,7 @@ class ResultStore(TournamentStore):
         Returns:
             True when stored now; False when the result of ``match_id`` was already stored (nothing changed).
         Raises:
-            ValueError: lengths differ, fewer than 2 seats, or a bot seated twice.
+            ValueError: lengths differ, fewer than 2 seats, or a bot seated twice (only a house bot may be).
             StoreError: the ratings of these bots kept moving under concurrent updates (100 attempts).
         """
         keys, prepare = self.result_call(game, match_id, seats, scores, ranks, faults, record,
@@ -174,7 +176,7 @@ class ResultStore(TournamentStore):
         if n < 2 or not (len(scores) == len(ranks) == len(faults) == n):
             raise ValueError(f"a result needs >= 2 seats and one score, rank and fault count each; got "
                              f"{n} seats, {len(scores)} scores, {len(ranks)} ranks, {len(faults)} fault counts")
-        if len(set(seats)) != n:
+        if any(list(seats).count(b) > 1 and not is_house_bot(b) for b in set(seats)):  # a house bot may sit twice
             raise ValueError(f"a bot is seated twice in match {match_id}: {list(seats)}")
         tid = tournament_id or "-"
         keys = [
@@ -184,6 +186,7 @@ class ResultStore(TournamentStore):
         ]
         for bot in seats:
             keys += [bot_matches_key(game, bot), name_matches_key(game, name_of(bot))]
+        keys.append(match_sequence_key(game))
         record_data = pack_record(record)  # compact and compressed (codec.py)
         if seed is None:
             raw_seed = record.get("seed") if isinstance(record, dict) else None
@@ -287,11 +290,12 @@ class ResultStore(TournamentStore):
     def matches_page(self, *, tournament_id: str | None = None, bot: str | None = None,
                      after: Mapping[str, int] | None = None, size: int = 50,
                      offset: int = 0) -> tuple[list[tuple[dict[str, Any], str, int]], bool]:
-        """One page of stored results, newest first, filtered as ``list_matches``: per game, the results logged
-        before position ``after[game]`` (the previous page's last of that game; a game not in ``after`` from its
-        newest), merged by storage time, the first ``offset`` skipped, then ``size``. Returns ([(result, game, log
-        position)], whether more may follow). Reads about ``offset + size + 1`` results per game, however many are
-        stored."""
+        """One page of stored results, newest first, filtered as ``list_matches``: per game, the results indexed
+        before number ``after[game]`` (the previous page's last of that game; a game not in ``after`` from its
+        newest), merged by storage time, the first ``offset`` skipped, then ``size``. Returns ([(result, game, index
+        number)], whether more may follow). Reads about ``offset + size + 1`` results per game, however many are
+        stored. (Results stored before index numbers were unique, when unrated matches took the results log's
+        length, may share a number: a page boundary between them skips the rest of them.)"""
         size, offset = max(1, size), max(0, offset)
         want = offset + size + 1
         if tournament_id:
@@ -306,7 +310,7 @@ class ResultStore(TournamentStore):
 
     def _page_stream(self, game: str, tournament_id: str | None, bot: str | None, before: int | None,
                      chunk: int) -> Iterator[tuple[dict[str, Any], str, int]]:
-        """The results of one game's index (of ``tournament_id``, else of ``bot``, else all), newest first, logged
+        """The results of one game's index (of ``tournament_id``, else of ``bot``, else all), newest first, indexed
         before position ``before`` (None: all), read ``chunk`` at a time; with both filters, only ``bot``'s."""
         if tournament_id:
             index = tournament_matches_key(game, tournament_id)

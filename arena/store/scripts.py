@@ -3,11 +3,14 @@ its KEYS and ARGV in the comment above it. The store modules register them (``cl
 
 # KEYS: 1 result, 2 match record, 3 ladder zset, 4 results log, 5 tournament hash, 6 ladder stats hash,
 #       7 tournament standings hash, 8 game match index, 9 tournament match index, 10 cancelled set,
-#       11 failed set, then per seat i (1-based): 10 + 2i bot match index, 11 + 2i name match index
+#       11 failed set, then per seat i (1-based): 10 + 2i bot match index, 11 + 2i name match index, then last
+#       (12 + 2n) the game's index sequence: every stored match, rated or not, takes the next number of it as its
+#       score in the match indexes, so no two matches share a score (pages resume after a score); it starts above
+#       the highest score already in the game's index
 # ARGV: 1 result JSON, 2 record JSON, 3 initial rating, 4 seats n, 5 "1" when KEYS[5] is a tournament,
 #       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1,
 #       then (optional, after the seats) "0" for an unrated match: indexed and counted in its tournament only (the
-#       ladder, its stats and the results log do not take it; indexed at the log's current length); else rated
+#       ladder, its stats and the results log do not take it); else rated
 # Returns 1 stored, 0 already stored (nothing changed), -1 a rating moved since it was read (nothing changed).
 RECORD_RESULT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -26,8 +29,15 @@ end
 local mid = ARGV[8]
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])
-local pos
-if rated then pos = redis.call('RPUSH', KEYS[4], mid) else pos = redis.call('LLEN', KEYS[4]) end
+if rated then redis.call('RPUSH', KEYS[4], mid) end
+local seq = KEYS[12 + 2 * n]
+if redis.call('EXISTS', seq) == 0 then
+  local top = redis.call('ZREVRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+  local start = redis.call('LLEN', KEYS[4])
+  if top[2] and tonumber(top[2]) > start then start = tonumber(top[2]) end
+  redis.call('SET', seq, math.floor(start))
+end
+local pos = redis.call('INCR', seq)
 redis.call('ZADD', KEYS[8], pos, mid)
 for i = 1, n do
   local bot = arg(i, 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import secrets
 import threading
 
 from arena.core.specs import HOUSE_BOT_RE, HOUSE_PREFIX, is_house_bot
@@ -21,7 +22,7 @@ from arena.match.local_bots import SAMPLE_BOTS, SAMPLE_PREFIX, BotProcess, start
 log = logging.getLogger("arena.worker.loop")
 
 _lock = threading.Lock()
-_running: dict[str, BotProcess] = {}  # sample name -> its child process
+_running: dict[str, tuple[BotProcess, str]] = {}  # sample name -> its child process and the secret it was given
 
 
 class HouseBotError(ValueError):
@@ -42,23 +43,28 @@ def check_house_bot(name: str) -> str:
     return m.group("sample")
 
 
-def house_endpoint(name: str) -> str:
-    """The ``host:port`` of the house bot ``name``'s process, started now (blocking, up to 15 s) when this process
-    runs none, or when it died. Raises ``HouseBotError`` for an unknown house bot and
-    ``arena.match.local_bots.BotStartError`` when its process does not start."""
+def house_endpoint(name: str) -> tuple[str, str]:
+    """The ``host:port`` of the house bot ``name``'s process and the bot secret it answers to, started now
+    (blocking, up to 15 s) when this process runs none, or when it died. Each process gets a fresh random secret
+    (in its environment), so that only this worker's referee can start, play or end its matches: another process
+    on the machine that finds its loopback port cannot reset a house bot's match or choose its seat seed. Raises
+    ``HouseBotError`` for an unknown house bot and ``arena.match.local_bots.BotStartError`` when its process does
+    not start."""
     sample = check_house_bot(name)
     with _lock:
-        bot = _running.get(sample)
-        if bot is None or not bot.running:
-            bot = _running[sample] = start_bot(f"{SAMPLE_PREFIX}{sample}")
+        running = _running.get(sample)
+        if running is None or not running[0].running:
+            secret = secrets.token_urlsafe(32)
+            bot = start_bot(f"{SAMPLE_PREFIX}{sample}", secret=secret)
+            running = _running[sample] = (bot, secret)
             log.info("house bot %s started: pid %d at %s", name, bot.process.pid, bot.endpoint)
-        return bot.endpoint
+        return running[0].endpoint, running[1]
 
 
 def stop_house_bots() -> None:
     """Stop every house bot process this process started (idempotent)."""
     with _lock:
-        bots = list(_running.values())
+        bots = [bot for bot, _ in _running.values()]
         _running.clear()
     for bot in bots:
         bot.stop()

@@ -237,7 +237,8 @@ def _house_seats(spec: MatchSpec, seats: list[SeatSpec]) -> list[SeatSpec]:
     for seat in seats:
         if is_house_bot(seat.name):
             try:
-                seat = SeatSpec(name=seat.name, endpoint=house_endpoint(seat.name), secret="")
+                endpoint, secret = house_endpoint(seat.name)
+                seat = SeatSpec(name=seat.name, endpoint=endpoint, secret=secret)
             except (HouseBotError, BotStartError) as exc:
                 log.error("match %s: house bot %s cannot play (%s); its seat faults as unreachable", spec.match_id,
                           seat.name, exc)

@@ -165,6 +165,35 @@ def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server
     assert sorted(w["name"] for w in json.loads(result.output)) == names
 
 
+def test_unrated_matches_and_repeated_house_seats_page_without_gaps(arena_server: Server, store: Store) -> None:
+    """Matches that do not count on the ladder (a paired SPRT's) each get an index number of their own: paging
+    them in small pages lists each exactly once, also between rated ones; a house bot may hold several seats."""
+    _server, stub = arena_server(verify_bots=False)
+    now = time.time()
+    store.create_tournament(TournamentInfo(
+        id="t1", game="take5", bots=("v1@1", "v2@1"), seats_per_match=4, rounds=1, seed=1, config={},
+        deadline_ms=1000, matches_total=40, created_at=now))
+    stored = []
+    for i in range(23):
+        seats = ["v1@1" if i % 2 == 0 else "v2@1", "house:heuristic", "house:heuristic", "house:random"]
+        scores = [float(k) for k in range(4)]
+        assert store.record_result("take5", f"t1-{i:06d}", seats, scores, [1, 2, 3, 4], [0] * 4,
+                                   {"match_id": f"t1-{i:06d}"}, tournament_id="t1", rated=False)
+        stored.append(f"t1-{i:06d}")
+        if i == 11:  # a rated match between them
+            _record(store, "x-000001", ["a@1", "b@1"], None)
+    for size in (1, 2, 5, 7):
+        matches, _ = _pages(stub.ListMatches, arena_pb2.ListMatchesRequest(tournament_id="t1", page_size=size),
+                            "matches")
+        assert [m.match_id for m in matches] == list(reversed(stored)), size
+    everything, _ = _pages(stub.ListMatches, arena_pb2.ListMatchesRequest(page_size=3), "matches")
+    assert sorted(m.match_id for m in everything) == sorted([*stored, "x-000001"])
+    v1, _ = _pages(stub.ListMatches, arena_pb2.ListMatchesRequest(bot="v1@1", page_size=4), "matches")
+    assert [m.match_id for m in v1] == [m for m in reversed(stored) if int(m[3:]) % 2 == 0]
+    with pytest.raises(ValueError, match="seated twice"):
+        store.record_result("take5", "t1-000099", ["v1@1", "v1@1"], [1.0, 2.0], [1, 2], [0, 0], {}, rated=False)
+
+
 def test_a_bad_page_token_is_invalid_argument(arena_server: Server, store: Store) -> None:
     _server, stub = arena_server(verify_bots=False)
     _flood(store, 3)

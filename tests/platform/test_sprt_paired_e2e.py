@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from platform_helpers import HERE, wait_until
 
@@ -21,8 +22,9 @@ from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
 
 
+@pytest.mark.parametrize("house", [["heuristic", "random"], ["heuristic", "heuristic"]])
 def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
-        arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any]) -> None:
+        arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any], house: list[str]) -> None:
     weak = start_bot(SPRT_BOT, extra_args=["--bot-version", "1", "--play", "random"])
     strong = start_bot(SPRT_BOT, extra_args=["--bot-version", "2", "--play", "heuristic"])
     server, stub = arena_server(workers=1, concurrency=4)
@@ -35,12 +37,13 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
                                    "--house", "grandmaster", "--server", address], prog_name="arena")
     assert bad.exit_code != 0 and "not a house bot of take5" in bad.output and "house:heuristic" in bad.output
     result = CliRunner().invoke(cli, [
-        "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", "heuristic,random",
+        "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", ",".join(house),
         "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
         "--server", address, "--json"], prog_name="arena")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["verdict"] == "H1" and out["house"] == ["house:heuristic", "house:random"] and out["seats"] == 3
+    seated = [f"house:{name}" for name in house]
+    assert out["verdict"] == "H1" and out["house"] == seated and out["seats"] == 3
     assert out["ladder_counted"] is False and "do not count on the public ladder" in out["ladder_note"]
     tid = out["id"]
     s = wait_until(lambda: (x := stub_.GetSprt(arena_pb2.GetSprtRequest(id=tid))).tournament.seed_hex and x,
@@ -57,8 +60,8 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
         t0, t1 = tables[0], tables[1]
         seat = list(t0.seats).index("sprtbot@1")
         assert list(t1.seats)[seat] == "sprtbot@2" and t0.seed == t1.seed  # same deal
-        assert [n for i, n in enumerate(t0.seats) if i != seat] == ["house:heuristic", "house:random"]
-        assert [n for i, n in enumerate(t1.seats) if i != seat] == ["house:heuristic", "house:random"]
+        assert [n for i, n in enumerate(t0.seats) if i != seat] == seated
+        assert [n for i, n in enumerate(t1.seats) if i != seat] == seated
         records = [json.loads(stub_.GetMatch(arena_pb2.GetMatchRequest(match_id=t.match_id)).record_json)
                    for t in (t0, t1)]
         want = [seat_seed(secret, tid, 0, t0.deal, t0.attempt, k) for k in range(3)]
@@ -80,4 +83,6 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     report = json.loads(verified.stdout)
     assert verified.exit_code == 0 and report["ok"] and report["twice_by_design"] == [], verified.output
     shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
-    assert shown.exit_code == 0 and "house bots house:heuristic, house:random (paired" in shown.stdout
+    assert shown.exit_code == 0 and f"house bots {', '.join(seated)} (paired" in shown.stdout
+    standings = stub_.GetStandings(arena_pb2.GetStandingsRequest(id=tid))
+    assert {e.bot for e in standings.entries} >= {"sprtbot@1", "sprtbot@2"}

@@ -17,10 +17,10 @@ from arena.worker.settings import WorkerSettings
 MATCHES = 300  # Redis calls at once, one per match in flight
 
 
-async def _calls_at_once(store: Store, threads: int) -> None:
+async def _calls_at_once(store: Store, threads: int, hold_s: float = 0.02) -> None:
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(threads))
-    # each call holds its connection for 20 ms, as a call waiting on a busy Redis does
-    await asyncio.gather(*(asyncio.to_thread(store.client.blpop, ["capacity:none"], 0.02) for _ in range(MATCHES)))
+    # each call holds its connection for hold_s, as a call waiting on a busy Redis does
+    await asyncio.gather(*(asyncio.to_thread(store.client.blpop, ["capacity:none"], hold_s) for _ in range(MATCHES)))
 
 
 def test_a_worker_store_serves_every_thread_however_high_the_concurrency(redis_url: str) -> None:
@@ -38,6 +38,7 @@ def test_a_thread_per_match_runs_out_of_connections(redis_url: str) -> None:
     store = Store.from_url(redis_url)  # redis-py's default pool, as a worker had
     try:
         with pytest.raises(redis.exceptions.MaxConnectionsError):
-            asyncio.run(_calls_at_once(store, MATCHES))
+            # held for 1 s, so that more than the pool's 100 are surely open at once even on a loaded machine
+            asyncio.run(_calls_at_once(store, MATCHES, hold_s=1.0))
     finally:
         store.close()

@@ -212,3 +212,11 @@ def test_information_floor_is_the_bootstrap_order_on_regular_data() -> None:
     boot = np.nanstd(fit.samples, axis=0, ddof=1)
     info = np.sqrt(np.diag(fit.covariance))
     assert np.all(info > 0.7 * boot) and np.all(info < 1.3 * boot), (info, boot)
+
+
+def test_a_house_bot_in_several_seats_is_one_player_per_seat_and_a_bot_seated_twice_is_refused() -> None:
+    m = RatedMatch.from_stored({"seats": ["v@1", "house:heuristic", "house:heuristic", "house:heuristic"],
+                                "ranks": [1, 2, 3, 4], "seed": 7, "match_id": "t1-000000"})
+    assert m.bots == ("v@1", "house:heuristic", "house:heuristic#2", "house:heuristic#3")
+    with pytest.raises(FitError, match="seated twice"):
+        RatedMatch.from_stored({"seats": ["v@1", "v@1"], "ranks": [1, 2]})
