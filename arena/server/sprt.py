@@ -234,6 +234,11 @@ def _create_paired(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest
     if not info.min_players <= seats <= info.max_players:
         _invalid(context, f"{info.title} is played by {info.min_players}..{info.max_players} seats, got {seats}")
     house = _house_of(game, list(request.house), seats, context)
+    owners = {bid: servicer.store.owner_hash(game, split_bot_ref(bid)[0]) or "" for bid in (v1, v2)}
+    if len(set(owner_classes([v1, v2], owners))) != 1:
+        _invalid(context, f"a paired test gives V1 and V2 the same hand of every deal, which only two versions of "
+                          f"one owner's bot may get; {v1} and {v2} have different owners: compare them against a "
+                          f"field (--field) instead")
     params = SprtParams(v1=v1, v2=v2, seats=seats, house=house, deals="duplicate", ladder=False, **numbers)
     try:
         check_field(params)

@@ -16,6 +16,7 @@ from platform_helpers import HERE, wait_until
 from arena.cli import cli
 from arena.core.seeds import parse_seed_hex, seat_seed
 from arena.server.app import ArenaServer
+from arena.store import Store
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
@@ -24,7 +25,8 @@ SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
 
 @pytest.mark.parametrize("house", [["heuristic", "random"], ["heuristic", "heuristic"]])
 def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
-        arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any], house: list[str]) -> None:
+        arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any], house: list[str],
+        store: Store) -> None:
     weak = start_bot(SPRT_BOT, extra_args=["--bot-version", "1", "--play", "random"])
     strong = start_bot(SPRT_BOT, extra_args=["--bot-version", "2", "--play", "heuristic"])
     server, stub = arena_server(workers=1, concurrency=4)
@@ -36,6 +38,10 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     bad = CliRunner().invoke(cli, ["--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2",
                                    "--house", "grandmaster", "--server", address], prog_name="arena")
     assert bad.exit_code != 0 and "not a house bot of take5" in bad.output and "house:heuristic" in bad.output
+    store.register_bot("take5", "otherbot", strong.endpoint, version="1")  # another owner's bot
+    other = CliRunner().invoke(cli, ["--admin-token", server.admin_token, "sprt", "sprtbot@1", "otherbot@1",
+                                     "--house", "heuristic", "--server", address], prog_name="arena")
+    assert other.exit_code != 0 and "different owners" in other.output  # it would get sprtbot's very hands
     result = CliRunner().invoke(cli, [
         "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", ",".join(house),
         "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
