@@ -57,9 +57,13 @@ it when the bot says it serves it and the four unary calls otherwise, so a bot m
     late: the failure policy) is sent again with the same sequence.
   * Limits as on the unary calls: every BotMessage at most 64 KiB (a larger one ends the stream with
     RESOURCE_EXHAUSTED: an `error` fault for the decision it answered); a RefereeMessage at most 1 MiB.
-  * A stream that ends or breaks (the bot went away, restarted, or ended it with a status) fails the request
-    waiting on it (an `unreachable` fault when the bot is gone; the status's fault otherwise, as on a unary
-    call). For the seat's next decision the referee opens a new stream and sends `decide` first, with a
+  * A stream that ends or breaks (the bot went away, restarted, or ended it, with a status or without) fails
+    the request waiting on it with UNAVAILABLE, or with the status the bot gave. As for a unary call that found
+    the bot unavailable, the referee asks that request again on a new stream while its deadline lasts (a bot
+    that comes back and answers in time gets no fault; docs/failure-policy.md); a request still unanswered at
+    its deadline is an `unreachable` fault when the bot is gone, else a `timeout` fault, and one that the bot
+    ended with an error status gets that status's fault, as on a unary call. For the seat's next decision
+    after an unanswered one the referee opens a new stream and sends `decide` first, with a
     complete view (complete history), as after any unanswered decision; no `start` again: a bot that lost
     its state carries on from that view, as with a unary Decide of a match it never saw start.
 """
