@@ -125,24 +125,33 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
 
 @bot.command("update", short_help="Move a bot version to a new endpoint (owner token).")
 @click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
-@option("--endpoint", type=EndpointType(allow_tls=True), required=True,
-        help="The new HOST:PORT of the bot (tls://HOST:PORT: it serves TLS).")
+@click.argument("new_endpoint", metavar="[ENDPOINT]", required=False, type=EndpointType(allow_tls=True))
+@option("--endpoint", type=EndpointType(allow_tls=True), default=None,
+        help="The new HOST:PORT of the bot (tls://HOST:PORT: it serves TLS); or give it after NAME, as for "
+             "`bot register`.")
 @game_option
 @token_option
 @bot_secret_option
 @tokens_dir_option
 @server_option
 @click.pass_obj
-def bot_update(app: AppContext, bot_ref: str, endpoint: str, game: str, token: str | None, bot_secret: str | None,
-               data_dir: Path, server: str) -> None:
+def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint: str | None, game: str,
+               token: str | None, bot_secret: str | None, data_dir: Path, server: str) -> None:
     """Change the endpoint of a registered bot version (NAME alone: its latest version). The referee checks the
     new endpoint answers GetInfo and plays the game. Needs the owner token of NAME.
 
     Example:
 
     \b
+        arena bot update mybot@1.2 10.0.0.8:50061
         arena bot update mybot@1.2 --endpoint 10.0.0.8:50061
     """
+    if new_endpoint and endpoint and new_endpoint != endpoint:
+        raise click.UsageError(f"two endpoints given ({new_endpoint} and --endpoint {endpoint}): give one")
+    endpoint = new_endpoint or endpoint
+    if not endpoint:
+        raise click.UsageError("give the new endpoint: arena bot update NAME[@VERSION] HOST:PORT (or --endpoint "
+                               "HOST:PORT)")
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
     record = owner_call(app, server, "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game,

@@ -131,6 +131,8 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     (["bot", "update", "mybot@", "--endpoint", "h:1"], ["NAME@VERSION"]),
     (["bot", "update", "mybot@1 2", "--endpoint", "h:1"], ["NAME@VERSION"]),
     (["bot", "update", "mybot", "--endpoint", "h"], ["HOST:PORT"]),
+    (["bot", "update", "mybot", "h"], ["HOST:PORT"]),
+    (["bot", "update", "mybot", "h:1", "--endpoint", "h:2"], ["two endpoints"]),
     (["bot", "remove", "a@b@c"], ["NAME@VERSION"]),
     (["bot", "remove"], ["NAME[@VERSION]"]),
     (["tournament", "create", "--bots", "a,b@", "--dry-run"], ["--bots", "NAME@VERSION"]),

@@ -219,8 +219,8 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     assert "FAILED_PRECONDITION" in line and "reports another name than 'life' in GetInfo; start it with --name life" \
         in line and "'random'" not in line
     moved = start_bot("sample:random", extra_args=["--name", "life"])
-    assert arena.ok("bot", "update", "life@1.0", "--endpoint", moved.endpoint).strip() == \
-        f"updated take5 bot life@1.0: endpoint {moved.endpoint}"
+    assert arena.ok("bot", "update", "life@1.0", moved.endpoint).strip() == \
+        f"updated take5 bot life@1.0: endpoint {moved.endpoint}"  # the endpoint after NAME, as for register
     assert {b["bot_id"]: b["endpoint"] for b in arena.json("bot", "list")}["life@1.0"] == moved.endpoint
     moved.stop()
     line = arena.fails("bot", "update", "life@1.0", "--endpoint", moved.endpoint)
