@@ -26,10 +26,12 @@ from arena.cli.errors import ArenaCliError, ArenaGroup, rpc_error
 from arena.cli.options import option
 from arena.core import signing, text
 from arena.core.config import DEFAULTS
+from arena.core.folder_lock import folder_held
 from arena.server import auth
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 RPC_TIMEOUT_S = 30.0
+STARTING_WAIT_S = 20.0  # how long a call waits for an `arena serve` that holds the data folder but answers nothing yet
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 POLL_INTERVAL_S = 0.5
 
@@ -187,11 +189,27 @@ class ArenaClient:
              hints: Mapping[grpc.StatusCode, str] | None = None, credential: Credential | None = None) -> Any:
         """``stub.<method>(request)``, signed with ``credential`` when given (``signed_metadata``); a failure
         raises the one-line ``rpc_error`` (with ``hints``)."""
-        metadata = self.signed(method, request, credential) if credential is not None else None
+        for attempt in range(2):
+            try:
+                metadata = self.signed(method, request, credential) if credential is not None else None
+                return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
+            except grpc.RpcError as exc:
+                if attempt or not self._starting(exc):
+                    raise rpc_error(exc, self.server, hints) from None
+        raise AssertionError("unreachable")
+
+    def _starting(self, exc: grpc.RpcError) -> bool:
+        """True, after waiting (up to ``STARTING_WAIT_S``) until the referee answers, when ``exc`` found nothing at
+        the server while an ``arena serve`` holds the CLI's data folder: it is still starting (``arena serve &``
+        and the next command at once); the call is then made again."""
+        code = exc.code() if hasattr(exc, "code") else None
+        if code != grpc.StatusCode.UNAVAILABLE or self.channel is None or not folder_held(cli_data_dir()):
+            return False
         try:
-            return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
-        except grpc.RpcError as exc:
-            raise rpc_error(exc, self.server, hints) from None
+            grpc.channel_ready_future(self.channel).result(timeout=STARTING_WAIT_S)
+        except grpc.FutureTimeoutError:
+            return False
+        return True
 
     def signed(self, method: str, request: Any, credential: Credential) -> tuple[tuple[str, str], ...] | None:
         """The metadata signing ``method(request)`` with ``credential`` (``signed_metadata``); None when it is not

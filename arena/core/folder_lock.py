@@ -71,6 +71,24 @@ class FolderLock:
             self._file = None
 
 
+def folder_held(folder: Path) -> bool:
+    """True when a process holds the lock of data folder ``folder`` now (an ``arena serve`` running or starting
+    there); False when none does or the folder has no lock file. Never blocks, never creates anything."""
+    try:
+        fd = os.open(folder / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the shared lock taken, if any
+    return False
+
+
 def _describe(text: str) -> str:
     try:
         info = json.loads(text)
