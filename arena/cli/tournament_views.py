@@ -53,7 +53,7 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
         table.add_column("byes", justify="right")
     table.add_column("rating ± 95 % (fit)", justify="right")
     table.add_column("LOS next", justify="right")
-    for e in sorted(entries, key=lambda e: (e.rank, -e.points, -e.tiebreak, e.bot)):
+    for e in entries:  # the server's order: each LOS is over the bot on the next line down of that order
         rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
                               e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
         extra = [f"{e.tiebreak:.2f}", str(e.byes)] if swiss else []

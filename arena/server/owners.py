@@ -40,11 +40,11 @@ OWNER_ID_RE = re.compile(r"^o-[0-9a-f]{16}$")
 LABEL_RE = re.compile(r"^[^\x00-\x1f\x7f]*$")  # printable: no control characters
 RAISE_HINT = "the arena's organiser can raise it (arena registration set --{flag} N; 0 means no limit)"
 QUOTA_TEXT = {
-    "max_names_per_owner": ("names-per-owner", "owner {who} holds {limit} bot names, the most one owner may hold"),
-    "max_owners_per_address": ("owners-per-address",
+    "max_names_per_owner": ("max-names-per-owner", "owner {who} holds {limit} bot names, the most one owner may hold"),
+    "max_owners_per_address": ("max-owners-per-address",
                                "{limit} owners were created by registration from {who} within the last hour, the "
                                "most one client address may create"),
-    "max_names_total": ("names-total", "this arena holds {limit} bot names, the most it allows in all"),
+    "max_names_total": ("max-names-total", "this arena holds {limit} bot names, the most it allows in all"),
 }
 
 

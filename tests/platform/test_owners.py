@@ -143,7 +143,7 @@ def test_quotas_refuse_with_resource_exhausted(arena_server: Any, store: Store, 
     stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_owners_per_address=0, max_names_total=5))
     _register(stub, "d1")
     code, details = rpc_error(lambda: _register(stub, "e1"))
-    assert code == EXHAUSTED and "max_names_total = 5" in details and "names-total" in details
+    assert code == EXHAUSTED and "max_names_total = 5" in details and "arena registration set --max-names-total N" in details
     assert store.names_total() == 5
     owners = stub.ListOwners(arena_pb2.ListOwnersRequest()).owners
     assert sorted(len(o.names) for o in owners) == [1, 1, 1, 2]  # refused registrations left no owner behind
