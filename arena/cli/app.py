@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ RPC_TIMEOUT_S = 30.0
 STARTING_WAIT_S = 20.0  # how long a call waits for an `arena serve` that holds the data folder but answers nothing yet
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 POLL_INTERVAL_S = 0.5
+REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
 
 
 def _table_width() -> int | None:
@@ -217,6 +219,32 @@ class ArenaClient:
         if self.channel is None:
             raise ArenaCliError(f"cannot sign {method}: this client has no channel of its own")
         return signed_metadata(self.channel, self.server, f"/{ARENA_SERVICE}/{method}", request, credential)
+
+
+class RefereeAway:
+    """Polls that ride out a referee restart (``--watch``, ``--wait``): ``ask`` makes one call; a referee that does
+    not answer (UNAVAILABLE) gives None, for up to ``limit_s`` seconds in a row, and then the one-line error; any
+    other failure is that error at once. ``away_s``: how long it has not answered (0 when it did last time)."""
+
+    def __init__(self, client: ArenaClient, limit_s: float = REFEREE_AWAY_S) -> None:
+        self.client, self.limit_s = client, limit_s
+        self.since: float | None = None
+
+    def ask(self, method: str, request: Any) -> Any | None:
+        try:
+            reply = getattr(self.client.stub, method)(request, timeout=RPC_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            now = time.monotonic()
+            self.since = now if self.since is None else self.since
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or now - self.since > self.limit_s:
+                raise rpc_error(exc, self.client.server) from None
+            return None
+        self.since = None
+        return reply
+
+    @property
+    def away_s(self) -> float:
+        return 0.0 if self.since is None else time.monotonic() - self.since
 
 
 def redact(url: str) -> str:

@@ -10,12 +10,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
-import grpc
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
+from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, RefereeAway, cli, print_json
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.tournament_views import tournament_dict
@@ -25,7 +24,7 @@ from arena.tournaments.deals import DEALS_HELP
 from arena.tournaments.sprt_plan import SPRT_DEAL_PLANS
 from arena_sdk.pb import arena_pb2
 
-REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
+
 class _DefaultStart(click.Group):
     """``arena sprt V1 V2 ...`` runs ``arena sprt start V1 V2 ...``: any first word that is not a subcommand (nor
     --help) starts a test."""
@@ -300,19 +299,14 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
     with Progress(*columns, console=console, disable=quiet) as progress:
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
                                  line=_line(s))
-        away_since: float | None = None
+        away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers
         while not _over(s):
             time.sleep(POLL_INTERVAL_S)
-            try:
-                s = client.stub.GetSprt(arena_pb2.GetSprtRequest(id=tid), timeout=RPC_TIMEOUT_S)
-            except grpc.RpcError as exc:  # a referee restarting: the test goes on in Redis and the workers
-                now = time.monotonic()
-                away_since = now if away_since is None else away_since
-                if exc.code() != grpc.StatusCode.UNAVAILABLE or now - away_since > REFEREE_AWAY_S:
-                    raise rpc_error(exc, client.server) from None
-                progress.update(task, line=f"the referee does not answer ({now - away_since:.0f} s); retrying")
+            reply = away.ask("GetSprt", arena_pb2.GetSprtRequest(id=tid))
+            if reply is None:
+                progress.update(task, line=f"the referee does not answer ({away.away_s:.0f} s); retrying")
                 continue
-            away_since = None
+            s = reply
             progress.update(task, completed=position(s), line=_line(s))
     return s
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json, when
+from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, RefereeAway, cli, print_json, when
 from arena.cli.bot import bot_dict
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
@@ -427,9 +427,14 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
         with Progress(*columns, console=console, disable=quiet) as progress:
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
                                      completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
+            away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
             while not settled(t):
                 time.sleep(POLL_INTERVAL_S)
-                t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
+                reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
+                if reply is None:
+                    progress.update(task, failed=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
+                    continue
+                t = reply
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
                                 failed=failed(t), total=t.matches_total or None)
     except KeyboardInterrupt as exc:
