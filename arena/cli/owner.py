@@ -115,7 +115,7 @@ def owner_show(app: AppContext, token: str | None, data_dir: Path, server: str, 
     for o in owners:
         names = ", ".join(f"{n.game}/{n.name}" for n in o.names) or "none yet"
         click.echo(f"owner {o.id}" + (f" ({o.label})" if o.label else "") + f", created {when(o.created_at)} by "
-                   f"{o.created_by}: {o.names_held} of {_limit(o.max_names)} names: {names}")
+                   f"{o.created_by}: {o.names_held} names (at most {_limit(o.max_names)}): {names}")
 
 
 @owner.command("list", short_help="List every owner (organiser).")

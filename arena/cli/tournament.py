@@ -33,6 +33,7 @@ from arena.cli.tournament_views import (
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import TOURNAMENT_BOTS
+from arena.core.text import plural
 from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
@@ -191,7 +192,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         if as_json:
             print_json(tournament_dict(t))
             return
-        click.echo(f"dry run: {t.matches_total} matches on {t.deal_count} deal{'s' if t.deal_count != 1 else ''} "
+        click.echo(f"dry run: {plural(t.matches_total, 'match')} on {plural(t.deal_count, 'deal')} "
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
@@ -208,8 +209,8 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         print_json(tournament_dict(t))
         return
     if not as_json:
-        counted = f"{t.matches_total} matches ({t.formula})" if t.formula else (
-            f"{t.matches_total} matches ({len(t.bots)} bots, {t.seats_per_match} seats, "
+        counted = f"{plural(t.matches_total, 'match')} ({t.formula})" if t.formula else (
+            f"{plural(t.matches_total, 'match')} ({len(t.bots)} bots, {t.seats_per_match} seats, "
             f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
         click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
                    f"revealed when the tournament has ended")

@@ -67,7 +67,7 @@ def test_owner_commands_and_a_second_name(address: str, tmp_path: Path) -> None:
     assert listed.exit_code == 0, listed.output
     assert {o["id"] for o in json.loads(listed.output)} == {oid, team["id"]}
     text = _cli(data, "owner", "show", "--server", address, "--data-dir", str(data)).output
-    assert f"owner {oid}, created " in text and "2 of 20 names: take5/one, take5/two" in text
+    assert f"owner {oid}, created " in text and "2 names (at most 20): take5/one, take5/two" in text
     stranger = _cli(tmp_path / "other", "owner", "list", "--server", address)
     assert stranger.exit_code == 1 and "ListOwners is an organiser call" in stranger.stderr
 
