@@ -132,6 +132,9 @@ def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
         try:
             info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
         except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and reply == b"":
+                return (f"something listens at {server} but answers nothing within {timeout_s:g} s: an arena "
+                        f"referee that is stopped or overloaded, or no gRPC server; {WHERE_THE_REFEREE_IS}")
             if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 return (f"something listens at {server}, but it is not an arena referee (it does not answer "
                         f"gRPC); {WHERE_THE_REFEREE_IS}")

@@ -17,6 +17,7 @@ from arena.core.specs import VERSION_RE
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import BotEntry, Store
 from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
+from arena_sdk.games import GAMES
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
@@ -109,11 +110,13 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
     if problem:
         raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
     if game not in outcome.games:
+        plays = [g for g in outcome.games if g in GAMES]
+        hint = f" (registering a bot of {plays[0]}? give the game: --game {plays[0]})" if plays else ""
         raise EndpointError(f"the bot at {endpoint} plays {list(outcome.games)}, not {game!r}; start a bot of "
-                            f"{game} there")
+                            f"{game} there{hint}")
     if outcome.name != name:
         raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; start it with "
-                            f"--name {name}, or register it under the name it reports")
+                            f"--name={name}, or register it under the name it reports")
     if not VERSION_RE.match(outcome.version):
         raise EndpointError(f"the bot at {endpoint} reports version {outcome.version!r} in GetInfo; a version must "
                             f"be 1..64 characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. "

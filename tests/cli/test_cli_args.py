@@ -318,3 +318,18 @@ def test_unusable_redis_is_one_line(command: list[str], url: str, fragment: str)
     result = CliRunner(env=env).invoke(cli, command)
     _assert_one_line_error(result, fragment)
     assert result.exit_code == 1
+
+
+def test_a_listener_that_answers_nothing_is_told_apart_from_a_closed_port() -> None:
+    import socket
+
+    from arena.cli.errors import not_an_arena
+
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never reads nor answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        said = not_an_arena(f"127.0.0.1:{port}", timeout_s=0.3)
+    assert said is not None and "answers nothing within 0.3 s" in said and "stopped or overloaded" in said
+    closed = not_an_arena(f"127.0.0.1:{port}", timeout_s=0.3)  # the socket is closed now
+    assert closed is not None and "nothing answers there" in closed

@@ -233,9 +233,10 @@ def test_a_failed_registration_takes_the_bound_whatever_listens_and_never_names_
         assert "zebra" not in details and "okapi" not in details, details
         if what == "other bot":
             assert details == (f"the bot at {endpoint} reports another name than 'mine{i}' in GetInfo; start it "
-                               f"with --name mine{i}, or register it under the name it reports")
+                               f"with --name=mine{i}, or register it under the name it reports")
         elif what == "taki bot":
             assert details.startswith(f"the bot at {endpoint} plays ['taki'], not 'take5'")
+            assert details.endswith("give the game: --game taki)")
         else:
             assert details.startswith(f"no arena bot answered GetInfo at {endpoint} within 500 ms; ")
     every = [s for seconds in took.values() for s in seconds]
