@@ -142,6 +142,9 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         raise click.UsageError("--house and --field both name the other seats' bots: give one of them")
     if v1 == v2:
         raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
+    for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
+        if not math.isfinite(value):
+            raise click.UsageError(f"{flag} must be a finite number of Elo points, got {value:g}")
     if not elo0 < elo1:
         raise click.UsageError(f"--elo0 must be below --elo1, got {elo0:g} and {elo1:g} (e.g. --elo0 0 --elo1 5)")
     if v1 in field or v2 in field:
