@@ -66,7 +66,7 @@ def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
     (a, b, c), (_, _, doomed) = _register(store, start_bot, ["hale", "hearty", "doomed"])
     per_round = sum(c in s.seats for s in round_robin("t0", "take5", [a, b, c], 2, 1, 7, dict(ONE_HAND)))
-    specs = _tournament(store, [a, b, c], rounds=-(-10 // per_round))  # at least 10 matches of the doomed bot
+    specs = _tournament(store, [a, b, c], rounds=-(-14 // per_round))  # at least 14 matches of the doomed bot
     with_c = [s.match_id for s in specs if c in s.seats]
     workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
     wait_until(lambda: _stored_with(store, specs, c), "a first match of the doomed bot")
@@ -92,7 +92,8 @@ def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
     failed = [m for m in _stored_with(store, specs, c) if _failed_seats(store, m, c)]
     assert len(failed) == 3  # bounded by unhealthy_after (one match at a time), not ~all of its matches
     assert len(played_dead) <= 4  # at most the match it was playing when killed, and the 3 failed ones
-    assert len(left) >= 5  # ... while this many of its matches were still to come
+    assert len(left) >= 5  # ... while this many of its matches were still to come (of 14: a few may be played
+    # between its first stored match and the kill)
 
     # restarted at the same endpoint: healthy again at the next check, its deferred matches played
     start_bot("sample:random", port=port)
