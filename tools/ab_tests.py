@@ -43,6 +43,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -53,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 from arena.core.seeds import local_seat_seeds
-from arena.ratings import sprt
+from arena.ratings import score_sprt, sprt
 from arena.ratings.sprt import SprtState, block_outcome
 from arena_sdk import play_game
 from arena_sdk.games import GAMES
@@ -215,6 +216,55 @@ def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.rand
     return verdict, blocks, final
 
 
+def simulate_score(probs: np.ndarray, nelo1: float, rng: np.random.Generator,
+                   tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tests`` SPRTs of the paired test on the relative score (``arena.ratings.score_sprt``: nelo0 0, ``nelo1``,
+    5 %/5 %) drawing blocks from the trinomial ``probs`` (V2 worse, alike, better): as ``simulate``."""
+    counts = np.zeros((tests, 3))
+    verdict = np.zeros(tests, dtype=int)
+    blocks = np.zeros(tests, dtype=int)
+    final = np.zeros(tests)
+    lower, upper = sprt.bounds(0.05, 0.05)
+    running = np.arange(tests)
+    for _ in range(MAX_SIM_BLOCKS):
+        if running.size == 0:
+            break
+        counts[running, rng.choice(3, size=running.size, p=probs)] += 1
+        blocks[running] += 1
+        llr = score_sprt.llr_counts(counts[running], 0.0, nelo1)
+        decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
+        verdict[running] = decided
+        final[running] = llr
+        running = running[decided == 0]
+    return verdict, blocks, final
+
+
+def case_score(outcomes: list[float], rng: np.random.Generator, tests: int = SIM_TESTS) -> dict[str, float]:
+    """The paired test on the relative score (``arena.ratings.score_sprt``) on the measured block outcomes d: its
+    true difference is the nElo estimate of their signs; SPRTs with nelo0 = 0 and nelo1 = that estimate on the
+    empirical trinomial (false negatives) and on it tilted exponentially to no difference, P(worse) = P(better)
+    (false positives)."""
+    state = score_sprt.ScoreState.of(Counter(outcomes))
+    worse, alike, better = score_sprt.sign_counts(state)
+    n = state.blocks
+    probs = np.array([worse, alike, better], dtype=float) / n
+    nelo, margin = score_sprt.estimate(state)
+    out = {"measured": n, "elo": nelo, "margin": margin, "zero": alike / n, "better": better / n, "worse": worse / n}
+    if not math.isfinite(nelo) or nelo <= 0 or worse == 0:
+        out.update(matches=math.nan, fn=math.nan, fp=math.nan)
+        return out
+    k = 0.5 * math.log(probs[0] / probs[2])  # the tilt p_i e^(k a_i) with equal worse and better
+    null = probs * np.exp(k * score_sprt.SIGNS)
+    verdict1, blocks1, final1 = simulate_score(probs, nelo, rng, tests)
+    verdict0, blocks0, final0 = simulate_score(null / null.sum(), nelo, rng, tests)
+    fp = float(np.mean(verdict0 == 1))
+    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
+               fp_se=math.sqrt(fp * (1 - fp) / tests), matches_h0=2 * float(blocks0.mean()),
+               undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
+               overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
+    return out
+
+
 def overshoot(verdict: np.ndarray, final: np.ndarray) -> float:
     """Mean LLR beyond Wald's bound at the verdict, over the decided tests (natural log units)."""
     lower, upper = sprt.bounds(0.05, 0.05)
@@ -279,8 +329,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     scores = [r for _, r in played if r is not None]
                     print(f"{game:5} {pair:5} {mode:12} information per block, (mean/sd)^2: pairwise points "
                           f"{information([h / m for h in outcomes]):.5f}"
-                          + (f", relative score {information(scores):.5f}" if scores else ""), flush=True)
+                          + (f", relative score {information(scores):.5f}, its sign "
+                             f"{information(np.sign(scores).tolist()):.5f}" if scores else ""), flush=True)
                     rows.append((game, pair, mode, result))
+                    if scores:
+                        scored = case_score(scores, rng, args.sims)
+                        rows.append((game, pair, "paired score", scored))
+                        print(f"{game:5} {pair:5} paired score: V2 better in {100 * scored['better']:.1f} %, alike "
+                              f"{100 * scored['zero']:.1f} %, worse {100 * scored['worse']:.1f} % of the blocks; "
+                              f"nElo {scored['elo']:+.0f} ± {scored['margin']:.0f}, matches to decide "
+                              f"{scored['matches']:.0f}, FN {100 * scored['fn']:.1f} %, FP {100 * scored['fp']:.1f} % "
+                              f"(± {100 * scored.get('fp_se', math.nan):.1f}), undecided H1/H0 "
+                              f"{100 * scored.get('undecided', math.nan):.1f}/"
+                              f"{100 * scored.get('undecided_h0', math.nan):.1f} %", flush=True)
                     print(f"{game:5} {pair:5} {mode:12} measured {result['measured']} blocks: Elo "
                           f"{result['elo']:+.0f} ± {result['margin']:.0f}, identical {100 * result['zero']:.0f} %, "
                           f"matches to decide {result['matches']:.0f}, FN {100 * result['fn']:.1f} %, "
@@ -291,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           f"{100 * result.get('undecided_h0', math.nan):.1f} %  ({time.time() - t0:.0f} s)",
                           flush=True)
     print(f"\nmeasured at commit {commit}, {args.blocks} blocks per case, {args.sims} simulated SPRTs per rate\n")
-    print("| game | difference | mode | Elo seen (95 %) | identical blocks | matches to decide (H1) | "
+    print("| game | difference | mode | Elo seen (95 %; paired score: nElo) | blocks alike | matches to decide (H1) | "
           "false negatives | false positives |")
     print("|---|---|---|---|---|---|---|---|")
     for game, pair, mode, r in rows:

@@ -21,7 +21,7 @@ from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.sprt import VERDICT_WORDS
 from arena.tournaments.deals import DEALS_HELP
-from arena.tournaments.sprt_plan import SPRT_DEAL_PLANS
+from arena.tournaments.sprt_plan import POINTS, SCORE, SPRT_DEAL_PLANS, STATISTICS
 from arena_sdk.pb import arena_pb2
 
 
@@ -74,8 +74,10 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.argument("v2", metavar="V2", callback=_check_ref)
 @game_option
 @option("--elo0", type=float, default=0.0, show_default=True,
-        help="H0: V2 is ELO0 Elo points better than V1 (negative: worse).")
-@option("--elo1", type=float, default=5.0, show_default=True, help="H1: V2 is ELO1 Elo points better; above ELO0.")
+        help="H0: V2 is ELO0 Elo points better than V1 (negative: worse). Normalized Elo in a paired test on the "
+             "relative score (see --statistic).")
+@option("--elo1", type=float, default=5.0, show_default=True,
+        help="H1: V2 is ELO1 Elo points better; above ELO0. Normalized Elo in a paired test on the relative score.")
 @option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
         help="Chance of accepting H1 when H0 holds (a false 'better').")
 @option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
@@ -91,6 +93,12 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
              "(sample names, e.g. heuristic,montecarlo or house:heuristic; one per other seat, a name may repeat). "
              "Each block is one scenario (deal, V1's seat, house bots, every seat's seed) played once with V1 and "
              "once with V2, so far fewer blocks decide a small difference. Not on the public ladder.")
+@option("--statistic", type=click.Choice(STATISTICS), default=None,
+        help="What a paired test (--house) compares. score (its default): each version's relative score at its "
+             "table (how much better its game score is than the other seats' mean), V2's minus V1's; ELO0 and "
+             "ELO1 are then normalized Elo (mean / sd of that difference, scaled as fishtest's normalized Elo), "
+             "and a small difference is decided in fewer matches. points: pairwise points from the ranks, in Elo "
+             "points, as without --house (the only choice there).")
 @option("--deals", type=click.Choice(SPRT_DEAL_PLANS), default=None,
         help=DEALS_HELP + " An SPRT of two versions of one owner on duplicate deals (the tables of a block share "
                           "the cards) does not count on the public ladder; on unique deals it does.")
@@ -106,7 +114,8 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @json_option
 @click.pass_obj
 def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
-               seats: int | None, field_lists: Sequence[str], house_lists: Sequence[str], deals: str | None,
+               seats: int | None, field_lists: Sequence[str], house_lists: Sequence[str], statistic: str | None,
+               deals: str | None,
                window: int, max_blocks: int,
                deadline_ms: int, variants: Sequence[str], wait: bool, server: str, as_json: bool,
                **rule_options: Any) -> None:
@@ -140,6 +149,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
              for n in [n.strip()]]
     if field and house:
         raise click.UsageError("--house and --field both name the other seats' bots: give one of them")
+    if statistic == SCORE and not house:
+        raise click.UsageError("--statistic score is the paired test's: give --house bots for the other seats")
     if v1 == v2:
         raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
     for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
@@ -156,7 +167,7 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         game=game, v1=v1, v2=v2, field=field, house=house, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha,
         beta=beta,
         window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms,
-        deals=deals or "")
+        deals=deals or "", statistic=statistic or "")
     client = app.arena(server)
     s = client.call("CreateSprt", request)
     with _detach_on_interrupt(s.tournament.id):
@@ -169,7 +180,8 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                    + (f", field {', '.join(s.field)}" if s.field else "")
                    + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else "")
-                   + f"; H0 elo {s.elo0:g}, H1 elo {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: LLR bounds "
+                   + f"; H0 {_unit(s)} {s.elo0:g}, H1 {_unit(s)} {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: "
+                   f"LLR bounds "
                    f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
                    f"{s.tournament.seed_commitment}")
         click.echo(f"ladder: {s.ladder_note}")
@@ -229,19 +241,29 @@ def sprt_dict(s: Any) -> dict[str, Any]:
         "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
         "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
         "deals": s.tournament.deals, "ladder_counted": s.ladder_counted, "ladder_note": s.ladder_note,
+        "statistic": s.statistic or POINTS,
+        "score_counts": [{"outcome": c.outcome, "blocks": c.blocks} for c in s.score_counts],
+        "mean_outcome": num(s.mean_outcome) if s.statistic == SCORE else None,
         "tournament": tournament_dict(s.tournament),
     }
+
+
+def _unit(s: Any) -> str:
+    """"nElo" (normalized Elo) for a test on the relative score, else "Elo"."""
+    return "nElo" if s.statistic == SCORE else "Elo"
 
 
 def _elo_text(s: Any, short: bool = False) -> str:
     """"Elo +12.3 ± 45.6"; "Elo -" before a block; an infinite estimate (V2's mean outcome at the end of the
     scale, e.g. it won every game of every block) says so, unless ``short``."""
+    unit = _unit(s)
     if math.isnan(s.elo):
-        return "Elo -"
+        return f"{unit} -"
     if math.isinf(s.elo) and not short:
-        return f"Elo {'+' if s.elo > 0 else '-'}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
+        sign = "+" if s.elo > 0 else "-"
+        return f"{unit} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
     margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
-    return f"Elo {s.elo:+.1f}{margin}"
+    return f"{unit} {s.elo:+.1f}{margin}"
 
 
 def _line(s: Any) -> str:
@@ -256,7 +278,8 @@ def _print(s: Any) -> None:
     click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                + (f", field {', '.join(s.field)}" if s.field else "")
                + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else ""))
-    click.echo(f"hypotheses: H0 elo {s.elo0:g}, H1 elo {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}")
+    click.echo(f"hypotheses: H0 {_unit(s)} {s.elo0:g}, H1 {_unit(s)} {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}"
+               + ("; statistic: relative score (normalized Elo)" if s.statistic == SCORE else ""))
     click.echo(f"deals: {t.deals or 'duplicate'}; ladder: {s.ladder_note}")
     click.echo(f"verdict: {words}" + (f" ({s.reason})" if s.reason else ""))
     click.echo(f"LLR {s.llr:+.3f} in [{s.lower:.3f}, {s.upper:.3f}]")
@@ -266,6 +289,9 @@ def _print(s: Any) -> None:
                + (f", {t.matches_cancelled} dropped {'after the verdict' if s.verdict else 'by the cancellation'}"
                   if t.matches_cancelled else ""))
     click.echo(_elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
+    if s.statistic == SCORE and not math.isnan(s.mean_outcome):
+        click.echo(f"mean block outcome {s.mean_outcome:+.3f} (V2's relative score minus V1's, game score units; "
+                   f"{sum(c.blocks for c in s.score_counts if c.outcome == 0)} of {s.blocks} blocks ended alike)")
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
 
 

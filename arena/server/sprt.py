@@ -25,6 +25,7 @@ from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
 from arena.core.specs import HOUSE_PREFIX, TOURNAMENT_ID_RE, is_house_bot, split_bot_ref
+from arena.ratings import score_sprt
 from arena.ratings.sprt import SprtError, bounds
 from arena.server.replies import tournament_message
 from arena.server.requests import abort
@@ -36,8 +37,11 @@ from arena.tournaments.sprt_plan import (
     DEFAULT_WINDOW,
     MAX_BLOCKS,
     MAX_WINDOW,
+    POINTS,
+    SCORE,
     SPRT_DEAL_PLANS,
     SPRT_KIND,
+    STATISTICS,
     SprtParams,
     SprtPlanError,
     block_specs,
@@ -130,8 +134,14 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     except ValueError as exc:
         _invalid(context, str(exc))
     field_refs = list(request.field)
+    if len(request.statistic) > 16 or request.statistic not in ("", *STATISTICS):
+        _invalid(context, f"unknown SPRT statistic {request.statistic[:16]!r}; choose {' or '.join(STATISTICS)} (or "
+                          f"leave it empty: {SCORE} with house bots, {POINTS} otherwise)")
     if request.house:
         return _create_paired(servicer, request, context, game, numbers, config)
+    if request.statistic == SCORE:
+        _invalid(context, "the relative-score statistic is the paired test's: give house bots for the other seats "
+                          "(--house), or leave the statistic to its default (pairwise points)")
     v1, v2, *field = _resolve(servicer, game, [request.v1, request.v2, *field_refs], context)
     if v1 == v2:
         _invalid(context, f"{request.v1} and {request.v2} are the same bot {v1}: an SPRT compares two versions")
@@ -239,7 +249,11 @@ def _create_paired(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest
         _invalid(context, f"a paired test gives V1 and V2 the same hand of every deal, which only two versions of "
                           f"one owner's bot may get; {v1} and {v2} have different owners: compare them against a "
                           f"field (--field) instead")
-    params = SprtParams(v1=v1, v2=v2, seats=seats, house=house, deals="duplicate", ladder=False, **numbers)
+    params = SprtParams(v1=v1, v2=v2, seats=seats, house=house, deals="duplicate", ladder=False,
+                        statistic=request.statistic or SCORE, **numbers)
+    if params.statistic == SCORE and max(abs(params.elo0), abs(params.elo1)) > score_sprt.MAX_NELO:
+        _invalid(context, f"with the relative-score statistic elo0 and elo1 are normalized Elo within "
+                          f"+/-{score_sprt.MAX_NELO:g}, got {params.elo0:g} and {params.elo1:g}")
     try:
         check_field(params)
     except SprtPlanError as exc:
@@ -254,9 +268,10 @@ def _create_paired(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest
     params = dataclasses.replace(params, extra={"formula": formula})
     stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2), context)
     tournament_id = stored.id
-    log.info("SPRT %s (paired, house bots %s): %s against %s, %d seats, elo0 %g, elo1 %g; %d blocks queued; seed "
-             "commitment %s", tournament_id, ", ".join(house), v2, v1, seats, params.elo0, params.elo1,
-             len(specs) // 2, stored.commitment)
+    log.info("SPRT %s (paired, house bots %s, on %s): %s against %s, %d seats, elo0 %g, elo1 %g (%s); %d blocks "
+             "queued; seed commitment %s", tournament_id, ", ".join(house), params.statistic, v2, v1, seats,
+             params.elo0, params.elo1, "normalized Elo" if params.statistic == SCORE else "Elo", len(specs) // 2,
+             stored.commitment)
     return get_message(servicer, tournament_id, context)
 
 
@@ -283,7 +298,8 @@ def sprt_message(info: TournamentInfo, record: SprtRecord) -> arena_pb2.Sprt:
     decided on. Raises ``SprtPlanError`` / ``SprtError`` for a tournament whose parameters are malformed."""
     params = SprtParams.from_dict(info.extra)
     counts = record.final if record.verdict else record.counts
-    st = sprt_status(params, counts)
+    scores = record.final_scores if record.verdict else record.scores
+    st = sprt_status(params, counts, scores)
     lower, upper = bounds(params.alpha, params.beta)
     m = 2 * (params.seats - 1)
     running = info.state == "running" and not record.verdict
@@ -296,7 +312,10 @@ def sprt_message(info: TournamentInfo, record: SprtRecord) -> arena_pb2.Sprt:
         llr=record.llr if record.verdict and record.llr is not None else st.llr, lower=lower, upper=upper,
         elo=st.elo, elo_margin=st.margin, verdict=record.verdict, reason=record.reason,
         decided_at=record.decided_at or 0.0, ladder_counted=params.ladder, ladder_note=params.ladder_note,
-        house=list(params.house))
+        house=list(params.house), statistic=params.statistic,
+        score_counts=[arena_pb2.SprtScoreCount(outcome=v, blocks=n) for v, n in sorted(scores.items())],
+        mean_outcome=score_sprt.mean_outcome(score_sprt.ScoreState.of(scores)) if params.statistic == SCORE
+        else math.nan)
 
 
 __all__ = ["SprtError", "create_sprt", "get_message", "get_sprt", "sprt_message"]

@@ -350,13 +350,15 @@ return 1
 
 # Count one block of an SPRT once (``arena.store.sprt``): record its outcome under its number and, the first time
 # only, add it to the counts. KEYS: 1 blocks hash, 2 SPRT hash. ARGV: 1 block number, 2 outcome (half points, a
-# whole number) or "void" (a table failed: not counted). Returns 1 counted now, 0 counted before (nothing changed).
+# whole number; or a relative-score difference, a decimal number) or "void" (a table failed: not counted), 3 the
+# prefix of its count's field: "h:" (half points; the default when absent) or "d:" (relative score). Returns 1
+# counted now, 0 counted before (nothing changed).
 SPRT_COUNT_BLOCK = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 if ARGV[2] == 'void' then
   redis.call('HINCRBY', KEYS[2], 'void', 1)
 else
-  redis.call('HINCRBY', KEYS[2], 'h:' .. ARGV[2], 1)
+  redis.call('HINCRBY', KEYS[2], (ARGV[3] or 'h:') .. ARGV[2], 1)
 end
 return 1
 """

@@ -27,10 +27,12 @@ from arena.store.tournaments import TournamentStore
 class SprtRecord:
     """What Redis holds of one SPRT.
 
-    Attributes: counts (block outcome in half points -> blocks counted with it); void (blocks not counted: a table
-    failed for good); settled (blocks counted or void); verdict ("H0" | "H1" | "inconclusive", "" while running);
-    reason (one sentence, "" while running); decided_at (s since epoch, None while running); final (the counts
-    the verdict was taken on, outcome -> blocks; empty while running); llr (the LLR at the verdict, None before).
+    Attributes: counts (block outcome in half points -> blocks counted with it); scores (a paired test on the
+    relative score: block outcome, game score units -> blocks; ``arena.ratings.score_sprt``); void (blocks not
+    counted: a table failed for good); settled (blocks counted or void); verdict ("H0" | "H1" | "inconclusive", ""
+    while running); reason (one sentence, "" while running); decided_at (s since epoch, None while running); final
+    and final_scores (the counts and scores the verdict was taken on; empty while running); llr (the LLR at the
+    verdict, None before).
     """
 
     counts: dict[int, int] = field(default_factory=dict)
@@ -41,28 +43,37 @@ class SprtRecord:
     decided_at: float | None = None
     final: dict[int, int] = field(default_factory=dict)
     llr: float | None = None
+    scores: dict[float, int] = field(default_factory=dict)
+    final_scores: dict[float, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class TableOutcome:
-    """How one match of a block was settled: state "stored" (``ranks``: competition ranks in seat order, 1 = best),
-    "failed" (given up after too many deliveries), "cancelled" (dropped) or "pending" (not settled yet)."""
+    """How one match of a block was settled: state "stored" (``ranks``: competition ranks in seat order, 1 = best;
+    ``scores``: game scores in seat order), "failed" (given up after too many deliveries), "cancelled" (dropped) or
+    "pending" (not settled yet)."""
 
     state: str
     ranks: tuple[int, ...] = ()
+    scores: tuple[float, ...] = ()
 
 
 class SprtStore(TournamentStore):
     """The Redis state of SPRT tournaments (``arena.tournaments.sprt_controller`` keeps it)."""
 
-    def sprt_count_block(self, game: str, tournament_id: str, block: int, outcome: int | None) -> bool:
+    def sprt_count_block(self, game: str, tournament_id: str, block: int, outcome: int | None,
+                         score: float | None = None) -> bool:
         """Count block ``block`` with ``outcome`` (half points, ``arena.ratings.sprt.block_outcome``; None: void,
-        a table failed) unless it was counted before, in one script (``scripts.SPRT_COUNT_BLOCK``), so two workers
-        settling the two tables of one block at once count it exactly once. Returns True when counted now."""
+        a table failed), or with ``score`` (a relative-score difference, ``arena.ratings.score_sprt``; then
+        ``outcome`` is ignored), unless it was counted before, in one script (``scripts.SPRT_COUNT_BLOCK``), so two
+        workers settling the two tables of one block at once count it exactly once. Returns True when counted now."""
         script = self.client.register_script(SPRT_COUNT_BLOCK)
-        value = "void" if outcome is None else str(int(outcome))
+        if score is not None:
+            args = [str(int(block)), repr(float(score)), "d:"]
+        else:
+            args = [str(int(block)), "void" if outcome is None else str(int(outcome))]
         return bool(int(script(keys=[sprt_blocks_key(game, tournament_id), sprt_key(game, tournament_id)],
-                               args=[str(int(block)), value])))
+                               args=args)))
 
     def sprt_record(self, game: str, tournament_id: str) -> SprtRecord:
         """The SPRT's counts, void and settled blocks and verdict, read in one transaction (a snapshot)."""
@@ -71,24 +82,31 @@ class SprtStore(TournamentStore):
         pipe.hlen(sprt_blocks_key(game, tournament_id))
         raw, settled = pipe.execute()
         counts = {int(k[2:]): int(v) for k, v in raw.items() if k.startswith("h:")}
-        final = {int(k): int(v) for k, v in json.loads(raw["final"]).items()} if raw.get("final") else {}
+        scores = {float(k[2:]): int(v) for k, v in raw.items() if k.startswith("d:")}
+        stored = json.loads(raw["final"]) if raw.get("final") else {}
+        final = {int(k): int(v) for k, v in stored.items() if not k.startswith("d:")}
+        final_scores = {float(k[2:]): int(v) for k, v in stored.items() if k.startswith("d:")}
         return SprtRecord(counts=counts, void=int(raw.get("void") or 0), settled=int(settled),
                           verdict=raw.get("verdict", ""), reason=raw.get("reason", ""),
                           decided_at=float(raw["decided_at"]) if raw.get("decided_at") else None, final=final,
-                          llr=float(raw["llr"]) if raw.get("llr") else None)
+                          llr=float(raw["llr"]) if raw.get("llr") else None, scores=scores,
+                          final_scores=final_scores)
 
     def sprt_settled_blocks(self, game: str, tournament_id: str) -> set[int]:
         """Block numbers counted or void so far."""
         return {int(b) for b in self.client.hkeys(sprt_blocks_key(game, tournament_id))}
 
     def sprt_decide(self, game: str, tournament_id: str, verdict: str, reason: str, counts: dict[int, int],
-                    llr: float, *, now: float | None = None) -> bool:
-        """Store the verdict (with its reason, time, the counts it was taken on and the LLR) unless one was stored
-        before (``scripts.SPRT_DECIDE``: the first verdict stays). Returns True when stored now."""
+                    llr: float, *, now: float | None = None, scores: dict[float, int] | None = None) -> bool:
+        """Store the verdict (with its reason, time, the counts and relative-score outcomes it was taken on and
+        the LLR) unless one was stored before (``scripts.SPRT_DECIDE``: the first verdict stays). Returns True when
+        stored now."""
         script = self.client.register_script(SPRT_DECIDE)
+        final = {str(k): v for k, v in sorted(counts.items())}
+        final.update({f"d:{float(k)!r}": v for k, v in sorted((scores or {}).items())})
         args: list[Any] = ["verdict", verdict, "reason", reason,
                            "decided_at", repr(time.time() if now is None else float(now)),
-                           "final", json.dumps({str(k): v for k, v in sorted(counts.items())}), "llr", repr(llr)]
+                           "final", json.dumps(final), "llr", repr(llr)]
         return bool(int(script(keys=[sprt_key(game, tournament_id)], args=args)))
 
     def finish_dropping_queued(self, game: str, tournament_id: str, *, now: float | None = None) -> tuple[bool, int]:
@@ -114,7 +132,9 @@ class SprtStore(TournamentStore):
         for i in range(len(match_ids)):
             raw, failed, cancelled = replies[3 * i:3 * i + 3]
             if raw:
-                out.append(TableOutcome("stored", tuple(int(r) for r in json.loads(raw)["ranks"])))
+                result = json.loads(raw)
+                out.append(TableOutcome("stored", tuple(int(r) for r in result["ranks"]),
+                                        tuple(float(s) for s in result.get("scores", ()))))
             elif failed:
                 out.append(TableOutcome("failed"))
             elif cancelled:

@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING
 
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
+from arena.ratings import score_sprt
 from arena.ratings.sprt import SprtError, SprtState, SprtStatus, block_outcome, status
 from arena.tournaments.formats import Format
-from arena.tournaments.sprt_plan import SPRT_KIND, SprtParams, block_of, block_specs, plan_block
+from arena.tournaments.sprt_plan import SCORE, SPRT_KIND, SprtParams, block_of, block_specs, plan_block
+from arena_sdk.games import GAMES
 
 if TYPE_CHECKING:
     from arena.store import SprtRecord, Store
@@ -59,11 +61,21 @@ def sprt_state(params: SprtParams, counts: Mapping[int, int]) -> SprtState:
     return SprtState(params.seats, tuple(values))
 
 
-def sprt_status(params: SprtParams, counts: Mapping[int, int]) -> SprtStatus:
+def sprt_status(params: SprtParams, counts: Mapping[int, int],
+                scores: Mapping[float, int] | None = None) -> SprtStatus:
     """Verdict (by the bounds only), LLR, bounds and Elo estimate of the counts under the test's parameters (the
-    head-to-head model without a field: ``arena.ratings.sprt``)."""
+    head-to-head model without a field: ``arena.ratings.sprt``); a test on the relative score (``params.statistic``
+    "score") reads ``scores`` (outcome -> blocks) instead, its Elo in normalized Elo (``arena.ratings.score_sprt``)."""
+    if params.statistic == SCORE:
+        return score_sprt.status(score_sprt.ScoreState.of(scores or {}), params.elo0, params.elo1, params.alpha,
+                                 params.beta)
     return status(sprt_state(params, counts), params.elo0, params.elo1, params.alpha, params.beta,
                   head_to_head=params.head_to_head)
+
+
+def counted_blocks(record: SprtRecord) -> int:
+    """Blocks counted so far (either statistic)."""
+    return sum(record.counts.values()) + sum(record.scores.values())
 
 
 def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block: int) -> bool:
@@ -80,13 +92,17 @@ def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block:
     if any(t.state != "stored" for t in tables):
         return False
     seat = plan_block(params, block).seat
+    if params.statistic == SCORE:
+        lower = GAMES[info.game].info.lower_score_is_better
+        score = score_sprt.block_score_outcome(tables[0].scores, tables[1].scores, seat, lower)
+        return store.sprt_count_block(info.game, info.id, block, None, score=score)
     outcome = block_outcome(tables[0].ranks, tables[1].ranks, seat)
     return store.sprt_count_block(info.game, info.id, block, outcome)
 
 
 def _decision(params: SprtParams, record: SprtRecord) -> tuple[str, str, SprtStatus] | None:
     """(verdict, reason, status) when the test is over, else None."""
-    st = sprt_status(params, record.counts)
+    st = sprt_status(params, record.counts, record.scores)
     if st.verdict is not None:
         which, bound = ("upper", st.upper) if st.verdict == "H1" else ("lower", st.lower)
         blocks = plural(st.blocks, "block")
@@ -127,8 +143,9 @@ def control(store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
     decided = _decision(params, record)
     if decided is not None:
         verdict, reason, st = decided
-        if store.sprt_decide(game, tid, verdict, reason, record.counts, st.llr):
-            log.info("SPRT %s (%s vs %s): %s, %s; Elo %+.1f +/- %.1f", tid, params.v1, params.v2, verdict, reason,
+        if store.sprt_decide(game, tid, verdict, reason, record.counts, st.llr, scores=record.scores):
+            log.info("SPRT %s (%s vs %s): %s, %s; %s %+.1f +/- %.1f", tid, params.v1, params.v2, verdict, reason,
+                     "nElo" if params.statistic == SCORE else "Elo",
                      st.elo, st.margin)
         _finish(store, info)
         return
@@ -137,7 +154,7 @@ def control(store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
 
 def _top_up(store: Store, info: TournamentInfo, params: SprtParams, record: SprtRecord) -> None:
     """Queue blocks until ``window`` are in flight (module docstring, step 4)."""
-    counted = sum(record.counts.values())
+    counted = counted_blocks(record)
     for _ in range(CAS_ATTEMPTS):
         queued = info.matches_total // 2
         in_flight = queued - record.settled

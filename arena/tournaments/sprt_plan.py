@@ -48,6 +48,9 @@ DEFAULT_MAX_BLOCKS = 5_000
 DEFAULT_WINDOW = 8
 SPRT_KIND = "sprt"
 SPRT_DEAL_PLANS = ("duplicate", "unique")  # "rotate" would seat V1 and V2 at every seat of one deal
+POINTS = "points"  # the block outcome: pairwise points from the ranks (arena.ratings.sprt)
+SCORE = "score"  # a paired test's relative-score difference, normalized Elo (arena.ratings.score_sprt)
+STATISTICS = (POINTS, SCORE)
 
 
 class SprtPlanError(ValueError):
@@ -66,7 +69,10 @@ class SprtParams:
     which the test stops as "inconclusive", 1..``MAX_BLOCKS``); deals ("duplicate": both tables of a block on
     one deal, or "unique": a deal of its own each); ladder (whether its matches count on the public ladder: False
     when V1 and V2 have one owner and share duplicate deals, and in a paired test); house (house bots
-    "house:NAME" for the k - 1 other seats, in order: the paired test with common random numbers, no field).
+    "house:NAME" for the k - 1 other seats, in order: the paired test with common random numbers, no field);
+    statistic (the block outcome the test runs on: "points", pairwise points from the ranks, elo0/elo1 in Elo
+    points, ``arena.ratings.sprt``; or "score", a paired test's relative-score difference, elo0/elo1 in normalized
+    Elo, ``arena.ratings.score_sprt``).
     """
 
     v1: str
@@ -83,6 +89,7 @@ class SprtParams:
     deals: str = "duplicate"
     ladder: bool = True
     house: tuple[str, ...] = ()
+    statistic: str = POINTS
     extra: dict[str, Any] = dataclass_field(default_factory=dict, compare=False)
 
     @property
@@ -112,14 +119,14 @@ class SprtParams:
                 "field_owners": list(self.field_owners), "elo0": self.elo0, "elo1": self.elo1,
                 "alpha": self.alpha, "beta": self.beta, "window": self.window, "max_blocks": self.max_blocks,
                 "deals": self.deals, "ladder": self.ladder, **({"house": list(self.house)} if self.house else {}),
-                **self.extra}
+                **({"statistic": self.statistic} if self.statistic != POINTS else {}), **self.extra}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SprtParams:
         """Inverse of ``to_dict`` (unknown keys are kept in ``extra``). Raises ``SprtPlanError`` for a missing or
         malformed field."""
         known = {"v1", "v2", "seats", "field", "field_owners", "elo0", "elo1", "alpha", "beta", "window",
-                 "max_blocks", "deals", "ladder", "house"}
+                 "max_blocks", "deals", "ladder", "house", "statistic"}
         try:
             return cls(v1=str(data["v1"]), v2=str(data["v2"]), seats=int(data["seats"]),
                        field=tuple(str(b) for b in data.get("field") or ()),
@@ -128,6 +135,7 @@ class SprtParams:
                        beta=float(data["beta"]), window=int(data["window"]), max_blocks=int(data["max_blocks"]),
                        deals=str(data.get("deals") or "duplicate"), ladder=bool(data.get("ladder", True)),
                        house=tuple(str(b) for b in data.get("house") or ()),
+                       statistic=str(data.get("statistic") or POINTS),
                        extra={k: v for k, v in data.items() if k not in known})
         except (KeyError, TypeError, ValueError) as exc:
             raise SprtPlanError(f"malformed SPRT parameters {dict(data)!r}: {exc}") from exc
@@ -175,6 +183,11 @@ def check_field(params: SprtParams) -> None:
         raise SprtPlanError(f"an SPRT plays {' or '.join(SPRT_DEAL_PLANS)} deals, got {params.deals[:16]!r}")
     if params.v1 == params.v2:
         raise SprtPlanError(f"V1 and V2 are the same bot {params.v1}: an SPRT compares two different versions")
+    if params.statistic not in STATISTICS:
+        raise SprtPlanError(f"an SPRT runs on {' or '.join(STATISTICS)}, got {params.statistic[:16]!r}")
+    if params.statistic == SCORE and not params.house:
+        raise SprtPlanError("the relative-score statistic is the paired test's (house bots in the other seats); "
+                            "a field or head-to-head test runs on pairwise points")
     if params.house:
         _check_house(params)
         return

@@ -9,7 +9,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from arena.ratings import score_sprt
 from arena.ratings.sprt import SprtError, SprtState, block_outcome, llr, update
+from arena_sdk.games import GAMES
 
 
 def seat_of(summary: Mapping[str, Any], bot: str) -> int | None:
@@ -98,8 +100,10 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
     tournament's matches number 2b (V1 at seat s) and 2b + 1 (V2 at seat s), compared as the referee does
     (``arena.ratings.sprt.block_outcome``); a block stops the history when one of its tables is not in
     ``matches`` (summaries with ``match_id`` "<tournament>-NNNNNN", ``seats`` and ``ranks``: public while the test
-    runs). ``sprt`` is the Sprt reply's JSON form (v1, v2, seats, field, elo0, elo1). A block replaced after a
-    void table ends the history there too."""
+    runs). ``sprt`` is the Sprt reply's JSON form (v1, v2, seats, field, elo0, elo1, statistic, tournament.game). A
+    test on the relative score (statistic "score") compares the tables' ``scores``
+    (``arena.ratings.score_sprt.block_score_outcome``). A block replaced after a void table ends the history there
+    too."""
     by_index: dict[int, Mapping[str, Any]] = {}
     for m in matches:
         number = str(m.get("match_id", "")).rpartition("-")[2]
@@ -111,6 +115,11 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
     except SprtError:
         return []
     head_to_head = not sprt.get("field")
+    by_score = sprt.get("statistic") == score_sprt.STATISTIC
+    game = GAMES.get(str((sprt.get("tournament") or {}).get("game", "")))
+    if by_score and game is None:
+        return []
+    scored = score_sprt.ScoreState.new()
     points = [(0.0, 0.0)]
     block = 0
     while (2 * block) in by_index and (2 * block + 1) in by_index:
@@ -121,10 +130,16 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
         seat = seats1.index(sprt["v1"])
         if seats2.index(sprt["v2"]) != seat:
             break
+        elo0, elo1 = float(sprt.get("elo0", 0.0)), float(sprt.get("elo1", 5.0))
         try:
-            state = update(state, block_outcome(table1["ranks"], table2["ranks"], seat))
-            value = llr(state, float(sprt.get("elo0", 0.0)), float(sprt.get("elo1", 5.0)), head_to_head)
-        except SprtError:
+            if by_score and game is not None:
+                scored = score_sprt.update(scored, score_sprt.block_score_outcome(
+                    table1["scores"], table2["scores"], seat, game.info.lower_score_is_better))
+                value = score_sprt.llr(scored, elo0, elo1)
+            else:
+                state = update(state, block_outcome(table1["ranks"], table2["ranks"], seat))
+                value = llr(state, elo0, elo1, head_to_head)
+        except (SprtError, KeyError, TypeError, ValueError):
             break
         block += 1
         points.append((float(block), value))

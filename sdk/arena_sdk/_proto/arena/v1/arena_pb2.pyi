@@ -1166,6 +1166,7 @@ class CreateSprtRequest(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
     HOUSE_FIELD_NUMBER: _builtins.int
+    STATISTIC_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     v1: _builtins.str
@@ -1196,6 +1197,14 @@ class CreateSprtRequest(_message.Message):
     on the public ladder (Sprt.ladder_note). "unique": each table gets a deal of its own; its matches count on
     the ladder. Empty: the arena's default, "unique" while registration is open, "duplicate" once the organiser
     has closed it; Sprt.tournament.deals says which was used. "rotate" is refused.
+    """
+    statistic: _builtins.str
+    """What the paired test compares, at most 16 characters (arena/ratings/score_sprt.py, docs/ab-tests.md):
+    "score": each version's relative score at its table (how much better its game score is than the mean of the
+    other seats'), V2's minus V1's; elo0 and elo1 are then normalized Elo (the block's mean / sd, scaled as
+    fishtest's normalized Elo for game pairs), not Elo points. "points": pairwise points from the ranks, elo0 and
+    elo1 in Elo points, as without house bots. Empty: "score" with house bots; without house bots only "points"
+    (or empty) is accepted.
     """
     @_builtins.property
     def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1238,10 +1247,11 @@ class CreateSprtRequest(_message.Message):
         deadline_ms: _builtins.int = ...,
         deals: _builtins.str = ...,
         house: _abc.Iterable[_builtins.str] | None = ...,
+        statistic: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "house", b"house", "max_blocks", b"max_blocks", "seats", b"seats", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "house", b"house", "max_blocks", b"max_blocks", "seats", b"seats", "statistic", b"statistic", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
     _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
@@ -1317,6 +1327,9 @@ class Sprt(_message.Message):
     LADDER_COUNTED_FIELD_NUMBER: _builtins.int
     LADDER_NOTE_FIELD_NUMBER: _builtins.int
     HOUSE_FIELD_NUMBER: _builtins.int
+    STATISTIC_FIELD_NUMBER: _builtins.int
+    SCORE_COUNTS_FIELD_NUMBER: _builtins.int
+    MEAN_OUTCOME_FIELD_NUMBER: _builtins.int
     v1: _builtins.str
     """The versions under test, bot ids "NAME@VERSION"."""
     v2: _builtins.str
@@ -1363,6 +1376,15 @@ class Sprt(_message.Message):
     """
     ladder_note: _builtins.str
     """For people: whether and why the test's matches count on the public ladder, one sentence."""
+    statistic: _builtins.str
+    """The block outcome the test runs on: "points" (pairwise points from the ranks: `counts`, hypotheses and
+    estimate in Elo points) or "score" (the relative-score difference of a paired test: `score_counts`;
+    elo0, elo1, elo and elo_margin are normalized Elo, see CreateSprtRequest.statistic).
+    """
+    mean_outcome: _builtins.float
+    """With statistic "score": the mean block outcome, game score units (e.g. bullheads fewer per game, relative to
+    the table); NaN before the first block or with statistic "points".
+    """
     @_builtins.property
     def tournament(self) -> Global___Tournament:
         """Its tournament: id, game, progress in matches, seed commitment; seed_hex once it has ended."""
@@ -1382,6 +1404,12 @@ class Sprt(_message.Message):
         """--- paired test with house bots ---------------------------------------------------------------------------
         The house bots of the other seats ("house:<sample name>", see CreateSprtRequest.house); empty when the test
         has a field or is V1 against V2.
+        """
+
+    @_builtins.property
+    def score_counts(self) -> _containers.RepeatedCompositeFieldContainer[Global___SprtScoreCount]:
+        """With statistic "score": blocks per outcome value, ascending by outcome (game score units: how much better V2's
+        relative score was than V1's; 0: both games ended alike). Empty otherwise.
         """
 
     def __init__(
@@ -1413,14 +1441,43 @@ class Sprt(_message.Message):
         ladder_counted: _builtins.bool = ...,
         ladder_note: _builtins.str = ...,
         house: _abc.Iterable[_builtins.str] | None = ...,
+        statistic: _builtins.str = ...,
+        score_counts: _abc.Iterable[Global___SprtScoreCount] | None = ...,
+        mean_outcome: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "house", b"house", "ladder_counted", b"ladder_counted", "ladder_note", b"ladder_note", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "reason", b"reason", "seats", b"seats", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "blocks", b"blocks", "blocks_in_flight", b"blocks_in_flight", "blocks_void", b"blocks_void", "counts", b"counts", "decided_at", b"decided_at", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_margin", b"elo_margin", "field", b"field", "house", b"house", "ladder_counted", b"ladder_counted", "ladder_note", b"ladder_note", "llr", b"llr", "lower", b"lower", "max_blocks", b"max_blocks", "mean_outcome", b"mean_outcome", "reason", b"reason", "score_counts", b"score_counts", "seats", b"seats", "statistic", b"statistic", "tournament", b"tournament", "upper", b"upper", "v1", b"v1", "v2", b"v2", "verdict", b"verdict", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Sprt: _TypeAlias = Sprt  # noqa: Y015
+
+@_typing.final
+class SprtScoreCount(_message.Message):
+    """Blocks of a paired test whose relative-score difference was `outcome` (Sprt.score_counts)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
+    outcome: _builtins.float
+    """The outcome, game score units, rounded to 6 decimals."""
+    blocks: _builtins.int
+    """Blocks counted with it, >= 1."""
+    def __init__(
+        self,
+        *,
+        outcome: _builtins.float = ...,
+        blocks: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocks", b"blocks", "outcome", b"outcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtScoreCount: _TypeAlias = SprtScoreCount  # noqa: Y015
 
 @_typing.final
 class GetMatchRequest(_message.Message):

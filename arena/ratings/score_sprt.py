@@ -1,0 +1,284 @@
+"""SPRT on the relative-score difference of paired blocks, hypotheses in normalized Elo (pure math, numpy only).
+
+The paired test (``arena sprt V1 V2 --house ...``, ``arena.tournaments.sprt_plan``) plays one scenario twice: the
+same deal, the same house bots in the same seats and the same seat seeds, V1 at seat s of one table and V2 at seat
+s of the other. ``arena.ratings.sprt`` compares the two tables by pairwise points (ranks); this module compares
+them by the game's scores, which show what the two versions did differently even when the ranks stay the same.
+
+**Outcome.** A version's *relative score* at its table is how much better its game score is than the mean of the
+other seats' scores, ``r = sign * (score_V - mean of the others)`` with ``sign = -1`` when a lower score is better
+(Take 5's bullheads) and ``+1`` otherwise; the block's outcome is ``d = r(V2's table) - r(V1's table)``, in the
+game's score units (``block_score_outcome``), stored as it is (``ScoreState``; the mean is shown to people).
+
+**Statistic.** The test runs on the sign of ``d``: +1 when V2 ended better relative to its table than V1 did in
+the same scenario, 0 when both ended alike (identical games end alike), -1 when worse: a paired sign test, so
+"better" means *better in more scenarios than worse*. Not the mean of ``d``: its distribution is skewed and
+heavy-tailed (a different row choice in Take 5 sometimes swings 30 bullheads later in the hand), which made a
+sequential test of its mean accept a non-existent gap too often (7-8 % at a nominal 5 %, ``docs/ab-tests.md``),
+while its sign carries more information per block (2.6 times, measured on Take 5 versions that differ in one
+rule).
+
+**Normalized Elo.** The hypotheses fix the sign's mean in units of its standard deviation, the block's t-value
+``t = (P(+1) - P(-1)) / sd``; as in fishtest's normalized Elo for game pairs a block is two matches, and
+``nelo = t / sqrt(2) * 800 / ln(10)`` (``t_of_nelo``, ``nelo_of_t``): the matches a test with bounds
+``[0, nelo1]`` needs depend on ``nelo1`` alone, whatever the share of blocks that end alike.
+
+**Likelihood.** Blocks are independent draws of a trinomial (worse, alike, better) with unknown probabilities.
+Under hypothesis ``t_j`` the trinomial is the one of greatest likelihood ``sum_i f_i ln p_i`` subject to
+``sum_i p_i a_i = t_j * sigma(p)`` (a_i = -1, 0, 1; the generalised SPRT under a t-value constraint, as fishtest's
+normalized SPRT). Its stationary point is ``p_i = f_i / (1 + lam b_i)`` with
+``b_i = a_i - t (sigma^2 + (a_i - mu)^2) / (2 sigma)`` (the constraint's gradient shifted so that
+``sum_i p_i b_i = mu - t sigma``), ``mu`` and ``sigma`` those of ``p`` itself, and ``lam`` the root of
+``sum_i f_i b_i / (1 + lam b_i) = 0``: found by fixed-point iteration on ``(mu, sigma)`` around a safeguarded
+Newton solve for ``lam``. An empty category counts ``REGULARIZE``. The LLR is ``sum_i f_i ln(p1_i / p0_i)``;
+Wald's bounds as in ``arena.ratings.sprt.bounds``. Error rates are checked by simulation in
+``tests/ratings/test_score_sprt.py`` and on measured outcome distributions by ``tools/ab_tests.py``.
+
+**State.** Blocks counted per outcome value ``d`` (``ScoreState``): order-free and JSON-ready, so it lives in Redis.
+Outcome values are rounded to ``DIGITS`` decimals, so that equal outcomes computed along different paths share a
+category.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from arena.ratings.sprt import H0, H1, SprtError, SprtStatus, bounds
+
+REGULARIZE = 1e-3  # pseudo-count of a value of the support not seen yet (fishtest's regularize)
+DIGITS = 6  # outcome values are rounded to this many decimals
+NELO_PER_T = 800.0 / math.log(10.0) / math.sqrt(2.0)  # nElo of a block t-value of 1 (a block is 2 matches)
+MAX_NELO = 1000.0  # |nelo| hypotheses above this are refused: t > 4, a difference no test needs
+STATISTIC = "score"  # the name SprtParams.statistic gives this test ("points": arena.ratings.sprt)
+
+
+def t_of_nelo(nelo: float) -> float:
+    """The block t-value ``E[d] / sd(d)`` of a normalized Elo difference: ``nelo * sqrt(2) * ln(10) / 800``."""
+    return nelo / NELO_PER_T
+
+
+def nelo_of_t(t: float) -> float:
+    """Inverse of ``t_of_nelo``: normalized Elo of a block t-value."""
+    return t * NELO_PER_T
+
+
+def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], seat: int,
+                        lower_is_better: bool) -> float:
+    """Outcome ``d`` of one block (module docstring): V2's relative score at seat ``seat`` of its table minus V1's
+    at the same seat of its table, in the game's score units, rounded to ``DIGITS`` decimals. ``v1_scores`` and
+    ``v2_scores``: final game score per seat (seat order) of V1's and V2's tables. Raises ``SprtError`` when the
+    tables differ in size, have fewer than 2 seats, the seat is not one of them, or a score is not finite."""
+    if len(v1_scores) != len(v2_scores) or len(v1_scores) < 2:
+        raise SprtError(f"a block's two tables have the same 2 or more seats, got scores {list(v1_scores)} and "
+                        f"{list(v2_scores)}")
+    if not 0 <= seat < len(v1_scores):
+        raise SprtError(f"seat {seat} is not a seat of a {len(v1_scores)}-seat table")
+    if not all(math.isfinite(float(s)) for s in (*v1_scores, *v2_scores)):
+        raise SprtError(f"game scores are finite numbers, got {list(v1_scores)} and {list(v2_scores)}")
+    sign = -1.0 if lower_is_better else 1.0
+    k = len(v1_scores)
+
+    def relative(scores: Sequence[float]) -> float:
+        own = float(scores[seat])
+        return sign * (own - (sum(float(s) for s in scores) - own) / (k - 1))
+
+    return _canonical(relative(v2_scores) - relative(v1_scores))
+
+
+def _canonical(value: float) -> float:
+    out = round(float(value), DIGITS)
+    return 0.0 if out == 0 else out  # no -0.0 category
+
+
+@dataclass(frozen=True)
+class ScoreState:
+    """Blocks counted so far by outcome value: ``counts`` maps ``d`` (rounded to ``DIGITS`` decimals) to its number
+    of blocks (> 0). Never mutate; ``update`` returns a new state. ``ScoreState.new()`` is the state before any
+    block."""
+
+    counts: tuple[tuple[float, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        for value, n in self.counts:
+            if not isinstance(n, int) or n <= 0 or not math.isfinite(value):
+                raise SprtError(f"a score SPRT state counts finite outcomes with whole numbers > 0, got "
+                                f"{value!r}: {n!r}")
+
+    @classmethod
+    def new(cls) -> ScoreState:
+        """The state before any block."""
+        return cls(())
+
+    @classmethod
+    def of(cls, counts: Mapping[float, int] | Iterable[tuple[float, int]]) -> ScoreState:
+        """The state of outcome value -> blocks (values rounded to ``DIGITS`` decimals; equal ones merged, zero
+        counts dropped). Raises ``SprtError`` for a negative or non-whole count or a value that is not finite."""
+        merged: dict[float, int] = {}
+        items = counts.items() if isinstance(counts, Mapping) else counts
+        for value, n in items:
+            try:
+                v, c = _canonical(float(value)), int(n)
+            except (TypeError, ValueError) as exc:
+                raise SprtError(f"a score SPRT count is a number of blocks per outcome, got {value!r}: {n!r}") from exc
+            if c != n or c < 0 or not math.isfinite(v):
+                raise SprtError(f"a score SPRT count is a whole number >= 0 per finite outcome, got {value!r}: {n!r}")
+            if c:
+                merged[v] = merged.get(v, 0) + c
+        return cls(tuple(sorted(merged.items())))
+
+    @property
+    def blocks(self) -> int:
+        """Blocks counted."""
+        return sum(n for _, n in self.counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"counts": {"<d>": blocks, ...}}`` (values as ``repr`` of the float)."""
+        return {"counts": {repr(v): n for v, n in self.counts}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoreState:
+        """Inverse of ``to_dict``. Raises ``SprtError`` for a missing field or bad counts."""
+        try:
+            return cls.of({float(k): v for k, v in dict(data["counts"]).items()})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SprtError(f"malformed score SPRT state {data!r}: {exc}") from exc
+
+
+def update(state: ScoreState, outcome: float) -> ScoreState:
+    """The state after one more block with outcome ``outcome`` (``block_score_outcome``). Raises ``SprtError`` for
+    a value that is not a finite number."""
+    if isinstance(outcome, bool) or not isinstance(outcome, (int, float, np.integer, np.floating)):
+        raise SprtError(f"a score block outcome is a number, got {outcome!r}")
+    merged = dict(state.counts)
+    value = _canonical(float(outcome))
+    if not math.isfinite(value):
+        raise SprtError(f"a score block outcome is a finite number, got {outcome!r}")
+    merged[value] = merged.get(value, 0) + 1
+    return ScoreState(tuple(sorted(merged.items())))
+
+
+SIGNS = np.array([-1.0, 0.0, 1.0])  # the statistic's values: V2 worse, alike, better
+
+
+def sign_counts(state: ScoreState) -> tuple[int, int, int]:
+    """Blocks by the sign of their outcome: (V2 worse, alike, better)."""
+    worse = sum(n for v, n in state.counts if v < 0)
+    better = sum(n for v, n in state.counts if v > 0)
+    return worse, state.blocks - worse - better, better
+
+
+def _check_nelos(nelo0: float, nelo1: float) -> None:
+    if not (math.isfinite(nelo0) and math.isfinite(nelo1)) or nelo0 == nelo1:
+        raise SprtError(f"the SPRT needs two different finite normalized Elo hypotheses, got {nelo0!r}, {nelo1!r}")
+    if max(abs(nelo0), abs(nelo1)) > MAX_NELO:
+        raise SprtError(f"normalized Elo hypotheses are within +/-{MAX_NELO:g}, got {nelo0!r}, {nelo1!r}")
+
+
+def _root(freqs: np.ndarray, b: np.ndarray, iterations: int = 60) -> np.ndarray:
+    """Root ``lam`` of ``sum_i f_i b_i / (1 + lam b_i) = 0`` per row (freqs, b: (..., K); categories with f_i = 0
+    take no part). The function falls from +inf to -inf on ``(-1/max b, -1/min b)`` when some b_i > 0 > some b_j
+    (f > 0): Newton's method, a step that would leave the domain going half way to its edge instead."""
+    live = freqs > 0
+    b = np.where(live, b, 0.0)
+    bmax = np.where(live, b, -np.inf).max(axis=-1)
+    bmin = np.where(live, b, np.inf).min(axis=-1)
+    with np.errstate(divide="ignore"):
+        lo = np.where(bmax > 0, -1.0 / bmax, -np.inf)
+        hi = np.where(bmin < 0, -1.0 / bmin, np.inf)
+    lam = np.zeros(freqs.shape[:-1])
+    for _ in range(iterations):
+        r = b / (1.0 + lam[..., None] * b)
+        g = (freqs * r).sum(axis=-1)
+        dg = (freqs * r * r).sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = np.where(dg > 0, lam + g / dg, lam)
+        new = np.where(new >= hi, 0.5 * (lam + hi), np.where(new <= lo, 0.5 * (lam + lo), new))
+        done = np.abs(new - lam) <= 1e-12 * (1.0 + np.abs(lam))
+        lam = new
+        if np.all(done):
+            break
+    return lam
+
+
+def _constrained(freqs: np.ndarray, values: np.ndarray, t: float, iterations: int = 100) -> np.ndarray:
+    """The distribution (..., K) of greatest likelihood for the frequencies ``freqs`` (..., K, rows summing to 1)
+    on ``values`` (K,) with ``mean / sd == t`` (module docstring)."""
+    p = freqs
+    for _ in range(iterations):
+        mu = (p * values).sum(axis=-1, keepdims=True)
+        sigma = np.sqrt(np.maximum((p * (values - mu) ** 2).sum(axis=-1, keepdims=True), 1e-300))
+        b = values - t * (sigma ** 2 + (values - mu) ** 2) / (2.0 * sigma)
+        lam = _root(freqs, b)
+        new: np.ndarray = freqs / (1.0 + lam[..., None] * b)
+        new = new / new.sum(axis=-1, keepdims=True)
+        if np.max(np.abs(new - p)) <= 1e-12:
+            return new
+        p = new
+    return p
+
+
+def llr_counts(counts: np.ndarray, nelo0: float, nelo1: float) -> np.ndarray:
+    """Vectorised LLR: ``counts`` (..., 3) blocks by sign (V2 worse, alike, better; ``sign_counts``); returns the
+    LLR of H1 (``nelo1``) against H0 (``nelo0``) per row, shape (...); 0 for a row whose blocks all ended alike
+    (nothing tells the versions apart yet) or without blocks. Raises ``SprtError`` for equal, infinite or
+    out-of-range hypotheses or a wrong width."""
+    _check_nelos(nelo0, nelo1)
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape[-1] != 3:
+        raise SprtError(f"the score SPRT counts blocks by sign (worse, alike, better), got width {counts.shape[-1]}")
+    reg = np.where(counts > 0, counts, REGULARIZE)
+    freqs = reg / reg.sum(axis=-1, keepdims=True)
+    p0 = _constrained(freqs, SIGNS, t_of_nelo(nelo0))
+    p1 = _constrained(freqs, SIGNS, t_of_nelo(nelo1))
+    out = (reg * (np.log(p1) - np.log(p0))).sum(axis=-1)
+    informative = (counts[..., 0] + counts[..., 2]) > 0
+    return np.where(informative, out, 0.0)
+
+
+def llr(state: ScoreState, nelo0: float = 0.0, nelo1: float = 5.0) -> float:
+    """LLR of "V2 is ``nelo1`` normalized Elo better" against ``nelo0`` after the blocks of ``state`` (module
+    docstring); 0.0 until a block ends other than alike. Raises ``SprtError`` for bad hypotheses."""
+    return float(llr_counts(np.array(sign_counts(state), dtype=float), nelo0, nelo1))
+
+
+def estimate(state: ScoreState, level: float = 0.95) -> tuple[float, float]:
+    """Normalized Elo of V2 over V1 from the blocks' signs, ``t = (better - worse) / n / sd`` (``nelo_of_t``), and
+    its ``level`` margin (half the width of the normal interval of the t-value, whose standard error is
+    ``sqrt((1 + t^2 / 2) / n)``), nElo. ``(nan, nan)`` with fewer than two blocks or while every block ended alike;
+    ``(+/-inf, nan)`` when every block went V2's way (against it) and none ended alike: no spread to scale by."""
+    worse, alike, better = sign_counts(state)
+    n = worse + alike + better
+    if n < 2 or worse + better == 0:
+        return math.nan, math.nan
+    mean = (better - worse) / n
+    sd = math.sqrt((better + worse) / n - mean * mean)
+    if sd == 0:
+        return (math.inf if mean > 0 else -math.inf), math.nan
+    t = mean / sd
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    return nelo_of_t(t), nelo_of_t(z * math.sqrt((1.0 + t * t / 2.0) / n))
+
+
+def mean_outcome(state: ScoreState) -> float:
+    """Mean block outcome ``d`` (game score units: how much better V2's relative score is than V1's); nan without
+    blocks."""
+    n = state.blocks
+    return sum(v * c for v, c in state.counts) / n if n else math.nan
+
+
+def status(state: ScoreState, nelo0: float = 0.0, nelo1: float = 5.0, alpha: float = 0.05,
+           beta: float = 0.05) -> SprtStatus:
+    """The verdict, LLR, bounds and normalized Elo estimate of ``state`` (``SprtStatus`` whose ``elo``, ``margin``,
+    ``elo0`` and ``elo1`` are normalized Elo). Raises ``SprtError`` for bad error rates or hypotheses."""
+    lower, upper = bounds(alpha, beta)
+    value = llr(state, nelo0, nelo1)
+    decided = H1 if value >= upper else H0 if value <= lower else None
+    elo, margin = estimate(state)
+    return SprtStatus(verdict=decided, llr=value, lower=lower, upper=upper, blocks=state.blocks, elo=elo,
+                      margin=margin, elo0=nelo0, elo1=nelo1, alpha=alpha, beta=beta)
