@@ -243,8 +243,48 @@ def llr_counts(counts: np.ndarray, nelo0: float, nelo1: float) -> np.ndarray:
 
 def llr(state: ScoreState, nelo0: float = 0.0, nelo1: float = 5.0) -> float:
     """LLR of "V2 is ``nelo1`` normalized Elo better" against ``nelo0`` after the blocks of ``state`` (module
-    docstring); 0.0 until a block ends other than alike. Raises ``SprtError`` for bad hypotheses."""
-    return float(llr_counts(np.array(sign_counts(state), dtype=float), nelo0, nelo1))
+    docstring); 0.0 until a block ends other than alike. Raises ``SprtError`` for bad hypotheses. The same value
+    as ``llr_counts`` of its ``sign_counts``, in plain floats (a tenth of the time for one test)."""
+    _check_nelos(nelo0, nelo1)
+    counts = sign_counts(state)
+    if counts[0] + counts[2] == 0:
+        return 0.0
+    reg = [float(c) if c > 0 else REGULARIZE for c in counts]
+    total = sum(reg)
+    freqs = [r / total for r in reg]
+    p0 = _constrained_one(freqs, t_of_nelo(nelo0))
+    p1 = _constrained_one(freqs, t_of_nelo(nelo1))
+    return sum(r * (math.log(a) - math.log(b)) for r, a, b in zip(reg, p1, p0))
+
+
+def _constrained_one(freqs: list[float], t: float, iterations: int = 100) -> list[float]:
+    """``_constrained`` of one trinomial (worse, alike, better) in plain floats."""
+    values = (-1.0, 0.0, 1.0)
+    p = list(freqs)
+    for _ in range(iterations):
+        mu = p[2] - p[0]
+        sigma = math.sqrt(max(p[0] + p[2] - mu * mu, 1e-300))
+        b = [a - t * (sigma * sigma + (a - mu) ** 2) / (2.0 * sigma) for a in values]
+        lo = max((-1.0 / x for x in b if x > 0), default=-math.inf)
+        hi = min((-1.0 / x for x in b if x < 0), default=math.inf)
+        lam = 0.0
+        for _ in range(60):
+            r = [x / (1.0 + lam * x) for x in b]
+            g = sum(f * y for f, y in zip(freqs, r))
+            dg = sum(f * y * y for f, y in zip(freqs, r))
+            new = lam + g / dg if dg > 0 else lam
+            new = 0.5 * (lam + hi) if new >= hi else 0.5 * (lam + lo) if new <= lo else new
+            if abs(new - lam) <= 1e-12 * (1.0 + abs(lam)):
+                lam = new
+                break
+            lam = new
+        q = [f / (1.0 + lam * x) for f, x in zip(freqs, b)]
+        total = sum(q)
+        q = [x / total for x in q]
+        if max(abs(x - y) for x, y in zip(q, p)) <= 1e-12:
+            return q
+        p = q
+    return p
 
 
 def estimate(state: ScoreState, level: float = 0.95) -> tuple[float, float]:

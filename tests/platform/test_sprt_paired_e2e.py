@@ -6,6 +6,7 @@ the same seat seeds at both tables, V1 at seat s of one and V2 at seat s of the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from platform_helpers import HERE, wait_until
 
 from arena.cli import cli
 from arena.core.seeds import parse_seed_hex, seat_seed
+from arena.ratings.score_sprt import block_score_outcome
+from arena.ratings.sprt import block_outcome
 from arena.server.app import ArenaServer
 from arena.store import Store
 from arena.tournaments.verify import verify_deals
@@ -23,10 +26,11 @@ from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 SPRT_BOT = str(HERE / "bots" / "sprt_bot.py")
 
 
-@pytest.mark.parametrize("house", [["heuristic", "random"], ["heuristic", "heuristic"]])
+@pytest.mark.parametrize(("house", "statistic"), [(["heuristic", "random"], ""),
+                                                 (["heuristic", "heuristic"], "points")])
 def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
         arena_server: Callable[..., tuple[ArenaServer, Any]], start_bot: Callable[..., Any], house: list[str],
-        store: Store) -> None:
+        statistic: str, store: Store) -> None:
     weak = start_bot(SPRT_BOT, extra_args=["--bot-version", "1", "--play", "random"])
     strong = start_bot(SPRT_BOT, extra_args=["--bot-version", "2", "--play", "heuristic"])
     server, stub = arena_server(workers=1, concurrency=4)
@@ -45,9 +49,10 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     result = CliRunner().invoke(cli, [
         "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", ",".join(house),
         "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
-        "--server", address, "--json"], prog_name="arena")
+        "--server", address, "--json", *(["--statistic", statistic] if statistic else [])], prog_name="arena")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
+    assert out["statistic"] == (statistic or "score")  # the relative score is the paired test's default
     seated = [f"house:{name}" for name in house]
     assert out["verdict"] == "H1" and out["house"] == seated and out["seats"] == 3
     assert out["ladder_counted"] is False and "do not count on the public ladder" in out["ladder_note"]
@@ -90,5 +95,20 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     assert verified.exit_code == 0 and report["ok"] and report["twice_by_design"] == [], verified.output
     shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
     assert shown.exit_code == 0 and f"house bots {', '.join(seated)} (paired" in shown.stdout
+    # the counted outcomes are those of the stored tables: the relative-score difference at V's seat, or its points
+    recomputed = Counter(
+        block_score_outcome(list(t[0].scores), list(t[1].scores), list(t[0].seats).index("sprtbot@1"), True)
+        if out["statistic"] == "score" else
+        block_outcome(list(t[0].ranks), list(t[1].ranks), list(t[0].seats).index("sprtbot@1")) for t in pairs)
+    if out["statistic"] == "score":
+        counted = Counter({c.outcome: c.blocks for c in s.score_counts})
+        assert sum(counted.values()) == s.blocks and not any(s.counts)
+        assert "nElo" in shown.stdout and "mean block outcome" in shown.stdout
+        assert s.mean_outcome == pytest.approx(sum(v * n for v, n in counted.items()) / s.blocks)
+    else:
+        m = 2 * (s.seats - 1)
+        counted = Counter({h - m: n for h, n in enumerate(s.counts) if n})
+        assert sum(counted.values()) == s.blocks and not s.score_counts and "nElo" not in shown.stdout
+    assert not counted - recomputed, (counted, recomputed)  # every counted outcome is one a block's tables show
     standings = stub_.GetStandings(arena_pb2.GetStandingsRequest(id=tid))
     assert {e.bot for e in standings.entries} >= {"sprtbot@1", "sprtbot@2"}

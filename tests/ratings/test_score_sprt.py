@@ -119,6 +119,8 @@ def test_llr_mirrors_with_the_outcomes(counts: dict[float, int], nelo0: float, g
     assert score_sprt.llr(mirrored, -nelo0, -nelo1) == pytest.approx(value, abs=1e-6 * (1 + abs(value)))
     signs = ScoreState.of([(float(np.sign(v)) * 7, n) for v, n in counts.items()])
     assert score_sprt.llr(signs, nelo0, nelo1) == pytest.approx(value, abs=1e-9)
+    vectorised = score_sprt.llr_counts(np.array([score_sprt.sign_counts(state)] * 2, dtype=float), nelo0, nelo1)
+    assert vectorised.tolist() == pytest.approx([value, value], abs=1e-9)  # the plain-float path agrees
 
 
 def test_estimate_and_status() -> None:
