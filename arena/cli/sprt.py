@@ -94,11 +94,12 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
              "Each block is one scenario (deal, V1's seat, house bots, every seat's seed) played once with V1 and "
              "once with V2, so far fewer blocks decide a small difference. Not on the public ladder.")
 @option("--statistic", type=click.Choice(STATISTICS), default=None,
-        help="What a paired test (--house) compares. score (its default): each version's relative score at its "
-             "table (how much better its game score is than the other seats' mean), V2's minus V1's; ELO0 and "
-             "ELO1 are then normalized Elo (mean / sd of that difference, scaled as fishtest's normalized Elo), "
-             "and a small difference is decided in fewer matches. points: pairwise points from the ranks, in Elo "
-             "points, as without --house (the only choice there).")
+        help="What a paired test (--house) compares. score (its default): whether V2 ended better, alike or "
+             "worse than V1 in the same scenario, by its relative score (how much better its game score is than "
+             "the other seats' mean): a paired sign test whose ELO0 and ELO1 are normalized Elo (mean / sd of "
+             "that sign, scaled as fishtest's normalized Elo); it decides a small difference in the fewest "
+             "matches. points: pairwise points from the ranks, in Elo points, as without --house (the only "
+             "choice there).")
 @option("--deals", type=click.Choice(SPRT_DEAL_PLANS), default=None,
         help=DEALS_HELP + " An SPRT of two versions of one owner on duplicate deals (the tables of a block share "
                           "the cards) does not count on the public ladder; on unique deals it does.")

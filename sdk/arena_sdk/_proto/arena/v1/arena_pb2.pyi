@@ -1201,8 +1201,9 @@ class CreateSprtRequest(_message.Message):
     statistic: _builtins.str
     """What the paired test compares, at most 16 characters (arena/ratings/score_sprt.py, docs/ab-tests.md):
     "score": each version's relative score at its table (how much better its game score is than the mean of the
-    other seats'), V2's minus V1's; elo0 and elo1 are then normalized Elo (the block's mean / sd, scaled as
-    fishtest's normalized Elo for game pairs), not Elo points. "points": pairwise points from the ranks, elo0 and
+    other seats'), V2's minus V1's, and the test on its sign (V2 better, alike or worse in the same scenario: a
+    paired sign test); elo0 and elo1 are then normalized Elo (the sign's mean / sd, scaled as fishtest's
+    normalized Elo for game pairs), not Elo points. "points": pairwise points from the ranks, elo0 and
     elo1 in Elo points, as without house bots. Empty: "score" with house bots; without house bots only "points"
     (or empty) is accepted.
     """
