@@ -149,6 +149,30 @@ def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
     assert stats.sprt_llr_history(sprt, []) == [(0.0, 0.0)]
 
 
+def test_the_sprt_history_of_a_paired_test_on_the_relative_score() -> None:
+    from arena.ratings import score_sprt
+
+    sprt = {"v1": "a@1", "v2": "a@2", "seats": 3, "field": [], "house": ["house:heuristic", "house:random"],
+            "elo0": 0.0, "elo1": 40.0, "statistic": "score", "tournament": {"game": "take5"}}
+    # block 0: V at seat 0 takes 3 bullheads at V1's table, 1 at V2's (others unchanged): V2 ended better by 2;
+    # block 1: identical games (alike); block 2: V2 took 4 more at seat 1 (worse)
+    house = ["house:heuristic", "house:random"]
+    matches = [{"match_id": "t5-000000", "seats": ["a@1", *house], "scores": [3, 5, 7], "ranks": [1, 2, 3]},
+               {"match_id": "t5-000001", "seats": ["a@2", *house], "scores": [1, 5, 7], "ranks": [1, 2, 3]},
+               {"match_id": "t5-000002", "seats": [house[0], "a@1", house[1]], "scores": [4, 6, 2], "ranks": [2, 3, 1]},
+               {"match_id": "t5-000003", "seats": [house[0], "a@2", house[1]], "scores": [4, 6, 2], "ranks": [2, 3, 1]},
+               {"match_id": "t5-000004", "seats": [house[0], house[1], "a@1"], "scores": [4, 6, 2], "ranks": [2, 3, 1]},
+               {"match_id": "t5-000005", "seats": [house[0], house[1], "a@2"], "scores": [4, 6, 6], "ranks": [1, 2, 2]}]
+    history = stats.sprt_llr_history(sprt, reversed(matches))
+    states = [score_sprt.ScoreState.of({2.0: 1}), score_sprt.ScoreState.of({2.0: 1, 0.0: 1}),
+              score_sprt.ScoreState.of({2.0: 1, 0.0: 1, -4.0: 1})]
+    assert [x for x, _ in history] == [0.0, 1.0, 2.0, 3.0]
+    assert [v for _, v in history[1:]] == [score_sprt.llr(st, 0.0, 40.0) for st in states]
+    assert history[1][1] > 0 and history[3][1] < history[2][1]  # better: evidence for H1; worse: against
+    ranked = dict(sprt, statistic="points")  # the same tables by pairwise points: the ranks did not change in block 0
+    assert stats.sprt_llr_history(ranked, reversed(matches))[1][1] == 0.0
+
+
 def test_host_names_and_the_default_allowed_hosts() -> None:
     from arena.web.app import default_allowed_hosts, host_name
 
