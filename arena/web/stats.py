@@ -114,7 +114,7 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
         state = SprtState.new(seats)
     except SprtError:
         return []
-    head_to_head = not sprt.get("field")
+    head_to_head = not sprt.get("field") and not sprt.get("house")
     by_score = sprt.get("statistic") == score_sprt.STATISTIC
     game = GAMES.get(str((sprt.get("tournament") or {}).get("game", "")))
     if by_score and game is None:
