@@ -26,11 +26,10 @@ rule).
 **Likelihood.** Blocks are independent draws of a trinomial (worse, alike, better) with unknown probabilities.
 Under hypothesis ``t_j`` the trinomial is the one of greatest likelihood ``sum_i f_i ln p_i`` subject to
 ``sum_i p_i a_i = t_j * sigma(p)`` (a_i = -1, 0, 1; the generalised SPRT under a t-value constraint, as fishtest's
-normalized SPRT). Its stationary point is ``p_i = f_i / (1 + lam b_i)`` with
-``b_i = a_i - t (sigma^2 + (a_i - mu)^2) / (2 sigma)`` (the constraint's gradient shifted so that
-``sum_i p_i b_i = mu - t sigma``), ``mu`` and ``sigma`` those of ``p`` itself, and ``lam`` the root of
-``sum_i f_i b_i / (1 + lam b_i) = 0``: found by fixed-point iteration on ``(mu, sigma)`` around a safeguarded
-Newton solve for ``lam``. An empty category counts ``REGULARIZE``. The LLR is ``sum_i f_i ln(p1_i / p0_i)``;
+normalized SPRT). On three categories it has a closed shape: with ``u^2 = P(-1) + P(+1)`` and
+``c = t / sqrt(1 + t^2)`` the constraint gives ``P(+/-1) = u (u +/- c) / 2``, ``P(0) = 1 - u^2``, and the
+likelihood is concave in ``u`` on ``(|c|, 1)``: its maximum is the root of the derivative, found by bisection
+(``_constrained``). An empty category counts ``REGULARIZE``. The LLR is ``sum_i f_i ln(p1_i / p0_i)``;
 Wald's bounds as in ``arena.ratings.sprt.bounds``. Error rates are checked by simulation in
 ``tests/ratings/test_score_sprt.py`` and on measured outcome distributions by ``tools/ab_tests.py``.
 
@@ -180,47 +179,41 @@ def _check_nelos(nelo0: float, nelo1: float) -> None:
         raise SprtError(f"normalized Elo hypotheses are within +/-{MAX_NELO:g}, got {nelo0!r}, {nelo1!r}")
 
 
-def _root(freqs: np.ndarray, b: np.ndarray, iterations: int = 60) -> np.ndarray:
-    """Root ``lam`` of ``sum_i f_i b_i / (1 + lam b_i) = 0`` per row (freqs, b: (..., K); categories with f_i = 0
-    take no part). The function falls from +inf to -inf on ``(-1/max b, -1/min b)`` when some b_i > 0 > some b_j
-    (f > 0): Newton's method, a step that would leave the domain going half way to its edge instead."""
-    live = freqs > 0
-    b = np.where(live, b, 0.0)
-    bmax = np.where(live, b, -np.inf).max(axis=-1)
-    bmin = np.where(live, b, np.inf).min(axis=-1)
-    with np.errstate(divide="ignore"):
-        lo = np.where(bmax > 0, -1.0 / bmax, -np.inf)
-        hi = np.where(bmin < 0, -1.0 / bmin, np.inf)
-    lam = np.zeros(freqs.shape[:-1])
+def _constrained(counts: np.ndarray, t: float, iterations: int = 200) -> np.ndarray:
+    """The trinomial (..., 3) (worse, alike, better) of greatest likelihood ``sum_i f_i ln p_i`` for the counts
+    ``counts`` (..., 3, all > 0) with ``(p_+ - p_-) / sd == t``.
+
+    With ``s = p_- + p_+`` the constraint gives ``p_+ - p_- = c sqrt(s)``, ``c = t / sqrt(1 + t^2)``, so with
+    ``u = sqrt(s)`` in ``(|c|, 1)``: ``p_+/- = u (u +/- c) / 2``, ``p_0 = 1 - u^2``, and the log-likelihood's derivative
+    ``(f_- + f_+) / u + f_- / (u - c) + f_+ / (u + c) - 2 f_0 u / (1 - u^2)`` falls strictly from +inf to -inf on that
+    interval (every term falls): its root, found by bisection, is the unique maximum."""
+    c = t / math.sqrt(1.0 + t * t)
+    if counts.ndim == 1:  # one test: the same bisection in plain floats (numpy costs more than it saves here)
+        u = _best_u(float(counts[0]), float(counts[1]), float(counts[2]), c)
+        return np.array([u * (u - c) / 2.0, 1.0 - u * u, u * (u + c) / 2.0])
+    f_minus, f_zero, f_plus = counts[..., 0], counts[..., 1], counts[..., 2]
+    lo = np.full(counts.shape[:-1], abs(c))
+    hi = np.ones(counts.shape[:-1])
     for _ in range(iterations):
-        r = b / (1.0 + lam[..., None] * b)
-        g = (freqs * r).sum(axis=-1)
-        dg = (freqs * r * r).sum(axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            new = np.where(dg > 0, lam + g / dg, lam)
-        new = np.where(new >= hi, 0.5 * (lam + hi), np.where(new <= lo, 0.5 * (lam + lo), new))
-        done = np.abs(new - lam) <= 1e-12 * (1.0 + np.abs(lam))
-        lam = new
-        if np.all(done):
+        u = 0.5 * (lo + hi)
+        slope = (f_minus + f_plus) / u + f_minus / (u - c) + f_plus / (u + c) - 2.0 * f_zero * u / (1.0 - u * u)
+        lo, hi = np.where(slope > 0, u, lo), np.where(slope > 0, hi, u)
+        if np.all(hi - lo <= 1e-15):
             break
-    return lam
+    u = 0.5 * (lo + hi)
+    return np.stack([u * (u - c) / 2.0, 1.0 - u * u, u * (u + c) / 2.0], axis=-1)
 
 
-def _constrained(freqs: np.ndarray, values: np.ndarray, t: float, iterations: int = 100) -> np.ndarray:
-    """The distribution (..., K) of greatest likelihood for the frequencies ``freqs`` (..., K, rows summing to 1)
-    on ``values`` (K,) with ``mean / sd == t`` (module docstring)."""
-    p = freqs
-    for _ in range(iterations):
-        mu = (p * values).sum(axis=-1, keepdims=True)
-        sigma = np.sqrt(np.maximum((p * (values - mu) ** 2).sum(axis=-1, keepdims=True), 1e-300))
-        b = values - t * (sigma ** 2 + (values - mu) ** 2) / (2.0 * sigma)
-        lam = _root(freqs, b)
-        new: np.ndarray = freqs / (1.0 + lam[..., None] * b)
-        new = new / new.sum(axis=-1, keepdims=True)
-        if np.max(np.abs(new - p)) <= 1e-12:
-            return new
-        p = new
-    return p
+def _best_u(f_minus: float, f_zero: float, f_plus: float, c: float) -> float:
+    """``_constrained``'s root ``u`` for one trinomial of counts (all > 0)."""
+    lo, hi = abs(c), 1.0
+    while hi - lo > 1e-15:
+        u = 0.5 * (lo + hi)
+        if u in (lo, hi):
+            break
+        slope = (f_minus + f_plus) / u + f_minus / (u - c) + f_plus / (u + c) - 2.0 * f_zero * u / (1.0 - u * u)
+        lo, hi = (u, hi) if slope > 0 else (lo, u)
+    return 0.5 * (lo + hi)
 
 
 def llr_counts(counts: np.ndarray, nelo0: float, nelo1: float) -> np.ndarray:
@@ -233,9 +226,8 @@ def llr_counts(counts: np.ndarray, nelo0: float, nelo1: float) -> np.ndarray:
     if counts.shape[-1] != 3:
         raise SprtError(f"the score SPRT counts blocks by sign (worse, alike, better), got width {counts.shape[-1]}")
     reg = np.where(counts > 0, counts, REGULARIZE)
-    freqs = reg / reg.sum(axis=-1, keepdims=True)
-    p0 = _constrained(freqs, SIGNS, t_of_nelo(nelo0))
-    p1 = _constrained(freqs, SIGNS, t_of_nelo(nelo1))
+    p0 = _constrained(reg, t_of_nelo(nelo0))
+    p1 = _constrained(reg, t_of_nelo(nelo1))
     out = (reg * (np.log(p1) - np.log(p0))).sum(axis=-1)
     informative = (counts[..., 0] + counts[..., 2]) > 0
     return np.where(informative, out, 0.0)
@@ -243,48 +235,8 @@ def llr_counts(counts: np.ndarray, nelo0: float, nelo1: float) -> np.ndarray:
 
 def llr(state: ScoreState, nelo0: float = 0.0, nelo1: float = 5.0) -> float:
     """LLR of "V2 is ``nelo1`` normalized Elo better" against ``nelo0`` after the blocks of ``state`` (module
-    docstring); 0.0 until a block ends other than alike. Raises ``SprtError`` for bad hypotheses. The same value
-    as ``llr_counts`` of its ``sign_counts``, in plain floats (a tenth of the time for one test)."""
-    _check_nelos(nelo0, nelo1)
-    counts = sign_counts(state)
-    if counts[0] + counts[2] == 0:
-        return 0.0
-    reg = [float(c) if c > 0 else REGULARIZE for c in counts]
-    total = sum(reg)
-    freqs = [r / total for r in reg]
-    p0 = _constrained_one(freqs, t_of_nelo(nelo0))
-    p1 = _constrained_one(freqs, t_of_nelo(nelo1))
-    return sum(r * (math.log(a) - math.log(b)) for r, a, b in zip(reg, p1, p0))
-
-
-def _constrained_one(freqs: list[float], t: float, iterations: int = 100) -> list[float]:
-    """``_constrained`` of one trinomial (worse, alike, better) in plain floats."""
-    values = (-1.0, 0.0, 1.0)
-    p = list(freqs)
-    for _ in range(iterations):
-        mu = p[2] - p[0]
-        sigma = math.sqrt(max(p[0] + p[2] - mu * mu, 1e-300))
-        b = [a - t * (sigma * sigma + (a - mu) ** 2) / (2.0 * sigma) for a in values]
-        lo = max((-1.0 / x for x in b if x > 0), default=-math.inf)
-        hi = min((-1.0 / x for x in b if x < 0), default=math.inf)
-        lam = 0.0
-        for _ in range(60):
-            r = [x / (1.0 + lam * x) for x in b]
-            g = sum(f * y for f, y in zip(freqs, r))
-            dg = sum(f * y * y for f, y in zip(freqs, r))
-            new = lam + g / dg if dg > 0 else lam
-            new = 0.5 * (lam + hi) if new >= hi else 0.5 * (lam + lo) if new <= lo else new
-            if abs(new - lam) <= 1e-12 * (1.0 + abs(lam)):
-                lam = new
-                break
-            lam = new
-        q = [f / (1.0 + lam * x) for f, x in zip(freqs, b)]
-        total = sum(q)
-        q = [x / total for x in q]
-        if max(abs(x - y) for x, y in zip(q, p)) <= 1e-12:
-            return q
-        p = q
-    return p
+    docstring); 0.0 until a block ends other than alike. Raises ``SprtError`` for bad hypotheses."""
+    return float(llr_counts(np.array(sign_counts(state), dtype=float), nelo0, nelo1))
 
 
 def estimate(state: ScoreState, level: float = 0.95) -> tuple[float, float]:

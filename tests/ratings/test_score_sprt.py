@@ -84,13 +84,45 @@ def test_llr_matches_an_independent_optimiser(counts: dict[float, int], nelo0: f
     assert score_sprt.llr(state, nelo0, nelo1) == pytest.approx(_llr_by_optimiser(signs, nelo0, nelo1), abs=2e-4)
 
 
-def test_constrained_distribution_meets_its_t_value() -> None:
-    f = np.array([0.2, 0.5, 0.3])
-    for t in (-0.3, 0.0, 0.2, 0.6):
-        p = score_sprt._constrained(f, score_sprt.SIGNS, t)
-        mu = float(p @ score_sprt.SIGNS)
-        sd = math.sqrt(float(p @ (score_sprt.SIGNS - mu) ** 2))
-        assert p.sum() == pytest.approx(1.0) and mu / sd == pytest.approx(t, abs=1e-9)
+@pytest.mark.parametrize("counts", [(0.2, 0.5, 0.3), (15, 1e-3, 1e-3), (1e-3, 1e-3, 40), (1e-3, 9, 1e-3), (3, 1e-3, 2)])
+def test_constrained_distribution_meets_its_t_value(counts: tuple[float, float, float]) -> None:
+    """Also where the counts sit at one end (every block worse): the fit meets the constraint, it does not stop at a
+    trinomial of the wrong sign."""
+    for t in (-0.3, 0.0, 0.02, 0.163, 0.6):
+        for p in (score_sprt._constrained(np.array(counts, dtype=float), t),
+                  score_sprt._constrained(np.array([counts, counts], dtype=float), t)[1]):
+            mu = float(p @ score_sprt.SIGNS)
+            sd = math.sqrt(float(p @ (score_sprt.SIGNS - mu) ** 2))
+            assert p.sum() == pytest.approx(1.0) and (p > 0).all() and mu / sd == pytest.approx(t, abs=1e-9)
+
+
+def test_a_worse_v2_is_never_evidence_for_better() -> None:
+    """Every block worse: the LLR falls (H0) for a test of improvement; every block better: it rises (H1) for a
+    non-regression test; at any length."""
+    for n in (1, 5, 15, 50):
+        assert score_sprt.llr(ScoreState.of({-3.0: n}), 0.0, 5.0) < 0
+        assert score_sprt.llr(ScoreState.of({-3.0: n}), 0.0, 40.0) < 0
+        assert score_sprt.llr(ScoreState.of({2.0: n}), -5.0, 0.0) > 0
+        assert score_sprt.llr(ScoreState.of({2.0: n, 0.0: n}), -5.0, 0.0) > 0
+    assert score_sprt.status(ScoreState.of({-3.0: 20}), 0.0, 40.0).verdict == "H0"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.floats(-60, 60), st.floats(1, 60))
+def test_llr_favours_the_hypothesis_beyond_the_data(worse: int, alike: int, better: int, nelo0: float,
+                                                     gap: float) -> None:
+    """The likelihood ratio is monotone: blocks whose t-value lies above nelo1's favour H1, below nelo0's H0."""
+    if worse + better == 0:
+        return
+    nelo1 = nelo0 + gap
+    reg = np.array([c if c > 0 else 1e-3 for c in (worse, alike, better)], dtype=float)
+    f = reg / reg.sum()
+    t_hat = (f[2] - f[0]) / math.sqrt(f[0] + f[2] - (f[2] - f[0]) ** 2)
+    value = score_sprt.llr(ScoreState.of({-1.0: worse, 0.0: alike, 1.0: better}), nelo0, nelo1)
+    if t_hat >= score_sprt.t_of_nelo(nelo1):
+        assert value > 0
+    elif t_hat <= score_sprt.t_of_nelo(nelo0):
+        assert value < 0
 
 
 def test_llr_zero_until_a_block_differs_and_signs() -> None:
