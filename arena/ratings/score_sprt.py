@@ -189,8 +189,8 @@ def _constrained(counts: np.ndarray, t: float, iterations: int = 200) -> np.ndar
     interval (every term falls): its root, found by bisection, is the unique maximum."""
     c = t / math.sqrt(1.0 + t * t)
     if counts.ndim == 1:  # one test: the same bisection in plain floats (numpy costs more than it saves here)
-        u = _best_u(float(counts[0]), float(counts[1]), float(counts[2]), c)
-        return np.array([u * (u - c) / 2.0, 1.0 - u * u, u * (u + c) / 2.0])
+        one = _best_u(float(counts[0]), float(counts[1]), float(counts[2]), c)
+        return np.array([one * (one - c) / 2.0, 1.0 - one * one, one * (one + c) / 2.0])
     f_minus, f_zero, f_plus = counts[..., 0], counts[..., 1], counts[..., 2]
     lo = np.full(counts.shape[:-1], abs(c))
     hi = np.ones(counts.shape[:-1])
