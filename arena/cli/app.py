@@ -33,6 +33,7 @@ from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 RPC_TIMEOUT_S = 30.0
 STARTING_WAIT_S = 20.0  # how long a call waits for an `arena serve` that holds the data folder but answers nothing yet
+SERVE_LOCK_GRACE_S = 4.0  # how long a call that found nothing waits for an `arena serve` to take the data folder
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 POLL_INTERVAL_S = 0.5
 REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
@@ -205,7 +206,9 @@ class ArenaClient:
         the server while an ``arena serve`` holds the CLI's data folder: it is still starting (``arena serve &``
         and the next command at once); the call is then made again."""
         code = exc.code() if hasattr(exc, "code") else None
-        if code != grpc.StatusCode.UNAVAILABLE or self.channel is None or not folder_held(cli_data_dir()):
+        if code != grpc.StatusCode.UNAVAILABLE or self.channel is None:
+            return False
+        if not _serve_holds(cli_data_dir(), _loopback(self.server)):
             return False
         try:
             grpc.channel_ready_future(self.channel).result(timeout=STARTING_WAIT_S)
@@ -219,6 +222,24 @@ class ArenaClient:
         if self.channel is None:
             raise ArenaCliError(f"cannot sign {method}: this client has no channel of its own")
         return signed_metadata(self.channel, self.server, f"/{ARENA_SERVICE}/{method}", request, credential)
+
+
+def _loopback(server: str) -> bool:
+    """True when the address ``server`` (HOST:PORT) names this machine's loopback interface."""
+    host = server.rpartition(":")[0].strip("[]").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _serve_holds(folder: Path, local: bool) -> bool:
+    """True when an ``arena serve`` holds data folder ``folder``; for a server on this machine (``local``), after
+    waiting up to ``SERVE_LOCK_GRACE_S`` for one that may still be importing its modules (``arena serve &`` and the
+    next command at once: both start together)."""
+    deadline = time.monotonic() + (SERVE_LOCK_GRACE_S if local else 0.0)
+    while not folder_held(folder):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 class RefereeAway:

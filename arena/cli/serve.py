@@ -80,19 +80,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
     from arena.core.folder_lock import FolderInUse, FolderLock
-    from arena.server import auth
-    from arena.server.app import ArenaServer
-    from arena.store.redis_server import PrivateRedis, resolve_redis_url
 
-    try:
-        admin_token, token_source = auth.serve_token(data_dir, app.admin_token)
-    except auth.AdminTokenError as exc:
-        raise ArenaCliError(str(exc)) from None
-    if (tls_cert is None) != (tls_key is None):
-        raise ArenaCliError("--tls-cert and --tls-key go together: give both (PEM files) or neither")
-    tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
-    bot_ca_pem = read_bot_ca(bot_ca)
-
+    # the data folder first, before the server's imports: a CLI command started at the same moment (`arena serve &`
+    # and the next command) sees it held and waits for the referee (arena.cli.app: _serve_holds)
     lock = FolderLock(data_dir)
     try:
         lock.acquire(f"arena serve --listen {listen}")
@@ -100,6 +90,14 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         raise ArenaCliError(str(exc)) from None
     except OSError as exc:
         raise ArenaCliError(f"cannot use --data-dir {data_dir}: {exc}") from None
+    try:
+        admin_token, token_source, tls, bot_ca_pem = _credentials(app, data_dir, tls_cert, tls_key, bot_ca)
+    except BaseException:
+        lock.release()
+        raise
+    from arena.server import auth
+    from arena.server.app import ArenaServer
+    from arena.store.redis_server import PrivateRedis, resolve_redis_url
     private = None
     server = None
     exported = None
@@ -153,6 +151,22 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             if private is not None:
                 private.stop()
             lock.release()
+
+
+def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key: Path | None,
+                 bot_ca: Path | None) -> tuple[str, str, tuple[bytes, bytes] | None, bytes | None]:
+    """(admin token, where it came from, TLS certificate and key or None, bot CA PEM or None) of ``arena serve``.
+    Raises ``ArenaCliError`` for a bad admin token or half a TLS pair."""
+    from arena.server import auth
+
+    try:
+        admin_token, token_source = auth.serve_token(data_dir, app.admin_token)
+    except auth.AdminTokenError as exc:
+        raise ArenaCliError(str(exc)) from None
+    if (tls_cert is None) != (tls_key is None):
+        raise ArenaCliError("--tls-cert and --tls-key go together: give both (PEM files) or neither")
+    tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
+    return admin_token, token_source, tls, read_bot_ca(bot_ca)
 
 
 def start_pages(app: AppContext, web: str | None, host: str, port: int) -> Any:

@@ -57,3 +57,33 @@ def test_a_call_waits_for_a_serve_that_holds_the_folder_and_not_otherwise(redis_
         cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{_free_port()}"])
     assert result.exit_code != 0 and "nothing answers there" in result.output
     assert time.monotonic() - t0 < STARTING_WAIT_S / 2  # no serve holds that folder: no wait
+
+
+def test_a_call_waits_for_a_serve_that_takes_the_folder_a_moment_later(redis_url: str, tmp_path: Path) -> None:
+    """The README's `arena serve &` then a command at once: both start together, so the command may find nothing
+    before the serve has even taken its data folder (both import for seconds); it waits for the folder
+    (``SERVE_LOCK_GRACE_S``) and then for the referee."""
+    port = _free_port()
+    lock = FolderLock(tmp_path / "serving")
+    started: list[Any] = []
+
+    def start_later() -> None:
+        time.sleep(1.0)
+        lock.acquire(f"arena serve --listen 127.0.0.1:{port}")
+        time.sleep(1.0)
+        server = ArenaServer(f"127.0.0.1:{port}", redis_url, workers=0)
+        server.start()
+        started.append(server)
+
+    thread = threading.Thread(target=start_later)
+    thread.start()
+    try:
+        result = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path / "serving")}).invoke(
+            cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{port}"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) == []
+    finally:
+        thread.join()
+        for server in started:
+            server.stop()
+        lock.release()
