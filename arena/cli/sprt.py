@@ -90,7 +90,9 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
              "can be split over the two tables. Without it: V1 against V2 on 2 seats (your own versions only).")
 @option("--house", "house_lists", multiple=True, metavar="A,B",
         help="Paired test with common random numbers: the arena's own house bots for the other seats, in order "
-             "(sample names, e.g. heuristic,montecarlo or house:heuristic; one per other seat, a name may repeat). "
+             "(sample names, e.g. heuristic,heuristic,heuristic or house:random; one per other seat, a name may "
+             "repeat; montecarlo caps its decisions at 40 ms of wall time, so on a busy machine its games depend on "
+             "timing and fewer blocks stay alike). "
              "Each block is one scenario (deal, V1's seat, house bots, every seat's seed) played once with V1 and "
              "once with V2, so far fewer blocks decide a small difference. Not on the public ladder.")
 @option("--statistic", type=click.Choice(STATISTICS), default=None,
@@ -143,13 +145,17 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         arena sprt start mybot@1 mybot@2 --no-wait
         arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
         arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
-        arena sprt mybot@1 mybot@2 --house heuristic,montecarlo,heuristic   # paired, 4 seats, off the ladder
+        arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic --elo1 40   # paired, 4 seats, off the ladder
     """
     field = _names(field_lists, "--field")
     house = [n if n.startswith("house:") else f"house:{n}" for v in house_lists for n in v.split(",") if n.strip()
              for n in [n.strip()]]
     if field and house:
         raise click.UsageError("--house and --field both name the other seats' bots: give one of them")
+    if "house:montecarlo" in house and not as_json:
+        click.echo("note: house:montecarlo caps each decision at 40 ms of wall time: on a busy machine its choices "
+                   "depend on timing, so the two tables of a block can part where V1 and V2 decided alike (fewer "
+                   "blocks alike, more matches to decide); house:heuristic is deterministic", err=True)
     if statistic == SCORE and not house:
         raise click.UsageError("--statistic score is the paired test's: give --house bots for the other seats")
     if v1 == v2:

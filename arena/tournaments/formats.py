@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -144,24 +145,31 @@ class Format:
 
 
 _FORMATS: dict[str, Format] = {}
-_LOADED = False
+_LOADED = False  # loading has begun (in the thread holding _LOAD_LOCK)
+_COMPLETE = False  # every format is registered
+_LOAD_LOCK = threading.RLock()
 
 
 def _load() -> None:
     """Import the built-in formats and those of the ``arena.formats`` entry points (once; a broken third-party
-    format is logged and left out)."""
-    global _LOADED
-    if _LOADED:
+    format is logged and left out). Thread-safe: a thread that asks while another loads waits for the whole
+    registry (a format module that asks while it is imported, in the loading thread, gets what is there so far)."""
+    global _LOADED, _COMPLETE
+    if _COMPLETE:
         return
-    _LOADED = True
-    for name, module in BUILTIN.items():
-        register(importlib.import_module(module).FORMAT, expect=name)
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            register(ep.load(), expect=ep.name)
-        except Exception:  # noqa: BLE001 - another package's format must not break the arena's own
-            log.exception("format %s (%s) of entry point group %s cannot be loaded", ep.name, ep.value,
-                          ENTRY_POINT_GROUP)
+    with _LOAD_LOCK:
+        if _LOADED:
+            return
+        _LOADED = True
+        for name, module in BUILTIN.items():
+            register(importlib.import_module(module).FORMAT, expect=name)
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                register(ep.load(), expect=ep.name)
+            except Exception:  # noqa: BLE001 - another package's format must not break the arena's own
+                log.exception("format %s (%s) of entry point group %s cannot be loaded", ep.name, ep.value,
+                              ENTRY_POINT_GROUP)
+        _COMPLETE = True
 
 
 def register(fmt: Format, expect: str | None = None) -> None:

@@ -52,3 +52,25 @@ def test_unknown_and_clashing_formats_are_refused() -> None:
     with pytest.raises(TournamentError, match="option field 'swiss' is taken"):
         register(Clash())
     assert "clash" not in formats()
+
+
+def test_the_registry_is_whole_for_threads_that_ask_at_once() -> None:
+    """A fresh process whose 8 threads ask for the formats at the same moment (a worker's first matches): every
+    thread sees every format, none an empty or partial registry."""
+    import subprocess
+    import sys
+
+    code = ("import threading\n"
+            "from arena.tournaments import formats\n"
+            "out, barrier = [], threading.Barrier(8)\n"
+            "def ask():\n"
+            "    barrier.wait()\n"
+            "    out.append(sorted(formats.formats()))\n"
+            "threads = [threading.Thread(target=ask) for _ in range(8)]\n"
+            "[t.start() for t in threads]\n"
+            "[t.join() for t in threads]\n"
+            "print(len(out), len({tuple(x) for x in out}), len(out[0]))\n")
+    for _ in range(3):
+        answers, distinct, count = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                                           text=True, check=True).stdout.split())
+        assert (answers, distinct) == (8, 1) and count >= 4
