@@ -34,7 +34,7 @@ from arena.core.seeds import local_seat_seeds
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import check_match, run_match_sync
-from arena_sdk.bot_process import SECRET_ENV
+from arena_sdk.bot_process import PARENT_ENV, SECRET_ENV
 from arena_sdk.games import game_ids
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -194,9 +194,9 @@ class _Launch:
 
 def _launch(spec: str, host: str, port: int, extra_args: Sequence[str], secret: str = "") -> _Launch:
     command = bot_command(spec, host=host, port=port, extra_args=extra_args)
-    env = None
+    env = {**os.environ, PARENT_ENV: str(os.getpid())}  # the bot stops when this process dies (SIGKILL too)
     if secret:  # in the environment, not on the command line, which every local user can read (ps)
-        env = {**os.environ, SECRET_ENV: secret}
+        env[SECRET_ENV] = secret
     try:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=env)

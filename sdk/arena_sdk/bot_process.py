@@ -20,6 +20,7 @@ log = logging.getLogger("arena_sdk")
 DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
+PARENT_ENV = "ARENA_PARENT_PID"  # serve(): stop once this process is no longer the parent (it died, even by SIGKILL)
 TLS_CERT_ENV = "ARENA_BOT_TLS_CERT"  # serve(): the certificate chain (PEM file) when --tls-cert is not given
 TLS_KEY_ENV = "ARENA_BOT_TLS_KEY"  # serve(): its private key (PEM file) when --tls-key is not given
 
@@ -65,7 +66,9 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     ``ARENA_BOT_TLS_CERT`` / ``ARENA_BOT_TLS_KEY``) to serve TLS. Once the server is ready it prints exactly one
     line to stdout (flushed): ``arena-bot <name> listening on <host>:<port>`` (``tls://<host>:<port>`` over TLS:
     the endpoint to register). Exits with status 2 and a one-line message on stderr when the address cannot be
-    bound, the class cannot be served, or the TLS files cannot be read or used.
+    bound, the class cannot be served, or the TLS files cannot be read or used. With env ``ARENA_PARENT_PID`` set
+    (the arena sets it for the bots it starts itself: house bots, ``arena play``'s sample bots) the bot also stops
+    once that process is no longer its parent, so a worker killed with SIGKILL leaves no bot behind.
     """
     parser = argparse.ArgumentParser(
         prog=f"{bot_cls.__module__}" if bot_cls.__module__ != "__main__" else None,
@@ -124,8 +127,11 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
         print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port}", flush=True)
         # Poll: a signal may be delivered to one of gRPC's threads, which does not wake a blocked main thread;
         # the Python-level handler then runs in the main thread as soon as it returns from a timed wait.
+        parent = os.environ.get(PARENT_ENV, "")
         while not stop.wait(0.2):
-            pass
+            if parent.isdigit() and os.getppid() != int(parent):  # the process that started us is gone
+                log.info("the process that started this bot (%s) is gone: stopping", parent)
+                break
         log.info("stopping %s (grace %.1f s)", name, STOP_GRACE_S)
         server.stop(STOP_GRACE_S).wait()
     finally:
