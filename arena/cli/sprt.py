@@ -78,9 +78,9 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
              "relative score (see --statistic).")
 @option("--elo1", type=float, default=5.0, show_default=True,
         help="H1: V2 is ELO1 Elo points better; above ELO0. Normalized Elo in a paired test on the relative score.")
-@option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
+@option("--alpha", type=click.FloatRange(1e-6, 0.5, max_open=True), default=0.05, show_default=True,
         help="Chance of accepting H1 when H0 holds (a false 'better').")
-@option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
+@option("--beta", type=click.FloatRange(1e-6, 0.5, max_open=True), default=0.05, show_default=True,
         help="Chance of accepting H0 when H1 holds (a missed improvement).")
 @option("--seats", type=click.IntRange(2, 10), default=None,
         help="Seats per table, k. Default 2 without --field; with one, min(4, 1 + field bots / 2).")
@@ -162,7 +162,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
     for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
         if not math.isfinite(value):
-            raise click.UsageError(f"{flag} must be a finite number of Elo points, got {value:g}")
+            raise click.UsageError(f"{flag} must be a finite number (Elo points; normalized Elo with --house), "
+                                   f"got {value:g}")
     if not elo0 < elo1:
         raise click.UsageError(f"--elo0 must be below --elo1, got {elo0:g} and {elo1:g} (e.g. --elo0 0 --elo1 5)")
     if v1 in field or v2 in field:
@@ -268,6 +269,8 @@ def _elo_text(s: Any, short: bool = False) -> str:
         return f"{unit} -"
     if math.isinf(s.elo) and not short:
         sign = "+" if s.elo > 0 else "-"
+        if s.statistic == SCORE:
+            return f"{unit} {sign}inf (every block went {'V2' if s.elo > 0 else 'V1'}'s way: no finite estimate yet)"
         return f"{unit} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
     margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
     return f"{unit} {s.elo:+.1f}{margin}"
@@ -297,8 +300,12 @@ def _print(s: Any) -> None:
                   if t.matches_cancelled else ""))
     click.echo(_elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
     if s.statistic == SCORE and not math.isnan(s.mean_outcome):
-        click.echo(f"mean block outcome {s.mean_outcome:+.3f} (V2's relative score minus V1's, game score units; "
-                   f"{sum(c.blocks for c in s.score_counts if c.outcome == 0)} of {s.blocks} blocks ended alike)")
+        better = sum(c.blocks for c in s.score_counts if c.outcome > 0)
+        worse = sum(c.blocks for c in s.score_counts if c.outcome < 0)
+        click.echo(f"in the same scenario V2 ended better than V1 in {plural(better, 'block')}, worse in "
+                   f"{plural(worse, 'block')}, alike in {plural(s.blocks - better - worse, 'block')} (the test's "
+                   f"statistic); mean block outcome {s.mean_outcome:+.3f} (V2's relative score minus V1's, game "
+                   f"score units)")
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
 
 

@@ -71,6 +71,9 @@ DEFAULT_ELO1 = 5.0
 DEFAULT_ALPHA = 0.05
 DEFAULT_BETA = 0.05
 DEFAULT_FIELD_SEATS = 4  # with a field and no --seats: min(4, 1 + field bots / 2)
+MIN_GAP = 0.1  # elo1 - elo0 at least this (Elo or normalized Elo): closer hypotheses need millions of blocks
+MAX_ELO = 1000.0  # |elo0|, |elo1| at most this (the logistic scale saturates beyond; score_sprt.MAX_NELO alike)
+MIN_ERROR_RATE = 1e-6  # alpha, beta at least this: Wald's bounds stay finite
 
 
 def _invalid(context: grpc.ServicerContext, message: str) -> NoReturn:
@@ -85,11 +88,16 @@ def _numbers(request: arena_pb2.CreateSprtRequest, context: grpc.ServicerContext
     alpha = request.alpha if request.HasField("alpha") else DEFAULT_ALPHA
     beta = request.beta if request.HasField("beta") else DEFAULT_BETA
     if not (math.isfinite(elo0) and math.isfinite(elo1)) or elo0 >= elo1:
-        _invalid(context, f"elo0 must be below elo1 (both finite, Elo points of V2 over V1), got elo0={elo0:g} "
-                          f"elo1={elo1:g}; e.g. elo0 0, elo1 5: is V2 at least 5 Elo better, or not better at all?")
+        _invalid(context, f"elo0 must be below elo1 (both finite: Elo points of V2 over V1, normalized Elo in a paired "
+                          f"test on the relative score), got elo0={elo0:g} elo1={elo1:g}; e.g. elo0 0, elo1 5: is V2 "
+                          f"at least 5 better, or not better at all?")
+    if elo1 - elo0 < MIN_GAP or max(abs(elo0), abs(elo1)) > MAX_ELO:
+        _invalid(context, f"elo1 must exceed elo0 by at least {MIN_GAP:g}, both within +/-{MAX_ELO:g} (a test "
+                          f"between closer hypotheses never decides), got elo0={elo0:g} elo1={elo1:g}")
     for name, value in (("alpha", alpha), ("beta", beta)):
-        if not 0.0 < value < 0.5:
-            _invalid(context, f"{name} is an error rate: 0 < {name} < 0.5, got {value:g} (e.g. 0.05)")
+        if not MIN_ERROR_RATE <= value < 0.5:
+            _invalid(context, f"{name} is an error rate: {MIN_ERROR_RATE:g} <= {name} < 0.5, got {value:g} (e.g. "
+                              f"0.05)")
     window = request.window or DEFAULT_WINDOW
     if not 1 <= window <= MAX_WINDOW:
         _invalid(context, f"window (blocks in flight) must be 1..{MAX_WINDOW}, got {window}")

@@ -64,6 +64,11 @@ def ago(epoch_s: float) -> str:
     return text.ago(epoch_s, when)
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1: "1 block", "3 blocks" (``arena.core.text.plural``)."""
+    return text.plural(int(n), noun)
+
+
 def install(env: Any) -> None:
     """Register the filters in the Jinja2 environment ``env``."""
-    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago)
+    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted)

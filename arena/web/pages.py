@@ -282,6 +282,8 @@ def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
     sprt = data["sprt"]
     if sprt is not None:
         history = stats.sprt_llr_history(sprt, data.get("sprt_matches", []))
+        if sprt.get("verdict"):  # blocks finished after the verdict are played but not counted: the chart ends there
+            history = history[:int(sprt.get("blocks") or 0) + 1]
         out["sprt_chart"] = charts.line_chart(
             [charts.Series("LLR after each block", history)],
             levels=[charts.Level(stats_float(sprt["upper"]), "H1 (upper bound)", "#067647"),

@@ -1337,7 +1337,9 @@ class Sprt(_message.Message):
     seats: _builtins.int
     """Seats per table, k."""
     elo0: _builtins.float
-    """The hypotheses on V2 - V1, Elo points, and the error rates (see CreateSprtRequest)."""
+    """The hypotheses on V2 - V1, Elo points (normalized Elo when statistic is "score"), and the error rates (see
+    CreateSprtRequest).
+    """
     elo1: _builtins.float
     alpha: _builtins.float
     beta: _builtins.float
@@ -1359,7 +1361,8 @@ class Sprt(_message.Message):
     lower: _builtins.float
     upper: _builtins.float
     elo: _builtins.float
-    """Elo estimate of V2 over V1 from the mean block outcome, points, and half the width of its 95 % interval; NaN
+    """Elo estimate of V2 over V1 from the mean block outcome, points (normalized Elo from the blocks' signs when
+    statistic is "score"), and half the width of its 95 % interval; NaN
     before the first block (the margin: before the second); +/-inf when every block was won (lost) outright.
     """
     elo_margin: _builtins.float
@@ -1397,7 +1400,8 @@ class Sprt(_message.Message):
     @_builtins.property
     def counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Blocks per outcome: counts[i] blocks ended with V2 (i - 2 (k - 1)) half points of pairwise score ahead of V1
-        (4 (k - 1) + 1 entries; with 2 seats: V2 lost both games, ..., won both).
+        (4 (k - 1) + 1 entries; with 2 seats: V2 lost both games, ..., won both). All zero when statistic is "score"
+        (its blocks are in score_counts).
         """
 
     @_builtins.property
