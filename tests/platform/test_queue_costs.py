@@ -120,3 +120,54 @@ def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception
         return await match_job.InputsAhead(store, job.spec).fresh()
 
     assert asyncio.run(read()) is None
+
+
+def test_a_match_over_before_its_first_publication_writes_nothing_for_the_live_viewer(store: Store) -> None:
+    import asyncio
+
+    from arena.worker.live import LivePublisher
+
+    written: list[str] = []
+    for name in ("live_start", "live_append", "live_end"):
+        method = getattr(store, name)
+        setattr(store, name, lambda *a, _m=method, _n=name, **k: (written.append(_n), _m(*a, **k))[1])
+
+    async def short_match() -> None:
+        async with LivePublisher(store, "m-short", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=60.0) as live:
+            live.follow([{"seat": 0}], [], [])
+            await asyncio.sleep(0)
+
+    asyncio.run(short_match())
+    assert written == [] and store.live_match("m-short") is None
+
+
+def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten_when_it_ends(store: Store) -> None:
+    import asyncio
+
+    from arena.worker.live import LivePublisher
+
+    seen = []
+
+    async def long_match() -> None:
+        decisions: list[dict[str, object]] = [{"seat": 0, "action": 1}]
+        async with LivePublisher(store, "m-long", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=0.01) as live:
+            live.follow(decisions, [], [])
+            for _ in range(500):  # until the first publication is in (no timing asserted)
+                if store.live_match("m-long") is not None:
+                    break
+                await asyncio.sleep(0.01)
+            seen.append(store.live_match("m-long"))
+            decisions.append({"seat": 1, "action": 2})
+            for _ in range(500):
+                shown = store.live_match("m-long")
+                if shown is not None and len(shown.decisions) == 2:
+                    break
+                await asyncio.sleep(0.01)
+            seen.append(store.live_match("m-long"))
+
+    asyncio.run(long_match())
+    first, second = seen
+    assert first is not None and first.decisions == [{"seat": 0, "action": 1}] and first.head["started_at"] > 0
+    assert second is not None and second.decisions[1] == {"seat": 1, "action": 2}
+    assert second.head["started_at"] == first.head["started_at"]  # the start, not the last publication
+    assert store.live_match("m-long") is None  # forgotten once over
