@@ -28,8 +28,9 @@ it; outside tournaments the seeds are computed on the event loop, without I/O); 
 (from the ratings read before the match; a rating that moved since costs one more call), the acknowledgement and
 the health of the match's bots are one script (``Store.settle_match``), in one thread hop. A match in which no seat
 failed (and none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next
-match starts while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
-that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
+match starts while its result is stored (its job stays with the worker, refreshed and drained on stop, until
+settled); a match that may make a bot unhealthy keeps its slot until its health is counted, so the next match's
+health check sees it.
 Prefetch: while every slot plays, a worker claims one job ahead (refreshed with the running ones), started the
 moment a slot frees; its pre-match reads are made when it is claimed, and again if a match that kept its slot
 settled meanwhile (they may predate a bot turning unhealthy); on stop a job claimed ahead and never started
@@ -91,6 +92,13 @@ class InputsAhead:
 
     def cancel(self) -> None:
         self.task.cancel()
+
+    def known(self) -> MatchInputs | None:
+        """The read's answers when it is done and succeeded (however old), else None."""
+        task = self.task
+        if not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
 
 
 def read_inputs(store: Store, jobs: Sequence[Job]) -> dict[str, tuple[float, MatchInputs]]:
@@ -318,11 +326,16 @@ SETTLED = ("stored", "duplicate", "failed", "cancelled")
 
 async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     """``run_job``, then, when the job's tournament match is settled (``SETTLED``), its tournament's controller
-    (``arena.tournaments.controllers.after_match``, in a thread). A controller's failure is logged and left to the next
-    sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    (``arena.tournaments.controllers.after_match``, in a thread), unless the job's pre-match reads (``ahead``) say
+    its tournament has none (a round robin: nothing to call, and its two reads saved). A controller's failure is
+    logged and left to the next sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    ahead: InputsAhead | None = kwargs.get("ahead")
     outcome = await run_job(store, job, **kwargs)
     metrics.job_settled(job, outcome)
     spec = job.spec
+    known = ahead.known() if ahead is not None else None
+    if known is not None and known.tournament_controlled is False:
+        return outcome
     if outcome in SETTLED and spec is not None and spec.tournament:
         try:
             await asyncio.to_thread(after_match, store, spec)
