@@ -172,11 +172,19 @@ class _Worker:
             running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
             matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
 
+    def _refresh_and_beat(self, jobs: list[Job], status: WorkerStatus) -> dict[str, str]:
+        """In a thread: refresh ``jobs`` (``Store.refresh_jobs``; none: nothing to refresh), then write the
+        heartbeat ``status``: one thread hop for both. Returns the jobs lost, as ``refresh_jobs``."""
+        lost = self.store.refresh_jobs(self.name, jobs) if jobs else {}
+        self.store.heartbeat(status, forget_s=self.forget_s)
+        return lost
+
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)
         ahead = list(self.prefetched)
-        if (snapshot or ahead) and not stopped:
-            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, [*snapshot.values(), *ahead])
+        refresh = [*snapshot.values(), *ahead] if not stopped else []
+        lost = await asyncio.to_thread(self._refresh_and_beat, refresh, self.status(stopped=stopped))
+        if refresh:
             for job in ahead:
                 if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
                     self.prefetched.remove(job)
@@ -186,7 +194,6 @@ class _Worker:
             lost = {k: v for k, v in lost.items() if k not in {j.entry_id for j in ahead}}
             if lost:
                 await self.report_lost(lost, snapshot)
-        await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
 
     def _still_running(self, task: asyncio.Task[str]) -> bool:
         return not task.done() and task in self.running
