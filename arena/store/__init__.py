@@ -72,7 +72,8 @@ class MatchInputs:
     outside tournaments or when unknown); tournament_seed (the tournament's secret seed, None outside tournaments
     or when unknown); unhealthy (the seats' bots that are unhealthy now, in seat order); bots (per seat, its
     ``BotEntry``, None when not registered); ratings (per seat, its live Elo rating, None before its first rated
-    match; [] when not read).
+    match; [] when not read); tournament_controlled (its tournament has a controller to call after each match, a
+    fact fixed when the tournament is created; None outside tournaments or when unknown).
     """
 
     has_result: bool
@@ -81,6 +82,7 @@ class MatchInputs:
     unhealthy: list[str]
     bots: list[BotEntry | None]
     ratings: list[float | None] = field(default_factory=list)
+    tournament_controlled: bool | None = None
 
 
 class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, OwnerStore, LiveStore):
@@ -98,13 +100,14 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
     def match_inputs(self, game: str, match_id: str, tournament: str, seats: Sequence[str]) -> MatchInputs:
         """Everything a worker checks before playing match ``match_id`` of ``game`` (``tournament`` "" outside
         tournaments), read in ONE pipelined round trip (every key of the game's hash tag): whether its result is
-        stored, its tournament's state and seed, which of the ``seats`` (bot refs) are unhealthy, each seat's
-        registered bot and live rating. A ref "NAME" (no version) costs one more read to find its latest version."""
+        stored, its tournament's state, seed and whether it is controlled, which of the ``seats`` (bot refs) are
+        unhealthy, each seat's registered bot and live rating. A ref "NAME" (no version) costs one more read to find
+        its latest version."""
         pipe = self.client.pipeline(transaction=False)
         pipe.exists(result_key(game, match_id))
         pipe.zmscore(ladder_key(game), list(seats))
         if tournament:
-            pipe.hmget(tournament_key(game, tournament), ["state", "spec"])
+            pipe.hmget(tournament_key(game, tournament), ["state", "spec", "controlled"])
         pipe.zmscore(unhealthy_key(game), list(seats))
         versioned = []
         for ref in seats:
@@ -118,10 +121,11 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
         replies = iter(pipe.execute())
         has_result = bool(next(replies))
         ratings = [None if r is None else float(r) for r in next(replies)]
-        state = seed = None
+        state = seed = controlled = None
         if tournament:
-            state, spec = next(replies)
+            state, spec, flag = next(replies)
             seed = int(json.loads(spec)["seed"]) if spec else None
+            controlled = None if flag is None else flag == "1"
         since = next(replies) or []
         bots: list[BotEntry | None] = []
         for ref, direct in zip(seats, versioned):
@@ -132,7 +136,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                 bots.append(self.get_bot(game, ref))
         return MatchInputs(has_result=has_result, tournament_state=state, tournament_seed=seed,
                            unhealthy=[b for b, t in zip(seats, since) if t is not None], bots=bots,
-                           ratings=ratings)
+                           ratings=ratings, tournament_controlled=controlled)
 
     def settle_match(self, job: Job, game: str, match_id: str, seats: Sequence[str], scores: Sequence[float],
                      ranks: Sequence[int], faults: Sequence[int], record: dict[str, Any], *,

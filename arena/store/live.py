@@ -36,12 +36,20 @@ class LiveMatch:
 class LiveStore(StoreBase):
     """The live matches (see the module docstring)."""
 
-    def live_start(self, match_id: str, head: Mapping[str, Any]) -> None:
-        """Publish that ``match_id`` starts now with ``head`` (JSON-ready); any older log of that id is dropped."""
-        data = dict(head, started_at=time.time(), updated_at=time.time())
+    def live_start(self, match_id: str, head: Mapping[str, Any],
+                   entries: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Publish that ``match_id`` is being played with ``head`` (JSON-ready) and the ``entries`` so far (as
+        ``live_append``), in one round trip; any older log of that id is dropped. ``started_at`` is now, or
+        ``head["started_at"]`` when given (s since epoch)."""
+        now = time.time()
+        data = dict(head, updated_at=now)
+        data.setdefault("started_at", now)
         pipe = self.client.pipeline(transaction=False)
         pipe.set(live_head_key(match_id), json.dumps(data), ex=LIVE_TTL_S)
         pipe.delete(live_log_key(match_id))
+        if entries:
+            pipe.rpush(live_log_key(match_id), *(json.dumps(e) for e in entries))
+            pipe.expire(live_log_key(match_id), LIVE_TTL_S)
         pipe.execute()
 
     def live_append(self, match_id: str, entries: Sequence[Mapping[str, Any]], head: Mapping[str, Any]) -> None:

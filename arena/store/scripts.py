@@ -18,12 +18,14 @@ local n = tonumber(ARGV[4])
 local initial = tonumber(ARGV[3])
 local rated = ARGV[9 + n * 6] ~= '0'
 local function arg(i, f) return ARGV[8 + (i - 1) * 6 + f] end
+local laddered = {}
 if rated then
   for i = 1, n do
     local cur = redis.call('ZSCORE', KEYS[3], arg(i, 1))
     local rating = initial
     if cur then rating = tonumber(cur) end
     if rating ~= tonumber(arg(i, 2)) then return -1 end
+    laddered[i] = cur and true or false
   end
 end
 local mid = ARGV[8]
@@ -44,10 +46,10 @@ for i = 1, n do
   redis.call('ZADD', KEYS[10 + 2 * i], pos, mid)
   redis.call('ZADD', KEYS[11 + 2 * i], pos, mid)
   if rated then
-    if not redis.call('ZSCORE', KEYS[3], bot) then redis.call('ZADD', KEYS[3], ARGV[3], bot) end
+    if not laddered[i] then redis.call('ZADD', KEYS[3], 'NX', ARGV[3], bot) end
     redis.call('ZINCRBY', KEYS[3], arg(i, 3), bot)
     redis.call('HINCRBY', KEYS[6], 'matches:' .. bot, 1)
-    redis.call('HINCRBY', KEYS[6], 'wins:' .. bot, arg(i, 6))
+    if arg(i, 6) ~= '0' then redis.call('HINCRBY', KEYS[6], 'wins:' .. bot, arg(i, 6)) end
     redis.call('HINCRBYFLOAT', KEYS[6], 'score_sum:' .. bot, arg(i, 4))
   end
 end
@@ -60,23 +62,27 @@ if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
   for i = 1, n do
     local bot = arg(i, 1)
     local rank = tonumber(arg(i, 5))
+    local wins, half, losses = 0, 0, 0
     redis.call('HINCRBY', KEYS[7], 'matches:' .. bot, 1)
     redis.call('HINCRBYFLOAT', KEYS[7], 'score_sum:' .. bot, arg(i, 4))
+    redis.call('HINCRBY', KEYS[7], 'pairs:' .. bot, n - 1)
     for j = 1, n do
       if j ~= i then
         local other = tonumber(arg(j, 5))
-        redis.call('HINCRBY', KEYS[7], 'pairs:' .. bot, 1)
         redis.call('HINCRBY', KEYS[7], 'vs:' .. bot .. '|' .. arg(j, 1), 1)
         if rank < other then
-          redis.call('HINCRBY', KEYS[7], 'wins:' .. bot, 1)
-          redis.call('HINCRBY', KEYS[7], 'half_points:' .. bot, 2)
+          wins = wins + 1
+          half = half + 2
         elseif rank == other then
-          redis.call('HINCRBY', KEYS[7], 'half_points:' .. bot, 1)
+          half = half + 1
         else
-          redis.call('HINCRBY', KEYS[7], 'losses:' .. bot, 1)
+          losses = losses + 1
         end
       end
     end
+    if wins > 0 then redis.call('HINCRBY', KEYS[7], 'wins:' .. bot, wins) end
+    if half > 0 then redis.call('HINCRBY', KEYS[7], 'half_points:' .. bot, half) end
+    if losses > 0 then redis.call('HINCRBY', KEYS[7], 'losses:' .. bot, losses) end
   end
   local total = tonumber(redis.call('HGET', KEYS[5], 'matches_total'))
   local settled = done + redis.call('SCARD', KEYS[10]) + redis.call('SCARD', KEYS[11])

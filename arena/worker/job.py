@@ -22,16 +22,18 @@ Settling a job (what a worker does with each job it claims, in this order):
    the HMAC input, so a match played again after a crash of ours never deals cards its bots may have seen.
 
 Costs of the queue: every read before a match (result stored? tournament state and seed, unhealthy seats, the seats'
-bots) is one pipelined round trip (``Store.match_inputs``), plus the attempt count of a tournament's match; after
-it, the result, its Elo update (from the ratings read before the match; a rating that moved since costs one more
-call), the acknowledgement and the health of the match's bots are one script (``Store.settle_match``), in one
-thread hop. A match in which no seat failed (and
-none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next match starts
-while its result is stored (its job stays with the worker, refreshed and drained on stop, until settled); a match
-that may make a bot unhealthy keeps its slot until its health is counted, so the next match's health check sees it.
+bots) is one pipelined round trip (``Store.match_inputs``), made in the same thread hop as the job's claim
+(``read_inputs``), plus the attempt count of a tournament's match (one more round trip and hop, its seat seeds with
+it; outside tournaments the seeds are computed on the event loop, without I/O); after it, the result, its Elo update
+(from the ratings read before the match; a rating that moved since costs one more call), the acknowledgement and
+the health of the match's bots are one script (``Store.settle_match``), in one thread hop. A match in which no seat
+failed (and none was unhealthy) can make no bot unhealthy: it frees its slot as soon as it is over, and the next
+match starts while its result is stored (its job stays with the worker, refreshed and drained on stop, until
+settled); a match that may make a bot unhealthy keeps its slot until its health is counted, so the next match's
+health check sees it.
 Prefetch: while every slot plays, a worker claims one job ahead (refreshed with the running ones), started the
-moment a slot frees; its pre-match reads start when it is claimed, and are made again if a match that kept its
-slot settled meanwhile (they may predate a bot turning unhealthy); on stop a job claimed ahead and never started
+moment a slot frees; its pre-match reads are made when it is claimed, and again if a match that kept its slot
+settled meanwhile (they may predate a bot turning unhealthy); on stop a job claimed ahead and never started
 is handed back (``Store.release_jobs``): the next reclaim of any worker takes it at once, without counting a
 delivery.
 """
@@ -41,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
@@ -61,13 +63,21 @@ INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they sta
 
 
 class InputsAhead:
-    """The pre-match reads (``Store.match_inputs``) of a job claimed ahead, started while the worker's matches
-    still play (``read_ahead``), so that the job's match starts as soon as a slot frees. ``fresh()`` is the read's
-    result when it succeeded less than ``INPUTS_FRESH_S`` seconds ago, else None (the job reads again)."""
+    """The pre-match reads (``Store.match_inputs``) of a claimed job, made before its match starts: in the same
+    thread hop as its claim (``read``: when that read started and what it answered, ``read_inputs``), else started
+    here while the worker's matches still play, so that the job's match starts as soon as a slot frees.
+    ``fresh()`` is the read's result when it succeeded less than ``INPUTS_FRESH_S`` seconds ago, else None (the
+    job reads again)."""
 
-    def __init__(self, store: Store, spec: MatchSpec) -> None:
+    def __init__(self, store: Store, spec: MatchSpec, read: tuple[float, MatchInputs] | None = None) -> None:
+        self.task: asyncio.Future[MatchInputs]
+        if read is not None:
+            self.read_at = read[0]
+            self.task = asyncio.get_running_loop().create_future()
+            self.task.set_result(read[1])
+            return
         self.read_at = time.monotonic()  # when the read started: its answers are at least this fresh
-        self.task: asyncio.Task[MatchInputs] = asyncio.create_task(asyncio.to_thread(
+        self.task = asyncio.create_task(asyncio.to_thread(
             store.match_inputs, spec.game, spec.match_id, spec.tournament, list(spec.seats)))
         self.task.add_done_callback(_consume_exception)
 
@@ -83,8 +93,33 @@ class InputsAhead:
     def cancel(self) -> None:
         self.task.cancel()
 
+    def known(self) -> MatchInputs | None:
+        """The read's answers when it is done and succeeded (however old), else None."""
+        task = self.task
+        if not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
 
-def _consume_exception(task: asyncio.Task[Any]) -> None:
+
+def read_inputs(store: Store, jobs: Sequence[Job]) -> dict[str, tuple[float, MatchInputs]]:
+    """The pre-match reads (``Store.match_inputs``) of the claimed ``jobs`` that have a spec, made one after the
+    other in the calling thread (the claim's, so a job and its reads cost one thread hop): entry id -> (when the
+    read started, ``time.monotonic()``; its answers). A read that fails is left out: its job reads again."""
+    out: dict[str, tuple[float, MatchInputs]] = {}
+    for job in jobs:
+        spec = job.spec
+        if spec is None:
+            continue
+        read_at = time.monotonic()
+        try:
+            out[job.entry_id] = read_at, store.match_inputs(spec.game, spec.match_id, spec.tournament,
+                                                            list(spec.seats))
+        except Exception:  # noqa: BLE001 - the job is claimed: it must reach the worker, and reads again
+            continue
+    return out
+
+
+def _consume_exception(task: asyncio.Future[Any]) -> None:
     """A read ahead that failed is read again by its job; its exception is not "never retrieved"."""
     if not task.cancelled():
         task.exception()
@@ -144,11 +179,12 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             seats = await asyncio.to_thread(_house_seats, spec, seats)
         if inputs.unhealthy:  # a forced match: a bot not as registered is not played under its registered name
             seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, inputs.unhealthy)
-        if spec.tournament:
-            seed, deal = await asyncio.to_thread(match_deal, store, spec, inputs.tournament_seed)
-        else:
+        if spec.tournament:  # counts a start (one round trip): in a thread, seat seeds with it
+            seed, deal, seat_seeds = await asyncio.to_thread(_deal_and_seat_seeds, store, spec,
+                                                             inputs.tournament_seed)
+        else:  # no I/O: here
             seed, deal = spec.seed, None
-        seat_seeds = await asyncio.to_thread(match_seat_seeds, store, spec, seed, deal, inputs.tournament_seed)
+            seat_seeds = match_seat_seeds(store, spec, seed, deal)
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
         head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
@@ -246,6 +282,13 @@ def _house_seats(spec: MatchSpec, seats: list[SeatSpec]) -> list[SeatSpec]:
     return out
 
 
+def _deal_and_seat_seeds(store: Store, spec: MatchSpec,
+                         tournament_seed: int | None) -> tuple[int, dict[str, int] | None, tuple[int, ...]]:
+    """``match_deal`` and ``match_seat_seeds`` of a tournament's match, in one call (one thread hop)."""
+    seed, deal = match_deal(store, spec, tournament_seed)
+    return seed, deal, match_seat_seeds(store, spec, seed, deal, tournament_seed)
+
+
 def match_seat_seeds(store: Store, spec: MatchSpec, seed: int, deal: dict[str, int] | None,
                      tournament_seed: int | None = None) -> tuple[int, ...]:
     """The seat seed of every seat of ``spec`` played with deal seed ``seed`` (from ``match_deal``, with its
@@ -283,11 +326,16 @@ SETTLED = ("stored", "duplicate", "failed", "cancelled")
 
 async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     """``run_job``, then, when the job's tournament match is settled (``SETTLED``), its tournament's controller
-    (``arena.tournaments.controllers.after_match``, in a thread). A controller's failure is logged and left to the next
-    sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    (``arena.tournaments.controllers.after_match``, in a thread), unless the job's pre-match reads (``ahead``) say
+    its tournament has none (a round robin: nothing to call, and its two reads saved). A controller's failure is
+    logged and left to the next sweep (the match itself is settled). Returns what ``run_job`` returned."""
+    ahead: InputsAhead | None = kwargs.get("ahead")
     outcome = await run_job(store, job, **kwargs)
     metrics.job_settled(job, outcome)
     spec = job.spec
+    known = ahead.known() if ahead is not None else None
+    if known is not None and known.tournament_controlled is False:
+        return outcome
     if outcome in SETTLED and spec is not None and spec.tournament:
         try:
             await asyncio.to_thread(after_match, store, spec)

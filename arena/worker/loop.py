@@ -39,6 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import redis
 
@@ -46,11 +47,11 @@ from arena.core.config import DEFAULTS
 from arena.core.metrics import watch_loop_lag
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels, BotDialer
-from arena.store import REDIS_ERRORS, Job, Store, WorkerStatus
+from arena.store import REDIS_ERRORS, Job, MatchInputs, Store, WorkerStatus
 from arena.store.redis_server import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
-from arena.worker.job import InputsAhead, run_job_and_control
+from arena.worker.job import InputsAhead, read_inputs, run_job_and_control
 from arena.worker.metrics import jobs_reclaimed
 from arena.worker.settings import WorkerSettings
 
@@ -71,6 +72,14 @@ def io_threads(workers: int, concurrency: int) -> int:
     thread rather than each holding one, and a Redis connection (redis-py's pool refuses more than it was made
     for: ``worker_store``)."""
     return 4 + 3 * workers + min(concurrency, MATCH_IO_THREADS)
+
+
+def _with_inputs(store: Store, claim: Callable[..., list[Job]],
+                 *args: Any) -> tuple[list[Job], dict[str, tuple[float, MatchInputs]]]:
+    """``claim(*args)`` (``Store.read_jobs`` or ``Store.reclaim_jobs``) and the claimed jobs' pre-match reads
+    (``arena.worker.job.read_inputs``), in the calling thread: one thread hop for both."""
+    jobs = claim(*args)
+    return jobs, read_inputs(store, jobs)
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
@@ -148,7 +157,8 @@ class _Worker:
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
-        self.reads_ahead: dict[str, InputsAhead] = {}  # entry id of a prefetched job -> its pre-match reads
+        self.reads_ahead: dict[str, InputsAhead] = {}  # entry id of a claimed job not started -> its pre-match reads
+        self.health_epoch = 0  # matches settled that kept their slot (their health may have changed a bot's)
         self.playing: set[asyncio.Task[str]] = set()  # running tasks whose match is not over: the slots in use
         self.slot_freed = asyncio.Event()
         self.matches_done = 0
@@ -162,11 +172,19 @@ class _Worker:
             running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
             matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
 
+    def _refresh_and_beat(self, jobs: list[Job], status: WorkerStatus) -> dict[str, str]:
+        """In a thread: refresh ``jobs`` (``Store.refresh_jobs``; none: nothing to refresh), then write the
+        heartbeat ``status``: one thread hop for both. Returns the jobs lost, as ``refresh_jobs``."""
+        lost = self.store.refresh_jobs(self.name, jobs) if jobs else {}
+        self.store.heartbeat(status, forget_s=self.forget_s)
+        return lost
+
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)
         ahead = list(self.prefetched)
-        if (snapshot or ahead) and not stopped:
-            lost = await asyncio.to_thread(self.store.refresh_jobs, self.name, [*snapshot.values(), *ahead])
+        refresh = [*snapshot.values(), *ahead] if not stopped else []
+        lost = await asyncio.to_thread(self._refresh_and_beat, refresh, self.status(stopped=stopped))
+        if refresh:
             for job in ahead:
                 if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
                     self.prefetched.remove(job)
@@ -176,7 +194,6 @@ class _Worker:
             lost = {k: v for k, v in lost.items() if k not in {j.entry_id for j in ahead}}
             if lost:
                 await self.report_lost(lost, snapshot)
-        await asyncio.to_thread(self.store.heartbeat, self.status(stopped=stopped), forget_s=self.forget_s)
 
     def _still_running(self, task: asyncio.Task[str]) -> bool:
         return not task.done() and task in self.running
@@ -223,10 +240,11 @@ class _Worker:
             self.poke.clear()
 
     def claimed_ahead(self, jobs: Sequence[Job]) -> None:
-        """Keep ``jobs`` (claimed while every slot plays) to start next, and start their pre-match reads."""
+        """Keep ``jobs`` (claimed while every slot plays) to start next, and start their pre-match reads unless
+        the claim made them."""
         self.prefetched.extend(jobs)
         for job in jobs:
-            if job.spec is not None:
+            if job.spec is not None and job.entry_id not in self.reads_ahead:
                 self.reads_ahead[job.entry_id] = InputsAhead(self.store, job.spec)
 
     def drop_read_ahead(self, job: Job) -> None:
@@ -251,6 +269,7 @@ class _Worker:
         self.running.pop(task, None)
         if task in self.playing:  # it kept its slot until settled: it may have made a bot unhealthy
             self.playing.discard(task)
+            self.health_epoch += 1  # a claim under way read before that: its reads are dropped
             for job in self.prefetched:  # reads ahead started before its health was counted are stale
                 self.drop_read_ahead(job)
         self.slot_freed.set()
@@ -284,17 +303,23 @@ class _Worker:
                 await asyncio.to_thread(store.ensure_job_group)
                 self.group_ready = True
             jobs: list[Job] = []
+            epoch = self.health_epoch
             if time.monotonic() >= self.next_reclaim:
                 self.next_reclaim = time.monotonic() + self.reclaim_every
-                jobs = await asyncio.to_thread(store.reclaim_jobs, name, want,
-                                               int(settings.visibility_timeout_s * 1000))
+                jobs, reads = await asyncio.to_thread(_with_inputs, store, store.reclaim_jobs, name, want,
+                                                      int(settings.visibility_timeout_s * 1000))
                 jobs_reclaimed(jobs)
                 for job in jobs:
                     log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
                                 "refreshing it for %.1f s", name, job.entry_id,
                                 job.spec.match_id if job.spec else "?", job.deliveries, settings.visibility_timeout_s)
             if not jobs:
-                jobs = await asyncio.to_thread(store.read_jobs, name, want, settings.block_ms)
+                jobs, reads = await asyncio.to_thread(_with_inputs, store, store.read_jobs, name, want,
+                                                      settings.block_ms)
+            if epoch == self.health_epoch:  # else a match's health was counted meanwhile: the jobs read again
+                for job in jobs:
+                    if job.spec is not None and job.entry_id in reads:
+                        self.reads_ahead[job.entry_id] = InputsAhead(store, job.spec, reads[job.entry_id])
             return jobs
         except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
             log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)

@@ -120,3 +120,90 @@ def test_a_read_ahead_that_failed_is_read_again_without_an_unretrieved_exception
         return await match_job.InputsAhead(store, job.spec).fresh()
 
     assert asyncio.run(read()) is None
+
+
+def test_a_match_over_before_its_first_publication_writes_nothing_for_the_live_viewer(store: Store) -> None:
+    import asyncio
+
+    from arena.worker.live import LivePublisher
+
+    written: list[str] = []
+    for name in ("live_start", "live_append", "live_end"):
+        method = getattr(store, name)
+        setattr(store, name, lambda *a, _m=method, _n=name, **k: (written.append(_n), _m(*a, **k))[1])
+
+    async def short_match() -> None:
+        async with LivePublisher(store, "m-short", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=60.0) as live:
+            live.follow([{"seat": 0}], [], [])
+            await asyncio.sleep(0)
+
+    asyncio.run(short_match())
+    assert written == [] and store.live_match("m-short") is None
+
+
+def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten_when_it_ends(store: Store) -> None:
+    import asyncio
+
+    from arena.worker.live import LivePublisher
+
+    seen = []
+
+    async def long_match() -> None:
+        decisions: list[dict[str, object]] = [{"seat": 0, "action": 1}]
+        async with LivePublisher(store, "m-long", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=0.01) as live:
+            live.follow(decisions, [], [])
+            for _ in range(500):  # until the first publication is in (no timing asserted)
+                if store.live_match("m-long") is not None:
+                    break
+                await asyncio.sleep(0.01)
+            seen.append(store.live_match("m-long"))
+            decisions.append({"seat": 1, "action": 2})
+            for _ in range(500):
+                shown = store.live_match("m-long")
+                if shown is not None and len(shown.decisions) == 2:
+                    break
+                await asyncio.sleep(0.01)
+            seen.append(store.live_match("m-long"))
+
+    asyncio.run(long_match())
+    first, second = seen
+    assert first is not None and first.decisions == [{"seat": 0, "action": 1}] and first.head["started_at"] > 0
+    assert second is not None and second.decisions[1] == {"seat": 1, "action": 2}
+    assert second.head["started_at"] == first.head["started_at"]  # the start, not the last publication
+    assert store.live_match("m-long") is None  # forgotten once over
+
+
+def test_the_reads_before_a_match_say_whether_its_tournament_has_a_controller_to_call_after_it(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import json
+    import time
+
+    from arena.store import tournament_key
+    from arena.worker import job as match_job
+
+    for tid, flag in (("t8", "1"), ("t9", "0")):
+        store.client.hset(tournament_key("take5", tid), mapping={"state": "running", "controlled": flag,
+                                                                  "spec": json.dumps({"seed": 5})})
+    inputs = {tid: store.match_inputs("take5", f"{tid}-000001", tid, ["a@1", "b@1"]) for tid in ("t8", "t9")}
+    assert inputs["t8"].tournament_controlled is True and inputs["t9"].tournament_controlled is False
+    assert inputs["t9"].tournament_seed == 5 and inputs["t9"].tournament_state == "running"
+    assert store.match_inputs("take5", "m-1", "", ["a@1", "b@1"]).tournament_controlled is None
+
+    called: list[str] = []
+    monkeypatch.setattr(match_job, "after_match", lambda store, spec: called.append(spec.tournament))
+
+    async def fake_run_job(store: Store, job: object, **kwargs: object) -> str:
+        return "stored"
+
+    monkeypatch.setattr(match_job, "run_job", fake_run_job)
+
+    async def settle(tid: str, with_reads: bool) -> None:
+        spec = MatchSpec(match_id=f"{tid}-000001", game="take5", seats=("a@1", "b@1"), tournament=tid)
+        job = match_job.Job("1-0", spec, game="take5")
+        ahead = match_job.InputsAhead(store, spec, (time.monotonic(), inputs[tid])) if with_reads else None
+        await match_job.run_job_and_control(store, job, ahead=ahead)
+
+    for tid, with_reads in (("t8", True), ("t9", True), ("t9", False)):
+        asyncio.run(settle(tid, with_reads))
+    assert called == ["t8", "t9"]  # a round robin's controller is looked up only without its reads
