@@ -199,6 +199,7 @@ class RunningMatch:
                                                          functools.partial(self._connected, seat))
                 self.stubs[seat] = stream  # the stub's calls, on the stream
                 self.decide_calls[seat] = stream.Decide
+                self.requests[seat] = stream.decide_request(self.requests[seat])  # filled in its message
 
     def playing(self, seat: int) -> bool:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
@@ -284,15 +285,15 @@ class RunningMatch:
         """The seat's Decide request now (its reused message, refilled): the next sequence number and its view,
         which leaves out the history its bot keeps (``Game.view_message``)."""
         engine = self.engine
-        if self.keeps_history[seat]:
-            view_msg, self.sending[seat] = engine.view_message(self.state, seat, self.sent[seat])
-        else:
-            view_msg = engine.view_to_proto(engine.observe(self.state, seat))
         request = self.requests[seat]
+        view = getattr(request, self.game)
+        if self.keeps_history[seat]:
+            self.sending[seat] = engine.view_message_into(view, self.state, seat, self.sent[seat])
+        else:
+            view.CopyFrom(engine.view_to_proto(engine.observe(self.state, seat)))
         request.kind = self.kind_values[kind]  # type: ignore[assignment]
         request.sequence = self.sequence[seat]
         self.sequence[seat] += 1
-        getattr(request, self.game).CopyFrom(view_msg)
         return request
 
     async def _wait_for_unreachable(self, seats: list[int], requests: list[bot_pb2.DecideRequest],
