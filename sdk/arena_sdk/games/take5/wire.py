@@ -305,7 +305,7 @@ def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[ta
         seat, n, config, msg.hand_number, msg.turn, hand, rows, totals, penalties, history, previous, kind,
         msg.resolving_card or None, _picks_from_proto(msg.revealed), pool, _picks_from_proto(msg.draft_picks),
         first, prev_first)))
-    return view  # type: ignore[no-any-return]
+    return view
 
 
 @functools.lru_cache(maxsize=64)
