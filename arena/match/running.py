@@ -199,6 +199,7 @@ class RunningMatch:
                                                          functools.partial(self._connected, seat))
                 self.stubs[seat] = stream  # the stub's calls, on the stream
                 self.decide_calls[seat] = stream.Decide
+                self.requests[seat] = stream.decide_request(self.requests[seat])  # filled in its message
 
     def playing(self, seat: int) -> bool:
         """True while the seat is still asked its decisions (it has not forfeited, the time limit has not hit)."""
@@ -284,24 +285,25 @@ class RunningMatch:
         """The seat's Decide request now (its reused message, refilled): the next sequence number and its view,
         which leaves out the history its bot keeps (``Game.view_message``)."""
         engine = self.engine
-        if self.keeps_history[seat]:
-            view_msg, self.sending[seat] = engine.view_message(self.state, seat, self.sent[seat])
-        else:
-            view_msg = engine.view_to_proto(engine.observe(self.state, seat))
         request = self.requests[seat]
+        view = getattr(request, self.game)
+        if self.keeps_history[seat]:
+            self.sending[seat] = engine.view_message_into(view, self.state, seat, self.sent[seat])
+        else:
+            view.CopyFrom(engine.view_to_proto(engine.observe(self.state, seat)))
         request.kind = self.kind_values[kind]  # type: ignore[assignment]
         request.sequence = self.sequence[seat]
         self.sequence[seat] += 1
-        getattr(request, self.game).CopyFrom(view_msg)
         return request
 
-    async def _wait_for_unreachable(self, seats: list[int], requests: list[bot_pb2.DecideRequest], t0: float,
-                                    calls: list[Any], done_at: list[float], responses: list[Any],
-                                    errors: list[grpc.RpcError | None],
+    async def _wait_for_unreachable(self, seats: list[int], requests: list[bot_pb2.DecideRequest],
+                                    starts: list[float], calls: list[Any], done_at: list[float],
+                                    responses: list[Any], errors: list[grpc.RpcError | None],
                                     unreachable: list[grpc.RpcError | None]) -> None:
         """Call again, all at once, the Decides of ``seats`` whose first call found the bot unreachable
         (``errors[j]`` UNAVAILABLE), waiting for it to come back (``wait_for_ready``) for what is left of the
-        deadline that started at ``t0`` (``time.perf_counter()``), when ``_may_wait``; at most ``RECONNECT_TRIES``
+        deadline that started at ``starts[j]`` (``time.perf_counter()`` when the first call of ``seats[j]``
+        started), when ``_may_wait``; at most ``RECONNECT_TRIES``
         calls in all. Fills ``responses``, ``errors``, ``unreachable`` (the first UNAVAILABLE of each call made
         again) and ``done_at`` in place; every call made is appended to ``calls`` (cancelled with the others)."""
         deadline_s = self.deadline_ms / 1000
@@ -309,7 +311,7 @@ class RunningMatch:
             retry = []
             for j, seat in enumerate(seats):
                 exc = errors[j]
-                left = deadline_s - (time.perf_counter() - t0)
+                left = deadline_s - (time.perf_counter() - starts[j])
                 if (exc is None or status_code(exc) != grpc.StatusCode.UNAVAILABLE or left <= RECONNECT_MIN_S
                         or not self._may_wait(seat)):
                     continue
@@ -327,12 +329,28 @@ class RunningMatch:
                 except grpc.RpcError as exc:
                     errors[j] = exc
 
+    def _decide_outcome(self, seat: int, response: Any, error: grpc.RpcError | None,
+                        unreachable: grpc.RpcError | None) -> tuple[Any, str | None, str]:
+        """(the answer or None, fault kind or None, detail) of one Decide call of ``seat`` (``call_outcome``)."""
+        if error is None and response is not None and not isinstance(response, UndecodableAnswer):
+            if not self.reached[seat] or self.outages[seat]:  # an answer: call_outcome's, without the calls
+                self._reached(seat, None, None, False)
+            return response, None, ""
+        kind, detail = call_outcome("Decide", response, error, unreachable,
+                                    unreachable is not None and self._connected(seat), self.deadline_ms)
+        self._reached(seat, kind, error, unreachable is not None)
+        if isinstance(response, UndecodableAnswer):
+            self._log_undecodable(seat, "Decide", response)
+        return (response if kind is None else None), kind, detail
+
     async def _ask(self, seats: list[int], requests: list[bot_pb2.DecideRequest]) -> list[_Answer]:
-        """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours), and wait for
-        every answer or fault. A call that finds its bot unreachable is made again, waiting for the bot to come
-        back (``wait_for_ready``) for what is left of its deadline, so a bot restarting on its port costs at most
-        that decision. A timeout while the event loop was late is asked again (same request) with the others of
-        its wave, at most ``lag_retries`` times (``docs/failure-policy.md``)."""
+        """Ask every seat of ``seats`` its request at once (one gRPC call each, no task of ours; every request is
+        made before the first call starts, so no bot is charged the referee's work on the others' views), and
+        wait for every answer or fault. Each answer's latency counts from its own call's start. A call that finds
+        its bot unreachable is made again, waiting for the bot to come back (``wait_for_ready``) for what is left
+        of its deadline, so a bot restarting on its port costs at most that decision. A timeout while the event
+        loop was late is asked again (same request) with the others of its wave, at most ``lag_retries`` times
+        (``docs/failure-policy.md``)."""
         loop = asyncio.get_running_loop()
         threshold_ms = self.limits.excuse_threshold_ms(self.deadline_ms)
         answers: list[_Answer | None] = [None] * len(seats)
@@ -340,14 +358,16 @@ class RunningMatch:
         todo = list(range(len(seats)))
         while todo:
             since = loop.time()
-            t0 = time.perf_counter()
+            starts = [0.0] * len(todo)
             arrivals = _Arrivals(loop, len(todo))
             done_at = arrivals.done_at
             calls = []
+            mark = arrivals.mark
             for j, i in enumerate(todo):
                 seat = seats[i]
+                starts[j] = time.perf_counter()  # the call's own start: its latency and deadline count from it
                 call = self.decide_calls[seat](requests[i], **self.call_options[seat])
-                call.add_done_callback(functools.partial(arrivals.mark, j))
+                call.add_done_callback(functools.partial(mark, j))
                 calls.append(call)
             again = []
             responses: list[Any] = [None] * len(todo)
@@ -355,28 +375,24 @@ class RunningMatch:
             unreachable: list[grpc.RpcError | None] = [None] * len(todo)
             try:
                 await arrivals.all_in  # every call of the wave is over: each await below has its answer
+                failed = False
                 for j in range(len(todo)):
                     try:
                         responses[j] = await calls[j]
                     except grpc.RpcError as exc:
                         errors[j] = exc
-                await self._wait_for_unreachable([seats[i] for i in todo], [requests[i] for i in todo], t0,
-                                                 calls, done_at, responses, errors, unreachable)
+                        failed = True
+                if failed:  # some may have found their bot unreachable
+                    await self._wait_for_unreachable([seats[i] for i in todo], [requests[i] for i in todo],
+                                                     starts, calls, done_at, responses, errors, unreachable)
             except BaseException:  # cancelled: no call of ours outlives the match
                 for call in calls:
                     call.cancel()
                 raise
             for j, i in enumerate(todo):
                 seat = seats[i]
-                response = responses[j]
-                kind, detail = call_outcome("Decide", response, errors[j], unreachable[j],
-                                        unreachable[j] is not None and self._connected(seat), self.deadline_ms)
-                self._reached(seat, kind, errors[j], unreachable[j] is not None)
-                if isinstance(response, UndecodableAnswer):
-                    self._log_undecodable(seat, "Decide", response)
-                if kind is not None:
-                    response = None
-                latency_ms = round(((done_at[j] or time.perf_counter()) - t0) * 1000, 1)  # what a record keeps
+                response, kind, detail = self._decide_outcome(seat, responses[j], errors[j], unreachable[j])
+                latency_ms = round(((done_at[j] or time.perf_counter()) - starts[j]) * 1000, 1)  # a record keeps it
                 if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:
                     lag_ms = round(self.lag.max_since(since) * 1000, 3)  # as recorded, so replay agrees
                     if lag_ms > threshold_ms:  # the referee was late, not (necessarily) the bot: ask again
@@ -420,10 +436,9 @@ class RunningMatch:
             asked = [seat for seat in pending if self.playing(seat)]
             answers: dict[int, _Answer] = {}
             if asked:
-                seqs = [self.sequence[seat] for seat in asked]
+                seq_of = {seat: self.sequence[seat] for seat in asked}
                 requests = [self._request(seat, kinds[pending.index(seat)]) for seat in asked]
                 answers = dict(zip(asked, await self._ask(asked, requests)))
-                seq_of = dict(zip(asked, seqs))
             else:
                 await asyncio.sleep(0)  # nobody to ask: let the rest of the loop run between rounds
             # The reveal: every answer (or fault) is in; apply them in seat order.

@@ -215,14 +215,26 @@ class SeatStream:
         self.opened = 0  # streams opened so far
         self.answered = False  # the stream now open has brought an answer
         self.dropped = 0  # answers dropped: late, or for a sequence nobody waits for
+        self._decide = bot_pb2.RefereeMessage()  # see decide_request
+        self._decide_request = self._decide.decide
+
+    def decide_request(self, template: bot_pb2.DecideRequest) -> bot_pb2.DecideRequest:
+        """The seat's reusable Decide request (a copy of ``template``), held inside this stream's reusable
+        ``RefereeMessage``: ``Decide`` of that very request sends that message as it is, without copying the
+        request into a new one. The caller refills it for each decision."""
+        self._decide_request.CopyFrom(template)
+        return self._decide_request
 
     # the stub's methods
     def StartMatch(self, request: bot_pb2.StartMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
         return self._ask(bot_pb2.RefereeMessage(start=request), (bot_pb2.MATCH_STEP_START, 0), **kwargs)
 
     def Decide(self, request: bot_pb2.DecideRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
-        return self._ask(bot_pb2.RefereeMessage(decide=request), (bot_pb2.MATCH_STEP_DECIDE, request.sequence),
-                         **kwargs)
+        if request is self._decide_request:  # the request inside the reusable message (decide_request)
+            message = self._decide
+        else:
+            message = bot_pb2.RefereeMessage(decide=request)
+        return self._ask(message, (bot_pb2.MATCH_STEP_DECIDE, request.sequence), **kwargs)
 
     def EndMatch(self, request: bot_pb2.EndMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
         """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
@@ -242,6 +254,12 @@ class SeatStream:
             old.cancel()
         self.waiting[key] = call
         assert self.outbox is not None
+        if message is self._decide and (self.outbox.busy or not self.answered):
+            # not written (serialised) at once: behind another write, or on a stream that may still be sending
+            # its metadata; the caller reuses the message, so a snapshot waits instead
+            snapshot = bot_pb2.RefereeMessage()
+            snapshot.CopyFrom(message)
+            message = snapshot
         self.outbox.put(message)
         return call
 

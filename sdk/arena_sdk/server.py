@@ -237,11 +237,14 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         for message in requests:
             which = message.WhichOneof("request")
             if which == "decide":
-                sequence = message.decide.sequence
+                request = message.decide
+                answer = bot_pb2.BotMessage(sequence=request.sequence)
                 try:
-                    yield bot_pb2.BotMessage(sequence=sequence, decision=self.decide(message.decide))
+                    self._decide_into(request, answer.decision)  # filled in place: no copy of the answer
                 except _Abort as exc:
-                    yield _failure(bot_pb2.MATCH_STEP_DECIDE, exc, sequence)
+                    yield _failure(bot_pb2.MATCH_STEP_DECIDE, exc, request.sequence)
+                else:
+                    yield answer
             elif which == "start":
                 try:
                     yield bot_pb2.BotMessage(started=self.start_match(message.start))
@@ -268,6 +271,12 @@ class BotServicer(bot_pb2_grpc.BotServicer):
 
     def decide(self, request: bot_pb2.DecideRequest) -> bot_pb2.DecideResponse:
         """Decide: the bot's answer to the request's view (completed with the kept history). Raises ``_Abort``."""
+        response = bot_pb2.DecideResponse()
+        self._decide_into(request, response)
+        return response
+
+    def _decide_into(self, request: bot_pb2.DecideRequest, response: bot_pb2.DecideResponse) -> None:
+        """``decide``, the answer written into ``response`` (an empty message; left unset when it raises)."""
         if not request.match_id:
             raise _invalid("DecideRequest.match_id is empty")
         try:
@@ -318,7 +327,9 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             finally:  # the note of this answer (Bot.note), never carried over to the next one
                 take_note = getattr(entry.bot, "take_note", None)
                 note = take_note() if callable(take_note) else ""
-        return bot_pb2.DecideResponse(**{game_id: game.action_to_proto(action)}, note=note)
+        getattr(response, game_id).CopyFrom(game.action_to_proto(action))
+        if note:
+            response.note = note
 
     def end_match(self, request: bot_pb2.EndMatchRequest) -> bot_pb2.EndMatchResponse:
         """EndMatch: the bot object's ``on_end`` called and the object dropped. Raises ``_Abort``."""

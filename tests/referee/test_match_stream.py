@@ -5,16 +5,19 @@ recorded fault with the default action, and the record replays."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any
 
 import grpc
+import pytest
 
 from arena.match.channels import BotChannels
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
+from arena.match.streams import SeatStream
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -126,3 +129,69 @@ def test_the_stream_carries_the_bot_secret(seats_of, test_bot) -> None:
     # the first call of each stream sees the bot's status; a request grpc.aio was still writing when the bot ended
     # the stream may see "Internal error from Core" instead: an error fault either way
     assert any("PERMISSION_DENIED" in f.detail for f in wrong.faults)
+
+
+class _HeldCall:
+    """A stand-in for the ``grpc.aio`` stream call of ``SeatStream``: each write takes its message's bytes when it
+    starts (as grpc serialises it) and ends only when the test releases it; reads wait until the call is over."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+        self.writes: list[asyncio.Future[None]] = []
+        self.over = asyncio.get_running_loop().create_future()
+
+    async def write(self, message: Any) -> None:
+        self.sent.append(message.SerializeToString())
+        self.writes.append(asyncio.get_running_loop().create_future())
+        await self.writes[-1]
+
+    async def done_writing(self) -> None:
+        pass
+
+    async def read(self) -> Any:
+        await self.over
+        return grpc.aio.EOF
+
+    def done(self) -> bool:
+        return self.over.done()
+
+    def cancel(self) -> bool:
+        if not self.over.done():
+            self.over.set_result(None)
+        return True
+
+
+def test_a_reused_decide_request_that_waits_behind_a_write_is_sent_as_it_was() -> None:
+    """The referee refills one Decide request per seat (``SeatStream.decide_request``); a request that cannot be
+    written at once (behind another write) waits as a snapshot, so a later refill never changes what it sends."""
+
+    async def main() -> None:
+        call = _HeldCall()
+
+        class Stub:
+            def PlayMatch(self, **_: Any) -> _HeldCall:  # noqa: N802 - the stub's method
+                return call
+
+        stream = SeatStream(Stub(), 0, "held bot")
+        request = stream.decide_request(bot_pb2.DecideRequest(match_id="m", seat=0))
+        started = stream.StartMatch(bot_pb2.StartMatchRequest(match_id="m", seat=0), timeout=5.0)
+        stream._dispatch(bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse()), stream.waiting)
+        assert await started == bot_pb2.StartMatchResponse() and stream.answered
+        asked = []
+        for sequence, card in ((0, 11), (1, 22)):  # both wait behind the StartMatch's write, still held
+            request.sequence = sequence
+            request.take5.hand[:] = [card]
+            asked.append(stream.Decide(request, timeout=5.0))
+        for _ in range(3):
+            await asyncio.sleep(0)
+            while call.writes and not all(w.done() for w in call.writes):
+                next(w for w in call.writes if not w.done()).set_result(None)
+                await asyncio.sleep(0)
+        decides = [bot_pb2.RefereeMessage.FromString(b).decide for b in call.sent[1:]]
+        assert [(d.sequence, list(d.take5.hand)) for d in decides] == [(0, [11]), (1, [22])]
+        stream.close()
+        for c in asked:
+            with pytest.raises(grpc.RpcError):
+                await c
+
+    asyncio.run(main())

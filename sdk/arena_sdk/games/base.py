@@ -321,6 +321,14 @@ class Game(ABC):
         history needs."""
         return self.view_to_proto(self.observe(state, seat)), None
 
+    def view_message_into(self, dest: Any, state: Any, seat: int, sent: Any) -> Any:
+        """``view_message``, written into ``dest`` (the game's view message inside the request the referee sends,
+        overwritten), returning ``sent_after``. The default copies ``view_message``'s message; a game may write
+        ``dest`` directly to save that copy."""
+        msg, after = self.view_message(state, seat, sent)
+        dest.CopyFrom(msg)
+        return after
+
     def view_from_message(self, msg: Any, kind: str | None, kept: Any) -> tuple[Any, Any]:
         """Bot side (the SDK server, per (match, seat)): the typed view of a message made by ``view_message``,
         completed with what was ``kept`` from the earlier messages of the same (match, seat) (None at the first),

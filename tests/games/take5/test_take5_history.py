@@ -171,9 +171,10 @@ def test_decode_view_completes_from_what_it_kept() -> None:
 @pytest.mark.parametrize("draft", [False, True])
 def test_the_view_encoded_once_per_turn_equals_each_seats_own_encoding(draft: bool,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """``Take5Game.view_message`` copies the last (state, sent, kind) message for the next seat and replaces its
-    seat and hand: for every seat of every state of random games, with the seat's real ``sent`` and with others
-    (None, a stale hand), the message equals ``encode_view(observe(state, seat), sent)`` byte for byte."""
+    """``Take5Game.view_message`` (and ``view_message_into``, which writes it into a request's view) copies the last
+    (state, sent, kind) message for the next seat and replaces its seat and hand: for every seat of every state of
+    random games, with the seat's real ``sent`` and with others (None, a stale hand), the message equals
+    ``encode_view(observe(state, seat), sent)`` byte for byte."""
     import random
 
     encoded = []
@@ -193,7 +194,12 @@ def test_the_view_encoded_once_per_turn_equals_each_seats_own_encoding(draft: bo
                     want, want_after = encode(rules.observe(state, seat), given)
                     assert msg.SerializeToString() == want.SerializeToString() and after == want_after
                     msg.hand.append(999)  # a caller that changes its message changes no other seat's
-                    calls += 1
+                    # the same written into a request's view (dirty from the last one), sharing the cache
+                    request = bot_pb2.DecideRequest(take5=bot_pb2.Take5View(hand=[7], history_first_turn=3))
+                    assert GAME.view_message_into(request.take5, state, seat, given) == want_after
+                    assert request.take5.SerializeToString() == want.SerializeToString()
+                    request.take5.hand.append(999)
+                    calls += 2
             for seat in pending:
                 sent[seat] = GAME.view_message(state, seat, sent[seat])[1]
             for seat in pending:

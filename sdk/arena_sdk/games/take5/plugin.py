@@ -39,6 +39,18 @@ class Take5Game(PackageGame):
         self._last_view = (state, sent, kind, kept, after)  # one tuple: threads see the old or the new entry
         return msg, after
 
+    def view_message_into(self, dest: Any, state: Any, seat: int, sent: Any) -> Any:
+        """``view_message`` written into ``dest`` with one copy of the message (none of it made twice)."""
+        kind = rules.decision_kind(state, seat)
+        last = self._last_view
+        if last is None or last[0] is not state or last[1] != sent or last[2] != kind:
+            msg, after = wire.encode_view(rules.observe(state, seat), sent)
+            last = self._last_view = (state, sent, kind, msg, after)  # msg stays as encoded: only copies leave
+        dest.CopyFrom(last[3])
+        dest.seat = seat
+        dest.hand[:] = state.hands[seat]
+        return last[4]
+
     def view_from_message(self, msg: Any, kind: str | None, kept: Any) -> tuple[rules.Take5View, Any]:
         return wire.decode_view(msg, kind, kept)
 

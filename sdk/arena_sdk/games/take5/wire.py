@@ -135,11 +135,34 @@ def _turns_to_proto(turns: tuple[take5.Turn, ...]) -> list[bot_pb2.Take5Turn]:
 
 
 def _turns_from_proto(turns: Any) -> tuple[take5.Turn, ...]:
-    Play, Turn = take5.Play, take5.Turn  # positional: (seat, card, row, taken, chose_row), (turn, plays)
-    return tuple([
-        Turn(t.turn, tuple([Play(p.seat, p.card, p.row, tuple(p.taken), p.chose_row) for p in t.plays]))
-        for t in turns
-    ])
+    # Repeated fields are read by slicing (``[:]``, a list in one C call), 2-3 times faster than iterating the
+    # container; the frozen dataclasses are filled like ``_filled`` (same objects as their constructors make).
+    out = []
+    for t in turns[:]:
+        plays = []
+        for p in t.plays[:]:
+            play = _new(_Play)
+            play.__dict__.update(seat=p.seat, card=p.card, row=p.row, taken=tuple(p.taken[:]),
+                                 chose_row=p.chose_row)
+            plays.append(play)
+        turn = _new(_Turn)
+        turn.__dict__.update(turn=t.turn, plays=tuple(plays))
+        out.append(turn)
+    return tuple(out)
+
+
+_new = object.__new__
+_Play, _Turn, _Pick, _View = take5.Play, take5.Turn, take5.Pick, take5.Take5View
+_VIEW_FIELDS = tuple(_View.__dataclass_fields__)  # in declaration order
+
+
+def _picks_from_proto(picks: Any) -> tuple[take5.Pick, ...]:
+    out = []
+    for p in picks[:]:
+        pick = _new(_Pick)
+        pick.__dict__.update(seat=p.seat, card=p.card)
+        out.append(pick)
+    return tuple(out)
 
 
 def view_to_proto(view: take5.Take5View, history_first_turn: int = 0,
@@ -247,15 +270,16 @@ def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[ta
     n = msg.num_players
     if not take5.MIN_PLAYERS <= n <= take5.MAX_PLAYERS:
         raise WireError(f"view.num_players must be {take5.MIN_PLAYERS}..{take5.MAX_PLAYERS}, got {n}")
-    if msg.seat >= n:
-        raise WireError(f"view.seat {msg.seat} is not below num_players {n}")
-    totals, penalties = tuple(msg.totals), tuple(msg.hand_penalties)
+    seat = msg.seat
+    if seat >= n:
+        raise WireError(f"view.seat {seat} is not below num_players {n}")
+    totals, penalties = tuple(msg.totals[:]), tuple(msg.hand_penalties[:])
     if len(totals) != n or len(penalties) != n:
         raise WireError(f"view.totals and view.hand_penalties must hold {n} values")
-    rows = tuple([tuple(r.cards) for r in msg.rows])
+    rows = tuple([tuple(r.cards[:]) for r in msg.rows[:]])
     if rows and len(rows) != take5.NUM_ROWS:
         raise WireError(f"view.rows must hold {take5.NUM_ROWS} rows, got {len(rows)}")
-    hand, pool = tuple(msg.hand), tuple(msg.draft_pool)
+    hand, pool = tuple(msg.hand[:]), tuple(msg.draft_pool[:])
     cards = list(hand)
     for row in rows:
         cards += row
@@ -270,30 +294,18 @@ def _view_from_proto(msg: bot_pb2.Take5View, kind: str | None, history: tuple[ta
         raise WireError(f"view.hand holds {len(hand)} cards, at most {take5.HAND_SIZE}")
     drafting = not any(rows)  # the rows start only after the draft
     for i, row in enumerate(rows):
-        if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or row != tuple(sorted(row)):
+        if not drafting and not 1 <= len(row) <= take5.ROW_CAPACITY or list(row) != sorted(row):
             raise WireError(f"view.rows[{i}] must hold 1..{take5.ROW_CAPACITY} ascending cards, got {list(row)}")
     c = msg.config
     config = _config_of(c.limit, c.limit_rule, c.known_cards, c.draft)
-    return take5.Take5View(
-        seat=msg.seat,
-        num_players=n,
-        config=config,
-        hand_number=msg.hand_number,
-        turn=msg.turn,
-        hand=hand,
-        rows=rows,
-        totals=totals,
-        hand_penalties=penalties,
-        history=history,
-        previous_history=previous,
-        kind=kind,
-        resolving_card=msg.resolving_card or None,
-        revealed=tuple([take5.Pick(p.seat, p.card) for p in msg.revealed]),
-        draft_pool=pool,
-        draft_picks=tuple([take5.Pick(p.seat, p.card) for p in msg.draft_picks]),
-        history_first_turn=first,
-        previous_history_first_turn=prev_first,
-    )
+    # ``take5.Take5View(...)`` filled directly (no ``__post_init__``, no slots: the same frozen object, as
+    # ``rules._evolve`` does), in the order of _VIEW_FIELDS
+    view = _new(_View)
+    view.__dict__.update(zip(_VIEW_FIELDS, (
+        seat, n, config, msg.hand_number, msg.turn, hand, rows, totals, penalties, history, previous, kind,
+        msg.resolving_card or None, _picks_from_proto(msg.revealed), pool, _picks_from_proto(msg.draft_picks),
+        first, prev_first)))
+    return view
 
 
 @functools.lru_cache(maxsize=64)
