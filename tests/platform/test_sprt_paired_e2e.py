@@ -112,3 +112,10 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     assert not counted - recomputed, (counted, recomputed)  # every counted outcome is one a block's tables show
     standings = stub_.GetStandings(arena_pb2.GetStandingsRequest(id=tid))
     assert {e.bot for e in standings.entries} >= {"sprtbot@1", "sprtbot@2"}
+    if not statistic:  # the other way round, V2 the random version: not better (H0), whatever the first blocks
+        worse = CliRunner().invoke(cli, [
+            "--admin-token", server.admin_token, "sprt", "sprtbot@2", "sprtbot@1", "--house", ",".join(house),
+            "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
+            "--server", address, "--json"], prog_name="arena")
+        assert worse.exit_code == 0, worse.output
+        assert json.loads(worse.stdout)["verdict"] == "H0", worse.stdout
