@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -195,6 +195,20 @@ def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.rand
              tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``tests`` SPRTs (elo0 0, elo1, 5 %/5 %) drawing blocks from ``probs``: (verdicts +1/-1/0, blocks, the LLR
     at the end: beyond Wald's bound by its overshoot)."""
+    return _run(probs, lambda counts: sprt.llr_counts(counts, seats, 0.0, elo1, head_to_head=h2h), rng, tests)
+
+
+def simulate_score(probs: np.ndarray, nelo1: float, rng: np.random.Generator,
+                   tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tests`` SPRTs of the paired test on the relative score (``arena.ratings.score_sprt``: nelo0 0, ``nelo1``,
+    5 %/5 %) drawing blocks from the trinomial ``probs`` (V2 worse, alike, better): as ``simulate``."""
+    return _run(probs, lambda counts: score_sprt.llr_counts(counts, 0.0, nelo1), rng, tests)
+
+
+def _run(probs: np.ndarray, llr_of: Callable[[np.ndarray], np.ndarray], rng: np.random.Generator,
+         tests: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tests`` SPRTs side by side, one block per step drawn from ``probs`` (a category per block), each stopped
+    when ``llr_of`` its counts (tests, categories) leaves Wald's bounds at 5 %/5 %."""
     width = len(probs)
     counts = np.zeros((tests, width))
     verdict = np.zeros(tests, dtype=int)
@@ -205,33 +219,9 @@ def simulate(probs: np.ndarray, seats: int, elo1: float, h2h: bool, rng: np.rand
     for _ in range(MAX_SIM_BLOCKS):
         if running.size == 0:
             break
-        draws = rng.choice(width, size=running.size, p=probs)
-        counts[running, draws] += 1
+        counts[running, rng.choice(width, size=running.size, p=probs)] += 1
         blocks[running] += 1
-        llr = sprt.llr_counts(counts[running], seats, 0.0, elo1, head_to_head=h2h)
-        decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
-        verdict[running] = decided
-        final[running] = llr
-        running = running[decided == 0]
-    return verdict, blocks, final
-
-
-def simulate_score(probs: np.ndarray, nelo1: float, rng: np.random.Generator,
-                   tests: int = SIM_TESTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``tests`` SPRTs of the paired test on the relative score (``arena.ratings.score_sprt``: nelo0 0, ``nelo1``,
-    5 %/5 %) drawing blocks from the trinomial ``probs`` (V2 worse, alike, better): as ``simulate``."""
-    counts = np.zeros((tests, 3))
-    verdict = np.zeros(tests, dtype=int)
-    blocks = np.zeros(tests, dtype=int)
-    final = np.zeros(tests)
-    lower, upper = sprt.bounds(0.05, 0.05)
-    running = np.arange(tests)
-    for _ in range(MAX_SIM_BLOCKS):
-        if running.size == 0:
-            break
-        counts[running, rng.choice(3, size=running.size, p=probs)] += 1
-        blocks[running] += 1
-        llr = score_sprt.llr_counts(counts[running], 0.0, nelo1)
+        llr = llr_of(counts[running])
         decided = np.where(llr >= upper, 1, np.where(llr <= lower, -1, 0))
         verdict[running] = decided
         final[running] = llr
