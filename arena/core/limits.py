@@ -80,6 +80,7 @@ MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
 SPRT_FIELD = 64  # CreateSprtRequest.field
 HOUSE_BOT = 71  # CreateSprtRequest.house: "house:" and a sample name of at most 64 characters
 SPRT_HOUSE = 9  # CreateSprtRequest.house: one house bot per other seat of at most 10 seats
+SPRT_STATISTIC = 16  # CreateSprtRequest.statistic: "score" or "points"
 # Calls that call bots' GetInfo at the same time, per caller class (arena.server.admission); more get
 # RESOURCE_EXHAUSTED (a ListBots over its share comes unchecked instead).
 ORGANISER_CHECKS = 4  # calls with the admin token (a tournament's readiness probe)
@@ -137,6 +138,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "CreateSprtRequest.field": (BOT_REF, SPRT_FIELD),
     "CreateSprtRequest.deals": (DEAL_PLAN, None),
     "CreateSprtRequest.house": (HOUSE_BOT, SPRT_HOUSE),
+    "CreateSprtRequest.statistic": (SPRT_STATISTIC, None),
     "GetSprtRequest.id": (TOURNAMENT_ID, None),
     "GetLadderRequest.game": (GAME_ID, None),
     "GetLadderRequest.method": (LADDER_METHOD, None),

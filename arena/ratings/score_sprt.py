@@ -7,15 +7,15 @@ them by the game's scores, which show what the two versions did differently even
 
 **Outcome.** A version's *relative score* at its table is how much better its game score is than the mean of the
 other seats' scores, ``r = sign * (score_V - mean of the others)`` with ``sign = -1`` when a lower score is better
-(Take 5's bullheads) and ``+1`` otherwise; the block's outcome is ``d = r(V2's table) - r(V1's table)``, in the
+(a penalty score) and ``+1`` otherwise; the block's outcome is ``d = r(V2's table) - r(V1's table)``, in the
 game's score units (``block_score_outcome``), stored as it is (``ScoreState``; the mean is shown to people).
 
 **Statistic.** The test runs on the sign of ``d``: +1 when V2 ended better relative to its table than V1 did in
 the same scenario, 0 when both ended alike (identical games end alike), -1 when worse: a paired sign test, so
 "better" means *better in more scenarios than worse*. Not the mean of ``d``: its distribution is skewed and
-heavy-tailed (a different row choice in Take 5 sometimes swings 30 bullheads later in the hand), which made a
+heavy-tailed (one different early choice can swing the score of a whole hand), which made a
 sequential test of its mean accept a non-existent gap too often (7-8 % at a nominal 5 %, ``docs/ab-tests.md``),
-while its sign carries more information per block (2.6 times, measured on Take 5 versions that differ in one
+while its sign carries more information per block (2.6 times, measured on versions that differ in one
 rule).
 
 **Normalized Elo.** The hypotheses fix the sign's mean in units of its standard deviation, the block's t-value
