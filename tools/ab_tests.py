@@ -245,14 +245,22 @@ def case_score(outcomes: list[float], rng: np.random.Generator, tests: int = SIM
         return out
     k = 0.5 * math.log(probs[0] / probs[2])  # the tilt p_i e^(k a_i) with equal worse and better
     null = probs * np.exp(k * score_sprt.SIGNS)
-    verdict1, blocks1, final1 = simulate_score(probs, nelo, rng, tests)
-    verdict0, blocks0, final0 = simulate_score(null / null.sum(), nelo, rng, tests)
-    fp = float(np.mean(verdict0 == 1))
-    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
-               fp_se=math.sqrt(fp * (1 - fp) / tests), matches_h0=2 * float(blocks0.mean()),
-               undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
-               overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
+    out.update(rates(simulate_score(probs, nelo, rng, tests), simulate_score(null / null.sum(), nelo, rng, tests)))
     return out
+
+
+def rates(under_h1: tuple[np.ndarray, np.ndarray, np.ndarray],
+          under_h0: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict[str, float]:
+    """The figures of simulated SPRTs (``simulate``'s verdicts, blocks, final LLRs) on the measured distribution
+    (``under_h1``) and on it tilted to no difference (``under_h0``): matches to decide (2 per block), false-negative
+    and false-positive rates (with the latter's standard error), undecided shares and mean overshoots."""
+    verdict1, blocks1, final1 = under_h1
+    verdict0, blocks0, final0 = under_h0
+    fp = float(np.mean(verdict0 == 1))
+    return dict(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
+                fp_se=math.sqrt(fp * (1 - fp) / verdict0.size), matches_h0=2 * float(blocks0.mean()),
+                undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
+                overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
 
 
 def overshoot(verdict: np.ndarray, final: np.ndarray) -> float:
@@ -276,14 +284,8 @@ def case(game: str, pair: str, mode: str, outcomes: list[int], rng: np.random.Ge
     if not math.isfinite(elo) or elo <= 0:
         out.update(matches=math.nan, fn=math.nan, fp=math.nan)
         return out
-    verdict1, blocks1, final1 = simulate(freqs, seats, elo, h2h, rng, tests)
-    verdict0, blocks0, final0 = simulate(tilt(freqs, values, sprt.expected_outcome(0.0, h2h)), seats, elo, h2h,
-                                         rng, tests)
-    fp = float(np.mean(verdict0 == 1))
-    out.update(matches=2 * float(blocks1.mean()), fn=float(np.mean(verdict1 == -1)), fp=fp,
-               fp_se=math.sqrt(fp * (1 - fp) / tests), matches_h0=2 * float(blocks0.mean()),
-               undecided=float(np.mean(verdict1 == 0)), undecided_h0=float(np.mean(verdict0 == 0)),
-               overshoot=overshoot(verdict1, final1), overshoot_h0=overshoot(verdict0, final0))
+    null = tilt(freqs, values, sprt.expected_outcome(0.0, h2h))
+    out.update(rates(simulate(freqs, seats, elo, h2h, rng, tests), simulate(null, seats, elo, h2h, rng, tests)))
     return out
 
 
