@@ -19,7 +19,10 @@ is measured, then the worker stops (running matches drain). Printed per step:
   (hand, turn, kind) asks, each taking one think time, all seats of a round asked at once), and their ratio;
 * the event loop's lag p50 / p99, ms (a task asking to sleep 10 ms, and how late it wakes), in the window;
 * faults and forfeits charged in the matches overlapping the window (a bot that only sleeps deserves none);
-* CPU in the window, % of one core: this worker process, the bot processes together, redis-server.
+* CPU in the window, % of one core: this worker process, the bot processes together, redis-server;
+* where the ratio goes: "occupied", the matches playing in the window on average / N (below 1: slots waiting
+  between a match's end and the next match's start), and "round", the wall time per round of the matches that
+  ended in the window (the think time when nothing else costs). ratio ~ occupied x think time / round.
 
 ``--size quick`` (the default of ``make scale-inflight SIZE=quick``) measures 50,200,400 with short windows.
 
@@ -51,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import arena.match.referee as referee  # noqa: E402
+from arena.core.gc_tuning import tune_for_matches  # noqa: E402
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.local_bots import BotProcess, start_bots  # noqa: E402
 from arena.store import Store  # noqa: E402
@@ -107,6 +111,8 @@ class Step:
     worker_cpu_pct: float
     bots_cpu_pct: float
     redis_cpu_pct: float
+    occupied: float  # matches playing in the window on average / n (the rest: slots between two matches)
+    round_ms: float  # wall time per round of the matches that ended in the window (ideal: the think time)
 
 
 class Recorder:
@@ -186,6 +192,9 @@ async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], re
         await monitor
     done = 0.0
     overlapping = [m for m in recorder.played if m.end > t1 and m.start < t2]
+    playing_s = sum(min(m.end, t2) - max(m.start, t1) for m in overlapping)
+    ended = [m for m in overlapping if t1 <= m.end <= t2]
+    round_s = sum(m.end - m.start for m in ended) / max(1, sum(m.rounds for m in ended))
     for m in overlapping:
         done += m.decisions * (min(m.end, t2) - max(m.start, t1)) / max(m.end - m.start, 1e-9)
     per_think_s = (sum(m.decisions for m in recorder.played) / (sum(m.rounds for m in recorder.played) * think_s)
@@ -201,7 +210,8 @@ async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], re
                 fault_kinds=dict(Counter(k for m in overlapping for k in m.fault_kinds)),
                 worker_cpu_pct=round((cpu2 - cpu1) / wall * 100, 1),
                 bots_cpu_pct=round((bots2 - bots1) / wall * 100, 1),
-                redis_cpu_pct=round((redis2 - redis1) / wall * 100, 1))
+                redis_cpu_pct=round((redis2 - redis1) / wall * 100, 1),
+                occupied=round(playing_s / wall / n, 3), round_ms=round(round_s * 1000, 1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="write a cProfile of the event loop's thread in the windows to this file")
     parser.add_argument("--json", action="store_true", help="print the steps as JSON")
     args = parser.parse_args(argv)
+    tune_for_matches()  # as ``arena worker`` does (``run_workers``)
     inflight_s, window_s, warmup_s = SIZES[args.size]
     steps = [int(x) for x in (args.inflight or inflight_s).split(",")]
     window_s = args.window if args.window is not None else window_s
@@ -265,11 +276,13 @@ def main(argv: list[str] | None = None) -> int:
           f"answer after {args.think_ms:g} ms; deadline {args.deadline_ms} ms; {os.cpu_count()} cores; "
           f"window {window_s:g} s per step")
     print(f"{'in flight':>9} {'matches':>7} {'decisions/s':>11} {'ideal':>8} {'ratio':>6} {'lag p50':>8} "
-          f"{'lag p99':>8} {'lag max':>8} {'faults':>6} {'forfeits':>8} {'CPU worker':>10} {'bots':>6} {'redis':>6}")
+          f"{'lag p99':>8} {'lag max':>8} {'faults':>6} {'forfeits':>8} {'CPU worker':>10} {'bots':>6} {'redis':>6} "
+          f"{'occupied':>8} {'round':>8}")
     for s in results:
         print(f"{s.inflight:>9} {s.matches:>7} {s.decisions_per_s:>11.1f} {s.ideal_per_s:>8.1f} {s.ratio:>6.3f} "
               f"{s.lag_p50_ms:>5.1f} ms {s.lag_p99_ms:>5.1f} ms {s.lag_max_ms:>5.0f} ms {s.faults:>6} "
-              f"{s.forfeits:>8} {s.worker_cpu_pct:>9.0f}% {s.bots_cpu_pct:>5.0f}% {s.redis_cpu_pct:>5.0f}%"
+              f"{s.forfeits:>8} {s.worker_cpu_pct:>9.0f}% {s.bots_cpu_pct:>5.0f}% {s.redis_cpu_pct:>5.0f}% "
+              f"{s.occupied:>8.3f} {s.round_ms:>5.0f} ms"
               + (f"  ({', '.join(f'{k} {v}' for k, v in sorted(s.fault_kinds.items()))})" if s.faults else ""))
     if results:
         print(f"(median ratio {statistics.median(s.ratio for s in results):.3f})")

@@ -57,7 +57,7 @@ from arena.store.keys import (
     versions_key,
     worker_key,
 )
-from arena.store.live import LiveMatch, LiveStore
+from arena.store.live import LiveMatch, LiveStore, LiveWrite
 from arena.store.owners import OwnerAccount, OwnerStore, QuotaError, Registration, UnknownOwnerError
 from arena.store.results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from arena.store.sprt import SprtRecord, SprtStore, TableOutcome
@@ -195,7 +195,7 @@ __all__ = [
     "ARENA_ID", "CHUNK", "MatchInputs", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",
     "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS", "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotHealth",
     "REDIS_ERRORS", "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
-    "LiveMatch", "LiveStore",
+    "LiveMatch", "LiveStore", "LiveWrite",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_key",

@@ -23,6 +23,18 @@ MAX_LIVE_ENTRIES = 200_000  # a live log longer than this is not read (a match h
 
 
 @dataclass(frozen=True)
+class LiveWrite:
+    """One live match's publication (``LiveStore.live_publish``): ``head_json``, its head as JSON (``LiveMatch``'s
+    head, ``updated_at`` included); ``entries``, what it played since its last publication; ``first``: its first
+    publication (an older log of the same match id is dropped)."""
+
+    match_id: str
+    head_json: str
+    entries: Sequence[Mapping[str, Any]] = ()
+    first: bool = False
+
+
+@dataclass(frozen=True)
 class LiveMatch:
     """A match being played, as published: ``head`` (game, config, seed, deals, seats, tournament, started_at,
     updated_at) and its ``decisions``, ``faults`` and ``forfeits`` so far (the match record's JSON forms)."""
@@ -36,35 +48,45 @@ class LiveMatch:
 class LiveStore(StoreBase):
     """The live matches (see the module docstring)."""
 
+    def live_publish(self, writes: Sequence[LiveWrite], ends: Sequence[str] = ()) -> None:
+        """One pipelined round trip for any number of live matches: first the keys of each match id in ``ends``
+        are deleted (its result is stored, or it will not be played on), then each of ``writes`` is applied: its
+        head written (TTL renewed), its entries ({"d": decision} | {"f": fault} | {"x": forfeit}) appended to its
+        log, whose TTL is renewed too; a ``first`` write drops any older log of that id before appending."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in ends:
+            pipe.delete(live_head_key(match_id), live_log_key(match_id))
+        for w in writes:
+            log_key = live_log_key(w.match_id)
+            pipe.set(live_head_key(w.match_id), w.head_json, ex=LIVE_TTL_S)
+            if w.first:
+                pipe.delete(log_key)
+            if w.entries:
+                pipe.rpush(log_key, *(json.dumps(e) for e in w.entries))
+                pipe.expire(log_key, LIVE_TTL_S)
+            elif not w.first:
+                pipe.expire(log_key, LIVE_TTL_S)
+        if ends or writes:
+            pipe.execute()
+
     def live_start(self, match_id: str, head: Mapping[str, Any],
                    entries: Sequence[Mapping[str, Any]] = ()) -> None:
         """Publish that ``match_id`` is being played with ``head`` (JSON-ready) and the ``entries`` so far (as
-        ``live_append``), in one round trip; any older log of that id is dropped. ``started_at`` is now, or
+        ``live_publish``), in one round trip; any older log of that id is dropped. ``started_at`` is now, or
         ``head["started_at"]`` when given (s since epoch)."""
         now = time.time()
         data = dict(head, updated_at=now)
         data.setdefault("started_at", now)
-        pipe = self.client.pipeline(transaction=False)
-        pipe.set(live_head_key(match_id), json.dumps(data), ex=LIVE_TTL_S)
-        pipe.delete(live_log_key(match_id))
-        if entries:
-            pipe.rpush(live_log_key(match_id), *(json.dumps(e) for e in entries))
-            pipe.expire(live_log_key(match_id), LIVE_TTL_S)
-        pipe.execute()
+        self.live_publish([LiveWrite(match_id, json.dumps(data), tuple(entries), first=True)])
 
     def live_append(self, match_id: str, entries: Sequence[Mapping[str, Any]], head: Mapping[str, Any]) -> None:
-        """Append ``entries`` ({"d": decision} | {"f": fault} | {"x": forfeit}) to the log of ``match_id`` and
-        renew both keys (``head`` is written again with a fresh ``updated_at``)."""
-        pipe = self.client.pipeline(transaction=False)
-        if entries:
-            pipe.rpush(live_log_key(match_id), *(json.dumps(e) for e in entries))
-        pipe.set(live_head_key(match_id), json.dumps(dict(head, updated_at=time.time())), ex=LIVE_TTL_S)
-        pipe.expire(live_log_key(match_id), LIVE_TTL_S)
-        pipe.execute()
+        """Append ``entries`` to the log of ``match_id`` and renew both keys (``head`` is written again with a
+        fresh ``updated_at``)."""
+        self.live_publish([LiveWrite(match_id, json.dumps(dict(head, updated_at=time.time())), tuple(entries))])
 
     def live_end(self, match_id: str) -> None:
         """Forget the live match ``match_id`` (its result is stored, or it will not be played on)."""
-        self.client.delete(live_head_key(match_id), live_log_key(match_id))
+        self.live_publish([], [match_id])
 
     def live_match(self, match_id: str) -> LiveMatch | None:
         """The live match ``match_id`` as published, or None when no worker is playing it (or its log is

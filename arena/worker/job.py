@@ -44,7 +44,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
 from arena.core.specs import MatchSpec, is_house_bot
@@ -55,6 +55,9 @@ from arena.tournaments.controllers import after_match
 from arena.worker import metrics
 from arena.worker.health import MISMATCH_PREFIX, charged_outcomes
 from arena.worker.settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from arena.worker.live import LiveHub
 
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 
@@ -127,13 +130,14 @@ def _consume_exception(task: asyncio.Future[Any]) -> None:
 
 async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = None, worker: str = "",
                   channels: BotChannels | None = None, on_played: Callable[[], None] | None = None,
-                  ahead: InputsAhead | None = None) -> str:
+                  ahead: InputsAhead | None = None, live: LiveHub | None = None) -> str:
     """Settle one claimed job (see the module docstring for the order of the checks) as ``worker`` with the
     worker's ``settings`` (None: the defaults; it uses ``max_deliveries``, ``call_deadline_ms`` and
     ``unhealthy_after``); its match leases its channels to the bots from ``channels`` (the worker's pool; None:
     the match's own). ``on_played`` is called once the match is over if storing it can make no bot unhealthy (no
     seat failed, none was unhealthy), so the worker may start its next match while this result is stored.
     ``ahead``: its pre-match reads, started when the job was claimed ahead (used when still fresh, ``InputsAhead``).
+    ``live``: the worker's ``LiveHub``, which publishes the match for the viewer (None: a hub of the match's own).
 
     Returns what happened: "stored" (played, result stored now), "duplicate" (the result was stored before),
     "cancelled" (tournament cancelled, not played), "failed" (poison or bad config, recorded as failed),
@@ -189,11 +193,11 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
         # the match viewer follows the match live until its result is stored (then GetMatch has it)
-        async with LivePublisher(store, spec.match_id, head) as live:
+        async with LivePublisher(store, spec.match_id, head, hub=live) as publisher:
             with metrics.match_playing(spec.game):
                 record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
                                          channels=channels, seat_seeds=seat_seeds,
-                                         on_start=live.follow)
+                                         on_start=publisher.follow)
             result = record.result
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
                         if not is_house_bot(bot)}  # a house bot has no health: it is ours

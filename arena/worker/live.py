@@ -1,22 +1,25 @@
-"""A worker publishes the match it plays for the match viewer (``GetLiveMatch``): once it has been playing for
-``PUBLISH_PERIOD_S`` seconds, its inputs and the decisions, faults and forfeits so far, then the new ones about
-every ``PUBLISH_PERIOD_S`` seconds, through ``arena.store.live`` (one pipelined write off the event loop each time,
-so a match's round trips to its bots are not slowed). A match over sooner is never published: it costs Redis
-nothing, and the viewer, which polls every second, finds it stored. The keys are deleted when a published match
-ends, whatever the outcome. A failure to publish is logged once and never stops a match.
+"""A worker publishes the matches it plays for the match viewer (``GetLiveMatch``) through one ``LiveHub``: about
+every ``PUBLISH_PERIOD_S`` seconds, each match that has been playing for at least that long gets its inputs (the
+first time) and the decisions, faults and forfeits played since its last publication, all matches together in one
+pipelined write off the event loop (``arena.store.live.LiveStore.live_publish``), so neither a match's round trips
+to its bots nor the worker's other matches are slowed: 400 matches in flight cost two thread hops a second, not
+eight hundred. A match over sooner is never published: it costs Redis nothing, and the viewer, which polls every
+second, finds it stored. The keys of a published match are deleted in the hub's next write after it ends, whatever
+the outcome. A failure to publish is logged once per hub and never stops a match.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from arena.match.record import Fault, Forfeit
-from arena.store import Store
+from arena.store import LiveWrite, Store
 
 log = logging.getLogger("arena.worker")
 PUBLISH_PERIOD_S = 0.5
@@ -32,75 +35,123 @@ def _forfeit(f: Forfeit) -> dict[str, Any]:
             "fault": f.fault}
 
 
-class LivePublisher:
-    """Publishes one match as it is played. Use as ``async with LivePublisher(store, match_id, head) as live:``
-    and pass ``live.follow`` as ``run_match(on_start=...)``. ``head``: game, config (JSON), seed, deals (JSON),
-    seats (bot ids), tournament ("" outside tournaments). Nothing is written before the first publication,
-    ``period_s`` seconds after entering; on exit a publication under way is waited for (never cut off in its
-    thread, so it cannot land after the keys are deleted), then the keys are deleted if anything was written."""
+class LiveHub:
+    """The live publications of the matches of one event loop (a worker's): ``LivePublisher`` objects join it
+    while their match plays. A task of the hub wakes every ``period_s`` seconds while any match is open or any
+    deletion is due, gathers every publication due, and writes them in one ``live_publish`` call in a thread;
+    publications are never written concurrently, so a match's deletion always lands after its last append.
+    ``aclose()`` writes the deletions still due and stops the task (a worker calls it when it stops)."""
 
-    def __init__(self, store: Store, match_id: str, head: Mapping[str, Any],
-                 period_s: float = PUBLISH_PERIOD_S) -> None:
-        self.store, self.match_id, self.head, self.period_s = store, match_id, dict(head), period_s
+    def __init__(self, store: Store, period_s: float = PUBLISH_PERIOD_S) -> None:
+        self.store, self.period_s = store, period_s
+        self.open: dict[int, LivePublisher] = {}
+        self.ends: list[str] = []  # match ids whose keys are to be deleted in the next write
+        self.task: asyncio.Task[None] | None = None
+        self.writing = False  # a write is in its thread now
+        self.closing = False
+        self.failed = False
+
+    def join(self, publisher: LivePublisher) -> None:
+        self.open[id(publisher)] = publisher
+        self._tick()
+
+    def leave(self, publisher: LivePublisher) -> None:
+        """``publisher``'s match is over: it is published no more, and its keys are deleted in the next write
+        when it was ever published."""
+        if self.open.pop(id(publisher), None) is not None and publisher.published:
+            self.ends.append(publisher.match_id)
+            self._tick()
+
+    def _tick(self) -> None:
+        if self.task is None and not self.closing:
+            self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        try:
+            while not self.closing and (self.open or self.ends):
+                await asyncio.sleep(self.period_s)
+                await self._write(self._due())
+        finally:
+            self.task = None
+
+    def _due(self) -> list[LiveWrite]:
+        """The publications due now, read between two awaits (so whole rounds only)."""
+        now, started_before = time.time(), time.monotonic() - self.period_s
+        return [p.take(now) for p in self.open.values() if p.opened <= started_before]
+
+    async def _write(self, writes: list[LiveWrite]) -> None:
+        ends, self.ends = self.ends, []
+        if not writes and not ends:
+            return
+        self.writing = True
+        try:
+            await asyncio.to_thread(self.store.live_publish, writes, ends)
+        except Exception as exc:  # noqa: BLE001 - the viewer misses an update; the matches go on
+            if not self.failed:
+                log.warning("cannot publish %d live matches for the match viewer: %s", len(writes), exc)
+            self.failed = True
+        finally:
+            self.writing = False
+
+    async def aclose(self) -> None:
+        """Stop publishing: a write under way is waited for (never cut off in its thread), then the deletions
+        still due are written."""
+        self.closing = True
+        task = self.task
+        if task is not None:
+            if not self.writing:  # asleep: nothing in flight
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self._write([])
+
+
+class LivePublisher:
+    """Publishes one match as it is played. Use as ``async with LivePublisher(store, match_id, head, hub=hub) as
+    live:`` and pass ``live.follow`` as ``run_match(on_start=...)``. ``head``: game, config (JSON), seed, deals
+    (JSON), seats (bot ids), tournament ("" outside tournaments). ``hub``: the worker's ``LiveHub``; None: a hub
+    of this match's own (``period_s``), closed on exit, so that the keys are deleted before the exit returns.
+    Nothing is written before the first publication, at least ``period_s`` seconds after entering."""
+
+    def __init__(self, store: Store, match_id: str, head: Mapping[str, Any], period_s: float = PUBLISH_PERIOD_S,
+                 hub: LiveHub | None = None) -> None:
+        self.match_id = match_id
+        self.own_hub = hub is None
+        self.hub = LiveHub(store, period_s) if hub is None else hub
+        head = dict(head)
+        head.setdefault("started_at", time.time())  # kept in every publication
+        self.head_prefix = json.dumps(head)[:-1]  # "updated_at" is added to each publication's copy
         self.lists: tuple[list[dict[str, Any]], list[Fault], list[Forfeit]] | None = None
         self.sent = [0, 0, 0]
-        self.task: asyncio.Task[None] | None = None
-        self.failed = False
-        self.published = False  # a publication was attempted: the keys may exist
-        self.publishing = False  # a publication is in its thread now
-        self.closing = False
+        self.opened = time.monotonic()
+        self.published = False  # a publication was taken: the keys may exist
 
     def follow(self, decisions: list[dict[str, Any]], faults: list[Fault], forfeits: list[Forfeit]) -> None:
         """``run_match``'s ``on_start``: keep the match's growing lists to publish from."""
         self.lists = (decisions, faults, forfeits)
 
     async def __aenter__(self) -> LivePublisher:
-        self.head.setdefault("started_at", time.time())  # kept in every publication
-        self.task = asyncio.ensure_future(self._run())
+        self.opened = time.monotonic()
+        self.hub.join(self)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self.task is not None:
-            self.closing = True
-            if not self.publishing:  # asleep: nothing in flight
-                self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
-        if not self.published:
-            return
-        try:
-            await asyncio.to_thread(self.store.live_end, self.match_id)
-        except Exception as exc:  # noqa: BLE001
-            self._failed(exc)
+        self.hub.leave(self)
+        if self.own_hub:
+            await self.hub.aclose()
 
-    def _failed(self, exc: BaseException) -> None:
-        if not self.failed:
-            log.warning("match %s: cannot publish it for the live viewer: %s", self.match_id, exc)
-        self.failed = True
-
-    def _new_entries(self) -> list[dict[str, Any]]:
-        """The entries not published yet: read in one go between two awaits, so whole rounds only."""
-        if self.lists is None:
-            return []
-        decisions, faults, forfeits = self.lists
-        entries: list[dict[str, Any]] = [{"d": dict(d)} for d in decisions[self.sent[0]:]]
-        entries += [{"f": _fault(f)} for f in faults[self.sent[1]:]]
-        entries += [{"x": _forfeit(f)} for f in forfeits[self.sent[2]:]]
-        self.sent = [len(decisions), len(faults), len(forfeits)]
-        return entries
-
-    async def _run(self) -> None:
-        while not self.closing:
-            await asyncio.sleep(self.period_s)
-            entries = self._new_entries()
-            first = not self.published
-            self.published = self.publishing = True
-            try:
-                if first:  # the inputs, with everything so far (an older log of this match id is dropped)
-                    await asyncio.to_thread(self.store.live_start, self.match_id, self.head, entries)
-                else:
-                    await asyncio.to_thread(self.store.live_append, self.match_id, entries, self.head)
-            except Exception as exc:  # noqa: BLE001
-                self._failed(exc)
-            finally:
-                self.publishing = False
+    def take(self, now: float) -> LiveWrite:
+        """This match's publication now: its head stamped ``updated_at`` = ``now`` and the entries not published
+        yet."""
+        entries: list[dict[str, Any]] = []
+        if self.lists is not None:
+            decisions, faults, forfeits = self.lists
+            entries = [{"d": dict(d)} for d in decisions[self.sent[0]:]]
+            entries += [{"f": _fault(f)} for f in faults[self.sent[1]:]]
+            entries += [{"x": _forfeit(f)} for f in forfeits[self.sent[2]:]]
+            self.sent = [len(decisions), len(faults), len(forfeits)]
+        first = not self.published
+        self.published = True
+        sep = ", " if len(self.head_prefix) > 1 else ""
+        return LiveWrite(self.match_id, f"{self.head_prefix}{sep}\"updated_at\": {json.dumps(now)}}}", entries,
+                         first)

@@ -44,6 +44,7 @@ from typing import Any
 import redis
 
 from arena.core.config import DEFAULTS
+from arena.core.gc_tuning import tune_for_matches
 from arena.core.metrics import watch_loop_lag
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels, BotDialer
@@ -52,6 +53,7 @@ from arena.store.redis_server import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, read_inputs, run_job_and_control
+from arena.worker.live import LiveHub
 from arena.worker.metrics import jobs_reclaimed
 from arena.worker.settings import WorkerSettings
 
@@ -148,6 +150,7 @@ class _Worker:
         self.name = name
         self.settings = settings
         self.pool = pool  # the channels to the bots that its matches lease (None: each match its own)
+        self.live = LiveHub(store)  # publishes its matches for the viewer, all in one write per period
         self.concurrency = settings.concurrency
         self.interval = heartbeat_interval(settings.heartbeat_s, settings.visibility_timeout_s)
         self.forget_s = settings.forget_s
@@ -285,7 +288,8 @@ class _Worker:
         for job in jobs:
             task = asyncio.create_task(
                 run_job_and_control(self.store, job, settings=settings, worker=self.name, channels=self.pool,
-                                    on_played=self.played, ahead=self.reads_ahead.pop(job.entry_id, None)),
+                                    on_played=self.played, ahead=self.reads_ahead.pop(job.entry_id, None),
+                                    live=self.live),
                 name=f"match {job.spec.match_id if job.spec else job.entry_id}")
             self.running[task] = job
             self.playing.add(task)
@@ -414,6 +418,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, settings: 
         checking.cancel()
         await asyncio.gather(checking, return_exceptions=True)
         await worker.stop_beating(beating)
+        await worker.live.aclose()
         if channels is None:
             await pool.close()
 
@@ -472,6 +477,7 @@ def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings |
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
                  redact_url(redis_url), settings.concurrency, settings.visibility_timeout_s)
         reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None
+        tune_for_matches()
         asyncio.run(run_loops(store, list(names), stop or threading.Event(), settings, reconnector))
         log.info("workers %s stopped", ", ".join(names))
     finally:
