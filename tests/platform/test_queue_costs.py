@@ -173,6 +173,52 @@ def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten
     assert store.live_match("m-long") is None  # forgotten once over
 
 
+def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_each_once_over(store: Store) -> None:
+    import asyncio
+
+    from arena.worker.live import LiveHub, LivePublisher
+
+    writes: list[tuple[int, int]] = []  # (matches written, matches deleted) per live_publish call
+    publish = store.live_publish
+
+    def counted(batch, ends=()):  # type: ignore[no-untyped-def]
+        writes.append((len(batch), len(ends)))
+        publish(batch, ends)
+
+    store.live_publish = counted  # type: ignore[method-assign]
+    ids = [f"m-hub-{i}" for i in range(5)]
+    seen: dict[str, object] = {}
+
+    async def matches() -> None:
+        hub = LiveHub(store, period_s=0.05)
+        publishers = [LivePublisher(store, m, {"game": "take5", "seats": ["a@1", "b@1"]}, hub=hub) for m in ids]
+        for i, p in enumerate(publishers):
+            await p.__aenter__()
+            p.follow([{"seat": 0, "action": i}], [], [])
+        for _ in range(500):  # until a publication of all five is in (no timing asserted)
+            if all(store.live_match(m) is not None for m in ids):
+                break
+            await asyncio.sleep(0.01)
+        seen.update({m: store.live_match(m) for m in ids})
+        await publishers[0].__aexit__(None, None, None)
+        for _ in range(500):  # the first match's keys go in a later write; the others stay
+            if store.live_match(ids[0]) is None:
+                break
+            await asyncio.sleep(0.01)
+        seen["after first"] = [store.live_match(m) is not None for m in ids]
+        for p in publishers[1:]:
+            await p.__aexit__(None, None, None)
+        await hub.aclose()
+
+    asyncio.run(matches())
+    for i, m in enumerate(ids):
+        live = seen[m]
+        assert live is not None and live.decisions == [{"seat": 0, "action": i}]  # type: ignore[attr-defined]
+    assert seen["after first"] == [False, True, True, True, True]
+    assert max(w for w, _ in writes) == 5  # every match due in the same write
+    assert sum(d for _, d in writes) == 5 and all(store.live_match(m) is None for m in ids)
+
+
 def test_the_reads_before_a_match_say_whether_its_tournament_has_a_controller_to_call_after_it(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
