@@ -107,29 +107,41 @@ class JobStore(StoreBase):
             pipe.execute()
 
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """Claim up to ``count`` new jobs for ``consumer`` through the group, waiting up to ``block_ms`` ms in all
-        (split over the games' streams, read one at a time so that the same code runs on Redis Cluster).
+        """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
+        without waiting (a job waiting in any stream is taken at once, whatever the order of the games); only when
+        none holds a job does it wait, up to ``block_ms`` ms in all, split over the games' streams (read one at a
+        time, so that the same code runs on Redis Cluster, where each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
         can find them when their worker dies."""
         games = self.job_games()
-        per_game = max(1, block_ms // len(games))
         jobs: list[Job] = []
         for game in games:
             if len(jobs) >= count:
+                return jobs
+            jobs += self._read_new(consumer, game, count - len(jobs), None)
+        if jobs or block_ms <= 0:
+            return jobs
+        per_game = max(1, block_ms // len(games))
+        for game in games:
+            jobs += self._read_new(consumer, game, count, per_game)
+            if jobs:
                 break
-            try:
-                reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"},
-                                               count=count - len(jobs), block=per_game if not jobs else None)
-            except redis.ResponseError as exc:  # a stream without its group (a new game, a flushed Redis)
-                if "NOGROUP" not in str(exc):
-                    raise
-                self.ensure_job_group(game)
-                continue
-            for _stream, entries in reply or []:
-                for entry_id, fields in entries:
-                    jobs.append(_parse_job(game, entry_id, fields or {}, 1))
         return jobs
+
+    def _read_new(self, consumer: str, game: str, count: int, block_ms: int | None) -> list[Job]:
+        """Up to ``count`` new jobs of ``game``'s stream for ``consumer``, waiting up to ``block_ms`` ms (None: no
+        wait). A stream without its group (a new game, a flushed Redis) gets it, and gives nothing this time."""
+        try:
+            reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"}, count=count,
+                                           block=block_ms)
+        except redis.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self.ensure_job_group(game)
+            return []
+        return [_parse_job(game, entry_id, fields or {}, 1)
+                for _stream, entries in reply or [] for entry_id, fields in entries]
 
     def reclaim_jobs(self, consumer: str, count: int, min_idle_ms: int) -> list[Job]:
         """Claim for ``consumer`` up to ``count`` jobs that other (dead) workers, or this one, left pending for at

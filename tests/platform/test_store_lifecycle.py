@@ -96,6 +96,31 @@ def test_reclaim_counts_deliveries_and_refresh_keeps_a_live_workers_jobs(store: 
     assert [(d["consumer"], d["times_delivered"]) for d in details] == [("rescuer", 2)]  # live's, reclaimed too
 
 
+def test_a_claim_takes_a_job_waiting_in_any_games_stream_without_waiting_on_the_empty_ones(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.core.specs import MatchSpec
+
+    games = store.job_games()
+    assert len(games) >= 2
+    last = games[-1]  # read last: every stream before it is empty
+    store.enqueue([MatchSpec(match_id=f"m-{last}-{i}", game=last, seats=("a@1", "b@1"), seed=i) for i in range(3)])
+    store.ensure_job_group()
+    blocks: list[object] = []
+    read = store.client.xreadgroup
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        blocks.append(kwargs.get("block"))
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(store.client, "xreadgroup", recorded)
+    jobs = store.read_jobs("w", 2, 60_000)
+    assert [j.spec.match_id for j in jobs] == [f"m-{last}-0", f"m-{last}-1"]  # type: ignore[union-attr]
+    assert blocks == [None] * len(games)  # no stream was waited on: a job was there
+    blocks.clear()
+    assert [j.spec.match_id for j in store.read_jobs("w", 5, 0)] == [f"m-{last}-2"]  # type: ignore[union-attr]
+    assert store.read_jobs("w", 5, 20) == [] and blocks.count(None) == 2 * len(games)  # then waits when none
+
+
 def test_settling_a_job_without_running_it(store: Store) -> None:
     specs = _tournament(store, "t1")  # 6 matches
     jobs = store.read_jobs("w", 6, 10)
