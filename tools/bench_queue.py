@@ -41,6 +41,7 @@ from bench_ratios import (  # noqa: E402
     registered_bots,
 )
 
+from arena.core.gc_tuning import tune_for_matches  # noqa: E402
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
 from arena.match.record import MatchRecord, SeatSpec  # noqa: E402
@@ -116,6 +117,7 @@ def main() -> int:
     parser.add_argument("--profile", default=None, help="write a cProfile of the queued slices to this file")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
+    tune_for_matches()  # the collector's thresholds of a worker process (``arena worker``), where matches run
     profile = cProfile.Profile() if args.profile else None
     with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         bots, store, bot_ids, seats = registered_bots(stack, Path(tmp))

@@ -92,6 +92,7 @@ from bench_echo_server import STREAM_METHOD as ECHO_STREAM_METHOD  # noqa: E402
 from bench_floor import InProcessBots, inprocess_phase, paced_echo_phase  # noqa: E402
 from bench_taki import bench as bench_taki  # noqa: E402
 
+from arena.core.gc_tuning import tune_for_matches  # noqa: E402
 from arena.core.specs import MatchSpec  # noqa: E402
 from arena.match.channels import BotChannels  # noqa: E402
 from arena.match.local_bots import BotProcess, started_bots  # noqa: E402
@@ -703,6 +704,7 @@ def main() -> int:
                         "direct each, at concurrency 1 (twice as many at 4), in 4 slices")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
+    tune_for_matches()  # the collector's thresholds of a worker process (``arena worker``), where matches run
     reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches,
                    progress=lambda s: print(s, file=sys.stderr, flush=True))
     summary = summarise(reps)
