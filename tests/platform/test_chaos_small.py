@@ -27,7 +27,7 @@ def test_a_small_chaos_run_loses_nothing_and_counts_nothing_twice(tmp_path: Path
         take5_bots=(("c-random", "sample:random"), ("c-heuristic", "sample:heuristic"), ("c-random-2", "sample:random")),
         taki_bots=(("c-taki-random", "sample:taki-random"), ("c-taki-heuristic", "sample:taki-heuristic"),
                    ("c-taki-random-2", "sample:taki-random")),
-        take5_matches=30, taki_matches=50, extra_workers=1, visibility_timeout_s=2.0, kills=chaos.KINDS,
+        take5_matches=40, taki_matches=160, extra_workers=1, visibility_timeout_s=2.0, kills=chaos.KINDS,
         kill_gap_s=2.5, timeout_s=240.0)
     lines: list[str] = []
     report = chaos.run_chaos(plan, tmp_path, say=lines.append)
@@ -51,7 +51,7 @@ def test_a_small_chaos_run_on_a_redis_cluster_rides_out_a_master_restart(tmp_pat
         take5_bots=(("cc-random", "sample:random"), ("cc-heuristic", "sample:heuristic"), ("cc-random-2", "sample:random")),
         taki_bots=(("cc-taki-random", "sample:taki-random"), ("cc-taki-heuristic", "sample:taki-heuristic"),
                    ("cc-taki-random-2", "sample:taki-random")),
-        take5_matches=30, taki_matches=40, extra_workers=1, visibility_timeout_s=2.0,
+        take5_matches=40, taki_matches=120, extra_workers=1, visibility_timeout_s=2.0,
         kills=("redis", "worker", "referee"), kill_gap_s=2.5, timeout_s=240.0, cluster=True)
     lines: list[str] = []
     report = chaos.run_chaos(plan, tmp_path, say=lines.append)
