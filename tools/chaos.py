@@ -113,7 +113,7 @@ class ChaosPlan:
         ("chaos-taki-random-2", "sample:taki-random"))
     seats: int = 3
     take5_matches: int = 300
-    taki_matches: int = 300
+    taki_matches: int = 900  # Taki matches are short: enough of them that every kill comes before the end
     take5_config: dict[str, Any] = field(default_factory=dict)
     taki_config: dict[str, Any] = field(default_factory=dict)
     serve_workers: int = 1
