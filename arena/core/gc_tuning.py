@@ -16,8 +16,9 @@ MATCH_PROCESS_THRESHOLDS = (10_000, 20, 100)  # gen0 allocations, gen0 collectio
 
 
 def tune_for_matches() -> None:
-    """Set ``MATCH_PROCESS_THRESHOLDS`` (``gc.set_threshold``) unless a threshold was already raised above it
-    (an operator's or embedding program's choice wins). Process-wide, idempotent."""
-    current = gc.get_threshold()
-    if current[0] < MATCH_PROCESS_THRESHOLDS[0]:
+    """Set ``MATCH_PROCESS_THRESHOLDS`` (``gc.set_threshold``) unless the young generation's threshold is already
+    at least as high, or 0 (automatic collection off), or the collector is disabled: an operator's or embedding
+    program's choice wins. Process-wide, idempotent."""
+    young = gc.get_threshold()[0]
+    if gc.isenabled() and 0 < young < MATCH_PROCESS_THRESHOLDS[0]:
         gc.set_threshold(*MATCH_PROCESS_THRESHOLDS)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import redis
 
@@ -81,6 +82,8 @@ def _parse_job(game: str, entry_id: str, fields: dict[str, str], deliveries: int
 class JobStore(StoreBase):
     """The match queue: one stream per game, read through the consumer group "workers"; worker heartbeats."""
 
+    _claim_turns: ClassVar[Iterator[int]] = itertools.count()  # the claims made in this process (read_jobs)
+
     @staticmethod
     def job_games() -> list[str]:
         """Games whose jobs stream the workers read: every game the rules package knows."""
@@ -108,13 +111,16 @@ class JobStore(StoreBase):
 
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
-        without waiting (a job waiting in any stream is taken at once, whatever the order of the games); only when
+        without waiting, starting at the next game each call (a job waiting in any stream is taken at once, and a
+        busy game's jobs never hold back another game's); only when
         none holds a job does it wait, up to ``block_ms`` ms in all, split over the games' streams (read one at a
         time, so that the same code runs on Redis Cluster, where each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
         can find them when their worker dies."""
         games = self.job_games()
+        turn = next(self._claim_turns) % len(games)  # each claim starts at the next game: none starves another
+        games = games[turn:] + games[:turn]
         jobs: list[Job] = []
         for game in games:
             if len(jobs) >= count:

@@ -5,7 +5,8 @@ pipelined write off the event loop (``arena.store.live.LiveStore.live_publish``)
 to its bots nor the worker's other matches are slowed: 400 matches in flight cost two thread hops a second, not
 eight hundred. A match over sooner is never published: it costs Redis nothing, and the viewer, which polls every
 second, finds it stored. The keys of a published match are deleted in the hub's next write after it ends, whatever
-the outcome. A failure to publish is logged once per hub and never stops a match.
+the outcome. A failure to publish is logged once per hub and never stops a match: the matches of a write that failed
+are published whole at the next period (an older log replaced, never left with a gap), its deletions made again.
 """
 
 from __future__ import annotations
@@ -90,6 +91,13 @@ class LiveHub:
             if not self.failed:
                 log.warning("cannot publish %d live matches for the match viewer: %s", len(writes), exc)
             self.failed = True
+            # nothing of that write may have landed: each match written is published whole again next time (its
+            # older log replaced, never appended to with a gap), each deletion is made again
+            written = {w.match_id for w in writes}
+            for publisher in self.open.values():
+                if publisher.match_id in written:
+                    publisher.publish_whole()
+            self.ends[:0] = ends
         finally:
             self.writing = False
 
@@ -125,6 +133,7 @@ class LivePublisher:
         self.sent = [0, 0, 0]
         self.opened = time.monotonic()
         self.published = False  # a publication was taken: the keys may exist
+        self.whole = True  # the next publication is whole (its inputs and every entry, an older log replaced)
 
     def follow(self, decisions: list[dict[str, Any]], faults: list[Fault], forfeits: list[Forfeit]) -> None:
         """``run_match``'s ``on_start``: keep the match's growing lists to publish from."""
@@ -140,6 +149,11 @@ class LivePublisher:
         if self.own_hub:
             await self.hub.aclose()
 
+    def publish_whole(self) -> None:
+        """The last publication may not have landed: publish everything again next time."""
+        self.sent = [0, 0, 0]
+        self.whole = True
+
     def take(self, now: float) -> LiveWrite:
         """This match's publication now: its head stamped ``updated_at`` = ``now`` and the entries not published
         yet."""
@@ -150,7 +164,7 @@ class LivePublisher:
             entries += [{"f": _fault(f)} for f in faults[self.sent[1]:]]
             entries += [{"x": _forfeit(f)} for f in forfeits[self.sent[2]:]]
             self.sent = [len(decisions), len(faults), len(forfeits)]
-        first = not self.published
+        first, self.whole = self.whole, False
         self.published = True
         sep = ", " if len(self.head_prefix) > 1 else ""
         return LiveWrite(self.match_id, f"{self.head_prefix}{sep}\"updated_at\": {json.dumps(now)}}}", entries,

@@ -219,6 +219,52 @@ def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_e
     assert sum(d for _, d in writes) == 5 and all(store.live_match(m) is None for m in ids)
 
 
+def test_a_live_write_that_failed_is_made_again_whole_so_the_viewer_never_sees_a_gap(store: Store) -> None:
+    import asyncio
+
+    import redis
+
+    from arena.worker.live import LiveHub, LivePublisher
+
+    calls: list[list[tuple[str, bool, int]]] = []
+    publish = store.live_publish
+
+    def flaky(batch, ends=()):  # type: ignore[no-untyped-def]
+        calls.append([(w.match_id, w.first, len(w.entries)) for w in batch])
+        if len(calls) == 2:
+            raise redis.ConnectionError("Redis went away")
+        publish(batch, ends)
+
+    store.live_publish = flaky  # type: ignore[method-assign]
+    decisions: list[dict[str, object]] = [{"seat": 0, "action": 1}]
+    shown: list[object] = []
+
+    async def match() -> None:
+        hub = LiveHub(store, period_s=0.02)
+        async with LivePublisher(store, "m-gap", {"game": "take5", "seats": ["a@1", "b@1"]}, hub=hub) as live:
+            live.follow(decisions, [], [])
+            for step in (2, 3):  # each new decision once the write before it was made (no timing asserted)
+                made = len(calls)
+                for _ in range(500):
+                    if len(calls) > made:
+                        break
+                    await asyncio.sleep(0.01)
+                decisions.append({"seat": 1, "action": step})
+            for _ in range(500):
+                now = store.live_match("m-gap")
+                if now is not None and len(now.decisions) == 3:
+                    break
+                await asyncio.sleep(0.01)
+            shown.append(store.live_match("m-gap"))
+        await hub.aclose()
+
+    asyncio.run(match())
+    assert calls[0] == [("m-gap", True, 1)] and calls[1][0][:2] == ("m-gap", False)  # the append that failed
+    assert calls[2][0][:2] == ("m-gap", True)  # then everything again, the old log replaced
+    live = shown[0]
+    assert live is not None and [d["action"] for d in live.decisions] == [1, 2, 3]  # type: ignore[attr-defined]
+
+
 def test_the_reads_before_a_match_say_whether_its_tournament_has_a_controller_to_call_after_it(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
