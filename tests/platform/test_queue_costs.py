@@ -4,10 +4,22 @@ exactly what ``record_result`` + ``ack_job`` + ``record_match_health`` did, also
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from arena.core.specs import MatchSpec
 from arena.store import Store, jobs_key
+
+
+async def _until(condition: Callable[[], object], tries: int = 500) -> None:
+    """Wait (10 ms at a time, at most ``tries`` times) until ``condition()`` is true: no timing is asserted."""
+    import asyncio
+
+    for _ in range(tries):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
 
 
 def _claimed(store: Store, n: int) -> list:  # type: ignore[type-arg]
@@ -152,17 +164,10 @@ def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten
         decisions: list[dict[str, object]] = [{"seat": 0, "action": 1}]
         async with LivePublisher(store, "m-long", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=0.01) as live:
             live.follow(decisions, [], [])
-            for _ in range(500):  # until the first publication is in (no timing asserted)
-                if store.live_match("m-long") is not None:
-                    break
-                await asyncio.sleep(0.01)
+            await _until(lambda: store.live_match("m-long") is not None)  # the first publication is in
             seen.append(store.live_match("m-long"))
             decisions.append({"seat": 1, "action": 2})
-            for _ in range(500):
-                shown = store.live_match("m-long")
-                if shown is not None and len(shown.decisions) == 2:
-                    break
-                await asyncio.sleep(0.01)
+            await _until(lambda: len(getattr(store.live_match("m-long"), "decisions", ())) == 2)
             seen.append(store.live_match("m-long"))
 
     asyncio.run(long_match())
@@ -195,16 +200,10 @@ def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_e
         for i, p in enumerate(publishers):
             await p.__aenter__()
             p.follow([{"seat": 0, "action": i}], [], [])
-        for _ in range(500):  # until a publication of all five is in (no timing asserted)
-            if all(store.live_match(m) is not None for m in ids):
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: all(store.live_match(m) is not None for m in ids))  # a publication of all five
         seen.update({m: store.live_match(m) for m in ids})
         await publishers[0].__aexit__(None, None, None)
-        for _ in range(500):  # the first match's keys go in a later write; the others stay
-            if store.live_match(ids[0]) is None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: store.live_match(ids[0]) is None)  # its keys go in a later write; the others stay
         seen["after first"] = [store.live_match(m) is not None for m in ids]
         for p in publishers[1:]:
             await p.__aexit__(None, None, None)
@@ -245,16 +244,9 @@ def test_a_live_write_that_failed_is_made_again_whole_so_the_viewer_never_sees_a
             live.follow(decisions, [], [])
             for step in (2, 3):  # each new decision once the write before it was made (no timing asserted)
                 made = len(calls)
-                for _ in range(500):
-                    if len(calls) > made:
-                        break
-                    await asyncio.sleep(0.01)
+                await _until(lambda: len(calls) > made)  # noqa: B023 - awaited here, in this iteration
                 decisions.append({"seat": 1, "action": step})
-            for _ in range(500):
-                now = store.live_match("m-gap")
-                if now is not None and len(now.decisions) == 3:
-                    break
-                await asyncio.sleep(0.01)
+            await _until(lambda: len(getattr(store.live_match("m-gap"), "decisions", ())) == 3)
             shown.append(store.live_match("m-gap"))
         await hub.aclose()
 
