@@ -564,7 +564,9 @@ def registered_bots(stack: ExitStack, tmp: Path) -> tuple[list[BotProcess], Stor
 
 def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
             progress: Callable[[str], None] = lambda s: None) -> list[dict[str, float]]:
-    """Run the interleaved repetitions; one dict of figures per repetition."""
+    """Run the interleaved repetitions; one dict of figures per repetition. Sets the collector's thresholds of a
+    worker process (``arena worker``, where matches run) in this process first."""
+    tune_for_matches()
     with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         echo = EchoServers()
         stack.callback(echo.stop)
@@ -704,7 +706,6 @@ def main() -> int:
                         "direct each, at concurrency 1 (twice as many at 4), in 4 slices")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
-    tune_for_matches()  # the collector's thresholds of a worker process (``arena worker``), where matches run
     reps = measure(args.reps, args.seconds, args.matches, 2 * args.matches,
                    progress=lambda s: print(s, file=sys.stderr, flush=True))
     summary = summarise(reps)
