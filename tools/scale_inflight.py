@@ -112,7 +112,7 @@ class Step:
     bots_cpu_pct: float
     redis_cpu_pct: float
     occupied: float  # matches playing in the window on average / n (the rest: slots between two matches)
-    round_ms: float  # wall time per round of the matches that ended in the window (ideal: the think time)
+    round_ms: float  # wall time per round of the matches that ended in the window (ideal: the think time; NaN: none)
 
 
 class Recorder:
@@ -194,7 +194,7 @@ async def measure_step(store: Store, bot_ids: list[str], bot_pids: list[int], re
     overlapping = [m for m in recorder.played if m.end > t1 and m.start < t2]
     playing_s = sum(min(m.end, t2) - max(m.start, t1) for m in overlapping)
     ended = [m for m in overlapping if t1 <= m.end <= t2]
-    round_s = sum(m.end - m.start for m in ended) / max(1, sum(m.rounds for m in ended))
+    round_s = sum(m.end - m.start for m in ended) / sum(m.rounds for m in ended) if ended else math.nan
     for m in overlapping:
         done += m.decisions * (min(m.end, t2) - max(m.start, t1)) / max(m.end - m.start, 1e-9)
     per_think_s = (sum(m.decisions for m in recorder.played) / (sum(m.rounds for m in recorder.played) * think_s)
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s.inflight:>9} {s.matches:>7} {s.decisions_per_s:>11.1f} {s.ideal_per_s:>8.1f} {s.ratio:>6.3f} "
               f"{s.lag_p50_ms:>5.1f} ms {s.lag_p99_ms:>5.1f} ms {s.lag_max_ms:>5.0f} ms {s.faults:>6} "
               f"{s.forfeits:>8} {s.worker_cpu_pct:>9.0f}% {s.bots_cpu_pct:>5.0f}% {s.redis_cpu_pct:>5.0f}% "
-              f"{s.occupied:>8.3f} {s.round_ms:>5.0f} ms"
+              f"{s.occupied:>8.3f} " + (f"{s.round_ms:>5.0f} ms" if math.isfinite(s.round_ms) else f"{'-':>8}")
               + (f"  ({', '.join(f'{k} {v}' for k, v in sorted(s.fault_kinds.items()))})" if s.faults else ""))
     if results:
         print(f"(median ratio {statistics.median(s.ratio for s in results):.3f})")
