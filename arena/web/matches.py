@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -44,6 +45,8 @@ from arena_sdk.pb import arena_pb2
 MAX_TURN = 999_999  # ?turn=N: a frame index; a match has far fewer frames (a larger one shows the last frame)
 TURN_RE = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() admits other scripts' digits
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a local record file larger than this is refused (a match record is far less)
+
+LIVE_STALE_S = 5.0  # a live match's worker publishes it twice a second: this long without news, it may have died
 
 
 class RecordUnreadable(Exception):
@@ -212,8 +215,10 @@ async def api_match(request: Request) -> Response:
 
 
 async def api_live(request: Request) -> Response:
-    """The public frames of a running match so far (``GetLiveMatch``), with ``live`` True; once it has finished,
-    ``{"live": false, "finished": true}`` (the page then reloads as the finished match's)."""
+    """The public frames of a running match so far (``GetLiveMatch``), with ``live`` True, ``updated_at`` (s since
+    epoch) and ``age_s`` (seconds since its worker's last publication; ``stale`` when over ``LIVE_STALE_S``: the
+    worker may have died, and the match waits to be taken up again); once it has finished, ``{"live": false,
+    "finished": true}`` (the page then reloads as the finished match's)."""
     match_id = _match_id(request)
     try:
         live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
@@ -227,7 +232,9 @@ async def api_live(request: Request) -> Response:
         return api({"live": True, "finished": False, "error": live.withheld or "nothing to show yet",
                     "status": 403}, status_code=403)
     frames = json.loads(live.frames_json)
-    frames.update(live=True, finished=False, decisions=live.decisions, updated_at=live.updated_at)
+    age_s = round(max(0.0, time.time() - live.updated_at), 1) if live.updated_at else 0.0
+    frames.update(live=True, finished=False, decisions=live.decisions, updated_at=live.updated_at, age_s=age_s,
+                  stale=age_s > LIVE_STALE_S)
     return api(frames)
 
 

@@ -183,3 +183,38 @@ def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebA
     finally:
         for bot in bots:
             bot.stop()
+
+
+def test_a_live_match_whose_worker_went_silent_says_so_instead_of_looking_frozen(web_arena: WebArena,
+                                                                                  page: Any) -> None:
+    """A match published live whose worker has written nothing for two minutes (as after a kill -9): its JSON says
+    ``stale`` with the age, and the page's live note says the worker may have stopped, at phone width."""
+    from viewer_records import play_record
+
+    from arena.store import Store
+    from arena.store.keys import live_head_key
+    from arena_sdk.games import take5
+
+    record, _ = play_record("take5", 3, 424_242, config=take5.Take5Config(limit=10))
+    head = {"game": "take5", "config": record["config"], "seed": record["seed"], "deals": [],
+            "seats": [s["name"] for s in record["seats"]], "tournament": ""}
+    match_id = "m-silent-worker"
+    store = Store.from_url(web_arena.redis_url)
+    try:
+        store.live_start(match_id, head, [{"d": d} for d in record["decisions"][:6]])
+        key = live_head_key(match_id)
+        published = json.loads(store.client.get(key))
+        published["updated_at"] -= 120.0  # its worker's last publication, two minutes ago
+        store.client.set(key, json.dumps(published), ex=300)
+        answer = _get(web_arena, f"/api/matches/{match_id}/live")
+        assert answer["live"] is True and answer["stale"] is True and answer["age_s"] >= 119
+        page.set_viewport_size(PHONE)
+        page.goto(f"{web_arena.url}/matches/{match_id}")
+        page.wait_for_selector("#viewer[data-ready='1'][data-live='1'][data-stale='1']", timeout=30_000)
+        note = page.locator("#live-note").inner_text()
+        assert "has sent nothing for" in note and "may have stopped" in note, note
+        screenshot(page, "viewer-live-stale")
+        assert page.console_errors == []
+    finally:
+        store.live_end(match_id)
+        store.close()

@@ -167,6 +167,23 @@
 
     var live = root.getAttribute("data-live") === "1";
     var following = true;  /* live: stay on the newest frame until the viewer steps back */
+    var liveNote = document.getElementById("live-note");
+    var liveText = liveNote ? liveNote.textContent : "";
+
+    /* a live match whose worker has published nothing for a while: say so instead of looking frozen */
+    function staleness(body) {
+      if (!liveNote) { return; }
+      if (body.stale) {
+        liveNote.textContent = "Live, but its worker has sent nothing for " + Math.round(body.age_s) +
+          " s: it may have stopped; if so, another worker plays the match again from its start.";
+        liveNote.className = "live warning";
+        root.setAttribute("data-stale", "1");
+      } else if (root.getAttribute("data-stale") === "1") {
+        liveNote.textContent = liveText;
+        liveNote.className = "live";
+        root.removeAttribute("data-stale");
+      }
+    }
 
     function load(first) {
       return fetch(root.getAttribute("data-frames"), {headers: {"accept": "application/json"}, cache: "no-store"})
@@ -178,6 +195,7 @@
           if (answer.body.finished) { window.location.reload(); return; }
           following = first || index >= frames.length - 1;
           data = answer.body;
+          if (live) { staleness(data); }
           frames = data.frames || [];
           scrub.max = String(Math.max(0, frames.length - 1));
           turnBox.max = String(Math.max(0, frames.length - 1));
