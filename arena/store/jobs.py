@@ -112,9 +112,9 @@ class JobStore(StoreBase):
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
         without waiting, starting at the next game each call (a job waiting in any stream is taken at once, and a
-        busy game's jobs never hold back another game's); only when
-        none holds a job does it wait, up to ``block_ms`` ms in all, split over the games' streams (read one at a
-        time, so that the same code runs on Redis Cluster, where each stream has its own slot).
+        busy game's jobs never hold back another game's); only when none holds a job does it wait, up to
+        ``block_ms`` ms in all, split over the games' streams (read one at a time, so that the same code runs on
+        Redis Cluster, where each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
         can find them when their worker dies."""
