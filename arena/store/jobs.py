@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import redis
+from redis.cluster import RedisCluster
 
 from arena.core.config import DEFAULTS
 from arena.core.specs import MatchSpec
@@ -113,8 +114,8 @@ class JobStore(StoreBase):
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
         without waiting, starting at the next game each call (a job waiting in any stream is taken at once, and a
         busy game's jobs never hold back another game's); only when none holds a job does it wait, up to
-        ``block_ms`` ms in all, split over the games' streams (read one at a time, so that the same code runs on
-        Redis Cluster, where each stream has its own slot).
+        ``block_ms`` ms: on every stream at once on one server (``_wait_new``: then a few more than ``count`` may
+        come), split over the streams one at a time on a Redis Cluster (each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
         can find them when their worker dies."""
@@ -128,12 +129,31 @@ class JobStore(StoreBase):
             jobs += self._read_new(consumer, game, count - len(jobs), None)
         if jobs or block_ms <= 0:
             return jobs
+        if not isinstance(self.client, RedisCluster):  # one server: wait on every stream at once
+            return self._wait_new(consumer, games, count, block_ms)
         per_game = max(1, block_ms // len(games))
         for game in games:
             jobs += self._read_new(consumer, game, count, per_game)
             if jobs:
                 break
         return jobs
+
+    def _wait_new(self, consumer: str, games: Sequence[str], count: int, block_ms: int) -> list[Job]:
+        """New jobs of any of ``games``' streams for ``consumer``, waiting up to ``block_ms`` ms for the first, in
+        one command (one server only: the streams are in different cluster slots). ``count`` is per stream, so
+        jobs arriving in two streams at the same moment may bring more than ``count`` (the worker claims the
+        extra ones ahead). A stream without its group gets it, and the call gives nothing this time."""
+        try:
+            reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(g): ">" for g in games}, count=count,
+                                           block=block_ms)
+        except redis.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self.ensure_job_group()
+            return []
+        by_key = {jobs_key(g): g for g in games}
+        return [_parse_job(by_key[stream], entry_id, fields or {}, 1)
+                for stream, entries in reply or [] for entry_id, fields in entries]
 
     def _read_new(self, consumer: str, game: str, count: int, block_ms: int | None) -> list[Job]:
         """Up to ``count`` new jobs of ``game``'s stream for ``consumer``, waiting up to ``block_ms`` ms (None: no

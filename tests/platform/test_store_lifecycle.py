@@ -119,6 +119,31 @@ def test_a_claim_takes_a_job_waiting_in_any_games_stream_without_waiting_on_the_
     blocks.clear()
     assert [j.spec.match_id for j in store.read_jobs("w", 5, 0)] == [f"m-{last}-2"]  # type: ignore[union-attr]
     assert store.read_jobs("w", 5, 20) == [] and blocks.count(None) == 2 * len(games)  # then waits when none
+    assert [b for b in blocks if b is not None] == [20]  # on every stream at once (one server)
+
+
+def test_an_idle_claim_takes_a_job_arriving_in_any_games_stream(store: Store,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from arena.core.specs import MatchSpec
+
+    games = store.job_games()
+    store.ensure_job_group()
+    blocks: list[int] = []
+    read = store.client.xreadgroup
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("block") is not None:
+            blocks.append(kwargs["block"])
+            threading.Timer(0.05, store.enqueue, [[MatchSpec(match_id="m-late", game=games[-1],
+                                                             seats=("a@1", "b@1"), seed=1)]]).start()
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(store.client, "xreadgroup", recorded)
+    jobs = store.read_jobs("w", 1, 60_000)  # every stream empty: it waits, and the job comes in the last one
+    assert [(j.game, j.spec.match_id) for j in jobs] == [(games[-1], "m-late")]  # type: ignore[union-attr]
+    assert blocks == [60_000]  # one wait, on every stream: not first on another game's empty one
 
 
 def test_claims_take_turns_between_the_games_so_that_none_starves_another(store: Store) -> None:
