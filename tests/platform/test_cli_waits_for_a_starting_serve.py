@@ -8,10 +8,12 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from arena.cli import cli
 from arena.cli.app import STARTING_WAIT_S
@@ -25,15 +27,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_a_call_waits_for_a_serve_that_holds_the_folder_and_not_otherwise(redis_url: str, tmp_path: Path) -> None:
-    port = _free_port()
-    lock = FolderLock(tmp_path / "serving")
-    lock.acquire(f"arena serve listening on 127.0.0.1:{port}")
-    assert folder_held(tmp_path / "serving") and not folder_held(tmp_path / "free")
+@contextmanager
+def _referee_later(port: int, redis_url: str, before: Callable[[], None]) -> Iterator[None]:
+    """A thread that calls ``before()`` (e.g. sleeps, takes the folder) and then starts a real Arena server on
+    ``port``; on exit the thread is joined and the server stopped."""
     started: list[Any] = []
 
     def start_later() -> None:
-        time.sleep(1.5)  # the referee comes up after the command was given
+        before()
         server = ArenaServer(f"127.0.0.1:{port}", redis_url, workers=0)
         server.start()
         started.append(server)
@@ -41,20 +42,34 @@ def test_a_call_waits_for_a_serve_that_holds_the_folder_and_not_otherwise(redis_
     thread = threading.Thread(target=start_later)
     thread.start()
     try:
-        t0 = time.monotonic()
-        result = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path / "serving")}).invoke(
-            cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{port}"])
-        waited = time.monotonic() - t0
-        assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout) == [] and waited >= 1.4
+        yield
     finally:
         thread.join()
         for server in started:
             server.stop()
+
+
+def _bot_list(data_dir: Path, port: int) -> Result:
+    return CliRunner(env={"ARENA_DATA_DIR": str(data_dir)}).invoke(
+        cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{port}"])
+
+
+def test_a_call_waits_for_a_serve_that_holds_the_folder_and_not_otherwise(redis_url: str, tmp_path: Path) -> None:
+    port = _free_port()
+    lock = FolderLock(tmp_path / "serving")
+    lock.acquire(f"arena serve listening on 127.0.0.1:{port}")
+    assert folder_held(tmp_path / "serving") and not folder_held(tmp_path / "free")
+    try:
+        with _referee_later(port, redis_url, lambda: time.sleep(1.5)):  # it comes up after the command was given
+            t0 = time.monotonic()
+            result = _bot_list(tmp_path / "serving", port)
+            waited = time.monotonic() - t0
+            assert result.exit_code == 0, result.output
+            assert json.loads(result.stdout) == [] and waited >= 1.4
+    finally:
         lock.release()
     t0 = time.monotonic()
-    result = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path / "free")}).invoke(
-        cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{_free_port()}"])
+    result = _bot_list(tmp_path / "free", _free_port())
     assert result.exit_code != 0 and "nothing answers there" in result.output
     assert time.monotonic() - t0 < STARTING_WAIT_S / 2  # no serve holds that folder: no wait
 
@@ -65,25 +80,16 @@ def test_a_call_waits_for_a_serve_that_takes_the_folder_a_moment_later(redis_url
     (``SERVE_LOCK_GRACE_S``) and then for the referee."""
     port = _free_port()
     lock = FolderLock(tmp_path / "serving")
-    started: list[Any] = []
 
-    def start_later() -> None:
+    def take_the_folder() -> None:
         time.sleep(1.0)
         lock.acquire(f"arena serve --listen 127.0.0.1:{port}")
         time.sleep(1.0)
-        server = ArenaServer(f"127.0.0.1:{port}", redis_url, workers=0)
-        server.start()
-        started.append(server)
 
-    thread = threading.Thread(target=start_later)
-    thread.start()
     try:
-        result = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path / "serving")}).invoke(
-            cli, ["bot", "list", "--json", "--no-check", "--server", f"127.0.0.1:{port}"])
-        assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout) == []
+        with _referee_later(port, redis_url, take_the_folder):
+            result = _bot_list(tmp_path / "serving", port)
+            assert result.exit_code == 0, result.output
+            assert json.loads(result.stdout) == []
     finally:
-        thread.join()
-        for server in started:
-            server.stop()
         lock.release()
