@@ -114,7 +114,7 @@ class JobStore(StoreBase):
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
         without waiting, starting at the next game each call (a job waiting in any stream is taken at once, and a
         busy game's jobs never hold back another game's); only when none holds a job does it wait, up to
-        ``block_ms`` ms: on every stream at once on one server (``_wait_new``: then a few more than ``count`` may
+        ``block_ms`` ms: on every stream at once on one server (``_read_new``: then a few more than ``count`` may
         come), split over the streams one at a time on a Redis Cluster (each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
@@ -126,48 +126,36 @@ class JobStore(StoreBase):
         for game in games:
             if len(jobs) >= count:
                 return jobs
-            jobs += self._read_new(consumer, game, count - len(jobs), None)
+            jobs += self._read_new(consumer, [game], count - len(jobs), None)
         if jobs or block_ms <= 0:
             return jobs
         if not isinstance(self.client, RedisCluster):  # one server: wait on every stream at once
-            return self._wait_new(consumer, games, count, block_ms)
+            return self._read_new(consumer, games, count, block_ms)
         per_game = max(1, block_ms // len(games))
         for game in games:
-            jobs += self._read_new(consumer, game, count, per_game)
+            jobs += self._read_new(consumer, [game], count, per_game)
             if jobs:
                 break
         return jobs
 
-    def _wait_new(self, consumer: str, games: Sequence[str], count: int, block_ms: int) -> list[Job]:
-        """New jobs of any of ``games``' streams for ``consumer``, waiting up to ``block_ms`` ms for the first, in
-        one command (one server only: the streams are in different cluster slots). ``count`` is per stream, so
-        jobs arriving in two streams at the same moment may bring more than ``count`` (the worker claims the
-        extra ones ahead). A stream without its group gets it, and the call gives nothing this time."""
+    def _read_new(self, consumer: str, games: Sequence[str], count: int, block_ms: int | None) -> list[Job]:
+        """New jobs of ``games``' streams for ``consumer`` in one command (several streams: one server only, they
+        are in different cluster slots), up to ``count`` per stream, waiting up to ``block_ms`` ms for the first
+        (None: no wait); jobs arriving in two streams at the same moment may bring more than ``count`` (the worker
+        claims the extra ones ahead). A stream without its group (a new game, a flushed Redis) gets it, and the
+        call gives nothing this time."""
         try:
             reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(g): ">" for g in games}, count=count,
                                            block=block_ms)
         except redis.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
-            self.ensure_job_group()
+            for game in games:
+                self.ensure_job_group(game)
             return []
         by_key = {jobs_key(g): g for g in games}
         return [_parse_job(by_key[stream], entry_id, fields or {}, 1)
                 for stream, entries in reply or [] for entry_id, fields in entries]
-
-    def _read_new(self, consumer: str, game: str, count: int, block_ms: int | None) -> list[Job]:
-        """Up to ``count`` new jobs of ``game``'s stream for ``consumer``, waiting up to ``block_ms`` ms (None: no
-        wait). A stream without its group (a new game, a flushed Redis) gets it, and gives nothing this time."""
-        try:
-            reply = self.client.xreadgroup(JOBS_GROUP, consumer, {jobs_key(game): ">"}, count=count,
-                                           block=block_ms)
-        except redis.ResponseError as exc:
-            if "NOGROUP" not in str(exc):
-                raise
-            self.ensure_job_group(game)
-            return []
-        return [_parse_job(game, entry_id, fields or {}, 1)
-                for _stream, entries in reply or [] for entry_id, fields in entries]
 
     def reclaim_jobs(self, consumer: str, count: int, min_idle_ms: int) -> list[Job]:
         """Claim for ``consumer`` up to ``count`` jobs that other (dead) workers, or this one, left pending for at
