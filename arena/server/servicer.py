@@ -191,6 +191,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.checks = BotChecks(verify_timeout_s, dialer)  # admission by caller class, reuse, padding
         self.challenges = auth.Challenges(store)
         self._proofs = threading.local()  # (id of the call's context, its CallProof): see ``authorize``
+        self.live_frames = live_service.LiveFramesCache()  # the live matches' frames, one build per publication
         self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ladder.cache)
 
     # -- bots -----------------------------------------------------------------------------------------------
@@ -491,7 +492,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def GetLiveMatch(self, request: arena_pb2.GetLiveMatchRequest,
                      context: grpc.ServicerContext) -> arena_pb2.LiveMatch:
-        return live_service.get_live_match(self.store, request, context)
+        return live_service.get_live_match(self.store, request, context, self.live_frames)
 
     @_rpc
     def GetLadder(self, request: arena_pb2.GetLadderRequest, context: grpc.ServicerContext) -> arena_pb2.Ladder:

@@ -37,12 +37,14 @@ class LiveWrite:
 @dataclass(frozen=True)
 class LiveMatch:
     """A match being played, as published: ``head`` (game, config, seed, deals, seats, tournament, started_at,
-    updated_at) and its ``decisions``, ``faults`` and ``forfeits`` so far (the match record's JSON forms)."""
+    updated_at) and its ``decisions``, ``faults`` and ``forfeits`` so far (the match record's JSON forms);
+    ``entries``: the length of its log as read (``LiveStore.live_peek`` compares with it)."""
 
     head: dict[str, Any]
     decisions: list[dict[str, Any]]
     faults: list[dict[str, Any]]
     forfeits: list[dict[str, Any]]
+    entries: int = 0
 
 
 class LiveStore(StoreBase):
@@ -88,6 +90,21 @@ class LiveStore(StoreBase):
         """Forget the live match ``match_id`` (its result is stored, or it will not be played on)."""
         self.live_publish([], [match_id])
 
+    def live_peek(self, match_id: str) -> tuple[dict[str, Any], int] | None:
+        """The head of the live match ``match_id`` and the length of its log (one round trip, the log not read), or
+        None when no worker is playing it (or its head is unreadable)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get(live_head_key(match_id))
+        pipe.llen(live_log_key(match_id))
+        raw_head, length = pipe.execute()
+        if raw_head is None:
+            return None
+        try:
+            head = json.loads(raw_head)
+        except ValueError:
+            return None
+        return (head, int(length)) if isinstance(head, dict) else None
+
     def live_match(self, match_id: str) -> LiveMatch | None:
         """The live match ``match_id`` as published, or None when no worker is playing it (or its log is
         unreadable)."""
@@ -104,7 +121,7 @@ class LiveStore(StoreBase):
             return None
         if not isinstance(head, dict):
             return None
-        out = LiveMatch(head, [], [], [])
+        out = LiveMatch(head, [], [], [], len(raw_log))
         for entry in entries:
             if isinstance(entry, dict):
                 for key, bucket in (("d", out.decisions), ("f", out.faults), ("x", out.forfeits)):

@@ -151,7 +151,8 @@ async def live_data(request: Request, match_id: str) -> dict[str, Any]:
     """What ``/api/matches/{match_id}`` answers for a match a worker is playing now (``GetLiveMatch``): the same
     keys as ``match_data`` with ``live`` True and the public perspective only. Raises ``ArenaNotFound`` when no
     worker plays it."""
-    live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
+    live = await request.app.state.arena.call(  # its facts only: no frame (from past the last)
+        "GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id, from_frame=MAX_TURN))
     summary = {"match_id": match_id, "game": live.game, "tournament_id": live.tournament_id,
                "seats": list(live.seats), "scores": [], "ranks": [], "faults": [], "rating_deltas": []}
     return {"summary": summary, "withheld": live.withheld, "has_record": False, "live": True,
@@ -218,10 +219,19 @@ async def api_live(request: Request) -> Response:
     """The public frames of a running match so far (``GetLiveMatch``), with ``live`` True, ``updated_at`` (s since
     epoch) and ``age_s`` (seconds since its worker's last publication; ``stale`` when over ``LIVE_STALE_S``: the
     worker may have died, and the match waits to be taken up again); once it has finished, ``{"live": false,
-    "finished": true}`` (the page then reloads as the finished match's)."""
+    "finished": true}`` (the page then reloads as the finished match's).
+
+    ``?from=N``: the frames from index N on only, as ``first_frame`` says (a viewer that holds frames asks from the
+    ``settled_frames`` of its last answer and replaces what it holds from there); ``frame_count``: the frames the
+    match has; ``started_at``: which play of the match they belong to (another one: ask for every frame again).
+    A ``from`` that is not 0..999999 is a 400."""
     match_id = _match_id(request)
+    start = request.query_params.get("from", "0") or "0"
+    if not TURN_RE.fullmatch(start):
+        raise HTTPException(400, "from is a frame index, 0 to 999999")
+    ask = arena_pb2.GetLiveMatchRequest(match_id=match_id, from_frame=int(start))
     try:
-        live = await request.app.state.arena.call("GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id))
+        live = await request.app.state.arena.call("GetLiveMatch", ask)
     except ArenaNotFound:
         try:
             await _detail(request, match_id)  # 404 when it has not finished either
@@ -234,7 +244,8 @@ async def api_live(request: Request) -> Response:
     frames = json.loads(live.frames_json)
     age_s = round(max(0.0, time.time() - live.updated_at), 1) if live.updated_at else 0.0
     frames.update(live=True, finished=False, decisions=live.decisions, updated_at=live.updated_at, age_s=age_s,
-                  stale=age_s > LIVE_STALE_S)
+                  stale=age_s > LIVE_STALE_S, first_frame=live.first_frame, frame_count=live.frame_count,
+                  settled_frames=live.settled_frames, started_at=live.started_at)
     return api(frames)
 
 

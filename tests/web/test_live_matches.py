@@ -6,6 +6,7 @@ tournament play the deal; answers NOT_FOUND once the match is no longer played."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,8 +15,10 @@ import pytest
 from viewer_records import play_record
 
 from arena.server.app import ArenaServer
+from arena.server.live import REBUILD_MIN_S, LiveFrames, LiveFramesCache, build_live_frames
 from arena.store import Store, TournamentInfo
-from arena_sdk.games import take5
+from arena.store.live import LiveMatch
+from arena_sdk.games import take5, taki
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 
@@ -34,7 +37,7 @@ def arena(redis_url: str) -> Iterator[tuple[Any, Store]]:
 
 def _publish(store: Store, match_id: str, record: dict[str, Any], upto: int, tournament: str = "") -> None:
     head = {"game": record["game"], "config": record["config"], "seed": record["seed"], "deals": [],
-            "seats": [s["name"] for s in record["seats"]], "tournament": tournament}
+            "seats": [s["name"] for s in record["seats"]], "tournament": tournament, "started_at": time.time()}
     store.live_start(match_id, head)
     entries = [{"d": d} for d in record["decisions"][:upto]]
     entries += [{"f": f} for f in record["faults"] if f["decision"] is not None and f["decision"] < upto]
@@ -83,3 +86,90 @@ def test_a_bad_match_id_is_invalid(arena: tuple[Any, Store]) -> None:
     with pytest.raises(grpc.RpcError) as bad:
         stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="x" * 65))
     assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _live(record: dict[str, Any], upto: int, started_at: float = 1.0) -> LiveMatch:
+    """What a worker has published of ``record`` after ``upto`` decisions (its faults up to there)."""
+    head = {"game": record["game"], "config": record["config"], "seed": record["seed"], "deals": [],
+            "seats": [s["name"] for s in record["seats"]], "tournament": "", "started_at": started_at}
+    faults = [f for f in record["faults"] if f["decision"] is not None and f["decision"] < upto]
+    return LiveMatch(head, list(record["decisions"][:upto]), faults, [], upto + len(faults))
+
+
+@pytest.mark.parametrize(("game", "players", "seed", "policy"), [("taki", 3, 5, 2), ("take5", 3, 11, 0)])
+def test_the_frames_before_settled_stay_as_they_are_while_the_match_goes_on(game: str, players: int, seed: int,
+                                                                              policy: int) -> None:
+    # a viewer keeps the frames before an answer's settled_frames and takes the rest from the next answer: what it
+    # then holds must equal the frames built from scratch, at every pair of publication points
+    config = taki.TakiConfig(turn_cap=60) if game == "taki" else take5.Take5Config(limit=2)
+    record, _ = play_record(game, players, seed, policy_seed=policy, config=config)
+    n = len(record["decisions"])
+    built = [build_live_frames("m", _live(record, k)) for k in range(n + 1)]
+    assert all(not b.withheld for b in built)
+    # Taki: some publications end on a hidden +3 Breaker question, whose frame changes; Take 5 hides none
+    assert any(b.settled < len(b.frames) for b in built) is (game == "taki")
+    for a in range(n + 1):
+        held = built[a]
+        assert held.settled <= len(held.frames)
+        for b in range(a + 1, min(n, a + 12) + 1):
+            later = built[b]
+            assert held.frames[:held.settled] == later.frames[:held.settled], (a, b)
+    whole = json.loads(built[n].frames_json(0))
+    tail = json.loads(built[n].frames_json(built[n - 5].settled))
+    assert whole["frames"][built[n - 5].settled:] == tail["frames"] and whole["result"] is None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_live_frames_are_built_once_per_publication_however_often_they_are_asked(redis_url: str) -> None:
+    store = Store.from_url(redis_url)
+    record, _ = play_record("take5", 3, 987_654_321, config=take5.Take5Config(limit=10))
+    head = {"game": "take5", "config": record["config"], "seed": record["seed"],
+            "seats": [s["name"] for s in record["seats"]], "started_at": 5.0}
+    store.live_start("m-cache", head, [{"d": d} for d in record["decisions"][:10]])
+    clock = _Clock()
+    cache = LiveFramesCache(clock=clock)
+
+    def ask() -> LiveFrames:
+        peek = store.live_peek("m-cache")
+        assert peek is not None
+        frames = cache.get(store, "m-cache", float(peek[0]["started_at"]), peek[1])
+        assert frames is not None
+        return frames
+
+    first = ask()
+    assert [ask() for _ in range(5)] == [first] * 5 and cache.builds == 1  # nothing published since
+    store.live_append("m-cache", [{"d": d} for d in record["decisions"][10:20]], head)
+    assert ask() is first and cache.builds == 1  # published, but asked again sooner than REBUILD_MIN_S
+    clock.now += REBUILD_MIN_S
+    second = ask()
+    assert cache.builds == 2 and len(second.frames) > len(first.frames)
+    store.live_start("m-cache", dict(head, started_at=999.0))
+    again = ask()  # the match was started again: built at once, whatever the clock says
+    assert cache.builds == 3 and again.started_at == 999.0 and len(again.frames) == 1
+    store.live_end("m-cache")
+    assert store.live_peek("m-cache") is None
+    assert cache.get(store, "m-cache", 999.0, 0) is again  # kept: asked with what an earlier peek said
+    clock.now += REBUILD_MIN_S
+    assert cache.get(store, "m-cache", 999.0, 5) is None  # gone from the store when it has to be read again
+
+
+def test_a_viewer_asks_from_a_frame_and_gets_the_rest(arena: tuple[Any, Store]) -> None:
+    stub, store = arena
+    record, _ = play_record("take5", 3, 987_654_321, config=take5.Take5Config(limit=10))
+    _publish(store, "m-from", record, 30)
+    whole = stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="m-from"))
+    frames = json.loads(whole.frames_json)["frames"]
+    assert whole.first_frame == 0 and whole.frame_count == len(frames) and 0 < whole.settled_frames <= len(frames)
+    assert whole.started_at > 0
+    part = stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="m-from", from_frame=whole.settled_frames - 2))
+    assert part.first_frame == whole.settled_frames - 2 and part.frame_count == whole.frame_count
+    assert json.loads(part.frames_json)["frames"] == frames[whole.settled_frames - 2:]
+    past = stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="m-from", from_frame=10**6))
+    assert past.first_frame == whole.frame_count and json.loads(past.frames_json)["frames"] == []

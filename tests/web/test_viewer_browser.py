@@ -218,3 +218,57 @@ def test_a_live_match_whose_worker_went_silent_says_so_instead_of_looking_frozen
     finally:
         store.live_end(match_id)
         store.close()
+
+
+def test_a_live_match_polled_in_parts_holds_what_a_fresh_page_shows(web_arena: WebArena, page: Any,
+                                                                    browser: Any) -> None:
+    """Each poll of a live match asks for the frames from the last answer's ``settled_frames`` on and replaces what
+    the page holds from there. Published up to a hidden +3 Breaker question (decision 2 of this Taki record: its
+    frame changes with the next decision), then further: the page holds what a page opened fresh shows (frame
+    count, and the board of every frame from the first that could have changed); then the match started again
+    (another ``started_at``, fewer decisions): the page takes every frame anew."""
+    from viewer_records import play_record
+
+    from arena.store import Store
+
+    record, _ = play_record("taki", 3, 5, policy_seed=2, config=taki.TakiConfig(turn_cap=200))
+    assert record["decisions"][2]["kind"] == taki.REACT
+    head = {"game": "taki", "config": record["config"], "seed": record["seed"], "deals": [],
+            "seats": [s["name"] for s in record["seats"]], "tournament": "", "started_at": 1.0}
+    entries = [{"d": d} for d in record["decisions"]]
+    match_id = "m-live-in-parts"
+    url = f"{web_arena.url}/matches/{match_id}"
+    store = Store.from_url(web_arena.redis_url)
+
+    def frames_now() -> int:
+        return int(page.get_attribute("#viewer", "data-frames-count") or 0)
+
+    def board(tab: Any, index: int) -> str:
+        tab.locator("#v-turn").fill(str(index))
+        tab.locator("#v-turn").dispatch_event("change")
+        tab.wait_for_selector(f"#viewer[data-index='{index}']", timeout=10_000)
+        return str(tab.locator("#v-board").inner_text())
+
+    fresh = browser.new_page()
+    try:
+        store.live_start(match_id, head, entries[:3])
+        early = _get(web_arena, f"/api/matches/{match_id}/live")
+        assert early["settled_frames"] < early["frame_count"]  # ends on the hidden question
+        page.goto(url)
+        page.wait_for_selector("#viewer[data-ready='1'][data-live='1']", timeout=30_000)
+        for since, upto in ((3, 12), (12, 30)):
+            store.live_append(match_id, entries[since:upto], head)
+            count = _get(web_arena, f"/api/matches/{match_id}/live")["frame_count"]
+            wait_until(lambda: frames_now() == count, f"the page to hold {count} frames", timeout=30)
+        _open(fresh, url)
+        assert int(fresh.get_attribute("#viewer", "data-frames-count")) == frames_now()
+        for index in range(early["settled_frames"], frames_now()):
+            assert board(page, index) == board(fresh, index), index
+        store.live_start(match_id, dict(head, started_at=2.0), entries[:2])
+        count = _get(web_arena, f"/api/matches/{match_id}/live")["frame_count"]
+        wait_until(lambda: frames_now() == count, f"the page to start again with {count} frames", timeout=30)
+        assert page.console_errors == []
+    finally:
+        fresh.close()
+        store.live_end(match_id)
+        store.close()

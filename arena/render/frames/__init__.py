@@ -91,7 +91,10 @@ class MatchFrames:
     result: the record's result (scores, ranks, faults, forfeits per seat); None for a match still being played
     (its live frames); applied: per frame, the record's index of the last decision applied (-1 at the start), for
     the server's own checks, never sent (``to_dict`` leaves it out: in another perspective than ``ALL`` it would
-    count the hidden decisions); seen: the decisions the perspective saw.
+    count the hidden decisions); seen: the decisions the perspective saw; settled: how many frames (from the first)
+    stay as they are when decisions are added to the record (a live match): every frame but those of decisions
+    hidden from the perspective at the record's end, whose effects move into the frame of the next decision it
+    sees.
     """
 
     game: str
@@ -103,6 +106,7 @@ class MatchFrames:
     result: dict[str, Any] | None = None
     applied: list[int] = field(default_factory=list)
     seen: int = 0
+    settled: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "match_id": self.match_id, "perspective": self.perspective, "seats": self.seats,
@@ -223,6 +227,7 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
         for board in module.boards(steps, viewer):
             add(i, hand, turn, board, **fields)
             fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision
+    out.settled = len(out.frames)
     if hidden and not out.stopped:  # hidden decisions at the very end: their effects in one last frame
         hand, turn = engine.position(hidden[0].before)
         for board in module.boards(hidden, viewer):

@@ -185,17 +185,31 @@
       }
     }
 
+    /* live: the frames from "settled" on may still change; a poll asks for those only and replaces them (the
+       frames before stay as they are within one play of the match, "started_at") */
+    var settled = 0, playStarted = null;
     function load(first) {
-      return fetch(root.getAttribute("data-frames"), {headers: {"accept": "application/json"}, cache: "no-store"})
+      var url = root.getAttribute("data-frames") + (live && !first ? "&from=" + settled : "");
+      return fetch(url, {headers: {"accept": "application/json"}, cache: "no-store"})
         .then(function (response) {
           return response.json().then(function (body) { return {ok: response.ok, body: body}; });
         })
         .then(function (answer) {
           if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
-          if (answer.body.finished) { window.location.reload(); return; }
+          var body = answer.body;
+          if (body.finished) { window.location.reload(); return; }
+          if (live && !first && (body.started_at !== playStarted || body.first_frame > frames.length)) {
+            settled = 0;  /* the match was started again: every frame anew */
+            return load(true);
+          }
           following = first || index >= frames.length - 1;
-          data = answer.body;
-          if (live) { staleness(data); }
+          if (live) {
+            staleness(body);
+            body.frames = frames.slice(0, body.first_frame || 0).concat(body.frames || []);
+            settled = body.settled_frames || 0;
+            playStarted = body.started_at;
+          }
+          data = body;
           frames = data.frames || [];
           scrub.max = String(Math.max(0, frames.length - 1));
           turnBox.max = String(Math.max(0, frames.length - 1));

@@ -2257,16 +2257,23 @@ class GetLiveMatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    FROM_FRAME_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Match id, e.g. "t3-000041". At most 64 characters."""
+    from_frame: _builtins.int
+    """Send the frames from this index on only (LiveMatch.first_frame says where they start): a viewer that holds the
+    frames of an earlier answer asks from that answer's settled_frames, and replaces what it holds from there on.
+    0 (the default): every frame. An index past the last frame gets none.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
+        from_frame: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_frame", b"from_frame", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2284,6 +2291,10 @@ class LiveMatch(_message.Message):
     WITHHELD_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    FIRST_FRAME_FIELD_NUMBER: _builtins.int
+    FRAME_COUNT_FIELD_NUMBER: _builtins.int
+    SETTLED_FRAMES_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id asked for."""
     game: _builtins.str
@@ -2305,6 +2316,18 @@ class LiveMatch(_message.Message):
     """
     updated_at: _builtins.float
     """When the worker last published, seconds since the Unix epoch."""
+    first_frame: _builtins.int
+    """Index of the first frame in frames_json (GetLiveMatchRequest.from_frame, at most frame_count)."""
+    frame_count: _builtins.int
+    """Frames the match has so far (frames_json may carry only the last of them: first_frame)."""
+    settled_frames: _builtins.int
+    """Frames (from the first) that stay as they are while the match goes on: the frames after them may still change
+    (effects of decisions hidden from the public, shown with the next decision the public sees). Ask from here
+    next time. Valid for one play of the match: when started_at changes, the match was started again (its worker
+    stopped; another plays it from its start), and a viewer asks for every frame again.
+    """
+    started_at: _builtins.float
+    """When this play of the match started, seconds since the Unix epoch."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Bot ids "NAME@VERSION" in seat order."""
@@ -2320,10 +2343,14 @@ class LiveMatch(_message.Message):
         withheld: _builtins.str = ...,
         decisions: _builtins.int = ...,
         updated_at: _builtins.float = ...,
+        first_frame: _builtins.int = ...,
+        frame_count: _builtins.int = ...,
+        settled_frames: _builtins.int = ...,
+        started_at: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "frames_json", b"frames_json", "game", b"game", "match_id", b"match_id", "seats", b"seats", "tournament_id", b"tournament_id", "updated_at", b"updated_at", "withheld", b"withheld"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "first_frame", b"first_frame", "frame_count", b"frame_count", "frames_json", b"frames_json", "game", b"game", "match_id", b"match_id", "seats", b"seats", "settled_frames", b"settled_frames", "started_at", b"started_at", "tournament_id", b"tournament_id", "updated_at", b"updated_at", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
