@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arena.web import filters, pages
 from arena.web.client import ArenaReader
 from arena.web.docs import DEFAULT_DOCS_DIR, docs_routes
+from arena.web.frames_cache import FramesCache
 from arena.web.responses import error_handlers
 
 HERE = Path(__file__).resolve().parent
@@ -231,4 +232,5 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     app.state.server = options.server
     app.state.templates = templates
     app.state.options = options
+    app.state.frames_cache = FramesCache()  # finished matches' viewer frames, built once each
     return app

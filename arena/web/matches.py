@@ -7,7 +7,8 @@ Routes (``routes``):
   ``?turn=N`` and a perspective ``?view=public|all|seat:K``), links to the other tables of its deal and a download
   of its record.
 - ``/api/matches/{match_id}``: the summary, what is withheld and why, the perspectives offered, the other tables.
-- ``/api/matches/{match_id}/frames?view=P``: the frames of perspective P (``arena.render.frames``).
+- ``/api/matches/{match_id}/frames?view=P``: the frames of perspective P (``arena.render.frames``), built once per
+  match, perspective and record (``arena.web.frames_cache``).
 - ``/api/matches/{match_id}/record``: the record as a file for ``arena replay`` (only once the match is revealed).
 - ``/api/matches/{match_id}/live``: a match being played now, public perspective only (``GetLiveMatch``): its frames
   so far; the page polls it and follows the newest frame, and reloads once the match has finished.
@@ -38,6 +39,7 @@ from arena.render import config_text, score_label
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
 from arena.web.client import ArenaDataLoss, ArenaNotFound
+from arena.web.frames_cache import FramesCache, frames_key
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
@@ -255,11 +257,14 @@ async def api_frames(request: Request) -> Response:
     if not detail.record_json:
         return api({"error": detail.withheld or "this match has no record to show", "status": 403}, status_code=403)
     view = _view(request, perspectives(len(detail.summary.seats), hands=True))
+    cache: FramesCache = request.app.state.frames_cache
     try:
-        return api(_frames(_record(detail.record_json), view))
+        body = await cache.get(frames_key(match_id, view, detail.record_json),
+                               lambda: _frames(_record(detail.record_json), view))
     except RecordUnreadable as exc:
         return api({"error": f"the record of match {match_id} cannot be shown: {exc}", "status": 422},
                    status_code=422)
+    return Response(body, media_type="application/json")
 
 
 async def api_record(request: Request) -> Response:

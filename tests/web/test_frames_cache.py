@@ -1,0 +1,128 @@
+"""The finished matches' viewer frames, built once per (match, perspective, record) by the web process
+(``arena.web.frames_cache``): the cache itself (concurrent askers, failures, its byte bound), and
+``/api/matches/{id}/frames`` in process (Starlette's test client) against a real Arena server on loopback gRPC
+reading a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from viewer_records import play_record
+
+from arena.render.frames import ALL, PUBLIC, build_frames
+from arena.server.app import ArenaServer
+from arena.store import Store
+from arena.store.codec import pack_record
+from arena.store.keys import match_key
+from arena.web import create_app
+from arena.web.frames_cache import FramesCache, frames_key
+from arena_sdk.games import taki
+
+MATCH = "m-frames-cache"
+
+
+def test_concurrent_askers_of_one_key_wait_for_one_build() -> None:
+    cache = FramesCache()
+    calls = []
+
+    def build() -> dict[str, Any]:
+        calls.append(threading.get_ident())
+        time.sleep(0.2)
+        return {"frames": [1, 2, 3]}
+
+    async def main() -> list[bytes]:
+        key = frames_key("m", PUBLIC, "{}")
+        return await asyncio.gather(*(cache.get(key, build) for _ in range(6)))
+
+    answers = asyncio.run(main())
+    assert len(calls) == 1 and cache.builds == 1
+    assert {json.loads(a)["frames"] == [1, 2, 3] for a in answers} == {True}
+    assert calls[0] != threading.get_ident()  # built in a worker thread, not on the event loop
+
+
+def test_a_failed_build_is_raised_to_its_askers_and_not_kept() -> None:
+    cache = FramesCache()
+    attempts = []
+
+    def broken() -> Any:
+        attempts.append(1)
+        raise ValueError("cannot replay")
+
+    async def main() -> None:
+        key = frames_key("m", PUBLIC, "{}")
+        results = await asyncio.gather(*(cache.get(key, broken) for _ in range(3)), return_exceptions=True)
+        assert all(isinstance(r, ValueError) for r in results)
+        assert await cache.get(key, lambda: {"ok": True}) == b'{"ok":true}'  # the next asker builds again
+
+    asyncio.run(main())
+    assert cache.builds == 1 and 1 <= len(attempts) <= 3
+
+
+def test_the_cache_keeps_at_most_its_bytes_least_recently_asked_first_out() -> None:
+    cache = FramesCache(max_bytes=100)
+
+    async def main() -> None:
+        keys = [frames_key(f"m{i}", PUBLIC, "{}") for i in range(3)]
+
+        def pad() -> dict[str, str]:
+            return {"pad": "x" * 30}  # 42 bytes: two fit
+
+        def kept() -> Any:
+            raise AssertionError("asked for an answer that should be kept")
+
+        await cache.get(keys[0], pad)
+        await cache.get(keys[1], pad)
+        await cache.get(keys[0], kept)  # m0 asked again: m1 is now the least recently asked
+        await cache.get(keys[2], pad)  # m1 goes
+        await cache.get(keys[0], kept)
+        await cache.get(keys[2], kept)
+        assert cache.builds == 3
+        await cache.get(keys[1], pad)
+        assert cache.builds == 4
+
+    asyncio.run(main())
+
+
+@pytest.fixture
+def web(redis_url: str) -> Iterator[tuple[Store, TestClient, dict[str, Any]]]:
+    """A finished Taki match stored in a real Redis, an Arena server reading it, the web app reading the server."""
+    store = Store.from_url(redis_url)
+    record, _ = play_record("taki", 3, 5, policy_seed=2, config=taki.TakiConfig(turn_cap=200))
+    record = dict(record, match_id=MATCH)
+    result = record["result"]
+    assert store.record_result("taki", MATCH, [s["name"] for s in record["seats"]], result["scores"],
+                               result["ranks"], result["faults"], record)
+    server = ArenaServer("127.0.0.1:0", redis_url, workers=0)
+    port = server.start()
+    try:
+        with TestClient(create_app(f"127.0.0.1:{port}")) as client:
+            yield store, client, record
+    finally:
+        server.stop()
+        store.close()
+
+
+def test_a_finished_matchs_frames_are_built_once_per_perspective_and_record(
+        web: tuple[Store, TestClient, dict[str, Any]]) -> None:
+    store, client, record = web
+    cache: FramesCache = client.app.state.frames_cache  # type: ignore[attr-defined]
+    answers = [client.get(f"/api/matches/{MATCH}/frames?view=public") for _ in range(4)]
+    assert {a.status_code for a in answers} == {200} and cache.builds == 1
+    assert answers[0].json() == json.loads(json.dumps(build_frames(record, PUBLIC, notes=True).to_dict()))
+    assert len({a.content for a in answers}) == 1 and answers[0].headers["content-type"] == "application/json"
+    everything = client.get(f"/api/matches/{MATCH}/frames?view=all")
+    assert everything.status_code == 200 and cache.builds == 2
+    assert everything.json()["frames"] == json.loads(json.dumps(build_frames(record, ALL).to_dict()))["frames"]
+    # the same match id with another record stored (here: its first 40 decisions): never the frames built before
+    shorter = dict(record, decisions=record["decisions"][:40])
+    store.client.set(match_key("taki", MATCH), pack_record(shorter))
+    again = client.get(f"/api/matches/{MATCH}/frames?view=public")
+    assert again.status_code == 200 and cache.builds == 3
+    assert again.json()["frames"] == json.loads(json.dumps(build_frames(shorter, PUBLIC).to_dict()))["frames"]
