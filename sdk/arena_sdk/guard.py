@@ -13,7 +13,11 @@ every StartMatch, Decide and EndMatch call, and ``secret_matches``, a constant-t
 from __future__ import annotations
 
 import hashlib
+import heapq
 import hmac
+import itertools
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +26,13 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 
 BOT_SECRET_METADATA = "arena-bot-secret"  # call metadata the referee sends to a bot registered with a secret
+# A bidirectional stream holds a server thread from the moment it opens (grpcio's sync server), before any message:
+# one whose first message has not come this long after it opened is cancelled, its thread freed. (The arena's
+# referee writes its first message as it opens a stream.)
+FIRST_MESSAGE_S = 10.0
+# A stream the gate refuses waits this long at most for its first message (read so that a client still writing it
+# gets the refusal rather than grpc core's "Internal error"), then is cancelled.
+REFUSED_WAIT_S = 0.5
 
 # gate(method name, context) -> None to go on, or (status code, message) to refuse the call with.
 Gate = Callable[[str, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
@@ -100,27 +111,84 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
     return behaviour
 
 
+class _Watch:
+    """One daemon thread that cancels the server calls given to ``watch`` once their time is up, unless
+    ``done`` was called first: a silent stream never holds a server thread for long, and no thread is spent per
+    stream on watching it."""
+
+    def __init__(self) -> None:
+        self._heap: list[list[Any]] = []  # [deadline (monotonic s), sequence, context, still watched]
+        self._cond = threading.Condition()
+        self._sequence = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, context: grpc.ServicerContext, seconds: float) -> list[Any]:
+        """Cancel the call of ``context`` in ``seconds`` unless ``done(handle)`` is called first; the handle."""
+        entry = [time.monotonic() + seconds, next(self._sequence), context, True]
+        with self._cond:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="arena-sdk-stream-watch", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        return entry
+
+    @staticmethod
+    def done(handle: list[Any]) -> None:
+        handle[3] = False
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                _, _, context, watched = heapq.heappop(self._heap)
+            if watched:
+                try:
+                    context.cancel()
+                except Exception:  # noqa: BLE001, S110 - the call is over already
+                    pass
+
+
+_WATCH = _Watch()
+
+
 def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
                       gate: Gate | None) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
     """A bidirectional method: ``gate`` checks the stream's metadata once, when it opens (a refused stream ends with
-    the refusal once its first message is in, unread); a message that does not decode ends the stream with
-    INVALID_ARGUMENT."""
+    the refusal once its first message is in, unread, or is cancelled after ``REFUSED_WAIT_S``); a stream whose
+    first message has not come within ``FIRST_MESSAGE_S`` is cancelled; a message that does not decode ends the
+    stream with INVALID_ARGUMENT."""
 
     def checked(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        for request in requests:
-            if isinstance(request, Undecodable):
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"a {request.message_name} message of this {method_name} stream could not be decoded "
-                              f"({request.error}); send serialized {request.message_name} messages")
-            yield request
+        first = _WATCH.watch(context, FIRST_MESSAGE_S)
+        try:
+            for request in requests:
+                _WATCH.done(first)
+                if isinstance(request, Undecodable):
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                  f"a {request.message_name} message of this {method_name} stream could not be "
+                                  f"decoded ({request.error}); send serialized {request.message_name} messages")
+                yield request
+        except grpc.RpcError:  # cancelled (silent too long, or by the client): the stream is over
+            return
+        finally:
+            _WATCH.done(first)
 
     def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
         if gate is not None:
             refusal = gate(method_name, context)
             if refusal is not None:
                 # the first message is read (and dropped) first: a client still writing it when the status came
-                # would see grpc's "Internal error from Core" instead of the refusal
-                next(requests, None)
+                # would see grpc's "Internal error from Core" instead of the refusal; a client that never writes
+                # one is cancelled instead, so that it holds no thread
+                waiting = _WATCH.watch(context, REFUSED_WAIT_S)
+                try:
+                    next(requests, None)
+                except grpc.RpcError:
+                    pass
+                finally:
+                    _WATCH.done(waiting)
                 context.abort(*refusal)
         return function(checked(requests, context), context)
 

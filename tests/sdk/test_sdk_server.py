@@ -467,3 +467,37 @@ def test_every_match_stream_is_served_at_once() -> None:
         assert not WideStreams.barrier.broken
     finally:
         served.close()
+
+
+@pytest.mark.parametrize("secret", [None, "s3cret-s3cret-s3cret"])
+def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.MonkeyPatch,
+                                                           secret: str | None) -> None:
+    """A stream holds a server thread from the moment it opens. Streams opened and left silent (a stranger's, with no
+    secret or the wrong one) are cancelled once their first message is late, so the referee's calls still find a
+    thread: here the bot has 4 and 4 silent streams take them all."""
+    from arena_sdk import guard
+
+    monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 0.5)
+    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
+    server.start()
+    silence = threading.Event()
+
+    def silent() -> Iterator[bot_pb2.RefereeMessage]:
+        silence.wait(30)
+        return
+        yield  # a generator that sends nothing
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            streams = [stub.PlayMatch(silent(), timeout=30) for _ in range(4)]
+            metadata = (("arena-bot-secret", secret),) if secret else None
+            answer = stub.Decide(decide_request(choose_view(), "after-silence"), timeout=10, metadata=metadata)
+            assert answer.take5.card in choose_view().hand
+            for stream in streams:
+                with pytest.raises(grpc.RpcError) as ended:
+                    list(stream)
+                assert ended.value.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED)
+    finally:
+        silence.set()
+        server.stop(None)
