@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from arena_sdk.pb import arena_pb2_grpc
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 READ_TIMEOUT_S = 10.0  # one read call; the referee answers reads in milliseconds
 # The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries.
@@ -106,6 +106,12 @@ class ArenaReader:
                 raise ArenaReadError(method, grpc.StatusCode.INTERNAL, "the referee repeated a page token")
             seen.add(token)
             page.page_token = token
+
+    async def running_matches(self, prefix: str = "") -> list[str]:
+        """Ids (starting with ``prefix``) of the matches live workers are playing now, as their heartbeats say
+        (``ListWorkers``; at most 10,000 workers read), sorted. Raises as ``call``."""
+        workers = await self.pages("ListWorkers", arena_pb2.ListWorkersRequest(page_size=1000), "workers", 10_000)
+        return sorted({m for w in workers if w.alive for m in w.running if m.startswith(prefix)})
 
     async def close(self) -> None:
         """Close the channel (the next call opens a new one)."""

@@ -176,8 +176,15 @@ async def _match_or_live(request: Request, match_id: str) -> dict[str, Any]:
 
 
 async def match_page(request: Request) -> Response:
+    """The viewer page of a finished or running match; a match a worker has just started but not yet published
+    (it publishes within a second) gets a page that reloads until it shows; 404 for neither."""
     match_id = _match_id(request)
-    data = await _match_or_live(request, match_id)
+    try:
+        data = await _match_or_live(request, match_id)
+    except ArenaNotFound:
+        if match_id not in await request.app.state.arena.running_matches(match_id):
+            raise
+        return page(request, "starting.html", {"title": f"Match {match_id}", "match_id": match_id})
     game = data["summary"]["game"]
     config = data.pop("config", None)
     return _viewer_page(request, data, game, title=f"Match {match_id}", match_id=match_id,

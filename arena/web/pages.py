@@ -11,7 +11,8 @@ What a page derives, and from which reads:
 - bot (``/bots/{bot}``, NAME or NAME@VERSION): ListBots (its versions), GetLadder of each game it plays, its newest
   matches (ListMatches), and, from the records of those that are revealed (GetMatch), its faults by kind and its
   Decide latency p50/p95/max per game;
-- tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, GetSprt for an SPRT; once
+- tournament (``/tournaments/{id}``): GetTournament, GetStandings, its newest matches, the matches being played now
+  (while it runs: the workers' heartbeats, ListWorkers; each links to its live page), GetSprt for an SPRT; once
   its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
   ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
   ``LIVE_POLL_S`` seconds while it runs.
@@ -43,6 +44,7 @@ TOURNAMENT_MATCHES = 50  # newest matches on a tournament's page
 VERIFY_MATCHES = 20_000  # most matches a tournament's page checks against the revealed seed
 LIST_MOST = 1000  # most bots and tournaments a list page shows
 LIVE_POLL_S = 2  # seconds between two reloads of a running tournament's live part
+PLAYING_SHOWN = 24  # a running tournament's page links at most this many of the matches being played now
 
 
 def games() -> list[dict[str, str]]:
@@ -255,6 +257,7 @@ async def tournament_data(request: Request) -> dict[str, Any]:
         if t["format"] == "sprt" else None
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
                             "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
+    data["playing"] = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] if t["state"] == "running" else []
     every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
     data["matches"] = every[:TOURNAMENT_MATCHES] if t["seed_hex"] else \
         await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)

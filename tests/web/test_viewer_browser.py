@@ -149,18 +149,12 @@ def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebA
         created = web_arena.json("tournament", "create", "--game", "take5", "--bots", ",".join(names), "--seats",
                                  "2", "--rounds", "1", "--limit", "20", "--no-wait")
 
-        def live_id() -> str | None:
-            for k in range(3):
-                match_id = f"{created['id']}-{k:06d}"
-                try:
-                    if _get(web_arena, f"/api/matches/{match_id}").get("live"):
-                        return match_id
-                except OSError:
-                    continue
-            return None
-
-        match_id = wait_until(live_id, "the match to be played live", timeout=60)
-        page.goto(f"{web_arena.url}/matches/{match_id}")
+        # the tournament's page links the matches being played now
+        page.goto(f"{web_arena.url}/tournaments/{created['id']}")
+        page.wait_for_selector("#playing a", timeout=60_000)
+        link = page.locator("#playing a").first.get_attribute("href")
+        assert link is not None and link.startswith(f"/matches/{created['id']}-")
+        page.goto(f"{web_arena.url}{link}")  # a match not published yet: a page that reloads until it is
         page.wait_for_selector("#viewer[data-ready='1'][data-live='1']", timeout=30_000)
         assert page.locator("#live-note").is_visible()
         screenshot(page, "viewer-live")
@@ -271,4 +265,33 @@ def test_a_live_match_polled_in_parts_holds_what_a_fresh_page_shows(web_arena: W
     finally:
         fresh.close()
         store.live_end(match_id)
+        store.close()
+
+
+def test_a_match_started_but_not_yet_published_gets_a_page_that_reloads_until_it_shows(web_arena: WebArena) -> None:
+    """The tournament page links the matches workers are playing; one whose worker has not yet published it (the
+    first publication comes within a second) answers a page that reloads, not a 404; an id no worker plays is a
+    404."""
+    import time
+    import urllib.error
+
+    from arena.store import Store, WorkerStatus
+    from arena.store.keys import WORKERS, worker_key
+
+    store = Store.from_url(web_arena.redis_url)
+    try:
+        now = time.time()
+        store.heartbeat(WorkerStatus(name="w-starting", host="h", pid=1, started_at=now, last_seen=now,
+                                     concurrency=1, running=("t77-000003",), matches_done=0, timeout_s=30.0))
+        with urllib.request.urlopen(f"{web_arena.url}/matches/t77-000003", timeout=30) as answer:
+            body = answer.read().decode()
+        assert answer.status == 200 and 'http-equiv="refresh"' in body and 'id="starting"' in body
+        try:
+            urllib.request.urlopen(f"{web_arena.url}/matches/t77-000004", timeout=30)
+            raise AssertionError("a match no worker plays should be a 404")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404
+    finally:
+        store.client.delete(worker_key("w-starting"))
+        store.client.zrem(WORKERS, "w-starting")
         store.close()
