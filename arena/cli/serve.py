@@ -97,8 +97,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         raise
     from arena.server import auth
     from arena.server.app import ArenaServer
-    from arena.store.redis_server import PrivateRedis, resolve_redis_url
+    from arena.store.redis_server import PrivateRedis, resolve_redis_url, shutdown_private, take_over_orphan
     private = None
+    adopted: str | None = None  # the URL of a private server taken over (stopped at the end, as one started here)
     server = None
     exported = None
     pages = None
@@ -106,8 +107,13 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         try:
             url = redis_url or resolve_redis_url(data_dir)
             if url is not None:
-                source = "external" if redis_url or os.environ.get("ARENA_REDIS_URL") else \
-                    f"private redis-server of {data_dir}, already running"
+                external = bool(redis_url or os.environ.get("ARENA_REDIS_URL"))
+                # a private server whose starter is gone (an arena serve of this folder killed with SIGKILL): this
+                # one takes it over and stops it when it stops; one another live process started stays its own
+                adopted = url if not external and take_over_orphan(data_dir) else None
+                source = "external" if external else \
+                    f"private redis-server of {data_dir}, left running by an arena serve that died; taken over" \
+                    if adopted else f"private redis-server of {data_dir}, already running"
             else:
                 private = PrivateRedis(data_dir)
                 url = private.start()
@@ -150,6 +156,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 server.stop()
             if private is not None:
                 private.stop()
+            if adopted is not None:
+                shutdown_private(data_dir, adopted)
             lock.release()
 
 

@@ -34,6 +34,7 @@ from arena.core.errors import ArenaError
 
 URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
+OWNER_FILE = "redis.owner"  # pid of the process that started the running server, and stops it
 PORT_FILE = "redis.port"
 LOG_FILE = "redis.log"
 PASSWORD_FILE = "redis.password"
@@ -237,6 +238,54 @@ def resolve_redis_url(data_dir: Path) -> str | None:
     return None
 
 
+def take_over_orphan(data_dir: Path) -> bool:
+    """Whether the private server running for ``data_dir`` was started by a process that is gone (an ``arena
+    serve`` killed with SIGKILL leaves its redis-server running): then the calling process becomes its owner
+    (``redis.owner``), to stop it with ``shutdown_private``. False while its starter lives (another process, such as
+    a test harness, owns it) or when no starter is recorded."""
+    path = Path(data_dir) / OWNER_FILE
+    try:
+        owner = int(path.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if owner == os.getpid():
+        return False
+    try:
+        os.kill(owner, 0)
+        return False  # alive
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return False  # alive, another user's
+    write_private(path, f"{os.getpid()}\n")
+    return True
+
+
+def shutdown_private(data_dir: Path, url: str) -> None:
+    """SHUTDOWN the private server of ``data_dir`` answering at ``url``: one an ``arena serve`` that died left
+    running and the next one took over (``take_over_orphan``). Waits up to ``STOP_TIMEOUT_S`` for it to stop
+    answering, then removes its ``redis.url``, ``redis.pid`` and ``redis.owner`` when they still name it. A server
+    already gone is no error."""
+    pid = _server_pid(url)
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        client.shutdown()  # the appendonly data flushed first
+    except (redis.RedisError, OSError):
+        pass
+    finally:
+        client.close()
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while _ping(url, timeout=0.5) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for name, mine in ((URL_FILE, url), (PID_FILE, str(pid)), (OWNER_FILE, str(os.getpid()))):
+        path = Path(data_dir) / name
+        try:
+            if path.read_text().strip() == mine:  # never remove another server's files
+                path.unlink()
+        except OSError:
+            pass
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -403,6 +452,7 @@ class PrivateRedis:
         write_private(self.data_dir / URL_FILE, url + "\n")  # 0600: the URL holds the password
         write_private(self.data_dir / PID_FILE, f"{process.pid}\n")
         write_private(self.data_dir / PORT_FILE, f"{port}\n")
+        write_private(self.data_dir / OWNER_FILE, f"{os.getpid()}\n")
         return url
 
     def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:
@@ -444,7 +494,7 @@ class PrivateRedis:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for name, mine in ((URL_FILE, self.url), (PID_FILE, str(process.pid))):
+        for name, mine in ((URL_FILE, self.url), (PID_FILE, str(process.pid)), (OWNER_FILE, str(os.getpid()))):
             path = self.data_dir / name
             try:
                 if path.read_text().strip() == mine:  # never remove another server's files

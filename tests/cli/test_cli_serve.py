@@ -9,7 +9,6 @@ processes. Tests use bot names of their own, so that they do not depend on one a
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -32,7 +31,7 @@ from click.testing import CliRunner, Result
 from arena.cli import BOTS_DOWN_HINT, cli
 from arena.match.local_bots import BotProcess, started_bots
 from arena.match.local_bots import start_bot as start_bot_process
-from arena.store.redis_server import PASSWORD_FILE, redact_url
+from arena.store.redis_server import PASSWORD_FILE, PrivateRedis, redact_url
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30
@@ -638,12 +637,33 @@ def test_the_folder_of_a_killed_serve_can_be_served_again(tmp_path: Path) -> Non
     first.wait_for("listening on ")
     first.process.kill()  # SIGKILL: no clean-up runs, the kernel drops the lock
     first.process.wait(timeout=30)
+    orphan = int((data_dir / "redis.pid").read_text())  # the private redis-server the killed serve left running
     second = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"], _env())
     try:
-        assert "already running" in second.wait_for("redis: ")  # it took over the killed one's private Redis
+        assert "taken over" in second.wait_for("redis: ")  # it took over the killed one's private Redis
     finally:
         assert second.terminate() == 0
-        pid_file = data_dir / "redis.pid"  # the orphaned private redis-server the killed serve left running
-        if pid_file.exists():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+    # ... and stopped it as it stopped, as one it had started itself
+    assert not (data_dir / "redis.pid").exists() and not (data_dir / "redis.url").exists()
+    assert not Path(f"/proc/{orphan}").exists() or "zombie" in _proc_state(orphan)
+
+
+def test_a_private_redis_another_live_process_started_is_left_running(tmp_path: Path) -> None:
+    data_dir = tmp_path / "arena-data"
+    with PrivateRedis(data_dir) as owned:  # started by this process, which outlives the serve
+        serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"], _env())
+        try:
+            line = serve.wait_for("redis: ")
+            assert "already running" in line and "taken over" not in line
+        finally:
+            assert serve.terminate() == 0
+        assert owned.running and (data_dir / "redis.url").exists()
+
+
+def _proc_state(pid: int) -> str:
+    """The state line of /proc/<pid>/status ("" when the process is gone)."""
+    try:
+        return next((line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                     if line.startswith("State:")), "").lower()
+    except OSError:
+        return ""
