@@ -73,6 +73,7 @@ GAMES_PER_BOT = 16
 TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
+VERSIONS_PER_NAME = 100  # versions one bot NAME may have registered per game (one more: RESOURCE_EXHAUSTED)
 FIRST_ROUND = 16  # SwissOptions.first_round: "rating" | "random"
 DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "duplicate", "unique" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
@@ -117,6 +118,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "RemoveBotRequest.owner_token": (TOKEN, None),
     "ListBotsRequest.game": (GAME_ID, None),
     "ListBotsRequest.page_token": (PAGE_TOKEN, None),
+    "ListBotsRequest.name": (BOT_NAME, None),
     "CreateTournamentRequest.game": (GAME_ID, None),
     "CreateTournamentRequest.bots": (BOT_REF, TOURNAMENT_BOTS),
     "CreateTournamentRequest.deals": (DEAL_PLAN, None),

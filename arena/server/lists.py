@@ -9,12 +9,13 @@ from typing import Any, Protocol
 import grpc
 
 from arena.core import limits
+from arena.core.specs import BOT_NAME_RE
 from arena.server import pages
 from arena.server.admission import BotChecks
 from arena.server.checks import bot_problems, mark_mismatches
 from arena.server.replies import bot_message, match_summary, tournament_message
-from arena.server.requests import check_game, split_ref
-from arena.store import Store, TournamentInfo
+from arena.server.requests import abort, check_game, split_ref
+from arena.store import GAMES_SET, Store, TournamentInfo
 from arena.store.tournaments import tournament_position
 from arena_sdk.pb import arena_pb2
 
@@ -59,11 +60,20 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
     if request.game:
         check_game(request.game, context)
     store = servicer.store
-    query = (store.arena_id(), request.game)
-    size, after = pages.page_request(pages.BOTS, query, request, pages.strings_position(2), context)
-    if request.check_endpoints:  # every bot of the page is called: a check's cost stays bounded
-        size = min(size, pages.CHECKED_BOTS)
-    bots, more = store.bots_page(request.game or None, (after[0], after[1]) if after else None, size)
+    if request.name:  # one NAME's versions, in one answer (at most limits.VERSIONS_PER_NAME per game)
+        if not BOT_NAME_RE.match(request.name):
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                  f"bad bot name {request.name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
+        games = [request.game] if request.game else sorted(store.client.smembers(GAMES_SET))
+        bots, more = [b for g in games for b in store.versions_of(g, request.name)], False
+    else:
+        query = (store.arena_id(), request.game)
+        size, after = pages.page_request(pages.BOTS, query, request, pages.strings_position(2), context)
+        if request.check_endpoints:  # every bot of the page is called: a check's cost stays bounded
+            size = min(size, pages.CHECKED_BOTS)
+        bots, more = store.bots_page(request.game or None, (after[0], after[1]) if after else None, size)
+    if request.check_endpoints:
+        bots, more = bots[:pages.CHECKED_BOTS], more or len(bots) > pages.CHECKED_BOTS
     messages = [bot_message(b, o) for b, o in zip(bots, store.owner_ids_of([(b.game, b.name) for b in bots]))]
     for message, state in zip(messages, store.bots_health([(b.game, b.bot_id) for b in bots])):
         message.health = "healthy" if state.healthy else "unhealthy"
@@ -81,6 +91,8 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
                 message.endpoint_checked = True
                 message.endpoint_problem = pages.text(problem[1])
         mark_mismatches(store, bots, problems)
+    if request.name:
+        return arena_pb2.ListBotsResponse(bots=messages)
     token = pages.make_token(pages.BOTS, query, [bots[-1].game, bots[-1].bot_id]) if more and bots else ""
     return arena_pb2.ListBotsResponse(bots=messages, next_page_token=token)
 

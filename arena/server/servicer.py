@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 import grpc
 import redis
 
+from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.core.specs import BOT_NAME_RE
 from arena.ladder import replies as ladder_view
@@ -298,7 +299,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         caller = caller_of(key, stored, lambda: self.is_admin(request, context))
         try:
             info = self._bot_info(endpoint, game, name, caller, context)
-            if not owned:
+            if owned:
+                held = self.store.bot_versions(game, name)
+                if info.version not in held and len(held) >= limits.VERSIONS_PER_NAME:
+                    abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"{name} has {len(held)} versions registered for {game}, the most one name may have: "
+                          f"remove old ones (arena bot remove {name}@VERSION) before registering {info.version!r}")
+            else:
                 admission = owner_service.admit_new_name(self, request, context, game, name)
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from arena.core.specs import BOT_NAME_RE
 from arena.ratings.groups import group_sections, groups_note
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
@@ -162,7 +163,10 @@ async def bot_data(request: Request) -> dict[str, Any]:
     if not 1 <= len(bot) <= 129:
         raise HTTPException(404, "no bot with an empty or over-long name")
     name = bot.partition("@")[0]
-    versions = [b for b in await _all_bots(reader) if b["name"] == name and (b["bot_id"] == bot or "@" not in bot)]
+    if not BOT_NAME_RE.match(name):
+        raise HTTPException(404, f"no bot named {bot[:80]!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . -")
+    named = await reader.call("ListBots", arena_pb2.ListBotsRequest(name=name))  # every version, however many bots
+    versions = [b for b in map(message_dict, named.bots) if b["bot_id"] == bot or "@" not in bot]
     try:
         matches = await _matches_of(reader, bot, HISTORY_MATCHES)
     except ArenaNotFound:

@@ -161,3 +161,31 @@ def test_bad_references_are_invalid_arguments(arena_server: Any) -> None:
     ):
         code, details = rpc_error(call)
         assert code == grpc.StatusCode.INVALID_ARGUMENT, details
+
+
+def test_a_name_holds_at_most_its_quota_of_versions_and_lists_them_all_by_name(
+        arena_server: Any, start_bot: Callable[..., Any], store: Store, monkeypatch: Any) -> None:
+    """A NAME may have ``limits.VERSIONS_PER_NAME`` versions per game (2 here): one more is RESOURCE_EXHAUSTED
+    saying how to make room, the same version again still registers, and a removed one frees its place.
+    ``ListBots(name=NAME)`` answers every version of NAME, whatever the number of other bots."""
+    from arena.core import limits
+
+    monkeypatch.setattr(limits, "VERSIONS_PER_NAME", 2)
+    _server, stub = arena_server()
+    v1, v2, v3 = (_versioned(start_bot, "capped", v) for v in ("1.0", "2.0", "3.0"))
+    token = _register(stub, "capped", v1).owner_token
+    _register(stub, "capped", v2, token)
+    code, details = rpc_error(lambda: _register(stub, "capped", v3, token))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "capped has 2 versions registered for take5" in details and "arena bot remove capped@VERSION" in details
+    assert _register(stub, "capped", v1, token).bot_id == "capped@1.0"  # a version it has: registered again
+    for i in range(3):
+        store.register_bot("take5", f"other{i}", f"127.0.0.1:{40000 + i}", version="1")
+    named = stub.ListBots(arena_pb2.ListBotsRequest(name="capped"))
+    assert [b.bot_id for b in named.bots] == ["capped@1.0", "capped@2.0"] and not named.next_page_token
+    stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="capped@1.0", game="take5", owner_token=token))
+    assert _register(stub, "capped", v3, token).bot_id == "capped@3.0"
+    assert [b.bot_id for b in stub.ListBots(arena_pb2.ListBotsRequest(name="capped", game="take5")).bots] == \
+        ["capped@2.0", "capped@3.0"]
+    code, _ = rpc_error(lambda: stub.ListBots(arena_pb2.ListBotsRequest(name="not a name")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT

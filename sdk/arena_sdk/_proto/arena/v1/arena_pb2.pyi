@@ -295,6 +295,7 @@ class ListBotsRequest(_message.Message):
     CHECK_ENDPOINTS_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id to filter on; empty lists every game. At most 32 characters."""
     check_endpoints: _builtins.bool
@@ -312,6 +313,11 @@ class ListBotsRequest(_message.Message):
     Opaque; a malformed token, or one made for another list or other filters, gets INVALID_ARGUMENT. At most 512
     characters.
     """
+    name: _builtins.str
+    """Only the versions of this bot NAME (of the game above, or of every game), all in one answer (a NAME has at most
+    100 versions per game), oldest registration first; page_size and page_token are then ignored. At most 64
+    characters.
+    """
     def __init__(
         self,
         *,
@@ -319,10 +325,11 @@ class ListBotsRequest(_message.Message):
         check_endpoints: _builtins.bool = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_endpoints", b"check_endpoints", "game", b"game", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_endpoints", b"check_endpoints", "game", b"game", "name", b"name", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
