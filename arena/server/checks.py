@@ -6,6 +6,7 @@ and the padding of failed registrations are ``arena.server.admission``'s."""
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -121,7 +122,24 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
         raise EndpointError(f"the bot at {endpoint} reports version {outcome.version!r} in GetInfo; a version must "
                             f"be 1..64 characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. "
                             f"version = \"1.0\")")
+    shown = printable(outcome.author), printable(outcome.sdk_version)
+    if shown != (outcome.author, outcome.sdk_version):
+        cleaned = bot_pb2.BotInfo()
+        cleaned.CopyFrom(outcome)
+        cleaned.author, cleaned.sdk_version = shown
+        return cleaned
     return outcome
+
+
+def printable(text: str) -> str:
+    """``text`` without control and format characters (Unicode categories Cc, Cf, Zl, Zp: terminal escapes, line
+    breaks, bidirectional overrides that would reorder what a page or a terminal shows around them)."""
+    if text.isprintable():
+        return text
+    return "".join(c for c in text if unicodedata.category(c) not in _UNPRINTABLE)
+
+
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def fetch_bot_info(endpoint: str, game: str, name: str, timeout_s: float = VERIFY_TIMEOUT_S,

@@ -15,7 +15,7 @@ from platform_helpers import VERSIONED_BOT, rpc_error
 
 from arena.server.app import ArenaServer
 from arena.store import Store
-from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 CHECK_S = 0.5  # the servers here wait this long for a GetInfo answer
 
@@ -124,3 +124,18 @@ def test_without_verification_nothing_is_called(
 def test_a_bad_verify_timeout_is_refused(redis_url: str) -> None:
     with pytest.raises(ValueError, match="verify timeout must be more than 0 s, got 0"):
         ArenaServer("127.0.0.1:0", redis_url, verify_timeout_s=0)
+
+
+def test_an_author_is_stored_without_control_or_bidi_characters() -> None:
+    """A bot's GetInfo author and sdk_version are shown on pages and in terminals: a terminal escape, a line break
+    or a right-to-left override (which would reorder the text shown after it) is dropped at registration; text,
+    HTML (escaped where shown) and other scripts stay."""
+    from arena.server.checks import registration_info
+
+    info = bot_pb2.BotInfo(name="spoof", version="1.0", games=["take5"], sdk_version="1.2\x1b[31m",
+                           author="Eve \u202egnp.exe\x1b[2J <b>x</b>\nÉlodie 山田\u00a0")
+    kept = registration_info("127.0.0.1:1", "take5", "spoof", info)
+    assert kept.author == "Eve gnp.exe[2J <b>x</b>Élodie 山田\u00a0" and kept.sdk_version == "1.2[31m"
+    assert (kept.name, kept.version, list(kept.games)) == ("spoof", "1.0", ["take5"])
+    plain = bot_pb2.BotInfo(name="ok", version="2", games=["take5"], author="Ann Lee", sdk_version="0.9")
+    assert registration_info("127.0.0.1:1", "take5", "ok", plain) is plain
