@@ -7,12 +7,12 @@ While its tournament runs, a match's cards are shown live only when no other tab
 deal: unique deals, or duplicate deals with too few bots for two tables): the cards played at one table of a
 duplicate deal are the hands of the same seats at its other tables, which may still be playing.
 
-Cost: the frames of a match are rebuilt from its start (``build_frames``), about 0.1 s of CPU at the end of a long
-Taki match. ``LiveFrames`` keeps each asked match's frames, as JSON, and builds them again only when its worker has
-published since, and not sooner than ``REBUILD_COST_FACTOR`` times the last build's time after it: any number of
-viewers cost one build per publication, and a long match at most a tenth of a core however often it is asked. A
-viewer that holds frames asks from ``settled_frames`` on (``GetLiveMatchRequest.from_frame``), so each poll carries
-what changed, not the whole match.
+Cost: the frames of a match are rebuilt from its start (``build_frames``), about 0.1 s of CPU at the end of a match
+of 1,800 decisions. ``LiveFrames`` keeps each asked match's frames, as JSON, and builds them again only when its
+worker has published since, and not sooner than ``REBUILD_COST_FACTOR`` times the last build's time after it: any
+number of viewers cost one build per publication, and a long match at most a tenth of a core however often it is
+asked. A viewer that holds frames asks from ``settled_frames`` on (``GetLiveMatchRequest.from_frame``), so each poll
+carries what changed, not the whole match.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The viewer frames of finished matches, kept by the web process: a match's record does not change once stored, and
 building its frames replays the whole game (``arena.render.frames.build_frames``: about 0.1 s of CPU and 1.3 MB of
-JSON for a long Taki match), so each (match, perspective, record) is built once, in a worker thread (the event loop
-keeps answering other pages meanwhile), and concurrent askers of the same one wait for that one build.
+JSON for a match of 1,800 decisions), so each (match, perspective, record) is built once, in a worker thread (the
+event loop keeps answering other pages meanwhile), and concurrent askers of the same one wait for that one build.
 
 The key holds a digest of the record as the referee gave it (``GetMatch``), so a record that differs (another
 caller's notes, a record stored again) is never answered with frames built from another. At most
@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-MAX_KEPT_BYTES = 64 * 1024 * 1024  # answers kept at most (the longest Taki matches' frames are about 1.3 MB)
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # answers kept at most (the frames of a match of 1,800 decisions: about 1.3 MB)
 
 Key = tuple[str, str, bytes]
 
