@@ -16,7 +16,7 @@ from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena_sdk.games import game_ids
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
-BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 F = TypeVar("F", bound=Callable[..., Any])  # a command function, as click's decorators take and return it
 

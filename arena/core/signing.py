@@ -23,9 +23,9 @@ SIGNATURE_METADATA = "arena-signature"  # call-metadata key of a signed call
 SCHEME = "v1"
 ADMIN_KEY_ID = "admin"  # KEY_ID of the arena's admin token
 MAX_NONCE = 128  # characters of a nonce
-_KEY_ID_RE = re.compile(r"^(admin|o-[0-9a-f]{16})$")
-_NONCE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")  # MAX_NONCE characters
-_MAC_RE = re.compile(r"^[0-9a-f]{64}$")
+_KEY_ID_RE = re.compile(r"^(admin|o-[0-9a-f]{16})\Z")
+_NONCE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}\Z")  # MAX_NONCE characters
+_MAC_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 def token_hash(token: str) -> str:

@@ -13,12 +13,12 @@ from typing import Any
 
 from arena.core.errors import TournamentError
 
-BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-VERSION_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
-BOT_REF_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.-]{1,64})(@(?P<version>[A-Za-z0-9_.+-]{1,64}))?$")
-TOURNAMENT_ID_RE = re.compile(r"^t[1-9][0-9]*$")
+BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+VERSION_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,64}\Z")
+BOT_REF_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.-]{1,64})(@(?P<version>[A-Za-z0-9_.+-]{1,64}))?\Z")
+TOURNAMENT_ID_RE = re.compile(r"^t[1-9][0-9]*\Z")
 HOUSE_PREFIX = "house:"  # a house bot's seat name: "house:<sample name>", never a registered name (no ":" there)
-HOUSE_BOT_RE = re.compile(r"^house:(?P<sample>[A-Za-z0-9_.-]{1,64})$")
+HOUSE_BOT_RE = re.compile(r"^house:(?P<sample>[A-Za-z0-9_.-]{1,64})\Z")
 
 
 def is_house_bot(name: str) -> bool:

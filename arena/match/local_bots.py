@@ -274,7 +274,7 @@ def started_bots(specs: Sequence[str], *, host: str = "127.0.0.1", extra_args: S
 
 # --- one game --------------------------------------------------------------------------------------------------
 
-_ENDPOINT_RE = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
+_ENDPOINT_RE = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})\Z")
 
 
 def is_endpoint(spec: str) -> bool:

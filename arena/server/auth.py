@@ -44,7 +44,7 @@ BEARER = "Bearer "
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
 ADMIN_TOKEN_FILE = "admin-token.json"
 ADMIN_TOKEN_BYTES = 32  # of a generated token (43 URL-safe characters)
-TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: what call metadata can carry
+TOKEN_RE = re.compile(r"^[\x21-\x7e]+\Z")  # visible ASCII: what call metadata can carry
 
 
 class AdminTokenError(ValueError):

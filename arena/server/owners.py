@@ -36,8 +36,8 @@ __all__ = ["Admission", "admit_new_name", "precheck_new_name", "create_owner", "
 OWNER_TOKEN_BYTES = 32  # of a new owner token (43 URL-safe characters)
 DEFAULT_OWNER_PAGE = 100
 MAX_PAGE_BYTES = 1024 * 1024  # a ListOwners page ends early past this, far below gRPC's 4 MiB message limit
-OWNER_ID_RE = re.compile(r"^o-[0-9a-f]{16}$")
-LABEL_RE = re.compile(r"^[^\x00-\x1f\x7f]*$")  # printable: no control characters
+OWNER_ID_RE = re.compile(r"^o-[0-9a-f]{16}\Z")
+LABEL_RE = re.compile(r"^[^\x00-\x1f\x7f]*\Z")  # printable: no control characters
 RAISE_HINT = "the arena's organiser can raise it (arena registration set --{flag} N; 0 means no limit)"
 QUOTA_TEXT = {
     "max_names_per_owner": ("max-names-per-owner", "owner {who} holds {limit} bot names, the most one owner may hold"),

@@ -17,7 +17,7 @@ from arena_sdk.games import GAMES
 
 log = logging.getLogger(__name__)
 
-ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")  # tls://: over TLS
+ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})\Z")  # tls://: over TLS
 
 
 def known_games() -> str:

@@ -69,7 +69,7 @@ from arena.server.requests import (
     check_tournament_id,
     split_ref,
 )
-from arena.store import OwnershipError, Store, StoreError, TournamentInfo
+from arena.store import OwnershipError, Store, StoreError, TournamentInfo, VersionsExhausted
 from arena.store.codec import RecordCodecError
 from arena.store.redis_server import redact_url
 from arena_sdk.games import GAMES
@@ -309,7 +309,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 admission = owner_service.admit_new_name(self, request, context, game, name)
             bot, claimed = self.store.register_bot_claim(
                 game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
-                owner_hash=stored if admission is None else admission.key, secret=request.bot_secret)
+                owner_hash=stored if admission is None else admission.key, secret=request.bot_secret,
+                max_versions=limits.VERSIONS_PER_NAME)
+        except VersionsExhausted as exc:  # another registration of NAME took the last place meanwhile
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except OwnershipError:
             if admission is not None:
                 admission.undo()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.core.specs import split_bot_ref
-from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError
+from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError, VersionsExhausted
 from arena.store.bots import UNVERIFIED_VERSION, BotEntry, BotStore
 from arena.store.credentials import CredentialStore
 from arena.store.health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
@@ -197,6 +197,7 @@ __all__ = [
     "REDIS_ERRORS", "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "LiveMatch", "LiveStore", "LiveWrite",
     "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
+    "VersionsExhausted",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_key",
     "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key", "tournament_matches_key",

@@ -48,6 +48,11 @@ class OwnershipError(StoreError):
     """A bot NAME is owned by someone else: the owner token given does not match the stored one."""
 
 
+class VersionsExhausted(StoreError):
+    """A new version of a bot NAME that holds the most versions one name may have; the message says how to make
+    room."""
+
+
 class StoreBase:
     """The Redis client of a ``Store`` and the scripts registered on it.
 

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from arena.core.specs import bot_id, split_bot_ref
-from arena.store.base import OwnershipError, StoreBase, StoreError
+from arena.store.base import OwnershipError, StoreBase, StoreError, VersionsExhausted
 from arena.store.keys import (
     GAMES_SET,
     OWNER_IDS,
@@ -22,7 +22,7 @@ from arena.store.keys import (
     versions_key,
 )
 
-HEX_KEY_RE = re.compile(r"^[0-9a-f]{64}$")  # an owner key: token_hash, SHA-256 hex
+HEX_KEY_RE = re.compile(r"^[0-9a-f]{64}\Z")  # an owner key: token_hash, SHA-256 hex
 UNVERIFIED_VERSION = "0"  # version of a bot registered without asking its GetInfo (tests, verify_bots=False)
 
 
@@ -73,17 +73,24 @@ class BotStore(StoreBase):
 
     def register_bot_claim(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                            sdk_version: str = "", author: str = "", owner_hash: str | None = None,
-                           now: float | None = None, secret: str = "") -> tuple[BotEntry, bool]:
-        """``register_bot``, also telling whether this call claimed NAME (its first registration)."""
+                           now: float | None = None, secret: str = "",
+                           max_versions: int = 0) -> tuple[BotEntry, bool]:
+        """``register_bot``, also telling whether this call claimed NAME (its first registration). ``max_versions``
+        (0: no limit): a new version of a NAME that holds that many already raises ``VersionsExhausted`` (checked
+        and written in one atomic step, so concurrent registrations never pass it)."""
         now = time.time() if now is None else now
         bid = bot_id(name, version)
         claimed, _registered = self._register(
             keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game),
                   bot_index_key(game)],
             args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author,
-                  secret])
+                  secret, max_versions])
         if int(claimed) == -1:
             raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
+        if int(claimed) == -2:
+            raise VersionsExhausted(f"{name} has {max_versions} versions registered for {game}, the most one name "
+                                    f"may have: remove old ones (arena bot remove {name}@VERSION) before "
+                                    f"registering {version!r}")
         if owner_hash and HEX_KEY_RE.match(owner_hash):  # signed owner calls find the key by owner id
             self.client.hsetnx(OWNER_IDS, owner_id(owner_hash), owner_hash)
         self.client.sadd(GAMES_SET, game)

@@ -321,19 +321,21 @@ return n
 # Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.
 # KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset (optional)
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
-#       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any)
-# Returns {claimed 1/0, registered_at} or {-1, ''} when NAME belongs to another owner hash.
+#       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any), 11 the most versions NAME
+#       may hold (0 or absent: no limit)
+# Returns {claimed 1/0, registered_at}, {-1, ''} when NAME belongs to another owner hash, or {-2, ''} when ARGV[3] is
+# a new version and NAME holds the most versions already (nothing written).
 REGISTER_BOT = """
 local claimed = 0
 if ARGV[1] ~= '' then
   local owner = redis.call('GET', KEYS[1])
-  if not owner then
-    redis.call('SET', KEYS[1], ARGV[1])
-    claimed = 1
-  elseif owner ~= ARGV[1] then
-    return {-1, ''}
-  end
+  if owner and owner ~= ARGV[1] then return {-1, ''} end
 end
+local most = tonumber(ARGV[11] or '0') or 0
+if most > 0 and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and redis.call('ZCARD', KEYS[2]) >= most then
+  return {-2, ''}
+end
+if ARGV[1] ~= '' and redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then claimed = 1 end
 redis.call('HSET', KEYS[3], 'name', ARGV[2], 'version', ARGV[3], 'bot_id', ARGV[4], 'game', ARGV[5],
            'endpoint', ARGV[6], 'updated_at', ARGV[7], 'sdk_version', ARGV[8], 'author', ARGV[9])
 if ARGV[10] and ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'secret', ARGV[10]) end

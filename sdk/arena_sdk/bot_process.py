@@ -20,6 +20,7 @@ log = logging.getLogger("arena_sdk")
 DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})  # no warning for a bot without a secret
 PARENT_ENV = "ARENA_PARENT_PID"  # serve(): stop once this process is no longer the parent (it died, even by SIGKILL)
 TLS_CERT_ENV = "ARENA_BOT_TLS_CERT"  # serve(): the certificate chain (PEM file) when --tls-cert is not given
 TLS_KEY_ENV = "ARENA_BOT_TLS_KEY"  # serve(): its private key (PEM file) when --tls-key is not given
@@ -59,9 +60,10 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
 
     Command line (``argv``, default ``sys.argv[1:]``): ``--host H`` (default 127.0.0.1), ``--port N`` (default
     50100; 0 picks a free port), ``--name NAME`` (the name reported in ``GetInfo``, default the class's ``name``;
-    to run two instances side by side), ``--max-workers N`` (threads serving calls, default 32), ``--secret S``
-    (default: env ``ARENA_BOT_SECRET``; then only calls carrying S, i.e. the arena's referee once the bot is
-    registered with ``--bot-secret S``, may start matches and ask decisions; see ``create_server``), plus the
+    to run two instances side by side), ``--max-workers N`` (threads serving calls, default
+    ``DEFAULT_MAX_WORKERS``), ``--secret S`` (default: env ``ARENA_BOT_SECRET``; then only calls carrying S, i.e.
+    the arena's referee once the bot is registered with ``--bot-secret S``, may start matches and ask decisions;
+    see ``create_server``; a bot serving another host than loopback without one warns on stderr), plus the
     options of ``bot_cls.add_arguments``, and ``--tls-cert FILE --tls-key FILE`` (PEM; default: env
     ``ARENA_BOT_TLS_CERT`` / ``ARENA_BOT_TLS_KEY``) to serve TLS. Once the server is ready it prints exactly one
     line to stdout (flushed): ``arena-bot <name> listening on <host>:<port>`` (``tls://<host>:<port>`` over TLS:
@@ -125,6 +127,10 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
         server.start()
         name = server.servicer.name  # type: ignore[attr-defined]
         print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port}", flush=True)
+        if secret is None and args.host not in LOOPBACK_HOSTS:
+            print(f"warning: {name} serves {args.host}:{port} without a secret: anyone who reaches it can start "
+                  f"matches with it and hold its threads; give --secret S (env {SECRET_ENV}) and register it with "
+                  f"--bot-secret S", file=sys.stderr, flush=True)
         # Poll: a signal may be delivered to one of gRPC's threads, which does not wake a blocked main thread;
         # the Python-level handler then runs in the main thread as soon as it returns from a timed wait.
         parent = os.environ.get(PARENT_ENV, "")

@@ -187,5 +187,8 @@ def test_a_name_holds_at_most_its_quota_of_versions_and_lists_them_all_by_name(
     assert _register(stub, "capped", v3, token).bot_id == "capped@3.0"
     assert [b.bot_id for b in stub.ListBots(arena_pb2.ListBotsRequest(name="capped", game="take5")).bots] == \
         ["capped@2.0", "capped@3.0"]
-    code, _ = rpc_error(lambda: stub.ListBots(arena_pb2.ListBotsRequest(name="not a name")))
-    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    for bad in ("not a name", "capped\n"):  # "$" would let a trailing newline through: names end at \Z
+        code, _ = rpc_error(lambda: stub.ListBots(arena_pb2.ListBotsRequest(name=bad)))  # noqa: B023
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, bad
+        code, _ = rpc_error(lambda: _register(stub, bad, v3, token))  # noqa: B023
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, bad

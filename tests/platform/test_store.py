@@ -295,3 +295,36 @@ def test_create_tournament_refuses_specs_of_another_game_before_storing(store: S
     with pytest.raises(store_module.StoreError, match="every match spec"):
         store.create_tournament(info, specs)
     assert store.get_tournament("t1") is None and store.client.exists(jobs_key("take5")) == 0
+
+
+def test_a_names_version_quota_holds_against_concurrent_registrations(store: Store) -> None:
+    """The versions a NAME may hold are counted and written in one atomic step: 8 threads registering 8 new
+    versions of a NAME with room for 3 more leave it exactly at its quota, the others refused; a version it has
+    registers again."""
+    import threading
+
+    from arena.store import VersionsExhausted
+
+    for v in ("1", "2"):
+        store.register_bot_claim("take5", "raced", "127.0.0.1:1", version=v, max_versions=5)
+    outcomes: list[str] = []
+    start = threading.Barrier(8)
+
+    def register(v: str) -> None:
+        start.wait()
+        try:
+            store.register_bot_claim("take5", "raced", "127.0.0.1:1", version=v, max_versions=5)
+            outcomes.append("ok")
+        except VersionsExhausted as exc:
+            assert "raced has 5 versions registered for take5" in str(exc)
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=register, args=(f"new{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 5
+    assert len(store.bot_versions("take5", "raced")) == 5
+    store.register_bot_claim("take5", "raced", "127.0.0.1:2", version="1", max_versions=5)  # held already
+    assert store.get_bot("take5", "raced@1").endpoint == "127.0.0.1:2"

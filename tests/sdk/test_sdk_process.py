@@ -136,3 +136,22 @@ def test_sdk_and_sample_bots_import_without_platform_packages() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok True 3 []"
+
+
+def test_a_bot_serving_beyond_loopback_without_a_secret_warns_on_stderr() -> None:
+    """Anyone who reaches a bot without a secret can start matches with it and hold its threads: serving on
+    another host than loopback without one says so on stderr (stdout keeps its one ready line)."""
+    root = Path(__file__).resolve().parents[2]
+    for host, secret, warns in (("0.0.0.0", None, True), ("0.0.0.0", "s3cret-s3cret-s3cret", False),
+                                ("127.0.0.1", None, False)):
+        env = {k: v for k, v in os.environ.items() if k != "ARENA_BOT_SECRET"}
+        if secret:
+            env["ARENA_BOT_SECRET"] = secret
+        proc = subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot", "--host", host, "--port", "0"],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().startswith("arena-bot ")
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+        assert ("without a secret" in err) is warns, (host, secret, err)
