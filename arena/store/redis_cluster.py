@@ -22,17 +22,8 @@ from pathlib import Path
 
 import redis
 
-from arena.store.redis_server import (
-    CHILD_UMASK,
-    CONF_FILE,
-    LOG_FILE,
-    RedisStartError,
-    conf_value,
-    find_redis_server,
-    private_dir,
-    redis_password,
-    write_conf,
-)
+from arena.store.redis_files import CONF_FILE, RedisStartError, conf_value, private_dir, redis_password, write_conf
+from arena.store.redis_server import CHILD_UMASK, LOG_FILE, find_redis_server
 
 CLUSTER_SCHEME = "redis+cluster"
 SLOTS = 16384

@@ -20,7 +20,6 @@ so its appendonly files and log are 0600.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import socket
 import subprocess
@@ -30,25 +29,27 @@ from pathlib import Path
 
 import redis
 
-from arena.core.errors import ArenaError
+from arena.store.redis_files import (
+    CONF_FILE,
+    RedisStartError,
+    conf_value,
+    private_dir,
+    redis_password,
+    tighten,
+    write_conf,
+    write_private,
+)
 
 URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
 OWNER_FILE = "redis.owner"  # pid of the process that started the running server, and stops it
 PORT_FILE = "redis.port"
 LOG_FILE = "redis.log"
-PASSWORD_FILE = "redis.password"
-CONF_FILE = "redis.conf"
-PASSWORD_BYTES = 32  # of a generated password (43 URL-safe characters)
 CHILD_UMASK = 0o077  # what redis-server creates (appendonly files, temporary files) is 0600
 ENV_URL = "ARENA_REDIS_URL"
 START_TIMEOUT_S = 10.0
 LOADING_TIMEOUT_S = 120.0  # a restarted Redis reads its appendonly file before it serves commands
 STOP_TIMEOUT_S = 10.0
-
-
-class RedisStartError(ArenaError, RuntimeError):
-    """``redis-server`` could not be found or started; the message ends with the tail of its log."""
 
 
 class _LoadingFailed(RedisStartError):
@@ -88,94 +89,6 @@ def redact_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def private_dir(path: Path) -> Path:
-    """``path`` created when missing, and made 0700 (owner only: it holds the password and the Redis data)."""
-    path = Path(path)
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o700)
-    except OSError:
-        pass  # not ours to change; the files in it are 0600 anyway
-    return path
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` with mode 0600 (a temporary file renamed over the old one)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _tighten(data_dir: Path) -> None:
-    """Drop group and world access from the Redis files an earlier run (before passwords) left readable."""
-    prefixes = ("redis.", "appendonly", "dump.rdb", "nodes.conf", "temp-")
-    for entry in data_dir.iterdir():
-        if not entry.name.startswith(prefixes):
-            continue
-        for path in [entry, *(entry.rglob("*") if entry.is_dir() and not entry.is_symlink() else ())]:
-            try:
-                mode = path.lstat().st_mode
-                if mode & 0o077 and not path.is_symlink():
-                    path.chmod(mode & 0o700)
-            except OSError:
-                pass
-
-
-def redis_password(data_dir: Path) -> str:
-    """The password of the private Redis of ``data_dir``: the one saved in ``<data_dir>/redis.password``, else a
-    new random one (``secrets.token_urlsafe(32)``) saved there with mode 0600. Two processes creating it at once
-    agree on one (the first link wins)."""
-    data_dir = private_dir(data_dir)
-    path = data_dir / PASSWORD_FILE
-    try:
-        saved = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        saved = ""
-    except OSError as exc:
-        raise RedisStartError(f"cannot read the Redis password file {path}: {exc.strerror or exc}") from None
-    if saved:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o600)
-        return saved
-    password = secrets.token_urlsafe(PASSWORD_BYTES)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(password + "\n")
-        os.chmod(tmp, 0o600)
-        try:
-            os.link(tmp, path)  # never over a password another process saved meanwhile
-        except FileExistsError:
-            theirs = path.read_text(encoding="utf-8").strip()
-            if theirs:
-                return theirs
-            os.replace(tmp, path)  # an empty file: nothing to keep
-    except OSError as exc:
-        raise RedisStartError(f"cannot save the Redis password in {path}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return password
-
-
-def conf_value(value: str) -> str:
-    """``value`` quoted for a redis.conf line."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def write_conf(path: Path, settings: list[tuple[str, str]]) -> None:
-    """A redis.conf of ``settings`` (name, value already quoted where needed), mode 0600: it holds the password,
-    which must not be on redis-server's command line (``ps`` shows that to every local user)."""
-    write_private(path, "".join(f"{name} {value}\n" for name, value in settings))
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
@@ -277,10 +190,16 @@ def shutdown_private(data_dir: Path, url: str) -> None:
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while _ping(url, timeout=0.5) and time.monotonic() < deadline:
         time.sleep(0.05)
+    _forget(Path(data_dir), url, pid)
+
+
+def _forget(data_dir: Path, url: str, pid: int | None) -> None:
+    """Remove the ``redis.url``, ``redis.pid`` and ``redis.owner`` of a stopped server (``url``, process ``pid``,
+    owned by this process), each only when it still names it: never another server's files."""
     for name, mine in ((URL_FILE, url), (PID_FILE, str(pid)), (OWNER_FILE, str(os.getpid()))):
-        path = Path(data_dir) / name
+        path = data_dir / name
         try:
-            if path.read_text().strip() == mine:  # never remove another server's files
+            if path.read_text().strip() == mine:
                 path.unlink()
         except OSError:
             pass
@@ -361,7 +280,7 @@ class PrivateRedis:
         if self.process is not None:
             return self.url
         private_dir(self.data_dir)
-        _tighten(self.data_dir)
+        tighten(self.data_dir)
         self.password = redis_password(self.data_dir)
         url_file = self.data_dir / URL_FILE
         if url_file.exists():
@@ -494,13 +413,7 @@ class PrivateRedis:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for name, mine in ((URL_FILE, self.url), (PID_FILE, str(process.pid)), (OWNER_FILE, str(os.getpid()))):
-            path = self.data_dir / name
-            try:
-                if path.read_text().strip() == mine:  # never remove another server's files
-                    path.unlink()
-            except OSError:
-                pass
+        _forget(self.data_dir, self.url, process.pid)
         self.process = None
 
     @property

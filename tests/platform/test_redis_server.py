@@ -12,9 +12,9 @@ import pytest
 import redis
 from platform_helpers import wait_until
 
+from arena.store.redis_files import PASSWORD_FILE
 from arena.store.redis_server import (
     LOG_FILE,
-    PASSWORD_FILE,
     PID_FILE,
     URL_FILE,
     PrivateRedis,
