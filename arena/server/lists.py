@@ -15,7 +15,7 @@ from arena.server.admission import BotChecks
 from arena.server.checks import bot_problems, mark_mismatches
 from arena.server.replies import bot_message, match_summary, tournament_message
 from arena.server.requests import abort, check_game, split_ref
-from arena.store import GAMES_SET, Store, TournamentInfo
+from arena.store import Store, TournamentInfo
 from arena.store.tournaments import tournament_position
 from arena_sdk.pb import arena_pb2
 
@@ -64,8 +64,7 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
         if not BOT_NAME_RE.match(request.name):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                   f"bad bot name {request.name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
-        games = [request.game] if request.game else sorted(store.client.smembers(GAMES_SET))
-        bots, more = [b for g in games for b in store.versions_of(g, request.name)], False
+        bots, more = store.versions_of(request.game or None, request.name), False
     else:
         query = (store.arena_id(), request.game)
         size, after = pages.page_request(pages.BOTS, query, request, pages.strings_position(2), context)

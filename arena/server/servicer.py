@@ -46,30 +46,25 @@ from typing import Any, TypeVar
 import grpc
 import redis
 
-from arena.core import limits
 from arena.core.config import DEFAULTS
-from arena.core.specs import BOT_NAME_RE
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
-from arena.server import auth
+from arena.server import auth, registration
 from arena.server import lists as list_service
 from arena.server import live as live_service
 from arena.server import owners as owner_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
-from arena.server.admission import AdmissionRefused, BotChecks, Caller, caller_of, client_of
+from arena.server.admission import AdmissionRefused, BotChecks, Caller, client_of
 from arena.server.checks import EndpointError, check_bots_ready
-from arena.server.replies import bot_message, ladder_message, match_summary, tournament_message, withheld_reason
+from arena.server.replies import ladder_message, match_summary, tournament_message, withheld_reason
 from arena.server.requests import (
     abort,
-    check_bot_secret,
-    check_endpoint,
     check_game,
     check_tournament_id,
-    split_ref,
 )
-from arena.store import OwnershipError, Store, StoreError, TournamentInfo, VersionsExhausted
+from arena.store import Store, StoreError, TournamentInfo
 from arena.store.codec import RecordCodecError
 from arena.store.redis_server import redact_url
 from arena_sdk.games import GAMES
@@ -150,14 +145,6 @@ def _unreadable(match_id: str) -> str:
             f"the details)")
 
 
-def _not_found(store: Store, game: str, name: str, ref: str) -> str:
-    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
-    versions = store.bot_versions(game, name)
-    if not versions:
-        return f"no bot named {name} is registered for {game}"
-    return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"
-
-
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     """The Arena service: bots, tournaments, matches, the ladder and the workers, stored in Redis through
     ``Store``.
@@ -197,7 +184,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     # -- bots -----------------------------------------------------------------------------------------------
 
-    def _bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
+    def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
                   context: grpc.ServicerContext) -> bot_pb2.BotInfo:
         """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name`` and report a
         well-formed version (else FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays
@@ -254,7 +241,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         """True when this call proves it holds the arena's admin token (``arena.server.auth``)."""
         return self._proof(request, context).admin
 
-    def _check_owner(self, game: str, name: str, key: str | None, action: str,
+    def check_owner(self, game: str, name: str, key: str | None, action: str,
                      context: grpc.ServicerContext) -> None:
         """PERMISSION_DENIED unless ``key`` (``owner_key``) is NAME's owner key (an unowned NAME needs none)."""
         stored = self.store.owner_hash(game, name)
@@ -272,104 +259,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest,
                     context: grpc.ServicerContext) -> arena_pb2.BotRecord:
-        game, name, endpoint = request.game, request.name, request.endpoint
-        check_game(game, context)
-        if not BOT_NAME_RE.match(name):
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                   f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
-        check_endpoint(endpoint, context)
-        check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
-        key = self.owner_key(request, context)
-        stored = self.store.owner_hash(game, name)
-        owned = stored is not None
-        if owned and not self.store.bot_versions(game, name) and not (
-                key and hmac.compare_digest(key.encode(), (stored or "").encode())):
-            given = " (the token given is not it)" if key else ""
-            abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                   f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
-                   f"token{given}")
-        admission = None
-        if owned:
-            self._check_owner(game, name, key,
-                              f"bot name {name!r} is registered already: registering it again or a new version",
-                              context)
-            self.store.adopt_owner(stored or "", game, name)  # a per-name owner becomes an account on first sight
-        else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
-            owner_service.precheck_new_name(self, request, context, game, name)
-        caller = caller_of(key, stored, lambda: self.is_admin(request, context))
-        try:
-            info = self._bot_info(endpoint, game, name, caller, context)
-            if owned:
-                held = self.store.bot_versions(game, name)
-                if info.version not in held and len(held) >= limits.VERSIONS_PER_NAME:
-                    abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"{name} has {len(held)} versions registered for {game}, the most one name may have: "
-                          f"remove old ones (arena bot remove {name}@VERSION) before registering {info.version!r}")
-            else:
-                admission = owner_service.admit_new_name(self, request, context, game, name)
-            bot, claimed = self.store.register_bot_claim(
-                game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
-                owner_hash=stored if admission is None else admission.key, secret=request.bot_secret,
-                max_versions=limits.VERSIONS_PER_NAME)
-        except VersionsExhausted as exc:  # another registration of NAME took the last place meanwhile
-            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        except OwnershipError:
-            if admission is not None:
-                admission.undo()
-            abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                   f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
-                   f"owner token its first registration returned")
-        except BaseException:
-            if admission is not None:
-                admission.undo()
-            raise
-        log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
-                 " (new owner)" if claimed and admission is not None and admission.token else "")
-        message = bot_message(bot, owner_service.public_id(stored if admission is None else admission.key))
-        if claimed and admission is not None:
-            message.owner_token = admission.token
-        return message
+        return registration.register_bot(self, request, context)
 
     @_rpc
     def UpdateBot(self, request: arena_pb2.UpdateBotRequest,
                   context: grpc.ServicerContext) -> arena_pb2.BotRecord:
-        game = request.game
-        check_game(game, context)
-        name, _version = split_ref(request.bot, context)
-        check_endpoint(request.endpoint, context)
-        check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
-        bot = self.store.get_bot(game, request.bot)
-        if bot is None:
-            abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        key = self.owner_key(request, context)
-        self._check_owner(game, name, key, f"updating {bot.bot_id}", context)
-        caller = caller_of(key, self.store.owner_hash(game, name), lambda: self.is_admin(request, context))
-        info = self._bot_info(request.endpoint, game, name, caller, context)
-        if self.verify_bots and info.version != bot.version:
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                   f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
-                   f"it as a new version of {name} instead (RegisterBot with the owner token)")
-        updated = self.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
-                                        author=info.author, secret=request.bot_secret)
-        if updated is None:
-            abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
-        log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
-        return bot_message(updated, owner_service.public_id(self.store.owner_hash(game, name)))
+        return registration.update_bot(self, request, context)
 
     @_rpc
     def RemoveBot(self, request: arena_pb2.RemoveBotRequest,
                   context: grpc.ServicerContext) -> arena_pb2.RemoveBotResponse:
-        game = request.game
-        check_game(game, context)
-        name, version = split_ref(request.bot, context)
-        registered = self.store.bot_versions(game, name)
-        if not registered or (version is not None and version not in registered):
-            abort(context, grpc.StatusCode.NOT_FOUND, _not_found(self.store, game, name, request.bot))
-        if not self.is_admin(request, context):  # an organiser may remove any bot
-            self._check_owner(game, name, self.owner_key(request, context), f"removing {request.bot}", context)
-        removed = self.store.remove_bot(game, request.bot)
-        log.info("removed bots %s (%s); their ladder history stays", removed, game)
-        return arena_pb2.RemoveBotResponse(removed=removed)
+        return registration.remove_bot(self, request, context)
 
     @_rpc
     def ListBots(self, request: arena_pb2.ListBotsRequest,

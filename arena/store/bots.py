@@ -139,15 +139,18 @@ class BotStore(StoreBase):
         latest = self.client.zrevrange(versions_key(game, name), 0, 0)
         return bot_id(name, latest[0]) if latest else None
 
-    def versions_of(self, game: str, name: str) -> list[BotEntry]:
-        """The registered versions of NAME in ``game``, oldest registration first, in two round trips."""
-        ids = [bot_id(name, v) for v in self.bot_versions(game, name)]
-        if not ids:
-            return []
-        pipe = self.client.pipeline(transaction=False)
-        for b in ids:
-            pipe.hgetall(bot_key(game, b))
-        return [self._bot(h) for h in pipe.execute() if h]
+    def versions_of(self, game: str | None, name: str) -> list[BotEntry]:
+        """The registered versions of NAME in ``game`` (every game when None or empty: by game id), oldest
+        registration first within a game; two round trips per game, and one to list the games."""
+        out: list[BotEntry] = []
+        for g in [game] if game else sorted(self.client.smembers(GAMES_SET)):
+            ids = [bot_id(name, v) for v in self.bot_versions(g, name)]
+            if ids:
+                pipe = self.client.pipeline(transaction=False)
+                for b in ids:
+                    pipe.hgetall(bot_key(g, b))
+                out.extend(self._bot(h) for h in pipe.execute() if h)
+        return out
 
     def get_bot(self, game: str, ref: str) -> BotEntry | None:
         """The bot ``ref`` ("NAME@VERSION", or "NAME" for its latest version) of ``game``, or ``None`` when it is

@@ -1,0 +1,149 @@
+"""Registering bots. ``RegisterBot``: a bot version registered (or registered again) under its NAME after its
+GetInfo check; a new NAME claimed for an owner (the token's, or a new one in open registration, under the quotas of
+``arena.server.owners``); at most ``limits.VERSIONS_PER_NAME`` versions per NAME and game, counted in the same
+atomic step as the write. ``UpdateBot``: a version's endpoint, after the same check. ``RemoveBot``: by its owner or
+the organiser; its ladder history stays. The servicer forwards to these functions."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any, Protocol
+
+import grpc
+
+from arena.core import limits
+from arena.core.specs import BOT_NAME_RE
+from arena.server import owners as owner_service
+from arena.server.admission import Caller, caller_of
+from arena.server.replies import bot_message
+from arena.server.requests import abort, check_bot_secret, check_endpoint, check_game, split_ref
+from arena.store import OwnershipError, Store, VersionsExhausted
+from arena_sdk.pb import arena_pb2, bot_pb2
+
+log = logging.getLogger("arena.server.servicer")  # the servicer's logger: one name for operators' filters
+
+
+class ArenaServicer(Protocol):
+    """What a registration needs of ``arena.server.servicer.ArenaServicer``."""
+
+    store: Store
+
+    def owner_key(self, request: Any, context: grpc.ServicerContext) -> str | None: ...
+
+    def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool: ...
+
+    def check_owner(self, game: str, name: str, key: str | None, action: str,
+                    context: grpc.ServicerContext) -> None: ...
+
+    verify_bots: bool
+
+    def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
+                 context: grpc.ServicerContext) -> bot_pb2.BotInfo: ...
+
+
+def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
+                 context: grpc.ServicerContext) -> arena_pb2.BotRecord:
+    """The answer of ``RegisterBot`` (see the proto and the module docstring)."""
+    game, name, endpoint = request.game, request.name, request.endpoint
+    check_game(game, context)
+    if not BOT_NAME_RE.match(name):
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+              f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
+    check_endpoint(endpoint, context)
+    check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
+    key = servicer.owner_key(request, context)
+    stored = servicer.store.owner_hash(game, name)
+    owned = stored is not None
+    if owned and not servicer.store.bot_versions(game, name) and not (
+            key and hmac.compare_digest(key.encode(), (stored or "").encode())):
+        given = " (the token given is not it)" if key else ""
+        abort(context, grpc.StatusCode.PERMISSION_DENIED,
+              f"the name {name} is reserved by its owner (all its versions were removed); pass its owner "
+              f"token{given}")
+    admission = None
+    if owned:
+        servicer.check_owner(game, name, key,
+                             f"bot name {name!r} is registered already: registering it again or a new version",
+                             context)
+        servicer.store.adopt_owner(stored or "", game, name)  # a per-name owner becomes an account on first sight
+    else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
+        owner_service.precheck_new_name(servicer, request, context, game, name)
+    caller = caller_of(key, stored, lambda: servicer.is_admin(request, context))
+    try:
+        info = servicer.bot_info(endpoint, game, name, caller, context)
+        if not owned:
+            admission = owner_service.admit_new_name(servicer, request, context, game, name)
+        bot, claimed = servicer.store.register_bot_claim(
+            game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
+            owner_hash=stored if admission is None else admission.key, secret=request.bot_secret,
+            max_versions=limits.VERSIONS_PER_NAME)
+    except VersionsExhausted as exc:  # NAME holds the most versions (counted with the write)
+        abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+    except OwnershipError:
+        if admission is not None:
+            admission.undo()
+        abort(context, grpc.StatusCode.PERMISSION_DENIED,
+              f"bot name {name!r} ({game}) was just registered by someone else; registering it needs the "
+              f"owner token its first registration returned")
+    except BaseException:
+        if admission is not None:
+            admission.undo()
+        raise
+    log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
+             " (new owner)" if claimed and admission is not None and admission.token else "")
+    message = bot_message(bot, owner_service.public_id(stored if admission is None else admission.key))
+    if claimed and admission is not None:
+        message.owner_token = admission.token
+    return message
+
+
+def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
+               context: grpc.ServicerContext) -> arena_pb2.BotRecord:
+    """The answer of ``UpdateBot`` (see the proto)."""
+    game = request.game
+    check_game(game, context)
+    name, _version = split_ref(request.bot, context)
+    check_endpoint(request.endpoint, context)
+    check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
+    bot = servicer.store.get_bot(game, request.bot)
+    if bot is None:
+        abort(context, grpc.StatusCode.NOT_FOUND, not_found(servicer.store, game, name, request.bot))
+    key = servicer.owner_key(request, context)
+    servicer.check_owner(game, name, key, f"updating {bot.bot_id}", context)
+    caller = caller_of(key, servicer.store.owner_hash(game, name), lambda: servicer.is_admin(request, context))
+    info = servicer.bot_info(request.endpoint, game, name, caller, context)
+    if servicer.verify_bots and info.version != bot.version:
+        abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+              f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
+              f"it as a new version of {name} instead (RegisterBot with the owner token)")
+    updated = servicer.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
+                                        author=info.author, secret=request.bot_secret)
+    if updated is None:
+        abort(context, grpc.StatusCode.NOT_FOUND, f"bot {bot.bot_id} was removed meanwhile")
+    log.info("updated bot %s (%s): endpoint %s", updated.bot_id, game, updated.endpoint)
+    return bot_message(updated, owner_service.public_id(servicer.store.owner_hash(game, name)))
+
+
+def remove_bot(servicer: ArenaServicer, request: arena_pb2.RemoveBotRequest,
+               context: grpc.ServicerContext) -> arena_pb2.RemoveBotResponse:
+    """The answer of ``RemoveBot`` (see the proto)."""
+    game = request.game
+    check_game(game, context)
+    name, version = split_ref(request.bot, context)
+    registered = servicer.store.bot_versions(game, name)
+    if not registered or (version is not None and version not in registered):
+        abort(context, grpc.StatusCode.NOT_FOUND, not_found(servicer.store, game, name, request.bot))
+    if not servicer.is_admin(request, context):  # an organiser may remove any bot
+        servicer.check_owner(game, name, servicer.owner_key(request, context), f"removing {request.bot}", context)
+    removed = servicer.store.remove_bot(game, request.bot)
+    log.info("removed bots %s (%s); their ladder history stays", removed, game)
+    return arena_pb2.RemoveBotResponse(removed=removed)
+
+
+def not_found(store: Store, game: str, name: str, ref: str) -> str:
+    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
+    versions = store.bot_versions(game, name)
+    if not versions:
+        return f"no bot named {name} is registered for {game}"
+    return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"
