@@ -24,6 +24,7 @@ from arena.store.redis_server import redact_url
 from arena.worker import loop as scheduler
 from arena.worker.settings import WorkerSettings
 from arena_sdk.guard import add_guarded_service
+from arena_sdk.listen import bind_problem
 from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger("arena.server.servicer")
@@ -153,9 +154,12 @@ class ArenaServer:
             port = 0
             reason = str(exc)
         else:
-            reason = "is the port in use?"
+            reason = "gRPC refused the address"
         if not port:
             store.close()
+            problem = bind_problem(self.listen)
+            if problem is not None:
+                reason = problem + ("; choose another with --listen HOST:PORT" if "in use" in problem else "")
             raise ServiceError(f"cannot listen on {self.listen}: {reason}")
         server.start()
         for service in ("", ARENA_SERVICE):

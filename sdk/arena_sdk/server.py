@@ -63,6 +63,7 @@ from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, Match
 from .games import GAMES, get_game
 from .games.base import RulesError
 from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches
+from .listen import bind_problem
 from .pb import bot_pb2, bot_pb2_grpc
 from .rng import MAX_SEAT_SEED
 
@@ -437,12 +438,22 @@ def create_server(
         else:
             port = server.add_insecure_port(address)
     except RuntimeError as exc:
-        hint = " (or the TLS certificate and key do not go together)" if tls else ""
-        raise ServeError(f"cannot listen on {address}{hint}: {exc}") from exc
+        raise ServeError(_listen_error(address, tls is not None, str(exc))) from exc
     if port == 0:
-        raise ServeError(f"cannot listen on {address}")
+        raise ServeError(_listen_error(address, tls is not None, ""))
     server.servicer = servicer  # type: ignore[attr-defined]  # for tests and embedding
     return server, port
+
+
+def _listen_error(address: str, tls: bool, grpc_reason: str) -> str:
+    """The message of a server that cannot listen on ``address``: the cause ``bind_problem`` finds with what to
+    do about it, else gRPC's own reason."""
+    problem = bind_problem(address)
+    if problem is not None:
+        advice = " choose another port with --port, or --port 0 for a free one" if "in use" in problem else ""
+        return f"cannot listen on {address}: {problem};{advice}".rstrip(";")
+    hint = " (do the TLS certificate and key go together?)" if tls else ""
+    return f"cannot listen on {address}{hint}: {grpc_reason or 'gRPC refused the address'}"
 
 
 def secret_gate(secret: str) -> Callable[[str, grpc.ServicerContext], tuple[grpc.StatusCode, str] | None]:

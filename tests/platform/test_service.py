@@ -262,7 +262,8 @@ def test_redis_going_away_is_unavailable_and_an_absent_redis_refuses_start(tmp_p
 
 def test_a_taken_listen_address_is_a_clear_error(redis_url: str) -> None:
     for server, _stub, _channel in _serve(redis_url, workers=0):
-        with pytest.raises(ServiceError, match=f"cannot listen on 127.0.0.1:{server.port}"):
+        with pytest.raises(ServiceError, match=f"cannot listen on 127.0.0.1:{server.port}: port {server.port} is "
+                                               "already in use.*--listen"):
             ArenaServer(f"127.0.0.1:{server.port}", redis_url, workers=0).start()
 
 

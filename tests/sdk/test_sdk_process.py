@@ -95,7 +95,8 @@ def test_a_port_in_use_exits_2_with_one_line_on_stderr() -> None:
         out, err = second.communicate(timeout=30)
         assert second.returncode == 2
         assert out == ""
-        assert f"error: cannot listen on 127.0.0.1:{port}" in err
+        assert f"error: cannot listen on 127.0.0.1:{port}: port {port} is already in use" in err
+        assert "--port 0 for a free one" in err
     finally:
         first.kill()
         first.communicate()
