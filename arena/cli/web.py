@@ -13,6 +13,7 @@ import click
 from arena.cli.app import AppContext, cli, stop_on_signals
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import EndpointType, F, option, server_option
+from arena.core import limits
 from arena.core.config import DEFAULTS
 
 # Every option of `arena web`, in one place (other options of the command are added to this list).
@@ -29,6 +30,14 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
            help="A host name the pages answer to (the browser's Host header), e.g. the name of a proxy in front; "
                 "repeat for several. Default: on a loopback --listen only localhost, 127.0.0.1 and ::1 (other "
                 "names get 400, which stops DNS rebinding); on any other address every name."),
+    option("--client-at-once", type=click.IntRange(0, 100_000), default=limits.WEB_CLIENT_AT_ONCE,
+           show_default=True, metavar="N",
+           help="Requests of one client address (an IPv6 /64) answered at once; more get 429. 0: no limit."),
+    option("--client-rate", default=limits.WEB_CLIENT_RATE, show_default=True, metavar="RATE",
+           help="Requests of one client address per time window, e.g. '100/second;3000/minute' (every limit "
+                "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy, the client "
+                "is the address the proxy forwards (X-Forwarded-For, trusted from FORWARDED_ALLOW_IPS, default "
+                "127.0.0.1)."),
 ]
 
 
@@ -40,17 +49,27 @@ def web_options(f: F) -> F:
 
 
 def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None,
-              allowed_hosts: tuple[str, ...] = ()) -> Any:
+              allowed_hosts: tuple[str, ...] = (), client_at_once: int = limits.WEB_CLIENT_AT_ONCE,
+              client_rate: str = limits.WEB_CLIENT_RATE) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
     (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
-    (``arena.web.app.default_allowed_hosts``). Raises ``ArenaCliError`` when ``listen`` cannot be bound."""
+    (``arena.web.app.default_allowed_hosts``); ``client_at_once`` and ``client_rate``: each client address's share
+    (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit). Raises ``ArenaCliError`` when ``listen``
+    cannot be bound or ``client_rate`` is not a rate."""
     from arena.web.app import WebOptions, default_allowed_hosts
+    from arena.web.client_limits import ClientLimits
     from arena.web.docs import DEFAULT_DOCS_DIR
     from arena.web.serving import WebServer
 
+    rate = "" if client_rate.strip().lower() in ("", "none", "0") else client_rate.strip()
+    try:
+        shares = ClientLimits(at_once=client_at_once, rate=rate)
+    except ValueError as exc:
+        raise ArenaCliError(f"--client-rate {client_rate!r} is not a rate such as '100/second;3000/minute' "
+                            f"({exc})") from None
     options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR,
-                         allowed_hosts=default_allowed_hosts(listen, allowed_hosts))
+                         allowed_hosts=default_allowed_hosts(listen, allowed_hosts), client_limits=shares)
     web = WebServer(options, listen)
     try:
         web.start()
@@ -69,7 +88,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
 
     The pages read only what the Arena service's public reads answer, so they show no secret (no token, no hand
     of a running match, no seed before its tournament has ended). While the referee does not answer, pages say so
-    (503) and reload by themselves.
+    (503) and reload by themselves. Each client address has a share of the pages (--client-at-once,
+    --client-rate): beyond it, 429 and a page that reloads after the wait.
 
     Example:
 
@@ -77,7 +97,9 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
         arena web --listen 127.0.0.1:8080 --server localhost:50051
     """
     running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"),
-                        allowed_hosts=tuple(extra.get("allowed_hosts") or ()))
+                        allowed_hosts=tuple(extra.get("allowed_hosts") or ()),
+                        client_at_once=extra.get("client_at_once", limits.WEB_CLIENT_AT_ONCE),
+                        client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

@@ -37,6 +37,7 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | ListOwners page size | 1000 |
 | CLI: embedded workers (``arena serve --workers``), matches per worker at once (``--concurrency``) | 256, 10000 |
 | CLI: a seed of deals (``arena play --seed``) | 2**64 - 1 |
+| web pages, per client address (an IPv6 /64) | 16 requests at once; 100 a second and 3000 a minute (429 beyond) |
 
 Every integer option of the ``arena`` CLI has a maximum (a huge value is a usage error, never an overflow later);
 ``tests/cli/test_cli_huge_ints.py`` sweeps them all.
@@ -99,6 +100,8 @@ OWNER_LABEL = 64  # CreateOwnerRequest.label
 OWNER_ID = 18  # "o-" and 16 hex digits (arena.store.keys.owner_id)
 REGISTRATION_MODE = 16  # SetRegistrationRequest.mode: "open" | "closed"
 OWNER_PAGE = 1000  # ListOwnersRequest.page_size is capped at this
+WEB_CLIENT_AT_ONCE = 16  # web requests of one client address being answered at once (`arena web`; 429 beyond)
+WEB_CLIENT_RATE = "100/second;3000/minute"  # web requests of one client address per window (`limits` rate string)
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.

@@ -25,6 +25,8 @@ headers are added outside Starlette's error middleware (``WebApp``), so a 500 ca
 paths (``path_for``), never built from the request's Host header. With ``WebOptions.allowed_hosts`` set (``arena
 web`` sets it for a loopback ``--listen``: the loopback names only) a request whose Host header names another host
 answers 400 (``HostCheck``): a page of some other site cannot read this one through a DNS name rebound to loopback.
+With ``WebOptions.client_limits`` set (``arena web`` sets it) each client address has a share of the pages
+(``arena.web.client_limits``): requests beyond it answer 429, so one address cannot take the pages from everyone.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.web import filters, pages
 from arena.web.client import ArenaReader
+from arena.web.client_limits import ClientLimiter, ClientLimits
 from arena.web.docs import DEFAULT_DOCS_DIR, docs_routes
 from arena.web.frames_cache import FramesCache
 from arena.web.responses import error_handlers
@@ -77,13 +80,16 @@ class WebOptions:
     referee serving TLS; None: plaintext), ``record`` (a record file saved by ``arena play --record`` to show
     with all hands, or None), ``docs`` (the built documentation site to serve under ``/docs``, by default the
     ``site/`` folder ``make docs`` builds; None or a folder without ``index.html``: ``/docs`` says how to build it),
-    ``allowed_hosts`` (the Host header names answered, see ``host_name``; None: every host)."""
+    ``allowed_hosts`` (the Host header names answered, see ``host_name``; None: every host), ``client_limits``
+    (each client address's share of the pages, ``arena.web.client_limits``; None: no limit, as for tests and
+    benchmarks; ``arena web`` sets one)."""
 
     server: str
     tls_ca: bytes | None = None
     record: Path | None = None
     docs: Path | None = DEFAULT_DOCS_DIR
     allowed_hosts: tuple[str, ...] | None = None
+    client_limits: ClientLimits | None = None
 
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -168,14 +174,23 @@ class SecurityHeaders:
 
 class WebApp(Starlette):
     """The app: ``Starlette`` whose every answer passes ``SecurityHeaders`` as the outermost layer, so a 500 made
-    by Starlette's error middleware carries the headers too."""
+    by Starlette's error middleware carries the headers too; inside it each client's share (``ClientLimiter``,
+    when ``client_limits`` is set), then the Host check."""
 
     allowed_hosts: tuple[str, ...] | None = None
+    client_limits: ClientLimits | None = None
+    limiter: ClientLimiter | None = None
 
     def build_middleware_stack(self) -> ASGIApp:
         inner = super().build_middleware_stack()
         if self.allowed_hosts is not None:
             inner = HostCheck(inner, self.allowed_hosts)
+        if self.client_limits is not None and self.client_limits.enabled:
+            if self.limiter is None:  # one limiter for the app's life, however often the stack is built
+                self.limiter = ClientLimiter(inner, self.client_limits)
+            else:
+                self.limiter.app = inner
+            inner = self.limiter
         return SecurityHeaders(inner)
 
 
@@ -228,6 +243,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     ]
     app = WebApp(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)
     app.allowed_hosts = options.allowed_hosts
+    app.client_limits = options.client_limits
     app.state.arena = arena
     app.state.server = options.server
     app.state.templates = templates

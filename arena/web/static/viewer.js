@@ -190,7 +190,12 @@
     var settled = 0, playStarted = null;
     function load(first) {
       var url = root.getAttribute("data-frames") + (live && !first ? "&from=" + settled : "");
-      return fetch(url, {headers: {"accept": "application/json"}, cache: "no-store"})
+      /* a poll that hangs is given up after 15 s, so the next one can go out */
+      var abort = typeof AbortController === "function" ? new AbortController() : null;
+      var giveUp = abort ? window.setTimeout(function () { abort.abort(); }, 15000) : null;
+      return fetch(url, {headers: {"accept": "application/json"}, cache: "no-store",
+                         signal: abort ? abort.signal : undefined})
+        .finally(function () { if (giveUp !== null) { window.clearTimeout(giveUp); } })
         .then(function (response) {
           return response.json().then(function (body) { return {ok: response.ok, body: body}; });
         })
@@ -225,10 +230,16 @@
       status.className = "status error";
       root.setAttribute("data-ready", "error");
     }
-    load(true).catch(failed);
+    /* one load at a time: an answer that arrived after a newer one would put older frames back */
+    var polling = true;
+    load(true).catch(failed).then(function () { polling = false; });
     if (live) {
       window.setInterval(function () {
-        load(false).catch(function (err) { status.textContent = "live: " + err.message + " (retrying)"; });
+        if (polling) { return; }
+        polling = true;
+        load(false)
+          .catch(function (err) { status.textContent = "live: " + err.message + " (retrying)"; })
+          .then(function () { polling = false; });
       }, 1000);
     }
   };

@@ -1,0 +1,148 @@
+"""Fair shares of the web app per client: no one address can take the pages from everyone else.
+
+``ClientLimiter`` is ASGI middleware that counts every HTTP request against its client (``client_key``: the peer's
+IP address as uvicorn gives it, which behind a trusted proxy is the address the proxy forwarded; an IPv6 /64 is one
+client, as one machine usually holds a whole /64) and answers **429 Too Many Requests**, with a ``Retry-After``
+header, when that client has
+
+- ``at_once`` requests still being answered (a browser opens at most 6 connections per site, so a page never
+  needs more than a few), or
+- used its rate (``rate``: a ``limits`` rate string such as ``"100/second;3000/minute"``, counted in moving
+  windows by the ``limits`` library; every limit of the string must have room).
+
+A refused request costs the app a counter check and never reaches a route, so a flood from one address is held
+to its share while other clients' pages answer as before. ``/api/`` paths get the refusal as JSON
+(``{"error", "status": 429}``), pages as a short HTML page. The defaults (``arena.core.limits``) leave room for
+several people behind one shared address (a NAT) following live matches, which poll once a second each.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse_many
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena.core import limits as arena_limits
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    """The share of one client: at most ``at_once`` requests being answered (0: no such limit) and at most
+    ``rate`` requests per window (a ``limits`` rate string, e.g. ``"100/second;3000/minute"``; "": no rate
+    limit). Raises ``ValueError`` for a negative ``at_once`` or a rate string ``limits`` cannot parse."""
+
+    at_once: int = arena_limits.WEB_CLIENT_AT_ONCE
+    rate: str = arena_limits.WEB_CLIENT_RATE
+
+    def __post_init__(self) -> None:
+        if self.at_once < 0:
+            raise ValueError(f"at_once must be 0 (no limit) or more, not {self.at_once}")
+        if self.rate:
+            parse_many(self.rate)  # raises ValueError for a malformed rate
+
+    @property
+    def enabled(self) -> bool:
+        return self.at_once > 0 or bool(self.rate)
+
+
+def client_key(scope: Scope) -> str:
+    """The client a request counts against: its peer's IPv4 address, or the /64 network of its IPv6 address
+    ("2001:db8:1:2::/64"); ``"?"`` when the server gives no peer (a Unix socket)."""
+    client = scope.get("client")
+    if not client:
+        return "?"
+    host = str(client[0])
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return host
+
+
+class ClientLimiter:
+    """ASGI middleware holding every client of ``app`` to ``limits`` (see the module docstring). Thread-safe:
+    the counts of requests being answered are kept under a lock, the rates by ``limits``' memory storage."""
+
+    def __init__(self, app: ASGIApp, limits: ClientLimits) -> None:
+        self.app = app
+        self.limits = limits
+        self.rates: list[RateLimitItem] = parse_many(limits.rate) if limits.rate else []
+        self.windows = MovingWindowRateLimiter(MemoryStorage())
+        self.answering: Counter[str] = Counter()  # client -> requests being answered now
+        self._lock = threading.Lock()
+        self.refused = 0  # requests answered 429 so far (tests, operators)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        key = client_key(scope)
+        refusal = self._admit(key)
+        if refusal is not None:
+            self.refused += 1
+            await self._refuse(scope, send, *refusal)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if self.limits.at_once:
+                with self._lock:
+                    self.answering[key] -= 1
+                    if self.answering[key] <= 0:
+                        del self.answering[key]
+
+    def _admit(self, key: str) -> tuple[str, int] | None:
+        """None when ``key`` may have one more request now (counted), else (why, seconds to wait)."""
+        at_once = self.limits.at_once
+        if at_once:
+            with self._lock:
+                if self.answering[key] >= at_once:
+                    return f"at most {at_once} requests of one address are answered at once", 1
+                self.answering[key] += 1
+        for item in self.rates:
+            if not self.windows.hit(item, "web", key):
+                if at_once:
+                    with self._lock:
+                        self.answering[key] -= 1
+                        if self.answering[key] <= 0:
+                            del self.answering[key]
+                reset = self.windows.get_window_stats(item, "web", key).reset_time
+                wait = max(1, math.ceil(reset - time.time()))
+                return f"at most {item.amount} requests of one address per {_window(item)}", wait
+        return None
+
+    async def _refuse(self, scope: Scope, send: Send, why: str, wait: int) -> None:
+        message = f"too many requests from your address ({why}); try again in {wait} s"
+        if str(scope.get("path", "")).startswith("/api/"):
+            body = json.dumps({"error": message, "status": 429}).encode()
+            kind = b"application/json"
+        else:
+            body = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+                    f'content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="{wait}">'
+                    f"<title>429 Too many requests</title></head><body><h1>Too many requests</h1><p>{message}; "
+                    f"this page reloads by itself.</p></body></html>").encode()
+            kind = b"text/html; charset=utf-8"
+        start: Message = {"type": "http.response.start", "status": 429,
+                          "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                                      (b"retry-after", str(wait).encode())]}
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+
+
+def _window(item: RateLimitItem) -> str:
+    """"second", "10 seconds", "minute"... of a rate item."""
+    unit = item.GRANULARITY.name
+    return unit if item.multiples == 1 else f"{item.multiples} {unit}s"
