@@ -38,6 +38,10 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
                 "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy, the client "
                 "is the address the proxy forwards (X-Forwarded-For, trusted from FORWARDED_ALLOW_IPS, default "
                 "127.0.0.1)."),
+    option("--client-connections", type=click.IntRange(1, 100_000), default=limits.WEB_CONNECTIONS_PER_CLIENT,
+           show_default=True, metavar="N",
+           help="Open connections of one peer address (more are reset at once; a connection silent for "
+                f"{limits.WEB_FIRST_REQUEST_S:.0f} s is closed). Behind a proxy, leave room for its connection pool."),
 ]
 
 
@@ -50,15 +54,18 @@ def web_options(f: F) -> F:
 
 def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None,
               allowed_hosts: tuple[str, ...] = (), client_at_once: int = limits.WEB_CLIENT_AT_ONCE,
-              client_rate: str = limits.WEB_CLIENT_RATE) -> Any:
+              client_rate: str = limits.WEB_CLIENT_RATE,
+              client_connections: int = limits.WEB_CONNECTIONS_PER_CLIENT) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
     (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
     (``arena.web.app.default_allowed_hosts``); ``client_at_once`` and ``client_rate``: each client address's share
-    (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit). Raises ``ArenaCliError`` when ``listen``
+    (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit); ``client_connections``: open connections
+    of one peer address (``arena.web.connections``). Raises ``ArenaCliError`` when ``listen``
     cannot be bound or ``client_rate`` is not a rate."""
     from arena.web.app import WebOptions, default_allowed_hosts
     from arena.web.client_limits import ClientLimits
+    from arena.web.connections import ConnectionLimits
     from arena.web.docs import DEFAULT_DOCS_DIR
     from arena.web.serving import WebServer
 
@@ -70,7 +77,7 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
                             f"({exc})") from None
     options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR,
                          allowed_hosts=default_allowed_hosts(listen, allowed_hosts), client_limits=shares)
-    web = WebServer(options, listen)
+    web = WebServer(options, listen, connections=ConnectionLimits(per_client=client_connections))
     try:
         web.start()
     except (OSError, RuntimeError) as exc:
@@ -99,7 +106,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
     running = start_web(app, listen, server, record=extra.get("record"), docs=extra.get("docs"),
                         allowed_hosts=tuple(extra.get("allowed_hosts") or ()),
                         client_at_once=extra.get("client_at_once", limits.WEB_CLIENT_AT_ONCE),
-                        client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE))
+                        client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE),
+                        client_connections=extra.get("client_connections", limits.WEB_CONNECTIONS_PER_CLIENT))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

@@ -11,17 +11,22 @@ from typing import Any
 import uvicorn
 
 from arena.web.app import WebOptions, create_app
+from arena.web.connections import ConnectionCounts, ConnectionLimits, guarded_http, quiet_accept_errors
 
 START_TIMEOUT_S = 30.0
 
 
 class WebServer:
-    """The pages of ``options`` served on ``listen`` ("host:port"; port 0: a free one, see ``start``'s answer)."""
+    """The pages of ``options`` served on ``listen`` ("host:port"; port 0: a free one, see ``start``'s answer),
+    holding at most the connections of ``connections`` (``arena.web.connections``; None: the defaults)."""
 
-    def __init__(self, options: WebOptions, listen: str, app: Any = None) -> None:
+    def __init__(self, options: WebOptions, listen: str, app: Any = None,
+                 connections: ConnectionLimits | None = None) -> None:
         self.options = options
         self.listen = listen
         self.app = app if app is not None else create_app(options)
+        self.connection_limits = connections if connections is not None else ConnectionLimits()
+        self.connections: ConnectionCounts | None = None  # the open connections, once started
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -42,8 +47,10 @@ class WebServer:
             sock.close()
             raise
         self.port = sock.getsockname()[1]
+        protocol, self.connections = guarded_http(self.connection_limits)
+        quiet_accept_errors()
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2, http=protocol)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name="arena-web", daemon=True)

@@ -1,0 +1,121 @@
+"""The web server's connection limits (``arena.web.connections``), on a real uvicorn over loopback: one peer address
+holds at most its share of open connections, all peers at most the total, and a connection that sends nothing is
+closed; asyncio's accept errors are held to one line per period."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import socket
+import time
+
+import pytest
+
+from arena.web.app import WebOptions
+from arena.web.connections import ConnectionLimits, _AcceptErrorFilter
+from arena.web.serving import WebServer
+
+
+def open_idle(port: int, source: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    return sock
+
+
+def closed_by_server(sock: socket.socket, within_s: float) -> bool:
+    """Whether the server closes or resets ``sock`` within ``within_s`` seconds (it never answers an idle one)."""
+    sock.settimeout(within_s)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def healthz(port: int, source: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+@pytest.fixture()
+def server() -> WebServer:
+    web = WebServer(WebOptions(server="127.0.0.1:1"), "127.0.0.1:0",
+                    connections=ConnectionLimits(per_client=3, total=5, first_request_s=1.0))
+    web.start()
+    yield web
+    web.stop()
+
+
+def test_one_address_holds_its_share_and_others_are_served(server: WebServer) -> None:
+    held = [open_idle(server.port, "127.0.0.1") for _ in range(3)]
+    try:
+        time.sleep(0.2)
+        extra = open_idle(server.port, "127.0.0.1")
+        assert closed_by_server(extra, 2.0)  # reset at once, no answer
+        extra.close()
+        assert healthz(server.port, "127.0.0.2") == 200
+        assert server.connections is not None and server.connections.refused >= 1
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_the_total_is_held_across_addresses(server: WebServer) -> None:
+    held = [open_idle(server.port, f"127.0.0.{n}") for n in range(2, 7)]  # 5 peers, one each: the total
+    try:
+        time.sleep(0.2)
+        late = open_idle(server.port, "127.0.0.9")
+        assert closed_by_server(late, 2.0)
+        late.close()
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.2)
+    assert healthz(server.port, "127.0.0.9") == 200  # freed: served again
+
+
+def test_a_silent_connection_is_closed_and_its_place_given_back(server: WebServer) -> None:
+    held = [open_idle(server.port, "127.0.0.1") for _ in range(3)]
+    try:
+        assert all(closed_by_server(sock, 5.0) for sock in held)  # first_request_s = 1
+        time.sleep(0.2)
+        assert healthz(server.port, "127.0.0.1") == 200
+        counts = server.connections
+        assert counts is not None
+        end = time.monotonic() + 5
+        while counts.total and time.monotonic() < end:  # the last request's connection is being closed
+            time.sleep(0.05)
+        assert counts.total == 0 and not counts.open
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_accept_errors_are_one_line_per_period() -> None:
+    guard = _AcceptErrorFilter()
+
+    def record() -> logging.LogRecord:
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError:
+            import sys
+            return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "socket.accept() out of system resource",
+                                     (), sys.exc_info())
+
+    first = record()
+    assert guard.filter(first) and first.exc_info is None and "no file descriptor left" in first.getMessage()
+    assert [guard.filter(record()) for _ in range(50)] == [False] * 50
+    other = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "Task exception was never retrieved", (), None)
+    assert guard.filter(other)
+    guard.last -= 11  # the period has passed
+    again = record()
+    assert guard.filter(again) and "(50 more such errors" in again.getMessage()
+
+
+def test_limits_below_one_are_refused() -> None:
+    with pytest.raises(ValueError):
+        ConnectionLimits(per_client=0)
