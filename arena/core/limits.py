@@ -38,7 +38,8 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | CLI: embedded workers (``arena serve --workers``), matches per worker at once (``--concurrency``) | 256, 10000 |
 | CLI: a seed of deals (``arena play --seed``) | 2**64 - 1 |
 | web pages, per client address (an IPv6 /64) | 16 requests at once; 100 a second and 3000 a minute (429 beyond) |
-| web connections | 128 open per peer address, 4096 in all (at most a quarter of the file descriptors); 10 s to send the first bytes |
+| web connections (at most a quarter of the descriptors) | 128 per peer address, 4096 in all; 10 s to say something |
+| Arena service connections (at most a quarter of the descriptors) | 4096; 10 s to handshake; closed after 10 min idle |
 
 Every integer option of the ``arena`` CLI has a maximum (a huge value is a usage error, never an overflow later);
 ``tests/cli/test_cli_huge_ints.py`` sweeps them all.
@@ -106,6 +107,7 @@ WEB_CLIENT_RATE = "100/second;3000/minute"  # web requests of one client address
 WEB_CONNECTIONS_PER_CLIENT = 128  # open web connections of one peer address (more are reset at once)
 WEB_CONNECTIONS = 4096  # open web connections in all (at most a quarter of the process's file descriptors)
 WEB_FIRST_REQUEST_S = 10.0  # seconds a new web connection has to send its first bytes
+RPC_CONNECTIONS = 4096  # connections the Arena gRPC service accepts at once (at most a quarter of the descriptors)
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.

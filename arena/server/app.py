@@ -4,6 +4,7 @@ reflection, optional TLS and the embedded workers), started by `arena serve`."""
 from __future__ import annotations
 
 import logging
+import resource
 import threading
 from concurrent import futures
 
@@ -32,6 +33,15 @@ log = logging.getLogger("arena.server.servicer")
 # RPC threads: the bot-check classes (arena.server.admission) hold at most 13 while they wait on bots, which
 # leaves the rest for every other call
 RPC_THREADS = 32
+
+
+def rpc_connections() -> int:
+    """Connections the Arena service accepts at once: a quarter of this process's file descriptor limit, at most
+    ``limits.RPC_CONNECTIONS``, at least 64."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return limits.RPC_CONNECTIONS
+    return max(64, min(limits.RPC_CONNECTIONS, soft // 4))
 
 
 class ArenaServer:
@@ -129,7 +139,14 @@ class ArenaServer:
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc"),
                              options=[("grpc.so_reuseport", 0),
-                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES)],
+                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES),
+                                      # no client takes every file descriptor of the process: connections
+                                      # beyond this are refused, one that has not finished its HTTP/2
+                                      # handshake in 10 s is closed, one idle for 10 minutes too (clients
+                                      # reconnect by themselves)
+                                      ("grpc.max_allowed_incoming_connections", rpc_connections()),
+                                      ("grpc.server_handshake_timeout_ms", 10_000),
+                                      ("grpc.max_connection_idle_ms", 600_000)],
                              interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
