@@ -120,14 +120,24 @@ async def api_ladder(request: Request) -> Response:
 
 # --- bots --------------------------------------------------------------------------------------------------------
 
-async def _all_bots(reader: ArenaReader) -> list[dict[str, Any]]:
-    reply = await reader.pages("ListBots", arena_pb2.ListBotsRequest(page_size=1000), "bots", LIST_MOST)
-    return [message_dict(b) for b in reply]
+BOTS_PAGE = 500  # bot versions per page of /bots
 
 
 async def bots_data(request: Request) -> dict[str, Any]:
-    """Every registered bot version (ListBots), at most ``LIST_MOST``."""
-    return {"bots": await _all_bots(_reader(request))}
+    """One page of the registered bot versions (ListBots, ``BOTS_PAGE`` at most, in order of game then bot id),
+    grouped by game and NAME: ``names`` (each {game, name, versions: [bot dicts, oldest registration first]}),
+    ``bots`` (the versions of the page), ``next_page`` (the token of the next page, "" on the last) and ``page``
+    (this page's token, "" for the first). ``?page=TOKEN`` asks for a later page (the referee refuses a malformed
+    token: 400)."""
+    token = request.query_params.get("page", "")
+    reply = await _reader(request).call("ListBots", arena_pb2.ListBotsRequest(page_size=BOTS_PAGE, page_token=token))
+    versions = [message_dict(b) for b in reply.bots]
+    names: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for bot in versions:
+        names.setdefault((bot["game"], bot["name"]), []).append(bot)
+    grouped = [{"game": game, "name": name, "versions": sorted(group, key=lambda b: b.get("registered_at") or 0)}
+               for (game, name), group in names.items()]
+    return {"bots": versions, "names": grouped, "next_page": reply.next_page_token, "page": token}
 
 
 async def bots(request: Request) -> Response:

@@ -107,3 +107,34 @@ def test_an_sprt_page_draws_the_llr_after_each_block(web_arena: WebArena, played
     assert abs(history[-1][1] - sprt["llr"]) < 1e-9
     html = _get(web_arena, f"/tournaments/{tid}").text
     assert "is random@2.0 better than random@1.0?" in html and "H1 (upper bound)" in html
+
+
+def test_bots_are_listed_by_name_in_pages_that_reach_every_version(web_arena: WebArena) -> None:
+    """More versions than one page of /bots holds (a flood of versions, sorted before the real bots): the real
+    bots are a "Next page" away, never cut off; each NAME is one row with its newest versions."""
+    from arena.store import Store
+    from arena.web.pages import BOTS_PAGE
+
+    store = Store.from_url(web_arena.redis_url)
+    junk = [(f"aaa-flood-{n}", f"{v}.0") for n in range(6) for v in range(90)]  # 540 > BOTS_PAGE versions
+    assert len(junk) > BOTS_PAGE
+    try:
+        for name, version in junk:
+            store.register_bot("take5", name, "127.0.0.1:1", version=version)
+        first = _get(web_arena, "/api/bots").json()
+        assert len(first["bots"]) == BOTS_PAGE and first["next_page"]
+        assert {n["name"] for n in first["names"]} <= {name for name, _ in junk}  # the flood sorts first
+        row = first["names"][0]
+        assert row["versions"][0]["name"] == row["name"] and len({b["version"] for b in row["versions"]}) > 5
+        html = _get(web_arena, "/bots").text
+        assert 'rel="next"' in html and html.count("<tr>") == len(first["names"]) + 1  # one row per NAME
+        assert "older, " in html  # more than 5 versions: the newest 5 linked
+        later = _get(web_arena, f"/api/bots?page={httpx.QueryParams({'t': first['next_page']})['t']}").json()
+        shown = {n["name"] for n in later["names"]}
+        assert {"random", "heuristic", "taki-random", "taki-heuristic"} <= shown  # reached, not cut off
+        assert later["next_page"] == ""
+        assert _get(web_arena, "/bots?page=not-a-token").status_code == 400
+    finally:
+        for name in {name for name, _ in junk}:
+            store.remove_bot("take5", name)
+        store.close()
