@@ -288,15 +288,27 @@ def check_rebuild(server: str, game: str) -> None:
 
 
 def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
-    """Say whether the ladder shows the sample bots' strength order: random < heuristic < montecarlo."""
+    """Say what the Take 5 ladder shows of the sample bots' strength order (random < heuristic < montecarlo): the
+    two strong bots above random, then montecarlo against heuristic, which are close: ordered only when their 95 %
+    margins do not overlap, else "too close to call" after this many matches."""
     ladder = run_arena_json("ladder", "--json", "--game", "take5", "--server", server)
-    rating = {e["bot"]: e["rating"] for e in ladder["entries"]}
-    of = {name: rating.get(bot_id) for name, bot_id in bot_ids.items()}
-    randoms = [of[n] for n, spec in BOTS if spec == "sample:random" and of.get(n) is not None]
+    entry = {e["bot"]: e for e in ladder["entries"]}
+    of = {name: entry.get(bot_id) for name, bot_id in bot_ids.items()}
+    randoms = [of[n]["rating"] for n, spec in BOTS if spec == "sample:random" and of.get(n) is not None]
     mc, heur = of.get("demo-montecarlo"), of.get("demo-heuristic")
-    shown = bool(randoms) and mc is not None and heur is not None and mc > heur > max(randoms)
-    say("check: strength order on the ladder: random < heuristic < montecarlo"
-        + (" (as expected)" if shown else " is NOT shown this time (too few matches? run again to add more)"))
+    if not randoms or mc is None or heur is None:
+        say("check: strength order on the ladder: not every sample bot is on it yet")
+        return
+    above = min(mc["rating"], heur["rating"]) > max(randoms)
+    say("check: heuristic and montecarlo above random on the ladder"
+        + (" (as expected)" if above else " is NOT shown this time (too few matches? run again to add more)"))
+    if mc.get("low") is not None and heur.get("high") is not None and mc["low"] > heur["high"]:
+        say("check: montecarlo above heuristic, beyond their 95 % margins (as expected)")
+    elif heur.get("low") is not None and mc.get("high") is not None and heur["low"] > mc["high"]:
+        say("check: heuristic above montecarlo beyond their 95 % margins: NOT the expected order")
+    else:
+        say(f"check: montecarlo {mc['rating']:.0f} vs heuristic {heur['rating']:.0f}: too close to call after these "
+            "matches (their 95 % margins overlap); each `make demo` adds more")
 
 
 def check_taki_order(server: str, bot_ids: dict[str, str]) -> None:

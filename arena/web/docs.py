@@ -7,7 +7,8 @@ files by the web app, so a person reading the ladder has the docs one link away,
   the site's files (``index.html`` for a folder, the site's own ``404.html`` with status 404 for a missing page,
   whose links, styles and scripts are absolute ``/docs/...`` addresses, as the site's build writes them, so they
   work at any depth);
-- without one: every ``/docs`` address answers the app's 404 page saying how to build the site.
+- without one: every ``/docs`` address answers the app's 404 page saying how to build the site, until it is
+  built (checked at each request until then: no restart needed).
 
 The pages of the site carry a few inline scripts of their theme (MkDocs Material's page set-up). They are allowed
 by their SHA-256 hashes, computed once from the built pages, in a Content-Security-Policy of their own
@@ -86,18 +87,44 @@ class DocsFiles(StaticFiles):
         await super().__call__(scope, receive, send_with_policy)
 
 
-async def _to_site(request: Request) -> Response:
-    return RedirectResponse(f"{SITE_PATH}/", status_code=308)
+class LazySite:
+    """The ``DocsFiles`` of ``folder`` from the first request that finds the site built: a site built by ``make
+    docs`` after the app started is served from then on, without a restart; before, the 404 page saying how to
+    build it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.files: DocsFiles | None = None
+
+    def built(self) -> bool:
+        if self.files is None and is_built(self.folder):
+            self.files = DocsFiles(self.folder)
+        return self.files is not None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.built():
+            response = await _not_built(Request(scope, receive))
+            await response(scope, receive, send)
+            return
+        assert self.files is not None
+        await self.files(scope, receive, send)
 
 
 async def _not_built(request: Request) -> Response:
     return not_found(request, "the documentation site is not built here: run `make docs` in the repository (or "
-                              "give `arena web --docs FOLDER` a built site)")
+                              "give `arena web --docs FOLDER` a built site); it is served as soon as it is built")
 
 
 def docs_routes(folder: Path | None) -> list[BaseRoute]:
-    """The routes of ``/docs`` for the built site in ``folder`` (None: no site). See the module docstring."""
-    if not is_built(folder):
+    """The routes of ``/docs`` for the site in ``folder`` (None: no site), served once it is built (``LazySite``).
+    See the module docstring."""
+    if folder is None:
         return [Route(SITE_PATH, _not_built), Route(SITE_PATH + "/{rest:path}", _not_built)]
-    assert folder is not None
-    return [Route(SITE_PATH, _to_site), Mount(SITE_PATH, app=DocsFiles(folder), name="docs")]
+    site = LazySite(folder)
+
+    async def to_site(request: Request) -> Response:
+        if not site.built():
+            return await _not_built(request)
+        return RedirectResponse(f"{SITE_PATH}/", status_code=308)
+
+    return [Route(SITE_PATH, to_site), Mount(SITE_PATH, app=site, name="docs")]

@@ -19,13 +19,15 @@ def _real(value: Any) -> float | None:
 
 
 def points(value: Any, digits: int = 1) -> str:
-    """Elo points ("1523.4"); "-" for None; "∞" for an infinite margin."""
+    """Elo points ("1523.4"); "-" for None; "∞" for an infinite margin; a value that rounds to zero is "0.0", never
+    "-0.0" (an Elo change of -8.9e-16 is no loss)."""
     number = _real(value)
     if number is None or math.isnan(number):
         return "-"
     if math.isinf(number):
         return "∞" if number > 0 else "-∞"
-    return f"{number:.{digits}f}"
+    text = f"{number:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def percent(value: Any, digits: int = 0) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.core.specs import BOT_NAME_RE
@@ -135,8 +135,9 @@ async def bots_data(request: Request) -> dict[str, Any]:
     names: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for bot in versions:
         names.setdefault((bot["game"], bot["name"]), []).append(bot)
-    grouped = [{"game": game, "name": name, "versions": sorted(group, key=lambda b: b.get("registered_at") or 0)}
-               for (game, name), group in names.items()]
+    grouped: list[dict[str, Any]] = [
+        {"game": game, "name": name, "versions": sorted(group, key=lambda b: float(b.get("registered_at") or 0))}
+        for (game, name), group in names.items()]
     return {"bots": versions, "names": grouped, "next_page": reply.next_page_token, "page": token}
 
 
@@ -328,7 +329,10 @@ async def tournament_page(request: Request) -> Response:
 
 async def tournament_live(request: Request) -> Response:
     """The live part of a tournament's page (progress, standings, format status, seed, newest matches), reloaded
-    by live.js."""
+    by live.js. A browser that opens this address itself (``Sec-Fetch-Mode: navigate``) is sent to the whole
+    page: the part alone is no page."""
+    if request.headers.get("sec-fetch-mode") == "navigate":
+        return RedirectResponse(request.url_for("tournament", id=request.path_params["id"]).path, status_code=303)
     data = await tournament_data(request)
     return page(request, "tournament_live.html", {**data, **_format_charts(data)})
 

@@ -102,3 +102,9 @@ def test_a_missing_asset_is_not_cached(client: TestClient) -> None:
     answer = client.get("/static/no-such-file.js")
     assert answer.status_code == 404 and answer.headers["cache-control"] == "no-cache"
     assert client.get("/static/arena.css").headers["cache-control"] == "public, max-age=3600"
+
+
+def test_a_tournaments_live_part_opened_in_the_browser_goes_to_the_whole_page(client: TestClient) -> None:
+    answer = client.get("/tournaments/t7/live", headers={"sec-fetch-mode": "navigate"}, follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/tournaments/t7"
+    assert client.get("/tournaments/t7/live", headers={"sec-fetch-mode": "cors"}).status_code == 503  # live.js

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import html
 import re
+import shutil
 import subprocess
 import sys
 import urllib.error
@@ -91,6 +92,17 @@ def test_without_a_built_site_docs_says_how_to_build_it(tmp_path: Path, dead_end
                 answer = client.get(path)
                 assert answer.status_code == 404 and "run `make docs`" in answer.text, (docs, path)
             assert client.get("/api/ladder/take5").status_code == 503  # the rest of the app is untouched
+
+
+def test_a_site_built_after_the_app_started_is_served_without_a_restart(site: Path, tmp_path: Path,
+                                                                      dead_endpoint: str) -> None:
+    later = tmp_path / "later"
+    with _client(dead_endpoint, later) as client:
+        assert client.get("/docs/").status_code == 404
+        shutil.copytree(site, later)  # `make docs` run while the pages are up
+        assert client.get("/docs", follow_redirects=False).status_code == 308
+        answer = client.get("/docs/")
+        assert answer.status_code == 200 and "content-security-policy" in answer.headers
 
 
 @pytest.fixture(scope="module")

@@ -79,6 +79,7 @@ def test_charts_escape_labels_and_draw_every_series() -> None:
 
 def test_filters_print_reply_numbers() -> None:
     assert filters.points(1523.456) == "1523.5" and filters.points("Infinity") == "∞" and filters.points(None) == "-"
+    assert filters.points(-8.88e-16) == "0.0" and filters.points(-0.04) == "0.0" and filters.points(-0.06) == "-0.1"
     assert filters.percent(0.713) == "71 %" and filters.percent(None) == "-"
     assert filters.number(12.0) == "12" and filters.number(0) == "0" and filters.number(12.25) == "12.25"
     assert filters.ms(1.26) == "1.3 ms" and filters.ms(None) == "-"
