@@ -66,7 +66,8 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @tournament.command("create", short_help="Create a tournament (optionally wait, or only count it).")
 @option("--bots", "bot_lists", multiple=True, metavar="A,B,C",
         help="Registered bots, comma separated (repeatable): NAME (its latest version) or NAME@VERSION.")
-@option("--all", "all_bots", is_flag=True, help="Every registered bot version of the game.")
+@option("--all", "all_bots", is_flag=True,
+        help="The newest version of every registered bot NAME of the game (older versions: name them with --bots).")
 @game_option
 @option("--seats", type=click.IntRange(2, 10), default=None,
         help="Seats per match, k (2..10); default min(number of bots, 4).")
@@ -146,8 +147,13 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         raise click.UsageError("give either --bots or --all, not both")
     client = app.arena(server)
     if all_bots:
-        listed = every_page(client, "ListBots", arena_pb2.ListBotsRequest(game=game), "bots")
-        names = sorted({bot_dict(b)["bot_id"] for b in listed})
+        listed = [bot_dict(b) for b in every_page(client, "ListBots", arena_pb2.ListBotsRequest(game=game), "bots")]
+        newest: dict[str, dict[str, Any]] = {}  # NAME -> its newest version (the last registered)
+        for bot in listed:
+            kept = newest.get(bot["name"])
+            if kept is None or (bot.get("registered_at") or 0) >= (kept.get("registered_at") or 0):
+                newest[bot["name"]] = bot
+        names = sorted(b["bot_id"] for b in newest.values())
         if not names:
             raise ArenaCliError(f"no {game} bots registered: `arena bot register NAME HOST:PORT` first")
         if len(names) > TOURNAMENT_BOTS:

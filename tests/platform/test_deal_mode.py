@@ -163,3 +163,17 @@ def test_an_sprt_of_one_owners_versions_counts_on_the_ladder_only_on_unique_deal
                                             f"127.0.0.1:{server.port}"], prog_name="arena")
         assert verified.exit_code == 0 and "FAIL" not in verified.stdout, verified.output
         assert ("head-to-head SPRT" in verified.stdout) == note, verified.stdout
+
+
+def test_all_takes_the_newest_version_of_each_name(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], store: Store) -> None:
+    server, _stub = arena_server(verify_bots=False)
+    for version, at in (("1", 100.0), ("3", 300.0), ("2", 200.0)):  # "3" is the newest, registered second
+        store.register_bot("take5", "me", "127.0.0.1:1", version=version, now=at)
+    store.register_bot("take5", "you", "127.0.0.1:1", version="9", now=50.0)
+    store.register_bot("taki", "other", "127.0.0.1:1", version="1", now=50.0)  # another game: not taken
+    out = CliRunner().invoke(cli, ["--admin-token", server.admin_token, "tournament", "create", "--all", "--seats",
+                                   "2", "--dry-run", "--json", "--server", f"127.0.0.1:{server.port}"],
+                             prog_name="arena")
+    assert out.exit_code == 0, out.output
+    assert sorted(json.loads(out.stdout)["bots"]) == ["me@3", "you@9"]
