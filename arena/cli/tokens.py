@@ -65,6 +65,9 @@ class TokenStore:
     messages); ``owners`` (absent in older files) holds the owner tokens ``arena owner create`` received, which no
     bot NAME holds yet. Writes go to a temporary file in the same
     folder, created 0600, then renamed over the old file, so a crash never leaves half a file.
+
+    A NAME belongs to one owner in every game, so the token of NAME is found whatever game it was filed under
+    (``find``): the one of the game asked for first, else the one saved for NAME in another game.
     """
 
     def __init__(self, data_dir: Path) -> None:
@@ -94,15 +97,22 @@ class TokenStore:
         token = self._load()["tokens"].get(key, {}).get(game, {}).get(name)
         return token if isinstance(token, str) and token else None
 
+    def find(self, key: str, game: str, name: str) -> tuple[str, str] | None:
+        """(the game it is filed under, token) of the owner token of bot NAME saved under ``key``: the one of
+        ``game``, else one saved for NAME in another game (NAME's owner is the same in every game); None for
+        none."""
+        return _find(self._load()["tokens"].get(key), game, name)
+
     def lookup(self, arena: ArenaRef, game: str, name: str) -> str | None:
-        """The saved owner token of NAME on ``arena``: the one filed under its id, else one filed under the very
-        address typed by a CLI older than arena ids (then re-filed under the id)."""
-        token = self.get(arena.key, game, name)
-        if token is None and arena.key != arena.server:
-            token = self.get(arena.server, game, name)
-            if token is not None:
-                self.put(arena, game, name, token, drop_key=arena.server)
-        return token
+        """The saved owner token of NAME on ``arena`` (filed under ``game``, else under another game: ``find``):
+        the one filed under its id, else one filed under the very address typed by a CLI older than arena ids (then
+        re-filed under the id)."""
+        found = self.find(arena.key, game, name)
+        if found is None and arena.key != arena.server:
+            found = self.find(arena.server, game, name)
+            if found is not None:
+                self.put(arena, found[0], name, found[1], drop_key=arena.server)
+        return found[1] if found else None
 
     def put(self, arena: ArenaRef | str, game: str, name: str, token: str, *, drop_key: str | None = None) -> None:
         """Save (or replace) the owner token of NAME for ``arena`` (an ``ArenaRef``, or a bare key), removing the
@@ -169,15 +179,15 @@ class TokenStore:
         return moved
 
     def saved(self, game: str, name: str) -> list[tuple[str, str]]:
-        """Every saved owner token of NAME of ``game``: (where, token), ``where`` saying which arena, e.g.
-        "arena 3f2a9c... (last reached at 127.0.0.1:50051)"."""
+        """Every saved owner token of NAME (of ``game``, else of another game: ``find``), one per arena: (where,
+        token), ``where`` saying which arena, e.g. "arena 3f2a9c... (last reached at 127.0.0.1:50051)"."""
         data = self._load()
         servers = _servers(data)
         out = []
         for key, games in sorted(data["tokens"].items()):
-            token = games.get(game, {}).get(name) if isinstance(games, dict) else None
-            if isinstance(token, str) and token:
-                out.append((self.describe(key, servers.get(key)), token))
+            found = _find(games, game, name)
+            if found is not None:
+                out.append((self.describe(key, servers.get(key)), found[1]))
         return out
 
     @staticmethod
@@ -202,11 +212,11 @@ class TokenStore:
             raise ArenaCliError(f"cannot save the owner token in {self.path}: {exc.strerror or exc}") from None
 
     def missing(self, arena: ArenaRef, game: str, name: str) -> str:
-        """Why no saved token of NAME applies to ``arena``, in one clause: the file has none of NAME, or only
-        tokens of NAME for other arenas, or one filed under another address before arenas had ids (all named)."""
+        """Why no saved token of NAME (in any game) applies to ``arena``, in one clause: the file has none of NAME,
+        or only tokens of NAME for other arenas, or one filed under another address before arenas had ids (all
+        named)."""
         data = self._load()
-        keys = [k for k, games in data["tokens"].items() if isinstance(games, dict)
-                and isinstance(games.get(game), dict) and games[game].get(name) and k != arena.key]
+        keys = [k for k, games in data["tokens"].items() if k != arena.key and _find(games, game, name) is not None]
         if not keys:
             return f"{self.path} has no token of {name} (it was printed when {name} was first registered)"
         servers = _servers(data)
@@ -282,3 +292,15 @@ def _servers(data: dict[str, Any]) -> dict[str, Any]:
     """The token file's ``servers`` table (arena key -> the address it was last reached at); {} when absent."""
     servers = data.get("servers")
     return servers if isinstance(servers, dict) else {}
+
+
+def _find(games: Any, game: str, name: str) -> tuple[str, str] | None:
+    """``TokenStore.find`` in the tokens of one arena (``{GAME: {NAME: TOKEN}}``; anything else holds none)."""
+    if not isinstance(games, dict):
+        return None
+    for g in [game, *sorted(g for g in games if g != game)]:
+        names = games.get(g)
+        token = names.get(name) if isinstance(names, dict) else None
+        if isinstance(token, str) and token:
+            return g, token
+    return None

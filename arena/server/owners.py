@@ -3,10 +3,11 @@ quotas), and the CreateOwner, GetOwner, ListOwners and SetRegistration calls. ``
 delegates to these functions; the store side is ``arena.store.owners``.
 
 A new bot NAME registered with an owner's token joins that owner (no new token); without a token it creates a new
-owner, whose token the answer carries once, if registration is open. Errors: PERMISSION_DENIED (registration closed
-to a new owner; a token that is no owner of this arena; GetOwner of another owner), RESOURCE_EXHAUSTED (a quota,
-named with who can raise it), INVALID_ARGUMENT (a bad mode, label, id or page token), NOT_FOUND (an unknown owner
-id).
+owner, whose token the answer carries once, if registration is open. A NAME belongs to one owner in every game: a
+NAME that another owner holds in any game is refused (checked atomically with the quotas, ``arena.store.owners``).
+Errors: PERMISSION_DENIED (registration closed to a new owner; a token that is no owner of this arena; a NAME of
+another owner; GetOwner of another owner), RESOURCE_EXHAUSTED (a quota, named with who can raise it),
+INVALID_ARGUMENT (a bad mode, label, id or page token), NOT_FOUND (an unknown owner id).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import grpc
 
 from arena.core import limits
 from arena.server.requests import abort
-from arena.store import OwnerAccount, QuotaError, Registration, Store, UnknownOwnerError, token_hash
+from arena.store import NameTakenError, OwnerAccount, QuotaError, Registration, Store, UnknownOwnerError, token_hash
 from arena.store.keys import owner_id
 from arena.store.owners import ADDRESS_WINDOW_S, public_id
+from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,15 @@ def _unknown_owner(context: grpc.ServicerContext, name: str, reg: Registration) 
           + ("" if reg.mode == "open" else " (registration is closed here)"))
 
 
+def _name_taken(store: Store, context: grpc.ServicerContext, game: str, name: str, key: str | None) -> None:
+    held = [g for g in sorted(GAMES) if store.owner_hash(g, name)]
+    where = f" (registered for {', '.join(held)})" if held else ""
+    given = "; the owner token given is another owner's" if key else ""
+    abort(context, grpc.StatusCode.PERMISSION_DENIED,
+          f"bot name {name!r} is taken by another owner{where}: a bot NAME belongs to one owner in every game, so "
+          f"registering it for {game} needs that owner's token{given}; choose another name for your bot")
+
+
 def _closed(context: grpc.ServicerContext, name: str) -> None:
     abort(context, grpc.StatusCode.PERMISSION_DENIED,
           f"registration of new owners is closed on this arena: registering {name!r} needs an owner token; ask the "
@@ -113,8 +124,8 @@ def _closed(context: grpc.ServicerContext, name: str) -> None:
 def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.ServicerContext, game: str,
                       name: str) -> None:
     """Before the bot check of a new bot NAME: refuse at once what ``admit_new_name`` would refuse after it (closed
-    registration, an unknown owner token, a quota already used up), reading only. Aborts the call with
-    PERMISSION_DENIED or RESOURCE_EXHAUSTED."""
+    registration, an unknown owner token, a NAME another owner holds in any game, a quota already used up), reading
+    only. Aborts the call with PERMISSION_DENIED or RESOURCE_EXHAUSTED."""
     store = servicer.store
     reg = store.registration()
     key = servicer.owner_key(request, context)
@@ -125,6 +136,8 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
         store.check_new_name(key, game, name, host, reg)
     except UnknownOwnerError:
         _unknown_owner(context, name, reg)
+    except NameTakenError:
+        _name_taken(store, context, game, name, key)
     except QuotaError as exc:
         quota_refusal(context, exc, owner_id(key) if key else f"client address {host}")
 
@@ -132,8 +145,9 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
 def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.ServicerContext, game: str,
                    name: str) -> Admission:
     """Reserve the new bot NAME ``name`` of ``game`` (its bot check passed) for the owner this call proves
-    (``servicer.owner_key``), or for a new owner when it proves none (open registration only), under the quotas,
-    atomically. Aborts the call with PERMISSION_DENIED or RESOURCE_EXHAUSTED (nothing reserved)."""
+    (``servicer.owner_key``), or for a new owner when it proves none (open registration only), under the quotas
+    and unless another owner holds NAME in any game, atomically. Aborts the call with PERMISSION_DENIED or
+    RESOURCE_EXHAUSTED (nothing reserved)."""
     store = servicer.store
     reg = store.registration()
     key = servicer.owner_key(request, context)
@@ -142,6 +156,8 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
             store.add_owner_name(key, game, name, reg)
         except UnknownOwnerError:
             _unknown_owner(context, name, reg)
+        except NameTakenError:
+            _name_taken(store, context, game, name, key)
         except QuotaError as exc:
             quota_refusal(context, exc, owner_id(key))
         return Admission(key, "", lambda: store.release_owner_name(key, game, name))
@@ -152,6 +168,8 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
     host = peer_host(context)
     try:
         store.create_owner(new_key, created_by="registration", first=(game, name), address=host, registration=reg)
+    except NameTakenError:
+        _name_taken(store, context, game, name, None)
     except QuotaError as exc:
         quota_refusal(context, exc, f"client address {host}")
     return Admission(new_key, token, lambda: store.drop_owner(new_key))

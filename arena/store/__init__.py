@@ -58,7 +58,14 @@ from arena.store.keys import (
     worker_key,
 )
 from arena.store.live import LiveMatch, LiveStore, LiveWrite
-from arena.store.owners import OwnerAccount, OwnerStore, QuotaError, Registration, UnknownOwnerError
+from arena.store.owners import (
+    NameTakenError,
+    OwnerAccount,
+    OwnerStore,
+    QuotaError,
+    Registration,
+    UnknownOwnerError,
+)
 from arena.store.results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from arena.store.sprt import SprtRecord, SprtStore, TableOutcome
 from arena.store.tournaments import TournamentInfo, TournamentStore
@@ -203,5 +210,5 @@ __all__ = [
     "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key", "tournament_matches_key",
     "versions_key", "worker_key",
     "SprtRecord", "SprtStore", "TableOutcome",
-    "OwnerAccount", "OwnerStore", "QuotaError", "Registration", "UnknownOwnerError",
+    "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError", "Registration", "UnknownOwnerError",
 ]

@@ -11,6 +11,7 @@ from arena.core.specs import bot_id, split_bot_ref
 from arena.store.base import OwnershipError, StoreBase, StoreError, VersionsExhausted
 from arena.store.keys import (
     GAMES_SET,
+    NAME_OWNERS,
     OWNER_IDS,
     REGISTRATION,
     bot_index_key,
@@ -93,6 +94,8 @@ class BotStore(StoreBase):
                                     f"registering {version!r}")
         if owner_hash and HEX_KEY_RE.match(owner_hash):  # signed owner calls find the key by owner id
             self.client.hsetnx(OWNER_IDS, owner_id(owner_hash), owner_hash)
+            if int(claimed):  # NAME is its owner's in every game (the service reserved it so already; kept if held)
+                self.client.hsetnx(NAME_OWNERS, name, owner_hash)
         self.client.sadd(GAMES_SET, game)
         entry = self.get_bot(game, bid)
         if entry is None:  # removed between the two calls

@@ -103,6 +103,12 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     version is removed, like the name's owner key)
     arena:{owners}:index                     zset   owner id -> 0: every owner, in id order (ListOwners pages)
     arena:{owners}:all-names                 set    "GAME/NAME" of every name some owner holds (the arena quota)
+    arena:{owners}:name-owners               hash   NAME -> the key of the owner that holds NAME, in every game: a
+                                                    NAME belongs to one owner across games (``OWNER_ADD_NAME`` and
+                                                    ``OWNER_CREATE`` refuse it to another); set with the first
+                                                    reservation of NAME in any game, filled for older names by
+                                                    ``OwnerStore.migrate_owners`` (a NAME that older data holds for
+                                                    two owners in two games keeps the first one seen here)
     arena:live:{<match id>}:head             string JSON of a match a worker is playing now, for the match viewer
                                                     (``arena.store.live``): game, config, seed, deals, seats,
                                                     tournament, started_at, updated_at; TTL ``LIVE_TTL_S``, renewed
@@ -133,6 +139,7 @@ REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration set
 _OWNERS = PREFIX + "{owners}:"  # one hash tag: the owner scripts touch several of these keys at once
 OWNER_INDEX = _OWNERS + "index"
 OWNED_NAMES = _OWNERS + "all-names"
+NAME_OWNERS = _OWNERS + "name-owners"  # hash: NAME -> key of its owner, in every game
 
 
 # --- key names -------------------------------------------------------------------------------------------------

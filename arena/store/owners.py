@@ -10,6 +10,11 @@ registering a bot; "closed": owners are created by the organiser only) and three
 that open registration may create from one client address per ``ADDRESS_WINDOW_S``, counted when one is created)
 and ``max_names_total`` (bot names held in the whole arena). A name stays
 held, and counted, when every version of it is removed: its owner keeps it.
+
+A bot NAME belongs to one owner in every game (``keys.NAME_OWNERS``, NAME -> owner key): its owner may hold it in
+each game, and a reservation of NAME by another owner, in any game, is refused (``NameTakenError``) in the same atomic
+step as the quotas. Names that older data holds for two owners in two games stay as they are; no new such pair is
+made.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.store.base import RedisClient, StoreBase
+from arena.store.base import OwnershipError, RedisClient, StoreBase
 from arena.store.keys import (
+    NAME_OWNERS,
     OWNED_NAMES,
     OWNER_IDS,
     OWNER_INDEX,
@@ -30,7 +36,7 @@ from arena.store.keys import (
     owner_key,
     owner_names_key,
 )
-from arena.store.scripts import OWNER_ADD_NAME, OWNER_CREATE
+from arena.store.scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_RELEASE_NAME
 
 MODES = ("open", "closed")
 ADDRESS_WINDOW_S = 3600  # the window of max_owners_per_address, seconds
@@ -83,6 +89,14 @@ class UnknownOwnerError(KeyError):
     """An owner key that is no owner of this arena."""
 
 
+class NameTakenError(OwnershipError):
+    """A bot NAME that another owner holds (in this game or another: a NAME belongs to one owner in every game)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"bot name {name!r} belongs to another owner")
+        self.name = name
+
+
 def _member(game: str, name: str) -> str:
     return f"{game}/{name}"
 
@@ -103,6 +117,7 @@ class OwnerStore(StoreBase):
         super()._bind(client)
         self._owner_add_name = client.register_script(OWNER_ADD_NAME)
         self._owner_create = client.register_script(OWNER_CREATE)
+        self._owner_release_name = client.register_script(OWNER_RELEASE_NAME)
 
     # -- settings ---------------------------------------------------------------------------------------------
 
@@ -172,17 +187,23 @@ class OwnerStore(StoreBase):
 
     def create_owner(self, key: str, *, label: str = "", created_by: str = "organiser", first: tuple[str, str] | None
                      = None, address: str = "", registration: Registration | None = None,
-                     now: float | None = None) -> bool:
+                     now: float | None = None, exclusive: bool = True) -> bool:
         """Create the owner whose key is ``key`` (holding the bot name ``first`` = (game, NAME), if given). With
         ``registration``, its ``max_names_total`` applies to ``first`` and its ``max_owners_per_address`` to
-        ``address`` (a client host; "" counts nothing); without, no quota applies. Returns False when the owner
-        exists already (nothing changed). Raises ``QuotaError`` (nothing changed)."""
+        ``address`` (a client host; "" counts nothing); without, no quota applies. ``exclusive`` (the default):
+        a NAME another owner holds, in any game, is refused; False records ``first`` whoever holds its NAME
+        (adopting stored names). Returns False when the owner exists already (nothing changed). Raises
+        ``QuotaError`` or ``NameTakenError`` (nothing changed)."""
         reg = registration or Registration(max_names_per_owner=0, max_owners_per_address=0, max_names_total=0)
         per_address = reg.max_owners_per_address if address else 0
         reply = int(self._owner_create(
-            keys=[account_key(key), owner_names_key(key), OWNED_NAMES, OWNER_INDEX, address_key(address or "-")],
+            keys=[account_key(key), owner_names_key(key), OWNED_NAMES, OWNER_INDEX, address_key(address or "-"),
+                  NAME_OWNERS],
             args=[key, owner_id(key), label, repr(float(time.time() if now is None else now)), created_by,
-                  _member(*first) if first else "", reg.max_names_total, per_address, ADDRESS_WINDOW_S]))
+                  _member(*first) if first else "", reg.max_names_total, per_address, ADDRESS_WINDOW_S,
+                  first[1] if first else "", "1" if exclusive else "0"]))
+        if reply == -6 and first:
+            raise NameTakenError(first[1])
         if reply == -3:
             raise QuotaError("max_names_total", reg.max_names_total)
         if reply == -4:
@@ -194,7 +215,8 @@ class OwnerStore(StoreBase):
     def check_new_name(self, key: str | None, game: str, name: str, address: str, registration: Registration) -> None:
         """Whether bot NAME ``name`` of ``game`` could be registered now, for the owner whose key is ``key`` or, with
         ``key`` None, for a new owner created from client ``address``, under ``registration``'s quotas: reads only
-        (the registration itself checks again, atomically). Raises ``UnknownOwnerError`` or ``QuotaError``."""
+        (the registration itself checks again, atomically). Raises ``UnknownOwnerError``, ``NameTakenError`` (NAME
+        is another owner's, in this game or another) or ``QuotaError``."""
         reg = registration
         pipe = self.client.pipeline(transaction=False)
         pipe.exists(account_key(key or "-"))
@@ -203,9 +225,12 @@ class OwnerStore(StoreBase):
         pipe.scard(OWNED_NAMES)
         pipe.sismember(OWNED_NAMES, _member(game, name))
         pipe.get(address_key(address or "-"))
-        exists, held, holds_it, total, taken, created = pipe.execute()
+        pipe.hget(NAME_OWNERS, name)
+        exists, held, holds_it, total, taken, created, holder = pipe.execute()
         if key and not exists:
             raise UnknownOwnerError(owner_id(key))
+        if holder and holder != key:
+            raise NameTakenError(name)
         if key and holds_it:
             return
         if key and reg.max_names_per_owner and held >= reg.max_names_per_owner:
@@ -215,13 +240,19 @@ class OwnerStore(StoreBase):
         if not key and address and reg.max_owners_per_address and int(created or 0) >= reg.max_owners_per_address:
             raise QuotaError("max_owners_per_address", reg.max_owners_per_address)
 
-    def add_owner_name(self, key: str, game: str, name: str, registration: Registration | None = None) -> bool:
+    def add_owner_name(self, key: str, game: str, name: str, registration: Registration | None = None, *,
+                       exclusive: bool = True) -> bool:
         """Let the owner whose key is ``key`` hold bot NAME ``name`` of ``game``, under ``registration``'s
-        per-owner and arena quotas (None: none). Returns True when added now, False when held already. Raises
-        ``UnknownOwnerError`` (no such owner) or ``QuotaError`` (nothing changed)."""
+        per-owner and arena quotas (None: none). ``exclusive`` (the default): a NAME another owner holds, in any
+        game, is refused; False records it whoever holds NAME (adopting stored names). Returns True when added now,
+        False when held already. Raises ``UnknownOwnerError`` (no such owner), ``NameTakenError`` or
+        ``QuotaError`` (nothing changed)."""
         reg = registration or Registration(max_names_per_owner=0, max_owners_per_address=0, max_names_total=0)
-        reply = int(self._owner_add_name(keys=[account_key(key), owner_names_key(key), OWNED_NAMES],
-                                         args=[_member(game, name), reg.max_names_per_owner, reg.max_names_total]))
+        reply = int(self._owner_add_name(keys=[account_key(key), owner_names_key(key), OWNED_NAMES, NAME_OWNERS],
+                                         args=[_member(game, name), reg.max_names_per_owner, reg.max_names_total,
+                                               name, key, "1" if exclusive else "0"]))
+        if reply == -6:
+            raise NameTakenError(name)
         if reply == -1:
             raise UnknownOwnerError(owner_id(key))
         if reply == -2:
@@ -232,8 +263,9 @@ class OwnerStore(StoreBase):
 
     def release_owner_name(self, key: str, game: str, name: str) -> None:
         """Undo ``add_owner_name`` of a name that was not registered after all (its bot check failed, or another
-        owner claimed it first); the arena's count keeps a name that some owner holds."""
-        self.client.srem(owner_names_key(key), _member(game, name))
+        owner claimed it first); the arena's count keeps a name that some owner holds, and NAME stays this owner's
+        in every game while it holds NAME in another game."""
+        self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS], args=[_member(game, name), name, key])
         self._release_unclaimed([(game, name)])
 
     def _release_unclaimed(self, names: Sequence[tuple[str, str]]) -> None:
@@ -249,6 +281,9 @@ class OwnerStore(StoreBase):
         """Delete the owner whose key is ``key`` and release its names: only for an owner created by a registration
         that failed before its token was returned (nobody holds that token)."""
         members = self.client.smembers(owner_names_key(key))
+        for member in members:
+            self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS],
+                                     args=[member, member.partition("/")[2], key])
         self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(account_key(key), owner_names_key(key))
@@ -259,17 +294,19 @@ class OwnerStore(StoreBase):
     def adopt_owner(self, key: str, game: str, name: str) -> bool:
         """Make sure bot NAME ``name`` of ``game``, whose stored owner key is ``key``, belongs to an owner account
         (a name registered when an owner was a per-name token becomes an owner the first time it is seen).
-        Idempotent; no quota applies. Returns True when something was added (False also for a stored value that
-        is no owner key, e.g. written by a test)."""
+        Idempotent; no quota applies, and NAME is recorded as this owner's in every game unless another owner
+        holds it already (older data may hold one NAME for two owners in two games: both keep theirs). Returns True
+        when something was added (False also for a stored value that is no owner key, e.g. written by a test)."""
         if not public_id(key):
             return False
-        if self.create_owner(key, created_by="migration", first=(game, name)):
+        if self.create_owner(key, created_by="migration", first=(game, name), exclusive=False):
             return True
-        return self.add_owner_name(key, game, name)
+        return self.add_owner_name(key, game, name, exclusive=False)
 
     def migrate_owners(self) -> int:
-        """``adopt_owner`` for every stored bot name (``keys.owner_key``, found with SCAN); returns how many names
-        were added to an owner now (0 the second time)."""
+        """``adopt_owner`` for every stored bot name (``keys.owner_key``, found with SCAN), which also files each
+        NAME's owner in ``keys.NAME_OWNERS`` (names stored before a NAME was one owner's in every game); returns how
+        many names were added to an owner now (0 the second time)."""
         added = 0
         for k in self.client.scan_iter(match="arena:{*}:owner:*", count=500):
             game, _, name = k[len("arena:{"):].partition("}:owner:")
@@ -277,6 +314,11 @@ class OwnerStore(StoreBase):
             if game and name and stored:
                 added += int(self.adopt_owner(str(stored), game, name))
         return added
+
+    def name_owner(self, name: str) -> str | None:
+        """The key of the owner that holds bot NAME ``name`` (in every game; ``keys.NAME_OWNERS``), or None."""
+        holder: str | None = self.client.hget(NAME_OWNERS, name)
+        return holder
 
     def owner_ids_of(self, names: Sequence[tuple[str, str]]) -> list[str]:
         """The public owner id of each (game, NAME) ("" for a name nobody owns), in one round trip."""

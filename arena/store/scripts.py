@@ -318,7 +318,9 @@ end
 return n
 """
 
-# Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it.
+# Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it in this
+# game. (That no other owner holds NAME in another game is settled before, in the same registration, by the owner
+# scripts ``OWNER_ADD_NAME`` / ``OWNER_CREATE``: their keys share the ``{owners}`` hash tag, these the game's.)
 # KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset (optional)
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
 #       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any), 11 the most versions NAME
@@ -379,12 +381,23 @@ for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
 
-# Add a bot name to an existing owner account under the quotas (``arena.store.owners``). KEYS: 1 account hash, 2
-# the owner's names set, 3 the arena's names set. ARGV: 1 "GAME/NAME", 2 most names per owner, 3 most names in all
-# (0: no limit). Returns 1 added, 0 held already, -1 no such owner, -2 the owner's quota, -3 the arena's quota.
+# Add a bot name to an existing owner account under the quotas (``arena.store.owners``). A NAME belongs to one owner
+# in every game: the name-owners hash (NAME -> owner key) is checked and set in the same step, so of two owners
+# reserving one NAME at once, in one game or in two, exactly one gets it.
+# KEYS: 1 account hash, 2 the owner's names set, 3 the arena's names set, 4 the name-owners hash.
+# ARGV: 1 "GAME/NAME", 2 most names per owner, 3 most names in all (0: no limit), 4 NAME, 5 the owner's key,
+#       6 "1": refuse a NAME that another owner holds (in any game) | "0": record only (adopting stored names; a
+#       NAME older data holds for two owners stays theirs).
+# Returns 1 added, 0 held already, -1 no such owner, -2 the owner's quota, -3 the arena's quota, -6 NAME is
+# another owner's (nothing changed).
 OWNER_ADD_NAME = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+local holder = redis.call('HGET', KEYS[4], ARGV[4])
+if ARGV[6] == '1' and holder and holder ~= ARGV[5] then return -6 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  if not holder then redis.call('HSET', KEYS[4], ARGV[4], ARGV[5]) end
+  return 0
+end
 local per = tonumber(ARGV[2])
 if per > 0 and redis.call('SCARD', KEYS[2]) >= per then return -2 end
 local total = tonumber(ARGV[3])
@@ -393,17 +406,38 @@ if total > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and redis.call('
 end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
+if not holder then redis.call('HSET', KEYS[4], ARGV[4], ARGV[5]) end
+return 1
+"""
+
+# Undo a reservation of ``OWNER_ADD_NAME`` / ``OWNER_CREATE`` (its registration failed): drop "GAME/NAME" from the
+# owner's names and, when the owner holds NAME in no other game, NAME's entry in the name-owners hash if it is this
+# owner's. KEYS: 1 the owner's names set, 2 the name-owners hash. ARGV: 1 "GAME/NAME", 2 NAME, 3 the owner's key.
+# Returns 1 NAME is free again, 0 it is still held (by this owner in another game, or by another owner).
+OWNER_RELEASE_NAME = """
+redis.call('SREM', KEYS[1], ARGV[1])
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] then return 0 end
+local suffix = '/' .. ARGV[2]
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if string.sub(m, -#suffix) == suffix then return 0 end
+end
+redis.call('HDEL', KEYS[2], ARGV[2])
 return 1
 """
 
 # Create an owner account, holding a first bot name or none, under the quotas. KEYS: 1 account hash, 2 its names
-# set, 3 the arena's names set, 4 index zset, 5 the client address's counter (the caller files the id under
-# ``keys.OWNER_IDS``, outside the ``{owners}`` hash tag). ARGV: 1 key, 2 owner id,
+# set, 3 the arena's names set, 4 index zset, 5 the client address's counter, 6 the name-owners hash (the caller
+# files the id under ``keys.OWNER_IDS``, outside the ``{owners}`` hash tag). ARGV: 1 key, 2 owner id,
 # 3 label, 4 created_at, 5 created_by, 6 first "GAME/NAME" ('' for none), 7 most names in all, 8 most new owners per
-# address and window (0: no limit, nothing counted), 9 the window, s. Returns 1 created, -3 the arena's quota, -4
-# the address's quota, -5 the account exists already (nothing changed).
+# address and window (0: no limit, nothing counted), 9 the window, s, 10 the first NAME ('' for none), 11 "1": refuse
+# a first NAME that another owner holds in any game (as ``OWNER_ADD_NAME``) | "0": record only (adoption).
+# Returns 1 created, -3 the arena's quota, -4 the address's quota, -5 the account exists already, -6 the first NAME
+# is another owner's (nothing changed; the address is not counted).
 OWNER_CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return -5 end
+local holder = false
+if ARGV[6] ~= '' then holder = redis.call('HGET', KEYS[6], ARGV[10]) end
+if ARGV[11] == '1' and holder and holder ~= ARGV[1] then return -6 end
 local total = tonumber(ARGV[7])
 if ARGV[6] ~= '' and total > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[6]) == 0
    and redis.call('SCARD', KEYS[3]) >= total then
@@ -419,6 +453,7 @@ redis.call('ZADD', KEYS[4], 0, ARGV[2])
 if ARGV[6] ~= '' then
   redis.call('SADD', KEYS[2], ARGV[6])
   redis.call('SADD', KEYS[3], ARGV[6])
+  if not holder then redis.call('HSET', KEYS[6], ARGV[10], ARGV[1]) end
 end
 return 1
 """

@@ -266,6 +266,29 @@ def test_tokens_are_found_whatever_address_names_the_arena(arena: Arena, tmp_pat
     assert listed.exit_code == 0 and listed.stdout.strip() == f"{saved}  arena ffffffff"
 
 
+def test_a_name_is_one_owners_in_every_game(arena: Arena, tmp_path: Path) -> None:
+    """The security review's case: owner A registered dual for take5; a stranger (another data dir) registering
+    dual for taki is refused with a clear message and gets no token; A registers dual for taki with the token saved
+    for take5 (found for any game), no new token."""
+    take5 = start_bot_process("sample:random", extra_args=["--name", "dual"])
+    taki = start_bot_process("sample:taki-random", extra_args=["--name", "dual"])
+    arena.named += [take5, taki]
+    owner, stranger = tmp_path / "owner", tmp_path / "stranger"
+    first = arena.json("bot", "register", "dual", take5.endpoint, data_dir=owner)
+    assert first["owner_token"]
+    line = arena.fails("bot", "register", "dual", taki.endpoint, "--game", "taki", data_dir=stranger)
+    assert "PERMISSION_DENIED" in line and "bot name 'dual' is taken by another owner (registered for take5)" in line
+    assert "choose another name" in line
+    assert not (stranger / "tokens.json").exists()
+    out = arena.ok("bot", "register", "dual", taki.endpoint, "--game", "taki", data_dir=owner)
+    assert out.strip() == f"registered taki bot dual@1.0 at {taki.endpoint}"  # no new token printed
+    listed = {(b["game"], b["bot_id"]): b["owner"] for b in arena.json("bot", "list", "--no-check")
+              if b["name"] == "dual"}
+    assert set(listed) == {("take5", "dual@1.0"), ("taki", "dual@1.0")} and len(set(listed.values())) == 1
+    printed = arena.run("bot", "token", "dual", "--game", "taki", "--data-dir", str(owner))
+    assert printed.exit_code == 0 and printed.stdout.strip() == first["owner_token"]
+
+
 def test_registering_an_endpoint_that_does_not_answer_is_refused(arena: Arena) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.cli import ArenaCliError, TokenStore, cli, ladder_differences, split_bot_id
+from arena.cli.tokens import ArenaRef
 
 
 def _free_server() -> str:
@@ -36,6 +37,29 @@ def test_tokens_round_trip_keyed_by_server_game_and_name(tmp_path: Path) -> None
     assert TokenStore(tmp_path / "data").get("a:1", "take5", "bot") == "t4"
     data = json.loads(store.path.read_text())
     assert data["version"] == 1 and data["tokens"]["a:1"]["take5"] == {"bot": "t4", "other": "t2"}
+
+
+def test_the_token_of_a_name_is_found_for_any_game(tmp_path: Path) -> None:
+    """A NAME is one owner's in every game: its token saved for take5 is the one to use for taki too (the game
+    asked for first); the "no token" message looks at every game, and so does `arena bot token --all`."""
+    store = TokenStore(tmp_path)
+    arena = ArenaRef("arena:" + "a" * 32, "127.0.0.1:1")
+    store.put(arena, "take5", "dual", "t-take5")
+    assert store.get(arena.key, "taki", "dual") is None  # filed per game ...
+    assert store.find(arena.key, "taki", "dual") == ("take5", "t-take5")  # ... found for any game
+    assert store.lookup(arena, "taki", "dual") == "t-take5"
+    store.put(arena, "taki", "dual", "t-taki")  # older data may hold two owners' tokens: each game its own first
+    assert store.lookup(arena, "taki", "dual") == "t-taki" and store.lookup(arena, "take5", "dual") == "t-take5"
+    assert store.lookup(arena, "taki", "other") is None
+    assert "has no token of other" in store.missing(arena, "taki", "other")
+    elsewhere = ArenaRef("arena:" + "b" * 32, "127.0.0.1:2")
+    assert "only for another arena (arena aaaaaaaa" in store.missing(elsewhere, "taki", "dual")
+    assert store.saved("taki", "dual") == [("arena aaaaaaaa (last reached at 127.0.0.1:1)", "t-taki")]
+    # a token filed under the address by a CLI older than arena ids is found and re-filed under its own game
+    store.put("127.0.0.1:2", "take5", "legacy", "t-legacy")
+    assert store.lookup(elsewhere, "taki", "legacy") == "t-legacy"
+    assert store.get(elsewhere.key, "take5", "legacy") == "t-legacy" and store.get("127.0.0.1:2", "take5",
+                                                                                  "legacy") is None
 
 
 def test_token_file_is_private_and_written_whole(tmp_path: Path) -> None:

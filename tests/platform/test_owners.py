@@ -1,20 +1,23 @@
 """Owners are accounts, over real gRPC on the session's real Redis: a person's two names are one owner in the deal
-plan; a name registered with an owner's token joins that owner; quotas and closed registration refuse with the
+plan; a name registered with an owner's token joins that owner; a NAME belongs to one owner in every game (another
+owner is refused it in any game, also when two register it at once); quotas and closed registration refuse with the
 right codes; an unknown token is refused; per-name owners of older data become accounts."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict
 from typing import Any
 
 import grpc
+import pytest
 from platform_helpers import rpc_error
 
 from arena.server.auth import admin_metadata
 from arena.server.owners import peer_host
-from arena.store import Store, token_hash
-from arena.store.keys import jobs_key, owner_id
+from arena.store import NameTakenError, Registration, Store, token_hash
+from arena.store.keys import NAME_OWNERS, jobs_key, owner_id
 from arena.tournaments.deals import deal_plan
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
@@ -24,9 +27,9 @@ ENDPOINT = "127.0.0.1:1"  # not called: these servers run with verify_bots=False
 
 
 def _register(stub: arena_pb2_grpc.ArenaStub, name: str, token: str = "",
-              endpoint: str = ENDPOINT) -> arena_pb2.BotRecord:
-    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game="take5",
-                                                         owner_token=token))
+              endpoint: str = ENDPOINT, game: str = "take5", metadata: Any = None) -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
+                                                         owner_token=token), metadata=metadata)
 
 
 def _owner(stub: arena_pb2_grpc.ArenaStub, token: str) -> arena_pb2.Owner:
@@ -216,17 +219,176 @@ def test_per_name_owners_of_older_data_become_accounts(arena_server: Any, store:
 
 
 def test_a_racing_registration_releases_only_its_own_reservation(store: Store) -> None:
-    """Two registrations of one new NAME: both reserve it, one claims it; the other's undo leaves the name held."""
+    """Two registrations of one new NAME: the first reserves it, in every game, and the second's reservation is
+    refused; an undo releases only its own reservation, and NAME stays its owner's while it holds NAME in another
+    game."""
     winner, loser = token_hash("winner-token-0123456789"), token_hash("loser-token-0123456789")
     store.create_owner(winner, first=("take5", "x"))
     store.create_owner(loser)
-    assert store.add_owner_name(loser, "take5", "x")  # the loser's reservation, before it learns it lost
+    for game in ("take5", "taki"):
+        with pytest.raises(NameTakenError):
+            store.add_owner_name(loser, game, "x")  # the loser's reservation, in either game
     store.register_bot("take5", "x", ENDPOINT, owner_hash=winner)
-    store.release_owner_name(loser, "take5", "x")
-    assert store.names_total() == 1
+    store.release_owner_name(loser, "take5", "x")  # an undo of a reservation it never got changes nothing
+    assert store.names_total() == 1 and store.name_owner("x") == winner
     assert [o.names for o in (store.get_owner(winner), store.get_owner(loser))] == [(("take5", "x"),), ()]
     store.drop_owner(loser)
     assert store.names_total() == 1 and store.get_owner(loser) is None and store.owner_key_of_id(owner_id(loser)) is None
+    assert store.name_owner("x") == winner
+
+    # the winner reserves y in both games; undoing one keeps y its own, undoing both frees y
+    assert store.add_owner_name(winner, "take5", "y") and store.add_owner_name(winner, "taki", "y")
+    store.release_owner_name(winner, "taki", "y")
+    assert store.name_owner("y") == winner
+    with pytest.raises(NameTakenError):
+        store.create_owner(loser, first=("taki", "y"))
+    assert store.get_owner(loser) is None  # refused whole: no owner made
+    store.release_owner_name(winner, "take5", "y")
+    assert store.name_owner("y") is None
+    assert store.create_owner(loser, first=("taki", "y")) and store.name_owner("y") == loser
+
+
+def test_the_name_check_is_in_the_reserving_step_not_only_before_it(store: Store) -> None:
+    """A registration's read-only pre-check passes for a NAME nobody holds yet; another owner reserves NAME in the
+    other game meanwhile; the reservation itself (one Redis script with the quotas) then refuses it."""
+    reg = Registration(max_owners_per_address=0)
+    first, second = token_hash("first-owner-token-0123456789"), token_hash("second-owner-token-0123456789")
+    store.create_owner(second)
+    store.check_new_name(None, "taki", "n", "", reg)  # a new owner's pre-check ...
+    store.check_new_name(second, "taki", "n", "", reg)  # ... and an existing owner's: both pass
+    store.create_owner(first, first=("take5", "n"), registration=reg)  # meanwhile, in the other game
+    with pytest.raises(NameTakenError):
+        store.create_owner(token_hash("a-new-owner-token-0123456789"), first=("taki", "n"), registration=reg)
+    with pytest.raises(NameTakenError):
+        store.add_owner_name(second, "taki", "n", reg)
+    with pytest.raises(NameTakenError):
+        store.check_new_name(second, "taki", "n", "", reg)
+    assert store.get_owner(token_hash("a-new-owner-token-0123456789")) is None
+    assert store.get_owner(second).names == () and store.names_total() == 1  # type: ignore[union-attr]
+    assert store.add_owner_name(first, "taki", "n", reg)  # its owner may
+    store.check_new_name(first, "taki", "n", "", reg)
+
+    # many owners reserving one new NAME at once, in two games: exactly one gets it
+    keys = [token_hash(f"racer-{i}-token-0123456789") for i in range(16)]
+    for key in keys[1::2]:
+        store.create_owner(key)
+    barrier = threading.Barrier(len(keys))
+    won: list[str] = []
+
+    def reserve(i: int, key: str) -> None:
+        game = ("take5", "taki")[i % 2]
+        barrier.wait()
+        try:
+            if i % 2:  # an existing owner adding the name, or a new owner made with it
+                store.add_owner_name(key, game, "contested")
+            else:
+                store.create_owner(key, first=(game, "contested"))
+        except NameTakenError:
+            return
+        won.append(key)
+
+    threads = [threading.Thread(target=reserve, args=(i, k)) for i, k in enumerate(keys)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and store.name_owner("contested") == won[0]
+    holders = [k for k in keys if any(n == "contested" for _g, n in getattr(store.get_owner(k), "names", ()))]
+    assert holders == won and store.names_total() == 3  # n in two games, contested in one: nothing else is held
+
+
+def test_a_name_belongs_to_one_owner_in_every_game(arena_server: Any, store: Store) -> None:
+    """The security review's case: owner A registered dual for take5; a stranger registering dual for taki is
+    refused (without a token, with its own owner's token, with the admin token alone) and leaves nothing behind;
+    A registers dual for taki with its token, and joins it to its owner."""
+    server, stub = arena_server(verify_bots=False)
+    a = _register(stub, "dual")
+    stranger = _register(stub, "mine")  # a stranger with an owner of its own
+    owners = len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners)
+    total = store.names_total()
+    for token, metadata in (("", None), (stranger.owner_token, None), ("", admin_metadata(server.admin_token))):
+        code, details = rpc_error(lambda: _register(stub, "dual", token, game="taki", metadata=metadata))
+        assert code == DENIED, details
+        assert "bot name 'dual' is taken by another owner (registered for take5)" in details
+        assert "belongs to one owner in every game" in details and "choose another name" in details
+        assert ("the owner token given is another owner's" in details) == bool(token)
+    assert store.owner_hash("taki", "dual") is None and store.bot_versions("taki", "dual") == []
+    assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == owners and store.names_total() == total
+    assert _names(_owner(stub, stranger.owner_token)) == ["take5/mine"]
+
+    again = _register(stub, "dual", a.owner_token, game="taki")
+    assert again.owner == a.owner and again.owner_token == "" and again.game == "taki"
+    assert _names(_owner(stub, a.owner_token)) == ["take5/dual", "taki/dual"]
+    assert store.owner_hash("taki", "dual") == store.owner_hash("take5", "dual") == token_hash(a.owner_token)
+    # the other way round: a name first registered for taki is refused to another owner for take5
+    _register(stub, "tonly", game="taki")
+    code, details = rpc_error(lambda: _register(stub, "tonly", stranger.owner_token))
+    assert code == DENIED and "'tonly' is taken by another owner (registered for taki)" in details
+    # the name is held for its owner in every game even where it has no bot yet: reserved, not registered
+    code, details = rpc_error(lambda: _register(stub, "mine", a.owner_token, game="taki"))
+    assert code == DENIED and "taken by another owner" in details
+
+
+def test_two_first_registrations_of_a_name_in_two_games_at_once_give_one_owner(arena_server: Any,
+                                                                                store: Store) -> None:
+    """Two strangers register one new NAME at the same moment, one for take5 and one for taki (without tokens: two
+    new owners; or with the tokens of two owners): each time exactly one gets it, the other is PERMISSION_DENIED,
+    and the loser leaves no owner and no name behind."""
+    _server, stub = arena_server(verify_bots=False)
+    stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_owners_per_address=0))
+    p, q = _register(stub, "p-own").owner_token, _register(stub, "q-own").owner_token
+    rounds = 16
+    for i in range(rounds):
+        name = f"race{i}"
+        tokens = ("", "") if i % 2 == 0 else (p, q)
+        barrier = threading.Barrier(2)
+        answers: list[Any] = [None, None]
+
+        def run(side: int) -> None:
+            barrier.wait()
+            try:
+                answers[side] = _register(stub, name, tokens[side], game=("take5", "taki")[side])
+            except grpc.RpcError as exc:
+                answers[side] = exc
+
+        threads = [threading.Thread(target=run, args=(side,)) for side in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        won = [a for a in answers if isinstance(a, arena_pb2.BotRecord)]
+        lost = [a for a in answers if isinstance(a, grpc.RpcError)]
+        assert len(won) == 1 and len(lost) == 1, answers
+        assert lost[0].code() == DENIED and "taken by another owner" in (lost[0].details() or "")
+        holders = {store.owner_hash(g, name) for g in ("take5", "taki")} - {None}
+        assert len(holders) == 1 and store.name_owner(name) in holders
+        assert owner_id(store.name_owner(name) or "") == won[0].owner
+    owners = stub.ListOwners(arena_pb2.ListOwnersRequest()).owners
+    assert len(owners) == 2 + rounds // 2  # p, q and one new owner per round without tokens: the losers made none
+    assert store.names_total() == 2 + rounds
+    assert sum(len(o.names) for o in owners) == 2 + rounds
+
+
+def test_names_of_older_data_keep_their_owners(arena_server: Any, store: Store) -> None:
+    """Data from before a NAME was one owner's in every game: a NAME held by two owners in two games stays theirs
+    (each registers it again in its own game); the start of the server files every NAME's owner, so a stranger is
+    refused an older NAME in the other game, and its owner is not."""
+    a_token, b_token = "older-owner-a-token-0123456789", "older-owner-b-token-0123456789"
+    store.register_bot("take5", "split", ENDPOINT, owner_hash=token_hash(a_token))
+    store.register_bot("taki", "split", ENDPOINT, owner_hash=token_hash(b_token))
+    store.register_bot("take5", "old", ENDPOINT, owner_hash=token_hash(a_token))
+    store.client.delete(NAME_OWNERS)  # as written before the name-owners hash existed
+    _server, stub = arena_server(verify_bots=False)  # the migration at start files each NAME's owner
+    assert store.name_owner("old") == token_hash(a_token)
+    assert store.name_owner("split") in {token_hash(a_token), token_hash(b_token)}
+    code, details = rpc_error(lambda: _register(stub, "old", game="taki"))
+    assert code == DENIED and "'old' is taken by another owner (registered for take5)" in details
+    assert _register(stub, "split", a_token).owner == owner_id(token_hash(a_token))
+    assert _register(stub, "split", b_token, game="taki").owner == owner_id(token_hash(b_token))
+    assert _names(_owner(stub, a_token)) == ["take5/old", "take5/split"]
+    assert _names(_owner(stub, b_token)) == ["taki/split"]
+    assert _register(stub, "old", a_token, game="taki").owner_token == ""
+    assert store.owner_hash("taki", "split") == token_hash(b_token)  # nothing moved
 
 
 class _Peer:

@@ -65,7 +65,10 @@ class RegisterBotRequest(_message.Message):
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     BOT_SECRET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]; unique per game. At most 64 characters."""
+    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]. A NAME belongs to one owner in every game: its owner may
+    register it for each game (with its owner token); a NAME that another owner holds, in any game, is
+    PERMISSION_DENIED. At most 64 characters.
+    """
     endpoint: _builtins.str
     """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers; "tls://host:port"
     for a bot serving TLS: the referee and the workers then call it over TLS and verify its certificate (which
@@ -74,9 +77,10 @@ class RegisterBotRequest(_message.Message):
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     owner_token: _builtins.str
-    """Owner token of NAME; required when NAME is already registered (new version or re-registration). For a new
-    NAME: the token of the owner to add NAME to (no new token is made; an unknown token is PERMISSION_DENIED);
-    empty creates a new owner (open registration only). At most 256 characters.
+    """Owner token of NAME; required when NAME is already registered (new version or re-registration), and when
+    NAME is held in another game (the same owner's token: NAME is one owner's in every game). For a new NAME: the
+    token of the owner to add NAME to (no new token is made; an unknown token is PERMISSION_DENIED); empty creates
+    a new owner (open registration only). At most 256 characters.
     """
     bot_secret: _builtins.str
     """The bot's secret: the referee sends it in the `arena-bot-secret` call metadata of every StartMatch, Decide and
