@@ -33,7 +33,7 @@ from arena.match.record import (
     forfeit_ranks,
     pending_kind,
 )
-from arena.match.streams import SeatStream
+from arena.match.streams import SeatStream, StreamCut
 from arena_sdk import wire
 from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
@@ -249,8 +249,8 @@ class RunningMatch:
                 error = None
             except grpc.RpcError as exc:
                 error = exc
-                if (status_code(exc) == grpc.StatusCode.UNAVAILABLE and self._may_wait(seat)
-                        and deadline - time.perf_counter() > RECONNECT_MIN_S):
+                if (status_code(exc) == grpc.StatusCode.UNAVAILABLE and not isinstance(exc, StreamCut)
+                        and self._may_wait(seat) and deadline - time.perf_counter() > RECONNECT_MIN_S):
                     unreachable = unreachable or exc
                     continue
             break
@@ -304,16 +304,17 @@ class RunningMatch:
         (``errors[j]`` UNAVAILABLE), waiting for it to come back (``wait_for_ready``) for what is left of the
         deadline that started at ``starts[j]`` (``time.perf_counter()`` when the first call of ``seats[j]``
         started), when ``_may_wait``; at most ``RECONNECT_TRIES``
-        calls in all. Fills ``responses``, ``errors``, ``unreachable`` (the first UNAVAILABLE of each call made
-        again) and ``done_at`` in place; every call made is appended to ``calls`` (cancelled with the others)."""
+        calls in all (never one whose stream the referee itself ended, a ``StreamCut``). Fills ``responses``,
+        ``errors``, ``unreachable`` (the first UNAVAILABLE of each call made again) and ``done_at`` in place; every
+        call made is appended to ``calls`` (cancelled with the others)."""
         deadline_s = self.deadline_ms / 1000
         for _ in range(RECONNECT_TRIES - 1):
             retry = []
             for j, seat in enumerate(seats):
                 exc = errors[j]
                 left = deadline_s - (time.perf_counter() - starts[j])
-                if (exc is None or status_code(exc) != grpc.StatusCode.UNAVAILABLE or left <= RECONNECT_MIN_S
-                        or not self._may_wait(seat)):
+                if (exc is None or status_code(exc) != grpc.StatusCode.UNAVAILABLE or isinstance(exc, StreamCut)
+                        or left <= RECONNECT_MIN_S or not self._may_wait(seat)):
                     continue
                 unreachable[j] = unreachable[j] or exc
                 call = self.decide_calls[seat](requests[j], **{**self.call_options[seat], "timeout": left,

@@ -10,6 +10,11 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
   answer for ``timeout`` seconds, the deadline the referee enforces itself; then it fails with
   DEADLINE_EXCEEDED ("timeout"), and an answer that comes later, or carries a sequence nobody waits for, is dropped
   (``dropped`` counts them);
+* a message that answers nothing the referee asked on the stream (a sequence it never sent, a second answer to a
+  request already answered, no answer at all; not the first late answer to a request whose call is over) is drawn
+  from the stream's budget of ``MAX_UNASKED_MESSAGES`` (``unasked`` counts them); past it the referee ends the
+  stream and fails the call waiting on it, or else the seat's next call, with a ``StreamCut`` (UNAVAILABLE: an
+  ``unreachable`` fault, not asked again on a new stream), and the call after opens a new stream;
 * a ``StepFailure`` answer fails the call with its status code, as the unary call's error status would;
 * an answer whose bytes are not a ``BotMessage`` answers the oldest waiting call with an ``UndecodableAnswer``
   (a ``malformed`` fault);
@@ -49,6 +54,15 @@ _BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)
 # once (a wrong secret): the channel's state tells them apart
 _CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 _CLOSE = object()  # the end of the referee's side of a stream
+# A seat's stream may bring at most this many messages at a time that answer nothing the referee asked on it (a
+# sequence it never sent, a second answer to a request already answered, a message with no answer, undecodable
+# bytes while no call waits); each request the referee sends gives one back, up to this many again (a bot that
+# answers every request twice is never cut).
+# One more and the referee ends the stream (a ``StreamCut``). An honest bot sends none: the first answer to a
+# request whose call is over (a late answer, or one to a request asked again) is dropped without being counted.
+# 32 such messages cost the referee about 2 ms (~55 us each with grpc's receiving), and a flood can keep its event
+# loop no longer than that between two of its checks (one per message).
+MAX_UNASKED_MESSAGES = 32
 
 
 class StreamStatus(grpc.RpcError):
@@ -65,6 +79,33 @@ class StreamStatus(grpc.RpcError):
 
     def details(self) -> str:
         return self._details
+
+
+class StreamCut(StreamStatus):
+    """UNAVAILABLE for the call that was waiting when the referee ended a stream that brought more messages
+    answering nothing it asked than ``MAX_UNASKED_MESSAGES`` allows (or for the seat's next call, when none was
+    waiting): an ``unreachable`` fault, and a call the referee does not make again on a new stream, as it does for
+    a stream that broke, since the bot ended nothing."""
+
+    def __init__(self, unasked: int) -> None:
+        super().__init__(grpc.StatusCode.UNAVAILABLE,
+                         f"the referee ended the match stream: the bot sent {unasked} messages answering nothing it "
+                         f"was asked (at most {MAX_UNASKED_MESSAGES} at a time)")
+
+
+class _Inbox:
+    """What the referee expects on one stream of a seat: the calls waiting for an answer (``waiting``, by (step,
+    sequence), oldest first), the requests whose call ended without one (``late``: the first answer to one is
+    dropped without being counted), and how many more messages answering nothing asked the bot may send
+    (``credit``, see ``MAX_UNASKED_MESSAGES``; ``unasked`` counts those it sent)."""
+
+    __slots__ = ("waiting", "late", "credit", "unasked")
+
+    def __init__(self) -> None:
+        self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
+        self.late: set[tuple[int, int]] = set()
+        self.credit = MAX_UNASKED_MESSAGES
+        self.unasked = 0
 
 
 class StreamCall:
@@ -211,12 +252,19 @@ class SeatStream:
         self.call: Any = None  # the grpc.aio stream call, None until opened or after it broke
         self.outbox: _Writer | None = None  # the referee's side of the open stream
         self.reader: asyncio.Task[None] | None = None
-        self.waiting: collections.OrderedDict[tuple[int, int], StreamCall] = collections.OrderedDict()
+        self.inbox = _Inbox()  # what the open stream (or the last one) expects
         self.opened = 0  # streams opened so far
         self.answered = False  # the stream now open has brought an answer
         self.dropped = 0  # answers dropped: late, or for a sequence nobody waits for
+        self.unasked = 0  # of those, the messages that answered nothing asked (MAX_UNASKED_MESSAGES), on every stream
+        self.cut: StreamCut | None = None  # a stream the referee ended with no call waiting: the next call's fault
         self._decide = bot_pb2.RefereeMessage()  # see decide_request
         self._decide_request = self._decide.decide
+
+    @property
+    def waiting(self) -> collections.OrderedDict[tuple[int, int], StreamCall]:
+        """The calls waiting for an answer on the open stream (or the last one), by (step, sequence)."""
+        return self.inbox.waiting
 
     def decide_request(self, template: bot_pb2.DecideRequest) -> bot_pb2.DecideRequest:
         """The seat's reusable Decide request (a copy of ``template``), held inside this stream's reusable
@@ -239,20 +287,28 @@ class SeatStream:
     def EndMatch(self, request: bot_pb2.EndMatchRequest, **kwargs: Any) -> StreamCall:  # noqa: N802 - stub API
         """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
         call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
-        assert self.outbox is not None
-        self.outbox.put(_CLOSE)
+        if self.outbox is not None:  # None: the call failed at once (a stream the referee ended)
+            self.outbox.put(_CLOSE)
         return call
 
     def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
              metadata: Any = None, wait_for_ready: bool | None = None) -> StreamCall:
+        if self.cut is not None:  # the last stream was ended for its junk while no call waited: this one fails
+            call = StreamCall(self, key, timeout)
+            call.fail(self.cut)
+            self.cut = None
+            return call
         if self.call is None:
             self._open(metadata, wait_for_ready)
         message.deadline_ms = max(1, round(timeout * 1000))
         call = StreamCall(self, key, timeout)
-        old = self.waiting.pop(key, None)
-        if old is not None:  # asked again (the same request): the earlier call is over
+        inbox = self.inbox
+        old = inbox.waiting.get(key)
+        if old is not None:  # asked again (the same request): the earlier call is over (its answer: a late one)
             old.cancel()
-        self.waiting[key] = call
+        inbox.waiting[key] = call
+        if inbox.credit < MAX_UNASKED_MESSAGES:
+            inbox.credit += 1
         assert self.outbox is not None
         if message is self._decide and (self.outbox.busy or not self.answered):
             # not written (serialised) at once: behind another write, or on a stream that may still be sending
@@ -264,25 +320,37 @@ class SeatStream:
         return call
 
     def forget(self, call: StreamCall) -> None:
-        if self.waiting.get(call.key) is call:
-            del self.waiting[call.key]
+        """The call is over without an answer (its deadline passed, or it was cancelled or asked again)."""
+        inbox = self.inbox
+        if inbox.waiting.get(call.key) is call:
+            del inbox.waiting[call.key]
+            inbox.late.add(call.key)  # its answer may still come: dropped, but not counted as unasked
 
     def _open(self, metadata: Any, wait_for_ready: bool | None) -> None:
-        self.waiting = collections.OrderedDict()  # this stream's calls: failed when it breaks, not the next one's
+        self.inbox = _Inbox()  # this stream's calls: failed when it breaks, not the next one's
         self.call = self.stub.PlayMatch(metadata=metadata, wait_for_ready=wait_for_ready)
         self.outbox = _Writer(self.call)
-        self.reader = self.loop.create_task(self._read(self.call, self.waiting))
+        self.reader = self.loop.create_task(self._read(self.call, self.inbox))
         self.opened += 1
         self.answered = False
 
-    async def _read(self, call: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
-        status = StreamStatus(grpc.StatusCode.UNAVAILABLE, "the bot ended the match stream")
+    async def _read(self, call: Any, inbox: _Inbox) -> None:
+        status: StreamStatus = StreamStatus(grpc.StatusCode.UNAVAILABLE, "the bot ended the match stream")
+        waiting = inbox.waiting
         try:
             while True:
                 message = await call.read()
                 if message is grpc.aio.EOF:
                     break
-                self._dispatch(message, waiting)
+                if self._dispatch(message, inbox):  # it answered nothing asked: drawn from the stream's budget
+                    inbox.credit -= 1
+                    if inbox.credit < 0:
+                        status = StreamCut(inbox.unasked)
+                        log.warning("seat %d (%s): %s", self.seat, self.name, status.details())
+                        call.cancel()
+                        if self.call is call and not waiting:  # nobody to fail: the seat's next call is
+                            self.cut = status
+                        break
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             details = exc.details() if hasattr(exc, "details") else str(exc)
@@ -303,34 +371,50 @@ class SeatStream:
             for waiter in waiters:
                 waiter.fail(status)
 
-    def _dispatch(self, message: Any, waiting: collections.OrderedDict[tuple[int, int], StreamCall]) -> None:
-        if waiting is self.waiting:
+    def _dispatch(self, message: Any, inbox: _Inbox) -> bool:
+        """Give ``message`` (a ``BotMessage`` or an ``UndecodableAnswer``) to the call of ``inbox``'s stream
+        waiting for it, or drop it. True when it answered nothing the referee asked on that stream (counted in
+        ``unasked``; not the first answer to a request whose call is over). A few dict and set look-ups: a flood
+        costs the referee grpc's receiving and little more per message."""
+        waiting = inbox.waiting
+        if inbox is self.inbox:
             self.answered = True
         if isinstance(message, UndecodableAnswer):  # answers the oldest request waiting
             if waiting:
                 _, call = waiting.popitem(last=False)
                 call.answer(message)
-            return
-        which = message.WhichOneof("answer")
-        if which == "failure":
-            failure = message.failure
-            key = (failure.step, message.sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
-            found = waiting.pop(key, None)
-            if found is not None:
-                code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
-                found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
-                                       failure.message[:1024]))
-                return
+                return False
+            which, sequence, key = "undecodable", 0, None
         else:
-            step = _STEP_OF_ANSWER.get(which) if which is not None else None
-            key = (step, message.sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)
-            found = waiting.pop(key, None)
-            if found is not None:
-                found.answer(getattr(message, str(which)))
-                return
+            which = message.WhichOneof("answer")
+            sequence = message.sequence
+            if which == "failure":
+                failure = message.failure
+                key = (failure.step, sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
+                found = waiting.pop(key, None)
+                if found is not None:
+                    code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
+                    found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
+                                           failure.message[:1024]))
+                    return False
+            else:
+                step = _STEP_OF_ANSWER.get(which) if which is not None else None
+                key = (step, sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)
+                found = waiting.pop(key, None)
+                if found is not None:
+                    found.answer(getattr(message, str(which)))
+                    return False
         self.dropped += 1
-        log.debug("seat %d (%s): dropped a match stream answer nobody waits for (%s, sequence %d)", self.seat,
-                  self.name, which, message.sequence)
+        if key in inbox.late:  # the first answer to a request whose call is over: late, not counted
+            inbox.late.discard(key)
+            log.debug("seat %d (%s): dropped a late match stream answer (%s, sequence %d)", self.seat, self.name,
+                      which, sequence)
+            return False
+        self.unasked += 1
+        inbox.unasked += 1
+        log.debug("seat %d (%s): dropped a match stream message answering nothing asked (%s, sequence %d)",
+                  self.seat, self.name, which, sequence)
+        return True
 
     async def finish(self, timeout_s: float) -> None:
         """Wait at most ``timeout_s`` for the stream to end (after ``EndMatch``: the bot ends its side)."""

@@ -5,6 +5,9 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
 --style wrong_seq  answer with a sequence the referee did not ask (the request's + 1000)
 --style huge       answer a BotMessage over the referee's 64 KiB limit
 --style break      end the stream with UNAVAILABLE (the next decision comes on a new stream)
+--style flood      send --count messages with sequences nobody asked (the request's + 1000, + 1001, ...), then
+                   answer (--flood-after: answer first, then flood, when the referee waits for nothing); stops early
+                   when the referee ends the stream, and says on stderr how many it sent ("flood at N: sent M")
 --style honest     no misbehaviour (with --secret: check the arena-bot-secret metadata of each stream)
 
 --start-sleep S delays the answer to `start` by S seconds (any style).
@@ -59,6 +62,12 @@ class StreamBot(TestBot):
                 elif self.args.style == "late":
                     time.sleep(self.args.sleep)
                     yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                elif self.args.style == "flood":
+                    if self.args.flood_after:
+                        yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                    yield from self._flood(seq, context)
+                    if not self.args.flood_after and context.is_active():
+                        yield bot_pb2.BotMessage(sequence=seq, decision=answer)
                 elif self.args.style == "wrong_seq":
                     yield bot_pb2.BotMessage(sequence=seq + 1000, decision=answer)
                 elif self.args.style == "huge":
@@ -67,9 +76,26 @@ class StreamBot(TestBot):
                 else:  # break
                     context.abort(grpc.StatusCode.UNAVAILABLE, "the stream breaks here")
 
+    def _flood(self, seq: int, context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
+        """``--count`` decisions with sequences nobody asked, as fast as grpc takes them, until the stream is over."""
+        junk = bot_pb2.BotMessage(decision=bot_pb2.DecideResponse(take5=bot_pb2.Take5Action(card=1)))
+        sent = 0
+        try:
+            for i in range(self.args.count):
+                if not context.is_active():
+                    break
+                junk.sequence = seq + 1000 + i
+                yield junk
+                sent += 1
+        finally:  # also when grpc closes the generator (the stream was cancelled)
+            print(f"flood at {seq}: sent {sent}", file=sys.stderr, flush=True)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break"])
+    parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break",
+                                                                  "flood"])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--flood-after", action="store_true")
     parser.add_argument("--sleep", type=float, default=0.5)
     parser.add_argument("--secret", default="")
     parser.add_argument("--start-sleep", type=float, default=0.0)

@@ -6,18 +6,21 @@ recorded fault with the default action, and the record replays."""
 from __future__ import annotations
 
 import asyncio
+import re
+import time
 from collections import Counter
 from typing import Any
 
 import grpc
 import pytest
 
+from arena.match.bot_stub import UndecodableAnswer
 from arena.match.channels import BotChannels
 from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
-from arena.match.streams import SeatStream
+from arena.match.streams import MAX_UNASKED_MESSAGES, SeatStream, StreamCut
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -175,7 +178,7 @@ def test_a_reused_decide_request_that_waits_behind_a_write_is_sent_as_it_was() -
         stream = SeatStream(Stub(), 0, "held bot")
         request = stream.decide_request(bot_pb2.DecideRequest(match_id="m", seat=0))
         started = stream.StartMatch(bot_pb2.StartMatchRequest(match_id="m", seat=0), timeout=5.0)
-        stream._dispatch(bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse()), stream.waiting)
+        stream._dispatch(bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse()), stream.inbox)
         assert await started == bot_pb2.StartMatchResponse() and stream.answered
         asked = []
         for sequence, card in ((0, 11), (1, 22)):  # both wait behind the StartMatch's write, still held
@@ -193,5 +196,205 @@ def test_a_reused_decide_request_that_waits_behind_a_write_is_sent_as_it_was() -
         for c in asked:
             with pytest.raises(grpc.RpcError):
                 await c
+
+    asyncio.run(main())
+
+
+# --- messages answering nothing asked (MAX_UNASKED_MESSAGES) ------------------------------------------------------
+
+FLOOD = 200_000  # what a flooding bot would send; the referee ends its stream after MAX_UNASKED_MESSAGES + 1
+CUT = f"the bot sent {MAX_UNASKED_MESSAGES + 1} messages answering nothing it was asked"
+CUT_RE = re.compile(r"the referee ended the match stream: the bot sent (\d+) messages answering nothing it was asked")
+
+
+def flood_sent(bot: Any) -> dict[int, int]:
+    """What the flooding stream bot says it sent, by the sequence it flooded at ("flood at 2: sent 38")."""
+    deadline = time.monotonic() + 5
+    while True:  # its generator is closed a moment after the referee cancelled the stream
+        lines = [line.split() for line in bot.stderr_tail().splitlines() if line.startswith("flood at ")]
+        sent = {int(words[2].rstrip(":")): int(words[4]) for words in lines}
+        if sent or time.monotonic() > deadline:
+            return sent
+        time.sleep(0.05)
+
+
+def test_a_flood_of_unasked_answers_ends_the_stream_with_an_unreachable_fault(seats_of, test_bot) -> None:
+    """A bot that sends 200,000 answers to sequences nobody asked while the referee waits for its decision: the
+    referee reads MAX_UNASKED_MESSAGES + 1 of them, ends the stream (the decision is an ``unreachable`` fault) and
+    plays the seat's next decisions on a new stream; the flood costs it milliseconds, not seconds."""
+    bot = test_bot("stream_bot", "--style", "flood", "--at", "2", "--count", str(FLOOD))
+    cpu, wall = time.process_time(), time.perf_counter()
+    record = play(seats_of, seat(bot))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    assert faults_of(record) == Counter({"unreachable": 1}), record.faults
+    fault = record.faults[0]
+    assert record.decisions[fault.decision]["seq"] == 2 and record.decisions[fault.decision]["source"] == "default"
+    assert fault.detail == (f"Decide: UNAVAILABLE: the referee ended the match stream: {CUT} (at most "
+                            f"{MAX_UNASKED_MESSAGES} at a time)")
+    after = [d for d in record.decisions if d["seat"] == BAD and d["seq"] > 2]
+    assert after and all(d["source"] == "bot" for d in after)  # the stream was reopened for the next decision
+    sent = flood_sent(bot)
+    assert set(sent) == {2} and sent[2] < FLOOD // 10, sent  # the cancel stopped the flood (grpc had taken ~40)
+    assert cpu < 3.0 and wall < 10.0, (cpu, wall)  # reading the whole flood took the referee ~11 s of CPU
+
+
+def test_a_flood_while_nothing_is_asked_faults_the_next_decision(seats_of, test_bot) -> None:
+    """The bot answers decision 2, then floods while the referee waits for nothing: the stream is ended at once
+    and the seat's next decision (3) is the ``unreachable`` fault; the one after comes on a new stream. (The
+    referee may have sent decision 3 during the flood: that request gives one message back.)"""
+    bot = test_bot("stream_bot", "--style", "flood", "--flood-after", "--at", "2", "--count", str(FLOOD))
+    record = play(seats_of, seat(bot))
+    assert faults_of(record) == Counter({"unreachable": 1}), record.faults
+    fault = record.faults[0]
+    assert record.decisions[fault.decision]["seq"] == 3
+    read = CUT_RE.search(fault.detail)
+    assert read and MAX_UNASKED_MESSAGES < int(read[1]) <= MAX_UNASKED_MESSAGES + 2, fault.detail
+    mine = {d["seq"]: d["source"] for d in record.decisions if d["seat"] == BAD}
+    assert mine[2] == "bot" and mine[3] == "default" and mine[4] == "bot"
+    assert flood_sent(bot)[2] < FLOOD // 10
+
+
+def test_a_bot_flooding_every_decision_forfeits_by_the_fault_limit(seats_of, test_bot) -> None:
+    """Flooding at every decision: every stream is ended after MAX_UNASKED_MESSAGES + 1 messages, each an
+    ``unreachable`` fault, and the seat forfeits at max_faults (10) as any failing bot; the match completes."""
+    bot = test_bot("stream_bot", "--style", "flood", "--count", str(FLOOD))
+    seats = [*seats_of("random1"), seat(bot), *seats_of("random2")]
+    wall = time.perf_counter()
+    record = run_match_sync("stream-flood-all", "take5", seats, take5.Take5Config(), seed=5,
+                            options=RefereeOptions(deadline_ms=400))
+    assert time.perf_counter() - wall < 10.0
+    assert replay(record) == []
+    assert faults_of(record) == Counter({"unreachable": 10})
+    for f in record.faults:  # a stream flooded while the next request went out gets that one back
+        read = CUT_RE.search(f.detail)
+        assert read and MAX_UNASKED_MESSAGES < int(read[1]) <= MAX_UNASKED_MESSAGES + 2, f.detail
+    assert [(f.seat, f.reason) for f in record.forfeits] == [(BAD, "faults")]
+    assert record.result.ranks[BAD] == 3 and record.result.forfeits[BAD] == "faults"
+    assert sum(flood_sent(bot).values()) < 10 * FLOOD // 10
+
+
+def test_late_answers_never_use_up_the_budget_of_unasked_messages(seats_of, test_bot) -> None:
+    """A slow honest bot whose every answer is late (more of them on one stream than MAX_UNASKED_MESSAGES, its
+    backlog growing so each lands while the referee waits for a later sequence): timeouts, never a cut stream.
+    No lag re-asks (a decision asked again might get its backlogged answer in time; the re-ask's second answer is
+    in test_which_messages_count_against_the_budget), so each answer comes >= 60 ms after its 50 ms deadline."""
+    bot = test_bot("stream_bot", "--style", "late", "--sleep", "0.06")
+    seats = [*seats_of("random1"), seat(bot), *seats_of("random2")]
+    record = run_match_sync("stream-late-all", "take5", seats, take5.Take5Config(), seed=5,
+                            options=RefereeOptions(deadline_ms=50, lag_retries=0, **NO_LIMITS))
+    assert replay(record) == [] and record.forfeits == ()
+    asked = [d for d in record.decisions if d["seat"] == BAD]
+    assert len(asked) > MAX_UNASKED_MESSAGES + 5
+    assert faults_of(record) == Counter({"timeout": len(asked)}), record.faults
+
+
+class _Fed:
+    """A stand-in for the ``grpc.aio`` stream call of ``SeatStream`` whose bot's messages the test feeds
+    (``feed``); writes complete at once (kept in ``sent``)."""
+
+    def __init__(self) -> None:
+        self.sent: list[bot_pb2.RefereeMessage] = []
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.cancelled = False
+
+    async def write(self, message: Any) -> None:
+        copy = bot_pb2.RefereeMessage()
+        copy.CopyFrom(message)
+        self.sent.append(copy)
+
+    async def done_writing(self) -> None:
+        pass
+
+    async def read(self) -> Any:
+        return await self.inbox.get()
+
+    def feed(self, *messages: Any) -> None:
+        for message in messages:
+            self.inbox.put_nowait(message)
+
+    def done(self) -> bool:
+        return self.cancelled
+
+    def cancel(self) -> bool:
+        self.cancelled = True
+        self.inbox.put_nowait(grpc.aio.EOF)
+        return True
+
+
+def test_which_messages_count_against_the_budget() -> None:
+    """The rule, message by message: the first answer to a request whose call is over (a late answer, or the
+    second answer to a request asked again) is free; a sequence never asked, a second answer to an answered
+    request, an undecodable message with nothing waiting and a message with no answer count; each request sent
+    gives one back, up to MAX_UNASKED_MESSAGES; one over and the stream is ended, the waiting call failing with a
+    ``StreamCut`` (UNAVAILABLE), or the next call when none waits; the call after opens a new stream."""
+
+    def decision(seq: int) -> bot_pb2.BotMessage:
+        return bot_pb2.BotMessage(sequence=seq, decision=bot_pb2.DecideResponse())
+
+    async def turn() -> None:
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        calls: list[_Fed] = []
+
+        class Stub:
+            def PlayMatch(self, **_: Any) -> _Fed:  # noqa: N802 - the stub's method
+                calls.append(_Fed())
+                return calls[-1]
+
+        stream = SeatStream(Stub(), 0, "fed bot")
+
+        def ask(seq: int, timeout: float = 5.0) -> Any:
+            return stream.Decide(bot_pb2.DecideRequest(match_id="m", sequence=seq), timeout=timeout)
+
+        started = stream.StartMatch(bot_pb2.StartMatchRequest(match_id="m"), timeout=5.0)
+        calls[0].feed(bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse()))
+        assert await started == bot_pb2.StartMatchResponse()
+        first = ask(0, timeout=0.01)
+        await asyncio.sleep(0.03)  # its deadline passes
+        with pytest.raises(grpc.RpcError) as timed_out:
+            await first
+        assert timed_out.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        calls[0].feed(bot_pb2.BotMessage(started=bot_pb2.StartMatchResponse()))  # a second answer to start
+        await turn()
+        assert stream.unasked == 1 and stream.dropped == 1
+        second = ask(1)
+        again = ask(1)  # asked again (the referee was late): the bot answers both
+        calls[0].feed(decision(0), decision(1), decision(1))  # late, answer, the first ask's answer: all free
+        assert await again == bot_pb2.DecideResponse()
+        await turn()
+        assert second.future.cancelled() and stream.unasked == 1 and stream.dropped == 3
+        calls[0].feed(decision(1), decision(0), decision(7), bot_pb2.BotMessage(),
+                      UndecodableAnswer("BotMessage", "junk", 3))  # duplicates, never asked, empty, undecodable
+        await turn()
+        assert stream.unasked == 6 and stream.call is calls[0] and not calls[0].cancelled
+        waiting = ask(2)  # gives one back: 32 - 5 + 1 = 28 more pass (ask(1) gave one too, the second none)
+        calls[0].feed(*(decision(1000 + i) for i in range(MAX_UNASKED_MESSAGES - 4)))
+        await turn()
+        assert not waiting.future.done() and stream.call is calls[0]
+        calls[0].feed(decision(5000), decision(2))  # one over: the answer after it is never read
+        await turn()
+        assert calls[0].cancelled and stream.call is None and stream.unasked == MAX_UNASKED_MESSAGES + 3
+        with pytest.raises(StreamCut) as cut:
+            await waiting
+        assert cut.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert (f"the bot sent {MAX_UNASKED_MESSAGES + 3} messages answering nothing it was asked"
+                in cut.value.details())
+
+        answered = ask(3)  # a new stream, a new budget
+        assert len(calls) == 2
+        calls[1].feed(decision(3), *(decision(3) for _ in range(MAX_UNASKED_MESSAGES + 1)))
+        assert await answered == bot_pb2.DecideResponse()
+        await turn()
+        assert calls[1].cancelled and stream.call is None
+        with pytest.raises(StreamCut):  # nothing was waiting: the next call is the fault, without a stream
+            await ask(4)
+        assert len(calls) == 2
+        after = ask(5)  # and the one after opens a new stream
+        assert len(calls) == 3 and [m.decide.sequence for m in calls[2].sent] == [5]
+        calls[2].feed(decision(5))
+        assert await after == bot_pb2.DecideResponse()
+        stream.close()
 
     asyncio.run(main())

@@ -55,6 +55,16 @@ it when the bot says it serves it and the four unary calls otherwise, so a bot m
     sequence it is not waiting for, is dropped unread, and the decision is recorded as a timeout fault with
     the default action, as a late unary answer. A decision the referee asks again (its own event loop was
     late: the failure policy) is sent again with the same sequence.
+  * Messages that answer nothing asked: a BotMessage whose sequence the referee never sent on this stream, a
+    second answer to a request already answered, one with no answer set, or bytes that are not a BotMessage
+    while no request waits, counts against the stream's budget of 32; each request the referee sends gives one
+    back, up to 32 again (so a bot that answers every request twice is never cut). The first answer to a
+    request whose deadline passed, or that was sent again, is a late answer: dropped, not counted, so a slow
+    bot never uses the budget up. One message over it and the referee ends the stream (cancels the call)
+    without reading further: the request waiting on it, or when none waits the seat's next request, gets an
+    `unreachable` fault ("the bot sent N messages answering nothing it was asked"), is not asked again on a new
+    stream, and the seat's next request opens a new stream with a budget of its own, as after a broken stream;
+    forfeits as for any fault (max_faults).
   * Limits as on the unary calls: every BotMessage at most 64 KiB (a larger one ends the stream with
     RESOURCE_EXHAUSTED: an `error` fault for the decision it answered); a RefereeMessage at most 1 MiB.
   * A stream that ends or breaks (the bot went away, restarted, or ended it, with a status or without) fails
