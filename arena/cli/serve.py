@@ -26,6 +26,7 @@ from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
 
 if TYPE_CHECKING:
+    from arena.store.redis_watch import RedisWatch
     from arena.worker.metrics import MetricsExport
 
 
@@ -58,7 +59,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
-    (appendonly, so the ladder survives restarts) and stopped on exit.
+    (appendonly, so the ladder survives restarts), restarted on the same port should its process die (serve stops
+    with an error when 5 restarts within a minute did not keep it running), and stopped on exit.
 
     Admin token (organiser calls: tournament create/cancel, ladder --rebuild): ARENA_ADMIN_TOKEN when set (at least
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
@@ -98,7 +100,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     from arena.server import auth
     from arena.server.app import ArenaServer
     from arena.store.redis_server import PrivateRedis, resolve_redis_url, shutdown_private, take_over_orphan
-    private = None
+    from arena.store.redis_watch import RedisWatch
+    watch = None  # the private server started here, restarted should its process die (not one taken over)
     adopted: str | None = None  # the URL of a private server taken over (stopped at the end, as one started here)
     server = None
     exported = None
@@ -115,9 +118,11 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                     f"private redis-server of {data_dir}, left running by an arena serve that died; taken over" \
                     if adopted else f"private redis-server of {data_dir}, already running"
             else:
-                private = PrivateRedis(data_dir)
-                url = private.start()
-                source = f"private redis-server in {data_dir}, started here"
+                # should it keep dying, the watch gives up and this serve stops with its message (_say_stopping)
+                watch = RedisWatch(PrivateRedis(data_dir), stopping=stop, on_give_up=lambda _message: stop.set())
+                url = watch.server.start()
+                watch.start()
+                source = f"private redis-server in {data_dir}, started here; restarted should it die"
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
@@ -142,7 +147,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
-            click.echo("arena serve stopping")
+            _say_stopping(watch)
         except redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis: {exc}") from None
         except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
@@ -154,11 +159,20 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 exported.close()
             if server is not None:
                 server.stop()
-            if private is not None:
-                private.stop()
+            if watch is not None:
+                watch.close()  # the watch first: a server shut down on purpose is not restarted
             if adopted is not None:
                 shutdown_private(data_dir, adopted)
             lock.release()
+
+
+def _say_stopping(watch: RedisWatch | None) -> None:
+    """"arena serve stopping"; when the private redis-server kept dying (``RedisWatch.gave_up``), raises
+    ``ArenaCliError`` with what to do (exit code 1)."""
+    if watch is not None and watch.gave_up:
+        click.echo("arena serve stopping: its private redis-server keeps dying")
+        raise ArenaCliError(watch.gave_up)
+    click.echo("arena serve stopping")
 
 
 def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key: Path | None,

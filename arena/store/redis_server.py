@@ -394,6 +394,23 @@ class PrivateRedis:
                 )
             time.sleep(0.05)
 
+    def restart(self) -> str:
+        """Start the server again after its process exited (killed, crashed): on the same port, in the same folder,
+        with the same password and config, so it reloads its appendonly data and every client reconnects to the same
+        URL (returned). Waits as ``start()`` does; does nothing while the process runs.
+
+        Raises ``RedisStartError`` when it was never started, or cannot start again (the port taken meanwhile, the
+        folder gone, ...: the message says why, with the log tail); ``restart()`` may then be called again, and
+        ``stop()`` still cleans up.
+        """
+        if self.process is None:
+            raise RedisStartError(f"the private Redis of {self.data_dir} was not started; nothing to restart")
+        if self.process.poll() is None:
+            return self.url
+        if not self.data_dir.is_dir():  # never an empty Redis in a new folder in place of the data that was there
+            raise RedisStartError(f"the data folder {self.data_dir} is gone; its Redis data with it")
+        return self._start_once(find_redis_server(), self.port)
+
     def stop(self) -> None:
         """SHUTDOWN the server (appendonly data flushed), wait for it to exit, remove ``redis.url`` and
         ``redis.pid``. Kills it if it does not exit within 10 s. Does nothing when not running."""

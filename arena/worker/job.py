@@ -46,6 +46,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import redis
+
 from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
 from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
@@ -60,6 +62,8 @@ if TYPE_CHECKING:
     from arena.worker.live import LiveHub
 
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
+# Redis not answering (refused, timed out, still loading after a restart): what fails on it is logged in one line
+REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError)
 
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
 INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
@@ -211,9 +215,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
     except asyncio.CancelledError:
         log.warning("match %s cancelled; its job stays pending", spec.match_id)
         raise
-    except Exception:  # a platform error, not a bot's: keep the job pending for a reclaim
-        log.exception("match %s failed; its job %s stays pending (delivery %d of at most %d)", spec.match_id,
-                      job.entry_id, job.deliveries, max_deliveries)
+    except Exception as exc:  # a platform error, not a bot's: keep the job pending for a reclaim
+        _log_failure(exc, "match %s failed; its job %s stays pending (delivery %d of at most %d)", spec.match_id,
+                     job.entry_id, job.deliveries, max_deliveries)
         return "pending"
     log.info("match %s %s: scores %s, ranks %s, faults %s", spec.match_id,
              "stored" if stored else "was already stored", list(result.scores), list(result.ranks),
@@ -328,6 +332,16 @@ def _absent_if_not_as_registered(store: Store, spec: MatchSpec, seats: list[Seat
 SETTLED = ("stored", "duplicate", "failed", "cancelled")
 
 
+def _log_failure(exc: Exception, message: str, *args: object) -> None:
+    """A failed match or controller call: one warning line when Redis does not answer (``REDIS_AWAY``: it is
+    restarting, and every match in flight fails the same way; a traceback would say nothing more), else an error
+    with its traceback."""
+    if isinstance(exc, REDIS_AWAY):
+        log.warning(message + "; Redis does not answer (%s: %s)", *args, type(exc).__name__, exc)
+    else:
+        log.error(message, *args, exc_info=exc)
+
+
 async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     """``run_job``, then, when the job's tournament match is settled (``SETTLED``), its tournament's controller
     (``arena.tournaments.controllers.after_match``, in a thread), unless the job's pre-match reads (``ahead``) say
@@ -343,9 +357,9 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
     if outcome in SETTLED and spec is not None and spec.tournament:
         try:
             await asyncio.to_thread(after_match, store, spec)
-        except Exception:  # noqa: BLE001 - the match is settled; the sweep calls the controller again
-            log.exception("the controller of tournament %s failed after match %s; the next sweep retries",
-                          spec.tournament, spec.match_id)
+        except Exception as exc:  # noqa: BLE001 - the match is settled; the sweep calls the controller again
+            _log_failure(exc, "the controller of tournament %s failed after match %s; the next sweep retries",
+                         spec.tournament, spec.match_id)
     return outcome
 
 

@@ -684,6 +684,108 @@ def test_a_private_redis_another_live_process_started_is_left_running(tmp_path: 
         assert owned.running and (data_dir / "redis.url").exists()
 
 
+def _redis_pid(data_dir: Path, other_than: int = 0) -> int:
+    """The pid in ``redis.pid`` once it is not ``other_than`` (the restarted server wrote its own)."""
+    end = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < end:
+        try:
+            pid = int((data_dir / "redis.pid").read_text())
+        except (OSError, ValueError):
+            pid = 0
+        if pid and pid != other_than:
+            return pid
+        time.sleep(0.05)
+    raise AssertionError(f"no redis.pid other than {other_than} in {data_dir}")
+
+
+def test_serve_restarts_its_private_redis_killed_with_sigkill(tmp_path: Path, start_bot) -> None:  # type: ignore[no-untyped-def]
+    """kill -9 of the private redis-server of a running serve: serve starts it again on the same port with the same
+    folder and password (one warning line), the referee answers again within seconds with the data written before
+    (its appendonly file), and a normal stop afterwards leaves no redis-server behind."""
+    data_dir = tmp_path / "arena-data"
+    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "1"], _env())
+    try:
+        server = serve.wait_for("listening on ").rsplit("listening on ", 1)[1].strip()
+        assert "restarted should it die" in serve.wait_for("redis: ")
+        arena = Arena(server, data_dir, {})
+        endpoint = start_bot("sample:random", extra_args=["--name", "kept"]).endpoint
+        arena.ok("bot", "register", "kept", endpoint)
+        url = (data_dir / "redis.url").read_text()
+        first = _redis_pid(data_dir)
+        os.kill(first, signal.SIGKILL)
+        killed = time.monotonic()
+        listed: list[dict[str, Any]] = []
+        while time.monotonic() - killed < START_TIMEOUT_S:  # UNAVAILABLE until the restarted Redis has loaded
+            result = arena.run("bot", "list", "--no-check", "--json")
+            if result.exit_code == 0:
+                listed = json.loads(result.stdout)
+                break
+            assert "UNAVAILABLE" in result.stderr, result.output
+            time.sleep(0.05)
+        back_after = time.monotonic() - killed
+        assert [b["bot_id"] for b in listed] == ["kept@1.0"], f"not back after {back_after:.1f} s: {listed}"
+        second = _redis_pid(data_dir, other_than=first)
+        assert (data_dir / "redis.url").read_text() == url  # the same port and password: clients reconnect
+        assert serve.process.poll() is None
+        print(f"the referee answered again {back_after:.2f} s after the SIGKILL")  # shown with pytest -s
+    finally:
+        assert serve.terminate() == 0
+    assert serve.lines[-2:] == ["arena serve stopping", "<eof>"], serve.lines
+    assert not (data_dir / "redis.url").exists() and not (data_dir / "redis.pid").exists()
+    assert not Path(f"/proc/{second}").exists() or "zombie" in _proc_state(second)  # stopped, not restarted
+    assert serve.process.stderr is not None
+    stderr = serve.process.stderr.read()
+    restarted = [line for line in stderr.splitlines() if "redis_watch" in line]
+    assert len(restarted) == 1, stderr
+    assert (f"the private redis-server (pid {first}) exited unexpectedly (killed by SIGKILL); restarted it on port "
+            f"{url.rsplit(':', 1)[1].split('/')[0]} with the same data folder and password (pid {second}, ") \
+        in restarted[0]
+    assert "Traceback" not in stderr, stderr
+
+
+def test_serve_stops_when_its_private_redis_keeps_dying(tmp_path: Path) -> None:
+    """A private redis-server that cannot be started again (here: another program took its port while serve was
+    paused) is tried 5 times, backing off (0 + 1 + 2 + 4 + 8 s); then serve stops with one error line that says
+    what to do, exit code 1, and nothing left running."""
+    data_dir = tmp_path / "arena-data"
+    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "0"], _env())
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        serve.wait_for("listening on ")
+        port = int((data_dir / "redis.port").read_text())
+        serve.process.send_signal(signal.SIGSTOP)  # so that the port is taken before serve can restart its Redis
+        try:
+            os.kill(_redis_pid(data_dir), signal.SIGKILL)
+            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            end = time.monotonic() + START_TIMEOUT_S
+            while True:
+                try:
+                    squatter.bind(("127.0.0.1", port))
+                    break
+                except OSError:  # the killed server's socket is closed a moment after the signal
+                    assert time.monotonic() < end, f"port {port} stays taken"
+                    time.sleep(0.01)
+            squatter.listen()
+        finally:
+            serve.process.send_signal(signal.SIGCONT)
+        assert serve.process.wait(timeout=60) == 1
+    finally:
+        squatter.close()
+        serve.terminate()
+    assert serve.process.stderr is not None
+    lines = serve.process.stderr.read().strip().splitlines()
+    attempts = [line for line in lines if "redis_watch" in line]
+    assert len(attempts) == 5 and all(f"restarting it on port {port} failed (attempt {n} of 5 within 60 s" in line
+                                      for n, line in enumerate(attempts, 1)), attempts
+    assert lines[-1].startswith(f"Error: the private redis-server of {data_dir} (port {port}) could not be kept "
+                                f"running: 5 restart attempts within 60 s, the last: redis-server exited with code 1 "
+                                f"on port {port} "), lines
+    assert f"not restarting it again. See {data_dir / 'redis.log'} for why" in lines[-1]
+    assert "start arena serve again" in lines[-1] and "Traceback" not in "\n".join(lines)
+    assert "arena serve stopping: its private redis-server keeps dying" in serve.lines
+    assert not (data_dir / "redis.url").exists() and not (data_dir / "redis.pid").exists()
+
+
 def _proc_state(pid: int) -> str:
     """The state line of /proc/<pid>/status ("" when the process is gone)."""
     try:

@@ -1,25 +1,31 @@
 """A restarted private Redis: it takes the port of its last run again when free, and an `arena worker` whose URL
-came from the data dir follows it to a new port when the old one is taken. Real redis-server, a real `arena worker`
-process, real bot processes over real gRPC."""
+came from the data dir follows it to a new port when the old one is taken; one whose process died is started again
+by its ``RedisWatch`` (`arena serve`'s), on the same port with its data, until it keeps dying. Real redis-server, a
+real `arena worker` process, real bot processes over real gRPC."""
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from platform_helpers import WAIT_S, wait_until
 
 from arena.core.specs import MatchSpec
 from arena.store import Store
-from arena.store.redis_server import PORT_FILE, PrivateRedis, remembered_port
+from arena.store.redis_server import LOG_FILE, PORT_FILE, URL_FILE, PrivateRedis, remembered_port
+from arena.store.redis_watch import RedisWatch
 
 ARENA = Path(sys.executable).parent / "arena"
 
@@ -138,3 +144,71 @@ def test_a_worker_follows_the_private_redis_to_a_new_port(private_redis: Any, st
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+
+
+# --- RedisWatch: the private Redis of `arena serve` restarted when its process dies ------------------------------
+
+
+def test_a_watch_restarts_a_killed_private_redis_on_its_port_with_its_data(
+        private_redis: Any, caplog: pytest.LogCaptureFixture) -> None:
+    server = private_redis()
+    url, port = server.url, server.port
+    client = redis.Redis.from_url(url)
+    client.set("arena:kept", "yes")  # acknowledged: in the appendonly file
+    watch = RedisWatch(server, check_interval_s=0.05).start()
+    try:
+        first = server.process.pid
+        caplog.set_level(logging.WARNING, logger="arena.store.redis_watch")
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: watch.restarts == 1, "the watch to restart the killed redis-server")
+        assert (server.url, server.port) == (url, port) and server.process.pid != first
+        assert client.get("arena:kept") == b"yes"  # the same URL, and the data back from the appendonly file
+        (line,) = [r.getMessage() for r in caplog.records if r.name == "arena.store.redis_watch"]
+        assert line.startswith(f"the private redis-server (pid {first}) exited unexpectedly (killed by SIGKILL); "
+                               f"restarted it on port {port} with the same data folder and password "
+                               f"(pid {server.process.pid}, ")
+    finally:
+        client.close()
+        watch.close()
+    assert not server.running and server.process is None  # shut down on purpose: not restarted
+    assert watch.restarts == 1
+
+
+def test_a_watch_leaves_a_dead_redis_alone_while_its_owner_stops(private_redis: Any) -> None:
+    server = private_redis()
+    stopping = threading.Event()
+    stopping.set()  # e.g. SIGTERM reached arena serve (and its redis-server) at once
+    watch = RedisWatch(server, stopping=stopping, check_interval_s=0.02).start()
+    try:
+        server.process.kill()
+        server.process.wait()
+        time.sleep(0.3)
+        assert watch.restarts == 0 and not server.running
+    finally:
+        watch.close()
+
+
+def test_a_watch_gives_up_on_a_redis_that_cannot_start_again(private_redis: Any,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    server = private_redis()
+    port = server.port
+    server.process.kill()
+    server.process.wait()
+    given_up: list[str] = []
+    caplog.set_level(logging.WARNING, logger="arena.store.redis_watch")
+    with _squatter(port):  # another program took its port: redis-server cannot listen there
+        watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=3, backoff_s=(0.0, 0.05),
+                           check_interval_s=0.02).start()
+        try:
+            wait_until(lambda: bool(given_up), "the watch to give up")
+        finally:
+            watch.close()
+    assert watch.restarts == 0 and watch.gave_up == given_up[0] and len(given_up) == 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "arena.store.redis_watch"]
+    assert len(lines) == 3 and all(f"restarting it on port {port} failed (attempt {n} of 3 within 60 s" in line
+                                   for n, line in enumerate(lines, 1)), lines
+    assert "next try in 0.05 s)" in lines[0] and "next try" not in lines[2]
+    assert given_up[0].startswith(f"the private redis-server of {server.data_dir} (port {port}) could not be kept "
+                                  f"running: 3 restart attempts within 60 s, the last: redis-server exited with code ")
+    assert f"See {server.data_dir / LOG_FILE} for why" in given_up[0]
+    assert not server.running and not (server.data_dir / URL_FILE).exists()  # close() cleaned up after it

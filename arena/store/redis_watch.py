@@ -1,0 +1,157 @@
+"""``RedisWatch``: keeps the private ``redis-server`` an ``arena serve`` started running. When its process exits
+without being asked to (``kill -9``, the OOM killer, a crash), the watch starts it again on the same port, in the same
+folder, with the same password and config (``PrivateRedis.restart``): it reloads its appendonly data, and every
+client (the referee, its embedded workers, ``arena worker`` processes) reconnects to the same URL. One warning line
+each time, no traceback.
+
+A redis-server that keeps dying (a broken appendonly file, a full disk, its port taken meanwhile) is not restarted in
+a loop: the attempts back off (at once, then 1, 2, 4, 8 s apart), and once ``max_restarts`` attempts within
+``window_s`` seconds have not kept it running the watch gives up and says what to do: it records the message
+(``gave_up``) and hands it to ``on_give_up`` (``arena serve`` then stops with it), else logs it as an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+from arena.store.redis_server import LOG_FILE, PrivateRedis
+
+log = logging.getLogger("arena.store.redis_watch")
+
+CHECK_INTERVAL_S = 0.2  # how often the process is looked at (a wait on a thread: no Redis call)
+MAX_RESTARTS = 5  # attempts ...
+WINDOW_S = 60.0  # ... within this many seconds before the watch gives up
+BACKOFF_S = (0.0, 1.0, 2.0, 4.0, 8.0)  # the wait before the 1st, 2nd, ... attempt of a window (the last repeats)
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, from its ``Popen.returncode``: "killed by SIGKILL", "exit code 1"."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+class RedisWatch:
+    """A thread that restarts ``server`` (a ``PrivateRedis``, started before ``start()``) whenever its process has
+    exited, until ``stop()`` or ``close()`` (which stops watching before it stops the server: a server shut down on
+    purpose is not restarted), and never while ``stopping`` is set (e.g. the event SIGTERM sets: redis-server may
+    get the same signal first, from a service manager stopping the lot).
+
+    Args:
+        server: the private Redis to keep running; only its own child process is watched.
+        stopping: while set, a dead server is left alone (its owner is stopping).
+        on_give_up: called once, with the message (what happened and what to do), when the watch gives up;
+            without it the message is logged as an error.
+        max_restarts, window_s: it gives up when the server is found dead again after ``max_restarts`` attempts
+            within the last ``window_s`` seconds.
+        backoff_s: the waits before the successive attempts of a window (the last one repeats).
+        check_interval_s: how often the process is looked at.
+    """
+
+    def __init__(self, server: PrivateRedis, *, stopping: threading.Event | None = None,
+                 on_give_up: Callable[[str], None] | None = None, max_restarts: int = MAX_RESTARTS,
+                 window_s: float = WINDOW_S, backoff_s: tuple[float, ...] = BACKOFF_S,
+                 check_interval_s: float = CHECK_INTERVAL_S) -> None:
+        self.server = server
+        self.stopping = stopping or threading.Event()
+        self.on_give_up = on_give_up
+        self.max_restarts = max_restarts
+        self.window_s = window_s
+        self.backoff_s = backoff_s or (0.0,)
+        self.check_interval_s = check_interval_s
+        self.restarts = 0  # successful restarts
+        self.gave_up: str | None = None  # the message, once the watch gave up
+        self._attempts: list[float] = []  # monotonic times of the attempts within the window
+        self._last = ""  # why the last attempt was needed or failed (for the give-up message)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> RedisWatch:
+        """Start watching (a daemon thread); returns self."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="redis-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop watching; waits for a restart under way to end (the server is then running or not, never half
+        started), so that ``server.stop()`` can follow."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def close(self) -> None:
+        """Stop watching, then stop the server (``PrivateRedis.stop``): what its owner does as it stops."""
+        self.stop()
+        self.server.stop()
+
+    def _quit(self) -> bool:
+        return self._stop.is_set() or self.stopping.is_set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.check_interval_s):
+            process = self.server.process
+            if process is None or process.poll() is None or self._quit():
+                continue
+            if not self._attempt(process.pid, process.returncode):
+                return
+
+    def _attempt(self, pid: int, returncode: int | None) -> bool:
+        """One restart of the dead server (process ``pid``), after its back-off wait; False once given up."""
+        now = time.monotonic()
+        self._attempts = [t for t in self._attempts if now - t < self.window_s]
+        tried = len(self._attempts)
+        if tried >= self.max_restarts:
+            self._give_up()
+            return False
+        wait = self._backoff(tried)
+        if wait > 0 and self._stop.wait(wait):
+            return True  # stopped meanwhile: the loop ends
+        if self._quit():
+            return True
+        self._attempts.append(time.monotonic())
+        died = f"the private redis-server (pid {pid}) exited unexpectedly ({exit_text(returncode)})"
+        self._last = died
+        started = time.monotonic()
+        try:
+            self.server.restart()
+        except Exception as exc:  # noqa: BLE001 - RedisStartError, or an OSError writing its files: tried again
+            reason = " ".join((str(exc).strip().splitlines() or [type(exc).__name__])[0].split())
+            self._last = reason.removesuffix("log tail:").rstrip(" ;:,")
+            more = f"; next try in {self._backoff(tried + 1):g} s" if tried + 1 < self.max_restarts else ""
+            log.warning("%s; restarting it on port %d failed (attempt %d of %d within %.0f s%s): %s; see %s", died,
+                        self.server.port, tried + 1, self.max_restarts, self.window_s, more, self._last,
+                        self.server.data_dir / LOG_FILE)
+            return True
+        self.restarts += 1
+        process = self.server.process
+        log.warning("%s; restarted it on port %d with the same data folder and password (pid %d, %.1f s; restart %d "
+                    "of at most %d within %.0f s)", died, self.server.port, process.pid if process else 0,
+                    time.monotonic() - started, tried + 1, self.max_restarts, self.window_s)
+        return True
+
+    def _backoff(self, tried: int) -> float:
+        return self.backoff_s[min(tried, len(self.backoff_s) - 1)]
+
+    def _give_up(self) -> None:
+        folder = self.server.data_dir
+        message = (f"the private redis-server of {folder} (port {self.server.port}) could not be kept running: "
+                   f"{self.max_restarts} restart attempts within {self.window_s:.0f} s, the last: {self._last}; not "
+                   f"restarting it again. See {folder / LOG_FILE} for why (e.g. a full disk, the port taken by "
+                   f"another program, a damaged appendonly file: redis-check-aof --fix), fix it, then start arena "
+                   f"serve again (the data stays in the appendonly files)")
+        self.gave_up = message
+        if self.on_give_up is not None:
+            self.on_give_up(message)
+        else:
+            log.error("%s", message)
