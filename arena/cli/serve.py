@@ -136,8 +136,11 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             pages = start_pages(app, web, host, port)  # before "listening on", which tells scripts all is up
             lock.update(f"arena serve listening on {host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
-            click.echo(f"admin token: {token_source}; saved in {token_file} (mode 0600), where the CLI on this machine "
-                       f"finds it (elsewhere: ARENA_ADMIN_TOKEN)")
+            origin = {"env": f"from ARENA_ADMIN_TOKEN, saved in {token_file}",
+                      "saved": f"the one an earlier run saved in {token_file}"}.get(token_source,
+                                                                                 f"a new one, saved in {token_file}")
+            click.echo(f"admin token: {origin} (mode 0600), where the CLI on this machine finds it (elsewhere: "
+                       "ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
             if metrics is not None:
                 exported = start_metrics(metrics, url)

@@ -281,12 +281,12 @@ def save_token(data_dir: Path, saved: SavedToken) -> Path:
 
 
 def serve_token(data_dir: Path, env_token: str | None) -> tuple[str, str]:
-    """The admin token ``arena serve`` uses, and where it comes from ("ARENA_ADMIN_TOKEN", "saved in PATH",
-    "generated"): ``env_token`` when given (checked), else the one saved in ``data_dir``, else a new one. Raises
-    ``AdminTokenError``."""
+    """The admin token ``arena serve`` uses, and where it comes from: ``"env"`` (``env_token``, from
+    ARENA_ADMIN_TOKEN, checked), ``"saved"`` (the one saved in ``data_dir`` by an earlier run) or ``"new"`` (made
+    now). Raises ``AdminTokenError``."""
     if env_token:
-        return check_token_text(env_token, f"${ADMIN_TOKEN_ENV}"), f"${ADMIN_TOKEN_ENV}"
+        return check_token_text(env_token, f"${ADMIN_TOKEN_ENV}"), "env"
     saved = read_saved_token(data_dir)
     if saved is not None:
-        return saved.token, f"kept from {token_path(data_dir)}"
-    return new_admin_token(), "generated"
+        return saved.token, "saved"
+    return new_admin_token(), "new"

@@ -69,7 +69,8 @@ def test_serve_saves_its_admin_token_for_the_cli_and_keeps_it(tmp_path: Path, re
         with grpc.insecure_channel(server) as channel:
             arena_id = arena_pb2_grpc.ArenaStub(channel).GetArenaInfo(arena_pb2.GetArenaInfoRequest()).arena_id
         assert saved["arena_id"] == arena_id and len(saved["token"]) >= 40
-        assert any("admin token: generated; saved in" in line for line in lines)
+        assert any(line.startswith(f"admin token: a new one, saved in {data_dir / auth.ADMIN_TOKEN_FILE} (mode 0600)")
+                   for line in lines)
         # the CLI on this machine finds it (ARENA_DATA_DIR) and may rebuild the ladder
         result = CliRunner(env={"ARENA_DATA_DIR": str(data_dir), "ARENA_ADMIN_TOKEN": None}).invoke(
             cli, ["ladder", "--rebuild", "--json", "--server", server])
@@ -79,9 +80,9 @@ def test_serve_saves_its_admin_token_for_the_cli_and_keeps_it(tmp_path: Path, re
         rest = _stop(process)
     assert saved["token"] not in "".join(lines) + rest  # never printed, never logged
     # a restart keeps the token (what `arena serve` does before it starts anything)
-    assert auth.serve_token(data_dir, None) == (saved["token"], f"kept from {path}")
+    assert auth.serve_token(data_dir, None) == (saved["token"], "saved")
     # ARENA_ADMIN_TOKEN replaces it (`arena serve` then saves that one), and must not be weak
-    assert auth.serve_token(data_dir, TOKEN) == (TOKEN, "$ARENA_ADMIN_TOKEN")
+    assert auth.serve_token(data_dir, TOKEN) == (TOKEN, "env")
     done = CliRunner(env={"ARENA_ADMIN_TOKEN": "short"}).invoke(cli, ["serve", "--data-dir", str(data_dir)])
     assert done.exit_code == 1
     assert done.stderr.strip() == ("Error: $ARENA_ADMIN_TOKEN must be 16..256 visible ASCII characters without "
