@@ -39,7 +39,7 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | CLI: a seed of deals (``arena play --seed``) | 2**64 - 1 |
 | web pages, per client address (an IPv6 /64) | 16 requests at once; 100 a second and 3000 a minute (429 beyond) |
 | web connections (at most a quarter of the descriptors) | 128 per peer address, 4096 in all; 10 s to say something |
-| Arena service connections (at most a quarter of the descriptors) | 4096; 10 s to handshake; closed after 10 min idle |
+| Arena service connections (at most a quarter of the descriptors) | 4096; 10 s to handshake; closed after 2 min idle |
 
 Every integer option of the ``arena`` CLI has a maximum (a huge value is a usage error, never an overflow later);
 ``tests/cli/test_cli_huge_ints.py`` sweeps them all.

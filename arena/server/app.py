@@ -142,11 +142,12 @@ class ArenaServer:
                                       ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES),
                                       # no client takes every file descriptor of the process: connections
                                       # beyond this are refused, one that has not finished its HTTP/2
-                                      # handshake in 10 s is closed, one idle for 10 minutes too (clients
-                                      # reconnect by themselves)
+                                      # handshake in 10 s is closed, one idle for 2 minutes too (clients
+                                      # reconnect by themselves). There is no cap per address here: that is a
+                                      # proxy's or firewall's job (docs/operators/security.md)
                                       ("grpc.max_allowed_incoming_connections", rpc_connections()),
                                       ("grpc.server_handshake_timeout_ms", 10_000),
-                                      ("grpc.max_connection_idle_ms", 600_000)],
+                                      ("grpc.max_connection_idle_ms", 120_000)],
                              interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,

@@ -7,8 +7,10 @@ protocol, with three rules at the connection's start:
 - at most ``per_client`` open connections from one peer address (an IPv6 /64 counts as one), and
 - at most ``total`` open connections in all (``default_total``: a quarter of the process's file descriptors, at
   most ``limits.WEB_CONNECTIONS``); a connection beyond either is reset at once (its descriptor freed), and
-- a connection that sends nothing within ``first_request_s`` seconds is closed (uvicorn's keep-alive timeout
-  covers the time between requests, not the time before the first one).
+- a request's line and headers must all come within ``first_request_s`` seconds of the connection's start (and,
+  for the next request, of the end of the answer before); else the connection is reset. uvicorn's keep-alive
+  timeout stops at a request's first byte, so a client sending its headers slowly (or never finishing them) would
+  otherwise hold its connection for ever.
 
 The peer is the TCP peer: behind a reverse proxy it is the proxy, so ``per_client`` must leave room for the
 proxy's connection pool (``arena web --client-connections``). ``quiet_accept_errors()`` keeps asyncio's error for an
@@ -27,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.core import limits as arena_limits
@@ -91,6 +94,7 @@ def guarded_http(limits: ConnectionLimits) -> tuple[type[asyncio.Protocol], Conn
 
     class GuardedH11Protocol(H11Protocol):
         _counted_as: str | None = None
+        _header_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -99,12 +103,37 @@ def guarded_http(limits: ConnectionLimits) -> tuple[type[asyncio.Protocol], Conn
                 transport.abort()  # a reset: the descriptor is freed now, no answer is written
                 return
             self._counted_as = key
-            # the first bytes must come within first_request_s: uvicorn's keep-alive timer closes a silent
-            # connection, and the first data received cancels it
-            self.timeout_keep_alive_task = self.loop.call_later(limits.first_request_s,
-                                                                self.timeout_keep_alive_handler)
+            self._await_request()
+
+        def _await_request(self) -> None:
+            """A request's line and headers must all come within first_request_s (from the connection's start,
+            then from the end of each answer): uvicorn bounds the silence between requests only until the first
+            byte, so a client sending a header a minute would hold its connection for ever."""
+            self._stop_header_timer()
+            self._header_timer = self.loop.call_later(limits.first_request_s, self._headers_too_slow)
+
+        def _stop_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state == h11.IDLE and not self.transport.is_closing():
+                self.transport.abort()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._header_timer is not None and self.conn.their_state != h11.IDLE:
+                self._stop_header_timer()  # the request's headers are in
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._await_request()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_header_timer()
             if self._counted_as is not None:
                 counts.release(self._counted_as)
                 self._counted_as = None

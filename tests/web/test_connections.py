@@ -119,3 +119,25 @@ def test_accept_errors_are_one_line_per_period() -> None:
 def test_limits_below_one_are_refused() -> None:
     with pytest.raises(ValueError):
         ConnectionLimits(per_client=0)
+
+
+def test_a_request_whose_headers_never_finish_is_closed(server: WebServer) -> None:
+    slow = open_idle(server.port, "127.0.0.1")
+    try:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and the rest never comes
+        started = time.monotonic()
+        assert closed_by_server(slow, 5.0)  # first_request_s = 1
+        assert time.monotonic() - started < 4.0
+    finally:
+        slow.close()
+
+
+def test_a_kept_alive_connection_serves_request_after_request(server: WebServer) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        for _ in range(3):
+            connection.request("GET", "/healthz")
+            assert connection.getresponse().read() == b"ok"
+            time.sleep(0.3)  # well within the time a request has
+    finally:
+        connection.close()
