@@ -125,7 +125,9 @@ BOTS_PAGE = 500  # bot versions per page of /bots
 
 async def bots_data(request: Request) -> dict[str, Any]:
     """One page of the registered bot versions (ListBots, ``BOTS_PAGE`` at most, in order of game then bot id),
-    grouped by game and NAME: ``names`` (each {game, name, versions: [bot dicts, oldest registration first]}),
+    grouped by game and NAME: ``names`` (each {game, name, versions: [bot dicts, oldest registration first],
+    split: True for the first and last NAME of a page with pages before or after it, whose versions may be on the
+    neighbouring page too}),
     ``bots`` (the versions of the page), ``next_page`` (the token of the next page, "" on the last) and ``page``
     (this page's token, "" for the first). ``?page=TOKEN`` asks for a later page (the referee refuses a malformed
     token: 400)."""
@@ -136,8 +138,13 @@ async def bots_data(request: Request) -> dict[str, Any]:
     for bot in versions:
         names.setdefault((bot["game"], bot["name"]), []).append(bot)
     grouped: list[dict[str, Any]] = [
-        {"game": game, "name": name, "versions": sorted(group, key=lambda b: float(b.get("registered_at") or 0))}
+        {"game": game, "name": name, "versions": sorted(group, key=lambda b: float(b.get("registered_at") or 0)),
+         "split": False}
         for (game, name), group in names.items()]
+    if grouped and token:  # the page starts where the last one stopped: its first NAME may have begun there
+        grouped[0]["split"] = True
+    if grouped and reply.next_page_token:  # ... and its last NAME may go on in the next one
+        grouped[-1]["split"] = True
     return {"bots": versions, "names": grouped, "next_page": reply.next_page_token, "page": token}
 
 

@@ -129,6 +129,8 @@ def test_bots_are_listed_by_name_in_pages_that_reach_every_version(web_arena: We
         html = _get(web_arena, "/bots").text
         assert 'rel="next"' in html and html.count("<tr>") == len(first["names"]) + 1  # one row per NAME
         assert "older, " in html  # more than 5 versions: the newest 5 linked
+        assert first["names"][-1]["split"] and not any(n["split"] for n in first["names"][:-1])
+        assert "(more on <a href=\"/bots/" in html  # the NAME cut by the page's end points to its own page
         later = _get(web_arena, f"/api/bots?page={httpx.QueryParams({'t': first['next_page']})['t']}").json()
         shown = {n["name"] for n in later["names"]}
         assert {"random", "heuristic", "taki-random", "taki-heuristic"} <= shown  # reached, not cut off
