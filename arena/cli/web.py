@@ -33,6 +33,10 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
     option("--client-at-once", type=click.IntRange(0, 100_000), default=limits.WEB_CLIENT_AT_ONCE,
            show_default=True, metavar="N",
            help="Requests of one client address (an IPv6 /64) answered at once; more get 429. 0: no limit."),
+    option("--client-pages-at-once", type=click.IntRange(0, 100_000), default=limits.WEB_CLIENT_PAGES_AT_ONCE,
+           show_default=True, metavar="N",
+           help="Of those, pages and /api/ answers (not static files) of one client address made at once; more get "
+                "429. 0: no such limit."),
     option("--client-rate", default=limits.WEB_CLIENT_RATE, show_default=True, metavar="RATE",
            help="Requests of one client address per time window, e.g. '100/second;3000/minute' (every limit "
                 "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy, the client "
@@ -55,12 +59,14 @@ def web_options(f: F) -> F:
 def start_web(app: AppContext, listen: str, server: str, record: Path | None = None, docs: Path | None = None,
               allowed_hosts: tuple[str, ...] = (), client_at_once: int = limits.WEB_CLIENT_AT_ONCE,
               client_rate: str = limits.WEB_CLIENT_RATE,
-              client_connections: int = limits.WEB_CONNECTIONS_PER_CLIENT) -> Any:
+              client_connections: int = limits.WEB_CONNECTIONS_PER_CLIENT,
+              client_pages_at_once: int = limits.WEB_CLIENT_PAGES_AT_ONCE) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
     (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
     (``arena.web.app.default_allowed_hosts``); ``client_at_once`` and ``client_rate``: each client address's share
-    (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit); ``client_connections``: open connections
+    (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit), ``client_pages_at_once`` the pages among
+    them; ``client_connections``: open connections
     of one peer address (``arena.web.connections``). Raises ``ArenaCliError`` when ``listen``
     cannot be bound or ``client_rate`` is not a rate."""
     from arena.web.app import WebOptions, default_allowed_hosts
@@ -71,7 +77,7 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
 
     rate = "" if client_rate.strip().lower() in ("", "none", "0") else client_rate.strip()
     try:
-        shares = ClientLimits(at_once=client_at_once, rate=rate)
+        shares = ClientLimits(at_once=client_at_once, rate=rate, pages_at_once=client_pages_at_once)
     except ValueError as exc:
         raise ArenaCliError(f"--client-rate {client_rate!r} is not a rate such as '100/second;3000/minute' "
                             f"({exc})") from None
@@ -107,7 +113,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
                         allowed_hosts=tuple(extra.get("allowed_hosts") or ()),
                         client_at_once=extra.get("client_at_once", limits.WEB_CLIENT_AT_ONCE),
                         client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE),
-                        client_connections=extra.get("client_connections", limits.WEB_CONNECTIONS_PER_CLIENT))
+                        client_connections=extra.get("client_connections", limits.WEB_CONNECTIONS_PER_CLIENT),
+                        client_pages_at_once=extra.get("client_pages_at_once", limits.WEB_CLIENT_PAGES_AT_ONCE))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

@@ -37,7 +37,7 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | ListOwners page size | 1000 |
 | CLI: embedded workers (``arena serve --workers``), matches per worker at once (``--concurrency``) | 256, 10000 |
 | CLI: a seed of deals (``arena play --seed``) | 2**64 - 1 |
-| web pages, per client address (an IPv6 /64) | 16 requests at once; 100 a second and 3000 a minute (429 beyond) |
+| web pages, per client address (an IPv6 /64) | 16 requests (8 pages) at once; 100 a second, 3000 a minute |
 | web connections (at most a quarter of the descriptors) | 128 per peer address, 4096 in all; 10 s to say something |
 | Arena service connections (at most a quarter of the descriptors) | 4096; 10 s to handshake; closed after 2 min idle |
 
@@ -103,6 +103,7 @@ OWNER_ID = 18  # "o-" and 16 hex digits (arena.store.keys.owner_id)
 REGISTRATION_MODE = 16  # SetRegistrationRequest.mode: "open" | "closed"
 OWNER_PAGE = 1000  # ListOwnersRequest.page_size is capped at this
 WEB_CLIENT_AT_ONCE = 16  # web requests of one client address being answered at once (`arena web`; 429 beyond)
+WEB_CLIENT_PAGES_AT_ONCE = 8  # of those, pages and /api/ answers (not static files)
 WEB_CLIENT_RATE = "100/second;3000/minute"  # web requests of one client address per window (`limits` rate string)
 WEB_CONNECTIONS_PER_CLIENT = 128  # open web connections of one peer address (more are reset at once)
 WEB_CONNECTIONS = 4096  # open web connections in all (at most a quarter of the process's file descriptors)

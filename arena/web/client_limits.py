@@ -6,7 +6,9 @@ client, as one machine usually holds a whole /64) and answers **429 Too Many Req
 header, when that client has
 
 - ``at_once`` requests still being answered (a browser opens at most 6 connections per site, so a page never
-  needs more than a few), or
+  needs more than a few), or ``pages_at_once`` of them that make a page or an answer (everything but the static
+  files of ``/static/`` and ``/docs/``): a page costs the app up to tens of milliseconds, and one address asking
+  for many at once would hold its event loop from everyone (a browser asks for one page at a time per tab), or
 - used its rate (``rate``: a ``limits`` rate string such as ``"100/second;3000/minute"``, counted in moving
   windows by the ``limits`` library; every limit of the string must have room).
 
@@ -42,16 +44,26 @@ class ClientLimits:
 
     at_once: int = arena_limits.WEB_CLIENT_AT_ONCE
     rate: str = arena_limits.WEB_CLIENT_RATE
+    pages_at_once: int = arena_limits.WEB_CLIENT_PAGES_AT_ONCE
 
     def __post_init__(self) -> None:
-        if self.at_once < 0:
-            raise ValueError(f"at_once must be 0 (no limit) or more, not {self.at_once}")
+        if self.at_once < 0 or self.pages_at_once < 0:
+            raise ValueError(f"at_once and pages_at_once must be 0 (no limit) or more, not {self.at_once}, "
+                             f"{self.pages_at_once}")
         if self.rate:
             parse_many(self.rate)  # raises ValueError for a malformed rate
 
     @property
     def enabled(self) -> bool:
-        return self.at_once > 0 or bool(self.rate)
+        return self.at_once > 0 or self.pages_at_once > 0 or bool(self.rate)
+
+
+STATIC_PREFIXES = ("/static/", "/docs/")  # files served as they are: cheap, and a page loads several at once
+
+
+def is_page(path: str) -> bool:
+    """Whether a request for ``path`` makes a page or an answer (``/api/``), as opposed to a static file."""
+    return not path.startswith(STATIC_PREFIXES)
 
 
 def client_key(scope: Scope) -> str:
@@ -81,7 +93,8 @@ class ClientLimiter:
         self.limits = limits
         self.rates: list[RateLimitItem] = parse_many(limits.rate) if limits.rate else []
         self.windows = MovingWindowRateLimiter(MemoryStorage())
-        self.answering: Counter[str] = Counter()  # client -> requests being answered now
+        # requests being answered now: per client (key) and, for pages, per (key, "page")
+        self.answering: Counter[str | tuple[str, str]] = Counter()
         self._lock = threading.Lock()
         self.refused = 0  # requests answered 429 so far (tests, operators)
 
@@ -90,7 +103,8 @@ class ClientLimiter:
             await self.app(scope, receive, send)
             return
         key = client_key(scope)
-        refusal = self._admit(key)
+        counted = self._counts(key, is_page(str(scope.get("path", ""))))
+        refusal = self._admit(key, counted)
         if refusal is not None:
             self.refused += 1
             await self._refuse(scope, send, *refusal)
@@ -98,27 +112,35 @@ class ClientLimiter:
         try:
             await self.app(scope, receive, send)
         finally:
-            if self.limits.at_once:
-                with self._lock:
-                    self.answering[key] -= 1
-                    if self.answering[key] <= 0:
-                        del self.answering[key]
+            self._release(counted)
 
-    def _admit(self, key: str) -> tuple[str, int] | None:
-        """None when ``key`` may have one more request now (counted), else (why, seconds to wait)."""
-        at_once = self.limits.at_once
-        if at_once:
-            with self._lock:
-                if self.answering[key] >= at_once:
-                    return f"at most {at_once} requests of one address are answered at once", 1
-                self.answering[key] += 1
+    def _counts(self, key: str, page: bool) -> list[tuple[str | tuple[str, str], int, str]]:
+        """The counts a request of ``key`` takes while it is answered: (count key, most at once, what it counts)."""
+        out: list[tuple[str | tuple[str, str], int, str]] = []
+        if self.limits.at_once:
+            out.append((key, self.limits.at_once, "requests"))
+        if page and self.limits.pages_at_once:
+            out.append(((key, "page"), self.limits.pages_at_once, "pages (not static files)"))
+        return out
+
+    def _release(self, counted: list[tuple[str | tuple[str, str], int, str]]) -> None:
+        with self._lock:
+            for name, _most, _what in counted:
+                self.answering[name] -= 1
+                if self.answering[name] <= 0:
+                    del self.answering[name]
+
+    def _admit(self, key: str, counted: list[tuple[str | tuple[str, str], int, str]]) -> tuple[str, int] | None:
+        """None when ``key`` may have one more request now (taking ``counted``), else (why, seconds to wait)."""
+        with self._lock:
+            for name, most, what in counted:
+                if self.answering[name] >= most:
+                    return f"at most {most} {what} of one address are answered at once", 1
+            for name, _most, _what in counted:
+                self.answering[name] += 1
         for item in self.rates:
             if not self.windows.hit(item, "web", key):
-                if at_once:
-                    with self._lock:
-                        self.answering[key] -= 1
-                        if self.answering[key] <= 0:
-                            del self.answering[key]
+                self._release(counted)
                 reset = self.windows.get_window_stats(item, "web", key).reset_time
                 wait = max(1, math.ceil(reset - time.time()))
                 return f"at most {item.amount} requests of one address per {_window(item)}", wait

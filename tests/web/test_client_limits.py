@@ -69,6 +69,23 @@ def test_requests_beyond_at_once_are_refused_for_that_address_only() -> None:
     asyncio.run(scenario())
 
 
+def test_pages_at_once_are_counted_apart_from_static_files() -> None:
+    async def scenario() -> None:
+        held = Held()
+        limiter = ClientLimiter(held, ClientLimits(at_once=0, rate="", pages_at_once=2))
+        pages = [asyncio.create_task(ask(limiter, "10.0.0.1", path)) for path in ("/ladder/take5", "/api/bots")]
+        await asyncio.sleep(0.05)
+        status, _headers, body = await ask(limiter, "10.0.0.1", "/matches/m1")
+        assert status == 429 and b"at most 2 pages (not static files) of one address" in body
+        files = [asyncio.create_task(ask(limiter, "10.0.0.1", path)) for path in ("/static/arena.css", "/docs/")]
+        await asyncio.sleep(0.05)
+        held.release.set()
+        assert [(await t)[0] for t in pages + files] == [200] * 4  # static files were not held back
+        assert (await ask(limiter, "10.0.0.1", "/matches/m1"))[0] == 200
+
+    asyncio.run(scenario())
+
+
 def test_a_rate_counts_per_address_and_a_page_is_told_in_html() -> None:
     async def scenario() -> None:
         held = Held()
@@ -94,7 +111,8 @@ def test_an_ipv6_client_is_its_64_and_a_mapped_ipv4_its_address() -> None:
     assert client_key({"client": None}) == "?"
 
 
-@pytest.mark.parametrize("limits", [{"at_once": -1}, {"rate": "lots"}, {"rate": "5 per fortnight"}])
+@pytest.mark.parametrize("limits", [{"at_once": -1}, {"pages_at_once": -1}, {"rate": "lots"},
+                                    {"rate": "5 per fortnight"}])
 def test_a_share_that_is_no_share_is_refused(limits: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ClientLimits(**limits)
