@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import enum
 import hmac
-import ipaddress
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from arena.core import limits
+from arena.core.addresses import client_address
 from arena.match.channels import BotDialer
 from arena.server.checks import EndpointError, NoAnswer, Outcome, dial_infos, registration_info
 from arena_sdk.pb import bot_pb2
@@ -92,15 +92,7 @@ def client_of(peer: str) -> str:
     kind, _, rest = unquote(peer).partition(":")
     if kind in ("ipv4", "ipv6"):
         host = rest.rsplit(":", 1)[0].strip("[]").split("%", 1)[0]  # drop the port, brackets and a zone id
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            return host[:64]
-        if isinstance(address, ipaddress.IPv6Address):
-            if address.ipv4_mapped is not None:
-                return str(address.ipv4_mapped)
-            return str(ipaddress.ip_network(f"{address}/64", strict=False))
-        return str(address)
+        return client_address(host)
     if kind.startswith("unix"):
         return "unix"
     return peer[:64]

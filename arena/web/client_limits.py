@@ -20,7 +20,6 @@ several people behind one shared address (a NAT) following live matches, which p
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import math
 import threading
@@ -34,6 +33,7 @@ from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.core import limits as arena_limits
+from arena.core.addresses import client_address
 
 
 @dataclass(frozen=True)
@@ -72,16 +72,7 @@ def client_key(scope: Scope) -> str:
     client = scope.get("client")
     if not client:
         return "?"
-    host = str(client[0])
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return host
+    return client_address(str(client[0]))
 
 
 class ClientLimiter:
