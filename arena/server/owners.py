@@ -3,11 +3,14 @@ quotas), and the CreateOwner, GetOwner, ListOwners and SetRegistration calls. ``
 delegates to these functions; the store side is ``arena.store.owners``.
 
 A new bot NAME registered with an owner's token joins that owner (no new token); without a token it creates a new
-owner, whose token the answer carries once, if registration is open. A NAME belongs to one owner in every game: a
-NAME that another owner holds in any game is refused (checked atomically with the quotas, ``arena.store.owners``).
+owner, whose token the answer carries once, if registration is open. A NAME belongs to one owner in every game and
+every letter case: a NAME that another owner holds in any game, in any spelling ("Heuristic" when another owner holds
+"heuristic"), is refused, and its owner registers it in the one spelling it holds (checked atomically with the
+quotas, ``arena.store.owners``).
 Errors: PERMISSION_DENIED (registration closed to a new owner; a token that is no owner of this arena; a NAME of
-another owner; GetOwner of another owner), RESOURCE_EXHAUSTED (a quota, named with who can raise it),
-INVALID_ARGUMENT (a bad mode, label, id or page token), NOT_FOUND (an unknown owner id).
+another owner; GetOwner of another owner), ALREADY_EXISTS (another spelling of a NAME the owner holds),
+RESOURCE_EXHAUSTED (a quota, named with who can raise it), INVALID_ARGUMENT (a bad mode, label, id or page token),
+NOT_FOUND (an unknown owner id).
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ import grpc
 
 from arena.core import limits
 from arena.server.requests import abort
-from arena.store import NameTakenError, OwnerAccount, QuotaError, Registration, Store, UnknownOwnerError, token_hash
+from arena.store import (
+    NameSpellingError,
+    NameTakenError,
+    OwnerAccount,
+    QuotaError,
+    Registration,
+    Store,
+    UnknownOwnerError,
+    token_hash,
+)
 from arena.store.keys import owner_id
 from arena.store.owners import ADDRESS_WINDOW_S, public_id
 from arena_sdk.games import GAMES
@@ -106,13 +118,25 @@ def _unknown_owner(context: grpc.ServicerContext, name: str, reg: Registration) 
           + ("" if reg.mode == "open" else " (registration is closed here)"))
 
 
-def _name_taken(store: Store, context: grpc.ServicerContext, game: str, name: str, key: str | None) -> None:
-    held = [g for g in sorted(GAMES) if store.owner_hash(g, name)]
-    where = f" (registered for {', '.join(held)})" if held else ""
+def _name_taken(store: Store, context: grpc.ServicerContext, game: str, name: str, key: str | None,
+                held: str) -> None:
+    """PERMISSION_DENIED: ``name`` is another owner's, which holds it as ``held`` ("" unknown: as ``name``)."""
+    spelling = held or name
+    games = [g for g in sorted(GAMES) if store.owner_hash(g, spelling)]
+    where = f" (registered for {', '.join(games)})" if games else ""
+    as_held = f" as {spelling!r}" if spelling != name else ""
+    case = ", and names that differ only in letter case are one NAME" if spelling != name else ""
     given = "; the owner token given is another owner's" if key else ""
     abort(context, grpc.StatusCode.PERMISSION_DENIED,
-          f"bot name {name!r} is taken by another owner{where}: a bot NAME belongs to one owner in every game, so "
-          f"registering it for {game} needs that owner's token{given}; choose another name for your bot")
+          f"bot name {name!r} is taken by another owner{as_held}{where}: a bot NAME belongs to one owner in every "
+          f"game{case}, so registering it for {game} needs that owner's token{given}; choose another name for your "
+          f"bot")
+
+
+def _other_spelling(context: grpc.ServicerContext, exc: NameSpellingError) -> None:
+    abort(context, grpc.StatusCode.ALREADY_EXISTS,
+          f"your owner holds the bot name {exc.held!r}, and {exc.name!r} differs from it only in letter case: names "
+          f"that differ only in letter case are one NAME, so register it as {exc.held!r} (or choose another name)")
 
 
 def _closed(context: grpc.ServicerContext, name: str) -> None:
@@ -125,7 +149,7 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
                       name: str) -> None:
     """Before the bot check of a new bot NAME: refuse at once what ``admit_new_name`` would refuse after it (closed
     registration, an unknown owner token, a NAME another owner holds in any game, a quota already used up), reading
-    only. Aborts the call with PERMISSION_DENIED or RESOURCE_EXHAUSTED."""
+    only. Aborts the call with PERMISSION_DENIED, ALREADY_EXISTS or RESOURCE_EXHAUSTED."""
     store = servicer.store
     reg = store.registration()
     key = servicer.owner_key(request, context)
@@ -136,8 +160,10 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
         store.check_new_name(key, game, name, host, reg)
     except UnknownOwnerError:
         _unknown_owner(context, name, reg)
-    except NameTakenError:
-        _name_taken(store, context, game, name, key)
+    except NameTakenError as exc:
+        _name_taken(store, context, game, name, key, exc.held)
+    except NameSpellingError as exc:
+        _other_spelling(context, exc)
     except QuotaError as exc:
         quota_refusal(context, exc, owner_id(key) if key else f"client address {host}")
 
@@ -146,8 +172,9 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
                    name: str) -> Admission:
     """Reserve the new bot NAME ``name`` of ``game`` (its bot check passed) for the owner this call proves
     (``servicer.owner_key``), or for a new owner when it proves none (open registration only), under the quotas
-    and unless another owner holds NAME in any game, atomically. Aborts the call with PERMISSION_DENIED or
-    RESOURCE_EXHAUSTED (nothing reserved)."""
+    and unless another owner holds NAME in any game and letter case, atomically. Aborts the call with
+    PERMISSION_DENIED, ALREADY_EXISTS (the owner holds NAME in another letter case) or RESOURCE_EXHAUSTED (nothing
+    reserved)."""
     store = servicer.store
     reg = store.registration()
     key = servicer.owner_key(request, context)
@@ -156,8 +183,10 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
             store.add_owner_name(key, game, name, reg)
         except UnknownOwnerError:
             _unknown_owner(context, name, reg)
-        except NameTakenError:
-            _name_taken(store, context, game, name, key)
+        except NameTakenError as exc:
+            _name_taken(store, context, game, name, key, exc.held)
+        except NameSpellingError as exc:
+            _other_spelling(context, exc)
         except QuotaError as exc:
             quota_refusal(context, exc, owner_id(key))
         return Admission(key, "", lambda: store.release_owner_name(key, game, name))
@@ -168,8 +197,8 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
     host = peer_host(context)
     try:
         store.create_owner(new_key, created_by="registration", first=(game, name), address=host, registration=reg)
-    except NameTakenError:
-        _name_taken(store, context, game, name, None)
+    except NameTakenError as exc:
+        _name_taken(store, context, game, name, None, exc.held)
     except QuotaError as exc:
         quota_refusal(context, exc, f"client address {host}")
     return Admission(new_key, token, lambda: store.drop_owner(new_key))

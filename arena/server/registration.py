@@ -1,9 +1,10 @@
 """Registering bots. ``RegisterBot``: a bot version registered (or registered again) under its NAME after its
 GetInfo check; a new NAME claimed for an owner (the token's, or a new one in open registration, under the quotas of
-``arena.server.owners``; a NAME belongs to one owner in every game, so a NAME another owner holds in another game is
-refused there, atomically); at most ``limits.VERSIONS_PER_NAME`` versions per NAME and game, counted in the same
-atomic step as the write. ``UpdateBot``: a version's endpoint, after the same check. ``RemoveBot``: by its owner or
-the organiser; its ladder history stays. The servicer forwards to these functions."""
+``arena.server.owners``; a NAME belongs to one owner in every game and every letter case, so a NAME another owner
+holds in another game or spelling is refused there, atomically); at most ``limits.VERSIONS_PER_NAME`` versions per
+NAME and game, counted in the same atomic step as the write. ``UpdateBot``: a version's endpoint, after the same
+check. ``RemoveBot``: by its owner or the organiser; its ladder history stays. The servicer forwards to these
+functions."""
 
 from __future__ import annotations
 

@@ -59,6 +59,7 @@ from arena.store.keys import (
 )
 from arena.store.live import LiveMatch, LiveStore, LiveWrite
 from arena.store.owners import (
+    NameSpellingError,
     NameTakenError,
     OwnerAccount,
     OwnerStore,
@@ -210,5 +211,6 @@ __all__ = [
     "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key", "tournament_matches_key",
     "versions_key", "worker_key",
     "SprtRecord", "SprtStore", "TableOutcome",
-    "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError", "Registration", "UnknownOwnerError",
+    "NameSpellingError", "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError", "Registration",
+    "UnknownOwnerError",
 ]

@@ -17,6 +17,7 @@ from arena.store.keys import (
     bot_index_key,
     bot_key,
     bots_key,
+    name_owners_field,
     owner_id,
     owner_key,
     token_hash,
@@ -95,7 +96,7 @@ class BotStore(StoreBase):
         if owner_hash and HEX_KEY_RE.match(owner_hash):  # signed owner calls find the key by owner id
             self.client.hsetnx(OWNER_IDS, owner_id(owner_hash), owner_hash)
             if int(claimed):  # NAME is its owner's in every game (the service reserved it so already; kept if held)
-                self.client.hsetnx(NAME_OWNERS, name, owner_hash)
+                self.client.hsetnx(NAME_OWNERS, name_owners_field(name), owner_hash)
         self.client.sadd(GAMES_SET, game)
         entry = self.get_bot(game, bid)
         if entry is None:  # removed between the two calls

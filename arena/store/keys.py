@@ -103,12 +103,16 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     version is removed, like the name's owner key)
     arena:{owners}:index                     zset   owner id -> 0: every owner, in id order (ListOwners pages)
     arena:{owners}:all-names                 set    "GAME/NAME" of every name some owner holds (the arena quota)
-    arena:{owners}:name-owners               hash   NAME -> the key of the owner that holds NAME, in every game: a
-                                                    NAME belongs to one owner across games (``OWNER_ADD_NAME`` and
-                                                    ``OWNER_CREATE`` refuse it to another); set with the first
-                                                    reservation of NAME in any game, filled for older names by
-                                                    ``OwnerStore.migrate_owners`` (a NAME that older data holds for
-                                                    two owners in two games keeps the first one seen here)
+    arena:{owners}:name-owners               hash   ``name_owners_field(NAME)`` (NAME ASCII-lowercased) -> the key
+                                                    of the owner that holds NAME, in every game and every letter
+                                                    case: a NAME belongs to one owner across games and spellings
+                                                    (``OWNER_ADD_NAME`` and ``OWNER_CREATE`` refuse it to another);
+                                                    set with the first reservation of NAME in any game, filled for
+                                                    older names by ``OwnerStore.migrate_owners`` (a NAME that older
+                                                    data holds for two owners, in two games or two spellings, keeps
+                                                    the first one seen here; a field of older data keyed by a
+                                                    spelling with capitals is moved to its lowercased field there,
+                                                    and by any script that finds it first)
     arena:live:{<match id>}:head             string JSON of a match a worker is playing now, for the match viewer
                                                     (``arena.store.live``): game, config, seed, deals, seats,
                                                     tournament, started_at, updated_at; TTL ``LIVE_TTL_S``, renewed
@@ -139,7 +143,8 @@ REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration set
 _OWNERS = PREFIX + "{owners}:"  # one hash tag: the owner scripts touch several of these keys at once
 OWNER_INDEX = _OWNERS + "index"
 OWNED_NAMES = _OWNERS + "all-names"
-NAME_OWNERS = _OWNERS + "name-owners"  # hash: NAME -> key of its owner, in every game
+NAME_OWNERS = _OWNERS + "name-owners"  # hash: name_owners_field(NAME) -> key of its owner, in every game
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 # --- key names -------------------------------------------------------------------------------------------------
@@ -177,6 +182,13 @@ def account_key(key: str) -> str:
 def owner_names_key(key: str) -> str:
     """The set of "GAME/NAME" the owner whose key is ``key`` holds."""
     return _OWNERS + "names:" + key
+
+
+def name_owners_field(name: str) -> str:
+    """The field of bot NAME ``name`` in ``NAME_OWNERS``: ``name`` with A-Z lowercased and every other character
+    kept (as Lua's ``string.lower`` in Redis, whose scripts compare names so), e.g. "Heuristic" -> "heuristic".
+    Names that differ only in letter case share one field, so they are one NAME with one owner."""
+    return name.translate(_ASCII_LOWER)
 
 
 def address_key(host: str) -> str:

@@ -11,10 +11,14 @@ that open registration may create from one client address per ``ADDRESS_WINDOW_S
 and ``max_names_total`` (bot names held in the whole arena). A name stays
 held, and counted, when every version of it is removed: its owner keeps it.
 
-A bot NAME belongs to one owner in every game (``keys.NAME_OWNERS``, NAME -> owner key): its owner may hold it in
-each game, and a reservation of NAME by another owner, in any game, is refused (``NameTakenError``) in the same atomic
-step as the quotas. Names that older data holds for two owners in two games stay as they are; no new such pair is
-made.
+A bot NAME belongs to one owner in every game and every letter case (``keys.NAME_OWNERS``, keyed by
+``keys.name_owners_field``: NAME ASCII-lowercased -> owner key), so nobody can pass for the owner of "heuristic" as
+"Heuristic": its owner may hold it in each game, and a reservation of NAME by another owner, in any game and any
+spelling, is refused (``NameTakenError``) in the same atomic step as the quotas. Its owner keeps one spelling: a
+reservation of another spelling of a NAME it holds is refused too (``NameSpellingError``). Names that older data holds
+for two owners (in two games, or in two spellings) stay as they are, each registered where it was; no new such pair
+is made. Fields of older data keyed by a spelling with capitals are still found, and ``migrate_owners`` moves them to
+their lowercased field.
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ from arena.store.keys import (
     REGISTRATION,
     account_key,
     address_key,
+    name_owners_field,
     owner_id,
     owner_key,
     owner_names_key,
 )
-from arena.store.scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_RELEASE_NAME
+from arena.store.scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
 
 MODES = ("open", "closed")
 ADDRESS_WINDOW_S = 3600  # the window of max_owners_per_address, seconds
@@ -90,15 +95,37 @@ class UnknownOwnerError(KeyError):
 
 
 class NameTakenError(OwnershipError):
-    """A bot NAME that another owner holds (in this game or another: a NAME belongs to one owner in every game)."""
+    """A bot NAME that another owner holds (in this game or another, in this spelling or another: a NAME belongs to
+    one owner in every game and every letter case). ``held``: the spelling that owner holds it in ("" unknown)."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"bot name {name!r} belongs to another owner")
+    def __init__(self, name: str, held: str = "") -> None:
+        as_held = f" as {held!r}" if held and held != name else ""
+        super().__init__(f"bot name {name!r} belongs to another owner{as_held}")
         self.name = name
+        self.held = held
+
+
+class NameSpellingError(OwnershipError):
+    """A bot NAME whose owner holds it in another letter case only: ``held`` is that spelling, the one it may
+    register (names that differ only in letter case are one NAME)."""
+
+    def __init__(self, name: str, held: str) -> None:
+        super().__init__(f"bot name {name!r} is held by its owner as {held!r}: names that differ only in letter case "
+                         f"are one NAME, so register it as {held!r}")
+        self.name = name
+        self.held = held
 
 
 def _member(game: str, name: str) -> str:
     return f"{game}/{name}"
+
+
+def _spellings(members: Sequence[str] | set[str], name: str) -> list[str]:
+    """Of an owner's "GAME/NAME" members, the spellings of ``name`` it holds (any letter case), sorted, ``name``
+    itself first when held."""
+    field = name_owners_field(name)
+    found = {n for n in (m.partition("/")[2] for m in members) if name_owners_field(n) == field}
+    return sorted(found, key=lambda n: (n != name, n))
 
 
 def public_id(key: str | None) -> str:
@@ -118,6 +145,7 @@ class OwnerStore(StoreBase):
         self._owner_add_name = client.register_script(OWNER_ADD_NAME)
         self._owner_create = client.register_script(OWNER_CREATE)
         self._owner_release_name = client.register_script(OWNER_RELEASE_NAME)
+        self._owner_fold_name = client.register_script(OWNER_FOLD_NAME)
 
     # -- settings ---------------------------------------------------------------------------------------------
 
@@ -201,9 +229,9 @@ class OwnerStore(StoreBase):
                   NAME_OWNERS],
             args=[key, owner_id(key), label, repr(float(time.time() if now is None else now)), created_by,
                   _member(*first) if first else "", reg.max_names_total, per_address, ADDRESS_WINDOW_S,
-                  first[1] if first else "", "1" if exclusive else "0"]))
+                  first[1] if first else "", "1" if exclusive else "0", name_owners_field(first[1]) if first else ""]))
         if reply == -6 and first:
-            raise NameTakenError(first[1])
+            raise NameTakenError(first[1], self.held_spelling(first[1]))
         if reply == -3:
             raise QuotaError("max_names_total", reg.max_names_total)
         if reply == -4:
@@ -216,7 +244,8 @@ class OwnerStore(StoreBase):
         """Whether bot NAME ``name`` of ``game`` could be registered now, for the owner whose key is ``key`` or, with
         ``key`` None, for a new owner created from client ``address``, under ``registration``'s quotas: reads only
         (the registration itself checks again, atomically). Raises ``UnknownOwnerError``, ``NameTakenError`` (NAME
-        is another owner's, in this game or another) or ``QuotaError``."""
+        is another owner's, in this game or another, in this letter case or another), ``NameSpellingError`` (the
+        owner holds NAME in another letter case) or ``QuotaError``."""
         reg = registration
         pipe = self.client.pipeline(transaction=False)
         pipe.exists(account_key(key or "-"))
@@ -225,14 +254,19 @@ class OwnerStore(StoreBase):
         pipe.scard(OWNED_NAMES)
         pipe.sismember(OWNED_NAMES, _member(game, name))
         pipe.get(address_key(address or "-"))
-        pipe.hget(NAME_OWNERS, name)
-        exists, held, holds_it, total, taken, created, holder = pipe.execute()
+        pipe.hmget(NAME_OWNERS, [name_owners_field(name), name])  # the lowercased field, or one of older data
+        pipe.smembers(owner_names_key(key or "-"))
+        exists, held, holds_it, total, taken, created, holders, members = pipe.execute()
+        holder = holders[0] or (holders[1] if name != name_owners_field(name) else None)
         if key and not exists:
             raise UnknownOwnerError(owner_id(key))
         if holder and holder != key:
-            raise NameTakenError(name)
+            raise NameTakenError(name, self.held_spelling(name))
         if key and holds_it:
             return
+        spellings = _spellings(members, name) if key else []
+        if spellings and spellings[0] != name:
+            raise NameSpellingError(name, spellings[0])
         if key and reg.max_names_per_owner and held >= reg.max_names_per_owner:
             raise QuotaError("max_names_per_owner", reg.max_names_per_owner)
         if reg.max_names_total and not taken and total >= reg.max_names_total:
@@ -244,15 +278,18 @@ class OwnerStore(StoreBase):
                        exclusive: bool = True) -> bool:
         """Let the owner whose key is ``key`` hold bot NAME ``name`` of ``game``, under ``registration``'s
         per-owner and arena quotas (None: none). ``exclusive`` (the default): a NAME another owner holds, in any
-        game, is refused; False records it whoever holds NAME (adopting stored names). Returns True when added now,
-        False when held already. Raises ``UnknownOwnerError`` (no such owner), ``NameTakenError`` or
-        ``QuotaError`` (nothing changed)."""
+        game and any letter case, is refused, and so is another spelling of a NAME this owner holds; False records
+        it whoever holds NAME (adopting stored names). Returns True when added now, False when held already. Raises
+        ``UnknownOwnerError`` (no such owner), ``NameTakenError``, ``NameSpellingError`` or ``QuotaError``
+        (nothing changed)."""
         reg = registration or Registration(max_names_per_owner=0, max_owners_per_address=0, max_names_total=0)
         reply = int(self._owner_add_name(keys=[account_key(key), owner_names_key(key), OWNED_NAMES, NAME_OWNERS],
                                          args=[_member(game, name), reg.max_names_per_owner, reg.max_names_total,
-                                               name, key, "1" if exclusive else "0"]))
+                                               name, key, "1" if exclusive else "0", name_owners_field(name)]))
         if reply == -6:
-            raise NameTakenError(name)
+            raise NameTakenError(name, self.held_spelling(name))
+        if reply == -7:
+            raise NameSpellingError(name, self.held_spelling(name, key) or name)
         if reply == -1:
             raise UnknownOwnerError(owner_id(key))
         if reply == -2:
@@ -264,8 +301,9 @@ class OwnerStore(StoreBase):
     def release_owner_name(self, key: str, game: str, name: str) -> None:
         """Undo ``add_owner_name`` of a name that was not registered after all (its bot check failed, or another
         owner claimed it first); the arena's count keeps a name that some owner holds, and NAME stays this owner's
-        in every game while it holds NAME in another game."""
-        self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS], args=[_member(game, name), name, key])
+        in every game while it holds NAME in another game. Releasing NAME frees it in every letter case."""
+        self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS],
+                                 args=[_member(game, name), name, key, name_owners_field(name)])
         self._release_unclaimed([(game, name)])
 
     def _release_unclaimed(self, names: Sequence[tuple[str, str]]) -> None:
@@ -282,8 +320,9 @@ class OwnerStore(StoreBase):
         that failed before its token was returned (nobody holds that token)."""
         members = self.client.smembers(owner_names_key(key))
         for member in members:
+            name = member.partition("/")[2]
             self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS],
-                                     args=[member, member.partition("/")[2], key])
+                                     args=[member, name, key, name_owners_field(name)])
         self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(account_key(key), owner_names_key(key))
@@ -306,7 +345,12 @@ class OwnerStore(StoreBase):
     def migrate_owners(self) -> int:
         """``adopt_owner`` for every stored bot name (``keys.owner_key``, found with SCAN), which also files each
         NAME's owner in ``keys.NAME_OWNERS`` (names stored before a NAME was one owner's in every game); returns how
-        many names were added to an owner now (0 the second time)."""
+        many names were added to an owner now (0 the second time). First, fields of ``keys.NAME_OWNERS`` that older
+        data keyed by a spelling with capitals move to their lowercased field (``name_owners_field``; when two
+        spellings of one NAME had two fields, the one found first, or the lowercase one, keeps it)."""
+        older = [f for f, _holder in self.client.hscan_iter(NAME_OWNERS, count=500) if f != name_owners_field(f)]
+        for field in older:
+            self._owner_fold_name(keys=[NAME_OWNERS], args=[name_owners_field(field), field])
         added = 0
         for k in self.client.scan_iter(match="arena:{*}:owner:*", count=500):
             game, _, name = k[len("arena:{"):].partition("}:owner:")
@@ -316,9 +360,20 @@ class OwnerStore(StoreBase):
         return added
 
     def name_owner(self, name: str) -> str | None:
-        """The key of the owner that holds bot NAME ``name`` (in every game; ``keys.NAME_OWNERS``), or None."""
-        holder: str | None = self.client.hget(NAME_OWNERS, name)
-        return holder
+        """The key of the owner that holds bot NAME ``name`` (in every game and every letter case;
+        ``keys.NAME_OWNERS``), or None."""
+        field = name_owners_field(name)
+        holder, older = self.client.hmget(NAME_OWNERS, [field, name])
+        found: str | None = holder or (older if name != field else None)
+        return found
+
+    def held_spelling(self, name: str, key: str | None = None) -> str:
+        """The spelling in which the owner whose key is ``key`` (None: the owner that holds bot NAME ``name``)
+        holds NAME: ``name`` itself when held so, else another letter case of it; "" when that owner holds no
+        spelling of NAME (or nobody holds NAME)."""
+        key = key or self.name_owner(name)
+        spellings = _spellings(self.client.smembers(owner_names_key(key)), name) if key else []
+        return spellings[0] if spellings else ""
 
     def owner_ids_of(self, names: Sequence[tuple[str, str]]) -> list[str]:
         """The public owner id of each (game, NAME) ("" for a name nobody owns), in one round trip."""

@@ -16,8 +16,8 @@ from platform_helpers import ProcessWorker, wait_until
 
 from arena.core.specs import MatchSpec
 from arena.server.app import ArenaServer
-from arena.store import Store, TournamentInfo, jobs_key
-from arena.store.keys import attempts_key
+from arena.store import NameSpellingError, NameTakenError, Store, TournamentInfo, jobs_key, token_hash
+from arena.store.keys import NAME_OWNERS, OWNED_NAMES, OWNER_INDEX, account_key, attempts_key, owner_names_key
 from arena.store.redis_cluster import PrivateRedisCluster
 from arena.tournaments.round_robin import round_robin
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
@@ -89,4 +89,28 @@ def test_one_script_settles_a_match_on_a_redis_cluster(cluster: PrivateRedisClus
         assert store.client.xlen(jobs_key("taki")) == 0 and list(store.unhealthy_bots("taki")) == ["y@1"]
         assert store.ratings("taki", ["x@1", "y@1"]) == {"x@1": 1516.0, "y@1": 1484.0}
     finally:
+        store.close()
+
+
+def test_the_owner_scripts_keep_look_alike_names_one_owners_on_a_redis_cluster(cluster: PrivateRedisCluster) -> None:
+    """The name-owners scripts (one hash tag, ``{owners}``) on the cluster: a NAME is one owner's in every letter
+    case, and the migration moves a field of older data keyed by a spelling with capitals."""
+    store = Store.from_url(cluster.url)
+    a, b = token_hash("cluster-case-a-token-0123456789"), token_hash("cluster-case-b-token-0123456789")
+    try:
+        store.create_owner(a, first=("take5", "Heuristic"))
+        store.create_owner(b)
+        with pytest.raises(NameTakenError):
+            store.add_owner_name(b, "taki", "heuristic")
+        with pytest.raises(NameSpellingError):
+            store.add_owner_name(a, "taki", "HEURISTIC")
+        store.release_owner_name(a, "take5", "Heuristic")
+        assert store.add_owner_name(b, "taki", "heuristic") and store.name_owner("HEURISTIC") == b
+        store.client.hset(NAME_OWNERS, "Older", a)  # as written before NAMEs were lowercased there
+        store.migrate_owners()
+        assert store.client.hget(NAME_OWNERS, "older") == a and not store.client.hexists(NAME_OWNERS, "Older")
+    finally:  # one key a call: a cluster pipeline deletes no two keys in one command
+        for k in (account_key(a), owner_names_key(a), account_key(b), owner_names_key(b), OWNED_NAMES, OWNER_INDEX,
+                  NAME_OWNERS):
+            store.client.delete(k)
         store.close()

@@ -65,9 +65,10 @@ class RegisterBotRequest(_message.Message):
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     BOT_SECRET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]. A NAME belongs to one owner in every game: its owner may
-    register it for each game (with its owner token); a NAME that another owner holds, in any game, is
-    PERMISSION_DENIED. At most 64 characters.
+    """Ladder name, 1..64 characters of [A-Za-z0-9_.-]. A NAME belongs to one owner in every game and every letter
+    case: its owner may register it for each game (with its owner token) in the spelling it holds; a NAME that
+    another owner holds, in any game and any spelling ("Heuristic" when another owner holds "heuristic"), is
+    PERMISSION_DENIED; another spelling of a NAME the owner holds is ALREADY_EXISTS. At most 64 characters.
     """
     endpoint: _builtins.str
     """gRPC endpoint "host:port" where the bot serves arena.v1.Bot, reachable from the workers; "tls://host:port"

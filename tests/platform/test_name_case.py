@@ -1,0 +1,195 @@
+"""Look-alike bot names, over real gRPC on the session's real Redis: names that differ only in letter case are one
+NAME with one owner (``keys.name_owners_field``), so a stranger is refused "Heuristic" when another owner holds
+"heuristic" (in that game and in the other), also when two strangers register two spellings at once; the holder keeps
+adding versions under its spelling and is refused a second spelling; a released NAME is free in every spelling; and
+fields of older data keyed by a spelling with capitals keep their owners."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import grpc
+import pytest
+from platform_helpers import rpc_error
+
+from arena.server.servicer import ArenaServicer
+from arena.store import NameSpellingError, NameTakenError, Registration, Store, token_hash
+from arena.store.keys import NAME_OWNERS, name_owners_field, owner_id
+from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+ENDPOINT = "127.0.0.1:1"  # not called: GetInfo is answered by the patched check below, or not asked
+
+
+def _register(stub: arena_pb2_grpc.ArenaStub, name: str, token: str = "", game: str = "take5") -> arena_pb2.BotRecord:
+    return stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, endpoint=ENDPOINT, game=game, owner_token=token))
+
+
+def _names(stub: arena_pb2_grpc.ArenaStub, token: str) -> list[str]:
+    return [f"{n.game}/{n.name}" for n in stub.GetOwner(arena_pb2.GetOwnerRequest(owner_token=token)).names]
+
+
+def test_the_fold_lowercases_ascii_letters_as_redis_lua_does(store: Store) -> None:
+    """The owner scripts compare a held "GAME/NAME" with Lua's ``string.lower``: it must agree with
+    ``name_owners_field``, also on characters no NAME holds (A-Z a-z 0-9 _ . - only)."""
+    assert name_owners_field("Heuristic") == name_owners_field("HEURISTIC") == "heuristic"
+    for name in ("My_Bot-2.0", "ZAP.az-09_", "ÉTÉ Ünïcode", "İK"):
+        assert store.client.eval("return string.lower(ARGV[1])", 0, name) == name_owners_field(name)
+    assert name_owners_field("ÉTÉ") == "ÉtÉ"  # A-Z only
+
+
+def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(arena_server: Any, store: Store,
+                                                                             monkeypatch: Any) -> None:
+    """Owner A registers "heuristic" for take5. A stranger (without a token, or with its own owner's token) is
+    refused "Heuristic" and "HEURISTIC" for take5 and for taki, with the spelling A holds in the message, and leaves
+    nothing behind. A registers versions 2 and 3 of "heuristic" and "heuristic" for taki; A is refused "Heuristic"
+    (ALREADY_EXISTS, naming "heuristic")."""
+    version = ["1"]
+
+    def bot_info(self: Any, endpoint: str, game: str, name: str, caller: Any, context: Any) -> bot_pb2.BotInfo:
+        return bot_pb2.BotInfo(name=name, version=version[0], games=[game])
+
+    monkeypatch.setattr(ArenaServicer, "bot_info", bot_info)
+    _server, stub = arena_server()
+    a = _register(stub, "heuristic")
+    stranger = _register(stub, "mine")
+    owners, total = len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners), store.names_total()
+    for game in ("take5", "taki"):
+        for spelling in ("Heuristic", "HEURISTIC"):
+            for token in ("", stranger.owner_token):
+                code, details = rpc_error(lambda: _register(stub, spelling, token, game=game))
+                assert code == DENIED, details
+                assert (f"bot name {spelling!r} is taken by another owner as 'heuristic' (registered for take5)"
+                        in details), details
+                assert "differ only in letter case are one NAME" in details and "choose another name" in details
+                assert store.owner_hash(game, spelling) is None and store.bot_versions(game, spelling) == []
+    assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == owners and store.names_total() == total
+    assert _names(stub, stranger.owner_token) == ["take5/mine"]
+
+    for v in ("2", "3"):
+        version[0] = v
+        again = _register(stub, "heuristic", a.owner_token)
+        assert again.version == v and again.owner == a.owner and again.owner_token == ""
+    assert store.bot_versions("take5", "heuristic") == ["1", "2", "3"]
+    assert _register(stub, "heuristic", a.owner_token, game="taki").owner == a.owner
+    for game in ("take5", "taki"):
+        code, details = rpc_error(lambda: _register(stub, "Heuristic", a.owner_token, game=game))
+        assert code == grpc.StatusCode.ALREADY_EXISTS, details
+        assert "your owner holds the bot name 'heuristic'" in details and "register it as 'heuristic'" in details
+    assert _names(stub, a.owner_token) == ["take5/heuristic", "taki/heuristic"]
+    assert store.name_owner("HeUrIsTiC") == token_hash(a.owner_token)
+
+
+def test_a_name_is_one_owners_in_every_spelling_until_released(store: Store) -> None:
+    """In the store: the reserving scripts refuse another owner every spelling, in every game, and the owner a second
+    spelling; the read-only pre-check agrees; a NAME released in every game is free in every spelling."""
+    reg = Registration(max_owners_per_address=0)
+    a, b = token_hash("case-owner-a-token-0123456789"), token_hash("case-owner-b-token-0123456789")
+    store.create_owner(a, first=("take5", "heuristic"))
+    store.create_owner(b)
+    for game in ("take5", "taki"):
+        with pytest.raises(NameTakenError) as taken:
+            store.add_owner_name(b, game, "Heuristic")
+        assert taken.value.held == "heuristic" and "as 'heuristic'" in str(taken.value)
+        with pytest.raises(NameTakenError):
+            store.check_new_name(b, game, "HEURISTIC", "", reg)
+        with pytest.raises(NameTakenError):
+            store.create_owner(token_hash("case-new-owner-token-0123456789"), first=(game, "HEURISTIC"))
+        with pytest.raises(NameSpellingError) as spelled:
+            store.add_owner_name(a, game, "Heuristic")
+        assert spelled.value.held == "heuristic"
+        with pytest.raises(NameSpellingError):
+            store.check_new_name(a, game, "Heuristic", "", reg)
+    assert store.get_owner(token_hash("case-new-owner-token-0123456789")) is None
+    assert store.get_owner(b).names == () and store.names_total() == 1  # type: ignore[union-attr]
+
+    store.check_new_name(a, "taki", "heuristic", "", reg)  # its own spelling, in the other game
+    assert store.add_owner_name(a, "taki", "heuristic")
+    store.release_owner_name(a, "taki", "heuristic")
+    assert store.name_owner("Heuristic") == a  # still held in take5
+    with pytest.raises(NameTakenError):
+        store.add_owner_name(b, "taki", "Heuristic")
+    store.release_owner_name(b, "take5", "Heuristic")  # a release by one that does not hold it changes nothing
+    assert store.name_owner("heuristic") == a
+    store.release_owner_name(a, "take5", "heuristic")
+    assert store.name_owner("heuristic") is None and store.name_owner("Heuristic") is None
+    assert store.add_owner_name(b, "taki", "Heuristic") and store.name_owner("heuristic") == b
+    assert store.client.hgetall(NAME_OWNERS) == {"heuristic": b}  # one field, lowercased
+    with pytest.raises(NameTakenError) as taken:
+        store.add_owner_name(a, "take5", "heuristic")
+    assert taken.value.held == "Heuristic"
+
+
+def test_two_strangers_registering_two_spellings_at_once_give_one_owner(arena_server: Any, store: Store) -> None:
+    """Two strangers register two spellings of one new NAME at the same moment ("RaceN" and "raceN"; in one game or
+    in two; without tokens, two new owners, or with the tokens of two owners): each time exactly one gets it, the
+    other is PERMISSION_DENIED, and the loser leaves no owner and no name behind."""
+    _server, stub = arena_server(verify_bots=False)
+    stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_owners_per_address=0))
+    p, q = _register(stub, "p-own").owner_token, _register(stub, "q-own").owner_token
+    rounds = 16
+    for i in range(rounds):
+        spellings = (f"Race{i}", f"race{i}")
+        tokens = ("", "") if i % 2 == 0 else (p, q)
+        games = ("take5", "take5") if i % 4 < 2 else ("take5", "taki")
+        barrier = threading.Barrier(2)
+        answers: list[Any] = [None, None]
+
+        def run(side: int) -> None:
+            barrier.wait()
+            try:
+                answers[side] = _register(stub, spellings[side], tokens[side], game=games[side])
+            except grpc.RpcError as exc:
+                answers[side] = exc
+
+        threads = [threading.Thread(target=run, args=(side,)) for side in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        won = [a for a in answers if isinstance(a, arena_pb2.BotRecord)]
+        lost = [a for a in answers if isinstance(a, grpc.RpcError)]
+        assert len(won) == 1 and len(lost) == 1, answers
+        assert lost[0].code() == DENIED and "taken by another owner" in (lost[0].details() or "")
+        holders = {store.owner_hash(g, s) for g in ("take5", "taki") for s in spellings} - {None}
+        assert len(holders) == 1 and store.name_owner(spellings[0]) == store.name_owner(spellings[1]) in holders
+        assert owner_id(store.name_owner(spellings[0]) or "") == won[0].owner
+    owners = stub.ListOwners(arena_pb2.ListOwnersRequest()).owners
+    assert len(owners) == 2 + rounds // 2  # p, q and one new owner per round without tokens: the losers made none
+    assert store.names_total() == 2 + rounds
+    assert sum(len(o.names) for o in owners) == 2 + rounds
+
+
+def test_older_fields_keyed_by_a_spelling_with_capitals_keep_their_owners(arena_server: Any, store: Store) -> None:
+    """Data from before NAMEs were lowercased in the name-owners hash: a field keyed "Veteran" is found by the
+    scripts (and moved to "veteran"); the start of the server moves every such field, so a stranger is refused
+    every spelling of it; a NAME held in two spellings by two owners ("Twin" and "twin") stays registered for each,
+    and a new game is the lowercase field's owner's."""
+    a_token, b_token, c_token = ("older-case-a-token-0123456789", "older-case-b-token-0123456789",
+                                 "older-case-c-token-0123456789")
+    a, b, c = token_hash(a_token), token_hash(b_token), token_hash(c_token)
+    store.register_bot("take5", "Veteran", ENDPOINT, owner_hash=a)
+    store.register_bot("take5", "Elder", ENDPOINT, owner_hash=a)
+    store.register_bot("take5", "Twin", ENDPOINT, owner_hash=b)
+    store.register_bot("taki", "twin", ENDPOINT, owner_hash=c)
+    store.client.delete(NAME_OWNERS)
+    store.client.hset(NAME_OWNERS, mapping={"Veteran": a, "Elder": a, "Twin": b, "twin": c})  # as written before
+    stranger = token_hash("older-case-stranger-token-0123456789")
+    store.create_owner(stranger)
+    with pytest.raises(NameTakenError):  # a script finds the older field by the same spelling ...
+        store.add_owner_name(stranger, "taki", "Veteran")
+    assert store.client.hget(NAME_OWNERS, "veteran") == a and not store.client.hexists(NAME_OWNERS, "Veteran")
+    assert store.name_owner("Elder") == a  # ... and so do reads
+
+    _server, stub = arena_server(verify_bots=False)  # the migration at start moves every older field
+    assert store.client.hgetall(NAME_OWNERS) == {"veteran": a, "elder": a, "twin": c}
+    for name, game in (("ELDER", "taki"), ("elder", "take5"), ("TWIN", "take5"), ("Twin", "taki")):
+        code, details = rpc_error(lambda: _register(stub, name, game=game))
+        assert code == DENIED and "taken by another owner" in details, (name, details)
+    assert _register(stub, "Elder", a_token, game="taki").owner == owner_id(a)  # its owner, in its spelling
+    assert _register(stub, "Twin", b_token).owner == owner_id(b)  # each keeps what it had registered
+    assert _register(stub, "twin", c_token, game="taki").owner == owner_id(c)
+    code, details = rpc_error(lambda: _register(stub, "Twin", b_token, game="taki"))
+    assert code == DENIED and "as 'twin'" in details  # the lowercase field's owner holds NAME in the other games
+    assert _names(stub, b_token) == ["take5/Twin"] and _names(stub, c_token) == ["taki/twin"]
