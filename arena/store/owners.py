@@ -325,7 +325,8 @@ class OwnerStore(StoreBase):
                                      args=[member, name, key, name_owners_field(name)])
         self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
         pipe = self.client.pipeline(transaction=False)
-        pipe.delete(account_key(key), owner_names_key(key))
+        pipe.delete(account_key(key))  # one key per DEL: a cluster pipeline refuses a DEL of several keys
+        pipe.delete(owner_names_key(key))
         pipe.hdel(OWNER_IDS, owner_id(key))
         pipe.zrem(OWNER_INDEX, owner_id(key))
         pipe.execute()
