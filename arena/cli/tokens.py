@@ -295,12 +295,19 @@ def _servers(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _find(games: Any, game: str, name: str) -> tuple[str, str] | None:
-    """``TokenStore.find`` in the tokens of one arena (``{GAME: {NAME: TOKEN}}``; anything else holds none)."""
+    """``TokenStore.find`` in the tokens of one arena (``{GAME: {NAME: TOKEN}}``; anything else holds none): NAME
+    as spelt, in ``game`` first, else NAME in another letter case (one NAME to the arena, which then says which
+    spelling its owner holds)."""
     if not isinstance(games, dict):
         return None
-    for g in [game, *sorted(g for g in games if g != game)]:
-        names = games.get(g)
-        token = names.get(name) if isinstance(names, dict) else None
-        if isinstance(token, str) and token:
-            return g, token
+    order = [game, *sorted(g for g in games if g != game)]
+    for exact in (True, False):
+        for g in order:
+            names = games.get(g)
+            if not isinstance(names, dict):
+                continue
+            token = names.get(name) if exact else next(
+                (t for n, t in sorted(names.items()) if isinstance(n, str) and n.lower() == name.lower()), None)
+            if isinstance(token, str) and token:
+                return g, token
     return None

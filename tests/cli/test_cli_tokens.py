@@ -62,6 +62,21 @@ def test_the_token_of_a_name_is_found_for_any_game(tmp_path: Path) -> None:
                                                                                   "legacy") is None
 
 
+def test_the_token_of_a_name_is_found_in_another_letter_case(tmp_path: Path) -> None:
+    """NAMEs that differ only in letter case are one NAME to the arena: its owner typing ``Heuristic`` sends the token
+    saved for ``heuristic`` (the referee then says which spelling it holds), and a NAME's own spelling comes
+    first."""
+    store = TokenStore(tmp_path)
+    arena = ArenaRef("arena:" + "a" * 32, "127.0.0.1:1")
+    store.put(arena, "take5", "heuristic", "t-lower")
+    assert store.lookup(arena, "take5", "Heuristic") == "t-lower"
+    assert store.find(arena.key, "taki", "HEURISTIC") == ("take5", "t-lower")
+    store.put(arena, "taki", "Heuristic", "t-upper")  # older data: both spellings saved, each finds its own
+    assert store.lookup(arena, "take5", "Heuristic") == "t-upper"
+    assert store.lookup(arena, "take5", "heuristic") == "t-lower"
+    assert store.lookup(arena, "take5", "heuristics") is None
+
+
 def test_token_file_is_private_and_written_whole(tmp_path: Path) -> None:
     store = TokenStore(tmp_path)
     store.put("a:1", "take5", "bot", "secret")
