@@ -13,6 +13,9 @@ What routes may use, on ``request.app.state``:
 - ``templates``: the ``starlette.templating.Jinja2Templates`` of ``arena/web/templates`` (pages extend
   ``base.html``); ``arena.web.responses.page`` renders one.
 - ``options``: the ``WebOptions`` the app was made with (``record``: a local record file to show, or None).
+- ``frames_cache`` and ``shared_reads``: what the app keeps for every client, a finished match's viewer frames
+  (``arena.web.frames_cache``) and the costly reads behind the ladder and tournament pages
+  (``arena.web.shared_reads``).
 
 Routes: ``arena.web.pages.routes`` (ladder, bots, tournaments), the match viewer's ``arena.web.matches.routes``
 when that module is installed, ``/docs`` (the documentation site, ``arena.web.docs``), ``/static``
@@ -54,6 +57,7 @@ from arena.web.client_limits import ClientLimiter, ClientLimits
 from arena.web.docs import DEFAULT_DOCS_DIR, docs_routes
 from arena.web.frames_cache import FramesCache
 from arena.web.responses import error_handlers
+from arena.web.shared_reads import SharedReads
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES_DIR = HERE / "templates"
@@ -249,4 +253,5 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     app.state.templates = templates
     app.state.options = options
     app.state.frames_cache = FramesCache()  # finished matches' viewer frames, built once each
+    app.state.shared_reads = SharedReads()  # the costly reads of ladders and tournaments, shared by all clients
     return app

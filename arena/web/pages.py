@@ -35,6 +35,7 @@ from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
 from arena.web.client import ArenaDataLoss, ArenaNotFound, ArenaReader
 from arena.web.responses import api, message_dict, page
+from arena.web.shared_reads import SharedReads
 from arena_sdk.games import GAMES, game_ids
 from arena_sdk.pb import arena_pb2
 
@@ -51,6 +52,11 @@ PLAYING_SHOWN = 24  # a running tournament's page links at most this many of the
 def games() -> list[dict[str, str]]:
     """Every registered game as ``{"id", "title"}``, in id order."""
     return [{"id": g, "title": GAMES[g].info.title} for g in game_ids()]
+
+
+def _shared(request: Request) -> SharedReads:
+    shared: SharedReads = request.app.state.shared_reads
+    return shared
 
 
 def _reader(request: Request) -> ArenaReader:
@@ -86,22 +92,28 @@ async def ladder_data(request: Request, game: str, method: str) -> dict[str, Any
     ladder = message_dict(await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method=method)))
     live = ladder if method == "elo" else message_dict(
         await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method="elo")))
-    live_rating = {e["bot"]: float(e["rating"]) for e in live["entries"]}
-    recent = await asyncio.gather(*(_matches_of(reader, e["bot"], HISTORY_MATCHES) for e in ladder["entries"]))
-    for entry, matches in zip(ladder["entries"], recent):
-        entry["faults_per_match"] = stats.faults_per_match(matches, entry["bot"])
-        current = live_rating.get(entry["bot"])
-        entry["history"] = [] if current is None else [
-            round(r, 2) for _, r in stats.rating_history(current, matches, entry["bot"])]
-    return ladder
+    version = tuple(str(x.get(k)) for x in (ladder, live) for k in ("results_stored", "results_counted",
+                                                                    "computed_at", "refreshing"))
+
+    async def histories() -> tuple[dict[str, Any], int]:
+        live_rating = {e["bot"]: float(e["rating"]) for e in live["entries"]}
+        recent = await asyncio.gather(*(_matches_of(reader, e["bot"], HISTORY_MATCHES) for e in ladder["entries"]))
+        for entry, matches in zip(ladder["entries"], recent):
+            entry["faults_per_match"] = stats.faults_per_match(matches, entry["bot"])
+            current = live_rating.get(entry["bot"])
+            entry["history"] = [] if current is None else [
+                round(r, 2) for _, r in stats.rating_history(current, matches, entry["bot"])]
+        return ladder, len(ladder["entries"])
+
+    data: dict[str, Any] = await _shared(request).get(("ladder", game, method), version, histories)
+    return data
 
 
 def ladder_context(game: str, method: str, data: dict[str, Any]) -> dict[str, Any]:
     """The ladder page's template context from ``ladder_data``'s answer: its entries with their sparklines, split
     into one section per connected group when there are several (``arena.ratings.groups.group_sections``), and the
     note that their ratings are not comparable."""
-    for entry in data["entries"]:
-        entry["spark"] = charts.sparkline(entry["history"])
+    data = {**data, "entries": [{**e, "spark": charts.sparkline(e["history"])} for e in data["entries"]]}
     groups = int(data.get("groups") or 0)
     return {"game": game, "title": f"Ladder: {GAMES[game].info.title}", "method": method, "methods": LADDER_METHODS,
             "ladder": data, "sections": group_sections(data["entries"], lambda e: int(e.get("group") or 0), groups),
@@ -280,13 +292,20 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
                             "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
     data["playing"] = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] if t["state"] == "running" else []
-    every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
-    data["matches"] = every[:TOURNAMENT_MATCHES] if t["seed_hex"] else \
-        await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)
-    data["verify"] = await _verify(t, sprt, every)
-    data["pairings"] = pairings(every) if t["format"] == "swiss" else []
-    if sprt is not None:  # every match: the LLR after each block comes from the ranks of both its tables
-        data["sprt_matches"] = every or await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid)
+
+    async def matches() -> tuple[dict[str, Any], int]:
+        every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []
+        out: dict[str, Any] = {"matches": every[:TOURNAMENT_MATCHES] if t["seed_hex"] else
+                               await _matches_of(reader, "", TOURNAMENT_MATCHES, tournament=tid)}
+        out["verify"] = await _verify(t, sprt, every)
+        out["pairings"] = pairings(every) if t["format"] == "swiss" else []
+        if sprt is not None:  # every match: the LLR after each block comes from the ranks of both its tables
+            out["sprt_llr_history"] = stats.sprt_llr_history(
+                sprt, every or await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid))
+        return out, TOURNAMENT_MATCHES + sum(len(r["matches"]) for r in out["pairings"])
+
+    version = (t["state"], t["matches_done"], t["seed_hex"], (sprt or {}).get("blocks"))
+    data.update(await _shared(request).get(("tournament", tid), version, matches))
     return data
 
 
@@ -306,7 +325,7 @@ def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     sprt = data["sprt"]
     if sprt is not None:
-        history = stats.sprt_llr_history(sprt, data.get("sprt_matches", []))
+        history = data.get("sprt_llr_history") or stats.sprt_llr_history(sprt, [])  # none read: its start
         if sprt.get("verdict"):  # blocks finished after the verdict are played but not counted: the chart ends there
             history = history[:int(sprt.get("blocks") or 0) + 1]
         out["sprt_chart"] = charts.line_chart(
@@ -345,11 +364,7 @@ async def tournament_live(request: Request) -> Response:
 
 
 async def api_tournament(request: Request) -> Response:
-    data = await tournament_data(request)
-    matches = data.pop("sprt_matches", None)
-    if data["sprt"] is not None:
-        data["sprt_llr_history"] = stats.sprt_llr_history(data["sprt"], matches or [])
-    return api(data)
+    return api(await tournament_data(request))
 
 
 # --- home --------------------------------------------------------------------------------------------------------
