@@ -135,10 +135,8 @@ def test_the_real_site_opens_from_the_pages_in_a_browser(docs_web: str, page: An
     page.wait_for_url("**/docs/bots/take5.html")
     assert "Take 5" in page.locator("h1").first.inner_text()
     screenshot(page, "docs-take5")
-    # the theme's page scripts run under the site's policy; the one refusal allowed is the theme's file:// search
-    # shim from a CDN (never fetched: arenas run offline)
-    refused = [e for e in page.console_errors if "iframe-worker" not in e]
-    assert refused == [], refused
+    # the theme's page scripts, its file:// search shim included, run under the site's policy: nothing refused
+    assert page.console_errors == [], page.console_errors
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -168,7 +166,7 @@ def test_the_real_sites_404_page_links_under_docs(docs_web: str, page: Any) -> N
     page.click("nav a.md-nav__link[href='/docs/index.html']")  # Home, in the site's navigation
     page.wait_for_url(f"{docs_web}/docs/index.html")
     assert page.title().startswith("Bot arena")
-    refused = [e for e in page.console_errors if "iframe-worker" not in e and "404" not in e]
+    refused = [e for e in page.console_errors if "404" not in e]
     assert refused == [], refused
 
 
@@ -218,3 +216,13 @@ def test_the_cli_reference_shows_each_example_line_on_its_own_line_in_a_code_blo
     # the shape that both read well: "Examples:", a blank line, then a \b paragraph indented four more spaces
     # (a Markdown code block on the page; --help prints it unwrapped)
     assert missing == [], missing
+
+
+def test_no_page_of_the_site_loads_a_script_or_style_from_another_origin(built_site: Path) -> None:
+    """Arenas run offline and the site's policy admits its own files only: the offline plugin's file:// search
+    shim (it would link https://unpkg.com/iframe-worker/shim) is served with the site."""
+    pages = sorted(built_site.rglob("*.html"))
+    foreign = [(str(p.relative_to(built_site)), src) for p in pages
+               for src in re.findall(r'<(?:script|link)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', p.read_text())]
+    assert len(pages) > 20 and foreign == [], foreign[:5]
+    assert all("assets/javascripts/iframe-worker-shim.js" in p.read_text() for p in pages if p.name != "404.html")
