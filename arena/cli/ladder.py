@@ -158,7 +158,8 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
             click.echo(f"the batch fit of the {game} ladder ({reply.results_stored} stored results) is being "
                        f"computed; ask again shortly, or use --method elo meanwhile")
         else:
-            click.echo(f"the {game} ladder is empty: run a tournament first (`arena tournament create --all`)")
+            click.echo(f"the {game} ladder is empty: run a tournament first (`arena tournament create --all --game "
+                       f"{game}`)")
         return
     if method == "fit":
         title = (f"{game} ladder (batch fit of {reply.results_counted} results, 95 % margins from "

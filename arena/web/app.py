@@ -19,7 +19,7 @@ What routes may use, on ``request.app.state``:
 
 Routes: ``arena.web.pages.routes`` (ladder, bots, tournaments), the match viewer's ``arena.web.matches.routes``
 when that module is installed, ``/docs`` (the documentation site, ``arena.web.docs``), ``/static``
-(``arena/web/static``: every asset, no CDN) and ``/healthz``.
+(``arena/web/static``: every asset, no CDN) ``/healthz`` and ``/favicon.ico``.
 
 Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Security-Policy allowing only the
 app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
@@ -45,7 +45,7 @@ from typing import Any
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -221,6 +221,12 @@ async def healthz(request: Request) -> Response:
     return PlainTextResponse("ok")
 
 
+async def favicon(request: Request) -> Response:
+    """The site's icon where browsers ask for it without a page's ``<link rel="icon">`` (an ``/api/`` answer opened
+    in a tab): a redirect to ``/static/favicon.svg``."""
+    return RedirectResponse(str(request.app.url_path_for("static", path="favicon.svg")), status_code=301)
+
+
 def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     """The ASGI app for the referee at ``server`` ("host:port", or ``WebOptions``). ``reader`` replaces the
     ``ArenaReader`` (tests and benchmarks give their own). The gRPC channel opens at the first read and closes with
@@ -243,6 +249,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
         *pages.routes,
         *viewer_routes(),
         Route("/healthz", healthz),
+        Route("/favicon.ico", favicon),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
     app = WebApp(routes=routes, exception_handlers=dict(error_handlers), lifespan=lifespan)

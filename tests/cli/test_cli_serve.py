@@ -560,6 +560,8 @@ def test_serve_runs_and_stops_its_private_redis(serve: tuple[Proc, str, Path]) -
         workers = json.loads(CliRunner().invoke(cli, ["worker", "list", "--json", "--server", server]).stdout)
         time.sleep(0.1)
     assert len(workers) == 1 and workers[0]["alive"]
+    empty = CliRunner().invoke(cli, ["ladder", "--game", "taki", "--server", server]).stdout
+    assert "the taki ladder is empty" in empty and "`arena tournament create --all --game taki`" in empty
     assert proc.terminate() == 0
     assert "arena serve stopping" in proc.lines
     assert not (data_dir / "redis.url").exists()  # the private redis-server was stopped with the server

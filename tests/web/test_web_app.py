@@ -108,3 +108,11 @@ def test_a_tournaments_live_part_opened_in_the_browser_goes_to_the_whole_page(cl
     answer = client.get("/tournaments/t7/live", headers={"sec-fetch-mode": "navigate"}, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/tournaments/t7"
     assert client.get("/tournaments/t7/live", headers={"sec-fetch-mode": "cors"}).status_code == 503  # live.js
+
+
+def test_favicon_ico_leads_to_the_sites_icon(client: TestClient) -> None:
+    """Browsers ask for /favicon.ico on pages with no icon link (an /api/ answer opened in a tab)."""
+    answer = client.get("/favicon.ico", follow_redirects=False)
+    assert answer.status_code == 301 and answer.headers["location"] == "/static/favicon.svg"
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
