@@ -13,6 +13,7 @@ from arena.cli.app import AppContext, Credential, cli, delta_text, print_json, s
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
 from arena.cli.pages import every_page
+from arena.cli.tokens import TokenStore, owner_credential, resolve_arena, tokens_dir_option
 from arena.core.limits import MATCH_LIST
 from arena_sdk.pb import arena_pb2
 
@@ -88,16 +89,21 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
 @json_option
 @option("--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
         help="An owner token: the call is signed with it, so the record keeps the notes of that owner's bots "
-             "(when the arena shows notes to owners, `arena serve --bot-notes owner`); env ARENA_TOKEN.")
+             "(when the arena shows notes to owners, `arena serve --bot-notes owner`), and a withheld match shows "
+             "that owner's bots' faults; env ARENA_TOKEN. Default for a withheld match with faults: the token "
+             "saved in tokens.json of --data-dir for one of its seats' NAMEs.")
+@tokens_dir_option
 @click.pass_obj
-def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token: str | None = None) -> None:
+def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token: str | None = None,
+               data_dir: Path | None = None) -> None:
     """Show one finished match turn by turn: per hand the rows, per turn every revealed card in resolution order,
     where it went, what its bot took, rule-4 row choices and faults (whole, wrapped); then the result and the Elo
     changes. ID is a match stored on the arena at --server; FILE a match record saved on this machine (`arena
     play --record`, or `arena match show ID --json > FILE`), read without asking the server. --json prints the
     match record itself (the format `arena replay` checks). A match of a tournament that has not ended shows only
     its result (seats, scores, ranks, faults): its deal and decisions stay secret until then, since a bot of the
-    tournament could still receive those cards.
+    tournament could still receive those cards. Its owner sees why their bots faulted (each fault's kind, hand,
+    turn and detail), with --token or the token saved when the NAME was registered from this machine.
 
     Examples:
 
@@ -110,7 +116,12 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
         _show_file(app, Path(match_id), as_json)
         return
     credential = Credential(token, source="of --token / ARENA_TOKEN") if token else None
-    detail = app.arena(server).call("GetMatch", arena_pb2.GetMatchRequest(match_id=match_id), credential=credential)
+    ask = arena_pb2.GetMatchRequest(match_id=match_id)
+    detail = app.arena(server).call("GetMatch", ask, credential=credential)
+    if detail.withheld and credential is None and any(detail.summary.faults) and data_dir is not None:
+        saved = _saved_credential(app, server, detail.summary, TokenStore(data_dir))
+        if saved is not None:  # an owner of a seat on this machine: its faults
+            detail = app.arena(server).call("GetMatch", ask, credential=saved)
     if detail.withheld:
         _show_summary(app, detail, as_json)
         return
@@ -135,11 +146,29 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
                + f", stored {when(m.finished_at)}")
 
 
+def _saved_credential(app: AppContext, server: str, m: Any, tokens: TokenStore) -> Credential | None:
+    """The owner token saved on this machine for the NAME of a seat that faulted in match summary ``m`` (the first
+    such seat's), as a credential for this arena; None when none is saved (or the token file cannot be read)."""
+    try:
+        tokens.check()
+    except ArenaCliError:
+        return None
+    arena = resolve_arena(app, server)
+    for bot_id, faults in zip(m.seats, m.faults):
+        saved = tokens.lookup(arena, m.game, bot_id.split("@", 1)[0]) if faults else None
+        if saved:
+            return owner_credential(arena, None, saved)
+    return None
+
+
 def _show_summary(app: AppContext, detail: Any, as_json: bool) -> None:
-    """A match whose record the server withholds: its result only, and why."""
+    """A match whose record the server withholds: its result only, and why; and the faults of the seats whose
+    owner the call proved."""
     m = detail.summary
+    own = [{"seat": f.seat, "bot": m.seats[f.seat] if f.seat < len(m.seats) else "?", "kind": f.kind,
+            "hand": f.hand, "turn": f.turn, "detail": f.detail} for f in detail.own_faults]
     if as_json:
-        print_json({"summary": _summary_dict(m), "record": None, "withheld": detail.withheld})
+        print_json({"summary": _summary_dict(m), "record": None, "withheld": detail.withheld, "own_faults": own})
         return
     table = Table(title=f"Match {m.match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else ""))
     for col, justify in (("seat", "right"), ("bot", "left"), ("score", "right"), ("rank", "right"),
@@ -150,6 +179,11 @@ def _show_summary(app: AppContext, detail: Any, as_json: bool) -> None:
         table.add_row(str(i), bot_id, score_text(m.scores[i]), str(m.ranks[i]), str(m.faults[i]), delta)
     app.console.print(table)
     click.echo(f"record withheld: {detail.withheld}")
+    from arena.render import position_text
+
+    for f in own:  # the owner's own bots only; a detail may name that seat's cards
+        click.echo(f"fault of your bot {f['bot']} (seat {f['seat']}), {position_text(m.game, f['hand'], f['turn'])}: "
+                   f"{f['kind']} ({f['detail']})")
 
 
 def _show_file(app: AppContext, path: Path, as_json: bool) -> None:

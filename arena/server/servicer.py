@@ -381,18 +381,38 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                    f"once played)")
         withheld = self._withheld(result, {})
         if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
-            return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld)
+            return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld,
+                                         own_faults=self._own_faults(game, result, request, context))
         record = self.store.get_match_record(request.match_id, game)
         if record is not None and self.bot_notes != "public":
             record = without_notes(record, self._own_seats(game, result, request, context))
         return arena_pb2.MatchDetail(summary=match_summary(result),
                                      record_json=json.dumps(record) if record is not None else "")
 
+    def _own_faults(self, game: str, result: dict[str, Any], request: Any,
+                    context: grpc.ServicerContext) -> list[arena_pb2.SeatFault]:
+        """The faults of a withheld match's seats whose bot NAME's owner token this call proves (a signed call),
+        from its stored record; none for anyone else, or when no seat faulted."""
+        if not any(result.get("faults") or ()):
+            return []
+        seats = self._proven_seats(game, result, self.owner_key(request, context))
+        try:
+            record = self.store.get_match_record(request.match_id, game) if seats else None
+        except RecordCodecError:  # a damaged record: the summary still answers (its faults counted)
+            record = None
+        return [arena_pb2.SeatFault(seat=f["seat"], kind=str(f["kind"]), hand=int(f["hand"]), turn=int(f["turn"]),
+                                    detail=str(f["detail"]))
+                for f in (record or {}).get("faults") or () if f.get("seat") in seats]
+
     def _own_seats(self, game: str, result: dict[str, Any], request: Any,
                    context: grpc.ServicerContext) -> frozenset[int]:
         """Under ``bot_notes="owner"``, the seats of the stored match whose bot NAME's owner token this call proves
         (a signed call); none otherwise."""
-        key = self.owner_key(request, context) if self.bot_notes == "owner" else None
+        return self._proven_seats(game, result, self.owner_key(request, context) if self.bot_notes == "owner"
+                                  else None)
+
+    def _proven_seats(self, game: str, result: dict[str, Any], key: str | None) -> frozenset[int]:
+        """The seats of a stored match whose bot NAME's owner key is ``key`` (none for None)."""
         if not key:
             return frozenset()
         seats = result.get("seats") or []

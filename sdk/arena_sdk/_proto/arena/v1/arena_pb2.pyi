@@ -1523,6 +1523,7 @@ class MatchDetail(_message.Message):
     SUMMARY_FIELD_NUMBER: _builtins.int
     RECORD_JSON_FIELD_NUMBER: _builtins.int
     WITHHELD_FIELD_NUMBER: _builtins.int
+    OWN_FAULTS_FIELD_NUMBER: _builtins.int
     record_json: _builtins.str
     """The full match record as JSON (format of `arena play --record`; `arena replay` re-simulates it); empty while
     the match is not revealed (see MatchSummary.revealed and `withheld`).
@@ -1533,20 +1534,66 @@ class MatchDetail(_message.Message):
     """
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
+    @_builtins.property
+    def own_faults(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatFault]:
+        """While the record is withheld: the faults of the seats whose bot NAME's owner this call proves (a signed call,
+        as `arena match show ID --token` makes), so an owner learns why their bot faulted before the tournament ends.
+        A detail may name that seat's own cards (its hand, its legal actions), never another seat's. Empty for
+        anyone else, and once record_json is given (the record holds every fault).
+        """
+
     def __init__(
         self,
         *,
         summary: Global___MatchSummary | None = ...,
         record_json: _builtins.str = ...,
         withheld: _builtins.str = ...,
+        own_faults: _abc.Iterable[Global___SeatFault] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json", "summary", b"summary", "withheld", b"withheld"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["own_faults", b"own_faults", "record_json", b"record_json", "summary", b"summary", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchDetail: _TypeAlias = MatchDetail  # noqa: Y015
+
+@_typing.final
+class SeatFault(_message.Message):
+    """One fault of one seat of a match (docs/failure-policy.md), as its match record keeps it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat at fault, 0-based (index into MatchSummary.seats)."""
+    kind: _builtins.str
+    """"timeout", "error", "unreachable", "illegal" or "malformed"."""
+    hand: _builtins.int
+    """The hand (0-based) and the turn within it when it happened."""
+    turn: _builtins.int
+    detail: _builtins.str
+    """What happened, for a person: the status and its message, or the bad answer and the legal ones."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        hand: _builtins.int = ...,
+        turn: _builtins.int = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "hand", b"hand", "kind", b"kind", "seat", b"seat", "turn", b"turn"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatFault: _TypeAlias = SeatFault  # noqa: Y015
 
 @_typing.final
 class GetLadderRequest(_message.Message):
