@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from arena.match.bot_stub import UndecodableAnswer
+from arena.match.streams import StreamTimeout
 
 
 def status_code(exc: grpc.RpcError) -> grpc.StatusCode | None:
@@ -27,10 +28,14 @@ def fault_kind(code: grpc.StatusCode | None) -> str:
 
 
 def rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
-    """The fault's detail of a failed call: "Decide: no answer within the 500 ms deadline", "StartMatch: CODE: ..."."""
+    """The fault's detail of a failed call: "Decide: no answer within the 500 ms deadline", "StartMatch: CODE: ...";
+    a ``StreamTimeout`` adds the sequence asked and what the bot sent instead."""
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        if isinstance(exc, StreamTimeout):  # the bot sent other answers meanwhile: which
+            asked = f" to sequence {exc.sequence}" if exc.sequence is not None else ""
+            return f"{method}: no answer{asked} within the {timeout_ms} ms deadline; {exc.note}"
         return f"{method}: no answer within the {timeout_ms} ms deadline"
     name = code.name if code is not None else "UNKNOWN"
     return f"{method}: {name}: {details or 'no details'}"

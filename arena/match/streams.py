@@ -9,7 +9,8 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
 * the request is put on the stream (a ``RefereeMessage`` with its ``deadline_ms``) and the call waits for the
   answer for ``timeout`` seconds, the deadline the referee enforces itself; then it fails with
   DEADLINE_EXCEEDED ("timeout"), and an answer that comes later, or carries a sequence nobody waits for, is dropped
-  (``dropped`` counts them);
+  (``dropped`` counts them); a call that timed out while such messages came (not late answers) fails with a
+  ``StreamTimeout``, which says how many and what the last one was, so the fault tells the bot what it did wrong;
 * a message that answers nothing the referee asked on the stream (a sequence it never sent, a second answer to a
   request already answered, no answer at all; not the first late answer to a request whose call is over) is drawn
   from the stream's budget of ``MAX_UNASKED_MESSAGES`` (``unasked`` counts them); past it the referee ends the
@@ -23,7 +24,13 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
   stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
   ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
   complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
-  never brought an answer (a stream still waiting for its bot to come back).
+  never brought an answer (a stream still waiting for its bot to come back);
+* a bot whose GetInfo says it serves the match stream though it does not implement ``PlayMatch`` refuses the
+  stream with UNIMPLEMENTED, or, when grpc was still writing the first request, the referee sees INTERNAL
+  ("Internal error from Core"): a stream that ends either way before any answer is checked once per seat with a
+  stream the referee writes nothing on (``PROBE_S``); when that one is refused with UNIMPLEMENTED, the calls
+  waiting and every later one of the seat fail at once with ``NOT_SERVED`` (an ``error`` whose detail tells
+  the bot author what to change), no stream opened.
 
 The stream's call metadata (the bot secret) is that of the first call that opens it.
 """
@@ -63,6 +70,11 @@ _CLOSE = object()  # the end of the referee's side of a stream
 # 32 such messages cost the referee about 2 ms (~55 us each with grpc's receiving), and a flood can keep its event
 # loop no longer than that between two of its checks (one per message).
 MAX_UNASKED_MESSAGES = 32
+# How long (s) the referee waits for the status of its check whether a bot implements PlayMatch (a stream it writes
+# nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request)
+PROBE_S = 0.5
+NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not implement PlayMatch; a bot that answers "
+              "the four unary calls only leaves serves_match_stream false")
 
 
 class StreamStatus(grpc.RpcError):
@@ -79,6 +91,20 @@ class StreamStatus(grpc.RpcError):
 
     def details(self) -> str:
         return self._details
+
+
+class StreamTimeout(StreamStatus):
+    """DEADLINE_EXCEEDED for a call that got no answer in time while the bot sent messages on its stream that
+    answered nothing waiting (a sequence not asked, a second answer, no answer set): a ``timeout`` fault like any
+    other, whose detail also says what came instead (``sequence``: the Decide sequence the call asked, None for
+    StartMatch and EndMatch; ``note``: how many such messages and the last one)."""
+
+    def __init__(self, timeout_s: float, sequence: int | None, note: str) -> None:
+        asked = f" to sequence {sequence}" if sequence is not None else ""
+        super().__init__(grpc.StatusCode.DEADLINE_EXCEEDED,
+                         f"no answer{asked} within {timeout_s * 1000:.0f} ms; {note}")
+        self.sequence = sequence
+        self.note = note
 
 
 class StreamCut(StreamStatus):
@@ -114,7 +140,7 @@ class StreamCall:
     called with the call as soon as it is over (answered, failed, timed out or cancelled, also when the task
     awaiting it is cancelled), in that same turn of the event loop."""
 
-    __slots__ = ("future", "timer", "stream", "key", "callbacks")
+    __slots__ = ("future", "timer", "stream", "key", "callbacks", "stray")
 
     def __init__(self, stream: SeatStream, key: tuple[int, int], timeout_s: float) -> None:
         loop = stream.loop
@@ -123,16 +149,40 @@ class StreamCall:
         self.future: asyncio.Future[Any] = loop.create_future()
         self.timer = loop.call_later(timeout_s, self._expire, timeout_s)
         self.callbacks: list[Callable[[Any], None]] | None = None
+        # messages answering nothing waiting that came while this call waited: (how many, the last one's answer
+        # field or None, its sequence); None while none came (see _dispatch)
+        self.stray: tuple[int, str | None, int] | None = None
 
     def _expire(self, timeout_s: float) -> None:
         if not self.future.done():
             stream = self.stream
             stream.forget(self)
-            self.future.set_exception(StreamStatus(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                                   f"no answer within {timeout_s * 1000:.0f} ms"))
+            if self.stray is None:
+                status = StreamStatus(grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {timeout_s * 1000:.0f} ms")
+            else:
+                status = self._stray_timeout(timeout_s, self.stray)
+            self.future.set_exception(status)
             self._done()
             if not stream.answered:  # never reached the bot (still connecting): the next call opens a new stream
                 stream.close()
+
+    def _stray_timeout(self, timeout_s: float, stray: tuple[int, str | None, int]) -> StreamTimeout:
+        count, which, sequence = stray
+        step, asked = self.key
+        decide = step == bot_pb2.MATCH_STEP_DECIDE
+        if which in ("decision", "failure"):
+            last = f"a {which} for sequence {sequence}"
+            if decide:
+                last += f"; a {which} must carry the sequence of the decide it answers"
+        elif which is None:
+            last = "a message with no answer set"
+        else:
+            last = f"a `{which}` answer"
+        sent = "1 message" if count == 1 else f"{count} messages"
+        dropped = "was dropped" if count == 1 else "were dropped"
+        return StreamTimeout(timeout_s, asked if decide else None,
+                             f"the bot sent {sent} on the match stream meanwhile that answered no request waiting "
+                             f"and {dropped} (the last: {last})")
 
     def answer(self, response: Any) -> None:
         if not self.future.done():
@@ -258,6 +308,8 @@ class SeatStream:
         self.dropped = 0  # answers dropped: late, or for a sequence nobody waits for
         self.unasked = 0  # of those, the messages that answered nothing asked (MAX_UNASKED_MESSAGES), on every stream
         self.cut: StreamCut | None = None  # a stream the referee ended with no call waiting: the next call's fault
+        self.metadata: Any = None  # the call metadata of the stream opened last
+        self.serves: bool | None = None  # whether the bot implements PlayMatch, once checked (None: not checked)
         self._decide = bot_pb2.RefereeMessage()  # see decide_request
         self._decide_request = self._decide.decide
 
@@ -299,6 +351,10 @@ class SeatStream:
             self.cut = None
             return call
         if self.call is None:
+            if self.serves is False:  # the bot does not implement PlayMatch: no stream, the call fails at once
+                call = StreamCall(self, key, timeout)
+                call.fail(StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED))
+                return call
             self._open(metadata, wait_for_ready)
         message.deadline_ms = max(1, round(timeout * 1000))
         call = StreamCall(self, key, timeout)
@@ -328,6 +384,7 @@ class SeatStream:
 
     def _open(self, metadata: Any, wait_for_ready: bool | None) -> None:
         self.inbox = _Inbox()  # this stream's calls: failed when it breaks, not the next one's
+        self.metadata = metadata
         self.call = self.stub.PlayMatch(metadata=metadata, wait_for_ready=wait_for_ready)
         self.outbox = _Writer(self.call)
         self.reader = self.loop.create_task(self._read(self.call, self.inbox))
@@ -337,11 +394,13 @@ class SeatStream:
     async def _read(self, call: Any, inbox: _Inbox) -> None:
         status: StreamStatus = StreamStatus(grpc.StatusCode.UNAVAILABLE, "the bot ended the match stream")
         waiting = inbox.waiting
+        read = False  # the stream brought a message
         try:
             while True:
                 message = await call.read()
                 if message is grpc.aio.EOF:
                     break
+                read = True
                 if self._dispatch(message, inbox):  # it answered nothing asked: drawn from the stream's budget
                     inbox.credit -= 1
                     if inbox.credit < 0:
@@ -357,6 +416,8 @@ class SeatStream:
             if code in _BROKEN or (code in _CORE and not self.connected()):  # the connection went
                 code = grpc.StatusCode.UNAVAILABLE
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
+            if not read and (code == grpc.StatusCode.UNIMPLEMENTED or code in _CORE) and await self._lacks_stream():
+                status = StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)
         except asyncio.CancelledError:
             status = StreamStatus(grpc.StatusCode.CANCELLED, "the match stream was closed")
             raise
@@ -370,6 +431,23 @@ class SeatStream:
             waiting.clear()
             for waiter in waiters:
                 waiter.fail(status)
+
+    async def _lacks_stream(self) -> bool:
+        """True when the bot does not implement PlayMatch: it refuses, with UNIMPLEMENTED, a stream the referee
+        writes nothing on (so no write of the referee's races the bot's status). Checked once per seat (``serves``);
+        False when the check gets no status within ``PROBE_S`` or another one."""
+        if self.serves is None:
+            probe = self.stub.PlayMatch(metadata=self.metadata, wait_for_ready=False)
+            try:
+                code = await asyncio.wait_for(probe.code(), PROBE_S)
+            except (TimeoutError, grpc.RpcError):
+                code = None
+            finally:
+                probe.cancel()
+            self.serves = code != grpc.StatusCode.UNIMPLEMENTED
+            if not self.serves:
+                log.warning("seat %d (%s): %s", self.seat, self.name, NOT_SERVED)
+        return not self.serves
 
     def _dispatch(self, message: Any, inbox: _Inbox) -> bool:
         """Give ``message`` (a ``BotMessage`` or an ``UndecodableAnswer``) to the call of ``inbox``'s stream
@@ -412,6 +490,8 @@ class SeatStream:
             return False
         self.unasked += 1
         inbox.unasked += 1
+        for call in waiting.values():  # what came instead of their answer, for their fault's detail
+            call.stray = (1 if call.stray is None else call.stray[0] + 1, which, sequence)
         log.debug("seat %d (%s): dropped a match stream message answering nothing asked (%s, sequence %d)",
                   self.seat, self.name, which, sequence)
         return True

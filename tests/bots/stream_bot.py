@@ -9,6 +9,8 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
                    answer (--flood-after: answer first, then flood, when the referee waits for nothing); stops early
                    when the referee ends the stream, and says on stderr how many it sent ("flood at N: sent M")
 --style honest     no misbehaviour (with --secret: check the arena-bot-secret metadata of each stream)
+--style no_stream  says serves_match_stream in GetInfo but does not implement PlayMatch (grpc's generated
+                   servicer answers UNIMPLEMENTED); its unary calls answer honestly
 
 --start-sleep S delays the answer to `start` by S seconds (any style).
 """
@@ -37,11 +39,19 @@ class StreamBot(TestBot):
                                serves_match_stream=True)
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+        if self.args.style == "no_stream":
+            return honest(request)
         context.abort(grpc.StatusCode.INTERNAL, "this bot answers on the match stream only")
         raise AssertionError  # abort raises
 
     def PlayMatch(self, requests: Iterator[bot_pb2.RefereeMessage],
                   context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
+        if self.args.style == "no_stream":  # as a servicer that does not override PlayMatch
+            return super().PlayMatch(requests, context)
+        return self._play(requests, context)
+
+    def _play(self, requests: Iterator[bot_pb2.RefereeMessage],
+              context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
         if self.args.secret:
             given = dict(context.invocation_metadata()).get("arena-bot-secret")
             if given != self.args.secret:
@@ -93,7 +103,7 @@ class StreamBot(TestBot):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break",
-                                                                  "flood"])
+                                                                  "flood", "no_stream"])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--flood-after", action="store_true")
     parser.add_argument("--sleep", type=float, default=0.5)

@@ -103,7 +103,39 @@ def test_late_stream_answers_are_timeouts_and_dropped(seats_of, test_bot) -> Non
 def test_an_answer_for_another_sequence_is_dropped(seats_of, test_bot) -> None:
     record = play(seats_of, seat(test_bot("stream_bot", "--style", "wrong_seq", "--at", "2")), deadline_ms=300)
     assert faults_of(record) == Counter({"timeout": 1})
-    assert record.decisions[record.faults[0].decision]["seq"] == 2
+    fault = record.faults[0]
+    assert record.decisions[fault.decision]["seq"] == 2
+    # a timeout by the policy, but its detail says the bot did answer, with the wrong sequence
+    assert fault.detail == ("Decide: no answer to sequence 2 within the 300 ms deadline; the bot sent 1 message on "
+                            "the match stream meanwhile that answered no request waiting and was dropped (the "
+                            "last: a decision for sequence 1002; a decision must carry the sequence of the decide "
+                            "it answers)")
+
+
+def test_late_answers_keep_the_plain_timeout_detail(seats_of, test_bot) -> None:
+    """A late answer (to a request whose deadline passed) is not an answer for another sequence: the timeouts of
+    the requests waiting while late answers come (here 2 and 3, behind the bot's slow answers to 1 and 2) say
+    nothing of them."""
+    bot = test_bot("stream_bot", "--style", "late", "--at", "1,2", "--sleep", "0.5")
+    record = play(seats_of, seat(bot), deadline_ms=300)
+    assert faults_of(record)["timeout"] >= 2 and set(faults_of(record)) == {"timeout"}
+    assert {f.detail for f in record.faults} == {"Decide: no answer within the 300 ms deadline"}
+
+
+def test_a_bot_flagging_the_stream_without_serving_it_is_told_so(seats_of, test_bot) -> None:
+    bot = test_bot("stream_bot", "--style", "no_stream")
+    seats = [*seats_of("random1"), seat(bot), *seats_of("random2", "heuristic")]
+    record = run_match_sync("stream-no-stream", "take5", seats, ONE_HAND, seed=5)
+    assert [f.seat for f in record.forfeits] == [BAD]
+    first = record.faults[0]
+    assert first.seat == BAD and first.kind == "error"
+    # grpc reports the bot's UNIMPLEMENTED, or INTERNAL when it was still writing the start: the same text either way
+    assert first.detail == ("StartMatch: UNIMPLEMENTED: the bot's GetInfo says serves_match_stream, but it does "
+                            "not implement PlayMatch; a bot that answers the four unary calls only leaves "
+                            "serves_match_stream false")
+    assert all(f.kind == "error" and f.detail.endswith(first.detail.removeprefix("StartMatch: "))
+               for f in record.faults), record.faults
+    assert replay(record) == []
 
 
 def test_a_huge_answer_is_an_error_and_the_stream_is_reopened(seats_of, test_bot) -> None:
