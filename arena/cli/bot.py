@@ -16,6 +16,7 @@ from arena.cli.options import (
     EndpointType,
     check_bot_name,
     check_bot_ref,
+    check_bot_secret,
     game_option,
     json_option,
     option,
@@ -45,10 +46,11 @@ def bot_dict(b: Any) -> dict[str, Any]:
 
 def bot_secret_option(f: Any) -> Any:
     return option(
-        "--bot-secret", envvar="ARENA_BOT_SECRET", default=None, metavar="SECRET",
+        "--bot-secret", envvar="ARENA_BOT_SECRET", default=None, metavar="SECRET", callback=check_bot_secret,
         help="The secret the bot was started with (SDK: --secret or ARENA_BOT_SECRET; 16..256 visible ASCII "
              "characters): the referee sends it with every StartMatch, Decide and EndMatch call, so that only the "
-             "arena can drive the bot. Env ARENA_BOT_SECRET. Default: none (update: keep the current one).")(f)
+             "arena can drive the bot. Env ARENA_BOT_SECRET (set but empty, or shorter than 16 characters: "
+             "refused). Default: none (update: keep the current one).")(f)
 
 
 @cli.group(short_help="Register, update, remove and list bots.")

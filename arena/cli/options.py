@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from arena.core.limits import MIN_BOT_SECRET
+from arena_sdk.bot_process import MAKE_SECRET
 from arena_sdk.games import game_ids
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
@@ -108,6 +111,30 @@ class ServerType(EndpointType):
 def check_bot_name(value: str) -> str:
     if not BOT_NAME_RE.match(value):
         raise click.BadParameter(f"{value!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . -")
+    return value
+
+
+def check_bot_secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """click callback of a ``--bot-secret`` option: ``value``, or None when none is given. Raises
+    ``click.BadParameter`` when the secret is empty or only whitespace (given so, or its environment variable set
+    but empty, which click reads as unset: a ``$(cat FILE)`` that failed) or shorter than
+    ``limits.MIN_BOT_SECRET`` characters, so that a bot meant to have a secret is never registered or played
+    without one. The message never holds the secret."""
+    envvar = param.envvar if isinstance(param.envvar, str) else (
+        param.auto_envvar(ctx) if isinstance(param, ArenaOption) else None)
+    from_env = ctx.get_parameter_source(param.name or "") == ParameterSource.ENVIRONMENT
+    if value is None:
+        if envvar is None or os.environ.get(envvar) is None:
+            return None
+        from_env, value = True, os.environ[envvar]
+    given = f"{envvar} is set but" if from_env else "the secret is"
+    if not value.strip():
+        unset = f", or unset {envvar} for none" if from_env else ""
+        raise click.BadParameter(f"{given} empty: did `$(cat FILE)` fail? Make the secret first, e.g. "
+                                 f"{MAKE_SECRET}{unset}", ctx, param)
+    if len(value) < MIN_BOT_SECRET:
+        raise click.BadParameter(f"{envvar if from_env else 'the secret'} has {len(value)} characters: a bot secret "
+                                 f"needs at least {MIN_BOT_SECRET}, e.g. {MAKE_SECRET}", ctx, param)
     return value
 
 

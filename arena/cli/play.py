@@ -17,7 +17,15 @@ from rich.table import Table
 from arena.cli.app import AppContext, cli, print_json, score_text
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
 from arena.cli.game_options import config_of, config_options
-from arena.cli.options import BOT_NAME_RE, GAMES, deadline_option, json_option, option, parse_endpoint
+from arena.cli.options import (
+    BOT_NAME_RE,
+    GAMES,
+    check_bot_secret,
+    deadline_option,
+    json_option,
+    option,
+    parse_endpoint,
+)
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_SEED
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
@@ -57,6 +65,15 @@ class BotSpecType(click.ParamType):  # type: ignore[type-arg]  # generic from cl
             return BotSpec("endpoint", parse_endpoint(text))
         except ValueError as exc:
             self.fail(f"{exc}; or use sample:NAME or a bot .py file", param, ctx)
+
+
+def _check_record(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """click callback of ``--record``: ``value``, once its folder is known to exist (a typo makes no folders)."""
+    if value is not None and not value.parent.is_dir():
+        what = "is not a directory" if value.parent.exists() else "does not exist"
+        raise click.BadParameter(f"the folder {value.parent} of {value} {what}: create it first, or save the record "
+                                 f"into an existing folder", ctx, param)
+    return value
 
 
 def _sample_bot_names() -> Sequence[str] | None:
@@ -157,18 +174,27 @@ def _play_command(game: str) -> None:
     @config_options(game)
     @deadline_option
     @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-            help="Where to save the match record (JSON); default records/MATCH_ID.json.")
+            callback=_check_record,
+            help="Where to save the match record (JSON), in a folder that exists; default records/MATCH_ID.json "
+                 "(records/ is made when missing).")
+    @option("--bot-secret", default=None, metavar="SECRET", callback=check_bot_secret,
+            help="A bot secret (16..256 characters) for this game, to test a bot started with one (SDK: --secret "
+                 "or ARENA_BOT_SECRET) as the arena plays it: the referee sends it with the match calls of every "
+                 "seat, and the bots started here (sample:NAME, FILE.py) are started with it. It goes to every "
+                 "HOST:PORT seat: give it only when they are all yours. An exported ARENA_BOT_SECRET is not read, "
+                 "and the bots started here never inherit it. Default: none.")
     @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
     @json_option
     @click.pass_obj
     def command(app: AppContext, /, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str],
-                deadline_ms: int, record_path: Path | None, show: bool, as_json: bool, **rule_options: Any) -> None:
+                deadline_ms: int, record_path: Path | None, bot_secret: str | None, show: bool, as_json: bool,
+                **rule_options: Any) -> None:
         config = config_of(game, variants, rule_options)
-        _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json)
+        _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json, bot_secret or "")
 
 
 def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None, config: Any, deadline_ms: int,
-          record_path: Path | None, show: bool, as_json: bool) -> None:
+          record_path: Path | None, show: bool, as_json: bool, secret: str = "") -> None:
     from arena_sdk.games import get_game
 
     info = get_game(game).info
@@ -187,7 +213,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     started: list[Any] = []
     try:
         endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
-        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"])
+        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
         for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
             _bot_info(proc.endpoint, game)
         local = iter(started)
@@ -199,7 +225,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
                 proc = next(local)
                 seats.append((proc.name, proc.endpoint))
         names = _unique_names([n for n, _ in seats])
-        specs = [SeatSpec(name=n, endpoint=e) for n, (_, e) in zip(names, seats, strict=True)]
+        specs = [SeatSpec(name=n, endpoint=e, secret=secret) for n, (_, e) in zip(names, seats, strict=True)]
         live = None if as_json else _live_lines(app, game, names)
         with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
                 if not as_json else _nullcontext():
@@ -215,7 +241,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
         for proc in started:
             proc.stop()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if record_path is None:  # records/ of the default path; --record names a folder that exists
+            path.parent.mkdir(parents=True, exist_ok=True)
         record.save(path)
     except OSError as exc:
         raise ArenaCliError(f"cannot save the record to {path}: {exc.strerror or exc}") from None
@@ -295,15 +322,16 @@ def _unique_names(names: Sequence[str]) -> list[str]:
     return out
 
 
-def _start_local_bots(specs: Sequence[BotSpec]) -> list[Any]:
-    """Start the sample / file bots of ``specs`` as separate processes (all at once), in order."""
+def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
+    """Start the sample / file bots of ``specs`` as separate processes (all at once), in order, with the bot
+    secret ``secret`` ("" for none)."""
     if not specs:
         return []
     from arena.match.local_bots import start_bots
 
     texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
     try:
-        return start_bots(texts)
+        return start_bots(texts, secret=secret)
     except (RuntimeError, OSError, ValueError) as exc:  # BotStartError is a RuntimeError
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         message = lines[0] if lines else type(exc).__name__

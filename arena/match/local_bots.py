@@ -53,7 +53,8 @@ def installed_sample_bots() -> dict[str, str]:
 SAMPLE_BOTS: dict[str, str] = installed_sample_bots()
 SAMPLE_PREFIX = "sample:"
 READY_TIMEOUT_S = 15.0
-READY_RE = re.compile(r"^arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)\s*$")
+# the SDK's ready line; what follows the endpoint (" (bot secret on)") is for people
+READY_RE = re.compile(r"^arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)(?:\s+\(.*\))?\s*$")
 _WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]", ""}
 _TAIL_LINES = 40
 
@@ -182,6 +183,19 @@ def bot_command(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args
     return [sys.executable, "-u", *target, "--host", host, "--port", str(port), *extra_args]
 
 
+def bot_environment(secret: str = "") -> dict[str, str]:
+    """The environment of a bot process started here: this process's, without its ``ARENA_BOT_SECRET`` (a secret
+    exported in the shell is not the referee's: a bot that inherited it would refuse every call of a referee that
+    does not send it), with ``secret`` as ``ARENA_BOT_SECRET`` when given (in the environment, not on the command
+    line, which every local user can read with ps), and ``ARENA_PARENT_PID`` (the bot stops when this process dies,
+    by SIGKILL too)."""
+    env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+    env[PARENT_ENV] = str(os.getpid())
+    if secret:
+        env[SECRET_ENV] = secret
+    return env
+
+
 @dataclass
 class _Launch:
     spec: str
@@ -194,9 +208,7 @@ class _Launch:
 
 def _launch(spec: str, host: str, port: int, extra_args: Sequence[str], secret: str = "") -> _Launch:
     command = bot_command(spec, host=host, port=port, extra_args=extra_args)
-    env = {**os.environ, PARENT_ENV: str(os.getpid())}  # the bot stops when this process dies (SIGKILL too)
-    if secret:  # in the environment, not on the command line, which every local user can read (ps)
-        env[SECRET_ENV] = secret
+    env = bot_environment(secret)
     try:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=env)
@@ -231,7 +243,8 @@ def start_bot(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args: 
               timeout: float = READY_TIMEOUT_S, secret: str = "") -> BotProcess:
     """Start the bot of ``spec`` (``"sample:NAME"`` or a path to a ``.py`` bot file) as a separate process and
     wait (up to ``timeout`` seconds) for its ready line. ``secret``: the bot secret it is started with (in its
-    environment, ``ARENA_BOT_SECRET``), so that it answers only calls that carry it; "" for none.
+    environment, ``ARENA_BOT_SECRET``), so that it answers only calls that carry it; "" for none, even when this
+    process has an ``ARENA_BOT_SECRET`` (``bot_environment``).
 
     Raises ``ValueError`` for a bad spec (unknown sample, missing file) and ``BotStartError`` (with the tail of
     the process's stderr) when the process exits or prints no ready line in time; the process is stopped then.
@@ -241,14 +254,15 @@ def start_bot(spec: str, *, host: str = "127.0.0.1", port: int = 0, extra_args: 
 
 
 def start_bots(specs: Sequence[str], *, host: str = "127.0.0.1", extra_args: Sequence[str] = (),
-               timeout: float = READY_TIMEOUT_S) -> list[BotProcess]:
-    """Start several bots at once (every process launched first, then awaited, so start-up overlaps).
-    Same errors as ``start_bot``; on an error every process already started is stopped."""
+               timeout: float = READY_TIMEOUT_S, secret: str = "") -> list[BotProcess]:
+    """Start several bots at once (every process launched first, then awaited, so start-up overlaps), each with
+    the bot secret ``secret`` ("" for none), as ``start_bot``. Same errors as ``start_bot``; on an error every
+    process already started is stopped."""
     launches: list[_Launch] = []
     bots: list[BotProcess] = []
     try:
         for spec in specs:
-            launches.append(_launch(spec, host, 0, extra_args))
+            launches.append(_launch(spec, host, 0, extra_args, secret))
         deadline = time.monotonic() + timeout
         for launch in launches:
             bots.append(_await_ready(launch, deadline))

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from .bot import Bot, BotDefinitionError
@@ -20,6 +21,8 @@ log = logging.getLogger("arena_sdk")
 DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
+MIN_SECRET = 16  # serve(): a bot secret has at least this many characters (the arena's registration asks as much)
+MAKE_SECRET = "(umask 077; python -c 'import secrets; print(secrets.token_hex(16))' > my.secret)"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})  # no warning for a bot without a secret
 PARENT_ENV = "ARENA_PARENT_PID"  # serve(): stop once this process is no longer the parent (it died, even by SIGKILL)
 TLS_CERT_ENV = "ARENA_BOT_TLS_CERT"  # serve(): the certificate chain (PEM file) when --tls-cert is not given
@@ -53,6 +56,24 @@ def _tls_files(cert: str | None, key: str | None) -> tuple[bytes, bytes] | None:
             return c.read(), k.read()
     except OSError as exc:
         raise ServeError(f"cannot read the TLS file {exc.filename}: {exc.strerror}") from None
+
+
+def bot_secret(given: str | None, environ: Mapping[str, str]) -> str | None:
+    """The bot secret of ``serve``: ``given`` (``--secret``) when not None, else env ``ARENA_BOT_SECRET`` when set,
+    else None (no secret). Raises ``ServeError`` when the one that counts is empty or only whitespace (a
+    ``$(cat FILE)`` that failed) or shorter than ``MIN_SECRET`` characters: a bot meant to have a secret never
+    starts without one."""
+    source, secret = ("--secret", given) if given is not None else (SECRET_ENV, environ.get(SECRET_ENV))
+    if secret is None:
+        return None
+    if not secret.strip():
+        unset = f", or unset {SECRET_ENV} to serve without one" if given is None else ""
+        raise ServeError(f"{source} is set but empty: did `$(cat FILE)` fail? Make the secret first, e.g. "
+                         f"{MAKE_SECRET}{unset}")
+    if len(secret) < MIN_SECRET:
+        raise ServeError(f"{source} has {len(secret)} characters: a bot secret needs at least {MIN_SECRET}, e.g. "
+                         f"{MAKE_SECRET}")
+    return secret
 
 
 def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
@@ -98,7 +119,6 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     if isinstance(bot_cls, type) and issubclass(bot_cls, Bot):
         bot_cls.add_arguments(parser)
     args = parser.parse_args(argv)
-    secret = args.secret if args.secret is not None else os.environ.get(SECRET_ENV) or None
     options = {k: v for k, v in vars(args).items()
                if k not in ("host", "port", "name", "max_workers", "secret", "tls_cert", "tls_key")}
     if not logging.getLogger().handlers:
@@ -107,6 +127,7 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
         )
 
     try:
+        secret = bot_secret(args.secret, os.environ)
         tls = _tls_files(args.tls_cert or os.environ.get(TLS_CERT_ENV) or None,
                          args.tls_key or os.environ.get(TLS_KEY_ENV) or None)
         server, port = create_server(
@@ -126,7 +147,8 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     try:
         server.start()
         name = server.servicer.name  # type: ignore[attr-defined]
-        print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port}", flush=True)
+        guard = "bot secret on" if secret else "no bot secret: anyone who reaches this port can play it"
+        print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port} ({guard})", flush=True)
         if secret is None and args.host not in LOOPBACK_HOSTS:
             print(f"warning: {name} serves {args.host}:{port} without a secret: anyone who reaches it can start "
                   f"matches with it and hold its threads; give --secret S (env {SECRET_ENV}) and register it with "

@@ -92,6 +92,19 @@ def test_play_against_a_bot_that_is_not_running_is_one_line(tmp_path: Path) -> N
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.parametrize("folder", ["missing/dir", "a-file"])
+def test_play_refuses_a_record_in_a_folder_that_does_not_exist(tmp_path: Path, folder: str) -> None:
+    """A typo in --record makes no folders: the play is refused before any bot starts, and nothing is created."""
+    (tmp_path / "a-file").write_text("")
+    record = tmp_path / folder / "game.json"
+    result = CliRunner().invoke(cli, ["play", "take5", *THREE_SEATS, "--record", str(record)])
+    assert result.exit_code == 2, result.output
+    what = "does not exist" if folder.startswith("missing") else "is not a directory"
+    assert f"Invalid value for '--record': the folder {record.parent} of {record} {what}" in result.stderr
+    assert "playing" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 def test_play_against_a_running_endpoint_uses_its_name(start_bot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bot = start_bot("sample:heuristic")
     record = tmp_path / "r.json"

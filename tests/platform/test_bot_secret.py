@@ -34,12 +34,9 @@ def _requests() -> dict[str, Any]:
     }
 
 
-def test_a_bot_started_with_a_secret_answers_match_calls_only_with_it(start_bot: Callable[..., Any],
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bot_started_with_a_secret_answers_match_calls_only_with_it(start_bot: Callable[..., Any]) -> None:
     by_flag = start_bot("sample:random", extra_args=["--secret", SECRET])
-    monkeypatch.setenv("ARENA_BOT_SECRET", SECRET)  # the other way to give it: the bot process inherits it
-    by_env = start_bot("sample:heuristic")
-    monkeypatch.delenv("ARENA_BOT_SECRET")
+    by_env = start_bot("sample:heuristic", secret=SECRET)  # the other way to give it: ARENA_BOT_SECRET
     for bot in (by_flag, by_env):
         with grpc.insecure_channel(bot.endpoint) as channel:
             stub = bot_pb2_grpc.BotStub(channel)

@@ -186,3 +186,24 @@ def test_play_checks_game_and_seat_count_before_starting_bots() -> None:
         play(["sample:random"], seed=1)
     with pytest.raises(ValueError, match="unknown game"):
         play(["sample:random", "sample:random"], game="chess", seed=1)
+
+
+def test_bots_started_here_answer_the_referee_whatever_secret_the_shell_exports(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ARENA_BOT_SECRET exported in the shell is not the referee's: the bots started here do not inherit it
+    (else each would refuse every call of a referee that sends none, and every seat forfeit); a secret the launcher
+    passes is the one the bot answers to."""
+    monkeypatch.setenv("ARENA_BOT_SECRET", "s3cret-of-the-shell-0123456789")
+    record = play(["sample:heuristic", "sample:random"], config=take5.Take5Config(limit=5), seed=3, deadline_ms=5000)
+    assert not record.faults and list(record.result.faults) == [0, 0]
+    bot = start_bot("sample:random", secret="s3cret-of-the-launcher-0123")
+    try:
+        request = bot_pb2.StartMatchRequest(match_id="m", game="take5", seat=0, num_players=2)
+        with grpc.insecure_channel(bot.endpoint) as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.StartMatch(request, timeout=5, metadata=(("arena-bot-secret", "s3cret-of-the-shell-0123456789"),))
+            assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            stub.StartMatch(request, timeout=5, metadata=(("arena-bot-secret", "s3cret-of-the-launcher-0123"),))
+    finally:
+        bot.stop()

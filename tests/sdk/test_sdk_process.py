@@ -18,18 +18,17 @@ from arena_sdk.games.take5 import wire as take5_wire
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
-READY = re.compile(r"arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)\n")
+READY = re.compile(r"arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+) \((?P<guard>[^)]*)\)\n")
+SECRET = "s3cret-of-the-owner-0123456789"
 
 
-def start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},  # the line must be flushed by serve()
-    )
+def start(args: list[str], secret: str | None = None) -> subprocess.Popen[str]:
+    """The process of ``args``; ``secret`` None: without ARENA_BOT_SECRET, else with it set to ``secret``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "ARENA_BOT_SECRET")}  # serve() flushes
+    if secret is not None:
+        env["ARENA_BOT_SECRET"] = secret
+    return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
 
 
 def ready_line(proc: subprocess.Popen[str]) -> re.Match[str]:
@@ -100,6 +99,40 @@ def test_a_port_in_use_exits_2_with_one_line_on_stderr() -> None:
     finally:
         first.kill()
         first.communicate()
+
+
+@pytest.mark.parametrize(("args", "secret", "says"), [
+    ([], "", "ARENA_BOT_SECRET is set but empty: did `$(cat FILE)` fail?"),  # $(cat my.secret) of a missing file
+    ([], " \t", "ARENA_BOT_SECRET is set but empty"),
+    ([], "s3cret", "ARENA_BOT_SECRET has 6 characters: a bot secret needs at least 16"),
+    (["--secret", ""], None, "--secret is set but empty"),
+    (["--secret=0123456789abcde"], SECRET, "--secret has 15 characters"),  # the argument wins over the variable
+])
+def test_an_empty_or_short_secret_stops_the_bot_before_it_serves(args: list[str], secret: str | None,
+                                                                 says: str) -> None:
+    """A bot meant to have a secret never serves without one: a set but empty (or blank) secret, the trace of a
+    `$(cat my.secret)` whose file is missing, or one shorter than 16 characters exits 2 with one line."""
+    proc = start(["-m", "sample_bots.random_bot", "--port", "0", *args], secret)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2, (out, err)
+    assert out == ""  # no ready line: nothing listens
+    assert err.startswith(f"error: {says}") and err.count("\n") == 1, err
+    assert "secrets.token_hex(16)" in err  # how to make one
+
+
+@pytest.mark.parametrize(("args", "secret", "guard"), [
+    ([], None, "no bot secret: anyone who reaches this port can play it"),
+    ([], SECRET, "bot secret on"),
+    (["--secret", SECRET], None, "bot secret on"),
+])
+def test_the_ready_line_says_whether_a_secret_guards_the_bot(args: list[str], secret: str | None,
+                                                              guard: str) -> None:
+    proc = start(["-m", "sample_bots.random_bot", "--port", "0", *args], secret)
+    try:
+        assert ready_line(proc)["guard"] == guard
+    finally:
+        proc.kill()
+        proc.communicate(timeout=20)
 
 
 BLOCKER = textwrap.dedent(

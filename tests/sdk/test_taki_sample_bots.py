@@ -296,7 +296,7 @@ def test_random_bot_is_reproducible_per_seed_and_match() -> None:
 # --- as a process --------------------------------------------------------------------------------------------
 
 
-READY = re.compile(r"arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+)\n")
+READY = re.compile(r"arena-bot (?P<name>\S+) listening on (?P<host>\S+):(?P<port>\d+) \((?P<guard>[^)]*)\)\n")
 
 
 def test_heuristic_process_prints_ready_line_and_answers_a_turn() -> None:
