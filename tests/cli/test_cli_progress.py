@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -103,7 +104,11 @@ def arena() -> Iterator[tuple[ScriptedArena, str]]:
 
 
 def run(server: str, *args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner(env={"COLUMNS": "200", **(env or {})}).invoke(cli, [*args, "--server", server])
+    """The CLI against the scripted arena, with a data dir of its own: an admin token saved in ./.arena by an
+    arena served from the working folder would otherwise be signed with (and this arena offers no signed calls)."""
+    with tempfile.TemporaryDirectory() as data_dir:
+        return CliRunner(env={"COLUMNS": "200", "ARENA_DATA_DIR": data_dir, **(env or {})}).invoke(
+            cli, [*args, "--server", server])
 
 
 # --- failed matches ---------------------------------------------------------------------------------------------

@@ -313,11 +313,11 @@ def test_late_answers_never_use_up_the_budget_of_unasked_messages(seats_of, test
     after it, so that a deadline timer the loaded test machine fires late still fires first)."""
     bot = test_bot("stream_bot", "--style", "late", "--sleep", "0.15")
     seats = [*seats_of("random1"), seat(bot), *seats_of("random2")]
-    record = run_match_sync("stream-late-all", "take5", seats, take5.Take5Config(), seed=5,
-                            options=RefereeOptions(deadline_ms=50, lag_retries=0, **NO_LIMITS))
+    record = run_match_sync("stream-late-all", "take5", seats, take5.Take5Config(limit=120), seed=5,
+                            seat_seeds=(7, 8, 9), options=RefereeOptions(deadline_ms=50, lag_retries=0, **NO_LIMITS))
     assert replay(record) == [] and record.forfeits == ()
     asked = [d for d in record.decisions if d["seat"] == BAD]
-    assert len(asked) > MAX_UNASKED_MESSAGES + 5
+    assert len(asked) > MAX_UNASKED_MESSAGES + 5  # seat seeds: the same game each run, random bots included
     assert faults_of(record) == Counter({"timeout": len(asked)}), record.faults
 
 
