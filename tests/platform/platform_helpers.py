@@ -111,3 +111,24 @@ def rpc_error(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
     with pytest.raises(grpc.RpcError) as excinfo:
         call()
     return excinfo.value.code(), excinfo.value.details()
+
+
+def race(*calls: Callable[[], Any]) -> list[Any]:
+    """Each of ``calls`` in its own thread, all released at once (a barrier): what each returned, or the
+    ``grpc.RpcError`` it raised, in the order given."""
+    barrier = threading.Barrier(len(calls))
+    answers: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            answers[i] = calls[i]()
+        except grpc.RpcError as exc:
+            answers[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers

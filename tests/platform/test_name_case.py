@@ -6,12 +6,12 @@ fields of older data keyed by a spelling with capitals keep their owners."""
 
 from __future__ import annotations
 
-import threading
+import functools
 from typing import Any
 
 import grpc
 import pytest
-from platform_helpers import rpc_error
+from platform_helpers import race, rpc_error
 
 from arena.server.servicer import ArenaServicer
 from arena.store import NameSpellingError, NameTakenError, Registration, Store, token_hash
@@ -133,21 +133,8 @@ def test_two_strangers_registering_two_spellings_at_once_give_one_owner(arena_se
         spellings = (f"Race{i}", f"race{i}")
         tokens = ("", "") if i % 2 == 0 else (p, q)
         games = ("take5", "take5") if i % 4 < 2 else ("take5", "taki")
-        barrier = threading.Barrier(2)
-        answers: list[Any] = [None, None]
-
-        def run(side: int) -> None:
-            barrier.wait()
-            try:
-                answers[side] = _register(stub, spellings[side], tokens[side], game=games[side])
-            except grpc.RpcError as exc:
-                answers[side] = exc
-
-        threads = [threading.Thread(target=run, args=(side,)) for side in (0, 1)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        answers = race(*(functools.partial(_register, stub, spellings[side], tokens[side], game=games[side])
+                         for side in (0, 1)))
         won = [a for a in answers if isinstance(a, arena_pb2.BotRecord)]
         lost = [a for a in answers if isinstance(a, grpc.RpcError)]
         assert len(won) == 1 and len(lost) == 1, answers

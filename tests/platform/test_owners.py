@@ -5,6 +5,7 @@ right codes; an unknown token is refused; per-name owners of older data become a
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import defaultdict
@@ -12,7 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
-from platform_helpers import rpc_error
+from platform_helpers import race, rpc_error
 
 from arena.server.auth import admin_metadata
 from arena.server.owners import peer_host
@@ -341,21 +342,8 @@ def test_two_first_registrations_of_a_name_in_two_games_at_once_give_one_owner(a
     for i in range(rounds):
         name = f"race{i}"
         tokens = ("", "") if i % 2 == 0 else (p, q)
-        barrier = threading.Barrier(2)
-        answers: list[Any] = [None, None]
-
-        def run(side: int) -> None:
-            barrier.wait()
-            try:
-                answers[side] = _register(stub, name, tokens[side], game=("take5", "taki")[side])
-            except grpc.RpcError as exc:
-                answers[side] = exc
-
-        threads = [threading.Thread(target=run, args=(side,)) for side in (0, 1)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        answers = race(*(functools.partial(_register, stub, name, tokens[side], game=("take5", "taki")[side])
+                         for side in (0, 1)))
         won = [a for a in answers if isinstance(a, arena_pb2.BotRecord)]
         lost = [a for a in answers if isinstance(a, grpc.RpcError)]
         assert len(won) == 1 and len(lost) == 1, answers
