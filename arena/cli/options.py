@@ -14,9 +14,8 @@ import click
 from click.core import ParameterSource
 
 from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
-from arena.core.limits import MIN_BOT_SECRET
-from arena_sdk.bot_process import MAKE_SECRET
 from arena_sdk.games import game_ids
+from arena_sdk.guard import MAKE_SECRET, secret_problem
 
 GAMES = game_ids()  # every registered game, e.g. ("take5", "taki")
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
@@ -116,10 +115,11 @@ def check_bot_name(value: str) -> str:
 
 def check_bot_secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """click callback of a ``--bot-secret`` option: ``value``, or None when none is given. Raises
-    ``click.BadParameter`` when the secret is empty or only whitespace (given so, or its environment variable set
-    but empty, which click reads as unset: a ``$(cat FILE)`` that failed) or shorter than
-    ``limits.MIN_BOT_SECRET`` characters, so that a bot meant to have a secret is never registered or played
-    without one. The message never holds the secret."""
+    ``click.BadParameter`` when the secret is no bot secret (``arena_sdk.guard.secret_problem``): empty or only
+    whitespace (given so, or its environment variable set but empty, which click reads as unset: a ``$(cat FILE)``
+    that failed), not 16..256 characters, or holding a space or a character call metadata cannot carry; so a bot
+    meant to have a secret is never registered or played without one, or with one no call can send. The message
+    never holds the secret."""
     envvar = param.envvar if isinstance(param.envvar, str) else (
         param.auto_envvar(ctx) if isinstance(param, ArenaOption) else None)
     from_env = ctx.get_parameter_source(param.name or "") == ParameterSource.ENVIRONMENT
@@ -127,14 +127,14 @@ def check_bot_secret(ctx: click.Context, param: click.Parameter, value: str | No
         if envvar is None or os.environ.get(envvar) is None:
             return None
         from_env, value = True, os.environ[envvar]
-    given = f"{envvar} is set but" if from_env else "the secret is"
-    if not value.strip():
+    problem = secret_problem(value)
+    if problem == "is empty":
+        given = f"{envvar} is set but" if from_env else "the secret is"
         unset = f", or unset {envvar} for none" if from_env else ""
         raise click.BadParameter(f"{given} empty: did `$(cat FILE)` fail? Make the secret first, e.g. "
                                  f"{MAKE_SECRET}{unset}", ctx, param)
-    if len(value) < MIN_BOT_SECRET:
-        raise click.BadParameter(f"{envvar if from_env else 'the secret'} has {len(value)} characters: a bot secret "
-                                 f"needs at least {MIN_BOT_SECRET}, e.g. {MAKE_SECRET}", ctx, param)
+    if problem is not None:
+        raise click.BadParameter(f"{envvar if from_env else 'the secret'} {problem}; e.g. {MAKE_SECRET}", ctx, param)
     return value
 
 

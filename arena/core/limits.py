@@ -52,6 +52,8 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from arena_sdk import guard
+
 KIB = 1024
 MAX_WORKERS = 256  # workers embedded in one `arena serve`
 MAX_CONCURRENCY = 10_000  # matches one worker runs at once
@@ -68,8 +70,8 @@ BOT_REF = BOT_NAME + 1 + VERSION  # "NAME@VERSION"
 ENDPOINT = 255
 TOKEN = 256  # owner tokens and admin tokens as sent in a request or call metadata
 MIN_ADMIN_TOKEN = 16  # an admin token given to `arena serve` (ARENA_ADMIN_TOKEN) must be at least this long
-MIN_BOT_SECRET = 16
-BOT_SECRET = 256
+MIN_BOT_SECRET = guard.MIN_BOT_SECRET  # a bot secret's characters, at least and at most: the SDK's one rule
+BOT_SECRET = guard.MAX_BOT_SECRET
 AUTHOR = 128
 SDK_VERSION = 64
 GAMES_PER_BOT = 16

@@ -9,11 +9,10 @@ from typing import NoReturn
 
 import grpc
 
-from arena.core import limits
 from arena.core.errors import TournamentError
 from arena.core.specs import TOURNAMENT_ID_RE, split_bot_ref
-from arena.server import auth
 from arena_sdk.games import GAMES
+from arena_sdk.guard import secret_problem
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +50,14 @@ def check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> No
 
 
 def check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> None:
-    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or ``limits.MIN_BOT_SECRET``..``limits.BOT_SECRET``
-    visible ASCII characters (what call metadata can carry); the message never holds the secret."""
-    if secret and (not limits.MIN_BOT_SECRET <= len(secret) <= limits.BOT_SECRET
-                   or not auth.TOKEN_RE.match(secret)):
+    """INVALID_ARGUMENT unless ``secret`` is empty (none / keep) or a bot secret (``arena_sdk.guard.secret_problem``:
+    16..256 visible ASCII characters, what call metadata can carry, as ``arena.core.limits`` says too); the
+    message never holds the secret."""
+    problem = secret_problem(secret) if secret else None
+    if problem is not None:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-               f"{field} must be {limits.MIN_BOT_SECRET}..{limits.BOT_SECRET} visible ASCII characters without "
-               f"spaces (got {len(secret)} characters); e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
+              f"{field} {problem} (visible ASCII characters without spaces); e.g. python -c 'import secrets; "
+              f"print(secrets.token_hex(16))'")
 
 
 def split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bot import Bot, BotDefinitionError
+from .guard import MAKE_SECRET, secret_problem
 from .server import DEFAULT_HOST, DEFAULT_MAX_WORKERS, ServeError, create_server
 
 log = logging.getLogger("arena_sdk")
@@ -21,8 +22,6 @@ log = logging.getLogger("arena_sdk")
 DEFAULT_PORT = 50100  # `python my_bot.py` without --port; `--port 0` picks a free port
 STOP_GRACE_S = 1.0  # seconds in-flight calls get to finish on SIGTERM/SIGINT
 SECRET_ENV = "ARENA_BOT_SECRET"  # serve(): the bot secret when --secret is not given
-MIN_SECRET = 16  # serve(): a bot secret has at least this many characters (the arena's registration asks as much)
-MAKE_SECRET = "(umask 077; python -c 'import secrets; print(secrets.token_hex(16))' > my.secret)"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})  # no warning for a bot without a secret
 PARENT_ENV = "ARENA_PARENT_PID"  # serve(): stop once this process is no longer the parent (it died, even by SIGKILL)
 TLS_CERT_ENV = "ARENA_BOT_TLS_CERT"  # serve(): the certificate chain (PEM file) when --tls-cert is not given
@@ -60,19 +59,20 @@ def _tls_files(cert: str | None, key: str | None) -> tuple[bytes, bytes] | None:
 
 def bot_secret(given: str | None, environ: Mapping[str, str]) -> str | None:
     """The bot secret of ``serve``: ``given`` (``--secret``) when not None, else env ``ARENA_BOT_SECRET`` when set,
-    else None (no secret). Raises ``ServeError`` when the one that counts is empty or only whitespace (a
-    ``$(cat FILE)`` that failed) or shorter than ``MIN_SECRET`` characters: a bot meant to have a secret never
-    starts without one."""
+    else None (no secret). Raises ``ServeError`` when the one that counts is no bot secret (``guard.secret_problem``:
+    empty or only whitespace, a ``$(cat FILE)`` that failed; not 16..256 characters; a space or a character call
+    metadata cannot carry): a bot meant to have a secret never starts without one, or with one the arena would
+    refuse to register."""
     source, secret = ("--secret", given) if given is not None else (SECRET_ENV, environ.get(SECRET_ENV))
     if secret is None:
         return None
-    if not secret.strip():
+    problem = secret_problem(secret)
+    if problem == "is empty":
         unset = f", or unset {SECRET_ENV} to serve without one" if given is None else ""
         raise ServeError(f"{source} is set but empty: did `$(cat FILE)` fail? Make the secret first, e.g. "
                          f"{MAKE_SECRET}{unset}")
-    if len(secret) < MIN_SECRET:
-        raise ServeError(f"{source} has {len(secret)} characters: a bot secret needs at least {MIN_SECRET}, e.g. "
-                         f"{MAKE_SECRET}")
+    if problem is not None:
+        raise ServeError(f"{source} {problem}; e.g. {MAKE_SECRET}")
     return secret
 
 

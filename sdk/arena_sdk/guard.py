@@ -7,7 +7,8 @@ servicer's unary methods with a request decoder that never raises: undecodable b
 metadata before the request is looked at (the bot secret of ``arena_sdk.server``, the Arena's admin token).
 
 Also here: the call-metadata key of the per-bot secret (``BOT_SECRET_METADATA``), which the referee sends on
-every StartMatch, Decide and EndMatch call, and ``secret_matches``, a constant-time comparison.
+every StartMatch, Decide and EndMatch call, ``secret_matches``, a constant-time comparison, and ``secret_problem``,
+the one rule of what a bot secret may be (the SDK's ``serve``, the CLI and the arena's registration apply it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import hashlib
 import heapq
 import hmac
 import itertools
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +28,25 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 
 BOT_SECRET_METADATA = "arena-bot-secret"  # call metadata the referee sends to a bot registered with a secret
+MIN_BOT_SECRET = 16  # characters of a bot secret, at least
+MAX_BOT_SECRET = 256  # and at most
+MAKE_SECRET = "(umask 077; python -c 'import secrets; print(secrets.token_hex(16))' > my.secret)"
+_METADATA_TEXT = re.compile(r"[\x21-\x7e]+\Z")  # visible ASCII, no space: what call metadata carries as it is
+
+
+def secret_problem(secret: str) -> str | None:
+    """Why ``secret`` cannot be a bot secret, completing "the secret ...": "is empty" (also for only whitespace:
+    a ``$(cat FILE)`` that failed), "has N characters ...", "has a space, a tab or a non-ASCII character ..."; None
+    when it can be one: ``MIN_BOT_SECRET``..``MAX_BOT_SECRET`` visible ASCII characters without spaces (gRPC
+    metadata). The text never holds the secret."""
+    if not secret.strip():
+        return "is empty"
+    if not MIN_BOT_SECRET <= len(secret) <= MAX_BOT_SECRET:
+        return f"has {len(secret)} characters: a bot secret has {MIN_BOT_SECRET}..{MAX_BOT_SECRET}"
+    if not _METADATA_TEXT.match(secret):
+        return ("has a space, a tab or a non-ASCII character: a bot secret is visible ASCII characters without "
+                "spaces (gRPC call metadata carries no other)")
+    return None
 # A bidirectional stream holds a server thread from the moment it opens (grpcio's sync server), before any message:
 # one whose first message has not come this long after it opened is cancelled, its thread freed. (The arena's
 # referee writes its first message as it opens a stream.)

@@ -30,7 +30,7 @@ def _free_port() -> int:
      "ARENA_BOT_SECRET is set but empty: did `$(cat FILE)` fail?"),
     (["bot", "register", "mybot", "127.0.0.1:50061"], {"ARENA_BOT_SECRET": "  "}, "ARENA_BOT_SECRET is set but empty"),
     (["bot", "register", "mybot", "127.0.0.1:50061"], {"ARENA_BOT_SECRET": "s3cret"},
-     "ARENA_BOT_SECRET has 6 characters: a bot secret needs at least 16"),
+     "ARENA_BOT_SECRET has 6 characters: a bot secret has 16..256"),
     (["bot", "register", "mybot", "127.0.0.1:50061", "--bot-secret", ""], {}, "the secret is empty"),
     (["bot", "register", "mybot", "127.0.0.1:50061", "--bot-secret", "0123456789abcde"], {"ARENA_BOT_SECRET": SECRET},
      "the secret has 15 characters"),
@@ -38,6 +38,12 @@ def _free_port() -> int:
     (["bot", "update", "mybot", "127.0.0.1:50061", "--bot-secret", "short"], {}, "the secret has 5 characters"),
     (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--bot-secret", "short"], {},
      "the secret has 5 characters"),
+    (["play", "take5", "--bot", "sample:random", "--bot", "sample:random", "--bot-secret", "pässwörd-1234567890"], {},
+     "the secret has a space, a tab or a non-ASCII character"),
+    (["bot", "register", "mybot", "127.0.0.1:50061", "--bot-secret", "two words of a passphrase"], {},
+     "the secret has a space, a tab or a non-ASCII character"),
+    (["bot", "register", "mybot", "127.0.0.1:50061", "--bot-secret", "a" * 257], {},
+     "the secret has 257 characters: a bot secret has 16..256"),
 ])
 def test_an_empty_or_short_bot_secret_is_refused_before_any_call(args: list[str], env: dict[str, str], says: str,
                                                                  tmp_path: Path) -> None:

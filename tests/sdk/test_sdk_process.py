@@ -104,7 +104,9 @@ def test_a_port_in_use_exits_2_with_one_line_on_stderr() -> None:
 @pytest.mark.parametrize(("args", "secret", "says"), [
     ([], "", "ARENA_BOT_SECRET is set but empty: did `$(cat FILE)` fail?"),  # $(cat my.secret) of a missing file
     ([], " \t", "ARENA_BOT_SECRET is set but empty"),
-    ([], "s3cret", "ARENA_BOT_SECRET has 6 characters: a bot secret needs at least 16"),
+    ([], "s3cret", "ARENA_BOT_SECRET has 6 characters: a bot secret has 16..256"),
+    ([], "\t1234567890123456", "ARENA_BOT_SECRET has a space, a tab or a non-ASCII character"),
+    ([], "a" * 257, "ARENA_BOT_SECRET has 257 characters"),
     (["--secret", ""], None, "--secret is set but empty"),
     (["--secret=0123456789abcde"], SECRET, "--secret has 15 characters"),  # the argument wins over the variable
 ])
