@@ -119,9 +119,11 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
     ask = arena_pb2.GetMatchRequest(match_id=match_id)
     detail = app.arena(server).call("GetMatch", ask, credential=credential)
     if detail.withheld and credential is None and any(detail.summary.faults) and data_dir is not None:
-        saved = _saved_credential(app, server, detail.summary, TokenStore(data_dir))
-        if saved is not None:  # an owner of a seat on this machine: its faults
-            detail = app.arena(server).call("GetMatch", ask, credential=saved)
+        faults = []  # the owners of seats on this machine, each with its token: their seats' faults
+        for saved in _saved_credentials(app, server, detail.summary, TokenStore(data_dir)):
+            faults.extend(app.arena(server).call("GetMatch", ask, credential=saved).own_faults)
+        detail.own_faults.extend(sorted({(f.seat, f.hand, f.turn, f.kind, f.detail): f for f in faults}.values(),
+                                        key=lambda f: (f.hand, f.turn, f.seat)))
     if detail.withheld:
         _show_summary(app, detail, as_json)
         return
@@ -146,19 +148,17 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
                + f", stored {when(m.finished_at)}")
 
 
-def _saved_credential(app: AppContext, server: str, m: Any, tokens: TokenStore) -> Credential | None:
-    """The owner token saved on this machine for the NAME of a seat that faulted in match summary ``m`` (the first
-    such seat's), as a credential for this arena; None when none is saved (or the token file cannot be read)."""
+def _saved_credentials(app: AppContext, server: str, m: Any, tokens: TokenStore) -> list[Credential]:
+    """The owner tokens saved on this machine for the NAMEs of the seats that faulted in match summary ``m``, one
+    credential per distinct token, for this arena; none when none is saved (or the token file cannot be read)."""
     try:
         tokens.check()
     except ArenaCliError:
-        return None
+        return []
     arena = resolve_arena(app, server)
-    for bot_id, faults in zip(m.seats, m.faults):
-        saved = tokens.lookup(arena, m.game, bot_id.split("@", 1)[0]) if faults else None
-        if saved:
-            return owner_credential(arena, None, saved)
-    return None
+    saved = {tokens.lookup(arena, m.game, bot_id.split("@", 1)[0]) for bot_id, faults in zip(m.seats, m.faults)
+             if faults}
+    return [c for token in sorted(t for t in saved if t) if (c := owner_credential(arena, None, token)) is not None]
 
 
 def _show_summary(app: AppContext, detail: Any, as_json: bool) -> None:
