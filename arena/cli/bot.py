@@ -102,7 +102,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     arena = resolve_arena(app, server)
     owner = token or tokens.lookup(arena, game, name)
     hints = token_hints(bool(token), tokens, name) if owner else {
-        grpc.StatusCode.PERMISSION_DENIED: f"pass it with --token or ARENA_TOKEN; {tokens.missing(arena, game, name)}"}
+        grpc.StatusCode.PERMISSION_DENIED: f"if {name} is yours, pass its owner token with --token or ARENA_TOKEN "
+                                            f"({tokens.missing(arena, game, name)})"}
     record = app.arena(server).call(
         "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
                                                     bot_secret=bot_secret or ""),

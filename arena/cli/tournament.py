@@ -415,7 +415,9 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
     unsettled = t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed
     click.echo(f"tournament {t.id} cancelled: {t.matches_dropped_now} queued "
                f"match{'es' if t.matches_dropped_now != 1 else ''} dropped; {t.matches_done}/{t.matches_total} done"
-               f"{failed_note(t)}" + (f"; {unsettled} already with a worker finish and count" if unsettled else ""))
+               f"{failed_note(t)}" + (f"; {unsettled} already with a worker: those being played finish and count, "
+                                      f"those a worker read ahead but has not started are dropped" if unsettled
+                                      else ""))
 
 
 def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
