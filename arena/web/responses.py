@@ -40,7 +40,9 @@ def message_dict(message: Any) -> dict[str, Any]:
     """A protobuf message of the Arena read replies as a JSON-ready dict: field names as in the .proto, every
     field present (zeros too: a score of 0 is a real score; an unset ``optional`` field or sub-message is null),
     64-bit integers as numbers, a non-finite double as proto3 JSON writes it ("Infinity", "-Infinity", "NaN"),
-    an enum as its number, bytes as hex. (``google.protobuf.json_format`` gives the same shape, 20 times slower.)"""
+    an enum as its number, bytes as hex. (``google.protobuf.json_format`` gives the same shape, 20 times slower.)
+    A match summary's deal (seed, round, deal, table, attempt) is null until it is revealed, as the CLI's JSON
+    writes it: the referee sends zeros while it is secret, which are no deal."""
     out: dict[str, Any] = {}
     for field in message.DESCRIPTOR.fields:
         value = getattr(message, field.name)
@@ -50,7 +52,13 @@ def message_dict(message: Any) -> dict[str, Any]:
             out[field.name] = None
         else:
             out[field.name] = _value(field, value)
+    if message.DESCRIPTOR.full_name in _SECRET_UNTIL_REVEALED and not out.get("revealed"):
+        out.update(dict.fromkeys(_SECRET_UNTIL_REVEALED[message.DESCRIPTOR.full_name]))
     return out
+
+
+# fields a reply gives as zeros while they are secret, by message: null until its ``revealed`` is true
+_SECRET_UNTIL_REVEALED = {"arena.v1.MatchSummary": ("seed", "round", "deal", "table", "attempt")}
 
 
 def _value(field: Any, value: Any) -> Any:

@@ -96,6 +96,14 @@ def test_message_dict_has_every_field_nulls_for_unset_optionals_and_is_json() ->
     assert message_dict(arena_pb2.Tournament(id="t1"))["config"] is None
 
 
+def test_a_match_summarys_deal_is_null_until_revealed() -> None:
+    deal = {"seed": 7, "round": 2, "deal": 3, "table": 1, "attempt": 0}
+    secret = message_dict(arena_pb2.MatchSummary(match_id="t1-000003", revealed=False))
+    assert {k: secret[k] for k in deal} == dict.fromkeys(deal) and secret["match_id"] == "t1-000003"
+    shown = message_dict(arena_pb2.MatchSummary(match_id="t1-000003", revealed=True, **deal))
+    assert {k: shown[k] for k in deal} == deal
+
+
 def _render_live(tournament: arena_pb2.Tournament, standings: arena_pb2.Standings,
                  sprt: arena_pb2.Sprt | None) -> str:
     from starlette.templating import Jinja2Templates
