@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -143,9 +144,22 @@ def remove_bot(servicer: ArenaServicer, request: arena_pb2.RemoveBotRequest,
     return arena_pb2.RemoveBotResponse(removed=removed)
 
 
+def spelt(store: Store, refs: Sequence[str]) -> str:
+    """Bot refs (NAME or NAME@VERSION) that name no bot, for a NOT_FOUND message: "faulty (did you mean Faulty? a
+    NAME's letter case counts here)" for one whose NAME is held in another letter case, else as given; comma
+    separated."""
+    out = []
+    for ref in refs:
+        name, at, version = ref.partition("@")
+        held = store.held_spelling(name) if BOT_NAME_RE.match(name) else ""
+        out.append(f"{ref} (did you mean {held}{at}{version}? a NAME's letter case counts here)"
+                   if held and held != name else ref)
+    return ", ".join(out)
+
+
 def not_found(store: Store, game: str, name: str, ref: str) -> str:
     """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
     versions = store.bot_versions(game, name)
     if not versions:
-        return f"no bot named {name} is registered for {game}"
+        return f"no bot named {spelt(store, [name])} is registered for {game}"
     return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"

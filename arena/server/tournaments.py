@@ -22,6 +22,7 @@ from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
 from arena.core.specs import split_bot_ref
+from arena.server.registration import spelt
 from arena.server.replies import tournament_message
 from arena.server.requests import abort, check_game
 from arena.server.sprt import ArenaServicer
@@ -107,7 +108,7 @@ def resolve_bots(store: Store, game: str, refs: Sequence[str], context: grpc.Ser
     unknown = [ref for ref, bid in resolved.items() if bid is None]
     if unknown:
         abort(context, grpc.StatusCode.NOT_FOUND,
-               f"not registered for {game}: {', '.join(unknown)}; register them first "
+               f"not registered for {game}: {spelt(store, unknown)}; register them first "
                f"(arena bot register NAME HOST:PORT)")
     bots = [resolved[ref] or ref for ref in refs]
     named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it

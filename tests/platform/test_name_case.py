@@ -79,6 +79,12 @@ def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(are
         assert "your owner holds the bot name 'heuristic'" in details and "register it as 'heuristic'" in details
     assert _names(stub, a.owner_token) == ["take5/heuristic", "taki/heuristic"]
     assert store.name_owner("HeUrIsTiC") == token_hash(a.owner_token)
+    # a bot named in another letter case is not found, and the answer says how it is spelt
+    code, details = rpc_error(lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["Heuristic", "mine"], seats_per_match=2)))
+    assert code == grpc.StatusCode.NOT_FOUND and "Heuristic (did you mean heuristic?" in details, details
+    code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(game="take5", bot="HEURISTIC@2")))
+    assert code == grpc.StatusCode.NOT_FOUND and "named HEURISTIC (did you mean heuristic?" in details, details
 
 
 def test_a_name_is_one_owners_in_every_spelling_until_released(store: Store) -> None:
