@@ -42,17 +42,21 @@ def page_block(page: Path, language: str) -> str:
     return blocks[0]
 
 
+SUBSTITUTED = "0123456789abcdef" * 2  # what `$(cat my.secret)` prints in the docs' examples
+
+
 def arena_commands(text: str) -> list[list[str]]:
     """The argument lists of every `.venv/bin/arena ...` command in the sh blocks of ``text`` (continuation lines
-    joined, comments, redirections, pipes and `&` dropped; `a && b` is two commands)."""
+    joined, comments, redirections, pipes and `&` dropped; `a && b` is two commands; ``$(...)`` replaced by
+    ``SUBSTITUTED``, as the shell would run it)."""
     commands: list[list[str]] = []
     for block in code_blocks(text, "sh"):
         for line in block.replace("\\\n", " ").splitlines():
             code = re.sub(r"\s+#.*$", "", line)
             for part in re.split(r"&&|\|", code):
                 words = shlex.split(part.split(">", 1)[0].removesuffix("&"))
-                if CLI_PREFIX in words:
-                    commands.append(words[words.index(CLI_PREFIX) + 1:])
+                if CLI_PREFIX in words:  # a $(command) becomes what it prints: here a secret's 32 hex digits
+                    commands.append([re.sub(r"\$\([^)]*\)", SUBSTITUTED, w) for w in words[words.index(CLI_PREFIX) + 1:]])
     return commands
 
 

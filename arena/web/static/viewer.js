@@ -92,7 +92,8 @@
     var frames = [], data = null, index = 0, timer = null;
     var draw = V.boards[root.getAttribute("data-game")];
 
-    function show(i) {
+    /* polled: a live poll's redraw, which leaves the step box alone while the viewer is typing in it */
+    function show(i, polled) {
       if (!frames.length) { return; }
       index = Math.max(0, Math.min(frames.length - 1, i));
       var frame = frames[index];
@@ -100,7 +101,7 @@
       boardBox.appendChild(describe(frame, data));
       if (draw) { boardBox.appendChild(draw(frame, data, root)); }
       else { boardBox.appendChild(V.el("pre", {}, JSON.stringify(frame.board, null, 1))); }
-      turnBox.value = String(index);
+      if (!polled || document.activeElement !== turnBox) { turnBox.value = String(index); }
       scrub.value = String(index);
       $("v-count").textContent = "of " + (frames.length - 1) + " · " + frame.position;
       status.textContent = index === frames.length - 1 && data.stopped ? data.stopped : "";
@@ -220,8 +221,8 @@
           turnBox.max = String(Math.max(0, frames.length - 1));
           root.setAttribute("data-frames-count", String(frames.length));
           if (first && !live) { show(parseInt(root.getAttribute("data-turn"), 10) || 0); }
-          else if (following && timer === null) { show(frames.length - 1); }
-          else { show(index); }
+          else if (following && timer === null) { show(frames.length - 1, !first); }
+          else { show(index, !first); }
           root.setAttribute("data-ready", "1");
         });
     }
