@@ -1,5 +1,5 @@
 """Every Redis key of the arena, in one place (STYLE.md habit 12; DESIGN.md "Scheduling and storage"); the Lua
-scripts over them are in ``arena.store.scripts``.
+scripts over them are in ``arena.store.scripts`` (the owners' in ``arena.store.owner_scripts``).
 
 Key layout (all under the prefix ``arena:``). Keys that one script or transaction touches share the hash tag
 ``{<game>}``, so the same code runs on Redis Cluster::

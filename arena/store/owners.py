@@ -41,7 +41,7 @@ from arena.store.keys import (
     owner_key,
     owner_names_key,
 )
-from arena.store.scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
+from arena.store.owner_scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
 
 MODES = ("open", "closed")
 ADDRESS_WINDOW_S = 3600  # the window of max_owners_per_address, seconds
