@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 
 from arena.match.bot_stub import UndecodableAnswer
-from arena.match.streams import StreamTimeout
+from arena.match.stream_status import StreamTimeout
 
 
 def status_code(exc: grpc.RpcError) -> grpc.StatusCode | None:

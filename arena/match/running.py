@@ -33,7 +33,8 @@ from arena.match.record import (
     forfeit_ranks,
     pending_kind,
 )
-from arena.match.streams import SeatStream, StreamCut
+from arena.match.stream_status import StreamCut
+from arena.match.streams import SeatStream
 from arena_sdk import wire
 from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA

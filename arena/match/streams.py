@@ -47,6 +47,7 @@ import grpc
 import grpc.aio
 
 from arena.match.bot_stub import UndecodableAnswer
+from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout
 from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")
@@ -61,62 +62,11 @@ _BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)
 # once (a wrong secret): the channel's state tells them apart
 _CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 _CLOSE = object()  # the end of the referee's side of a stream
-# A seat's stream may bring at most this many messages at a time that answer nothing the referee asked on it (a
-# sequence it never sent, a second answer to a request already answered, a message with no answer, undecodable
-# bytes while no call waits); each request the referee sends gives one back, up to this many again (a bot that
-# answers every request twice is never cut).
-# One more and the referee ends the stream (a ``StreamCut``). An honest bot sends none: the first answer to a
-# request whose call is over (a late answer, or one to a request asked again) is dropped without being counted.
-# 32 such messages cost the referee about 2 ms (~55 us each with grpc's receiving), and a flood can keep its event
-# loop no longer than that between two of its checks (one per message).
-MAX_UNASKED_MESSAGES = 32
 # How long (s) the referee waits for the status of its check whether a bot implements PlayMatch (a stream it writes
 # nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request)
 PROBE_S = 0.5
 NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not implement PlayMatch; a bot that answers "
               "the four unary calls only leaves serves_match_stream false")
-
-
-class StreamStatus(grpc.RpcError):
-    """A call of the match stream that got no answer: its status code and details, as a failed unary call's
-    ``grpc.RpcError`` (``code()``, ``details()``)."""
-
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"{code.name}: {details}")
-        self._code = code
-        self._details = details
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return self._details
-
-
-class StreamTimeout(StreamStatus):
-    """DEADLINE_EXCEEDED for a call that got no answer in time while the bot sent messages on its stream that
-    answered nothing waiting (a sequence not asked, a second answer, no answer set): a ``timeout`` fault like any
-    other, whose detail also says what came instead (``sequence``: the Decide sequence the call asked, None for
-    StartMatch and EndMatch; ``note``: how many such messages and the last one)."""
-
-    def __init__(self, timeout_s: float, sequence: int | None, note: str) -> None:
-        asked = f" to sequence {sequence}" if sequence is not None else ""
-        super().__init__(grpc.StatusCode.DEADLINE_EXCEEDED,
-                         f"no answer{asked} within {timeout_s * 1000:.0f} ms; {note}")
-        self.sequence = sequence
-        self.note = note
-
-
-class StreamCut(StreamStatus):
-    """UNAVAILABLE for the call that was waiting when the referee ended a stream that brought more messages
-    answering nothing it asked than ``MAX_UNASKED_MESSAGES`` allows (or for the seat's next call, when none was
-    waiting): an ``unreachable`` fault, and a call the referee does not make again on a new stream, as it does for
-    a stream that broke, since the bot ended nothing."""
-
-    def __init__(self, unasked: int) -> None:
-        super().__init__(grpc.StatusCode.UNAVAILABLE,
-                         f"the referee ended the match stream: the bot sent {unasked} messages answering nothing it "
-                         f"was asked (at most {MAX_UNASKED_MESSAGES} at a time)")
 
 
 class _Inbox:

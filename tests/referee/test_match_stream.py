@@ -20,7 +20,8 @@ from arena.match.options import RefereeOptions
 from arena.match.record import MatchRecord, SeatSpec
 from arena.match.referee import run_match, run_match_sync
 from arena.match.replay import replay
-from arena.match.streams import MAX_UNASKED_MESSAGES, SeatStream, StreamCut
+from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut
+from arena.match.streams import SeatStream
 from arena_sdk.games import take5
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
