@@ -55,8 +55,12 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         tournament_id=tournament_id or "", bot=bot_ref or "", limit=min(limit, MATCH_LIST),
         page_size=min(limit, MATCH_LIST)), "matches", most=limit)
     if not matches and bot_ref:
-        registered = every_page(client, "ListBots", arena_pb2.ListBotsRequest(), "bots")
-        if not any(bot_ref in (b.name, b.bot_id) for b in registered):
+        name, at, version = bot_ref.partition("@")
+        named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
+        if named.held_spelling:
+            raise ArenaCliError(f"unknown bot {bot_ref}: did you mean {named.held_spelling}{at}{version}? (a NAME's "
+                                "letter case counts here)")
+        if not any(bot_ref in (b.name, b.bot_id) for b in named.bots):
             raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
                                 "it; `arena bot list` shows the registered bots")
     if as_json:

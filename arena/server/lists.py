@@ -91,7 +91,8 @@ def list_bots(servicer: ArenaServicer, request: arena_pb2.ListBotsRequest,
                 message.endpoint_problem = pages.text(problem[1])
         mark_mismatches(store, bots, problems)
     if request.name:
-        return arena_pb2.ListBotsResponse(bots=messages)
+        held = store.held_spelling(request.name) if not bots else ""
+        return arena_pb2.ListBotsResponse(bots=messages, held_spelling=held if held != request.name else "")
     token = pages.make_token(pages.BOTS, query, [bots[-1].game, bots[-1].bot_id]) if more and bots else ""
     return arena_pb2.ListBotsResponse(bots=messages, next_page_token=token)
 

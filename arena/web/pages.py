@@ -184,10 +184,24 @@ async def _record(reader: ArenaReader, match_id: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+class _Respelt(Exception):
+    """A bot page asked with its NAME in another letter case than the registered one (``bot``: the ref as held)."""
+
+    def __init__(self, bot: str) -> None:
+        super().__init__(bot)
+        self.bot = bot
+
+
+def _respelt(request: Request, exc: _Respelt) -> Response:
+    """A temporary redirect (307) to the same page under the NAME as registered."""
+    return RedirectResponse(request.url_for(request.scope["route"].name, bot=exc.bot).path, status_code=307)
+
+
 async def bot_data(request: Request) -> dict[str, Any]:
     """A bot (NAME: every version; NAME@VERSION: that one): its versions, its ladder line and live Elo history
     per game and version, its newest matches, and per game its faults by kind and Decide latency over the revealed
-    records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match."""
+    records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match, and
+    ``_Respelt`` for a NAME registered in another letter case (no bot has it as typed)."""
     reader = _reader(request)
     bot = str(request.path_params["bot"])
     if not 1 <= len(bot) <= 129:
@@ -202,6 +216,9 @@ async def bot_data(request: Request) -> dict[str, Any]:
     except ArenaNotFound:
         matches = []
     if not versions and not matches:
+        if named.held_spelling:  # the NAME in another letter case: the page of the bot the visitor means
+            at, version = bot.partition("@")[1:]
+            raise _Respelt(f"{named.held_spelling}{at}{version}")
         raise HTTPException(404, f"no bot named {bot!r} is registered or has played")
     ids = sorted({b["bot_id"] for b in versions} | {s for m in matches for s in m["seats"]
                                                    if s.partition("@")[0] == name and (s == bot or "@" not in bot)})
@@ -229,7 +246,10 @@ async def _none() -> None:
 
 
 async def bot_page(request: Request) -> Response:
-    data = await bot_data(request)
+    try:
+        data = await bot_data(request)
+    except _Respelt as exc:
+        return _respelt(request, exc)
     for game, facts in data["games"].items():
         series = [charts.Series(bot_id, [(x, y) for x, y in points]) for bot_id, points in facts["history"].items()]
         facts["chart"] = charts.line_chart(series, x_label="matches", y_label="live Elo",
@@ -239,7 +259,10 @@ async def bot_page(request: Request) -> Response:
 
 
 async def api_bot(request: Request) -> Response:
-    return api(await bot_data(request))
+    try:
+        return api(await bot_data(request))
+    except _Respelt as exc:
+        return _respelt(request, exc)
 
 
 # --- tournaments -------------------------------------------------------------------------------------------------
@@ -289,9 +312,11 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     standings = message_dict(await reader.call("GetStandings", arena_pb2.GetStandingsRequest(id=tid)))
     sprt = message_dict(await reader.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))) \
         if t["format"] == "sprt" else None
-    data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt,
-                            "live_poll_s": LIVE_POLL_S, "running": t["state"] in ("running", "planned")}
-    data["playing"] = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] if t["state"] == "running" else []
+    # a cancelled tournament's matches under way when it was cancelled still finish: listed, and followed, until then
+    playing = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] \
+        if t["state"] in ("running", "cancelled") else []
+    data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt, "live_poll_s": LIVE_POLL_S,
+                            "running": t["state"] in ("running", "planned") or bool(playing), "playing": playing}
 
     async def matches() -> tuple[dict[str, Any], int]:
         every = await _matches_of(reader, "", VERIFY_MATCHES, tournament=tid) if t["seed_hex"] else []

@@ -85,6 +85,13 @@ def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(are
     assert code == grpc.StatusCode.NOT_FOUND and "Heuristic (did you mean heuristic?" in details, details
     code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(game="take5", bot="HEURISTIC@2")))
     assert code == grpc.StatusCode.NOT_FOUND and "named HEURISTIC (did you mean heuristic?" in details, details
+    # ListBots by NAME is exact too, and says the spelling held; the NAME as held, or one nobody holds, says nothing
+    for game in ("", "take5"):
+        typed = stub.ListBots(arena_pb2.ListBotsRequest(name="HEURISTIC", game=game))
+        assert (list(typed.bots), typed.held_spelling) == ([], "heuristic")
+    held = stub.ListBots(arena_pb2.ListBotsRequest(name="heuristic", game="take5"))
+    assert [b.bot_id for b in held.bots] == ["heuristic@1", "heuristic@2", "heuristic@3"] and not held.held_spelling
+    assert not stub.ListBots(arena_pb2.ListBotsRequest(name="nobody")).held_spelling
 
 
 def test_a_name_is_one_owners_in_every_spelling_until_released(store: Store) -> None:

@@ -295,3 +295,39 @@ def test_a_match_started_but_not_yet_published_gets_a_page_that_reloads_until_it
         store.client.delete(worker_key("w-starting"))
         store.client.zrem(WORKERS, "w-starting")
         store.close()
+
+
+def test_a_cancelled_tournament_lists_and_follows_its_last_matches_until_they_end(web_arena: WebArena) -> None:
+    """A cancelled tournament's page lists the matches workers still play for it and keeps its live part polling
+    (data-live) while they do; once none plays, it stops."""
+    import time
+
+    from arena.store import Store, WorkerStatus
+    from arena.store.keys import WORKERS, worker_key
+
+    created = web_arena.json("tournament", "create", "--game", "take5", "--bots", "random,heuristic", "--seats", "2",
+                             "--rounds", "1", "--no-wait")
+    tid = created["id"]
+    cancelled = web_arena.run("tournament", "cancel", tid)
+    assert cancelled.exit_code == 0, cancelled.output
+    store = Store.from_url(web_arena.redis_url)
+    try:
+        now = time.time()
+        store.heartbeat(WorkerStatus(name="w-last", host="h", pid=1, started_at=now, last_seen=now, concurrency=1,
+                                     running=(f"{tid}-000009",), matches_done=0, timeout_s=30.0))
+        with urllib.request.urlopen(f"{web_arena.url}/tournaments/{tid}/live", timeout=30) as answer:
+            part = answer.read().decode()
+        assert 'data-state="cancelled"' in part and 'data-live="1"' in part, part[:300]
+        assert f'href="/matches/{tid}-000009"' in part and "under way" in part
+    finally:
+        store.client.delete(worker_key("w-last"))
+        store.client.zrem(WORKERS, "w-last")
+        store.close()
+
+    def part() -> str:
+        with urllib.request.urlopen(f"{web_arena.url}/tournaments/{tid}/live", timeout=30) as answer:
+            return str(answer.read().decode())
+
+    # the tournament's own match may still be under way (listed meanwhile): once it is done the part stops
+    last = wait_until(lambda: text if "data-live" not in (text := part()) else None, "the last match to end", 120)
+    assert 'data-state="cancelled"' in last and f"{tid}-000009" not in last and 'id="playing"' not in last

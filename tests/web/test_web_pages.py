@@ -140,3 +140,16 @@ def test_bots_are_listed_by_name_in_pages_that_reach_every_version(web_arena: We
         for name in {name for name, _ in junk}:
             store.remove_bot("take5", name)
         store.close()
+
+
+def test_a_bot_name_typed_in_another_letter_case_leads_to_its_page(web_arena: WebArena) -> None:
+    """A NAME is one owner's in every letter case, but lookups are exact: the page redirects to the NAME as held,
+    and ``arena match list --bot`` names it."""
+    for typed, held in (("/bots/HEURISTIC", "/bots/heuristic"),
+                        ("/api/bots/Heuristic@1.0", "/api/bots/heuristic@1.0")):
+        answer = _get(web_arena, typed)
+        assert (answer.status_code, answer.headers["location"]) == (307, held)
+        assert httpx.get(f"{web_arena.url}{typed}", timeout=60, follow_redirects=True).status_code == 200
+    listed = web_arena.run("match", "list", "--bot", "Heuristic@1.0")
+    assert listed.exit_code == 1, listed.output
+    assert "unknown bot Heuristic@1.0: did you mean heuristic@1.0?" in listed.output, listed.output

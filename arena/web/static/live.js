@@ -1,6 +1,7 @@
 // A running tournament's page follows its progress without a reload: every data-poll-s seconds the live part
-// (progress, standings, format status, seed, newest matches) is fetched again from data-live-url and put in place, until the
-// tournament is no longer running. The server renders and escapes that HTML; no other script runs on the page.
+// (progress, standings, format status, seed, newest matches) is fetched again from data-live-url and put in place,
+// while the part says data-live (a running or planned tournament, or a cancelled one whose last matches still
+// play). The server renders and escapes that HTML; no other script runs on the page.
 (function () {
   "use strict";
   var live = document.getElementById("live");
@@ -15,7 +16,7 @@
       live.innerHTML = html;
       var part = live.querySelector(".live-part");
       live.dataset.updated = String(Date.now());
-      if (part && part.dataset.state !== "running") { return; }
+      if (part && !part.dataset.live) { return; }
       window.setTimeout(poll, every);
     }).catch(function () {
       live.dataset.error = "1";

@@ -346,8 +346,14 @@ class ListBotsResponse(_message.Message):
 
     BOTS_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    HELD_SPELLING_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """Token of the next page (ListBotsRequest.page_token); "" on the last page."""
+    held_spelling: _builtins.str
+    """With ListBotsRequest.name: when no bot has that NAME as typed but its NAME is held in another letter case (a
+    NAME belongs to one owner in every letter case, yet every lookup is exact), that spelling, e.g. "Faulty" for
+    "faulty"; else "". The held spelling is public, as every NAME on the ladder is.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotRecord]: ...
     def __init__(
@@ -355,10 +361,11 @@ class ListBotsResponse(_message.Message):
         *,
         bots: _abc.Iterable[Global___BotRecord] | None = ...,
         next_page_token: _builtins.str = ...,
+        held_spelling: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "held_spelling", b"held_spelling", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
