@@ -62,7 +62,7 @@ from ._version import SDK_VERSION
 from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
 from .games import GAMES, get_game
 from .games.base import RulesError
-from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches
+from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches, secret_problem
 from .listen import bind_problem
 from .pb import bot_pb2, bot_pb2_grpc
 from .rng import MAX_SEAT_SEED
@@ -415,8 +415,12 @@ def create_server(
     open. With ``tls`` (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
-    address cannot be bound (in use, bad host) or the certificate and key are not usable PEM.
+    address cannot be bound (in use, bad host), the certificate and key are not usable PEM, or ``secret`` is no bot
+    secret (``guard.secret_problem``: 16..256 visible ASCII characters without spaces, as registration asks).
     """
+    problem = secret_problem(secret) if secret else None
+    if problem is not None:
+        raise ServeError(f"the bot secret {problem}")
     factory = functools.partial(bot_cls, **options) if options else None
     servicer = BotServicer(bot_cls, factory, name)
     server = grpc.server(

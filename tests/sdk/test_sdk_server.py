@@ -416,7 +416,10 @@ def test_the_match_stream_serves_the_same_bot_class(recorder: Served) -> None:
 
 
 def test_the_match_stream_needs_the_secret() -> None:
-    server, port = create_server(RecordingBot, "127.0.0.1:0", secret="s3cret")
+    for short in ("s3cret", "with a space in it, 32 characters"):
+        with pytest.raises(ServeError, match="the bot secret has"):
+            create_server(RecordingBot, "127.0.0.1:0", secret=short)
+    server, port = create_server(RecordingBot, "127.0.0.1:0", secret="s3cret-of-sixteen-plus")
     server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -428,7 +431,7 @@ def test_the_match_stream_needs_the_secret() -> None:
             with pytest.raises(grpc.RpcError) as info:
                 list(stub.PlayMatch(iter([start]), timeout=10, metadata=(("arena-bot-secret", "guess"),)))
             assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
-            answers = list(stub.PlayMatch(iter([start]), timeout=10, metadata=(("arena-bot-secret", "s3cret"),)))
+            answers = list(stub.PlayMatch(iter([start]), timeout=10, metadata=(("arena-bot-secret", "s3cret-of-sixteen-plus"),)))
             assert answers[0].WhichOneof("answer") == "started"
     finally:
         server.stop(None)
