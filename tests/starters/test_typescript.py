@@ -161,3 +161,20 @@ def test_the_starter_answers_match_calls_only_with_its_secret(ts_bot: str) -> No
             end=bot_pb2.EndMatchRequest(match_id="m-x", seat=0))]), timeout=10,
             metadata=((BOT_SECRET_METADATA, SECRET),)))
         assert [a.WhichOneof("answer") for a in answers] == ["started", "ended"]
+
+
+@pytest.mark.parametrize("env, args, says", [
+    ({"ARENA_BOT_SECRET": ""}, [], "ARENA_BOT_SECRET is empty"),
+    ({}, ["--secret", "s3cret"], "--secret has 6 characters: a bot secret has 16..256"),
+    ({}, ["--secret", "pässwörd-1234567890"], "--secret has a space, a tab or a non-ASCII character"),
+])
+def test_the_starter_refuses_a_secret_the_arena_would_not_register(built: Path, env: dict[str, str],
+                                                                    args: list[str], says: str) -> None:
+    """As the Python SDK: a secret set but empty (a ``$(cat FILE)`` that failed), too short or not visible ASCII
+    stops the bot before it serves, exit 2, the secret itself not printed."""
+    environ = {k: v for k, v in os.environ.items() if k != "ARENA_BOT_SECRET"} | env
+    done = subprocess.run(["node", "dist/bot.js", "--port", "0", "--proto", str(REPO / "proto"), *args], cwd=built,
+                          env=environ, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == "", (done.returncode, done.stdout, done.stderr)
+    assert says in done.stderr and "umask 077" in done.stderr, done.stderr
+    assert all(a not in done.stderr for a in args if a != "--secret")

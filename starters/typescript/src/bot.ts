@@ -14,7 +14,7 @@
 import * as path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { refusal } from "./secret";
+import { refusal, secretProblem } from "./secret";
 import * as take5 from "./take5";
 import * as taki from "./taki";
 
@@ -42,7 +42,7 @@ function parseArgs(argv: string[]): Options {
     host: "127.0.0.1",
     port: 50071,
     name: NAME,
-    secret: process.env.ARENA_BOT_SECRET || null,
+    secret: process.env.ARENA_BOT_SECRET ?? null,
     // dist/bot.js -> the repository's proto/ folder (starters/typescript/dist -> ../../../proto)
     protoDir: process.env.ARENA_PROTO_DIR || path.resolve(__dirname, "..", "..", "..", "proto"),
     stream: true,
@@ -62,9 +62,15 @@ function parseArgs(argv: string[]): Options {
       if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port takes 0..65535, got ${value}`);
       options.port = port;
     } else if (flag === "--name") options.name = value;
-    else if (flag === "--secret") options.secret = value || null;
+    else if (flag === "--secret") options.secret = value;
     else if (flag === "--proto") options.protoDir = value;
     else usage(`unknown option ${flag}`);
+  }
+  // set but no bot secret (e.g. a `$(cat FILE)` that failed): refused, never served without the secret meant
+  const problem = options.secret === null ? null : secretProblem(options.secret);
+  if (problem !== null) {
+    const source = argv.includes("--secret") ? "--secret" : "ARENA_BOT_SECRET";
+    usage(`${source} ${problem}; make one with: (umask 077; head -c 24 /dev/urandom | base64 > my.secret)`);
   }
   return options;
 }

@@ -8,6 +8,25 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 
 export const BOT_SECRET_METADATA = "arena-bot-secret";
+export const MIN_BOT_SECRET = 16;
+export const MAX_BOT_SECRET = 256;
+
+/** Why `secret` cannot be a bot secret ("is empty", "has N characters ...", "has a space ..."), or null when it can
+ * be one: 16..256 visible ASCII characters without spaces, what gRPC call metadata carries and what the arena's
+ * registration accepts (the Python SDK's rule, sdk/arena_sdk/guard.py, secret_problem). Never holds the secret. */
+export function secretProblem(secret: string): string | null {
+  if (secret.trim() === "") {
+    return "is empty";
+  }
+  if (secret.length < MIN_BOT_SECRET || secret.length > MAX_BOT_SECRET) {
+    return `has ${secret.length} characters: a bot secret has ${MIN_BOT_SECRET}..${MAX_BOT_SECRET}`;
+  }
+  if (!/^[\x21-\x7e]+$/.test(secret)) {
+    return "has a space, a tab or a non-ASCII character: a bot secret is visible ASCII characters without spaces " +
+      "(gRPC call metadata carries no other)";
+  }
+  return null;
+}
 
 /** True when `given` equals `expected`, compared in constant time over their SHA-256 digests (so neither the
  * content nor the length of the secret shows in the time taken). */
