@@ -172,11 +172,13 @@ def bot_problems(bots: Sequence[BotEntry], outcomes: Mapping[str, Outcome]) -> l
 def mark_mismatches(store: Store, bots: Sequence[BotEntry], problems: Sequence[tuple[str, str] | None]) -> None:
     """Record in the health of each bot of ``bots`` what ``bot_problems`` found (``problems``, in order): a bot
     answering but not as registered is unhealthy with the reason "not as registered: WHAT" (the workers defer its
-    matches; ``arena bot list`` shows it); one marked so that now answers as registered is healthy again."""
+    matches; ``arena bot list`` shows it); one marked so that now answers as registered is healthy again. Only a
+    change is written and logged: a bot found again as it was marked costs no write and no log line (anyone's
+    read with ``check_endpoints`` may find it)."""
     states = store.bots_health([(b.game, b.bot_id) for b in bots])
     for bot, problem, state in zip(bots, problems, states):
         kind, why = problem or ("unchecked", "")
-        if kind == "changed":
+        if kind == "changed" and not (not state.healthy and state.reason == f"{MISMATCH_PREFIX}{why}"):
             store.mark_unhealthy(bot.game, bot.bot_id, f"{MISMATCH_PREFIX}{why}")
             log.warning("bot %s (%s) answers GetInfo, but not as registered: %s; its matches wait", bot.bot_id,
                         bot.game, why)

@@ -4,6 +4,7 @@ tournament is refused, with nothing queued, while any of its bots does not answe
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -95,7 +96,7 @@ def test_a_tournament_whose_bots_are_down_is_refused_and_nothing_is_queued(
 
 def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
         arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]], start_bot: Callable[..., Any],
-        store: Store) -> None:
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
     _server, stub = arena_server(verify_timeout_s=CHECK_S)
     for name in ("v", "g", "ok"):
         _register(stub, name, start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", name]).endpoint)
@@ -110,6 +111,15 @@ def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
         f"bots not as registered: v@1.0 ({newer} now reports version '2.0'; register it as a new version), "
         f"g@1.0 ({taki} now plays ['taki'], not 'take5'); nothing was queued")
     assert store.queued_jobs() == 0
+    # found so again (anyone's read may check): no new write, no new log line
+    marked = store.bot_health("take5", ["v@1.0", "g@1.0"])
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="arena.server.checks"):
+        for _ in range(3):
+            assert rpc_error(lambda: _create(stub, ["ok", "v", "g"]))[0] == grpc.StatusCode.FAILED_PRECONDITION
+            stub.ListBots(arena_pb2.ListBotsRequest(check_endpoints=True))
+    assert store.bot_health("take5", ["v@1.0", "g@1.0"]) == marked
+    assert not [r for r in caplog.records if "not as registered" in r.getMessage()], caplog.text
 
 
 def test_without_verification_nothing_is_called(
