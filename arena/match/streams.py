@@ -21,7 +21,8 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
   (a ``malformed`` fault);
 * a stream that ends or breaks fails every waiting call with its status (UNAVAILABLE when the bot went away, also
   when grpc core calls the dropped connection INTERNAL or UNKNOWN and the channel is no longer READY, or ended the
-  stream without one: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
+  stream without one, or, after answers, ended it as the referee wrote and grpc core says INTERNAL with
+  ``CORE_ENDED``: an ``unreachable`` fault; RESOURCE_EXHAUSTED for an answer over the size limit, an
   ``error``); the next call opens a new stream (``wait_for_ready`` as the call asks), and the referee sends it a
   complete view, as after any unanswered decision. So does the call after one that timed out on a stream that
   never brought an answer (a stream still waiting for its bot to come back);
@@ -61,6 +62,9 @@ _BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)
 # statuses grpc core gives a stream both when its connection dropped (a killed bot) and when the bot refused it at
 # once (a wrong secret): the channel's state tells them apart
 _CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+# what grpc core says in place of the bot's status when the bot's side ended while the referee was still writing
+# (a stream that had brought answers: the bot ended it, with OK or otherwise; the next request goes on a new one)
+CORE_ENDED = "Internal error from Core"
 _CLOSE = object()  # the end of the referee's side of a stream
 # How long (s) the referee waits for the status of its check whether a bot implements PlayMatch (a stream it writes
 # nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request)
@@ -365,6 +369,8 @@ class SeatStream:
             details = exc.details() if hasattr(exc, "details") else str(exc)
             if code in _BROKEN or (code in _CORE and not self.connected()):  # the connection went
                 code = grpc.StatusCode.UNAVAILABLE
+            elif read and code in _CORE and details == CORE_ENDED:  # the bot ended the stream while it was written
+                code, details = grpc.StatusCode.UNAVAILABLE, f"the bot ended the match stream ({details})"
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
             if not read and (code == grpc.StatusCode.UNIMPLEMENTED or code in _CORE) and await self._lacks_stream():
                 status = StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)

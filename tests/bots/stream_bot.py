@@ -5,6 +5,8 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
 --style wrong_seq  answer with a sequence the referee did not ask (the request's + 1000)
 --style huge       answer a BotMessage over the referee's 64 KiB limit
 --style break      end the stream with UNAVAILABLE (the next decision comes on a new stream)
+--style end        answer, then end the stream with status OK, as if the match were over (the next decision comes
+                   on a new stream)
 --style flood      send --count messages with sequences nobody asked (the request's + 1000, + 1001, ...), then
                    answer (--flood-after: answer first, then flood, when the referee waits for nothing); stops early
                    when the referee ends the stream, and says on stderr how many it sent ("flood at N: sent M")
@@ -78,6 +80,9 @@ class StreamBot(TestBot):
                     yield from self._flood(seq, context)
                     if not self.args.flood_after and context.is_active():
                         yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                elif self.args.style == "end":
+                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                    return
                 elif self.args.style == "wrong_seq":
                     yield bot_pb2.BotMessage(sequence=seq + 1000, decision=answer)
                 elif self.args.style == "huge":
@@ -103,7 +108,7 @@ class StreamBot(TestBot):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break",
-                                                                  "flood", "no_stream"])
+                                                                  "end", "flood", "no_stream"])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--flood-after", action="store_true")
     parser.add_argument("--sleep", type=float, default=0.5)

@@ -155,6 +155,16 @@ def test_a_broken_stream_is_unreachable_and_reopened(seats_of, test_bot) -> None
     assert after and all(d["source"] == "bot" for d in after)
 
 
+def test_a_stream_the_bot_ends_after_each_answer_is_reopened_without_an_error(seats_of, test_bot) -> None:
+    """A bot that answers and then ends its stream with status OK: grpc may report the end as INTERNAL ("Internal
+    error from Core") to a referee writing the next request meanwhile. Either way the stream ended: the next
+    request goes on a new stream (bot.proto), never an ``error`` fault charged as the bot's answer."""
+    record = play(seats_of, seat(test_bot("stream_bot", "--style", "end")))
+    assert set(faults_of(record)) <= {"unreachable"}, record.faults
+    answered = [d for d in record.decisions if d["seat"] == BAD and d["seq"] is not None]
+    assert len(answered) >= 10 and sum(d["source"] == "bot" for d in answered) >= len(answered) - 2, answered
+
+
 def test_the_stream_carries_the_bot_secret(seats_of, test_bot) -> None:
     bot = test_bot("stream_bot", "--secret", "s3cret")
     right = play(seats_of, SeatSpec(bot.name, bot.endpoint, secret="s3cret"))
