@@ -37,7 +37,7 @@ from urllib.parse import unquote
 from arena.core import limits
 from arena.core.addresses import client_address
 from arena.match.channels import BotDialer
-from arena.server.checks import EndpointError, NoAnswer, Outcome, dial_infos, registration_info
+from arena.server.checks import EndpointError, NoAnswer, Outcome, dial_infos, registration_info, secret_refusal
 from arena_sdk.pb import bot_pb2
 
 
@@ -213,10 +213,13 @@ class BotChecks:
             self.cache.put(endpoint, outcome)
         return outcomes
 
-    def registration(self, endpoint: str, game: str, name: str, caller: Caller, client: str) -> bot_pb2.BotInfo:
+    def registration(self, endpoint: str, game: str, name: str, caller: Caller, client: str,
+                     secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo:
         """The checked ``BotInfo`` of the bot at ``endpoint`` for registering (or moving) bot NAME ``name`` of
-        ``game`` there (``checks.registration_info``), in a slot of ``caller``'s class for ``client``. A
-        ``STRANGER`` reuses a cached failure (no dial); every success comes from a fresh dial.
+        ``game`` there (``checks.registration_info``), accepting as its bot secret ``secret_of(version)``, the
+        secret the version it reports will have (None: no secret; ``checks.secret_refusal``), in a slot of
+        ``caller``'s class for ``client``. A ``STRANGER`` reuses a cached failure (no dial); every success comes
+        from a fresh dial.
 
         Raises ``AdmissionRefused`` at once when there is no slot; ``EndpointError`` when the check fails, no
         sooner than ``timeout_s`` after the call started."""
@@ -225,7 +228,12 @@ class BotChecks:
             try:
                 cached = self.cache.get(endpoint) if caller is Caller.STRANGER else None
                 outcome = cached if isinstance(cached, NoAnswer) else self._dial([endpoint])[endpoint]
-                return registration_info(endpoint, game, name, outcome, self.timeout_s)
+                info = registration_info(endpoint, game, name, outcome, self.timeout_s)
+                secret = secret_of(info.version) if secret_of is not None else ""
+                refusal = secret_refusal(endpoint, secret, self.timeout_s, self.dialer)
+                if refusal is not None:
+                    raise EndpointError(refusal)
+                return info
             except EndpointError:
                 left = started + self.timeout_s - self._clock()
                 if left > 0:

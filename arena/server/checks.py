@@ -19,6 +19,7 @@ from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_end
 from arena.store import BotEntry, Store
 from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
 from arena_sdk.games import GAMES
+from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
@@ -129,6 +130,31 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
         cleaned.author, cleaned.sdk_version = shown
         return cleaned
     return outcome
+
+
+def secret_refusal(endpoint: str, secret: str, timeout_s: float = VERIFY_TIMEOUT_S,
+                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
+    """Whether the bot at ``endpoint`` accepts ``secret`` ("" for none) as its bot secret, asked with one
+    ``EndMatch`` without a match id (bot.proto: a bot with a secret refuses it without the secret, UNAUTHENTICATED,
+    or with another, PERMISSION_DENIED; any other answer, or none within ``timeout_s``, is an acceptance). Returns
+    None, or the refusal sentence of a registration: the secret proves that whoever registers the bot controls
+    it (GetInfo, open to everyone, proves nothing), and a bot registered without its secret would fault in every
+    call of its first match."""
+    channel = dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)])
+    try:
+        bot_pb2_grpc.BotStub(channel).EndMatch(bot_pb2.EndMatchRequest(), timeout=timeout_s,
+                                               metadata=((BOT_SECRET_METADATA, secret),) if secret else None)
+    except grpc.RpcError as exc:
+        code = exc.code() if hasattr(exc, "code") else None
+        if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+            if not secret:
+                return (f"the bot at {endpoint} answers match calls only with its bot secret ({code.name}): give "
+                        f"the secret it was started with (--bot-secret, or RegisterBotRequest.bot_secret)")
+            return (f"the bot at {endpoint} refuses the bot secret given ({code.name}): give the secret it was "
+                    f"started with")
+    finally:
+        channel.close()
+    return None
 
 
 def printable(text: str) -> str:

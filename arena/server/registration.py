@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -42,7 +42,7 @@ class ArenaServicer(Protocol):
     verify_bots: bool
 
     def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
-                 context: grpc.ServicerContext) -> bot_pb2.BotInfo: ...
+                 context: grpc.ServicerContext, secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo: ...
 
 
 def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
@@ -73,8 +73,13 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
     else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
         owner_service.precheck_new_name(servicer, request, context, game, name)
     caller = caller_of(key, stored, lambda: servicer.is_admin(request, context))
+
+    def secret_of(version: str) -> str:  # the one given, else the one a registered NAME@VERSION keeps
+        kept = servicer.store.get_bot(game, f"{name}@{version}") if owned and not request.bot_secret else None
+        return request.bot_secret or (kept.secret if kept is not None else "")
+
     try:
-        info = servicer.bot_info(endpoint, game, name, caller, context)
+        info = servicer.bot_info(endpoint, game, name, caller, context, secret_of)
         if not owned:
             admission = owner_service.admit_new_name(servicer, request, context, game, name)
         bot, claimed = servicer.store.register_bot_claim(
@@ -115,7 +120,8 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     key = servicer.owner_key(request, context)
     servicer.check_owner(game, name, key, f"updating {bot.bot_id}", context)
     caller = caller_of(key, servicer.store.owner_hash(game, name), lambda: servicer.is_admin(request, context))
-    info = servicer.bot_info(request.endpoint, game, name, caller, context)
+    info = servicer.bot_info(request.endpoint, game, name, caller, context,
+                             lambda _version: request.bot_secret or bot.secret)
     if servicer.verify_bots and info.version != bot.version:
         abort(context, grpc.StatusCode.FAILED_PRECONDITION,
               f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "

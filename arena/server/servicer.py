@@ -185,14 +185,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     # -- bots -----------------------------------------------------------------------------------------------
 
     def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
-                  context: grpc.ServicerContext) -> bot_pb2.BotInfo:
-        """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name`` and report a
-        well-formed version (else FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays
-        under another's ladder line; checked in a slot of ``caller``'s class (none free: RESOURCE_EXHAUSTED)."""
+                 context: grpc.ServicerContext, secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo:
+        """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name``, report a
+        well-formed version and accept ``secret_of(version)`` (None: no secret) as its bot secret (else
+        FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays under another's ladder
+        line, and a bot with a secret is registered only by whoever knows it; checked in a slot of ``caller``'s
+        class (none free: RESOURCE_EXHAUSTED)."""
         if not self.verify_bots:
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
-            return self.checks.registration(endpoint, game, name, caller, client_of(context.peer()))
+            return self.checks.registration(endpoint, game, name, caller, client_of(context.peer()),
+                                            secret_of)
         except AdmissionRefused as exc:
             abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except EndpointError as exc:

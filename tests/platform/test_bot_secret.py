@@ -115,3 +115,40 @@ def test_registration_hands_the_secret_to_the_workers_and_no_reply_shows_it(
         assert secret not in caplog.text
     for bot in (a, b):
         assert "Traceback" not in bot.stderr_tail()
+
+
+def test_a_bot_with_a_secret_is_registered_only_with_its_secret(arena_server: Callable[..., Any],
+                                                               start_bot: Callable[..., Any], store: Store) -> None:
+    """GetInfo is open, so a matching name proves nothing: registration also asks the bot (one EndMatch without a
+    match id) whether it takes the secret given. A stranger who knows the address of a bot started with a secret
+    cannot claim its NAME first, and an owner who forgets the secret is told at registration, not by the faults of
+    a first match. Nothing is stored for a refused registration, and no refusal shows a secret."""
+    _server, stub = arena_server()
+    bot = start_bot("sample:random", extra_args=["--secret", SECRET, "--name", "guarded"])
+    open_bot = start_bot("sample:heuristic", extra_args=["--name", "open"])
+    owners = len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners)
+    for given, says in (("", "answers match calls only with its bot secret (UNAUTHENTICATED)"),
+                        (OTHER, "refuses the bot secret given (PERMISSION_DENIED)")):
+        code, details = rpc_error(lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(  # noqa: B023
+            name="guarded", endpoint=bot.endpoint, game="take5", bot_secret=given)))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION and says in details, details
+        assert SECRET not in details and OTHER not in details
+    assert store.bot_versions("take5", "guarded") == [] and store.owner_hash("take5", "guarded") is None
+    assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == owners
+    owned = stub.RegisterBot(arena_pb2.RegisterBotRequest(name="guarded", endpoint=bot.endpoint, game="take5",
+                                                          bot_secret=SECRET))
+    assert owned.has_bot_secret
+    # a move keeps the secret when none is given, and it must be the new endpoint's: a bot without it is refused
+    moved = start_bot("sample:random", extra_args=["--secret", SECRET, "--name", "guarded"])
+    stub.UpdateBot(arena_pb2.UpdateBotRequest(game="take5", bot="guarded", endpoint=moved.endpoint,
+                                              owner_token=owned.owner_token))
+    code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        game="take5", bot="guarded", endpoint=bot.endpoint, owner_token=owned.owner_token, bot_secret=OTHER)))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "refuses the bot secret given" in details, details
+    assert store.get_bot("take5", owned.bot_id).endpoint == moved.endpoint
+    assert store.get_bot("take5", owned.bot_id).secret == SECRET
+    # a bot without a secret takes any (it checks none), as before
+    assert stub.RegisterBot(arena_pb2.RegisterBotRequest(name="open", endpoint=open_bot.endpoint, game="take5",
+                                                         bot_secret=OTHER)).has_bot_secret
+    for b in (bot, moved, open_bot):
+        assert "Traceback" not in b.stderr_tail()

@@ -29,6 +29,10 @@ Bot secret: when the bot's owner registered it with a secret, the referee sends 
 `arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
 (UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
 matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
+Registration (RegisterBot, UpdateBot) checks the secret given with one EndMatch without a match_id, carrying
+the secret (none when none is given): a bot that refuses it with UNAUTHENTICATED or PERMISSION_DENIED is not
+registered, so only whoever knows a bot's secret can register it, and a forgotten secret is caught then. A bot
+should check the secret first and answer such an EndMatch with any other status (INVALID_ARGUMENT is right).
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
 16 KiB of a GetInfo answer and at most 64 KiB of any other answer.

@@ -86,7 +86,8 @@ class BotServicer:
         raise NotImplementedError('Method not implemented!')
 
     def EndMatch(self, request, context):
-        """The match is over; the bot may drop its per-match state.
+        """The match is over; the bot may drop its per-match state. Without a match_id: registration's check of the bot
+        secret (see "Bot secret" above), for no match.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

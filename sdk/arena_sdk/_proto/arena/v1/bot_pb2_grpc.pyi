@@ -29,6 +29,10 @@ Bot secret: when the bot's owner registered it with a secret, the referee sends 
 `arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
 (UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
 matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
+Registration (RegisterBot, UpdateBot) checks the secret given with one EndMatch without a match_id, carrying
+the secret (none when none is given): a bot that refuses it with UNAUTHENTICATED or PERMISSION_DENIED is not
+registered, so only whoever knows a bot's secret can register it, and a forgotten secret is caught then. A bot
+should check the secret first and answer such an EndMatch with any other status (INVALID_ARGUMENT is right).
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
 16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
@@ -113,7 +117,9 @@ class BotStub:
     Decide: _grpc.UnaryUnaryMultiCallable[_bot_pb2.DecideRequest, _bot_pb2.DecideResponse]
     """One decision for one seat. Answer within the call's gRPC deadline."""
     EndMatch: _grpc.UnaryUnaryMultiCallable[_bot_pb2.EndMatchRequest, _bot_pb2.EndMatchResponse]
-    """The match is over; the bot may drop its per-match state."""
+    """The match is over; the bot may drop its per-match state. Without a match_id: registration's check of the bot
+    secret (see "Bot secret" above), for no match.
+    """
     PlayMatch: _grpc.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]
     """--- the match stream ---------------------------------------------------------------------------------------
     One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
@@ -130,7 +136,9 @@ class BotAsyncStub(BotStub):
     Decide: _aio.UnaryUnaryMultiCallable[_bot_pb2.DecideRequest, _bot_pb2.DecideResponse]  # type: ignore[assignment]
     """One decision for one seat. Answer within the call's gRPC deadline."""
     EndMatch: _aio.UnaryUnaryMultiCallable[_bot_pb2.EndMatchRequest, _bot_pb2.EndMatchResponse]  # type: ignore[assignment]
-    """The match is over; the bot may drop its per-match state."""
+    """The match is over; the bot may drop its per-match state. Without a match_id: registration's check of the bot
+    secret (see "Bot secret" above), for no match.
+    """
     PlayMatch: _aio.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]  # type: ignore[assignment]
     """--- the match stream ---------------------------------------------------------------------------------------
     One seat of one match on one stream: start, every decision and the end, as StartMatch, Decide and EndMatch
@@ -168,7 +176,9 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.EndMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.EndMatchResponse, _abc.Awaitable[_bot_pb2.EndMatchResponse]]:
-        """The match is over; the bot may drop its per-match state."""
+        """The match is over; the bot may drop its per-match state. Without a match_id: registration's check of the bot
+        secret (see "Bot secret" above), for no match.
+        """
 
     @_abc_1.abstractmethod
     def PlayMatch(
