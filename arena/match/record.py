@@ -184,6 +184,10 @@ class MatchRecord:
             if not isinstance(s, dict):
                 raise RecordError(f"record.seats[{i}] must be an object, got {s!r}")
             seats.append(SeatSpec(_get(s, "name", str, f"seats[{i}]"), _get(s, "endpoint", str, f"seats[{i}]")))
+        info = GAMES[game].info
+        if not info.min_players <= len(seats) <= info.max_players:
+            raise RecordError(f"record.seats must list {info.min_players}..{info.max_players} seats ({game}), got "
+                              f"{len(seats)}")
         decisions = tuple(_check_decision(i, x) for i, x in enumerate(_get(d, "decisions", list)))
         faults = tuple(_check_fault(i, x) for i, x in enumerate(_get(d, "faults", list)))
         r = _get(d, "result", dict)

@@ -97,6 +97,8 @@ def test_missing_field_is_a_record_error(record, key) -> None:
         (lambda d: d["config"].update(limit=0), "config"),
         (lambda d: d.update(deals=[{"hands": [["a"]]}]), "deals"),
         (lambda d: d["seats"][0].pop("endpoint"), r"seats\[0\].endpoint"),
+        (lambda d: d.update(seats=[]), r"record.seats must list 2..10 seats \(take5\), got 0"),
+        (lambda d: d.update(seats=d["seats"] * 4), r"record.seats must list 2..10 seats \(take5\), got 12"),
         (lambda d: d["decisions"][3].update(source="oracle"), r"decisions\[3\].source"),
         (lambda d: d["decisions"][1].update(seat="0"), r"decisions\[1\].seat"),
         (lambda d: d["decisions"].append(7), r"decisions\[\d+\]"),
