@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,8 +60,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
-    (appendonly, so the ladder survives restarts), restarted on the same port should its process die (serve stops
-    with an error when 5 restarts within a minute did not keep it running), and stopped on exit.
+    (appendonly, so the ladder survives restarts) or taken over from an arena serve of the folder that was killed,
+    restarted on the same port should its process die (serve stops with an error when 5 restarts within a minute did
+    not keep it running), and stopped on exit.
 
     Admin token (organiser calls: tournament create/cancel, ladder --rebuild): ARENA_ADMIN_TOKEN when set (at least
     16 characters), else the one an earlier run saved in --data-dir, else a new random one. It is saved in
@@ -99,30 +101,13 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
         raise
     from arena.server import auth
     from arena.server.app import ArenaServer
-    from arena.store.redis_server import PrivateRedis, resolve_redis_url, shutdown_private, take_over_orphan
-    from arena.store.redis_watch import RedisWatch
-    watch = None  # the private server started here, restarted should its process die (not one taken over)
-    adopted: str | None = None  # the URL of a private server taken over (stopped at the end, as one started here)
+    watch = None  # of the private server started here or taken over: restarted should it die, stopped at the end
     server = None
     exported = None
     pages = None
     with stop_on_signals() as stop:
         try:
-            url = redis_url or resolve_redis_url(data_dir)
-            if url is not None:
-                external = bool(redis_url or os.environ.get("ARENA_REDIS_URL"))
-                # a private server whose starter is gone (an arena serve of this folder killed with SIGKILL): this
-                # one takes it over and stops it when it stops; one another live process started stays its own
-                adopted = url if not external and take_over_orphan(data_dir) else None
-                source = "external" if external else \
-                    f"private redis-server of {data_dir}, left running by an arena serve that died; taken over" \
-                    if adopted else f"private redis-server of {data_dir}, already running"
-            else:
-                # should it keep dying, the watch gives up and this serve stops with its message (_say_stopping)
-                watch = RedisWatch(PrivateRedis(data_dir), stopping=stop, on_give_up=lambda _message: stop.set())
-                url = watch.server.start()
-                watch.start()
-                source = f"private redis-server in {data_dir}, started here; restarted should it die"
+            url, source, watch = _redis(data_dir, redis_url, stop)
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
@@ -164,9 +149,31 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 server.stop()
             if watch is not None:
                 watch.close()  # the watch first: a server shut down on purpose is not restarted
-            if adopted is not None:
-                shutdown_private(data_dir, adopted)
             lock.release()
+
+
+def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event) -> tuple[str, str, RedisWatch | None]:
+    """The Redis of ``arena serve``: its URL, where it comes from (printed), and the ``RedisWatch`` (started) of the
+    private server of ``data_dir`` when this serve started it or took it over, else None. Should that server keep
+    dying, the watch gives up and sets ``stop``: the serve stops with its message (``_say_stopping``)."""
+    from arena.store.redis_server import PrivateRedis, resolve_redis_url, take_over_orphan
+    from arena.store.redis_watch import RedisWatch
+
+    url = redis_url or resolve_redis_url(data_dir)
+    external = bool(redis_url or os.environ.get("ARENA_REDIS_URL"))
+    if url is not None and (external or not take_over_orphan(data_dir)):
+        return url, "external" if external else f"private redis-server of {data_dir}, already running", None
+    # none running, or one whose starter is gone (an arena serve of this folder killed with SIGKILL): this serve
+    # takes it over, watched and stopped as one it started; one another live process started stays that one's
+    watch = RedisWatch(PrivateRedis(data_dir), stopping=stop, on_give_up=lambda _message: stop.set())
+    if url is None:
+        url = watch.server.start()
+        source = f"private redis-server in {data_dir}, started here; restarted should it die"
+    else:
+        url = watch.server.adopt(url)
+        source = (f"private redis-server of {data_dir}, left running by an arena serve that died; taken over, "
+                  f"restarted should it die")
+    return url, source, watch.start()
 
 
 def _say_stopping(watch: RedisWatch | None) -> None:

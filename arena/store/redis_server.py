@@ -15,12 +15,18 @@ same machine) cannot read the tournaments' seeds or the bots' secrets, nor recon
 that); the URL in ``redis.url`` (mode 0600) carries it, ``redis://:PASSWORD@127.0.0.1:PORT/0``, and whatever logs
 or shows a URL redacts it (``redact_url``). The data directory is kept 0700 and redis-server runs with umask 077,
 so its appendonly files and log are 0600.
+
+An ``arena serve`` killed with SIGKILL leaves its redis-server running; the next one of the folder takes it over
+(``take_over_orphan``) and manages it as one it started (``PrivateRedis.adopt``): it watches its process (through a
+pidfd, as it is no child of this one) and starts it again, on the same port, should it die.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -55,6 +61,18 @@ STOP_TIMEOUT_S = 10.0
 class _LoadingFailed(RedisStartError):
     """The server started but died or timed out while loading its data: starting it on another port would not
     help."""
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, from its ``Popen.returncode``: "killed by SIGKILL", "exit code 1"."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 def find_redis_server() -> str:
@@ -154,7 +172,7 @@ def resolve_redis_url(data_dir: Path) -> str | None:
 def take_over_orphan(data_dir: Path) -> bool:
     """Whether the private server running for ``data_dir`` was started by a process that is gone (an ``arena
     serve`` killed with SIGKILL leaves its redis-server running): then the calling process becomes its owner
-    (``redis.owner``), to stop it with ``shutdown_private``. False while its starter lives (another process, such as
+    (``redis.owner``), to manage it with ``PrivateRedis.adopt``. False while its starter lives (another process, such as
     a test harness, owns it) or when no starter is recorded."""
     path = Path(data_dir) / OWNER_FILE
     try:
@@ -172,25 +190,6 @@ def take_over_orphan(data_dir: Path) -> bool:
         return False  # alive, another user's
     write_private(path, f"{os.getpid()}\n")
     return True
-
-
-def shutdown_private(data_dir: Path, url: str) -> None:
-    """SHUTDOWN the private server of ``data_dir`` answering at ``url``: one an ``arena serve`` that died left
-    running and the next one took over (``take_over_orphan``). Waits up to ``STOP_TIMEOUT_S`` for it to stop
-    answering, then removes its ``redis.url``, ``redis.pid`` and ``redis.owner`` when they still name it. A server
-    already gone is no error."""
-    pid = _server_pid(url)
-    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
-    try:
-        client.shutdown()  # the appendonly data flushed first
-    except (redis.RedisError, OSError):
-        pass
-    finally:
-        client.close()
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while _ping(url, timeout=0.5) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    _forget(Path(data_dir), url, pid)
 
 
 def _forget(data_dir: Path, url: str, pid: int | None) -> None:
@@ -231,6 +230,62 @@ def remembered_port(data_dir: Path) -> int | None:
     return port if 0 < port < 65536 else None
 
 
+def _pid_runs(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie (signal 0, then its state in /proc when there is one)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class TakenOver:
+    """The process of a private redis-server taken over (``PrivateRedis.adopt``). It is no child of this process: it
+    cannot be waited on, and how it ends is unknown. Its end is seen through a pidfd (Linux: readable once the
+    process has exited, a zombie included, and never fooled by a reused pid), else through ``_pid_runs``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._fd: int | None = None
+        try:
+            self._fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux, an old kernel, or already gone
+            pass
+
+    def alive(self, timeout: float = 0.0) -> bool:
+        """Whether the process still runs, after waiting up to ``timeout`` seconds for it to end."""
+        if self._fd is not None:
+            poller = select.poll()  # not select.select: a busy serve has descriptors beyond FD_SETSIZE
+            poller.register(self._fd, select.POLLIN)
+            return not poller.poll(timeout * 1000)
+        deadline = time.monotonic() + timeout
+        while _pid_runs(self.pid):
+            if time.monotonic() >= deadline:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the process (nothing when it is gone)."""
+        try:
+            if self._fd is not None:
+                signal.pidfd_send_signal(self._fd, sig)
+            elif _pid_runs(self.pid):
+                os.kill(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def _tail(path: Path, lines: int = 20) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -240,7 +295,8 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 
 class PrivateRedis:
-    """A real ``redis-server`` child process with appendonly persistence in ``data_dir``.
+    """A real ``redis-server`` child process with appendonly persistence in ``data_dir`` (or, ``adopt``, the one an
+    ``arena serve`` that died left running there, taken over).
 
     Args:
         data_dir: folder of the appendonly file, the log (``redis.log``), the password (``redis.password``), the
@@ -251,8 +307,8 @@ class PrivateRedis:
         loading_timeout_s: how long ``start()`` waits for the server to load its appendonly data, seconds.
 
     ``start()`` returns the URL (also ``self.url``) once the server has loaded its data and serves commands;
-    ``stop()`` shuts the server down with SHUTDOWN (so the appendonly file is complete) and removes ``redis.url``
-(``redis.port`` stays, for the next run).
+    ``restart()`` starts it again after its process died (``exited()``); ``stop()`` shuts the server down with
+    SHUTDOWN (so the appendonly file is complete) and removes ``redis.url`` (``redis.port`` stays, for the next run).
     Usable as a context manager.
     """
 
@@ -264,6 +320,7 @@ class PrivateRedis:
         self.url = ""
         self.password = ""
         self.process: subprocess.Popen[bytes] | None = None
+        self.taken_over: TakenOver | None = None  # the server's process while it is one adopted, not restarted yet
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -277,7 +334,7 @@ class PrivateRedis:
         or when a live private server of the same data directory is already running (two servers must not share
         appendonly files).
         """
-        if self.process is not None:
+        if self.process is not None or self.taken_over is not None:
             return self.url
         private_dir(self.data_dir)
         tighten(self.data_dir)
@@ -394,6 +451,32 @@ class PrivateRedis:
                 )
             time.sleep(0.05)
 
+    def adopt(self, url: str) -> str:
+        """Manage the private server of ``data_dir`` running at ``url`` as one started here: the one an ``arena serve``
+        that died left running, taken over (``take_over_orphan``). Its process, port and password become this
+        object's, so that ``restart()`` starts a redis-server child on the same port, with the same folder, password
+        and config, once that process has died (``exited()``), and ``stop()`` shuts it down. Returns ``url``.
+
+        Raises ``RedisStartError`` when a server is already started or adopted here, or when no Redis process of
+        this machine answers at ``url`` with its password.
+        """
+        if self.process is not None or self.taken_over is not None:
+            raise RedisStartError(f"the private Redis of {self.data_dir} is already managed here")
+        parts = urllib.parse.urlsplit(url)
+        pid = _server_pid(url)
+        process = TakenOver(pid) if pid else None
+        # asked again once its pidfd is open: the pid is still that server's, not one reused meanwhile
+        if process is None or parts.port is None or not parts.password or not process.alive() \
+                or _server_pid(url) != pid:
+            if process is not None:
+                process.close()
+            raise RedisStartError(f"the private Redis of {self.data_dir} at {redact_url(url)} to take over stopped "
+                                  f"answering, or is no process of this machine; start arena serve again")
+        self.taken_over, self.port, self.url, self.password = process, parts.port, url, parts.password
+        write_private(self.data_dir / PID_FILE, f"{process.pid}\n")
+        write_private(self.data_dir / PORT_FILE, f"{parts.port}\n")
+        return url
+
     def restart(self) -> str:
         """Start the server again after its process exited (killed, crashed): on the same port, in the same folder,
         with the same password and config, so it reloads its appendonly data and every client reconnects to the same
@@ -403,40 +486,75 @@ class PrivateRedis:
         folder gone, ...: the message says why, with the log tail); ``restart()`` may then be called again, and
         ``stop()`` still cleans up.
         """
-        if self.process is None:
+        if self.process is None and self.taken_over is None:
             raise RedisStartError(f"the private Redis of {self.data_dir} was not started; nothing to restart")
-        if self.process.poll() is None:
+        if self.exited() is None:
             return self.url
         if not self.data_dir.is_dir():  # never an empty Redis in a new folder in place of the data that was there
             raise RedisStartError(f"the data folder {self.data_dir} is gone; its Redis data with it")
-        return self._start_once(find_redis_server(), self.port)
+        url = self._start_once(find_redis_server(), self.port)
+        if self.taken_over is not None:  # a child of this process from now on
+            self.taken_over.close()
+            self.taken_over = None
+        return url
 
     def stop(self) -> None:
-        """SHUTDOWN the server (appendonly data flushed), wait for it to exit, remove ``redis.url`` and
-        ``redis.pid``. Kills it if it does not exit within 10 s. Does nothing when not running."""
-        process = self.process
-        if process is None:
+        """SHUTDOWN the server (appendonly data flushed), wait for it to exit, remove ``redis.url``, ``redis.pid``
+        and ``redis.owner``. Kills it if it does not exit within 10 s. Does nothing when not running."""
+        process, taken, pid = self.process, self.taken_over, self.pid
+        if process is not None:
+            if process.poll() is None:
+                if not self._shutdown():
+                    process.terminate()  # SIGTERM also makes redis-server save and exit
+                try:
+                    process.wait(timeout=STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        elif taken is not None:
+            if taken.alive():
+                if not self._shutdown():
+                    taken.send_signal(signal.SIGTERM)
+                if taken.alive(STOP_TIMEOUT_S):
+                    taken.send_signal(signal.SIGKILL)
+                    taken.alive(STOP_TIMEOUT_S)
+            taken.close()
+        else:
             return
-        if process.poll() is None:
-            client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
-            try:
-                client.shutdown()
-            except (redis.RedisError, OSError):
-                process.terminate()  # SIGTERM also makes redis-server save and exit
-            finally:
-                client.close()
-            try:
-                process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        _forget(self.data_dir, self.url, process.pid)
-        self.process = None
+        _forget(self.data_dir, self.url, pid)
+        self.process = self.taken_over = None
+
+    def _shutdown(self) -> bool:
+        """Ask the server to SHUTDOWN (its appendonly data flushed first); False when it could not be asked."""
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
+        try:
+            client.shutdown()
+            return True
+        except (redis.RedisError, OSError):
+            return False
+        finally:
+            client.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the server (the child started here, else the one taken over), None when neither."""
+        if self.process is not None:
+            return self.process.pid
+        return self.taken_over.pid if self.taken_over is not None else None
+
+    def exited(self) -> str | None:
+        """How the server's process ended ("killed by SIGKILL", "exit code 1"; unknown for one taken over, no child
+        of this process), or None while it runs, or when none was started or taken over."""
+        if self.process is not None:
+            return None if self.process.poll() is None else exit_text(self.process.returncode)
+        if self.taken_over is not None and not self.taken_over.alive():
+            return "how is unknown: it was taken over, no child of this process"
+        return None
 
     @property
     def running(self) -> bool:
-        """True while the child process is alive."""
-        return self.process is not None and self.process.poll() is None
+        """True while the server's process (the child started here, or the one taken over) is alive."""
+        return (self.process is not None or self.taken_over is not None) and self.exited() is None
 
     def __enter__(self) -> PrivateRedis:
         self.start()

@@ -1,8 +1,9 @@
-"""``RedisWatch``: keeps the private ``redis-server`` an ``arena serve`` started running. When its process exits
-without being asked to (``kill -9``, the OOM killer, a crash), the watch starts it again on the same port, in the same
-folder, with the same password and config (``PrivateRedis.restart``): it reloads its appendonly data, and every
-client (the referee, its embedded workers, ``arena worker`` processes) reconnects to the same URL. One warning line
-each time, no traceback.
+"""``RedisWatch``: keeps the private ``redis-server`` of an ``arena serve`` running: the one it started, or the one an
+``arena serve`` of the folder that died left running, which it took over (``PrivateRedis.adopt``). When its process
+exits without being asked to (``kill -9``, the OOM killer, a crash), the watch starts it again on the same port, in
+the same folder, with the same password and config (``PrivateRedis.restart``): it reloads its appendonly data, and
+every client (the referee, its embedded workers, ``arena worker`` processes) reconnects to the same URL. One warning
+line each time, no traceback.
 
 A redis-server that keeps dying (a broken appendonly file, a full disk, its port taken meanwhile) is not restarted in
 a loop: the attempts back off (at once, then 1, 2, 4, 8 s apart), and once ``max_restarts`` attempts within
@@ -13,7 +14,6 @@ a loop: the attempts back off (at once, then 1, 2, 4, 8 s apart), and once ``max
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -28,26 +28,15 @@ WINDOW_S = 60.0  # ... within this many seconds before the watch gives up
 BACKOFF_S = (0.0, 1.0, 2.0, 4.0, 8.0)  # the wait before the 1st, 2nd, ... attempt of a window (the last repeats)
 
 
-def exit_text(returncode: int | None) -> str:
-    """How a process ended, from its ``Popen.returncode``: "killed by SIGKILL", "exit code 1"."""
-    if returncode is None:
-        return "still running"
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit code {returncode}"
-
-
 class RedisWatch:
-    """A thread that restarts ``server`` (a ``PrivateRedis``, started before ``start()``) whenever its process has
-    exited, until ``stop()`` or ``close()`` (which stops watching before it stops the server: a server shut down on
-    purpose is not restarted), and never while ``stopping`` is set (e.g. the event SIGTERM sets: redis-server may
-    get the same signal first, from a service manager stopping the lot).
+    """A thread that restarts ``server`` (a ``PrivateRedis``, started or adopted before ``start()``) whenever its
+    process has exited, until ``stop()`` or ``close()`` (which stops watching before it stops the server: a server
+    shut down on purpose is not restarted), and never while ``stopping`` is set (e.g. the event SIGTERM sets:
+    redis-server may get the same signal first, from a service manager stopping the lot).
 
     Args:
-        server: the private Redis to keep running; only its own child process is watched.
+        server: the private Redis to keep running: its process (``PrivateRedis.exited``) is watched, the child it
+            started or the one it took over (no child: seen through a pidfd).
         stopping: while set, a dead server is left alone (its owner is stopping).
         on_give_up: called once, with the message (what happened and what to do), when the watch gives up;
             without it the message is logged as an error.
@@ -100,14 +89,15 @@ class RedisWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(self.check_interval_s):
-            process = self.server.process
-            if process is None or process.poll() is None or self._quit():
+            if self._quit():
                 continue
-            if not self._attempt(process.pid, process.returncode):
+            ended = self.server.exited()
+            if ended is not None and not self._attempt(self.server.pid or 0, ended):
                 return
 
-    def _attempt(self, pid: int, returncode: int | None) -> bool:
-        """One restart of the dead server (process ``pid``), after its back-off wait; False once given up."""
+    def _attempt(self, pid: int, ended: str) -> bool:
+        """One restart of the dead server (process ``pid``, which ended as ``ended`` says), after its back-off wait;
+        False once given up."""
         now = time.monotonic()
         self._attempts = [t for t in self._attempts if now - t < self.window_s]
         tried = len(self._attempts)
@@ -120,7 +110,7 @@ class RedisWatch:
         if self._quit():
             return True
         self._attempts.append(time.monotonic())
-        died = f"the private redis-server (pid {pid}) exited unexpectedly ({exit_text(returncode)})"
+        died = f"the private redis-server (pid {pid}) exited unexpectedly ({ended})"
         self._last = died
         started = time.monotonic()
         try:
@@ -134,9 +124,8 @@ class RedisWatch:
                         self.server.data_dir / LOG_FILE)
             return True
         self.restarts += 1
-        process = self.server.process
         log.warning("%s; restarted it on port %d with the same data folder and password (pid %d, %.1f s; restart %d "
-                    "of at most %d within %.0f s)", died, self.server.port, process.pid if process else 0,
+                    "of at most %d within %.0f s)", died, self.server.port, self.server.pid or 0,
                     time.monotonic() - started, tried + 1, self.max_restarts, self.window_s)
         return True
 
