@@ -55,6 +55,21 @@ def bot_time_ms(decisions: Sequence[dict[str, Any]], seat: int, upto: int) -> fl
     return total
 
 
+def _check_seats(d: dict[str, Any], game: str) -> list[SeatSpec]:
+    """``record.seats`` checked: an object (name, endpoint) per seat, as many as ``game`` seats; raises
+    ``RecordError``."""
+    seats = []
+    for i, s in enumerate(_get(d, "seats", list)):
+        if not isinstance(s, dict):
+            raise RecordError(f"record.seats[{i}] must be an object, got {s!r}")
+        seats.append(SeatSpec(_get(s, "name", str, f"seats[{i}]"), _get(s, "endpoint", str, f"seats[{i}]")))
+    info = GAMES[game].info
+    if not info.min_players <= len(seats) <= info.max_players:
+        raise RecordError(f"record.seats must list {info.min_players}..{info.max_players} seats ({game}), got "
+                          f"{len(seats)}")
+    return seats
+
+
 def _check_seat_seeds(seat_seeds: Any, seats: int) -> list[int]:
     """``record.seat_seeds`` checked: [] or one integer 0 .. 2**63-1 per seat; raises ``RecordError``."""
     if (not isinstance(seat_seeds, list) or not all(_is_int(x) and 0 <= x < 2**63 for x in seat_seeds)
@@ -179,15 +194,7 @@ class MatchRecord:
                 wire.deal_from_dict(game, deal)
             except (wire.WireError, TypeError) as exc:
                 raise RecordError(f"record.deals[{i}]: {exc}") from exc
-        seats = []
-        for i, s in enumerate(_get(d, "seats", list)):
-            if not isinstance(s, dict):
-                raise RecordError(f"record.seats[{i}] must be an object, got {s!r}")
-            seats.append(SeatSpec(_get(s, "name", str, f"seats[{i}]"), _get(s, "endpoint", str, f"seats[{i}]")))
-        info = GAMES[game].info
-        if not info.min_players <= len(seats) <= info.max_players:
-            raise RecordError(f"record.seats must list {info.min_players}..{info.max_players} seats ({game}), got "
-                              f"{len(seats)}")
+        seats = _check_seats(d, game)
         decisions = tuple(_check_decision(i, x) for i, x in enumerate(_get(d, "decisions", list)))
         faults = tuple(_check_fault(i, x) for i, x in enumerate(_get(d, "faults", list)))
         r = _get(d, "result", dict)

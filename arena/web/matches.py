@@ -233,11 +233,13 @@ async def api_live(request: Request) -> Response:
     ``?from=N``: the frames from index N on only, as ``first_frame`` says (a viewer that holds frames asks from the
     ``settled_frames`` of its last answer and replaces what it holds from there); ``frame_count``: the frames the
     match has; ``started_at``: which play of the match they belong to (another one: ask for every frame again).
-    A ``from`` that is not 0..999999 is a 400."""
+    A ``from`` that is not 0..999999 is a 400, and so is a ``view`` other than ``public`` (as on the match's page:
+    a running match shows no hand)."""
     match_id = _match_id(request)
     start = request.query_params.get("from", "0") or "0"
     if not TURN_RE.fullmatch(start):
         raise HTTPException(400, "from is a frame index, 0 to 999999")
+    _view(request, [PUBLIC])
     ask = arena_pb2.GetLiveMatchRequest(match_id=match_id, from_frame=int(start))
     try:
         live = await request.app.state.arena.call("GetLiveMatch", ask)

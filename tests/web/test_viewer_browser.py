@@ -7,10 +7,12 @@ match is a 404 page. Screenshots go to tests/web/screenshots/ (viewer-take5.png,
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from web_helpers import PHONE, WebArena, screenshot, wait_until
 
 from arena.match.local_bots import start_bots
@@ -202,6 +204,10 @@ def test_a_live_match_whose_worker_went_silent_says_so_instead_of_looking_frozen
         store.client.set(key, json.dumps(published), ex=300)
         answer = _get(web_arena, f"/api/matches/{match_id}/live")
         assert answer["live"] is True and answer["stale"] is True and answer["age_s"] >= 119
+        for view in ("all", "seat:0"):  # as the page: a running match shows no hand
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _get(web_arena, f"/api/matches/{match_id}/live?view={view}")
+            assert refused.value.code == 400 and "view must be one of public" in refused.value.read().decode()
         page.set_viewport_size(PHONE)
         page.goto(f"{web_arena.url}/matches/{match_id}")
         page.wait_for_selector("#viewer[data-ready='1'][data-live='1'][data-stale='1']", timeout=30_000)
@@ -273,7 +279,6 @@ def test_a_match_started_but_not_yet_published_gets_a_page_that_reloads_until_it
     first publication comes within a second) answers a page that reloads, not a 404; an id no worker plays is a
     404."""
     import time
-    import urllib.error
 
     from arena.store import Store, WorkerStatus
     from arena.store.keys import WORKERS, worker_key
