@@ -131,7 +131,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 exported = start_metrics(metrics, url)
                 click.echo(f"metrics: {exported.url} (Prometheus)")
             click.echo(f"workers: {workers} embedded, {concurrency} matches each, jobs of a dead worker reclaimed "
-                       f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
+                       f"after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM" if workers else
+                       "workers: none embedded (only separate `arena worker`s run matches, each with its own "
+                       "--visibility-timeout); stop with Ctrl-C or SIGTERM")
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass

@@ -140,6 +140,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     workers: list[Proc] = []
     try:
         server = serve.wait_for("listening on ").rsplit("listening on ", 1)[1].strip()
+        assert "only separate `arena worker`s run matches" in serve.wait_for("workers: none embedded")
         for name in ("w1", "w2"):
             worker = Proc(["worker", "--data-dir", str(data_dir), "--name", name, "--concurrency", "2"], _env())
             workers.append(worker)
