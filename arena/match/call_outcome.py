@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 
+from arena.core import limits
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.stream_status import StreamTimeout
 
@@ -28,8 +29,9 @@ def fault_kind(code: grpc.StatusCode | None) -> str:
 
 
 def rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
-    """The fault's detail of a failed call: "Decide: no answer within the 500 ms deadline", "StartMatch: CODE: ...";
-    a ``StreamTimeout`` adds the sequence asked and what the bot sent instead."""
+    """The fault's detail of a failed call: "Decide: no answer within the 500 ms deadline", "StartMatch: CODE: ..."
+    (the bot's status text cut to ``limits.BOT_STATUS_TEXT`` characters); a ``StreamTimeout`` adds the sequence
+    asked and what the bot sent instead."""
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -38,7 +40,7 @@ def rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
             return f"{method}: no answer{asked} within the {timeout_ms} ms deadline; {exc.note}"
         return f"{method}: no answer within the {timeout_ms} ms deadline"
     name = code.name if code is not None else "UNKNOWN"
-    return f"{method}: {name}: {details or 'no details'}"
+    return f"{method}: {name}: {details[:limits.BOT_STATUS_TEXT] if details else 'no details'}"
 
 
 def call_outcome(method: str, response: Any, exc: grpc.RpcError | None, unreachable: grpc.RpcError | None,
