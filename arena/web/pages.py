@@ -226,7 +226,7 @@ async def bot_data(request: Request) -> dict[str, Any]:
     ladders = await asyncio.gather(*(reader.call("GetLadder", arena_pb2.GetLadderRequest(game=g)) for g in game_set))
     per_game: dict[str, Any] = {}
     recent = matches[:RECENT_MATCHES]
-    records = await asyncio.gather(*(_revealed_record(request, m["match_id"]) if m.get("revealed") else _none()
+    records = await asyncio.gather(*(_record(reader, m["match_id"]) if m.get("revealed") else _none()
                                      for m in recent))
     for game, reply in zip(game_set, ladders):
         lines = {e.bot: message_dict(e) for e in reply.entries if e.bot in ids}
@@ -243,18 +243,6 @@ async def bot_data(request: Request) -> dict[str, Any]:
 
 async def _none() -> None:
     return None
-
-
-async def _revealed_record(request: Request, match_id: str) -> dict[str, Any] | None:
-    """``_record`` of a revealed match, read once for every page that shows it: a revealed record never changes
-    (kept by ``SharedReads``, weighing one per decision)."""
-    async def read() -> tuple[dict[str, Any] | None, int]:
-        record = await _record(_reader(request), match_id)
-        decisions = record.get("decisions") if record is not None else None
-        return record, 1 + (len(decisions) if isinstance(decisions, list) else 0)
-
-    record: dict[str, Any] | None = await _shared(request).get(("record", match_id), "revealed", read)
-    return record
 
 
 async def bot_page(request: Request) -> Response:
