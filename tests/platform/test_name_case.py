@@ -47,7 +47,8 @@ def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(are
     (ALREADY_EXISTS, naming "heuristic")."""
     version = ["1"]
 
-    def bot_info(self: Any, endpoint: str, game: str, name: str, caller: Any, context: Any) -> bot_pb2.BotInfo:
+    def bot_info(self: Any, endpoint: str, game: str, name: str, caller: Any, context: Any,
+                 secret_of: Any = None) -> bot_pb2.BotInfo:
         return bot_pb2.BotInfo(name=name, version=version[0], games=[game])
 
     monkeypatch.setattr(ArenaServicer, "bot_info", bot_info)
