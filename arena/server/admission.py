@@ -214,10 +214,11 @@ class BotChecks:
         return outcomes
 
     def registration(self, endpoint: str, game: str, name: str, caller: Caller, client: str,
-                     secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo:
+                     secret_of: Callable[[str], tuple[str, bool]] | None = None) -> bot_pb2.BotInfo:
         """The checked ``BotInfo`` of the bot at ``endpoint`` for registering (or moving) bot NAME ``name`` of
-        ``game`` there (``checks.registration_info``), accepting as its bot secret ``secret_of(version)``, the
-        secret the version it reports will have (None: no secret; ``checks.secret_refusal``), in a slot of
+        ``game`` there (``checks.registration_info``), accepting as its bot secret ``secret_of(version)``: the
+        secret the version it reports will have, and whether it is the one kept for it rather than one given (None:
+        no secret; ``checks.secret_refusal``), in a slot of
         ``caller``'s class for ``client``. A ``STRANGER`` reuses a cached failure (no dial); every success comes
         from a fresh dial.
 
@@ -229,8 +230,8 @@ class BotChecks:
                 cached = self.cache.get(endpoint) if caller is Caller.STRANGER else None
                 outcome = cached if isinstance(cached, NoAnswer) else self._dial([endpoint])[endpoint]
                 info = registration_info(endpoint, game, name, outcome, self.timeout_s)
-                secret = secret_of(info.version) if secret_of is not None else ""
-                refusal = secret_refusal(endpoint, secret, self.timeout_s, self.dialer)
+                secret, kept = secret_of(info.version) if secret_of is not None else ("", False)
+                refusal = secret_refusal(endpoint, secret, self.timeout_s, self.dialer, kept=kept)
                 if refusal is not None:
                     raise EndpointError(refusal)
                 return info

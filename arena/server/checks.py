@@ -133,25 +133,32 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
 
 
 def secret_refusal(endpoint: str, secret: str, timeout_s: float = VERIFY_TIMEOUT_S,
-                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> str | None:
-    """Whether the bot at ``endpoint`` accepts ``secret`` ("" for none) as its bot secret, asked with one
-    ``EndMatch`` without a match id (bot.proto: a bot with a secret refuses it without the secret, UNAUTHENTICATED,
-    or with another, PERMISSION_DENIED; any other answer, or none within ``timeout_s``, is an acceptance). Returns
-    None, or the refusal sentence of a registration: the secret proves that whoever registers the bot controls
-    it (GetInfo, open to everyone, proves nothing), and a bot registered without its secret would fault in every
-    call of its first match."""
+                   dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, *, kept: bool = False) -> str | None:
+    """Whether the bot at ``endpoint`` accepts ``secret`` ("" for none; ``kept``: the one stored for the bot, none
+    given with the call) as its bot secret, asked with one ``EndMatch`` without a match id (bot.proto: a bot with a
+    secret refuses it without the secret, UNAUTHENTICATED, or with another, PERMISSION_DENIED; any other status of
+    its own is an acceptance). Returns None, or the refusal sentence of a registration: also when the bot gave no
+    answer within ``timeout_s`` (DEADLINE_EXCEEDED, UNAVAILABLE), since a bot that keeps the check waiting could
+    otherwise be registered by anyone. The secret proves that whoever registers the bot controls it (GetInfo, open
+    to everyone, proves nothing), and a bot registered without its secret would fault in every call of its first
+    match."""
     channel = dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)])
     try:
         bot_pb2_grpc.BotStub(channel).EndMatch(bot_pb2.EndMatchRequest(), timeout=timeout_s,
                                                metadata=((BOT_SECRET_METADATA, secret),) if secret else None)
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
+        if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+            return (f"the bot at {endpoint} answered GetInfo but not the bot secret check (EndMatch without a match "
+                    f"id) within {timeout_s * 1000:.0f} ms ({code.name}): a bot must answer it at once, whether "
+                    f"it has a secret or not (bot.proto, \"Bot secret\")")
         if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
             if not secret:
                 return (f"the bot at {endpoint} answers match calls only with its bot secret ({code.name}): give "
                         f"the secret it was started with (--bot-secret, or RegisterBotRequest.bot_secret)")
-            return (f"the bot at {endpoint} refuses the bot secret given ({code.name}): give the secret it was "
-                    f"started with")
+            which = "the bot secret kept for it (none was given)" if kept else "the bot secret given"
+            return (f"the bot at {endpoint} refuses {which} ({code.name}): give the secret it was started with "
+                    f"(--bot-secret)")
     finally:
         channel.close()
     return None

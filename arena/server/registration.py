@@ -42,7 +42,8 @@ class ArenaServicer(Protocol):
     verify_bots: bool
 
     def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
-                 context: grpc.ServicerContext, secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo: ...
+                 context: grpc.ServicerContext,
+                 secret_of: Callable[[str], tuple[str, bool]] | None = None) -> bot_pb2.BotInfo: ...
 
 
 def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
@@ -74,9 +75,10 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
         owner_service.precheck_new_name(servicer, request, context, game, name)
     caller = caller_of(key, stored, lambda: servicer.is_admin(request, context))
 
-    def secret_of(version: str) -> str:  # the one given, else the one a registered NAME@VERSION keeps
+    def secret_of(version: str) -> tuple[str, bool]:  # the one given, else the one a registered NAME@VERSION keeps
         kept = servicer.store.get_bot(game, f"{name}@{version}") if owned and not request.bot_secret else None
-        return request.bot_secret or (kept.secret if kept is not None else "")
+        return (request.bot_secret, False) if request.bot_secret else \
+            (kept.secret, True) if kept is not None and kept.secret else ("", False)
 
     try:
         info = servicer.bot_info(endpoint, game, name, caller, context, secret_of)
@@ -121,7 +123,7 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     servicer.check_owner(game, name, key, f"updating {bot.bot_id}", context)
     caller = caller_of(key, servicer.store.owner_hash(game, name), lambda: servicer.is_admin(request, context))
     info = servicer.bot_info(request.endpoint, game, name, caller, context,
-                             lambda _version: request.bot_secret or bot.secret)
+                             lambda _version: (request.bot_secret, False) if request.bot_secret else (bot.secret, True))
     if servicer.verify_bots and info.version != bot.version:
         abort(context, grpc.StatusCode.FAILED_PRECONDITION,
               f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "

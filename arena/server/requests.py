@@ -56,8 +56,7 @@ def check_bot_secret(secret: str, field: str, context: grpc.ServicerContext) -> 
     problem = secret_problem(secret) if secret else None
     if problem is not None:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-              f"{field} {problem} (visible ASCII characters without spaces); e.g. python -c 'import secrets; "
-              f"print(secrets.token_hex(16))'")
+              f"{field} {problem}; e.g. python -c 'import secrets; print(secrets.token_hex(16))'")
 
 
 def split_ref(ref: str, context: grpc.ServicerContext) -> tuple[str, str | None]:

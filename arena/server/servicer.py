@@ -185,7 +185,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     # -- bots -----------------------------------------------------------------------------------------------
 
     def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
-                 context: grpc.ServicerContext, secret_of: Callable[[str], str] | None = None) -> bot_pb2.BotInfo:
+                 context: grpc.ServicerContext,
+                 secret_of: Callable[[str], tuple[str, bool]] | None = None) -> bot_pb2.BotInfo:
         """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name``, report a
         well-formed version and accept ``secret_of(version)`` (None: no secret) as its bot secret (else
         FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays under another's ladder

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
+from concurrent import futures
 from typing import Any
 
 import grpc
@@ -152,3 +154,52 @@ def test_a_bot_with_a_secret_is_registered_only_with_its_secret(arena_server: Ca
                                                          bot_secret=OTHER)).has_bot_secret
     for b in (bot, moved, open_bot):
         assert "Traceback" not in b.stderr_tail()
+
+
+class _SlowCheckBot(bot_pb2_grpc.BotServicer):
+    """A bot that checks the secret, as the SDK does, but only after ``delay_s`` (a busy or hostile bot): GetInfo
+    answers at once."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def GetInfo(self, request: Any, context: grpc.ServicerContext) -> bot_pb2.BotInfo:  # noqa: N802 - gRPC API
+        return bot_pb2.BotInfo(name="slowcheck", version="1.0", games=["take5"])
+
+    def EndMatch(self, request: Any, context: grpc.ServicerContext) -> bot_pb2.EndMatchResponse:  # noqa: N802
+        time.sleep(self.delay_s)
+        if dict(context.invocation_metadata()).get(BOT_SECRET_METADATA) != SECRET:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "no secret")
+        return bot_pb2.EndMatchResponse()
+
+
+def test_a_bot_that_keeps_the_secret_check_waiting_is_not_registered(arena_server: Callable[..., Any],
+                                                                     start_bot: Callable[..., Any],
+                                                                     store: Store) -> None:
+    """The check fails closed: a bot whose EndMatch gives no status of its own within the check's bound is refused
+    (else a squatter could claim a busy protected bot); and the refusal of a secret kept from the registration,
+    none given, says so."""
+    _server, stub = arena_server(verify_timeout_s=0.5)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    bot_pb2_grpc.add_BotServicer_to_server(_SlowCheckBot(1.5), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        for given in ("", SECRET):
+            code, details = rpc_error(lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(  # noqa: B023
+                name="slowcheck", endpoint=f"127.0.0.1:{port}", game="take5", bot_secret=given)))
+            assert code == grpc.StatusCode.FAILED_PRECONDITION, details
+            assert "answered GetInfo but not the bot secret check (EndMatch without a match id) within 500 ms " \
+                   "(DEADLINE_EXCEEDED)" in details, details
+        assert store.bot_versions("take5", "slowcheck") == []
+    finally:
+        server.stop(0)
+    # the secret kept for a bot (none given with the call) that its new endpoint refuses
+    first = start_bot("sample:random", extra_args=["--secret", SECRET, "--name", "kept"])
+    owned = stub.RegisterBot(arena_pb2.RegisterBotRequest(name="kept", endpoint=first.endpoint, game="take5",
+                                                          bot_secret=SECRET))
+    other = start_bot("sample:random", extra_args=["--secret", OTHER, "--name", "kept"])
+    code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        game="take5", bot="kept", endpoint=other.endpoint, owner_token=owned.owner_token)))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION, details
+    assert "refuses the bot secret kept for it (none was given) (PERMISSION_DENIED)" in details, details

@@ -31,8 +31,9 @@ Bot secret: when the bot's owner registered it with a secret, the referee sends 
 matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
 Registration (RegisterBot, UpdateBot) checks the secret given with one EndMatch without a match_id, carrying
 the secret (none when none is given): a bot that refuses it with UNAUTHENTICATED or PERMISSION_DENIED is not
-registered, so only whoever knows a bot's secret can register it, and a forgotten secret is caught then. A bot
-should check the secret first and answer such an EndMatch with any other status (INVALID_ARGUMENT is right).
+registered, so only whoever knows a bot's secret can register it, and a forgotten secret is caught then; nor is
+one that gives no answer within the check's timeout (the referee's verify timeout, 2 s by default). A bot should
+check the secret first and answer such an EndMatch at once with any other status (INVALID_ARGUMENT is right).
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
 16 KiB of a GetInfo answer and at most 64 KiB of any other answer.
