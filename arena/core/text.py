@@ -14,6 +14,12 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x', 'z')) else 's'}"
 
 
+def cut(text: str, most: int) -> str:
+    """``text`` as it is when it has at most ``most`` characters, else its first ``most - 1`` and "…" (``most``
+    characters in all, so a reader sees it was cut)."""
+    return text if len(text) <= most else text[:max(0, most - 1)] + "…"
+
+
 def ago(epoch_s: float, when: Callable[[float], str], now: float | None = None) -> str:
     """``epoch_s`` (seconds since the Unix epoch) as "12 s ago", "3 min ago", "2 h ago", or past a day as
     ``when(epoch_s)`` (a date); "-" for 0; "now" for a time ahead of ``now`` (default: the clock)."""

@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from arena.core import limits
+from arena.core.text import cut
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.stream_status import StreamTimeout
 
@@ -30,8 +31,8 @@ def fault_kind(code: grpc.StatusCode | None) -> str:
 
 def rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
     """The fault's detail of a failed call: "Decide: no answer within the 500 ms deadline", "StartMatch: CODE: ..."
-    (the bot's status text cut to ``limits.BOT_STATUS_TEXT`` characters); a ``StreamTimeout`` adds the sequence
-    asked and what the bot sent instead."""
+    (the bot's status text cut to ``limits.BOT_STATUS_TEXT`` characters, ending in "…" when cut); a
+    ``StreamTimeout`` adds the sequence asked and what the bot sent instead."""
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -40,7 +41,7 @@ def rpc_detail(method: str, exc: grpc.RpcError, timeout_ms: int) -> str:
             return f"{method}: no answer{asked} within the {timeout_ms} ms deadline; {exc.note}"
         return f"{method}: no answer within the {timeout_ms} ms deadline"
     name = code.name if code is not None else "UNKNOWN"
-    return f"{method}: {name}: {details[:limits.BOT_STATUS_TEXT] if details else 'no details'}"
+    return f"{method}: {name}: {cut(details, limits.BOT_STATUS_TEXT) if details else 'no details'}"
 
 
 def call_outcome(method: str, response: Any, exc: grpc.RpcError | None, unreachable: grpc.RpcError | None,

@@ -48,6 +48,7 @@ import grpc
 import grpc.aio
 
 from arena.core import limits
+from arena.core.text import cut
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout
 from arena_sdk.pb import bot_pb2
@@ -430,7 +431,7 @@ class SeatStream:
                 if found is not None:
                     code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
                     found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
-                                           failure.message[:limits.BOT_STATUS_TEXT]))
+                                           cut(failure.message, limits.BOT_STATUS_TEXT)))
                     return False
             else:
                 step = _STEP_OF_ANSWER.get(which) if which is not None else None

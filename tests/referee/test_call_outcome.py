@@ -27,7 +27,7 @@ class _Failed(grpc.RpcError):
 def test_the_bots_status_text_is_kept_up_to_its_limit(size: int) -> None:
     text = "".join(chr(ord("a") + i % 26) for i in range(size))
     detail = rpc_detail("Decide", _Failed(grpc.StatusCode.INTERNAL, text), 1000)
-    kept = text[:limits.BOT_STATUS_TEXT] if text else "no details"
+    kept = (text if size <= limits.BOT_STATUS_TEXT else text[:limits.BOT_STATUS_TEXT - 1] + "…") or "no details"
     assert detail == f"Decide: INTERNAL: {kept}"
 
 
