@@ -58,8 +58,11 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         name, at, version = bot_ref.partition("@")
         named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
         if named.held_spelling:
-            raise ArenaCliError(f"unknown bot {bot_ref}: did you mean {named.held_spelling}{at}{version}? (a NAME's "
-                                "letter case counts here)")
+            held = named.held_spelling
+            if version:  # that version when the held NAME has it, else the NAME
+                ids = {b.bot_id for b in client.call("ListBots", arena_pb2.ListBotsRequest(name=held)).bots}
+                held += f"@{version}" if f"{held}@{version}" in ids else ""
+            raise ArenaCliError(f"unknown bot {bot_ref}: did you mean {held}? (a NAME's letter case counts here)")
         if not any(bot_ref in (b.name, b.bot_id) for b in named.bots):
             raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
                                 "it; `arena bot list` shows the registered bots")

@@ -217,8 +217,11 @@ async def bot_data(request: Request) -> dict[str, Any]:
         matches = []
     if not versions and not matches:
         if named.held_spelling:  # the NAME in another letter case: the page of the bot the visitor means
-            at, version = bot.partition("@")[1:]
-            raise _Respelt(f"{named.held_spelling}{at}{version}")
+            held, version = named.held_spelling, bot.partition("@")[2]
+            if version:  # that version's page when it is one of the held NAME's, else the NAME's page
+                known = {b.bot_id for b in (await reader.call("ListBots", arena_pb2.ListBotsRequest(name=held))).bots}
+                held += f"@{version}" if f"{held}@{version}" in known else ""
+            raise _Respelt(held)
         raise HTTPException(404, f"no bot named {bot!r} is registered or has played")
     ids = sorted({b["bot_id"] for b in versions} | {s for m in matches for s in m["seats"]
                                                    if s.partition("@")[0] == name and (s == bot or "@" not in bot)})

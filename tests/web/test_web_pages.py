@@ -146,10 +146,13 @@ def test_a_bot_name_typed_in_another_letter_case_leads_to_its_page(web_arena: We
     """A NAME is one owner's in every letter case, but lookups are exact: the page redirects to the NAME as held,
     and ``arena match list --bot`` names it."""
     for typed, held in (("/bots/HEURISTIC", "/bots/heuristic"),
-                        ("/api/bots/Heuristic@1.0", "/api/bots/heuristic@1.0")):
+                        ("/api/bots/Heuristic@1.0", "/api/bots/heuristic@1.0"),
+                        ("/bots/Heuristic@9.9", "/bots/heuristic")):  # no such version: the NAME's page
         answer = _get(web_arena, typed)
         assert (answer.status_code, answer.headers["location"]) == (307, held)
         assert httpx.get(f"{web_arena.url}{typed}", timeout=60, follow_redirects=True).status_code == 200
     listed = web_arena.run("match", "list", "--bot", "Heuristic@1.0")
     assert listed.exit_code == 1, listed.output
     assert "unknown bot Heuristic@1.0: did you mean heuristic@1.0?" in listed.output, listed.output
+    listed = web_arena.run("match", "list", "--bot", "HEURISTIC@9.9")
+    assert "unknown bot HEURISTIC@9.9: did you mean heuristic?" in listed.output, listed.output
