@@ -13,6 +13,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,8 @@ def _start_ts(built: Path, *extra: str) -> Iterator[str]:
             process.kill()
             pytest.fail(f"the TypeScript bot printed no ready line: {process.stderr.read() if process.stderr else ''}")
         assert ready.startswith("arena-bot ts-starter listening on 127.0.0.1:"), ready
-        yield ready.rsplit(" ", 1)[1].strip()
+        assert ready.rstrip().endswith("(bot secret on)"), ready  # _start_ts gives it ARENA_BOT_SECRET
+        yield ready.split(" listening on ", 1)[1].split()[0]
     finally:
         process.terminate()
         try:
@@ -152,11 +154,23 @@ def test_the_starter_answers_match_calls_only_with_its_secret(ts_bot: str) -> No
         assert SECRET not in (wrong.value.details() or "")
         assert stub.StartMatch(start, timeout=10, metadata=((BOT_SECRET_METADATA, SECRET),)) is not None
         assert info.serves_match_stream
-        for metadata, code in ((None, grpc.StatusCode.UNAUTHENTICATED),
-                               (((BOT_SECRET_METADATA, "not-the-secret"),), grpc.StatusCode.PERMISSION_DENIED)):
+        # refused once its first message is in: the status reaches a client still writing it, every time
+        for metadata, code in [(None, grpc.StatusCode.UNAUTHENTICATED),
+                               (((BOT_SECRET_METADATA, "not-the-secret"),), grpc.StatusCode.PERMISSION_DENIED)] * 10:
             with pytest.raises(grpc.RpcError) as refused:
                 list(stub.PlayMatch(iter([bot_pb2.RefereeMessage(start=start)]), timeout=10, metadata=metadata))
             assert refused.value.code() == code and SECRET not in (refused.value.details() or "")
+        silent = threading.Event()  # a stream that sends nothing is refused too, within about half a second
+
+        def nothing() -> Iterator[bot_pb2.RefereeMessage]:
+            silent.wait(20)
+            yield from ()
+
+        began = time.monotonic()
+        with pytest.raises(grpc.RpcError) as refused:
+            list(stub.PlayMatch(nothing(), timeout=10))
+        silent.set()
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED and time.monotonic() - began < 5
         answers = list(stub.PlayMatch(iter([bot_pb2.RefereeMessage(start=start), bot_pb2.RefereeMessage(
             end=bot_pb2.EndMatchRequest(match_id="m-x", seat=0))]), timeout=10,
             metadata=((BOT_SECRET_METADATA, SECRET),)))

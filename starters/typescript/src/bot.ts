@@ -134,7 +134,18 @@ function playMatch(secret: string | null): grpc.handleBidiStreamingCall<Message,
   return (call) => {
     const refused = refusal("PlayMatch", call.metadata, secret);
     if (refused) {
-      call.emit("error", refused);
+      // refused once the first message is in (at most 0.5 s after the stream opened), as the Python SDK does: a
+      // referee still writing that message then gets this status, not grpc's "Internal error from Core"
+      let sent = false;
+      const refuse = () => {
+        if (sent) return;
+        sent = true;
+        clearTimeout(timer);
+        call.emit("error", refused);
+      };
+      const timer = setTimeout(refuse, 500);
+      call.once("data", refuse);
+      call.on("error", () => undefined);
       return;
     }
     call.on("data", (message: Message) => {
@@ -179,7 +190,8 @@ function main(): void {
       process.exit(1);
     }
     // the SDK's ready line (sdk/arena_sdk/bot_process.py), which `arena play` and the tests read
-    process.stdout.write(`arena-bot ${options.name} listening on ${options.host}:${port}\n`);
+    const guard = options.secret ? "bot secret on" : "no bot secret: anyone who reaches this port can play it";
+    process.stdout.write(`arena-bot ${options.name} listening on ${options.host}:${port} (${guard})\n`);
   });
   const stop = () => server.tryShutdown(() => process.exit(0));
   process.on("SIGINT", stop);
