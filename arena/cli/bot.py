@@ -86,7 +86,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     again (a new version, or a new endpoint) needs its owner's token: --token, ARENA_TOKEN, or the saved one.
 
     With --bot-secret (or ARENA_BOT_SECRET), the same secret the bot was started with, the referee proves itself
-    to the bot on every match call, and nobody else can start, end or probe the bot's matches.
+    to the bot on every match call, and nobody else can start, end or probe the bot's matches. A bot started with
+    a secret is registered only with it: the arena checks it with the bot first.
 
     Examples:
 
