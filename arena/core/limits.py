@@ -62,6 +62,7 @@ MAX_SEED = 2**64 - 1  # a seed of deals given on the command line: 64 bits
 MAX_REQUEST_BYTES = 64 * KIB  # the Arena server's grpc.max_receive_message_length
 MAX_BOT_INFO_BYTES = 16 * KIB  # the referee's max receive size for a bot's GetInfo answer
 MAX_BOT_ANSWER_BYTES = 64 * KIB  # the referee's max receive size for a bot's StartMatch/Decide/EndMatch answers
+MAX_BOT_METADATA_BYTES = 32 * KIB  # the referee's soft limit on a bot's call metadata (grpc's default: 8 KiB)
 BOT_STATUS_TEXT = 1024  # characters of a bot's error status (or StepFailure message) kept in a fault's detail
 
 GAME_ID = 32

@@ -53,7 +53,7 @@ from typing import Any
 import grpc
 
 from arena.core.config import DEFAULTS
-from arena.core.limits import MAX_BOT_ANSWER_BYTES
+from arena.core.limits import MAX_BOT_ANSWER_BYTES, MAX_BOT_METADATA_BYTES
 from arena.match.bot_stub import GuardedBotStub
 from arena_sdk.pb import bot_pb2_grpc
 
@@ -62,9 +62,13 @@ log = logging.getLogger(__name__)
 # Options of every channel to a bot. Back-offs (gRPC's own defaults: 1 s, growing 1.6 times to 120 s): the first
 # reconnection 100 ms after a failure, at most 1 s between two attempts; a connection attempt may last 5 s
 # (gRPC's "min_reconnect_backoff_ms" is the shortest connect timeout; default 20 s). A bot's answer is read up to
-# MAX_BOT_ANSWER_BYTES. A subchannel of its own, never shared with another channel to the same address.
+# MAX_BOT_ANSWER_BYTES, its metadata (an error status's text) up to MAX_BOT_METADATA_BYTES, where grpc's default
+# soft limit of 8 KiB would turn a bot's long error text into a RESOURCE_EXHAUSTED of grpc's own now and then (the
+# fault keeps the first limits.BOT_STATUS_TEXT characters of it). A subchannel of its own, never shared with
+# another channel to the same address.
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_receive_message_length", MAX_BOT_ANSWER_BYTES),
+    ("grpc.max_metadata_size", MAX_BOT_METADATA_BYTES),
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
     ("grpc.min_reconnect_backoff_ms", 5000),

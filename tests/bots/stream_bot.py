@@ -5,6 +5,7 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
 --style wrong_seq  answer with a sequence the referee did not ask (the request's + 1000)
 --style huge       answer a BotMessage over the referee's 64 KiB limit
 --style break      end the stream with UNAVAILABLE (the next decision comes on a new stream)
+--style long_error end the stream with INTERNAL and a status text of --size characters
 --style end        answer, then end the stream with status OK, as if the match were over (the next decision comes
                    on a new stream)
 --style flood      send --count messages with sequences nobody asked (the request's + 1000, + 1001, ...), then
@@ -67,29 +68,36 @@ class StreamBot(TestBot):
                 yield bot_pb2.BotMessage(ended=bot_pb2.EndMatchResponse())
             elif which == "decide":
                 request = message.decide
-                seq = request.sequence
                 answer = honest(request)
-                if self.at is not None and seq not in self.at or self.args.style == "honest":
-                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
-                elif self.args.style == "late":
-                    time.sleep(self.args.sleep)
-                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
-                elif self.args.style == "flood":
-                    if self.args.flood_after:
-                        yield bot_pb2.BotMessage(sequence=seq, decision=answer)
-                    yield from self._flood(seq, context)
-                    if not self.args.flood_after and context.is_active():
-                        yield bot_pb2.BotMessage(sequence=seq, decision=answer)
-                elif self.args.style == "end":
-                    yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+                if self.at is not None and request.sequence not in self.at or self.args.style == "honest":
+                    yield bot_pb2.BotMessage(sequence=request.sequence, decision=answer)
+                elif self.args.style == "end":  # answer, then end the stream
+                    yield bot_pb2.BotMessage(sequence=request.sequence, decision=answer)
                     return
-                elif self.args.style == "wrong_seq":
-                    yield bot_pb2.BotMessage(sequence=seq + 1000, decision=answer)
-                elif self.args.style == "huge":
-                    yield bot_pb2.BotMessage(sequence=seq, failure=bot_pb2.StepFailure(
-                        step=bot_pb2.MATCH_STEP_DECIDE, code=13, message="x" * 100_000))
-                else:  # break
-                    context.abort(grpc.StatusCode.UNAVAILABLE, "the stream breaks here")
+                else:
+                    yield from self._misbehave(request.sequence, answer, context)
+
+    def _misbehave(self, seq: int, answer: bot_pb2.DecideResponse,
+                   context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
+        """What ``--style`` does instead of answering decide ``seq`` with ``answer``."""
+        if self.args.style == "late":
+            time.sleep(self.args.sleep)
+            yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+        elif self.args.style == "flood":
+            if self.args.flood_after:
+                yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+            yield from self._flood(seq, context)
+            if not self.args.flood_after and context.is_active():
+                yield bot_pb2.BotMessage(sequence=seq, decision=answer)
+        elif self.args.style == "long_error":
+            context.abort(grpc.StatusCode.INTERNAL, "E" * self.args.size)
+        elif self.args.style == "wrong_seq":
+            yield bot_pb2.BotMessage(sequence=seq + 1000, decision=answer)
+        elif self.args.style == "huge":
+            yield bot_pb2.BotMessage(sequence=seq, failure=bot_pb2.StepFailure(
+                step=bot_pb2.MATCH_STEP_DECIDE, code=13, message="x" * 100_000))
+        else:  # break
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the stream breaks here")
 
     def _flood(self, seq: int, context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
         """``--count`` decisions with sequences nobody asked, as fast as grpc takes them, until the stream is over."""
@@ -108,7 +116,8 @@ class StreamBot(TestBot):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break",
-                                                                  "end", "flood", "no_stream"])
+                                                                  "end", "long_error", "flood", "no_stream"])
+    parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--flood-after", action="store_true")
     parser.add_argument("--sleep", type=float, default=0.5)

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import pytest
 
+from arena.core import limits
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.channels import BotChannels
 from arena.match.options import RefereeOptions
@@ -163,6 +164,18 @@ def test_a_stream_the_bot_ends_after_each_answer_is_reopened_without_an_error(se
     assert set(faults_of(record)) <= {"unreachable"}, record.faults
     answered = [d for d in record.decisions if d["seat"] == BAD and d["seq"] is not None]
     assert len(answered) >= 10 and sum(d["source"] == "bot" for d in answered) >= len(answered) - 2, answered
+
+
+def test_a_long_error_text_is_kept_cut_in_the_fault(seats_of, test_bot) -> None:
+    """A bot's status text of 12,000 characters (over grpc's default 8 KiB metadata limit, under the referee's)
+    reaches the fault, cut to ``limits.BOT_STATUS_TEXT`` characters: never grpc's own RESOURCE_EXHAUSTED."""
+    record = play(seats_of, seat(test_bot("stream_bot", "--style", "long_error", "--at", "1,3,5,7",
+                                          "--size", "12000")))
+    faults = [f for f in record.faults if f.seat == BAD]
+    assert [f.kind for f in faults] == ["error"] * 4, faults
+    for fault in faults:
+        assert fault.detail.startswith("Decide: INTERNAL: the match stream broke: EEE"), fault.detail[:200]
+        assert fault.detail.endswith("E…") and len(fault.detail) < limits.BOT_STATUS_TEXT + 64, len(fault.detail)
 
 
 def test_the_stream_carries_the_bot_secret(seats_of, test_bot) -> None:
