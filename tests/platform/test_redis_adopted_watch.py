@@ -20,7 +20,8 @@ import pytest
 import redis
 from platform_helpers import wait_until
 
-from arena.store.redis_server import OWNER_FILE, PID_FILE, URL_FILE, PrivateRedis, TakenOver, take_over_orphan
+from arena.store.processes import TakenOver
+from arena.store.redis_server import OWNER_FILE, PID_FILE, URL_FILE, PrivateRedis, take_over_orphan
 from arena.store.redis_watch import RedisWatch
 
 ARENA = Path(sys.executable).parent / "arena"

@@ -1,0 +1,80 @@
+"""Processes that are no children of this one, and how a process ended, for the private ``redis-server`` of
+``arena.store.redis_server``: ``TakenOver`` watches and signals a process taken over from another (an ``arena serve``
+killed with SIGKILL leaves its redis-server running; the next one manages it), ``exit_text`` says how a child
+ended. Linux first (pidfds), any POSIX system by polling the pid."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from pathlib import Path
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, from its ``Popen.returncode``: "killed by SIGKILL", "exit code 1"."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def _pid_runs(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie (signal 0, then its state in /proc when there is one)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class TakenOver:
+    """The process of a private redis-server taken over (``PrivateRedis.adopt``). It is no child of this process: it
+    cannot be waited on, and how it ends is unknown. Its end is seen through a pidfd (Linux: readable once the
+    process has exited, a zombie included, and never fooled by a reused pid), else through ``_pid_runs``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._fd: int | None = None
+        try:
+            self._fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux, an old kernel, or already gone
+            pass
+
+    def alive(self, timeout: float = 0.0) -> bool:
+        """Whether the process still runs, after waiting up to ``timeout`` seconds for it to end."""
+        if self._fd is not None:
+            poller = select.poll()  # not select.select: a busy serve has descriptors beyond FD_SETSIZE
+            poller.register(self._fd, select.POLLIN)
+            return not poller.poll(timeout * 1000)
+        deadline = time.monotonic() + timeout
+        while _pid_runs(self.pid):
+            if time.monotonic() >= deadline:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the process (nothing when it is gone)."""
+        try:
+            if self._fd is not None:
+                signal.pidfd_send_signal(self._fd, sig)
+            elif _pid_runs(self.pid):
+                os.kill(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
