@@ -22,6 +22,7 @@ answer is over a limit is refused at registration (``bot_info_problem``). Length
 | GetInfo answer | 16 KiB (the referee's max receive size on that call) |
 | a bot's answers during a match | 64 KiB each |
 | tournament id, match id | 24, 64 characters |
+| bot versions per game: of one NAME, of one owner (all its names) | 100, 100 |
 | bots of a tournament | 128 |
 | deal plan of a tournament | 16 characters |
 | matches of a tournament | 100000 (``arena.tournaments.MAX_MATCHES``) |
@@ -81,6 +82,8 @@ TOURNAMENT_ID = 24
 MATCH_ID = 64
 TOURNAMENT_BOTS = 128
 VERSIONS_PER_NAME = 100  # versions one bot NAME may have registered per game (one more: RESOURCE_EXHAUSTED)
+VERSIONS_PER_OWNER = 100  # bot versions one owner may have registered per game, all its names together (one more:
+# RESOURCE_EXHAUSTED): with 50 new owners per address and hour, one address adds at most 5,000 an hour, not 100,000
 FIRST_ROUND = 16  # SwissOptions.first_round: "rating" | "random"
 DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "duplicate", "unique" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"

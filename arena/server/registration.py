@@ -2,7 +2,8 @@
 GetInfo check; a new NAME claimed for an owner (the token's, or a new one in open registration, under the quotas of
 ``arena.server.owners``; a NAME belongs to one owner in every game and every letter case, so a NAME another owner
 holds in another game or spelling is refused there, atomically); at most ``limits.VERSIONS_PER_NAME`` versions per
-NAME and game, counted in the same atomic step as the write. ``UpdateBot``: a version's endpoint, after the same
+NAME and game, and ``limits.VERSIONS_PER_OWNER`` per owner and game over all its names, counted in the same atomic
+step as the write. ``UpdateBot``: a version's endpoint, after the same
 check. ``RemoveBot``: by its owner or the organiser; its ladder history stays. The servicer forwards to these
 functions."""
 
@@ -87,8 +88,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
         bot, claimed = servicer.store.register_bot_claim(
             game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
             owner_hash=stored if admission is None else admission.key, secret=request.bot_secret,
-            max_versions=limits.VERSIONS_PER_NAME)
-    except VersionsExhausted as exc:  # NAME holds the most versions (counted with the write)
+            max_versions=limits.VERSIONS_PER_NAME, max_owner_versions=limits.VERSIONS_PER_OWNER)
+    except VersionsExhausted as exc:  # NAME, or its owner, holds the most versions (counted with the write)
         abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
     except OwnershipError:
         if admission is not None:

@@ -18,6 +18,7 @@ from arena.store.keys import (
     bot_key,
     bots_key,
     name_owners_field,
+    owner_bots_key,
     owner_id,
     owner_key,
     token_hash,
@@ -76,23 +77,31 @@ class BotStore(StoreBase):
     def register_bot_claim(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                            sdk_version: str = "", author: str = "", owner_hash: str | None = None,
                            now: float | None = None, secret: str = "",
-                           max_versions: int = 0) -> tuple[BotEntry, bool]:
+                           max_versions: int = 0, max_owner_versions: int = 0) -> tuple[BotEntry, bool]:
         """``register_bot``, also telling whether this call claimed NAME (its first registration). ``max_versions``
-        (0: no limit): a new version of a NAME that holds that many already raises ``VersionsExhausted`` (checked
-        and written in one atomic step, so concurrent registrations never pass it)."""
+        (0: no limit): a new version of a NAME that holds that many already raises ``VersionsExhausted``;
+        ``max_owner_versions`` (0: no limit): so does a new version when ``owner_hash``'s owner holds that many bot
+        versions in ``game`` already, over all its names (``keys.owner_bots_key``). Both are checked and written in
+        one atomic step, so concurrent registrations never pass them."""
         now = time.time() if now is None else now
         bid = bot_id(name, version)
+        keys = [owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game),
+                bot_index_key(game)]
+        if owner_hash:
+            keys.append(owner_bots_key(game, owner_hash))
         claimed, _registered = self._register(
-            keys=[owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game),
-                  bot_index_key(game)],
-            args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version, author,
-                  secret, max_versions])
+            keys=keys, args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version,
+                             author, secret, max_versions, max_owner_versions])
         if int(claimed) == -1:
             raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
         if int(claimed) == -2:
             raise VersionsExhausted(f"{name} has {max_versions} versions registered for {game}, the most one name "
                                     f"may have: remove old ones (arena bot remove {name}@VERSION) before "
                                     f"registering {version!r}")
+        if int(claimed) == -3:
+            raise VersionsExhausted(f"the owner of {name} has {max_owner_versions} bot versions registered for "
+                                    f"{game} (all its names together), the most one owner may have: remove old "
+                                    f"ones (arena bot remove NAME@VERSION) before registering {name}@{version}")
         if owner_hash and HEX_KEY_RE.match(owner_hash):  # signed owner calls find the key by owner id
             self.client.hsetnx(OWNER_IDS, owner_id(owner_hash), owner_hash)
             if int(claimed):  # NAME is its owner's in every game (the service reserved it so already; kept if held)
@@ -200,12 +209,15 @@ class BotStore(StoreBase):
         ids = [bot_id(name, v) for v in versions if self.client.exists(bot_key(game, bot_id(name, v)))]
         if not ids:
             return []
+        owner = self.owner_hash(game, name)  # NAME's owner never changes: its count of versions goes down
         pipe = self.client.pipeline(transaction=True)
         for bid, v in zip(ids, [split_bot_ref(b)[1] for b in ids]):
             pipe.delete(bot_key(game, bid))
             pipe.zrem(versions_key(game, name), v)
             pipe.srem(bots_key(game), bid)
             pipe.zrem(bot_index_key(game), bid)
+            if owner:
+                pipe.srem(owner_bots_key(game, owner), bid)
         pipe.execute()
         return ids
 

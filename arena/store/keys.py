@@ -15,6 +15,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:{G}:versions:<NAME>                zset   VERSION -> registered_at: the registered versions of NAME
     arena:{G}:owner:<NAME>                   string sha256 (hex) of NAME's owner token; kept when every version
                                                     is removed, so nobody else can take over NAME's ladder history
+    arena:{G}:owner-bots:<key>               set    bot ids that the owner whose key is <key> registered in G and
+                                                    has not removed (``limits.VERSIONS_PER_OWNER``)
     arena:tournament-ids                     string counter behind the ids "t1", "t2", ...
     arena:tournaments                        hash   tournament id -> game
     arena:{G}:tournament:<id>                hash   id, game, spec (JSON), matches_total, matches_done, faults,
@@ -172,6 +174,12 @@ def versions_key(game: str, name: str) -> str:
 
 def owner_key(game: str, name: str) -> str:
     return _tag(game) + "owner:" + name
+
+
+def owner_bots_key(game: str, key: str) -> str:
+    """Set: the bot ids (every version of every NAME) that the owner whose key is ``key`` registered in ``game``
+    and has not removed: what ``limits.VERSIONS_PER_OWNER`` counts."""
+    return _tag(game) + "owner-bots:" + key
 
 
 def account_key(key: str) -> str:

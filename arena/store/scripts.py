@@ -321,22 +321,26 @@ return n
 # Register (or re-register) a bot version, claiming NAME for the owner hash ARGV[1] when nobody owns it in this
 # game. (That no other owner holds NAME in another game is settled before, in the same registration, by the owner
 # scripts ``OWNER_ADD_NAME`` / ``OWNER_CREATE``: their keys share the ``{owners}`` hash tag, these the game's.)
-# KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset (optional)
+# KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset, 6 the owner's bots set (the bot ids the
+#       owner hash ARGV[1] registered in this game; optional: none without an owner)
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
 #       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any), 11 the most versions NAME
-#       may hold (0 or absent: no limit)
-# Returns {claimed 1/0, registered_at}, {-1, ''} when NAME belongs to another owner hash, or {-2, ''} when ARGV[3] is
-# a new version and NAME holds the most versions already (nothing written).
+#       may hold (0 or absent: no limit), 12 the most bot versions the owner may hold in this game, over all its
+#       names (0 or absent: no limit)
+# Returns {claimed 1/0, registered_at}, {-1, ''} when NAME belongs to another owner hash, {-2, ''} when ARGV[3] is
+# a new version and NAME holds the most versions already, {-3, ''} when it is a new version and the owner holds the
+# most versions already (nothing written).
 REGISTER_BOT = """
 local claimed = 0
 if ARGV[1] ~= '' then
   local owner = redis.call('GET', KEYS[1])
   if owner and owner ~= ARGV[1] then return {-1, ''} end
 end
+local new = not redis.call('ZSCORE', KEYS[2], ARGV[3])
 local most = tonumber(ARGV[11] or '0') or 0
-if most > 0 and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and redis.call('ZCARD', KEYS[2]) >= most then
-  return {-2, ''}
-end
+if new and most > 0 and redis.call('ZCARD', KEYS[2]) >= most then return {-2, ''} end
+local owned = tonumber(ARGV[12] or '0') or 0
+if new and owned > 0 and KEYS[6] and redis.call('SCARD', KEYS[6]) >= owned then return {-3, ''} end
 if ARGV[1] ~= '' and redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then claimed = 1 end
 redis.call('HSET', KEYS[3], 'name', ARGV[2], 'version', ARGV[3], 'bot_id', ARGV[4], 'game', ARGV[5],
            'endpoint', ARGV[6], 'updated_at', ARGV[7], 'sdk_version', ARGV[8], 'author', ARGV[9])
@@ -346,6 +350,7 @@ local registered = redis.call('HGET', KEYS[3], 'registered_at')
 redis.call('ZADD', KEYS[2], 'NX', registered, ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[4])
 if KEYS[5] then redis.call('ZADD', KEYS[5], 0, ARGV[4]) end
+if KEYS[6] then redis.call('SADD', KEYS[6], ARGV[4]) end
 return {claimed, registered}
 """
 

@@ -163,6 +163,33 @@ def test_bad_references_are_invalid_arguments(arena_server: Any) -> None:
         assert code == grpc.StatusCode.INVALID_ARGUMENT, details
 
 
+def test_an_owner_holds_at_most_its_quota_of_versions_over_all_its_names(
+        arena_server: Any, start_bot: Callable[..., Any], store: Store, monkeypatch: Any) -> None:
+    """An owner may have ``limits.VERSIONS_PER_OWNER`` bot versions per game over all its names (3 here), so that a
+    bot reporting a new VERSION in every GetInfo cannot make records without end: one more, under any of its names,
+    is RESOURCE_EXHAUSTED saying how to make room; a version it has registers again; a removed one frees its place;
+    another owner is not held by it."""
+    from arena.core import limits
+
+    monkeypatch.setattr(limits, "VERSIONS_PER_OWNER", 3)
+    _server, stub = arena_server()
+    token = _register(stub, "flood_a", _versioned(start_bot, "flood_a", "1")).owner_token
+    _register(stub, "flood_a", _versioned(start_bot, "flood_a", "2"), token)
+    _register(stub, "flood_b", _versioned(start_bot, "flood_b", "1"), token)  # a second NAME of the same owner
+    for name, version in (("flood_b", "2"), ("flood_a", "3"), ("flood_c", "1")):
+        code, details = rpc_error(lambda: _register(stub, name, _versioned(start_bot, name, version), token))  # noqa: B023
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (name, version, details)
+        assert "has 3 bot versions registered for take5 (all its names together)" in details, details
+        assert store.get_bot("take5", f"{name}@{version}") is None
+    assert _register(stub, "flood_a", _versioned(start_bot, "flood_a", "1"), token).bot_id == "flood_a@1"
+    other = _register(stub, "someone", _versioned(start_bot, "someone", "1"))  # another owner: its own count
+    assert other.owner_token and other.owner_token != token
+    stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="flood_a@1", game="take5", owner_token=token))
+    assert _register(stub, "flood_b", _versioned(start_bot, "flood_b", "2"), token).bot_id == "flood_b@2"
+    code, _ = rpc_error(lambda: _register(stub, "flood_b", _versioned(start_bot, "flood_b", "3"), token))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 def test_a_name_holds_at_most_its_quota_of_versions_and_lists_them_all_by_name(
         arena_server: Any, start_bot: Callable[..., Any], store: Store, monkeypatch: Any) -> None:
     """A NAME may have ``limits.VERSIONS_PER_NAME`` versions per game (2 here): one more is RESOURCE_EXHAUSTED

@@ -297,6 +297,47 @@ def test_create_tournament_refuses_specs_of_another_game_before_storing(store: S
     assert store.get_tournament("t1") is None and store.client.exists(jobs_key("take5")) == 0
 
 
+def test_an_owners_version_quota_holds_against_concurrent_registrations_and_removals(store: Store) -> None:
+    """The versions an owner holds in a game, over all its names, are counted and written in one atomic step: 8
+    threads registering new versions under 4 names of one owner with room for 3 more leave it exactly at its
+    quota; removing a NAME (every version) frees as many places; a NAME without an owner is not counted."""
+    import threading
+
+    from arena.store import VersionsExhausted, owner_bots_key
+
+    owner = "a" * 64
+    for v in ("1", "2"):
+        store.register_bot_claim("take5", "n0", "127.0.0.1:1", version=v, owner_hash=owner, max_owner_versions=5)
+    outcomes: list[str] = []
+    start = threading.Barrier(8)
+
+    def register(i: int) -> None:
+        start.wait()
+        try:
+            store.register_bot_claim("take5", f"n{i % 4}", "127.0.0.1:1", version=f"v{i}", owner_hash=owner,
+                                     max_owner_versions=5)
+            outcomes.append("ok")
+        except VersionsExhausted as exc:
+            assert "has 5 bot versions registered for take5" in str(exc)
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=register, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 5
+    held = store.client.smembers(owner_bots_key("take5", owner))
+    assert len(held) == 5 and held == {b for n in range(4) for b in
+                                       (f"n{n}@{v}" for v in store.bot_versions("take5", f"n{n}"))}
+    removed = store.remove_bot("take5", "n0")
+    assert removed and len(store.client.smembers(owner_bots_key("take5", owner))) == 5 - len(removed)
+    store.register_bot_claim("take5", "n0", "127.0.0.1:1", version="again", owner_hash=owner, max_owner_versions=5)
+    for v in range(7):  # no owner: nothing counted, no quota
+        store.register_bot_claim("take5", "free", "127.0.0.1:1", version=str(v), max_owner_versions=5)
+    assert len(store.bot_versions("take5", "free")) == 7
+
+
 def test_a_names_version_quota_holds_against_concurrent_registrations(store: Store) -> None:
     """The versions a NAME may hold are counted and written in one atomic step: 8 threads registering 8 new
     versions of a NAME with room for 3 more leave it exactly at its quota, the others refused; a version it has
