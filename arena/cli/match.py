@@ -126,11 +126,9 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
     ask = arena_pb2.GetMatchRequest(match_id=match_id)
     detail = app.arena(server).call("GetMatch", ask, credential=credential)
     if detail.withheld and credential is None and any(detail.summary.faults) and data_dir is not None:
-        faults = []  # the owners of seats on this machine, each with its token: their seats' faults
-        for saved in _saved_credentials(app, server, detail.summary, TokenStore(data_dir)):
-            faults.extend(app.arena(server).call("GetMatch", ask, credential=saved).own_faults)
-        detail.own_faults.extend(sorted({(f.seat, f.hand, f.turn, f.kind, f.detail): f for f in faults}.values(),
-                                        key=lambda f: (f.hand, f.turn, f.seat)))
+        answers = [app.arena(server).call("GetMatch", ask, credential=saved).own_faults  # one per owner token
+                   for saved in _saved_credentials(app, server, detail.summary, TokenStore(data_dir))]
+        detail.own_faults.extend(merge_own_faults(answers))
     if detail.withheld:
         _show_summary(app, detail, as_json)
         return
@@ -153,6 +151,19 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
         click.echo(f"Elo changes: {changes}")
     click.echo(f"match {m.match_id or match_id}" + (f" of tournament {m.tournament_id}" if m.tournament_id else "")
                + f", stored {when(m.finished_at)}")
+
+
+def merge_own_faults(answers: list[Any]) -> list[Any]:
+    """The faults of several owners' seats of one match (``answers``: the ``own_faults`` of each owner token's
+    GetMatch), in the match's order (by hand, turn, then seat; a seat's faults in the order given). A seat's faults
+    are taken whole from the first answer that has any, so two equal faults of one seat (two timeouts in one turn)
+    both stay, and a seat two answers prove is not counted twice."""
+    faults: list[Any] = []
+    seats: set[int] = set()
+    for own in answers:
+        faults.extend(f for f in own if f.seat not in seats)
+        seats.update(f.seat for f in own)
+    return sorted(faults, key=lambda f: (f.hand, f.turn, f.seat))
 
 
 def _saved_credentials(app: AppContext, server: str, m: Any, tokens: TokenStore) -> list[Credential]:
