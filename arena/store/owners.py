@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arena.core.specs import bot_id
 from arena.store.base import OwnershipError, RedisClient, StoreBase
 from arena.store.keys import (
     NAME_OWNERS,
@@ -37,9 +38,11 @@ from arena.store.keys import (
     account_key,
     address_key,
     name_owners_field,
+    owner_bots_key,
     owner_id,
     owner_key,
     owner_names_key,
+    versions_key,
 )
 from arena.store.owner_scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
 
@@ -348,7 +351,9 @@ class OwnerStore(StoreBase):
         NAME's owner in ``keys.NAME_OWNERS`` (names stored before a NAME was one owner's in every game); returns how
         many names were added to an owner now (0 the second time). First, fields of ``keys.NAME_OWNERS`` that older
         data keyed by a spelling with capitals move to their lowercased field (``name_owners_field``; when two
-        spellings of one NAME had two fields, the one found first, or the lowercase one, keeps it)."""
+        spellings of one NAME had two fields, the one found first, or the lowercase one, keeps it). Each NAME's
+        registered versions are also counted for its owner (``keys.owner_bots_key``: versions registered before an
+        owner's versions were counted)."""
         older = [f for f, _holder in self.client.hscan_iter(NAME_OWNERS, count=500) if f != name_owners_field(f)]
         for field in older:
             self._owner_fold_name(keys=[NAME_OWNERS], args=[name_owners_field(field), field])
@@ -358,6 +363,9 @@ class OwnerStore(StoreBase):
             stored = self.client.get(k)
             if game and name and stored:
                 added += int(self.adopt_owner(str(stored), game, name))
+                versions = self.client.zrange(versions_key(game, name), 0, -1)
+                if versions:
+                    self.client.sadd(owner_bots_key(game, str(stored)), *(bot_id(name, v) for v in versions))
         return added
 
     def name_owner(self, name: str) -> str | None:

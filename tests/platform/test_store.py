@@ -336,6 +336,10 @@ def test_an_owners_version_quota_holds_against_concurrent_registrations_and_remo
     for v in range(7):  # no owner: nothing counted, no quota
         store.register_bot_claim("take5", "free", "127.0.0.1:1", version=str(v), max_owner_versions=5)
     assert len(store.bot_versions("take5", "free")) == 7
+    store.client.delete(owner_bots_key("take5", owner))  # versions registered before they were counted:
+    store.migrate_owners()  # counted when `arena serve` starts
+    assert store.client.smembers(owner_bots_key("take5", owner)) == {
+        f"n{n}@{v}" for n in range(4) for v in store.bot_versions("take5", f"n{n}")}
 
 
 def test_a_names_version_quota_holds_against_concurrent_registrations(store: Store) -> None:
