@@ -180,6 +180,21 @@ class AppContext:
         self._channels.clear()
 
 
+def _no_admin_token(exc: grpc.RpcError) -> dict[grpc.StatusCode, str]:
+    """A hint for an organiser call refused for want of the admin token when this CLI found none: where it looked
+    (an absolute path: ./.arena is the folder it runs in) and how to point it at the one `arena serve` saved."""
+    code = exc.code() if callable(getattr(exc, "code", None)) else None
+    details = exc.details() if callable(getattr(exc, "details", None)) else ""
+    if code != grpc.StatusCode.UNAUTHENTICATED or "organiser call" not in (details or "") or \
+            os.environ.get(auth.ADMIN_TOKEN_ENV):
+        return {}
+    path = auth.token_path(cli_data_dir()).resolve()
+    if path.exists():
+        return {}
+    return {code: f"this CLI found no admin token at {path} (./.arena is the folder it runs in): run it from the "
+                  f"folder `arena serve` runs in, or set ARENA_DATA_DIR to that folder's .arena"}
+
+
 @dataclass
 class ArenaClient:
     """Calls of the referee's Arena service; every ``grpc.RpcError`` becomes a one-line ``ArenaCliError``."""
@@ -198,7 +213,7 @@ class ArenaClient:
                 return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as exc:
                 if attempt or not self._starting(exc):
-                    raise rpc_error(exc, self.server, hints) from None
+                    raise rpc_error(exc, self.server, {**(hints or {}), **_no_admin_token(exc)}) from None
         raise AssertionError("unreachable")
 
     def _starting(self, exc: grpc.RpcError) -> bool:

@@ -120,10 +120,11 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         data["token_file"] = str(tokens.path) if record.owner_token else None
         print_json(data)
         return
-    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}")
+    kept = " (with the bot secret kept for it)" if record.has_bot_secret and not bot_secret else ""
+    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}{kept}")
     if record.owner_token:
         click.echo(f"owner token of {record.name or name}: {record.owner_token}")
-        click.echo(f"  saved in {tokens.path} for `arena bot register|update|remove` on this machine; "
+        click.echo(f"  saved in {tokens.path.resolve()} for `arena bot register|update|remove` on this machine; "
                    f"`arena bot token {record.name or name}` prints it again")
 
 

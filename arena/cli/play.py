@@ -170,7 +170,9 @@ def _play_command(game: str) -> None:
             metavar="HOST:PORT|sample:NAME|FILE.py", help=_bot_help(game, samples))
     @option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
             help="Seed of the deals and of every seat's own randomness (its seat seed), so the same seed replays "
-                 "the whole game; default: a random one, printed and kept in the record.")
+                 "the whole game with bots that decide from their view and seat seed alone (a bot with a time cap "
+                 "per decision, such as sample:montecarlo, may decide otherwise on a busier machine); default: a "
+                 "random one, printed and kept in the record.")
     @config_options(game)
     @deadline_option
     @option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -246,12 +246,15 @@ BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints
 
 def _create_tournament(client: ArenaClient, request: Any) -> Any:
     """CreateTournament; a refusal is the one-line ``rpc_error`` with the server's message, which names the bots
-    that do not answer (FAILED_PRECONDITION "bots not answering: ..."), followed by ``BOTS_DOWN_HINT`` then."""
+    that do not answer (FAILED_PRECONDITION "bots not answering: ..."), followed by ``BOTS_DOWN_HINT`` then, unless
+    the message says what to do already."""
     try:
         return client.stub.CreateTournament(request, timeout=RPC_TIMEOUT_S)
     except grpc.RpcError as exc:
         details = exc.details() if callable(getattr(exc, "details", None)) else None
-        hints = {grpc.StatusCode.FAILED_PRECONDITION: BOTS_DOWN_HINT} if "not answering" in (details or "") else None
+        advised = "arena bot update" in (details or "")  # the server's message says what to do
+        hints = {grpc.StatusCode.FAILED_PRECONDITION: BOTS_DOWN_HINT} \
+            if "not answering" in (details or "") and not advised else None
         raise rpc_error(exc, client.server, hints) from None
 
 

@@ -153,16 +153,27 @@ def remove_bot(servicer: ArenaServicer, request: arena_pb2.RemoveBotRequest,
     return arena_pb2.RemoveBotResponse(removed=removed)
 
 
-def spelt(store: Store, refs: Sequence[str]) -> str:
+def spelt(store: Store, refs: Sequence[str], game: str = "") -> str:
     """Bot refs (NAME or NAME@VERSION) that name no bot, for a NOT_FOUND message: "faulty (did you mean Faulty? a
-    NAME's letter case counts here)" for one whose NAME is held in another letter case, else as given; comma
+    NAME's letter case counts here)" for one whose NAME is held in another letter case; with ``game``, "mine@1 (did
+    you mean mine@1.0? versions of mine: 1.0, 2.0)" for a VERSION that NAME lacks in ``game`` (the one that starts
+    with it, or the versions alone when none or several do; at most 10 shown, the latest); else as given; comma
     separated."""
     out = []
     for ref in refs:
         name, at, version = ref.partition("@")
         held = store.held_spelling(name) if BOT_NAME_RE.match(name) else ""
-        out.append(f"{ref} (did you mean {held}{at}{version}? a NAME's letter case counts here)"
-                   if held and held != name else ref)
+        if held and held != name:
+            out.append(f"{ref} (did you mean {held}{at}{version}? a NAME's letter case counts here)")
+            continue
+        versions = store.bot_versions(game, name) if game and at and held else []
+        if versions:
+            near = [v for v in versions if v.startswith(version)]
+            shown = ", ".join(versions[-10:]) + (f" and {len(versions) - 10} older" if len(versions) > 10 else "")
+            guess = f"did you mean {name}@{near[0]}? " if len(near) == 1 else ""
+            out.append(f"{ref} ({guess}versions of {name}: {shown})")
+            continue
+        out.append(ref)
     return ", ".join(out)
 
 

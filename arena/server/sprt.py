@@ -122,7 +122,7 @@ def _resolve(servicer: ArenaServicer, game: str, refs: list[str], context: grpc.
     resolved = [servicer.store.resolve_bot(game, ref) for ref in refs]
     unknown = [ref for ref, bid in zip(refs, resolved) if bid is None]
     if unknown:
-        abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {spelt(servicer.store, unknown)}; "
+        abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {spelt(servicer.store, unknown, game)}; "
                                                    f"register them first (arena bot register NAME HOST:PORT)")
     return [bid for bid in resolved if bid is not None]
 

@@ -108,7 +108,7 @@ def resolve_bots(store: Store, game: str, refs: Sequence[str], context: grpc.Ser
     unknown = [ref for ref, bid in resolved.items() if bid is None]
     if unknown:
         abort(context, grpc.StatusCode.NOT_FOUND,
-               f"not registered for {game}: {spelt(store, unknown)}; register them first "
+               f"not registered for {game}: {spelt(store, unknown, game)}; register them first "
                f"(arena bot register NAME HOST:PORT)")
     bots = [resolved[ref] or ref for ref in refs]
     named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it

@@ -126,5 +126,10 @@ def test_the_cli_sends_a_saved_token_only_to_its_own_arena(arena: tuple[ArenaSer
     result = _cli("ladder", "--rebuild", "--json", "--server", address, ARENA_DATA_DIR=str(tmp_path / "none"),
                   ARENA_ADMIN_TOKEN=TOKEN)
     assert result.exit_code == 0, result.output
+    # no token anywhere: the refusal says where this CLI looked, and how to point it at the one serve saved
+    result = _cli("ladder", "--rebuild", "--server", address, ARENA_DATA_DIR=str(tmp_path / "none"))
+    assert result.exit_code == 1 and "(UNAUTHENTICATED)" in result.stderr
+    assert f"this CLI found no admin token at {tmp_path / 'none' / auth.ADMIN_TOKEN_FILE}" in result.stderr
+    assert "set ARENA_DATA_DIR to that folder's .arena" in result.stderr
     # reads need no token at all
     assert _cli("ladder", "--json", "--server", address, ARENA_DATA_DIR=str(tmp_path / "none")).exit_code == 0

@@ -171,6 +171,16 @@ def _wait_until_idle(arena: Arena, timeout: float = 60.0) -> None:
 # --- bots -------------------------------------------------------------------------------------------------------
 
 
+def test_registering_again_without_the_secret_says_the_kept_one_is_used(arena: Arena, start_bot) -> None:  # type: ignore[no-untyped-def]
+    secret = "kept-secret-0123456789"
+    endpoint = start_bot("sample:random", extra_args=["--name", "keeper", "--secret", secret]).endpoint
+    first = arena.ok("bot", "register", "keeper", endpoint, "--bot-secret", secret).splitlines()[0]
+    assert first == f"registered take5 bot keeper@1.0 at {endpoint}"
+    again = arena.ok("bot", "register", "keeper", endpoint).splitlines()[0]
+    assert again == f"registered take5 bot keeper@1.0 at {endpoint} (with the bot secret kept for it)"
+    assert secret not in again
+
+
 def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot) -> None:  # type: ignore[no-untyped-def]
     endpoint = start_bot("sample:random", extra_args=["--name", "life"]).endpoint
     out = arena.ok("bot", "register", "life", endpoint)
@@ -443,7 +453,8 @@ def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[
     before = arena.json("tournament", "list")
     line = arena.fails("tournament", "create", "--bots", f"{up},{down}", "--no-wait")
     assert "bots not answering: " in line and down in line and up not in line.split("not answering: ")[1]
-    assert "FAILED_PRECONDITION" in line and line.endswith(f"; {BOTS_DOWN_HINT}")
+    assert line.endswith("start the bots (or move them with arena bot update) and create the tournament again "
+                         "(FAILED_PRECONDITION)") and BOTS_DOWN_HINT not in line  # the advice once
     assert arena.json("tournament", "list") == before  # nothing was created
 
 

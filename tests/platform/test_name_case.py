@@ -84,6 +84,18 @@ def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(are
     code, details = rpc_error(lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(
         game="take5", bots=["Heuristic", "mine"], seats_per_match=2)))
     assert code == grpc.StatusCode.NOT_FOUND and "Heuristic (did you mean heuristic?" in details, details
+    # a VERSION the NAME lacks: the answer lists its versions, and names the one it starts, when only one does
+    version[0] = "1.0"
+    _register(stub, "mine", stranger.owner_token)  # mine: versions 1 and 1.0
+    code, details = rpc_error(lambda: stub.CreateSprt(arena_pb2.CreateSprtRequest(
+        game="take5", v1="heuristic@3.0", v2="mine@1.")))
+    assert code == grpc.StatusCode.NOT_FOUND, details
+    assert "heuristic@3.0 (versions of heuristic: 1, 2, 3), mine@1. (did you mean mine@1.0? versions of mine: 1, " \
+           "1.0); register them first" in details, details
+    code, details = rpc_error(lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["heuristic@2", "nobody@1", "heuristic@9"], seats_per_match=2)))
+    assert code == grpc.StatusCode.NOT_FOUND, details
+    assert "not registered for take5: nobody@1, heuristic@9 (versions of heuristic: 1, 2, 3);" in details, details
     code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(game="take5", bot="HEURISTIC@2")))
     assert code == grpc.StatusCode.NOT_FOUND and "named HEURISTIC (did you mean heuristic?" in details, details
     # ListBots by NAME is exact too, and says the spelling held; the NAME as held, or one nobody holds, says nothing
