@@ -276,10 +276,21 @@ def _elo_text(s: Any, short: bool = False) -> str:
     return f"{unit} {s.elo:+.1f}{margin}"
 
 
+ALIKE_BLOCKS = 50  # a paired test whose versions ended alike in this many blocks, every one, says so
+
+
+def _all_alike(s: Any) -> bool:
+    """True when a paired test (relative score) has played ``ALIKE_BLOCKS`` blocks or more and V2 ended exactly as
+    V1 in every one: the two versions likely decide alike everywhere, and no number of blocks will separate them."""
+    return bool(s.statistic == SCORE and s.blocks >= ALIKE_BLOCKS
+                and all(c.outcome == 0 for c in s.score_counts if c.blocks))
+
+
 def _line(s: Any) -> str:
     return (f"{plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
             + (f", {s.blocks_void} void" if s.blocks_void else "")
-            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}")
+            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}"
+            + (" · every block alike so far: V1 and V2 may be the same bot" if _all_alike(s) else ""))
 
 
 def _print(s: Any) -> None:
@@ -306,7 +317,14 @@ def _print(s: Any) -> None:
                    f"{plural(worse, 'block')}, alike in {plural(s.blocks - better - worse, 'block')} (the test's "
                    f"statistic); mean block outcome {s.mean_outcome:+.3f} (V2's relative score minus V1's, game "
                    f"score units)")
-    click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'} (commitment {t.seed_commitment})")
+        if _all_alike(s):
+            click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
+                       "scenario (the same code under two versions?), and no number of blocks can separate them; "
+                       "`arena tournament cancel ID` stops a test that is still running")
+    left = _unsettled(s) if t.state == "running" else 0
+    still = (f"; {plural(left, 'match')} still being played, `arena sprt show {t.id}` shows it once they end"
+             if s.verdict and left else "")
+    click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'}{still} (commitment {t.seed_commitment})")
 
 
 def _over(s: Any) -> bool:
@@ -327,10 +345,21 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
         raise error from None
 
 
+SETTLE_WAIT_S = 300.0  # after a verdict, how long `arena sprt` waits for the matches still being played
+
+
+def _unsettled(s: Any) -> int:
+    """Matches of the test's tournament that are neither stored, dropped nor given up: being played now."""
+    t = s.tournament
+    return max(0, int(t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed))
+
+
 def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
     """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
-    has a verdict or its tournament is no longer running; returns the last ``Sprt``. A referee that does not answer
-    (UNAVAILABLE: restarting) is asked again for up to ``REFEREE_AWAY_S`` seconds before the one-line error."""
+    has a verdict or its tournament is no longer running, then, after a verdict, until the matches still being
+    played have ended (the test's tournament ends then, and its seed is shown), for at most ``SETTLE_WAIT_S``;
+    returns the last ``Sprt``. A referee that does not answer (UNAVAILABLE: restarting) is asked again for up to
+    ``REFEREE_AWAY_S`` seconds before the one-line error."""
     tid = s.tournament.id
     console = Console(stderr=True) if quiet else app.console
     columns = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), BarColumn(),
@@ -343,7 +372,16 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
                                  line=_line(s))
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers
-        while not _over(s):
+        settle_by: float | None = None  # after a verdict: until when the matches still being played are waited for
+        while True:
+            if _over(s):
+                if not (s.verdict and s.tournament.state == "running"):
+                    break
+                settle_by = settle_by or time.monotonic() + SETTLE_WAIT_S
+                if time.monotonic() >= settle_by:
+                    break
+                progress.update(task, line=f"verdict {s.verdict}; waiting for the {plural(_unsettled(s), 'match')} "
+                                           f"still being played (the seed is shown once they end)")
             time.sleep(POLL_INTERVAL_S)
             reply = away.ask("GetSprt", arena_pb2.GetSprtRequest(id=tid))
             if reply is None:

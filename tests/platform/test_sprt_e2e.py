@@ -94,6 +94,8 @@ def test_arena_sprt_decides_h1_for_a_stronger_v2(arena_server: Callable[..., tup
     assert out["verdict"] == "H1" and out["llr"] >= out["upper"] > 0 and "upper bound" in out["reason"]
     assert (out["deals"], out["ladder_counted"]) == ("unique", True)  # open registration: unique deals by default
     assert 1 <= out["blocks"] < MAX_BLOCKS and sum(out["counts"]) == out["blocks"] and out["blocks_void"] == 0
+    # it reports once the matches still being played after the verdict have ended: the test is over, its seed shown
+    assert out["state"] == "finished" and out["tournament"]["seed_hex"], out["tournament"]
     assert out["elo"] is None or out["elo"] == "inf" or out["elo"] > ELO1 / 2
     print(f"e2e SPRT: {out['blocks']} blocks, LLR {out['llr']:.3f} in [{out['lower']:.3f}, {out['upper']:.3f}], "
           f"verdict {out['verdict']}, Elo {out['elo']} +/- {out['elo_margin']}, counts {out['counts']}")

@@ -1,0 +1,47 @@
+"""The report `arena sprt` prints (``arena.cli.sprt``): a paired test whose versions ended alike in every block
+says so, since no number of blocks can separate them; the seed line says when matches are still being played."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.cli import sprt as sprt_cli
+from arena_sdk.pb import arena_pb2
+
+
+def _sprt(blocks: int, outcomes: dict[float, int], *, state: str = "finished", verdict: str = "inconclusive",
+          left: int = 0) -> arena_pb2.Sprt:
+    t = arena_pb2.Tournament(id="t6", game="take5", state=state, matches_total=2 * blocks + left,
+                             matches_done=2 * blocks, seed_commitment="ab" * 32,
+                             seed_hex="" if state == "running" else "cd" * 16)
+    return arena_pb2.Sprt(tournament=t, v1="mine@1.0", v2="mine@2.0", seats=4, house=["heuristic"] * 3,
+                          elo0=0, elo1=40, alpha=0.05, beta=0.05, blocks=blocks, verdict=verdict, statistic="score",
+                          mean_outcome=0.0, llr=0.0, lower=-2.94, upper=2.94,
+                          score_counts=[arena_pb2.SprtScoreCount(outcome=o, blocks=n) for o, n in outcomes.items()])
+
+
+@pytest.mark.parametrize(("blocks", "outcomes", "alike"), [
+    (sprt_cli.ALIKE_BLOCKS, {0.0: sprt_cli.ALIKE_BLOCKS}, True),
+    (5000, {0.0: 5000}, True),
+    (sprt_cli.ALIKE_BLOCKS - 1, {0.0: sprt_cli.ALIKE_BLOCKS - 1}, False),  # too few to say
+    (200, {0.0: 199, 0.5: 1}, False),  # one block differed
+    (200, {0.0: 199, -3.0: 1}, False),
+])
+def test_a_paired_test_whose_versions_end_alike_in_every_block_says_so(
+        blocks: int, outcomes: dict[float, int], alike: bool, capsys: Any) -> None:
+    s = _sprt(blocks, outcomes)
+    assert sprt_cli._all_alike(s) is alike
+    assert ("V1 and V2 may be the same bot" in sprt_cli._line(s)) is alike
+    sprt_cli._print(s)
+    assert ("note: V2 ended exactly as V1 in every block" in capsys.readouterr().out) is alike
+
+
+def test_the_seed_line_says_the_matches_still_being_played_after_a_verdict(capsys: Any) -> None:
+    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}, state="running", verdict="H1", left=3))
+    seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
+    assert "secret until the test has ended; 3 matches still being played, `arena sprt show t6` shows it" in seed
+    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}))
+    seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
+    assert seed.startswith("seed: " + "cd" * 16) and "still being played" not in seed
