@@ -55,7 +55,8 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
     table.add_column("LOS next", justify="right")
     for e in entries:  # the server's order: each LOS is over the bot on the next line down of that order
         rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
-                              e.HasField("margin") and math.isinf(e.margin)) if e.HasField("rating") else "-")
+                              e.HasField("margin") and math.isinf(e.margin), e.too_few_matches)
+                  if e.HasField("rating") else "-")
         extra = [f"{e.tiebreak:.2f}", str(e.byes)] if swiss else []
         table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
                       f"{e.score_rate:.3f}", f"{e.performance:.0f}", *extra, rating,

@@ -104,7 +104,7 @@ def standings_message(store: Store, cache: RatingsCache, info: TournamentInfo) -
         x = by_bot.get(s.bot)
         if fit is None or x is None:
             continue
-        entry.rating = x.rating
+        entry.rating, entry.too_few_matches = x.rating, x.too_few_matches
         los_next = fit.los_of(s.bot, lines[k + 1].bot) if k + 1 < len(lines) else None
         _interval(entry, x.margin, x.low, x.high, los_next)
     return reply

@@ -20,6 +20,7 @@ from platform_helpers import wait_until
 from arena.cli import cli
 from arena.ladder.cache import RatingsCache
 from arena.ladder.fits import matches_count
+from arena.ratings.margins import MIN_MATCHES
 from arena.store import Store, TournamentInfo
 from arena.store.keys import ratings_fit_key, ratings_lock_key, ratings_matches_key
 from arena_sdk.pb import arena_pb2
@@ -184,6 +185,22 @@ def test_standings_carry_the_tournament_fit(arena_server: Any, store: Store, tmp
     table = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path)}).invoke(
         cli, ["tournament", "standings", tid, "--server", f"127.0.0.1:{server.port}"])
     assert table.exit_code == 0 and "±" in table.output and "LOS" in table.output, table.output
+
+    # a tournament too short for margins: the fit's ratings say so, as the ladder's do
+    short = store.next_tournament_id()
+    store.create_tournament(TournamentInfo(
+        id=short, game="take5", bots=BOTS, seats_per_match=3, rounds=1, seed=6, config={}, deadline_ms=1000,
+        matches_total=4, created_at=time.time()))
+    store_matches(store, 4, first=100, tournament=short, seed=4)
+    few = stub.GetStandings(arena_pb2.GetStandingsRequest(id=short))
+    assert few.fit_matches == 4 and few.entries
+    for e in few.entries:
+        assert e.HasField("rating") and e.too_few_matches == (e.matches < MIN_MATCHES) and \
+            e.HasField("margin") == (not e.too_few_matches)
+    assert any(e.too_few_matches for e in few.entries)
+    table = CliRunner(env={"ARENA_DATA_DIR": str(tmp_path), "COLUMNS": "200"}).invoke(
+        cli, ["tournament", "standings", short, "--server", f"127.0.0.1:{server.port}"])
+    assert table.exit_code == 0 and "(too few matches)" in table.output, table.output
 
 
 def test_the_live_ladder_counts_a_small_backlog_itself_and_leaves_a_large_one_to_the_background(

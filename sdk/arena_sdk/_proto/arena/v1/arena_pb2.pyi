@@ -875,6 +875,7 @@ class StandingsEntry(_message.Message):
     TIEBREAK_FIELD_NUMBER: _builtins.int
     BYES_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    TOO_FEW_MATCHES_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by points, 1 = best."""
     bot: _builtins.str
@@ -894,7 +895,9 @@ class StandingsEntry(_message.Message):
     is available (Standings.fit_matches).
     """
     margin: _builtins.float
-    """Half width of the rating's 95 % interval (1.96 bootstrap standard deviations), Elo points; set with rating."""
+    """Half width of the rating's 95 % interval (1.96 bootstrap standard deviations), Elo points; set with rating,
+    unless too_few_matches.
+    """
     low: _builtins.float
     """The interval, Elo points: rating - margin and rating + margin. Set with margin."""
     high: _builtins.float
@@ -906,6 +909,10 @@ class StandingsEntry(_message.Message):
     """Swiss: rounds the bot sat out; each bye is counted in `points` as (k - 1) / 2."""
     owner: _builtins.str
     """Public id of the bot's owner (Owner.id); "" for none."""
+    too_few_matches: _builtins.bool
+    """True when the fit's rating has no margin because the bot played too few of the tournament's matches for one
+    (as LadderEntry.too_few_matches): the rating is a point estimate that can still move far.
+    """
     def __init__(
         self,
         *,
@@ -924,10 +931,11 @@ class StandingsEntry(_message.Message):
         tiebreak: _builtins.float | None = ...,
         byes: _builtins.int = ...,
         owner: _builtins.str = ...,
+        too_few_matches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "rating", b"rating", "tiebreak", b"tiebreak"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "bot", b"bot", "byes", b"byes", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate", "tiebreak", b"tiebreak"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "_rating", b"_rating", "_tiebreak", b"_tiebreak", "bot", b"bot", "byes", b"byes", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "performance", b"performance", "points", b"points", "rank", b"rank", "rating", b"rating", "score_rate", b"score_rate", "tiebreak", b"tiebreak", "too_few_matches", b"too_few_matches"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015

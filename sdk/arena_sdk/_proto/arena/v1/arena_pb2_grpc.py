@@ -158,7 +158,8 @@ class ArenaServicer:
         """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
         (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
         GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
-        registering again (same or new version) needs it.
+        registering again (same or new version) needs it. A new version is refused with RESOURCE_EXHAUSTED when its
+        NAME holds 100 versions of the game already, or its owner 100 over all its names (remove old ones first).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

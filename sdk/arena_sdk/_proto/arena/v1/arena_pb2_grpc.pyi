@@ -71,7 +71,8 @@ class ArenaStub:
     """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
     (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
     GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
-    registering again (same or new version) needs it.
+    registering again (same or new version) needs it. A new version is refused with RESOURCE_EXHAUSTED when its
+    NAME holds 100 versions of the game already, or its owner 100 over all its names (remove old ones first).
     """
     UpdateBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]
     """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
@@ -145,7 +146,8 @@ class ArenaAsyncStub(ArenaStub):
     """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
     (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
     GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
-    registering again (same or new version) needs it.
+    registering again (same or new version) needs it. A new version is refused with RESOURCE_EXHAUSTED when its
+    NAME holds 100 versions of the game already, or its owner 100 over all its names (remove old ones first).
     """
     UpdateBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.UpdateBotRequest, _arena_pb2.BotRecord]  # type: ignore[assignment]
     """Change the endpoint of a registered bot version (owner token required); the endpoint is verified as above."""
@@ -222,7 +224,8 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """Register a bot endpoint for a game. The referee first calls the bot's GetInfo and refuses
         (FAILED_PRECONDITION) an endpoint that does not answer or does not play the game. The version comes from
         GetInfo. The first registration of a NAME returns its owner token (BotRecord.owner_token, shown once);
-        registering again (same or new version) needs it.
+        registering again (same or new version) needs it. A new version is refused with RESOURCE_EXHAUSTED when its
+        NAME holds 100 versions of the game already, or its owner 100 over all its names (remove old ones first).
         """
 
     @_abc_1.abstractmethod
