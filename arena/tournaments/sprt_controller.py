@@ -26,15 +26,17 @@ Called by the worker after every settled match of the tournament and by the peri
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from arena.core.specs import MatchSpec, match_id
+from arena.core.specs import MatchSpec, is_house_bot, match_id
 from arena.core.text import plural
 from arena.ratings import score_sprt
 from arena.ratings.sprt import SprtError, SprtState, SprtStatus, block_outcome, status
 from arena.tournaments.formats import Format
 from arena.tournaments.sprt_plan import SCORE, SPRT_KIND, SprtParams, block_of, block_specs, plan_block
+from arena.tournaments.standings import StandingsLine
 from arena_sdk.games import GAMES
 
 if TYPE_CHECKING:
@@ -185,6 +187,21 @@ class Sprt(Format):
 
     def control(self, store: Store, info: TournamentInfo, spec: MatchSpec | None) -> None:
         control(store, info, spec)
+
+    def standings(self, store: Store, info: TournamentInfo,
+                  lines: Sequence[StandingsLine]) -> tuple[list[StandingsLine], str] | None:
+        """A paired test's house bots after the versions under test: a house bot holds every seat but V1's or
+        V2's, so its points add up over those seats and would top the standings. The versions keep their points
+        order and ranks; the house bots follow, ranked after them."""
+        tested = [x for x in lines if not is_house_bot(x.bot)]
+        house = [x for x in lines if is_house_bot(x.bot)]
+        if not house:
+            return None
+        below = len(tested)
+        house = [replace(x, rank=below + 1 + sum(1 for y in house if y.points > x.points)) for x in house]
+        tested = [replace(x, rank=1 + sum(1 for y in tested if y.points > x.points)) for x in tested]
+        return tested + house, ("points, the versions under test first: the house bots follow, each holding "
+                                "several seats of every table, its points added up over them")
 
     def describe(self, message: arena_pb2.Tournament, info: TournamentInfo,
                  store: Store | None) -> arena_pb2.Tournament:

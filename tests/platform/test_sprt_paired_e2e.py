@@ -112,6 +112,11 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     assert not counted - recomputed, (counted, recomputed)  # every counted outcome is one a block's tables show
     standings = stub_.GetStandings(arena_pb2.GetStandingsRequest(id=tid))
     assert {e.bot for e in standings.entries} >= {"sprtbot@1", "sprtbot@2"}
+    # the versions under test first, ranked among themselves; the house bots (points over several seats) after
+    order = [e.bot for e in standings.entries]
+    assert set(order[:2]) == {"sprtbot@1", "sprtbot@2"} and all(b.startswith("house:") for b in order[2:])
+    assert {e.rank for e in standings.entries[:2]} <= {1, 2} and all(e.rank >= 3 for e in standings.entries[2:])
+    assert "the versions under test first" in standings.order
     if not statistic:  # the other way round, V2 the random version: not better (H0), whatever the first blocks
         worse = CliRunner().invoke(cli, [
             "--admin-token", server.admin_token, "sprt", "sprtbot@2", "sprtbot@1", "--house", ",".join(house),
