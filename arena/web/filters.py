@@ -1,12 +1,20 @@
-"""Jinja2 filters the templates use to print numbers and times the way the CLI does."""
+"""Jinja2 filters the templates use to print numbers and times the way the CLI does, and a bot's name as a link to
+its page (``bot_link``)."""
 
 from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup
 
 from arena.core import text
+from arena.core.specs import is_house_bot
+
+# The tooltip of a house bot's name: it has no bot page to link to.
+HOUSE_BOT_TITLE = "a house bot: played by the arena itself, not registered (it has no bot page)"
 
 
 def _real(value: Any) -> float | None:
@@ -71,6 +79,18 @@ def counted(n: int, noun: str) -> str:
     return text.plural(int(n), noun)
 
 
+def bot_link(bot: Any, label: Any = None) -> Markup:
+    """``bot`` (a seat name: NAME@VERSION, or NAME) as a link to its page ``/bots/{bot}``, showing ``label`` (else
+    the name); a house bot (``house:<sample name>``, ``arena.core.specs.is_house_bot``) is no registered bot and
+    has no page: its name is plain text, with a tooltip (``HOUSE_BOT_TITLE``) saying why. Escaped HTML."""
+    name = str(bot)
+    shown = name if label is None else str(label)
+    if is_house_bot(name):
+        return Markup('<span class="house-bot" title="{}">{}</span>').format(HOUSE_BOT_TITLE, shown)
+    return Markup('<a href="/bots/{}">{}</a>').format(quote(name, safe="@"), shown)
+
+
 def install(env: Any) -> None:
     """Register the filters in the Jinja2 environment ``env``."""
-    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted)
+    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted,
+                       bot_link=bot_link)

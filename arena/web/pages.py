@@ -2,7 +2,8 @@
 
 Each page reads the Arena service (``request.app.state.arena``) and renders a template; its mirror under
 ``/api/`` answers the same facts as JSON (the read replies in their proto3 JSON form, plus what the page derives
-from them: ``arena.web.stats``). Matches link to the viewer at ``/matches/{match_id}``; bots to ``/bots/{bot}``.
+from them: ``arena.web.stats``). Matches link to the viewer at ``/matches/{match_id}``; bots to ``/bots/{bot}``
+(``filters.bot_link``; a house bot, ``house:NAME``, is no registered bot: no page, no link).
 
 What a page derives, and from which reads:
 
@@ -29,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.core.specs import BOT_NAME_RE
+from arena.core.specs import BOT_NAME_RE, is_house_bot
 from arena.ratings.groups import group_sections, groups_note
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
@@ -200,12 +201,16 @@ def _respelt(request: Request, exc: _Respelt) -> Response:
 async def bot_data(request: Request) -> dict[str, Any]:
     """A bot (NAME: every version; NAME@VERSION: that one): its versions, its ladder line and live Elo history
     per game and version, its newest matches, and per game its faults by kind and Decide latency over the revealed
-    records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match, and
-    ``_Respelt`` for a NAME registered in another letter case (no bot has it as typed)."""
+    records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match (for a
+    house bot, ``house:NAME``, saying so: it is never registered), and ``_Respelt`` for a NAME registered in another
+    letter case (no bot has it as typed)."""
     reader = _reader(request)
     bot = str(request.path_params["bot"])
     if not 1 <= len(bot) <= 129:
         raise HTTPException(404, "no bot with an empty or over-long name")
+    if is_house_bot(bot):  # a seat name of the arena's own sample bot (an SPRT's other seats): no registered bot
+        raise HTTPException(404, f"{bot!r} is a house bot: played by the arena itself, not registered, so it has "
+                                 "no bot page")
     name = bot.partition("@")[0]
     if not BOT_NAME_RE.match(name):
         raise HTTPException(404, f"no bot named {bot[:80]!r}: a bot name is 1..64 characters of A-Z a-z 0-9 _ . -")
