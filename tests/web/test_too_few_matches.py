@@ -1,0 +1,73 @@
+"""A rating without a margin says why on the pages, as the CLI does: a bot with too few matches for a margin shows
+"(too few matches)" beside its rating, in a tournament's standings (its batch fit, ``StandingsEntry.too_few_matches``)
+and on the ladder (``LadderEntry.too_few_matches``). In process, on a fake reader that answers as the referee does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from starlette.testclient import TestClient
+
+from arena.web import create_app
+from arena.web.app import WebOptions
+from arena.web.client import ArenaNotFound, ArenaReader
+from arena_sdk.pb import arena_pb2
+
+TID = "t5"
+FEW = '(too few matches)</span>'
+
+
+class _Reader(ArenaReader):
+    """A finished 3-bot round robin t5 of 4 matches, where "rare@1" played 1 match; a ladder with one such bot."""
+
+    def __init__(self) -> None:
+        super().__init__("127.0.0.1:9")  # never dialled
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method == "GetTournament":
+            return arena_pb2.Tournament(id=TID, game="take5", format="round_robin", state="finished",
+                                        seats_per_match=3, bots=["ace@1", "mid@1", "rare@1"], matches_total=4,
+                                        matches_done=4, seed_commitment="ab" * 32)
+        if method == "GetStandings":
+            return arena_pb2.Standings(tournament_id=TID, fit_matches=4, entries=[
+                arena_pb2.StandingsEntry(rank=1, bot="ace@1", points=6, matches=4, rating=1620.0, margin=90.0),
+                arena_pb2.StandingsEntry(rank=2, bot="rare@1", points=2, matches=1, rating=1530.0,
+                                         too_few_matches=True),
+                arena_pb2.StandingsEntry(rank=3, bot="mid@1", points=1, matches=4, rating=1350.0, margin=95.0)])
+        if method == "GetLadder":
+            return arena_pb2.Ladder(game=request.game or "take5", entries=[
+                arena_pb2.LadderEntry(rank=1, bot="ace@1", rating=1620.0, margin=60.0, matches=40),
+                arena_pb2.LadderEntry(rank=2, bot="rare@1", rating=1530.0, matches=2, too_few_matches=True)])
+        if method == "ListMatches":
+            return arena_pb2.ListMatchesResponse()
+        if method == "ListWorkers":
+            return arena_pb2.ListWorkersResponse()
+        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=_Reader())) as c:
+        yield c
+
+
+def test_standings_say_which_rating_has_too_few_matches_for_a_margin(client: TestClient) -> None:
+    answer = client.get(f"/tournaments/{TID}")
+    assert answer.status_code == 200, answer.text
+    html = answer.text
+    assert html.count(FEW) == 1, html
+    rare = html[html.index("rare@1"):]
+    assert rare.index(FEW) < rare.index("mid@1")  # on rare's line, not another's
+    assert "± 90" in html and "± 95" in html
+
+
+def test_the_ladder_says_which_rating_has_too_few_matches_for_a_margin(client: TestClient) -> None:
+    answer = client.get("/ladder/take5")
+    assert answer.status_code == 200, answer.text
+    assert answer.text.count(FEW) == 1 and "± 60" in answer.text, answer.text
