@@ -181,6 +181,9 @@ def test_an_owner_holds_at_most_its_quota_of_versions_over_all_its_names(
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (name, version, details)
         assert "has 3 bot versions registered for take5 (all its names together)" in details, details
         assert store.get_bot("take5", f"{name}@{version}") is None
+    names = stub.GetOwner(arena_pb2.GetOwnerRequest(owner_token=token)).names
+    assert sorted(n.name for n in names) == ["flood_a", "flood_b"]  # the refused new NAME is not reserved
+    assert store.owner_hash("take5", "flood_c") is None
     assert _register(stub, "flood_a", _versioned(start_bot, "flood_a", "1"), token).bot_id == "flood_a@1"
     other = _register(stub, "someone", _versioned(start_bot, "someone", "1"))  # another owner: its own count
     assert other.owner_token and other.owner_token != token
