@@ -321,7 +321,7 @@ def _print(s: Any) -> None:
             click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
                        "scenario (the same code under two versions?), and no number of blocks can separate them; "
                        "`arena tournament cancel ID` stops a test that is still running")
-    left = _unsettled(s) if t.state == "running" else 0
+    left = 0 if t.seed_hex else _unsettled(s)
     still = (f"; {plural(left, 'match')} still being played, `arena sprt show {t.id}` shows it once they end"
              if s.verdict and left else "")
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'}{still} (commitment {t.seed_commitment})")
@@ -357,7 +357,7 @@ def _unsettled(s: Any) -> int:
 def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
     """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
     has a verdict or its tournament is no longer running, then, after a verdict, until the matches still being
-    played have ended (the test's tournament ends then, and its seed is shown), for at most ``SETTLE_WAIT_S``;
+    played have ended (every match of the test settled: its seed is shown then), for at most ``SETTLE_WAIT_S``;
     returns the last ``Sprt``. A referee that does not answer (UNAVAILABLE: restarting) is asked again for up to
     ``REFEREE_AWAY_S`` seconds before the one-line error."""
     tid = s.tournament.id
@@ -375,7 +375,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
         settle_by: float | None = None  # after a verdict: until when the matches still being played are waited for
         while True:
             if _over(s):
-                if not (s.verdict and s.tournament.state == "running"):
+                if not s.verdict or s.tournament.seed_hex:  # the seed is shown once every match has settled
                     break
                 settle_by = settle_by or time.monotonic() + SETTLE_WAIT_S
                 if time.monotonic() >= settle_by:

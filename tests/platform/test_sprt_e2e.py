@@ -157,9 +157,12 @@ def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaSe
 
 
 def test_ctrl_c_detaches_and_show_watch_reattaches(arena_server: Callable[..., tuple[ArenaServer, Any]],
-                                                   versions: tuple[str, str]) -> None:
+                                                   start_bot: Callable[..., Any]) -> None:
     server, stub = arena_server(workers=1, concurrency=2)
-    _register(stub, *versions)
+    # bots that think 10 ms a card: the test cannot reach its verdict before the Ctrl-C, even on a loaded machine
+    weak, strong = (start_bot(SPRT_BOT, extra_args=["--bot-version", v, "--play", play, "--think-ms", "10"])
+                    for v, play in (("1", "random"), ("2", "heuristic")))
+    _register(stub, weak.endpoint, strong.endpoint)
     address = f"127.0.0.1:{server.port}"
     process = subprocess.Popen(
         [ARENA, "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--elo1", str(ELO1),
