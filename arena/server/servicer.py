@@ -118,19 +118,23 @@ def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) ->
     return dict(record, decisions=[{k: v for k, v in d.items() if k != "note"} if strip(d) else d for d in decisions])
 
 
+# What a caller is told while the arena's Redis cannot be used (its address and the error go to the log only)
+REDIS_DOWN = ("the arena's Redis cannot be used now (its referee's log says why); try again in a moment, or ask "
+              "its operator whether it is running")
+
+
 def _rpc(method: _F) -> _F:
-    """Turn Redis failures into UNAVAILABLE with the Redis URL in the message, and a stored match record that does
-    not decode into DATA_LOSS (the decoding error goes to the log, not to the caller)."""
+    """Turn Redis failures into UNAVAILABLE (``REDIS_DOWN``; the Redis URL, redacted, and the error in the log),
+    and a stored match record that does not decode into DATA_LOSS (the decoding error goes to the log, not to the
+    caller)."""
 
     @functools.wraps(method)
     def wrapper(self: ArenaServicer, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
-        except redis.RedisError as exc:
-            log.warning("%s: Redis error: %s", method.__name__, exc)
-            context.abort(grpc.StatusCode.UNAVAILABLE,
-                          f"the arena's Redis at {redact_url(self.redis_url)} cannot be used: {exc}; "
-                          f"is it running?")
+        except redis.RedisError as exc:  # the Redis address and the error stay in the log: no client's business
+            log.warning("%s: the Redis at %s cannot be used: %s", method.__name__, redact_url(self.redis_url), exc)
+            context.abort(grpc.StatusCode.UNAVAILABLE, REDIS_DOWN)
         except RecordCodecError as exc:
             log.error("%s: %s", method.__name__, exc)
             context.abort(grpc.StatusCode.DATA_LOSS, _unreadable(getattr(request, "match_id", "")))
@@ -213,9 +217,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except auth.Refused as exc:
             return exc.code, exc.message
         except redis.RedisError as exc:
-            log.warning("%s: Redis error while checking its signature: %s", method, exc)
-            return (grpc.StatusCode.UNAVAILABLE,
-                    f"the arena's Redis at {redact_url(self.redis_url)} cannot be used: {exc}; is it running?")
+            log.warning("%s: the Redis at %s cannot be used while checking its signature: %s", method,
+                        redact_url(self.redis_url), exc)
+            return grpc.StatusCode.UNAVAILABLE, REDIS_DOWN
         self._proofs.current = (id(context), proof)
         return auth.admin_proof_refusal(method, proof, context)
 

@@ -12,7 +12,7 @@ from redis.exceptions import RedisClusterException
 
 from arena.core.config import DEFAULTS
 from arena.core.errors import ArenaError
-from arena.store import keys, scripts
+from arena.store import keys, listeners, scripts
 
 CHUNK = 500  # entries per pipelined batch of reads
 
@@ -31,8 +31,9 @@ RedisClient = Any
 
 def connect(url: str, client_options: dict[str, Any] | None = None) -> RedisClient:
     """A redis-py client (``decode_responses=True``) for ``url``: ``redis://`` / ``rediss://`` / ``unix://`` for
-    one server, ``redis+cluster://host:port`` for a Redis Cluster (``redis.cluster.RedisCluster``)."""
-    options = dict(client_options or {})
+    one server, ``redis+cluster://host:port`` for a Redis Cluster (``redis.cluster.RedisCluster``). The private
+    Redis's port is reached only where this user listens (``arena.store.listeners``)."""
+    options = {**listeners.client_options(url), **(client_options or {})}
     if url.startswith(CLUSTER_SCHEME):
         from redis.cluster import RedisCluster
 

@@ -14,7 +14,9 @@ same machine) cannot read the tournaments' seeds or the bots' secrets, nor recon
 0600). It reaches redis-server through ``<data_dir>/redis.conf`` (mode 0600), never its command line (``ps`` shows
 that); the URL in ``redis.url`` (mode 0600) carries it, ``redis://:PASSWORD@127.0.0.1:PORT/0``, and whatever logs
 or shows a URL redacts it (``redact_url``). The data directory is kept 0700 and redis-server runs with umask 077,
-so its appendonly files and log are 0600.
+so its appendonly files and log are 0600. Its port is marked for ``arena.store.listeners``' check by whoever starts,
+adopts or finds it through the data folder: the password goes only to a listener of this user there, never to
+another user's process that took the port while the server was down.
 
 An ``arena serve`` killed with SIGKILL leaves its redis-server running; the next one of the folder takes it over
 (``take_over_orphan``) and manages it as one it started (``PrivateRedis.adopt``): it watches its process (through a
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import redis
 
+from arena.store import listeners
 from arena.store.processes import TakenOver, exit_text
 from arena.store.redis_files import (
     CONF_FILE,
@@ -85,21 +88,49 @@ def find_redis_server() -> str:
     return path
 
 
+_SECRET_PARAMS = frozenset({"password", "pass", "passwd", "pwd", "auth", "token", "secret"})  # lower case
+
+
+def _guard(url: str) -> None:
+    """Mark the port of private-server URL ``url`` for ``arena.store.listeners``' check (a malformed URL: none)."""
+    try:
+        port = urllib.parse.urlsplit(url).port
+    except ValueError:
+        return
+    if port:
+        listeners.guard_port(port)
+
+
 def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for logs and error messages)."""
-    parts = urllib.parse.urlsplit(url)
-    if not parts.password:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    """``url`` with its password replaced by ``***`` (for logs and error messages): the one in ``user:password@``
+    and the value of a query parameter that redis-py reads as one (``?password=``; also ``pass``, ``auth``,
+    ``token``, ``secret``... in any letter case). A URL that does not parse is given as ``***`` whole."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "***"
+    if parts.password:
+        user = parts.username or ""
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        parts = parts._replace(netloc=f"{user}:***@{host}" + (f":{port}" if port else ""))
+    if parts.query:
+        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        if any(k.lower() in _SECRET_PARAMS for k, _ in pairs):
+            query = "&".join(f"{urllib.parse.quote(k)}=***" if k.lower() in _SECRET_PARAMS else
+                             urllib.parse.urlencode([(k, v)]) for k, v in pairs)
+            parts = parts._replace(query=query)
+    shown = urllib.parse.urlunsplit(parts)
+    if "://" in url and "://" not in shown:  # "unix:///path": urlunsplit drops the empty host's "//"
+        shown = shown.replace(":", "://", 1)
+    return shown
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
+                                  **listeners.client_options(url))
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):
@@ -111,7 +142,8 @@ def _ping(url: str, timeout: float = 1.0) -> bool:
 def _server_pid(url: str, timeout: float = 0.5) -> int | None:
     """Process id of the Redis answering at ``url``, 0 when a Redis answers but refuses the URL's password (not
     ours: ours asks for that password from its first answer on), or None when nothing answers."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
+                                  **listeners.client_options(url))
     try:
         return int(client.info("server")["process_id"])
     except redis.AuthenticationError:
@@ -128,7 +160,8 @@ def _loading(url: str, timeout: float = 1.0) -> bool | None:
     """True while the Redis at ``url`` is still loading its data (INFO persistence ``loading:1``; meanwhile
     other commands answer LOADING errors), False once it serves commands, None when it does not answer in time
     (while loading it answers only between chunks of the file)."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
+                                  **listeners.client_options(url))
     try:
         if int(client.info("persistence")["loading"]):
             return True
@@ -153,6 +186,7 @@ def resolve_redis_url(data_dir: Path) -> str | None:
         url = url_file.read_text().strip()
     except OSError:
         return None
+    _guard(url)  # the private server's port: its password goes only to this user's listener there
     if url and _ping(url):
         return url
     return None
@@ -327,6 +361,7 @@ class PrivateRedis:
         finally:
             log.close()
         url = f"redis://:{self.password}@127.0.0.1:{port}/0"
+        _guard(url)  # asked below: the password goes to this user's listener only
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if process.poll() is not None:
@@ -396,6 +431,7 @@ class PrivateRedis:
         if self.process is not None or self.taken_over is not None:
             raise RedisStartError(f"the private Redis of {self.data_dir} is already managed here")
         parts = urllib.parse.urlsplit(url)
+        _guard(url)
         pid = _server_pid(url)
         process = TakenOver(pid) if pid else None
         # asked again once its pidfd is open: the pid is still that server's, not one reused meanwhile
@@ -459,7 +495,8 @@ class PrivateRedis:
 
     def _shutdown(self) -> bool:
         """Ask the server to SHUTDOWN (its appendonly data flushed first); False when it could not be asked."""
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5,
+                                  **listeners.client_options(self.url))
         try:
             client.shutdown()
             return True
