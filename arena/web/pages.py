@@ -143,9 +143,13 @@ async def bots_data(request: Request) -> dict[str, Any]:
     neighbouring page too}),
     ``bots`` (the versions of the page), ``next_page`` (the token of the next page, "" on the last) and ``page``
     (this page's token, "" for the first). ``?page=TOKEN`` asks for a later page (the referee refuses a malformed
-    token: 400)."""
+    token: 400); ``?game=GAME`` only that game's bots (``game``; an unknown game: 404)."""
     token = request.query_params.get("page", "")
-    reply = await _reader(request).call("ListBots", arena_pb2.ListBotsRequest(page_size=BOTS_PAGE, page_token=token))
+    game = request.query_params.get("game", "")
+    if game and game not in GAMES:
+        raise HTTPException(404, f"no game named {game[:32]!r} (games: {', '.join(game_ids())})")
+    reply = await _reader(request).call("ListBots", arena_pb2.ListBotsRequest(game=game, page_size=BOTS_PAGE,
+                                                                              page_token=token))
     versions = [message_dict(b) for b in reply.bots]
     names: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for bot in versions:
@@ -158,7 +162,7 @@ async def bots_data(request: Request) -> dict[str, Any]:
         grouped[0]["split"] = True
     if grouped and reply.next_page_token:  # ... and its last NAME may go on in the next one
         grouped[-1]["split"] = True
-    return {"bots": versions, "names": grouped, "next_page": reply.next_page_token, "page": token}
+    return {"bots": versions, "names": grouped, "next_page": reply.next_page_token, "page": token, "game": game}
 
 
 async def bots(request: Request) -> Response:
