@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -88,6 +89,9 @@ def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, s
     """
     code = exc.code() if callable(getattr(exc, "code", None)) else None
     details = exc.details() if callable(getattr(exc, "details", None)) else None
+    if code == grpc.StatusCode.UNAVAILABLE and any(w in (details or "") for w in _TLS_FAILURES):
+        return ArenaCliError(f"no TLS with the server at {server} ({_first(details)}): a plaintext arena needs no "
+                             f"--tls-ca (nor ARENA_TLS_CA); a TLS one, the CA that signed its certificate")
     if code == grpc.StatusCode.UNAVAILABLE and "Redis" not in (details or ""):  # else the server answered
         return ArenaCliError(not_an_arena(server) or f"the server at {server} did not answer as an arena referee "
                              f"({details or 'UNAVAILABLE'}); is it the address `arena serve` printed?")
@@ -105,6 +109,29 @@ def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, s
 WHERE_THE_REFEREE_IS = ("--server takes the address of `arena serve` (it prints \"arena serve listening on "
                         "HOST:PORT\"; default localhost:50051)")
 PROBE_TIMEOUT_S = 1.0
+
+
+_TLS_FAILURES = ("handshake failed", "WRONG_VERSION_NUMBER", "CERTIFICATE_VERIFY_FAILED", "SSL_ERROR")
+
+
+def _first(details: str | None) -> str:
+    """The first sentence of a gRPC failure's details, cut to 160 characters."""
+    text = (details or "").split("\n")[0].strip()
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _serves_tls(host: str, port: int, timeout_s: float) -> bool:
+    """Whether the server at ``host``:``port`` completes a TLS handshake (its certificate not checked: only to say
+    what it speaks)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as raw, \
+                context.wrap_socket(raw, server_hostname=host or None):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
@@ -136,6 +163,9 @@ def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
                 return (f"something listens at {server} but answers nothing within {timeout_s:g} s: an arena "
                         f"referee that is stopped or overloaded, or no gRPC server; {WHERE_THE_REFEREE_IS}")
             if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                if _serves_tls(host.strip("[]"), int(port), timeout_s):
+                    return (f"the server at {server} speaks TLS: give the CLI the CA that signed its certificate "
+                            f"with --tls-ca FILE (or ARENA_TLS_CA)")
                 return (f"something listens at {server}, but it is not an arena referee (it does not answer "
                         f"gRPC); {WHERE_THE_REFEREE_IS}")
             return None  # a gRPC server that is no bot: a referee

@@ -15,6 +15,7 @@ from arena.cli.errors import ArenaCliError
 from arena.cli.options import json_option, option, server_option
 from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
 from arena.core.signing import owner_id, token_hash
+from arena.core.text import plural
 from arena_sdk.pb import arena_pb2
 
 MAX_QUOTA = 2**32 - 1  # the quotas are uint32 on the wire
@@ -115,7 +116,7 @@ def owner_show(app: AppContext, token: str | None, data_dir: Path, server: str, 
     for o in owners:
         names = ", ".join(f"{n.game}/{n.name}" for n in o.names) or "none yet"
         click.echo(f"owner {o.id}" + (f" ({o.label})" if o.label else "") + f", created {when(o.created_at)} by "
-                   f"{o.created_by}: {o.names_held} names (at most {_limit(o.max_names)}): {names}")
+                   f"{o.created_by}: {plural(o.names_held, 'name')} (at most {_limit(o.max_names)}): {names}")
 
 
 @owner.command("list", short_help="List every owner (organiser).")

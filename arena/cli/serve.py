@@ -137,7 +137,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
-            _say_stopping(watch)
+            _say_stopping(watch, server.drain_s if server is not None and workers else None)
         except redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis: {exc}") from None
         except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
@@ -178,13 +178,15 @@ def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event) -> tupl
     return url, source, watch.start()
 
 
-def _say_stopping(watch: RedisWatch | None) -> None:
-    """"arena serve stopping"; when the private redis-server kept dying (``RedisWatch.gave_up``), raises
-    ``ArenaCliError`` with what to do (exit code 1)."""
+def _say_stopping(watch: RedisWatch | None, drain_s: float | None = None) -> None:
+    """"arena serve stopping" (with embedded workers, ``drain_s``: how long their matches under way may take to
+    finish); when the private redis-server kept dying (``RedisWatch.gave_up``), raises ``ArenaCliError`` with what
+    to do (exit code 1)."""
     if watch is not None and watch.gave_up:
         click.echo("arena serve stopping: its private redis-server keeps dying")
         raise ArenaCliError(watch.gave_up)
-    click.echo("arena serve stopping")
+    click.echo("arena serve stopping" + (f": the matches its workers play finish first (at most {drain_s:g} s), "
+                                         f"then it stops" if drain_s else ""))
 
 
 def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key: Path | None,

@@ -236,6 +236,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     filters.install(templates.env)
     templates.env.globals["url_for"] = path_for
+    templates.env.globals["docs_built"] = options.docs is not None and (options.docs / "index.html").is_file()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from arena.core import text
 from arena.core.specs import is_house_bot
+from arena.render import score_label
 
 # The tooltip of a house bot's name: it has no bot page to link to.
 HOUSE_BOT_TITLE = "a house bot: played by the arena itself, not registered (it has no bot page)"
@@ -91,6 +92,8 @@ def bot_link(bot: Any, label: Any = None) -> Markup:
 
 
 def install(env: Any) -> None:
-    """Register the filters in the Jinja2 environment ``env``."""
+    """Register the filters in the Jinja2 environment ``env``, and the global ``score_label(game)`` (what a score of
+    the game counts, for column titles: "bullheads")."""
     env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted,
                        bot_link=bot_link)
+    env.globals["score_label"] = score_label

@@ -89,3 +89,22 @@ def test_serve_takes_a_certificate_with_its_key(tmp_path: Path) -> None:
         cli, ["serve", "--tls-cert", str(cert), "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 1
     assert result.stderr.strip() == "Error: --tls-cert and --tls-key go together: give both (PEM files) or neither"
+
+
+def test_a_tls_mix_up_says_what_to_change(tls_arena: tuple[str, Path, ArenaServer], redis_url: str) -> None:
+    """The CLI without --tls-ca at a TLS arena is told it speaks TLS; with --tls-ca at a plaintext arena, that the
+    arena speaks no TLS: never "not an arena referee" nor grpc core's raw handshake error alone."""
+    address, cert, _server = tls_arena
+    plain = CliRunner(env={"ARENA_TLS_CA": None}).invoke(cli, ["ladder", "--server", address])
+    assert plain.exit_code == 1
+    assert f"the server at {address} speaks TLS: give the CLI the CA that signed its certificate with --tls-ca" \
+        in plain.stderr, plain.stderr
+    server = ArenaServer("127.0.0.1:0", redis_url, workers=0, verify_bots=False)
+    port = server.start()
+    try:
+        mixed = CliRunner(env={"ARENA_TLS_CA": str(cert)}).invoke(cli, ["ladder", "--server", f"127.0.0.1:{port}"])
+    finally:
+        server.stop()
+    assert mixed.exit_code == 1
+    assert f"no TLS with the server at 127.0.0.1:{port} (" in mixed.stderr, mixed.stderr
+    assert "a plaintext arena needs no --tls-ca" in mixed.stderr, mixed.stderr

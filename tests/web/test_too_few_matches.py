@@ -71,3 +71,18 @@ def test_the_ladder_says_which_rating_has_too_few_matches_for_a_margin(client: T
     answer = client.get("/ladder/take5")
     assert answer.status_code == 200, answer.text
     assert answer.text.count(FEW) == 1 and "± 60" in answer.text, answer.text
+
+
+def test_columns_say_their_units(client: TestClient) -> None:
+    standings = client.get(f"/tournaments/{TID}").text
+    assert "mean score (bullheads)</th>" in standings and "performance (Elo)</th>" in standings
+    assert "mean score (bullheads)</th>" in client.get("/ladder/take5").text
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_the_docs_link_shows_only_with_a_built_site(tmp_path: Any, built: bool) -> None:
+    if built:
+        (tmp_path / "index.html").write_text("<html></html>")
+    with TestClient(create_app(WebOptions(server="127.0.0.1:9", docs=tmp_path), reader=_Reader())) as c:
+        page = c.get("/ladder/take5").text
+    assert ('<a href="/docs/">Docs</a>' in page) is built
