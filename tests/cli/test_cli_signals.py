@@ -78,6 +78,12 @@ def _redis_pid(data_dir: Path) -> int:
     return int((data_dir / "redis.pid").read_text())
 
 
+def _ctrl_c_default() -> None:
+    """In the child before it runs: SIGINT back to its default. A test run started in the background (``make test
+    &``) ignores SIGINT, children inherit that, and Python then never turns a SIGINT into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_until(predicate, what: str, proc: subprocess.Popen) -> None:  # type: ignore[no-untyped-def]
     end = time.monotonic() + TIMEOUT_S
     while not predicate():
@@ -123,7 +129,7 @@ def test_sigterm_to_play_stops_the_bots_it_started(tag: str, tmp_path: Path, sea
     for seat in seats:
         args += ["--bot", seat]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_env(tag, SLUGGISH_MARKER_DIR=str(markers)))
+                            env=_env(tag, SLUGGISH_MARKER_DIR=str(markers)), preexec_fn=_ctrl_c_default)
     try:
         if when == "mid-game":  # both bots have played a card
             _wait_until(lambda: len(list(markers.iterdir())) >= 2, "card from both bots", proc)

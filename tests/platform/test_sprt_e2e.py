@@ -166,7 +166,8 @@ def test_ctrl_c_detaches_and_show_watch_reattaches(arena_server: Callable[..., t
     address = f"127.0.0.1:{server.port}"
     process = subprocess.Popen(
         [ARENA, "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--elo1", str(ELO1),
-         "--window", "2", "--server", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--window", "2", "--server", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # a run started with `&` ignores SIGINT
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
