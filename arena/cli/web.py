@@ -87,7 +87,11 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
     try:
         web.start()
     except (OSError, RuntimeError) as exc:
-        raise ArenaCliError(f"cannot serve the web pages on {listen}: {exc}") from None
+        from arena_sdk.listen import bind_problem
+
+        problem = bind_problem(listen)
+        advice = "; choose another HOST:PORT (port 0 picks a free one)" if problem and "in use" in problem else ""
+        raise ArenaCliError(f"cannot serve the web pages on {listen}: {problem or exc}{advice}") from None
     return web
 
 
