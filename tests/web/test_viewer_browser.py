@@ -181,6 +181,35 @@ def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebA
             bot.stop()
 
 
+def test_a_live_match_that_ends_while_its_tournament_runs_keeps_what_was_shown(web_arena: WebArena,
+                                                                             page: Any) -> None:
+    """Followed live, a match of a tournament that still runs afterwards (its record withheld until the tournament
+    ends): when it ends the page keeps the frames it showed, with a note saying why nothing more comes, instead of
+    reloading into a page with no frame."""
+    names = [f"ender{i}" for i in range(4)]
+    bots = [start_bots([SLUGGISH_BOT], extra_args=["--sleep", "0.15", "--name", name])[0] for name in names]
+    try:
+        for name, bot in zip(names, bots):
+            web_arena.json("bot", "register", name, bot.endpoint, "--game", "take5")
+        created = web_arena.json("tournament", "create", "--game", "take5", "--bots", ",".join(names), "--seats",
+                                 "2", "--rounds", "1", "--limit", "20", "--deals", "unique", "--no-wait")
+        page.goto(f"{web_arena.url}/tournaments/{created['id']}")
+        page.wait_for_selector("#playing a", timeout=60_000)
+        link = page.locator("#playing a").first.get_attribute("href")
+        assert link is not None
+        page.goto(f"{web_arena.url}{link}")
+        page.wait_for_selector("#viewer[data-ready='1'][data-live='1']", timeout=30_000)
+        page.wait_for_selector("#viewer[data-ended='1']", timeout=120_000)
+        note = page.locator("#live-note").inner_text()
+        assert "This match has ended." in note and "still running" in note, note
+        assert int(page.get_attribute("#viewer", "data-frames-count") or 0) > 0
+        assert page.locator(".hand").count() == 0  # still the public view only
+        assert page.console_errors == []
+    finally:
+        for bot in bots:
+            bot.stop()
+
+
 def test_a_live_match_whose_worker_went_silent_says_so_instead_of_looking_frozen(web_arena: WebArena,
                                                                                   page: Any) -> None:
     """A match published live whose worker has written nothing for two minutes (as after a kill -9): its JSON says

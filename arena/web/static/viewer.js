@@ -203,7 +203,7 @@
         .then(function (answer) {
           if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
           var body = answer.body;
-          if (body.finished) { window.location.reload(); return; }
+          if (body.finished) { return ended(); }
           if (live && !first && (body.started_at !== playStarted || body.first_frame > frames.length)) {
             settled = 0;  /* the match was started again: every frame anew */
             return load(true);
@@ -226,6 +226,25 @@
           root.setAttribute("data-ready", "1");
         });
     }
+    /* the match followed live has ended: the page of a finished match shows its record, unless that is withheld
+       (its tournament still runs): then the frames shown live stay, with a note saying why nothing more comes */
+    var over = false;
+    function ended() {
+      over = true;
+      var summary = root.getAttribute("data-frames").split("/live")[0];
+      return fetch(summary, {headers: {"accept": "application/json"}, cache: "no-store"})
+        .then(function (response) { return response.json(); })
+        .then(function (body) {
+          if (!(body && body.withheld && frames.length)) { window.location.reload(); return; }
+          if (liveNote) {
+            liveNote.textContent = "This match has ended. " + body.withheld + ". What is shown here is what " +
+              "was shown while it was played.";
+            liveNote.className = "live ended";
+          }
+          root.setAttribute("data-ended", "1");
+        })
+        .catch(function () { window.location.reload(); });
+    }
     function failed(err) {
       status.textContent = "This match cannot be shown: " + err.message;
       status.className = "status error";
@@ -236,7 +255,7 @@
     load(true).catch(failed).then(function () { polling = false; });
     if (live) {
       window.setInterval(function () {
-        if (polling) { return; }
+        if (polling || over) { return; }
         polling = true;
         load(false)
           .catch(function (err) { status.textContent = "live: " + err.message + " (retrying)"; })
