@@ -192,3 +192,12 @@ def test_the_starter_refuses_a_secret_the_arena_would_not_register(built: Path, 
     assert done.returncode == 2 and done.stdout == "", (done.returncode, done.stdout, done.stderr)
     assert says in done.stderr and "umask 077" in done.stderr, done.stderr
     assert all(a not in done.stderr for a in args if a != "--secret")
+
+
+def test_the_starter_explains_itself_with_help(built: Path) -> None:
+    for flag in ("--help", "-h"):
+        done = subprocess.run(["node", "dist/bot.js", flag], cwd=built, capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
+        assert done.stdout.startswith("usage: node dist/bot.js [--host H] [--port P]") and "needs a value" not in \
+            done.stdout, done.stdout

@@ -49,6 +49,12 @@ function parseArgs(argv: string[]): Options {
   };
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i];
+    if (flag === "--help" || flag === "-h") {
+      process.stdout.write("usage: node dist/bot.js [--host H] [--port P] [--name N] [--secret S] [--proto DIR] " +
+        "[--unary-only]\nServes the arena.v1.Bot protocol for Take 5 and Taki (see README.md); --secret defaults to " +
+        "ARENA_BOT_SECRET.\n");
+      process.exit(0);
+    }
     if (flag === "--unary-only") {
       options.stream = false;
       i -= 1;
