@@ -250,7 +250,8 @@ def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) ->
 
         client = connect(url, {"socket_connect_timeout": 3, "socket_timeout": 3})
     except ValueError as exc:  # not a redis:// URL
-        raise ArenaCliError(f"bad Redis URL {redact(url)}: {exc}") from None
+        raise ArenaCliError(f"bad Redis URL {redact(url)}: {exc}; a Redis Cluster is redis+cluster://HOST:PORT")\
+            from None
     end = time.monotonic() + loading_timeout_s
     try:
         while True:

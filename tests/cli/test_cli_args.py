@@ -314,7 +314,7 @@ def test_listen_address_may_use_port_zero() -> None:
 @pytest.mark.parametrize("command", [["worker"], ["serve", "--listen", "127.0.0.1:0"]])
 @pytest.mark.parametrize("url, fragment", [
     ("redis://127.0.0.1:{port}/0", "cannot reach Redis at redis://127.0.0.1:"),
-    ("http://127.0.0.1:{port}", "bad Redis URL"),
+    ("http://127.0.0.1:{port}", "; a Redis Cluster is redis+cluster://HOST:PORT"),
 ])
 def test_unusable_redis_is_one_line(command: list[str], url: str, fragment: str) -> None:
     env = {"ARENA_REDIS_URL": url.format(port=_free_port())}
