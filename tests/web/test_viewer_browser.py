@@ -70,6 +70,9 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     assert _rows_shown(page) == [list(r) for r in final.rows]
     totals = page.locator("#take5-scores td.total").all_inner_texts()
     assert [int(t) for t in totals] == list(final.totals) == [int(s) for s in record["result"]["scores"]]
+    legend = page.locator("#take5-legend")  # the card colours explained, without hovering (a phone)
+    assert legend.locator(".chip").all_inner_texts() == ["1 bh", "2 bh", "3 bh", "5 bh", "7 bh"]
+    assert legend.locator(".card").count() == 0  # nothing in it reads as a card
     assert f"turn={count - 1}" in page.url
     page.keyboard.press("ArrowLeft")
     assert page.get_attribute("#viewer", "data-index") == str(count - 2) and f"turn={count - 2}" in page.url

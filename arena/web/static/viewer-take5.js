@@ -71,6 +71,14 @@
     });
     box.appendChild(V.el("div", {"class": "scroll"}, table));
     V.hands(box, b.hands, data, card);
+    /* what the colours say, for a phone (no hover for the cards' titles) */
+    var legend = V.el("p", {"class": "legend muted", "id": "take5-legend"}, "bullheads per card: ");
+    [1, 2, 3, 5, 7].forEach(function (h) {
+      legend.appendChild(V.el("span", {"class": "chip heads" + h, "title": h + " bullhead" + (h > 1 ? "s" : "")},
+                              h + " bh"));
+    });
+    legend.appendChild(document.createTextNode(" · bh: the bullheads of a row"));
+    box.appendChild(legend);
     return box;
   };
 }());
