@@ -67,6 +67,7 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     assert count > len(record["decisions"])  # reveals are split into one frame per card placed
     page.keyboard.press("End")
     assert page.get_attribute("#viewer", "data-index") == str(count - 1)
+    assert page.locator("#v-over").inner_text().strip() == "· the match is over"  # the last step says so
     assert _rows_shown(page) == [list(r) for r in final.rows]
     totals = page.locator("#take5-scores td.total").all_inner_texts()
     assert [int(t) for t in totals] == list(final.totals) == [int(s) for s in record["result"]["scores"]]
@@ -76,6 +77,7 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     assert f"turn={count - 1}" in page.url
     page.keyboard.press("ArrowLeft")
     assert page.get_attribute("#viewer", "data-index") == str(count - 2) and f"turn={count - 2}" in page.url
+    assert page.locator("#v-over").count() == 0  # only there
     page.click("#v-start")
     assert page.get_attribute("#viewer", "data-index") == "0"
     assert _rows_shown(page) == [list(r) for r in _states(record)[0].rows]

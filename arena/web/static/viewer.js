@@ -98,7 +98,11 @@
       index = Math.max(0, Math.min(frames.length - 1, i));
       var frame = frames[index];
       clear(boardBox);
-      boardBox.appendChild(describe(frame, data));
+      var said = describe(frame, data);
+      if (index === frames.length - 1 && !root.hasAttribute("data-live") && !data.stopped) {  /* the last step */
+        said.appendChild(V.el("strong", {"class": "over", "id": "v-over"}, " · the match is over"));
+      }
+      boardBox.appendChild(said);
       if (draw) { boardBox.appendChild(draw(frame, data, root)); }
       else { boardBox.appendChild(V.el("pre", {}, JSON.stringify(frame.board, null, 1))); }
       if (!polled || document.activeElement !== turnBox) { turnBox.value = String(index); }
