@@ -54,7 +54,7 @@ def los_text(los_next: float | None) -> str:
 def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> Table:
     table = Table(title=title)
     table.add_column("rank", justify="right")
-    table.add_column("bot")
+    table.add_column("bot", overflow="fold", min_width=12)  # a bot id is never cut: it wraps
     table.add_column("rating ± 95 %", justify="right")
     table.add_column("matches", justify="right")
     table.add_column("LOS next", justify="right")

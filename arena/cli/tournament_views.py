@@ -39,7 +39,7 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
         return
     table = Table(title=f"Standings of {tournament_id}")
     table.add_column("rank", justify="right")
-    table.add_column("bot")
+    table.add_column("bot", overflow="fold", min_width=12)  # a bot id is never cut: it wraps
     table.add_column("points", justify="right")
     table.add_column("matches", justify="right")
     from arena.render import score_label
