@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 import grpc
@@ -180,7 +179,7 @@ class AppContext:
         self._channels.clear()
 
 
-def _no_admin_token(exc: grpc.RpcError) -> dict[grpc.StatusCode, str]:
+def no_admin_token(exc: grpc.RpcError) -> dict[grpc.StatusCode, str]:
     """A hint for an organiser call refused for want of the admin token when this CLI found none: where it looked
     (an absolute path: ./.arena is the folder it runs in) and how to point it at the one `arena serve` saved."""
     code = exc.code() if callable(getattr(exc, "code", None)) else None
@@ -213,7 +212,7 @@ class ArenaClient:
                 return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as exc:
                 if attempt or not self._starting(exc):
-                    raise rpc_error(exc, self.server, {**(hints or {}), **_no_admin_token(exc)}) from None
+                    raise rpc_error(exc, self.server, {**(hints or {}), **no_admin_token(exc)}) from None
         raise AssertionError("unreachable")
 
     def _starting(self, exc: grpc.RpcError) -> bool:
@@ -284,15 +283,11 @@ class RefereeAway:
 
 
 def redact(url: str) -> str:
-    """``url`` with its password replaced by ***."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """``url`` with every password in it replaced by *** (``user:password@`` and ``?password=``:
+    ``arena.store.redis_server.redact_url``)."""
+    from arena.store.redis_server import redact_url
+
+    return redact_url(url)
 
 
 def print_json(data: Any) -> None:

@@ -89,6 +89,9 @@ def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, s
     """
     code = exc.code() if callable(getattr(exc, "code", None)) else None
     details = exc.details() if callable(getattr(exc, "details", None)) else None
+    if code == grpc.StatusCode.UNAVAILABLE and "CERTIFICATE_VERIFY_FAILED" in (details or ""):
+        return ArenaCliError(f"the certificate of the server at {server} does not verify against the CA given with "
+                             f"--tls-ca (or ARENA_TLS_CA) ({_first(details)}): give the CA that signed it")
     if code == grpc.StatusCode.UNAVAILABLE and any(w in (details or "") for w in _TLS_FAILURES):
         return ArenaCliError(f"no TLS with the server at {server} ({_first(details)}): a plaintext arena needs no "
                              f"--tls-ca (nor ARENA_TLS_CA); a TLS one, the CA that signed its certificate")

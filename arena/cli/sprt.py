@@ -319,8 +319,8 @@ def _print(s: Any) -> None:
                    f"score units)")
         if _all_alike(s):
             click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
-                       "scenario (the same code under two versions?), and no number of blocks can separate them; "
-                       "`arena tournament cancel ID` stops a test that is still running")
+                       "scenario (the same code under two versions?), and no number of blocks can separate them"
+                       + (f"; `arena tournament cancel {t.id}` stops the test" if t.state == "running" else ""))
     left = 0 if t.seed_hex else _unsettled(s)
     still = (f"; {plural(left, 'match')} still being played, `arena sprt show {t.id}` shows it once they end"
              if s.verdict and left else "")

@@ -13,7 +13,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.cli.app import POLL_INTERVAL_S, RPC_TIMEOUT_S, AppContext, ArenaClient, RefereeAway, cli, print_json, when
+from arena.cli.app import (
+    POLL_INTERVAL_S,
+    RPC_TIMEOUT_S,
+    AppContext,
+    ArenaClient,
+    RefereeAway,
+    cli,
+    no_admin_token,
+    print_json,
+    when,
+)
 from arena.cli.bot import bot_dict
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
 from arena.cli.game_options import config_of, config_options
@@ -254,8 +264,8 @@ def _create_tournament(client: ArenaClient, request: Any) -> Any:
         details = exc.details() if callable(getattr(exc, "details", None)) else None
         advised = "arena bot update" in (details or "")  # the server's message says what to do
         hints = {grpc.StatusCode.FAILED_PRECONDITION: BOTS_DOWN_HINT} \
-            if "not answering" in (details or "") and not advised else None
-        raise rpc_error(exc, client.server, hints) from None
+            if "not answering" in (details or "") and not advised else {}
+        raise rpc_error(exc, client.server, {**hints, **no_admin_token(exc)}) from None
 
 
 @tournament.command("list", short_help="List tournaments, newest first.")

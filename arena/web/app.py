@@ -236,7 +236,9 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     filters.install(templates.env)
     templates.env.globals["url_for"] = path_for
-    templates.env.globals["docs_built"] = options.docs is not None and (options.docs / "index.html").is_file()
+    docs = options.docs
+    # asked at each page (a `make docs` while the pages are served shows the link at once): one stat
+    templates.env.globals["docs_built"] = lambda: docs is not None and (docs / "index.html").is_file()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

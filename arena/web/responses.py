@@ -8,6 +8,7 @@ Route modules (``pages``, ``matches``) use ``page``, ``api`` and ``message_dict`
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -82,12 +83,22 @@ def not_found(request: Request, what: str) -> Response:
     return page(request, "404.html", {"what": what}, status_code=404)
 
 
+log = logging.getLogger("arena.web")
+_LAST_DOWN = [""]  # the reason of the last failure logged by ``arena_down``
+
+
 def arena_down(request: Request, exc: ArenaDown) -> Response:
     """503 while the referee does not answer: a page that says so (without the referee's address) and reloads
     itself every ``RETRY_AFTER_S`` seconds."""
     headers = {"Retry-After": str(RETRY_AFTER_S)}
     # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
     message = f"the arena's referee does not answer ({exc.code.name.lower()})"
+    if exc.detail.startswith("the arena's Redis cannot be used"):  # the referee answered: its Redis is down
+        message = "the arena's referee answers, but its Redis cannot be used now"
+    elif exc.detail != _LAST_DOWN[0]:  # the operator's log says why, once per reason (a referee that speaks TLS
+        _LAST_DOWN[0] = exc.detail      # to a web server started without --tls-ca, one that is stopped...)
+        log.warning("the referee does not answer %s (%s): %s; a referee serving TLS needs `arena web --tls-ca`",
+                    exc.method, exc.code.name, exc.detail[:300])
     if is_api(request):
         return api({"error": message, "status": 503, "retry_after_s": RETRY_AFTER_S}, status_code=503,
                    headers=headers)

@@ -131,5 +131,9 @@ def test_the_cli_sends_a_saved_token_only_to_its_own_arena(arena: tuple[ArenaSer
     assert result.exit_code == 1 and "(UNAUTHENTICATED)" in result.stderr
     assert f"this CLI found no admin token at {tmp_path / 'none' / auth.ADMIN_TOKEN_FILE}" in result.stderr
     assert "set ARENA_DATA_DIR to that folder's .arena" in result.stderr
+    created = _cli("tournament", "create", "--bots", "a,b", "--no-wait", "--server", address,
+                   ARENA_DATA_DIR=str(tmp_path / "none"))  # the organiser's commonest call says the same
+    assert created.exit_code == 1 and "(UNAUTHENTICATED)" in created.stderr, created.output
+    assert f"this CLI found no admin token at {tmp_path / 'none' / auth.ADMIN_TOKEN_FILE}" in created.stderr
     # reads need no token at all
     assert _cli("ladder", "--json", "--server", address, ARENA_DATA_DIR=str(tmp_path / "none")).exit_code == 0

@@ -315,12 +315,15 @@ def test_listen_address_may_use_port_zero() -> None:
 @pytest.mark.parametrize("url, fragment", [
     ("redis://127.0.0.1:{port}/0", "cannot reach Redis at redis://127.0.0.1:"),
     ("http://127.0.0.1:{port}", "; a Redis Cluster is redis+cluster://HOST:PORT"),
+    ("redis://127.0.0.1:{port}/0?password=QuerySecret123", "/0?password=***: "),  # the password never shown
+    ("redis://:UserSecret123@127.0.0.1:{port}/0", "redis://:***@127.0.0.1:"),
 ])
 def test_unusable_redis_is_one_line(command: list[str], url: str, fragment: str) -> None:
     env = {"ARENA_REDIS_URL": url.format(port=_free_port())}
     result = CliRunner(env=env).invoke(cli, command)
     _assert_one_line_error(result, fragment)
     assert result.exit_code == 1
+    assert "Secret123" not in result.output
 
 
 def test_a_listener_that_answers_nothing_is_told_apart_from_a_closed_port() -> None:

@@ -797,7 +797,7 @@ def test_serve_stops_when_its_private_redis_keeps_dying(tmp_path: Path) -> None:
                                 f"on port {port} "), lines
     assert f"not restarting it again. See {data_dir / 'redis.log'} for why" in lines[-1]
     assert "start arena serve again" in lines[-1] and "Traceback" not in "\n".join(lines)
-    assert "arena serve stopping: its private redis-server keeps dying" in serve.lines
+    assert "arena serve stopping: its private redis-server cannot be kept running" in serve.lines
     assert not (data_dir / "redis.url").exists() and not (data_dir / "redis.pid").exists()
 
 

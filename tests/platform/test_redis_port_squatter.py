@@ -155,3 +155,34 @@ def test_a_real_other_users_listener_is_refused(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_serve_gives_up_saying_another_user_holds_the_port(tmp_path: Path, monkeypatch: Any) -> None:
+    """The watch of `arena serve` cannot start the private Redis again on a port another user holds: it gives up
+    saying so (not "keeps dying"), and its restarts send the password to nobody."""
+    from arena.store.redis_watch import RedisWatch
+
+    private = PrivateRedis(tmp_path)
+    private.start()
+    port = private.port
+    watch = RedisWatch(private, max_restarts=2, backoff_s=(0.0, 0.1), check_interval_s=0.05)
+    squatter = None
+    try:
+        _as_another_user(monkeypatch)
+        assert private.process is not None
+        private.process.kill()
+        private.process.wait()
+        squatter = Squatter(port)  # taken while the Redis is down, before the watch looks
+        watch.start()
+        deadline = time.monotonic() + 30
+        while watch.gave_up is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watch.gave_up is not None and f"the port {port} of the private redis-server" in watch.gave_up
+        assert "held by another user's process" in watch.gave_up, watch.gave_up
+        time.sleep(0.3)
+        assert squatter.received == b""
+    finally:
+        watch.close()
+        if squatter is not None:
+            squatter.close()
+        private.stop()

@@ -85,4 +85,6 @@ def test_the_docs_link_shows_only_with_a_built_site(tmp_path: Any, built: bool) 
         (tmp_path / "index.html").write_text("<html></html>")
     with TestClient(create_app(WebOptions(server="127.0.0.1:9", docs=tmp_path), reader=_Reader())) as c:
         page = c.get("/ladder/take5").text
-    assert ('<a href="/docs/">Docs</a>' in page) is built
+        assert ('<a href="/docs/">Docs</a>' in page) is built
+        (tmp_path / "index.html").write_text("<html></html>")  # `make docs` while the pages are served
+        assert '<a href="/docs/">Docs</a>' in c.get("/ladder/take5").text

@@ -1,0 +1,40 @@
+"""A page while the referee cannot answer says whose fault it is: a referee whose Redis is down answers (its
+UNAVAILABLE says so), and the page says that, not that the referee does not answer. In process, on a fake reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from starlette.testclient import TestClient
+
+from arena.server.servicer import REDIS_DOWN
+from arena.web import create_app
+from arena.web.app import WebOptions
+from arena.web.client import ArenaDown, ArenaReader
+
+
+class _Reader(ArenaReader):
+    def __init__(self, detail: str) -> None:
+        super().__init__("127.0.0.1:9")  # never dialled
+        self.detail = detail
+
+    async def call(self, method: str, request: Any) -> Any:
+        raise ArenaDown(method, grpc.StatusCode.UNAVAILABLE, self.detail)
+
+    async def close(self) -> None:
+        return None
+
+
+def _ladder(detail: str) -> Any:
+    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=_Reader(detail))) as client:
+        return client.get("/api/ladder/take5")
+
+
+def test_a_referee_whose_redis_is_down_is_told_apart_from_one_that_does_not_answer() -> None:
+    redis_down = _ladder(REDIS_DOWN)
+    assert redis_down.status_code == 503
+    assert redis_down.json()["error"] == "the arena's referee answers, but its Redis cannot be used now"
+    gone = _ladder("failed to connect to all addresses; last error: UNAVAILABLE: ipv4:10.0.0.7:50051: Socket closed")
+    assert gone.status_code == 503 and gone.json()["error"] == "the arena's referee does not answer (unavailable)"
+    assert "10.0.0.7" not in gone.text  # the referee's address stays out of the answer
