@@ -373,6 +373,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
                                  line=_line(s))
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers
         settle_by: float | None = None  # after a verdict: until when the matches still being played are waited for
+        alike_said = False  # the note that V1 and V2 play alike, written once where no live line shows it
         while True:
             if _over(s):
                 if not s.verdict or s.tournament.seed_hex:  # the seed is shown once every match has settled
@@ -389,6 +390,10 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
                 continue
             s = reply
             progress.update(task, completed=position(s), line=_line(s))
+            if not alike_said and _all_alike(s) and (quiet or not console.is_terminal):  # no live line to show it
+                click.echo(f"note: after {plural(s.blocks, 'block')} V2 has ended exactly as V1 in every one: V1 "
+                           f"and V2 may be the same bot; `arena tournament cancel {tid}` stops the test", err=True)
+                alike_said = True
     return s
 
 

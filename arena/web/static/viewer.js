@@ -240,12 +240,26 @@
         .then(function (response) { return response.json(); })
         .then(function (body) {
           if (!(body && body.withheld && frames.length)) { window.location.reload(); return; }
+          var sm = body.summary || {}, seats = sm.seats || [];
+          var result = seats.map(function (name, k) {
+            return name + " " + (sm.scores || [])[k] + " (rank " + (sm.ranks || [])[k] + ")";
+          }).join(", ");
           if (liveNote) {
-            liveNote.textContent = "This match has ended. " + body.withheld + ". What is shown here is what " +
-              "was shown while it was played.";
+            liveNote.textContent = "This match has ended" + (result ? ": " + result : "") + ". " + body.withheld +
+              ". What is shown here is what was shown while it was played (its last moves may be missing); " +
+              "this page shows the whole match once its record is revealed.";
             liveNote.className = "live ended";
           }
           root.setAttribute("data-ended", "1");
+          /* the record is revealed when the tournament ends: then the page becomes the finished match's */
+          var watch = window.setInterval(function () {
+            fetch(summary, {headers: {"accept": "application/json"}, cache: "no-store"})
+              .then(function (response) { return response.json(); })
+              .then(function (now) {
+                if (now && !now.withheld) { window.clearInterval(watch); window.location.reload(); }
+              })
+              .catch(function () { /* asked again at the next tick */ });
+          }, 15000);
         })
         .catch(function () { window.location.reload(); });
     }
