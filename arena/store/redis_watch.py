@@ -136,22 +136,17 @@ class RedisWatch:
     def _give_up(self) -> None:
         folder = self.server.data_dir
         squatter = listeners.foreign_listener(self.server.port)
-        if squatter is not None:  # the cause is known: say it, not "keeps dying"
+        if squatter is not None:  # the cause is known: say it, not "could not be kept running"
             message = (f"the port {self.server.port} of the private redis-server of {folder} is held by another "
                        f"user's process (uid {squatter}), so it cannot start again there; its password was not sent "
                        f"to it. Stop that process, then start arena serve again (the data stays in the appendonly "
                        f"files); on a machine shared with others, prefer an external Redis (ARENA_REDIS_URL)")
-            self.gave_up = message
-            if self.on_give_up is not None:
-                self.on_give_up(message)
-            else:
-                log.error("%s", message)
-            return
-        message = (f"the private redis-server of {folder} (port {self.server.port}) could not be kept running: "
-                   f"{self.max_restarts} restart attempts within {self.window_s:.0f} s, the last: {self._last}; not "
-                   f"restarting it again. See {folder / LOG_FILE} for why (e.g. a full disk, the port taken by "
-                   f"another program, a damaged appendonly file: redis-check-aof --fix), fix it, then start arena "
-                   f"serve again (the data stays in the appendonly files)")
+        else:
+            message = (f"the private redis-server of {folder} (port {self.server.port}) could not be kept running: "
+                       f"{self.max_restarts} restart attempts within {self.window_s:.0f} s, the last: {self._last}; "
+                       f"not restarting it again. See {folder / LOG_FILE} for why (e.g. a full disk, the port taken "
+                       f"by another program, a damaged appendonly file: redis-check-aof --fix), fix it, then start "
+                       f"arena serve again (the data stays in the appendonly files)")
         self.gave_up = message
         if self.on_give_up is not None:
             self.on_give_up(message)
