@@ -65,7 +65,8 @@ from redis.exceptions import ClusterDownError, RedisClusterException, TryAgainEr
 from arena.match import local_bots  # noqa: E402
 from arena.store import Store, results_log_key, tournament_matches_key  # noqa: E402
 from arena.store.redis_cluster import PrivateRedisCluster  # noqa: E402
-from arena.store.redis_server import PrivateRedis, redact_url  # noqa: E402
+from arena.store.redis_server import PrivateRedis  # noqa: E402
+from arena.store.redis_urls import redact_url  # noqa: E402
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc  # noqa: E402
 from arena_sdk.wire import config_from_dict, config_to_proto  # noqa: E402
 

@@ -284,8 +284,8 @@ class RefereeAway:
 
 def redact(url: str) -> str:
     """``url`` with every password in it replaced by *** (``user:password@`` and ``?password=``:
-    ``arena.store.redis_server.redact_url``)."""
-    from arena.store.redis_server import redact_url
+    ``arena.store.redis_urls.redact_url``, imported when asked: ``arena --help`` does not load the store)."""
+    from arena.store.redis_urls import redact_url
 
     return redact_url(url)
 

@@ -21,7 +21,7 @@ from arena.server.metrics import RpcMetricsInterceptor
 from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
 from arena.store import Store
 from arena.store.base import connect
-from arena.store.redis_server import redact_url
+from arena.store.redis_urls import redact_url
 from arena.worker import loop as scheduler
 from arena.worker.settings import WorkerSettings
 from arena_sdk.guard import add_guarded_service

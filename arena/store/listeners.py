@@ -76,6 +76,16 @@ def guard_port(port: int) -> None:
         _GUARDED.add(int(port))
 
 
+def guard_url(url: str) -> None:
+    """``guard_port`` of the port of the private server's URL ``url`` (a URL without one, or malformed: none)."""
+    try:
+        port = urllib.parse.urlsplit(url).port
+    except ValueError:
+        return
+    if port:
+        guard_port(port)
+
+
 def client_options(url: str) -> dict[str, Any]:
     """Extra redis-py client options for ``url``: the checking connection class for a ``redis://`` URL to a
     loopback address whose port ``guard_port`` marked; none otherwise."""

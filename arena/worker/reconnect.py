@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from arena.store import Store
-from arena.store.redis_server import redact_url
+from arena.store.redis_urls import redact_url
 
 log = logging.getLogger("arena.worker.loop")  # the worker loop's log, where its operators look for these lines
 

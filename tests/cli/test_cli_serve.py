@@ -32,7 +32,8 @@ from arena.cli import BOTS_DOWN_HINT, cli
 from arena.match.local_bots import BotProcess, started_bots
 from arena.match.local_bots import start_bot as start_bot_process
 from arena.store.redis_files import PASSWORD_FILE
-from arena.store.redis_server import PrivateRedis, redact_url
+from arena.store.redis_server import PrivateRedis
+from arena.store.redis_urls import redact_url
 
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT_S = 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.store.redis_server import redact_url
+from arena.store.redis_urls import redact_url
 
 
 @pytest.mark.parametrize(("url", "shown"), [

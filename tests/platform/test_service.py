@@ -17,7 +17,8 @@ from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.server.servicer import ServiceError
 from arena.store import Store
-from arena.store.redis_server import PrivateRedis, redact_url
+from arena.store.redis_server import PrivateRedis
+from arena.store.redis_urls import redact_url
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WAIT_S = 180.0  # a hang guard, not a speed requirement
