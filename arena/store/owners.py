@@ -358,14 +358,23 @@ class OwnerStore(StoreBase):
         for field in older:
             self._owner_fold_name(keys=[NAME_OWNERS], args=[name_owners_field(field), field])
         added = 0
+        held: list[tuple[str, str, str]] = []  # (game, NAME, owner key) of every NAME held
         for k in self.client.scan_iter(match="arena:{*}:owner:*", count=500):
             game, _, name = k[len("arena:{"):].partition("}:owner:")
             stored = self.client.get(k)
             if game and name and stored:
                 added += int(self.adopt_owner(str(stored), game, name))
-                versions = self.client.zrange(versions_key(game, name), 0, -1)
+                held.append((game, name, str(stored)))
+        for start in range(0, len(held), 500):  # their versions, counted for their owners: two round trips a chunk
+            chunk = held[start:start + 500]
+            reads = self.client.pipeline(transaction=False)
+            for game, name, _key in chunk:
+                reads.zrange(versions_key(game, name), 0, -1)
+            writes = self.client.pipeline(transaction=False)
+            for (game, name, key), versions in zip(chunk, reads.execute(), strict=True):
                 if versions:
-                    self.client.sadd(owner_bots_key(game, str(stored)), *(bot_id(name, v) for v in versions))
+                    writes.sadd(owner_bots_key(game, key), *(bot_id(name, v) for v in versions))
+            writes.execute()
         return added
 
     def name_owner(self, name: str) -> str | None:
