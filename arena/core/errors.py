@@ -6,6 +6,12 @@ that only needs "the arena refused this" catches ``ArenaError``. Errors that are
 """
 
 
+# What the Arena service tells a caller while its Redis cannot be used (UNAVAILABLE; the address and the error go
+# to the referee's log only). Its clients (the CLI, the web pages) tell it from a referee that does not answer.
+REDIS_DOWN = ("the arena's Redis cannot be used now (its referee's log says why); try again in a moment, or ask its "
+              "operator whether it is running")
+
+
 class ArenaError(Exception):
     """Root of every error the platform raises on purpose; the message names the bad value and what is allowed."""
 

@@ -47,6 +47,7 @@ import grpc
 import redis
 
 from arena.core.config import DEFAULTS
+from arena.core.errors import REDIS_DOWN
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
@@ -66,7 +67,7 @@ from arena.server.requests import (
 )
 from arena.store import Store, StoreError, TournamentInfo
 from arena.store.codec import RecordCodecError
-from arena.store.redis_server import redact_url
+from arena.store.redis_urls import redact_url
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
@@ -116,11 +117,6 @@ def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) ->
     if not any(strip(d) for d in decisions):
         return record
     return dict(record, decisions=[{k: v for k, v in d.items() if k != "note"} if strip(d) else d for d in decisions])
-
-
-# What a caller is told while the arena's Redis cannot be used (its address and the error go to the log only)
-REDIS_DOWN = ("the arena's Redis cannot be used now (its referee's log says why); try again in a moment, or ask "
-              "its operator whether it is running")
 
 
 def _rpc(method: _F) -> _F:

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from arena.core.errors import REDIS_DOWN
 from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReadError
 
 RETRY_AFTER_S = 3  # the 503 page reloads itself after this many seconds (Retry-After and a meta refresh)
@@ -93,7 +94,7 @@ def arena_down(request: Request, exc: ArenaDown) -> Response:
     headers = {"Retry-After": str(RETRY_AFTER_S)}
     # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
     message = f"the arena's referee does not answer ({exc.code.name.lower()})"
-    if exc.detail.startswith("the arena's Redis cannot be used"):  # the referee answered: its Redis is down
+    if exc.detail == REDIS_DOWN:  # the referee answered: its Redis is down
         message = "the arena's referee answers, but its Redis cannot be used now"
     elif exc.detail != _LAST_DOWN[0]:  # the operator's log says why, once per reason (a referee that speaks TLS
         _LAST_DOWN[0] = exc.detail      # to a web server started without --tls-ca, one that is stopped...)

@@ -7,27 +7,23 @@ from typing import Any
 
 import grpc
 from starlette.testclient import TestClient
+from web_helpers import FakeReader, app_of
 
-from arena.server.servicer import REDIS_DOWN
-from arena.web import create_app
-from arena.web.app import WebOptions
-from arena.web.client import ArenaDown, ArenaReader
+from arena.core.errors import REDIS_DOWN
+from arena.web.client import ArenaDown
 
 
-class _Reader(ArenaReader):
+class _Reader(FakeReader):
     def __init__(self, detail: str) -> None:
-        super().__init__("127.0.0.1:9")  # never dialled
+        super().__init__()
         self.detail = detail
 
     async def call(self, method: str, request: Any) -> Any:
         raise ArenaDown(method, grpc.StatusCode.UNAVAILABLE, self.detail)
 
-    async def close(self) -> None:
-        return None
-
 
 def _ladder(detail: str) -> Any:
-    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=_Reader(detail))) as client:
+    with TestClient(app_of(_Reader(detail))) as client:
         return client.get("/api/ladder/take5")
 
 
