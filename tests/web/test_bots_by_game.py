@@ -9,18 +9,17 @@ from typing import Any
 import grpc
 import pytest
 from starlette.testclient import TestClient
+from web_helpers import FakeReader, app_of
 
-from arena.web import create_app
-from arena.web.app import WebOptions
-from arena.web.client import ArenaNotFound, ArenaReader
+from arena.web.client import ArenaNotFound
 from arena_sdk.pb import arena_pb2
 
 BOTS = {"take5": ["heuristic@1.0", "random@1.0"], "taki": ["shedder@1.0"]}
 
 
-class _Reader(ArenaReader):
+class _Reader(FakeReader):
     def __init__(self) -> None:
-        super().__init__("127.0.0.1:9")  # never dialled
+        super().__init__()
         self.asked: list[str] = []
 
     async def call(self, method: str, request: Any) -> Any:
@@ -33,9 +32,6 @@ class _Reader(ArenaReader):
                 next_page_token="p2" if request.game == "take5" and not request.page_token else "")
         raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
 
-    async def close(self) -> None:
-        return None
-
 
 @pytest.fixture
 def reader() -> _Reader:
@@ -44,7 +40,7 @@ def reader() -> _Reader:
 
 @pytest.fixture
 def client(reader: _Reader) -> Iterator[TestClient]:
-    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=reader)) as c:
+    with TestClient(app_of(reader)) as c:
         yield c
 
 

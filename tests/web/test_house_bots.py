@@ -16,11 +16,11 @@ from typing import Any
 import grpc
 import pytest
 from starlette.testclient import TestClient
-from web_helpers import PHONE, screenshot
+from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, screenshot
 
-from arena.web import create_app, filters
+from arena.web import filters
 from arena.web.app import WebOptions
-from arena.web.client import ArenaNotFound, ArenaReader
+from arena.web.client import ArenaNotFound
 from arena.web.serving import WebServer
 from arena_sdk.pb import arena_pb2
 
@@ -37,13 +37,10 @@ def _summary(match_id: str, bot: str) -> arena_pb2.MatchSummary:
                                   finished_at=1_700_000_000.0)
 
 
-class _SprtReader(ArenaReader):
+class _SprtReader(FakeReader):
     """The referee's answers about a running paired SPRT of gapbot@1.0 against gapbot@2.0 at Taki tables with three
     house:heuristic: matches t4-000000 and t4-000001 finished (their records withheld while it runs), t4-000002
     being played."""
-
-    def __init__(self) -> None:
-        super().__init__("127.0.0.1:9")  # never dialled: every read is answered here
 
     async def call(self, method: str, request: Any) -> Any:
         tournament = arena_pb2.Tournament(id=TID, game="taki", format="sprt", state="running", seats_per_match=4,
@@ -74,13 +71,10 @@ class _SprtReader(ArenaReader):
                                        withheld=f"tournament {TID} runs on duplicate deals: its cards stay hidden")
         raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
 
-    async def close(self) -> None:
-        return None
-
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=_SprtReader())) as c:
+    with TestClient(app_of(_SprtReader())) as c:
         yield c
 
 
@@ -114,8 +108,7 @@ def test_a_house_bots_page_is_a_404_that_says_it_is_a_house_bot(client: TestClie
 
 @pytest.fixture
 def served() -> Iterator[str]:
-    server = WebServer(WebOptions(server="127.0.0.1:9"), "127.0.0.1:0",
-                       app=create_app(WebOptions(server="127.0.0.1:9"), reader=_SprtReader()))
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app_of(_SprtReader()))
     server.start()
     try:
         yield server.url().rstrip("/")

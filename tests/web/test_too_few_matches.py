@@ -10,21 +10,17 @@ from typing import Any
 import grpc
 import pytest
 from starlette.testclient import TestClient
+from web_helpers import FakeReader, app_of
 
-from arena.web import create_app
-from arena.web.app import WebOptions
-from arena.web.client import ArenaNotFound, ArenaReader
+from arena.web.client import ArenaNotFound
 from arena_sdk.pb import arena_pb2
 
 TID = "t5"
 FEW = '(too few matches)</span>'
 
 
-class _Reader(ArenaReader):
+class _Reader(FakeReader):
     """A finished 3-bot round robin t5 of 4 matches, where "rare@1" played 1 match; a ladder with one such bot."""
-
-    def __init__(self) -> None:
-        super().__init__("127.0.0.1:9")  # never dialled
 
     async def call(self, method: str, request: Any) -> Any:
         if method == "GetTournament":
@@ -47,13 +43,10 @@ class _Reader(ArenaReader):
             return arena_pb2.ListWorkersResponse()
         raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
 
-    async def close(self) -> None:
-        return None
-
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app(WebOptions(server="127.0.0.1:9"), reader=_Reader())) as c:
+    with TestClient(app_of(_Reader())) as c:
         yield c
 
 
@@ -83,7 +76,7 @@ def test_columns_say_their_units(client: TestClient) -> None:
 def test_the_docs_link_shows_only_with_a_built_site(tmp_path: Any, built: bool) -> None:
     if built:
         (tmp_path / "index.html").write_text("<html></html>")
-    with TestClient(create_app(WebOptions(server="127.0.0.1:9", docs=tmp_path), reader=_Reader())) as c:
+    with TestClient(app_of(_Reader(), docs=tmp_path)) as c:
         page = c.get("/ladder/take5").text
         assert ('<a href="/docs/">Docs</a>' in page) is built
         (tmp_path / "index.html").write_text("<html></html>")  # `make docs` while the pages are served

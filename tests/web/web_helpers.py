@@ -19,6 +19,9 @@ from click.testing import CliRunner, Result
 
 from arena.cli import cli
 from arena.match.local_bots import BotProcess
+from arena.web import create_app
+from arena.web.app import WebOptions
+from arena.web.client import ArenaReader
 
 ARENA = Path(sys.executable).parent / "arena"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
@@ -141,3 +144,22 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+class FakeReader(ArenaReader):
+    """An ``ArenaReader`` that never dials the referee: a test's subclass answers ``call`` as the referee would (the
+    pages' reads, in process); ``app_of`` makes the web app around one."""
+
+    def __init__(self) -> None:
+        super().__init__(FAKE_SERVER)  # never dialled: every read is answered by the subclass
+
+    async def close(self) -> None:
+        return None
+
+
+FAKE_SERVER = "127.0.0.1:9"
+
+
+def app_of(reader: ArenaReader, **options: Any) -> Any:
+    """The web app reading from ``reader`` (a ``FakeReader``), with ``WebOptions`` ``options``."""
+    return create_app(WebOptions(server=FAKE_SERVER, **options), reader=reader)
