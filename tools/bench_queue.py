@@ -58,8 +58,8 @@ def queue_ops(store: Store, bot_ids: list[str], record: MatchRecord, n: int, red
               tag: str) -> dict[str, float]:
     """CPU per match (ms) of the worker's queue work alone, ``n`` matches one after the other in this thread: enqueue
     (not counted), then per match what ``run_job`` and the worker loop do around ``run_match`` (``read_jobs``,
-    ``match_inputs``, ``_store_and_ack`` with ``record``, one ``refresh_jobs`` + ``heartbeat``: a start and an end
-    each bring one forward, coalesced). Returns this process's and redis-server's CPU per match, ms."""
+    ``match_inputs``, ``_store_and_ack`` with ``record``, one ``refresh_and_beat``: a start and an end each bring
+    one forward, coalesced). Returns this process's and redis-server's CPU per match, ms."""
     specs = [MatchSpec(match_id=f"ops{tag}-{i:05d}", game=GAME, seats=tuple(bot_ids), seed=i, config=dict(TRIVIAL))
              for i in range(n)]
     store.enqueue(specs)
@@ -75,8 +75,7 @@ def queue_ops(store: Store, bot_ids: list[str], record: MatchRecord, n: int, red
         stored, _ = match_job._store_and_ack(store, job, job.spec, record, job.spec.seed, None, "ops", outcomes,
                                              3, inputs.ratings or None)
         assert stored
-        store.refresh_jobs("ops", [job])
-        store.heartbeat(status)
+        store.refresh_and_beat("ops", [job], status)
     return {"ops_cpu_ms": (time.process_time() - cpu0) / n * 1e3,
             "ops_redis_cpu_ms": (proc_cpu_s(redis_pid) - redis0) / n * 1e3}
 

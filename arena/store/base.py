@@ -80,6 +80,7 @@ class StoreBase:
         self._cancel = client.register_script(scripts.CANCEL_TOURNAMENT)
         self._reclaim = client.register_script(scripts.RECLAIM)
         self._refresh = client.register_script(scripts.REFRESH)
+        self._claim_new = client.register_script(scripts.CLAIM_NEW)
         self._release = client.register_script(scripts.RELEASE)
         self._register = client.register_script(scripts.REGISTER_BOT)
         self._update = client.register_script(scripts.UPDATE_BOT)

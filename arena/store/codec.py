@@ -11,7 +11,9 @@ them), and reads plain JSON records stored before (starting with ``{``) unchange
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import zlib
 from typing import Any
 
@@ -33,13 +35,29 @@ def pack_record(record: dict[str, Any]) -> bytes:
     decisions = body.pop("decisions", None)
     columns: dict[str, list[Any]] | None = None
     if isinstance(decisions, list) and all(isinstance(d, dict) for d in decisions):
-        keys = list(dict.fromkeys(k for d in decisions for k in d))  # first-seen order, as the referee writes
-        columns = {k: [d.get(k, _MISSING) for d in decisions] for k in keys}
-        columns["#"] = [len(decisions)]  # the count, for a list of empty decisions
+        columns = _columns(decisions)
     elif "decisions" in record:
         body["decisions"] = decisions
     text = json.dumps({"r": body, "c": columns, "o": order}, separators=(",", ":"), allow_nan=False)
     return PREFIX + zlib.compress(text.encode("utf-8"), 9)
+
+
+def _columns(decisions: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The decisions column by column, keys in first-seen order (as the referee writes them), ``_MISSING`` where a
+    decision lacks a key; ``"#"``: the count, for a list of empty decisions."""
+    keys = list(dict.fromkeys(itertools.chain.from_iterable(decisions)))
+    if len(keys) > 1 and all(len(d) == len(keys) for d in decisions):  # every decision has every key (the usual)
+        try:
+            rows = list(map(operator.itemgetter(*keys), decisions))
+        except KeyError:  # same size, other keys
+            pass
+        else:
+            columns = dict(zip(keys, map(list, zip(*rows))))
+            columns["#"] = [len(decisions)]
+            return columns
+    columns = {k: [d.get(k, _MISSING) for d in decisions] for k in keys}
+    columns["#"] = [len(decisions)]
+    return columns
 
 
 def unpack_record(stored: bytes | str) -> dict[str, Any]:

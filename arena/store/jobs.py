@@ -112,7 +112,7 @@ class JobStore(StoreBase):
 
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
-        without waiting, starting at the next game each call (a job waiting in any stream is taken at once, and a
+        without waiting (in one round trip on one server: ``_claim_from``), starting at the next game each call (a job waiting in any stream is taken at once, and a
         busy game's jobs never hold back another game's); only when none holds a job does it wait, up to
         ``block_ms`` ms: on every stream at once on one server (``_read_new``: then a few more than ``count`` may
         come), split over the streams one at a time on a Redis Cluster (each stream has its own slot).
@@ -123,20 +123,33 @@ class JobStore(StoreBase):
         turn = next(self._claim_turns) % len(games)  # each claim starts at the next game: none starves another
         games = games[turn:] + games[:turn]
         jobs: list[Job] = []
+        if not isinstance(self.client, RedisCluster):  # one server: every stream in one script, then one wait
+            jobs = self._claim_from(consumer, games, count)
+            if jobs or block_ms <= 0:
+                return jobs
+            return self._read_new(consumer, games, count, block_ms)
         for game in games:
             if len(jobs) >= count:
                 return jobs
             jobs += self._read_new(consumer, [game], count - len(jobs), None)
         if jobs or block_ms <= 0:
             return jobs
-        if not isinstance(self.client, RedisCluster):  # one server: wait on every stream at once
-            return self._read_new(consumer, games, count, block_ms)
         per_game = max(1, block_ms // len(games))
         for game in games:
             jobs += self._read_new(consumer, [game], count, per_game)
             if jobs:
                 break
         return jobs
+
+    def _claim_from(self, consumer: str, games: Sequence[str], count: int) -> list[Job]:
+        """Up to ``count`` new jobs for ``consumer``, the first game's first, then the next game's (one server: the
+        script ``CLAIM_NEW`` reads the streams in one round trip, without waiting). A stream without its group gets
+        it, and gives nothing this time."""
+        missing, claimed = self._claim_new(keys=[jobs_key(g) for g in games], args=[JOBS_GROUP, consumer, count])
+        for k in missing:
+            self.ensure_job_group(games[int(k) - 1])
+        return [_parse_job(games[int(k) - 1], entry_id, dict(zip(flat[::2], flat[1::2])), 1)
+                for k, entry_id, flat in claimed]
 
     def _read_new(self, consumer: str, games: Sequence[str], count: int, block_ms: int | None) -> list[Job]:
         """New jobs of ``games``' streams for ``consumer`` in one command (several streams: one server only, they
@@ -267,10 +280,37 @@ class JobStore(StoreBase):
         except redis.ResponseError:
             return []
 
+    def refresh_and_beat(self, consumer: str, jobs: Sequence[Job], status: WorkerStatus, *,
+                         forget_s: float = DEFAULTS.worker_forget_s) -> dict[str, str]:
+        """``refresh_jobs(consumer, jobs)`` (none: nothing to refresh), then ``heartbeat(status)``: one round trip
+        on one server (two or more on a Redis Cluster). Returns the jobs lost, as ``refresh_jobs``."""
+        if isinstance(self.client, RedisCluster) or not jobs:
+            lost = self.refresh_jobs(consumer, jobs) if jobs else {}
+            self.heartbeat(status, forget_s=forget_s)
+            return lost
+        by_game: dict[str, list[str]] = {}
+        for job in jobs:
+            by_game.setdefault(job.game, []).append(job.entry_id)
+        pipe = self.client.pipeline(transaction=False)
+        for game, ids in by_game.items():
+            pipe.evalsha(self._refresh.sha, 1, jobs_key(game), JOBS_GROUP, consumer, *ids)
+        self._beat(pipe, status, forget_s)
+        try:
+            replies = pipe.execute()
+        except redis.exceptions.NoScriptError:  # a Redis that lost its scripts (restarted): the heartbeat stands
+            return self.refresh_jobs(consumer, jobs)  # and the script is loaded again
+        return {entry_id: holder for reply in replies[:len(by_game)] for entry_id, holder in reply}
+
     def heartbeat(self, status: WorkerStatus, *, forget_s: float = DEFAULTS.worker_forget_s) -> None:
         """Write a worker's heartbeat; its key lives ``forget_s`` seconds after the last one."""
-        key = worker_key(status.name)
         pipe = self.client.pipeline(transaction=False)
+        self._beat(pipe, status, forget_s)
+        pipe.execute()
+
+    @staticmethod
+    def _beat(pipe: Any, status: WorkerStatus, forget_s: float) -> None:
+        """The heartbeat's commands, queued on ``pipe``."""
+        key = worker_key(status.name)
         pipe.hset(key, mapping={
             "name": status.name, "host": status.host, "pid": status.pid, "started_at": repr(status.started_at),
             "last_seen": repr(status.last_seen), "concurrency": status.concurrency,
@@ -279,7 +319,6 @@ class JobStore(StoreBase):
         })
         pipe.expire(key, max(1, int(forget_s)))
         pipe.zadd(WORKERS, {status.name: status.last_seen})
-        pipe.execute()
 
     def workers_page(self, after: str | None, size: int) -> tuple[list[WorkerStatus], bool]:
         """One page of workers with a heartbeat key, by name: the first ``size`` named after ``after`` (the previous

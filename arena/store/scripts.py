@@ -265,6 +265,30 @@ end
 return {1, dropped}
 """
 
+# Claim for consumer ARGV[2] of group ARGV[1] up to ARGV[3] new jobs from the jobs streams KEYS, in their order:
+# what the first stream holds, then the next stream's for what is still wanted (one server only: the streams are in
+# different cluster slots). KEYS: the jobs streams. ARGV: 1 group, 2 consumer, 3 count.
+# Returns {missing, claimed}: missing, the indexes (1-based) of the KEYS that have no group (nothing read there);
+# claimed, {key index, entry id, fields (flat list)} each, in claim order.
+CLAIM_NEW = """
+local want = tonumber(ARGV[3])
+local missing, claimed = {}, {}
+for k = 1, #KEYS do
+  if want <= 0 then break end
+  local reply = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', want, 'STREAMS', KEYS[k], '>')
+  if type(reply) == 'table' and reply.err then
+    if string.find(reply.err, 'NOGROUP', 1, true) == nil then return redis.error_reply(reply.err) end
+    table.insert(missing, k)
+  elseif type(reply) == 'table' and reply[1] then
+    for _, e in ipairs(reply[1][2]) do
+      table.insert(claimed, {k, e[1], e[2] or {}})
+      want = want - 1
+    end
+  end
+end
+return {missing, claimed}
+"""
+
 # Claim for ARGV[2] up to ARGV[4] pending jobs idle for at least ARGV[3] ms (their workers are taken for dead).
 # KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3 min idle ms, 4 count.
 # Returns {entry id, deliveries including this one, fields (flat list; empty when the entry was deleted)} each.

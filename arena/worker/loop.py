@@ -139,10 +139,9 @@ class _Worker:
 
     def _refresh_and_beat(self, jobs: list[Job], status: WorkerStatus) -> dict[str, str]:
         """In a thread: refresh ``jobs`` (``Store.refresh_jobs``; none: nothing to refresh), then write the
-        heartbeat ``status``: one thread hop for both. Returns the jobs lost, as ``refresh_jobs``."""
-        lost = self.store.refresh_jobs(self.name, jobs) if jobs else {}
-        self.store.heartbeat(status, forget_s=self.forget_s)
-        return lost
+        heartbeat ``status``: one thread hop and one round trip for both (``Store.refresh_and_beat``). Returns the
+        jobs lost, as ``refresh_jobs``."""
+        return self.store.refresh_and_beat(self.name, jobs, status, forget_s=self.forget_s)
 
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)

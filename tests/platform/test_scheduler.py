@@ -181,9 +181,9 @@ class _RacingStore(Store):
 
     race: Callable[[], None] = staticmethod(lambda: None)
 
-    def refresh_jobs(self, consumer: str, jobs: Any) -> dict[str, str]:
+    def refresh_and_beat(self, consumer: str, jobs: Any, status: Any, **kwargs: Any) -> dict[str, str]:
         self.race()
-        return super().refresh_jobs(consumer, jobs)
+        return super().refresh_and_beat(consumer, jobs, status, **kwargs)
 
 
 def _beat_during(redis_url: str, race: Callable[[Store, Any, threading.Event], None]) -> None:
