@@ -112,10 +112,11 @@ class JobStore(StoreBase):
 
     def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
         """Claim up to ``count`` new jobs for ``consumer`` through the group. Every game's stream is read first
-        without waiting (in one round trip on one server: ``_claim_from``), starting at the next game each call (a job waiting in any stream is taken at once, and a
-        busy game's jobs never hold back another game's); only when none holds a job does it wait, up to
-        ``block_ms`` ms: on every stream at once on one server (``_read_new``: then a few more than ``count`` may
-        come), split over the streams one at a time on a Redis Cluster (each stream has its own slot).
+        without waiting (in one round trip on one server: ``_claim_from``), starting at the next game each call (a
+        job waiting in any stream is taken at once, and a busy game's jobs never hold back another game's); only
+        when none holds a job does it wait, up to ``block_ms`` ms: on every stream at once on one server
+        (``_read_new``: then a few more than ``count`` may come), split over the streams one at a time on a Redis
+        Cluster (each stream has its own slot).
 
         Claimed jobs stay pending in the group until settled (``ack_job`` / ``drop_job``), so that a reclaim
         can find them when their worker dies."""
