@@ -91,9 +91,20 @@ def bot_link(bot: Any, label: Any = None) -> Markup:
     return Markup('<a href="/bots/{}">{}</a>').format(quote(name, safe="@"), shown)
 
 
+def score_unit(game: str) -> str:
+    """The short unit of a score of ``game``, for a column title: its ``score_label`` up to the first "; " or " ("
+    ("cards held; stairs: 1000 x stage + cards" -> "cards held", "bullheads" -> "bullheads"); the whole label
+    goes in the column's tooltip."""
+    label = score_label(game)
+    for cut in ("; ", " ("):
+        label = label.partition(cut)[0]
+    return label.strip() or "score"
+
+
 def install(env: Any) -> None:
-    """Register the filters in the Jinja2 environment ``env``, and the global ``score_label(game)`` (what a score of
-    the game counts, for column titles: "bullheads")."""
+    """Register the filters in the Jinja2 environment ``env``, and the globals ``score_label(game)`` (what a score of
+    the game counts, for tooltips: "cards held; stairs: 1000 x stage + cards") and ``score_unit(game)`` (its short
+    form, for column titles: "cards held")."""
     env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted,
                        bot_link=bot_link)
-    env.globals["score_label"] = score_label
+    env.globals.update(score_label=score_label, score_unit=score_unit)

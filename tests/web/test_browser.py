@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from web_helpers import PHONE, WebArena, screenshot
 
 
@@ -93,3 +94,36 @@ def test_a_running_tournament_is_followed_without_reloading(web_arena: WebArena,
     assert "verified" in page.locator("#verify").inner_text()  # and, once it ended, its seed and its check
     screenshot(page, "tournament")
     assert page.console_errors == []
+
+
+WIDE = {"width": 1280, "height": 800}
+
+
+def _table_fits(page: Any, table: str) -> bool:
+    """True when ``table`` (a selector) is no wider than its scrolling box: every column is in view."""
+    return bool(page.evaluate(f"(() => {{ const box = document.querySelector('{table}').closest('.scroll'); "
+                              "return box.scrollWidth <= box.clientWidth; })()"))
+
+
+def _header_height(page: Any, table: str) -> float:
+    return float(page.locator(f"{table} thead").bounding_box()["height"])
+
+
+@pytest.mark.parametrize("game", ["take5", "taki"])
+def test_ladder_and_standings_show_every_column_at_1280_px_and_short_titles_on_a_phone(
+        web_arena: WebArena, played: dict[str, Any], browser: Any, game: str) -> None:
+    tid = played[game]["id"]
+    for viewport in (WIDE, PHONE):
+        context = browser.new_context(viewport=viewport)
+        try:
+            page = context.new_page()
+            for path, table in ((f"/ladder/{game}", "table.ladder"), (f"/tournaments/{tid}", "table.standings")):
+                assert page.goto(f"{web_arena.url}{path}").status == 200
+                if viewport is WIDE:
+                    assert _table_fits(page, table), f"{path}: columns off screen at {WIDE['width']} px"
+                    screenshot(page, f"{table.split('.')[1]}-{game}-wide")
+                else:  # the titles wrap to a few lines, not to a tall empty block
+                    height = _header_height(page, table)
+                    assert height < 80, f"{path}: header {height:.0f} px tall at {PHONE['width']} px"
+        finally:
+            context.close()

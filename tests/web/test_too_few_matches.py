@@ -12,6 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 from web_helpers import FakeReader, app_of
 
+from arena.web import filters
 from arena.web.client import ArenaNotFound
 from arena_sdk.pb import arena_pb2
 
@@ -20,11 +21,16 @@ FEW = '(too few matches)</span>'
 
 
 class _Reader(FakeReader):
-    """A finished 3-bot round robin t5 of 4 matches, where "rare@1" played 1 match; a ladder with one such bot."""
+    """A finished 3-bot round robin t5 of 4 matches of ``game``, where "rare@1" played 1 match; a ladder with one such
+    bot."""
+
+    def __init__(self, game: str = "take5") -> None:
+        super().__init__()
+        self.game = game
 
     async def call(self, method: str, request: Any) -> Any:
         if method == "GetTournament":
-            return arena_pb2.Tournament(id=TID, game="take5", format="round_robin", state="finished",
+            return arena_pb2.Tournament(id=TID, game=self.game, format="round_robin", state="finished",
                                         seats_per_match=3, bots=["ace@1", "mid@1", "rare@1"], matches_total=4,
                                         matches_done=4, seed_commitment="ab" * 32)
         if method == "GetStandings":
@@ -66,10 +72,21 @@ def test_the_ladder_says_which_rating_has_too_few_matches_for_a_margin(client: T
     assert answer.text.count(FEW) == 1 and "± 60" in answer.text, answer.text
 
 
-def test_columns_say_their_units(client: TestClient) -> None:
-    standings = client.get(f"/tournaments/{TID}").text
-    assert "mean score (bullheads)</th>" in standings and "performance (Elo)</th>" in standings
-    assert "mean score (bullheads)</th>" in client.get("/ladder/take5").text
+@pytest.mark.parametrize(("game", "unit", "label"), [
+    ("take5", "bullheads", "bullheads"),
+    ("taki", "cards held", "cards held; stairs: 1000 x stage + cards")])
+def test_columns_say_their_units_in_short_and_in_full_in_their_tooltip(game: str, unit: str, label: str) -> None:
+    heading = f'<th title="the game\'s score per match, lower is better: {label}">mean {unit}</th>'
+    with TestClient(app_of(_Reader(game))) as c:
+        standings = c.get(f"/tournaments/{TID}").text
+        assert heading in standings and "performance (Elo)</th>" in standings, standings
+        assert heading in c.get(f"/ladder/{game}").text
+
+
+def test_a_score_unit_is_the_score_label_up_to_its_explanation() -> None:
+    assert filters.score_unit("taki") == "cards held"
+    assert filters.score_unit("take5") == "bullheads"
+    assert filters.score_unit("chess") == "score"  # no renderer: the generic word
 
 
 @pytest.mark.parametrize("built", [False, True])
