@@ -4,6 +4,7 @@ its page (``bot_link``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -39,12 +40,33 @@ def points(value: Any, digits: int = 1) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def percent(value: Any, digits: int = 0) -> str:
-    """A fraction 0..1 as "71 %"; "-" for None."""
+def percent(value: Any, digits: int = 1) -> str:
+    """A fraction 0..1 as "95.8 %" (``digits`` decimals); "-" for None. Only 0 and 1 themselves print as 0 % and
+    100 %: a value that would round to either says it is beyond the last one shown ("> 99.9 %", "< 0.1 %")."""
     number = _real(value)
     if number is None or not math.isfinite(number):
         return "-"
-    return f"{100 * number:.{digits}f} %"
+    shown = f"{100 * number:.{digits}f}"
+    step = f"{10.0 ** -digits:.{digits}f}"
+    if float(shown) >= 100 and number < 1:
+        return f"> {100 - float(step):.{digits}f} %"
+    if float(shown) <= 0 < number:
+        return f"< {step} %"
+    return f"{shown} %"
+
+
+# The tooltip of a likelihood of superiority left out: a bot of the two compared has too few matches.
+LOS_HIDDEN_TITLE = ("not shown: one of the two bots compared has too few matches, so their ratings can still move "
+                    "far and the likelihood says little")
+
+
+def los(entry: Any, below: Any = None) -> Markup:
+    """A line's likelihood of superiority over the next line down (``entry["los_next"]``, 0..1) as ``percent``;
+    ``below`` is that next line (an entry dict; None or Jinja's undefined on the last line). "-" when unset, and a
+    "-" with a tooltip (``LOS_HIDDEN_TITLE``) when ``entry`` or ``below`` has ``too_few_matches``. Escaped HTML."""
+    if entry.get("too_few_matches") or (isinstance(below, Mapping) and below.get("too_few_matches")):
+        return Markup('<span class="muted los-hidden" title="{}">-</span>').format(LOS_HIDDEN_TITLE)
+    return Markup("{}").format(percent(entry.get("los_next")))
 
 
 def number(value: Any) -> str:
@@ -105,6 +127,6 @@ def install(env: Any) -> None:
     """Register the filters in the Jinja2 environment ``env``, and the globals ``score_label(game)`` (what a score of
     the game counts, for tooltips: "cards held; stairs: 1000 x stage + cards") and ``score_unit(game)`` (its short
     form, for column titles: "cards held")."""
-    env.filters.update(points=points, percent=percent, number=number, ms=ms, when=when, ago=ago, counted=counted,
-                       bot_link=bot_link)
+    env.filters.update(points=points, percent=percent, los=los, number=number, ms=ms, when=when, ago=ago,
+                       counted=counted, bot_link=bot_link)
     env.globals.update(score_label=score_label, score_unit=score_unit)

@@ -8,6 +8,7 @@ import json
 import math
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -80,10 +81,23 @@ def test_charts_escape_labels_and_draw_every_series() -> None:
 def test_filters_print_reply_numbers() -> None:
     assert filters.points(1523.456) == "1523.5" and filters.points("Infinity") == "∞" and filters.points(None) == "-"
     assert filters.points(-8.88e-16) == "0.0" and filters.points(-0.04) == "0.0" and filters.points(-0.06) == "-0.1"
-    assert filters.percent(0.713) == "71 %" and filters.percent(None) == "-"
+    assert filters.percent(0.713) == "71.3 %" and filters.percent(None) == "-"
     assert filters.number(12.0) == "12" and filters.number(0) == "0" and filters.number(12.25) == "12.25"
     assert filters.ms(1.26) == "1.3 ms" and filters.ms(None) == "-"
     assert filters.ago(0) == "-"
+
+
+@pytest.mark.parametrize(("fraction", "digits", "shown"), [
+    (0.958, 1, "95.8 %"), (0.996, 1, "99.6 %"), (0.9996, 1, "> 99.9 %"), (1.0, 1, "100.0 %"), (0.0004, 1, "< 0.1 %"),
+    (0.0, 1, "0.0 %"), (0.0006, 1, "0.1 %"), (0.996, 0, "> 99 %"), (0.004, 0, "< 1 %"), (0.5, 0, "50 %")])
+def test_a_percentage_is_never_100_or_0_unless_it_is(fraction: float, digits: int, shown: str) -> None:
+    assert filters.percent(fraction, digits) == shown
+
+
+@given(st.floats(min_value=0, max_value=1, exclude_min=True, exclude_max=True), st.integers(0, 3))
+def test_a_fraction_strictly_between_0_and_1_never_prints_as_0_or_100_percent(fraction: float, digits: int) -> None:
+    shown = filters.percent(fraction, digits)
+    assert float(shown.strip("<> %")) not in (0, 100), shown
 
 
 def test_message_dict_has_every_field_nulls_for_unset_optionals_and_is_json() -> None:
