@@ -137,13 +137,15 @@ def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> Ma
                   f'<polyline points="{pts}" fill="none" stroke="#2b5797" stroke-width="1.5"/></svg>')
 
 
-def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: str = "",
+def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: str = "", x_label: str = "Elo",
                     frame: Frame = Frame()) -> Markup:
     """Intervals on one rating axis, one row each: ``(label, low, estimate, high)`` (Elo points); rows whose
-    numbers are not finite are drawn as their estimate only."""
+    numbers are not finite are drawn as their estimate only. The axis has its two ends and its middle in numbers,
+    and ``x_label`` (its unit) on a line of its own below them."""
     values = _finite([v for _, lo, mid, hi in rows for v in (lo, mid, hi)])
     row_h = 22
-    h = frame.top + row_h * max(1, len(rows)) + frame.bottom
+    label_h = 14 if x_label else 0
+    h = frame.top + row_h * max(1, len(rows)) + frame.bottom + label_h
     w = frame.width
     left = 150
     parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
@@ -168,8 +170,12 @@ def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: s
                          f'stroke="#2b5797" stroke-width="3"/>')
         if math.isfinite(mid):
             parts.append(f'<circle cx="{_fmt(px(mid))}" cy="{_fmt(y)}" r="4" fill="#b42318"/>')
-    for v in (v0, v1):
-        parts.append(f'<text x="{_fmt(px(v))}" y="{h - 8}" text-anchor="middle" font-size="11" fill="#667085">'
+    axis_y = h - label_h - 8
+    for v, anchor in ((v0, "start"), ((v0 + v1) / 2, "middle"), (v1, "end")):  # the ends stay inside the box
+        parts.append(f'<text x="{_fmt(px(v))}" y="{axis_y}" text-anchor="{anchor}" font-size="11" fill="#667085">'
                      f"{v:.0f}</text>")
+    if x_label:
+        parts.append(f'<text x="{_fmt(px((v0 + v1) / 2))}" y="{h - 6}" text-anchor="middle" font-size="11" '
+                     f'fill="#667085">{escape(x_label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

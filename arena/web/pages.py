@@ -373,7 +373,8 @@ def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
     rows = [(e["bot"], stats_float(e.get("low")), stats_float(e.get("rating")), stats_float(e.get("high")))
             for e in data["standings"]["entries"] if e.get("rating") is not None]
     if rows:
-        out["intervals_chart"] = charts.intervals_chart(rows, title="ratings with their 95 % intervals")
+        out["intervals_chart"] = charts.intervals_chart(rows, title="ratings with their 95 % intervals",
+                                                        x_label="rating (Elo)")
     return out
 
 

@@ -151,6 +151,18 @@ def test_an_until_separated_page_draws_the_intervals() -> None:
                         arena_pb2.Standings(entries=entries, fit_matches=6), None)
     assert "Until separated" in html and "not separated yet" in html
     assert html.count("<circle") == 2 and "1550.0 ± 30.0" in html
+    assert ">rating (Elo)</text>" in html  # the rating axis says its unit
+
+
+def test_the_intervals_axis_says_elo_and_keeps_its_end_numbers_inside_the_chart() -> None:
+    svg = charts.intervals_chart([("a@1", 1400, 1500, 1600), ("b@1", 600, 700, 800)])
+    width = float(re.search(r'viewBox="0 0 (\S+) ', svg).group(1))
+    ticks = re.findall(r'<text x="([^"]+)" y="[^"]+" text-anchor="(\w+)" font-size="11" fill="#667085">(\d+)</text>',
+                       svg)
+    assert [int(t[2]) for t in ticks] == [540, 1100, 1660]  # the span padded by 6 % each side, and its middle
+    assert ticks[-1][1] == "end" and float(ticks[-1][0]) <= width  # the highest is drawn leftwards of the edge
+    assert ">Elo</text>" in svg
+    assert ">Elo</text>" not in charts.intervals_chart([("a@1", 1400, 1500, 1600)], x_label="")
 
 
 def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
