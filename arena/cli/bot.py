@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 import grpc
-from rich.table import Table
 
 from arena.cli.app import AppContext, cli, print_json, when
 from arena.cli.errors import ArenaCliError
@@ -23,7 +22,7 @@ from arena.cli.options import (
     server_option,
     split_bot_id,
 )
-from arena.cli.pages import every_page
+from arena.cli.pages import Col, every_page, fit, print_tables
 from arena.cli.tokens import (
     TokenStore,
     no_token_error,
@@ -228,22 +227,19 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     if not bots:
         click.echo("no bots registered yet: `arena bot register NAME HOST:PORT`")
         return
-    table = Table(title="Registered bots")
-    table.add_column("bot id", no_wrap=True)
-    table.add_column("version")
-    table.add_column("game")
-    table.add_column("endpoint", no_wrap=True)
     checked = any("answers" in b for b in bots)
-    if checked:
-        table.add_column("answers now")
-    table.add_column("health")
-    table.add_column("author")
-    table.add_column("updated", no_wrap=True)
+    columns = [Col("bot id", cells="name", justify="left"), Col("version", cells="name", justify="left", drop=4),
+               Col("game", justify="left", drop=1), Col("endpoint", justify="left"),
+               *([Col("answers now", cells="words", justify="left")] if checked else []),
+               Col("health", cells="words", justify="left"), Col("author", cells="words", justify="left", drop=3),
+               Col("updated", justify="left", drop=2)]
+    rows = []
     for b in bots:
         answers = ["-" if "answers" not in b else "yes" if b["answers"] else f"no: {b['endpoint_problem']}"]
-        table.add_row(b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], *(answers if checked else []),
-                      _health_text(b["health"]), b["author"] or "-", when(b["updated_at"] or b["registered_at"]))
-    app.console.print(table)
+        rows.append([b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], *(answers if checked else []),
+                     _health_text(b["health"]), b["author"] or "-", when(b["updated_at"] or b["registered_at"])])
+    shown = fit(columns, rows, app.console.width)
+    print_tables(app.console, [shown.table("Registered bots", rows)], shown.note())
 
 
 def _health_text(health: dict[str, Any]) -> str:

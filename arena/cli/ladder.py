@@ -13,6 +13,7 @@ from rich.table import Table
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
+from arena.cli.pages import Col, Fit, fit, print_tables
 from arena.ratings.groups import group_sections, groups_note
 from arena.ratings.margins import MIN_MATCHES
 from arena_sdk.pb import arena_pb2
@@ -51,31 +52,36 @@ def los_text(los_next: float | None) -> str:
     return "-" if los_next is None else f"{100 * los_next:.1f} %"
 
 
-def _ladder_table(title: str, entries: Sequence[dict[str, Any]], game: str) -> Table:
-    table = Table(title=title)
-    table.add_column("rank", justify="right")
-    table.add_column("bot", overflow="fold", min_width=12)  # a bot id is never cut: it wraps
-    table.add_column("rating ± 95 %", justify="right")
-    table.add_column("matches", justify="right")
-    table.add_column("LOS next", justify="right")
-    table.add_column("wins", justify="right")
+def _ladder_row(e: dict[str, Any]) -> list[str]:
+    """The cells of one ladder entry, one per column of ``_ladder_fit``."""
+    return [str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
+                                                  e.get("too_few_matches", False)),
+            str(e["matches"]), los_text(e.get("los_next")), str(e["wins"]), f"{e['mean_score']:.2f}"]
+
+
+def _ladder_fit(entries: Sequence[dict[str, Any]], game: str, width: int) -> Fit:
+    """The columns of a ladder table of ``entries`` kept at ``width`` terminal columns."""
     from arena.render import score_label
 
-    table.add_column(f"mean score ({score_label(game)})", justify="right")
-    for e in entries:
-        table.add_row(str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
-                                                            e.get("too_few_matches", False)),
-                      str(e["matches"]), los_text(e.get("los_next")), str(e["wins"]), f"{e['mean_score']:.2f}")
-    return table
+    label = score_label(game)
+    columns = [Col("rank", "#"), Col("bot", cells="name", justify="left"), Col("rating ± 95 %", "Elo ± 95 %"),
+               Col("matches", drop=2), Col("LOS next", "LOS", drop=1), Col("wins", drop=3),
+               Col(f"mean score ({label})", label, drop=4)]
+    return fit(columns, [_ladder_row(e) for e in entries], width)
 
 
-def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, groups: int) -> list[Table]:
+def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, groups: int,
+                 width: int) -> tuple[list[Table], str]:
     """One table for a ladder of one group; with more groups, one table per group (entries of group 0, not
-    counted yet, in a table of their own), each titled with its group (``arena.ratings.groups.group_sections``)."""
+    counted yet, in a table of their own), each titled with its group (``arena.ratings.groups.group_sections``);
+    every table keeps the same columns for a terminal of ``width`` columns. Also the line naming the columns
+    left out ("" when none was)."""
+    shown = _ladder_fit(entries, game, width)
     tables: list[Table] = []
     for head, part in group_sections(entries, lambda e: e.get("group") or 0, groups):
-        tables.append(_ladder_table(f"{title}\n{head}" if head and not tables else head or title, part, game))
-    return tables
+        tables.append(shown.table(f"{title}\n{head}" if head and not tables else head or title,
+                                  [_ladder_row(e) for e in part]))
+    return tables, shown.note()
 
 
 def ladder_differences(rebuilt: Sequence[dict[str, Any]], live: Sequence[dict[str, Any]],
@@ -166,8 +172,7 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
                  f"{reply.replicates} bootstrap replicates over deals)")
     else:
         title = f"{game} ladder (live Elo, order-dependent; 95 % margins and LOS from pairwise counts)"
-    for table in group_tables(title, entries, game, reply.groups):
-        app.console.print(table)
+    print_tables(app.console, *group_tables(title, entries, game, reply.groups, app.console.width))
     for line in (groups_note(reply.groups), too_few_note(entries)):
         if line:
             click.echo(line)
@@ -204,7 +209,8 @@ def _ladder_rebuild(app: AppContext, client: ArenaClient, game: str, as_json: bo
                      "rebuilt": {"game": reply.rebuilt.game or game, "entries": rebuilt},
                      "live": {"game": reply.live.game or game, "entries": live}})
     else:
-        app.console.print(_ladder_table(f"{game} ladder rebuilt from {reply.results} stored results", rebuilt, game))
+        title = f"{game} ladder rebuilt from {reply.results} stored results"
+        print_tables(app.console, *group_tables(title, rebuilt, game, 1, app.console.width))
         if equal:
             click.echo(f"the rebuilt ladder equals the live ladder ({len(rebuilt)} bots, {reply.results} results)")
         for line in differences:

@@ -5,13 +5,24 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
 
 from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, RefereeAway, cli, print_json
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
@@ -327,6 +338,47 @@ def _print(s: Any) -> None:
     click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'}{still} (commitment {t.seed_commitment})")
 
 
+class LiveLine(Progress):
+    """The live display of an SPRT: a spinner, "SPRT ID", the LLR as a bar from H0 to H1 and the time since the
+    start, with the task's ``line`` field (blocks, LLR, Elo) after the bar when the console has room for it and a bar
+    of ``BAR_MIN`` columns, else on a row of its own under them, wrapped between words: a number is never cut."""
+
+    BAR = 40  # columns of the bar when there is room
+    BAR_MIN = 16
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._bar = BarColumn(bar_width=self.BAR)
+        head = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), self._bar)
+        self._beside = (*head, TextColumn("H1 · {task.fields[line]}"), TimeElapsedColumn())
+        super().__init__(*head, TextColumn("H1"), TimeElapsedColumn(), **kwargs)
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        tasks = [t for t in self.tasks if t.visible]
+        if not tasks:  # also while Progress.__init__ makes its Live, before self.console exists
+            yield self.make_tasks_table(tasks)
+            return
+        self._bar.bar_width = self.BAR_MIN
+        beside = self._grid(self._beside, tasks)
+        spare = self.console.width - Measurement.get(self.console, self.console.options.update_width(10_000),
+                                                     beside).maximum
+        if spare >= 0:
+            self._bar.bar_width = min(self.BAR, self.BAR_MIN + spare)
+            yield self._grid(self._beside, tasks)
+            return
+        self._bar.bar_width = self.BAR
+        yield self.make_tasks_table(tasks)
+        for t in tasks:
+            yield Text(f"  {t.fields.get('line', '')}")
+
+    @staticmethod
+    def _grid(columns: Sequence[ProgressColumn], tasks: Sequence[Task]) -> Table:
+        """One row of ``columns`` per task (``Progress.make_tasks_table`` with other columns)."""
+        grid = Table.grid(*(c.get_table_column().copy() for c in columns), padding=(0, 1))
+        for t in tasks:
+            grid.add_row(*(c(t) for c in columns))
+        return grid
+
+
 def _over(s: Any) -> bool:
     return bool(s.verdict) or s.tournament.state != "running"
 
@@ -362,13 +414,11 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
     ``REFEREE_AWAY_S`` seconds before the one-line error."""
     tid = s.tournament.id
     console = Console(stderr=True) if quiet else app.console
-    columns = (SpinnerColumn(), TextColumn("SPRT {task.description}"), TextColumn("H0"), BarColumn(),
-               TextColumn("H1 · {task.fields[line]}"), TimeElapsedColumn())
 
     def position(x: Any) -> float:
         return float(min(max(x.llr, x.lower), x.upper) - x.lower)
 
-    with Progress(*columns, console=console, disable=quiet) as progress:
+    with LiveLine(console=console, disable=quiet) as progress:
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
                                  line=_line(s))
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers

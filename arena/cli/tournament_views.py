@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 import grpc
-from rich.table import Table
 
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient
 from arena.cli.errors import rpc_error
+from arena.cli.pages import Col, fit, print_tables
 from arena.ratings.sprt import VERDICT_WORDS
 from arena_sdk.pb import arena_pb2
 
@@ -32,36 +32,33 @@ def standing_dict(e: Any) -> dict[str, Any]:
 
 def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any], game: str | None,
                     reply: Any = None) -> None:
+    """Print the standings table of ``entries`` (``StandingsEntry`` messages, in the server's order) fitted to the
+    console's width, then the order and the batch fit ``reply`` (a ``Standings``) says they come from."""
     from arena.cli.ladder import los_text, rating_text
 
     if not entries:
         click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
         return
-    table = Table(title=f"Standings of {tournament_id}")
-    table.add_column("rank", justify="right")
-    table.add_column("bot", overflow="fold", min_width=12)  # a bot id is never cut: it wraps
-    table.add_column("points", justify="right")
-    table.add_column("matches", justify="right")
     from arena.render import score_label
 
-    table.add_column("mean score" + (f" ({score_label(game)})" if game else ""), justify="right")
-    table.add_column("score rate", justify="right")
-    table.add_column("performance (Elo)", justify="right")
     swiss = any(e.HasField("tiebreak") for e in entries)
-    if swiss:
-        table.add_column("tiebreak", justify="right")
-        table.add_column("byes", justify="right")
-    table.add_column("rating ± 95 % (fit)", justify="right")
-    table.add_column("LOS next", justify="right")
+    label = score_label(game) if game else "score"
+    columns = [Col("rank", "#"), Col("bot", cells="name", justify="left"), Col("points", "pts"),
+               Col("matches", drop=2), Col(f"mean score ({label})" if game else "mean score", label, drop=4),
+               Col("score rate", "rate", drop=6), Col("performance (Elo)", "perf", drop=7),
+               *([Col("tiebreak", drop=1), Col("byes", drop=5)] if swiss else []),
+               Col("rating ± 95 % (fit)", "Elo ± 95 %"), Col("LOS next", "LOS", drop=3)]
+    rows = []
     for e in entries:  # the server's order: each LOS is over the bot on the next line down of that order
         rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
                               e.HasField("margin") and math.isinf(e.margin), e.too_few_matches)
                   if e.HasField("rating") else "-")
         extra = [f"{e.tiebreak:.2f}", str(e.byes)] if swiss else []
-        table.add_row(str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
-                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", *extra, rating,
-                      los_text(e.los_next if e.HasField("los_next") else None))
-    app.console.print(table)
+        rows.append([str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
+                     f"{e.score_rate:.3f}", f"{e.performance:.0f}", *extra, rating,
+                     los_text(e.los_next if e.HasField("los_next") else None)])
+    shown = fit(columns, rows, app.console.width)
+    print_tables(app.console, [shown.table(f"Standings of {tournament_id}", rows)], shown.note())
     if reply is not None and reply.order and reply.order != "points":
         click.echo(f"order: {reply.order}" + ("; a bye counts as an average result, (k - 1) / 2 points"
                                               if swiss else ""))
