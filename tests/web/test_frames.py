@@ -171,7 +171,9 @@ def test_a_declined_breaker_question_leaves_no_trace_in_the_public_or_another_se
     for viewer in (None, *(s for s in range(3) if s != asked["seat"])):
         out = build_frames(record, PUBLIC if viewer is None else seat_perspective(viewer))
         numbers = [f["decision"] for f in out.frames]
-        assert 2 not in out.applied and 3 in out.applied  # its effects show with the next decision
+        plus3 = out.applied.index(2)  # no frame of its own: its effects show in the frame of the +3 that raised it
+        assert out.frames[plus3]["action"]["card"] == "+3" and out.frames[plus3]["seat"] == 1
+        assert 3 in out.applied
         assert sorted(set(numbers)) == list(range(-1, out.seen)) and out.seen == len(record["decisions"]) - 1
         assert not any(f["kind"] == taki.REACT and f["seat"] == asked["seat"] and f["decision"] <= 2
                        for f in out.frames)
@@ -194,3 +196,29 @@ def test_a_take5_row_choice_is_worded_with_rows_numbered_from_1_as_on_the_board(
     assert chosen and all(f["action_text"] == f"card {f['action']['card']}" for f in chosen)
     hidden = [f for f in build_frames(record, PUBLIC).frames if f["kind"] == take5.CHOOSE_CARD]
     assert hidden and all("action_text" not in f for f in hidden)  # a hidden card is not worded either
+
+
+def test_the_frame_of_a_plus3_waits_for_the_breaker_question_so_it_looks_as_when_nobody_holds_one() -> None:
+    # seed 5, policy 2: seat 1 plays a +3 (decision 1), seat 2 is asked about its Breaker and declines (decision 2)
+    record, _ = play_record("taki", 3, 5, policy_seed=2, config=taki.TakiConfig(turn_cap=200))
+    assert record["decisions"][1]["action"] == {"card": "+3"} and record["decisions"][2]["kind"] == taki.REACT
+
+    def plus3_frames(rec: dict[str, Any], viewer: int | None) -> list[dict[str, Any]]:
+        out = build_frames(rec, PUBLIC if viewer is None else seat_perspective(viewer))
+        return [f for f in out.frames if f["seat"] == 1 and (f["action"] or {}).get("card") == "+3"]
+
+    for viewer in (None, 0, 1):  # the public, a seat not asked, and the +3's own player
+        frame = plus3_frames(record, viewer)[0]  # the first +3 of the game: decision 1
+        events = [(e["kind"], e["seat"], e["reason"]) for e in frame["board"]["events"]]
+        assert events[0][0] == "play" and ("draw", 2, "+3") in events  # the +3's draws, as with no Breaker out
+        assert frame["board"]["current"] != 1  # the turn has moved on, as when nobody is asked
+    asked_own = plus3_frames(record, 2)[0]  # the asked seat knows it is asked: its +3 frame comes at once
+    assert not any(e["kind"] == "draw" for e in asked_own["board"]["events"])
+    # followed live: while the question waits for its answer, the +3 is neither shown nor counted
+    live = dict(record, result={"scores": [], "ranks": [], "faults": []})
+    for cut, shown in ((2, 0), (3, 1)):
+        partial = dict(live, decisions=record["decisions"][:cut])
+        for viewer in (None, 0):
+            out = build_frames(partial, PUBLIC if viewer is None else seat_perspective(viewer))
+            assert len(plus3_frames(partial, viewer)) == shown and out.seen == 1 + shown, (cut, viewer)
+            assert out.settled == len(out.frames)

@@ -13,8 +13,11 @@ part lives in its frames module (``arena.render.frames.<game id>`` for a built-i
 (``arena.render.<game id>``) names as ``FRAMES``: a module with
 ``board(state, viewer) -> dict``, ``boards(steps, viewer) -> list[dict]`` and ``shown_action(state, seat, kind,
 action) -> (bool, dict | None)``, and optionally ``action_text(action dict) -> str`` (an action as a person
-reads it, from the dict the perspective is shown: Take 5 numbers rows from 1 as its board does), found through the
-renderer lookup (``arena.render.renderer``); this module names no game.
+reads it, from the dict the perspective is shown: Take 5 numbers rows from 1 as its board does) and ``held(state,
+viewer) -> bool`` (True while ``state`` waits for the answer to a question the viewer may not know was asked: the
+frames of the decisions since the last answered one wait for it, and show its effects when they come; so a board
+never shows that a question is pending), found through the renderer lookup (``arena.render.renderer``); this module
+names no game.
 
 A frame is a JSON-ready dict::
 
@@ -31,7 +34,9 @@ A frame is a JSON-ready dict::
 
 A fault's ``detail`` (which may name the legal answers, so the hand) is given to ``ALL`` and to the faulting seat's
 own perspective only, else "". A decision the perspective may not even know was asked (a game's hidden
-out-of-turn question) makes no frame of its own: its effects show in the next frame that perspective sees.
+out-of-turn question) makes no frame of its own: its effects show in the next frame that perspective sees, and the
+frame of the decision that raised the question waits until it is answered (``held``): a live match waiting for
+such an answer shows neither yet (nor counts the decision), a finished one shows both.
 """
 
 from __future__ import annotations
@@ -168,34 +173,11 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
         state = engine.new_game(len(rec.seats), config, seed=rec.seed, deals=deals)
     except (ValueError, TypeError) as exc:
         raise RenderError(f"cannot rebuild the game from the record: {exc}") from exc
-    faults_at: dict[int, list[Any]] = {}
-    for f in rec.faults:
-        if f.decision is not None:
-            faults_at.setdefault(f.decision, []).append(f)
-    forfeits = sorted(((_forfeit_decision(rec, ff), k) for k, ff in enumerate(rec.forfeits)))
-    shown_forfeits = 0
-
-    def forfeits_upto(i: int) -> list[dict[str, Any]]:
-        nonlocal shown_forfeits
-        out_ = []
-        while shown_forfeits < len(forfeits) and forfeits[shown_forfeits][0] <= i:
-            ff = rec.forfeits[forfeits[shown_forfeits][1]]
-            out_.append({"seat": ff.seat, "reason": ff.reason, "detail": ff.detail})
-            shown_forfeits += 1
-        return out_
-
-    def add(decision: int, hand: int, turn: int, board: dict[str, Any], **fields: Any) -> None:
-        out.applied.append(decision)
-        counted = decision if viewer == ALL else out.seen - 1
-        out.frames.append({"index": len(out.frames), "decision": counted, "hand": hand, "turn": turn,
-                           "round": f"{hand}/{turn}", "position": position_text(rec.game, hand, turn),
-                           "seat": None, "kind": None, "action": None, "source": None, "latency_ms": None,
-                           "faults": [], "forfeits": [], **fields, "board": board})
-
+    framer = _Framer(rec, module, viewer, out, notes)
     hand, turn = engine.position(state)
-    add(-1, hand, turn, module.board(state, viewer), forfeits=forfeits_upto(-1),
-        faults=[_fault(f, viewer, None) for f in rec.faults if f.decision is None])
-    hidden: list[Step] = []
+    framer.add(-1, hand, turn, module.board(state, viewer), forfeits=framer.forfeits_upto(-1),
+               faults=[_fault(f, viewer, None) for f in rec.faults if f.decision is None])
+    last = -1  # the last decision applied
     for i, dec in enumerate(rec.decisions):
         seat, kind = dec.get("seat"), dec.get("kind")
         try:
@@ -206,36 +188,110 @@ def build_frames(record: MatchRecord | Mapping[str, Any], perspective: str = PUB
         except (ValueError, TypeError, KeyError) as exc:
             out.stopped = f"the record stops replaying at decision {i}: {exc}"
             break
-        step = Step(seat, str(kind), action, state, after)
         hand, turn = engine.position(state)
-        state = after
-        own = viewer == ALL or viewer == seat
-        shown, public_action = (True, None) if own else module.shown_action(step.before, seat, step.kind, action)
-        if not shown:
-            hidden.append(step)
-            continue
-        steps, hidden = [*hidden, step], []
-        out.seen += 1
-        fields: dict[str, Any] = {
-            "seat": seat, "kind": step.kind, "action": engine.action_to_dict(action) if own else public_action,
-            "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),
-            "faults": [_fault(f, viewer, dec.get("latency_ms")) for f in faults_at.get(i, ())],
-            "forfeits": forfeits_upto(i)}
-        fields.update(_worded(module, fields["action"]))
-        if notes and isinstance(dec.get("note"), str) and dec["note"] and (viewer in (None, ALL) or viewer == seat):
-            fields["note"] = dec["note"]
-        for board in module.boards(steps, viewer):
-            add(i, hand, turn, board, **fields)
-            fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision
-    out.settled = len(out.frames)
-    if hidden and not out.stopped:  # hidden decisions at the very end: their effects in one last frame
-        hand, turn = engine.position(hidden[0].before)
-        for board in module.boards(hidden, viewer):
-            add(len(rec.decisions) - 1, hand, turn, board, forfeits=forfeits_upto(len(rec.decisions)))
+        framer.decision(i, dec, Step(seat, str(kind), action, state, after), hand, turn)
+        state, last = after, i
+    framer.finish(last, over=bool(rec.result.scores or out.stopped))
+    if framer.hidden and not out.stopped:  # hidden decisions at the very end: their effects in one last frame
+        hand, turn = engine.position(framer.hidden[0].before)
+        for board in module.boards(framer.hidden, viewer):
+            framer.add(len(rec.decisions) - 1, hand, turn, board, forfeits=framer.forfeits_upto(len(rec.decisions)))
     res = rec.result
     out.result = {"scores": list(res.scores), "ranks": list(res.ranks), "faults": list(res.faults),
                   "forfeits": list(res.forfeits) or [None] * len(rec.seats)}
     return out
+
+
+class _Framer:
+    """The frames of one record and perspective as ``build_frames`` replays it: each decision applied goes to
+    ``decision``, which draws it at once, keeps it hidden (its effects go to the next frame) or, while the game's
+    ``held`` says a hidden question waits for its answer, keeps it waiting with what follows."""
+
+    def __init__(self, rec: MatchRecord, module: ModuleType, viewer: int | str | None, out: MatchFrames,
+                 notes: bool) -> None:
+        self.rec, self.module, self.viewer, self.out, self.notes = rec, module, viewer, out, notes
+        self.engine = GAMES[rec.game]
+        self.held = getattr(module, "held", None) if viewer != ALL else None
+        self.hidden: list[Step] = []  # decisions this perspective does not see, since the last one it saw
+        self.waiting: list[tuple[int, int, int, dict[str, Any], list[Step]]] = []  # seen, their frames waiting
+        self.faults_at: dict[int, list[Any]] = {}
+        for f in rec.faults:
+            if f.decision is not None:
+                self.faults_at.setdefault(f.decision, []).append(f)
+        self.forfeits = sorted(((_forfeit_decision(rec, ff), k) for k, ff in enumerate(rec.forfeits)))
+        self.shown_forfeits = 0
+
+    def forfeits_upto(self, i: int) -> list[dict[str, Any]]:
+        """The forfeits up to decision ``i`` not drawn yet."""
+        found = []
+        while self.shown_forfeits < len(self.forfeits) and self.forfeits[self.shown_forfeits][0] <= i:
+            ff = self.rec.forfeits[self.forfeits[self.shown_forfeits][1]]
+            found.append({"seat": ff.seat, "reason": ff.reason, "detail": ff.detail})
+            self.shown_forfeits += 1
+        return found
+
+    def add(self, decision: int, hand: int, turn: int, board: dict[str, Any], counted: int | None = None,
+            **fields: Any) -> None:
+        """One frame: ``decision`` the record's index of the last decision applied, ``counted`` its number among
+        the decisions this perspective sees (default: the last seen)."""
+        out = self.out
+        out.applied.append(decision)
+        if counted is None:
+            counted = decision if self.viewer == ALL else out.seen - 1
+        out.frames.append({"index": len(out.frames), "decision": counted, "hand": hand, "turn": turn,
+                           "round": f"{hand}/{turn}", "position": position_text(self.rec.game, hand, turn),
+                           "seat": None, "kind": None, "action": None, "source": None, "latency_ms": None,
+                           "faults": [], "forfeits": [], **fields, "board": board})
+
+    def decision(self, i: int, dec: Mapping[str, Any], step: Step, hand: int, turn: int) -> None:
+        """Decision ``i`` of the record (``dec``), applied as ``step`` at (``hand``, ``turn``)."""
+        viewer, module = self.viewer, self.module
+        own = viewer == ALL or viewer == step.seat
+        shown, public_action = (True, None) if own else module.shown_action(step.before, step.seat, step.kind,
+                                                                              step.action)
+        if not shown:
+            self.hidden.append(step)
+        else:
+            steps, self.hidden = [*self.hidden, step], []
+            self.out.seen += 1
+            fields: dict[str, Any] = {
+                "seat": step.seat, "kind": step.kind,
+                "action": self.engine.action_to_dict(step.action) if own else public_action,
+                "source": dec.get("source"), "latency_ms": dec.get("latency_ms"),
+                "faults": [_fault(f, viewer, dec.get("latency_ms")) for f in self.faults_at.get(i, ())],
+                "forfeits": self.forfeits_upto(i), "counted": i if viewer == ALL else self.out.seen - 1}
+            fields.update(_worded(module, fields["action"]))
+            note = dec.get("note")
+            if self.notes and isinstance(note, str) and note and viewer in (None, ALL, step.seat):
+                fields["note"] = note
+            self.waiting.append((i, hand, turn, fields, steps))
+        if self.waiting and not (self.held is not None and self.held(step.after, viewer)):
+            self._release(i)
+
+    def finish(self, last: int, *, over: bool) -> None:
+        """After the last decision (``last``, -1 for none): frames still waiting for an answer are drawn when the
+        match is ``over`` (nothing left to hide), else (a live match) neither drawn nor counted; the frames so far
+        are ``settled``."""
+        if self.waiting and over:
+            self._release(last)
+        elif self.waiting:
+            self.hidden = []
+            self.out.seen -= len(self.waiting)
+            self.waiting.clear()
+        self.out.settled = len(self.out.frames)
+
+    def _release(self, last: int) -> None:
+        """Draw the waiting frames; the hidden decisions since (the answers they waited for, up to ``last``) show in
+        the last one, applied with it."""
+        waiting = self.waiting
+        if self.hidden:
+            waiting[-1] = (last, *waiting[-1][1:4], [*waiting[-1][4], *self.hidden])
+            self.hidden = []
+        for i, hand, turn, fields, steps in waiting:
+            for board in self.module.boards(steps, self.viewer):
+                self.add(i, hand, turn, board, **fields)
+                fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision
+        waiting.clear()
 
 
 def _worded(module: ModuleType, action: dict[str, Any] | None) -> dict[str, str]:

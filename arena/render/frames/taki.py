@@ -12,7 +12,8 @@ A board is a JSON-ready dict (cards and colours as tokens, ``"R5"``, ``"KING"``,
      reshuffles, stages, the win), "hands": {"K": cards} for the seats the perspective may see (none in public)}
 
 Hidden: which seat is asked about a +3 Breaker (a declined question makes no frame but in ``"all"`` and that seat's
-own perspective), the draw pile's order, every hand but the perspective's own.
+own perspective, and the +3's frame waits for the answers: ``held``), the draw pile's order, every hand but the
+perspective's own.
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def shown_action(state: taki.TakiState, seat: int, kind: str, action: Any) -> tu
                       "color": None if action.color is None else taki.color_token(action.color),
                       "close_run": action.close_run, "last_card": action.last_card}
     return True, {"draw": True} if isinstance(action, taki.Draw) else {"end_turn": True}
+
+
+def held(state: taki.TakiState, viewer: int | str | None) -> bool:
+    """True while ``state`` waits for a +3 Breaker answer of a seat other than ``viewer`` (None: the public): the
+    frame of the +3 waits for it, so that it shows the +3's draws (or the break) as when nobody holds a Breaker."""
+    asked = taki.pending_seats(state)
+    return bool(asked) and taki.decision_kind(state, asked[0]) == taki.REACT and viewer not in asked
 
 
 def boards(steps: Sequence[Any], viewer: int | str | None) -> list[dict[str, Any]]:
