@@ -17,6 +17,9 @@ from arena_sdk.guard import secret_problem
 log = logging.getLogger(__name__)
 
 ENDPOINT_RE = re.compile(r"^(?:tls://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})\Z")  # tls://: over TLS
+# hosts that gRPC reads as the scheme of a target URI ("unix:1234" is a socket file, "unix-abstract:..." an abstract
+# socket): an endpoint is a network HOST:PORT, never one of these
+GRPC_SCHEMES = frozenset({"unix", "unix-abstract", "vsock", "dns", "ipv4", "ipv6", "xds", "google-c2p"})
 
 
 def known_games() -> str:
@@ -41,6 +44,10 @@ def check_endpoint(endpoint: str, context: grpc.ServicerContext) -> None:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                f"bad endpoint {endpoint!r}: expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:50061 (or "
                f"tls://HOST:PORT for a bot serving TLS)")
+    if m.group(1).lower() in GRPC_SCHEMES:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+               f"bad endpoint {endpoint!r}: {m.group(1)!r} is not a host name (gRPC reads it as a URI scheme); "
+               f"give a network HOST:PORT, e.g. 127.0.0.1:50061")
 
 
 def check_tournament_id(tournament_id: str, context: grpc.ServicerContext) -> None:

@@ -69,6 +69,8 @@ def _register(stub: arena_pb2_grpc.ArenaStub, name: str, endpoint: str = "127.0.
         ("", "127.0.0.1:5001", "take5", "bad bot name ''"),
         ("ok", "127.0.0.1", "take5", "bad endpoint '127.0.0.1': expected HOST:PORT"),
         ("ok", "127.0.0.1:70000", "take5", "port 1..65535"),
+        ("ok", "unix-abstract:51301", "take5", "'unix-abstract' is not a host name (gRPC reads it as a URI scheme)"),
+        ("ok", "tls://UNIX:1234", "take5", "'UNIX' is not a host name"),
         ("ok", "127.0.0.1:5001", "chess", "unknown game 'chess'; known games: take5"),
         ("ok", "127.0.0.1:5001", "", "game is required"),
     ],
