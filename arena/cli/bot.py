@@ -200,9 +200,9 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
 @click.pass_obj
 def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_json: bool) -> None:
     """List the registered bots: bot id (NAME@VERSION), version, game, endpoint, whether the endpoint answers now
-    (asked by the referee, as a tournament would; --no-check skips it), health (as the workers see it: unhealthy
-    after several failed matches in a row, since when and why; its matches wait until it answers again), author,
-    last change.
+    (asked by the referee, as a tournament would; --no-check skips it), match health (what its last matches say, as
+    the workers see them: unhealthy after several failed matches in a row, since when and why; its matches wait
+    until it answers again), author, last change.
 
     Example:
 
@@ -231,22 +231,28 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
     columns = [Col("bot id", cells="name", justify="left"), Col("version", cells="name", justify="left", drop=4),
                Col("game", justify="left", drop=1), Col("endpoint", justify="left"),
                *([Col("answers now", cells="words", justify="left")] if checked else []),
-               Col("health", cells="words", justify="left"), Col("author", cells="words", justify="left", drop=3),
+               Col("match health", cells="words", justify="left"), Col("author", cells="words", justify="left", drop=3),
                Col("updated", justify="left", drop=2)]
     rows = []
     for b in bots:
         answers = ["-" if "answers" not in b else "yes" if b["answers"] else f"no: {b['endpoint_problem']}"]
         rows.append([b["bot_id"], b["version"] or "-", b["game"], b["endpoint"], *(answers if checked else []),
-                     _health_text(b["health"]), b["author"] or "-", when(b["updated_at"] or b["registered_at"])])
+                     _health_text(b["health"], b.get("answers")), b["author"] or "-",
+                     when(b["updated_at"] or b["registered_at"])])
     shown = fit(columns, rows, app.console.width)
     print_tables(app.console, [shown.table("Registered bots", rows)], shown.note())
 
 
-def _health_text(health: dict[str, Any]) -> str:
-    """"healthy", "healthy (2 failed matches in a row)" or "unhealthy since 2024-05-01 12:00:00: REASON"."""
+def _health_text(health: dict[str, Any], answers: bool | None = None) -> str:
+    """The match health of a bot (its ``health`` dict of `arena bot list --json`): "healthy", "healthy (2 failed
+    matches in a row)" or "unhealthy since 2024-05-01 12:00:00: REASON". When its endpoint does not answer now
+    (``answers`` False; None: not asked) a healthy record says it is about its last matches: "healthy (last
+    matches)", "healthy (last matches: 2 failed in a row)"."""
     if health["state"] == "unhealthy":
         return f"unhealthy since {when(health['unhealthy_since'] or 0)}: {health['reason'] or '?'}"
     failures = health["consecutive_failures"]
+    if answers is False:
+        return f"healthy (last matches: {failures} failed in a row)" if failures else "healthy (last matches)"
     return f"healthy ({failures} failed match{'es' if failures != 1 else ''} in a row)" if failures else "healthy"
 
 
