@@ -204,7 +204,8 @@ def _respelt(request: Request, exc: _Respelt) -> Response:
 
 async def bot_data(request: Request) -> dict[str, Any]:
     """A bot (NAME: every version; NAME@VERSION: that one): its versions, its ladder line and live Elo history
-    per game and version, its newest matches, and per game its faults by kind and Decide latency over the revealed
+    per game and version, its newest matches (each with ``own_seats``: the seats it sat in, ``stats.seats_of``),
+    and per game its faults by kind and Decide latency over the revealed
     records among them. Raises ``HTTPException(404)`` for a bot that is neither registered nor in any match (for a
     house bot, ``house:NAME``, saying so: it is never registered), and ``_Respelt`` for a NAME registered in another
     letter case (no bot has it as typed)."""
@@ -237,7 +238,7 @@ async def bot_data(request: Request) -> dict[str, Any]:
     game_set = sorted({b["game"] for b in versions} | {m["game"] for m in matches})
     ladders = await asyncio.gather(*(reader.call("GetLadder", arena_pb2.GetLadderRequest(game=g)) for g in game_set))
     per_game: dict[str, Any] = {}
-    recent = matches[:RECENT_MATCHES]
+    recent = [{**m, "own_seats": stats.seats_of(m, bot)} for m in matches[:RECENT_MATCHES]]
     records = await asyncio.gather(*(_record(reader, m["match_id"]) if m.get("revealed") else _none()
                                      for m in recent))
     for game, reply in zip(game_set, ladders):

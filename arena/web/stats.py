@@ -26,6 +26,15 @@ def seat_of(summary: Mapping[str, Any], bot: str) -> int | None:
     return None
 
 
+def seats_of(summary: Mapping[str, Any], bot: str) -> list[int]:
+    """Every seat of ``bot`` in a match summary, in seat order: for a bot id "NAME@VERSION" the seats it sat in, for
+    a NAME those of any of its versions (an SPRT of two versions seats both); [] when it did not play."""
+    seats = [str(s) for s in summary.get("seats", [])]
+    if "@" in bot:
+        return [i for i, seat in enumerate(seats) if seat == bot]
+    return [i for i, seat in enumerate(seats) if seat == bot or seat.partition("@")[0] == bot]
+
+
 def rating_history(current: float, summaries: Sequence[Mapping[str, Any]], bot: str) -> list[tuple[float, float]]:
     """The live Elo of ``bot`` after each of its matches, oldest first, as (match number, rating) pairs, ending
     at ``current``: walked back from the current rating through the matches' rating deltas (``summaries`` newest

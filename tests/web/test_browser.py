@@ -127,3 +127,20 @@ def test_ladder_and_standings_show_every_column_at_1280_px_and_short_titles_on_a
                     assert height < 80, f"{path}: header {height:.0f} px tall at {PHONE['width']} px"
         finally:
             context.close()
+
+
+def test_a_bot_pages_own_result_is_in_view_on_a_phone(web_arena: WebArena, played: dict[str, Any],
+                                                       browser: Any) -> None:
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        assert page.goto(f"{web_arena.url}/bots/heuristic").status == 200
+        first = page.locator("table.matches tbody tr").first
+        rank, score = first.locator("td.own").nth(0), first.locator("td.own").nth(1)
+        assert " of 2" in rank.inner_text() and score.inner_text().isdigit()
+        for cell in (rank, score):
+            box = cell.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        screenshot(page, "bot-matches-phone")
+    finally:
+        context.close()
