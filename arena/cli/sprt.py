@@ -326,8 +326,8 @@ def _print(s: Any) -> None:
         worse = sum(c.blocks for c in s.score_counts if c.outcome < 0)
         click.echo(f"in the same scenario V2 ended better than V1 in {plural(better, 'block')}, worse in "
                    f"{plural(worse, 'block')}, alike in {plural(s.blocks - better - worse, 'block')} (the test's "
-                   f"statistic); mean block outcome {s.mean_outcome:+.3f} (V2's relative score minus V1's, game "
-                   f"score units)")
+                   f"statistic); mean block outcome {s.mean_outcome:+.3f} (positive: V2 better; V2's relative "
+                   f"score minus V1's, game score units)")
         if _all_alike(s):
             click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
                        "scenario (the same code under two versions?), and no number of blocks can separate them"
