@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -98,8 +99,9 @@ def arena_down(request: Request, exc: ArenaDown) -> Response:
         message = "the arena's referee answers, but its Redis cannot be used now"
     elif exc.detail != _LAST_DOWN[0]:  # the operator's log says why, once per reason (a referee that speaks TLS
         _LAST_DOWN[0] = exc.detail      # to a web server started without --tls-ca, one that is stopped...)
-        log.warning("the referee does not answer %s (%s): %s; a referee serving TLS needs `arena web --tls-ca`",
-                    exc.method, exc.code.name, exc.detail[:300])
+        hint = ("it is slow to answer (a loaded machine?)" if exc.code == grpc.StatusCode.DEADLINE_EXCEEDED
+                else "if it serves TLS, `arena web` needs its CA: --tls-ca")
+        log.warning("the referee does not answer %s (%s): %s; %s", exc.method, exc.code.name, exc.detail[:300], hint)
     if is_api(request):
         return api({"error": message, "status": 503, "retry_after_s": RETRY_AFTER_S}, status_code=503,
                    headers=headers)

@@ -3,27 +3,30 @@ UNAVAILABLE says so), and the page says that, not that the referee does not answ
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import grpc
+import pytest
 from starlette.testclient import TestClient
 from web_helpers import FakeReader, app_of
 
 from arena.core.errors import REDIS_DOWN
+from arena.web import responses
 from arena.web.client import ArenaDown
 
 
 class _Reader(FakeReader):
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> None:
         super().__init__()
-        self.detail = detail
+        self.detail, self.code = detail, code
 
     async def call(self, method: str, request: Any) -> Any:
-        raise ArenaDown(method, grpc.StatusCode.UNAVAILABLE, self.detail)
+        raise ArenaDown(method, self.code, self.detail)
 
 
-def _ladder(detail: str) -> Any:
-    with TestClient(app_of(_Reader(detail))) as client:
+def _ladder(detail: str, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> Any:
+    with TestClient(app_of(_Reader(detail, code))) as client:
         return client.get("/api/ladder/take5")
 
 
@@ -34,3 +37,14 @@ def test_a_referee_whose_redis_is_down_is_told_apart_from_one_that_does_not_answ
     gone = _ladder("failed to connect to all addresses; last error: UNAVAILABLE: ipv4:10.0.0.7:50051: Socket closed")
     assert gone.status_code == 503 and gone.json()["error"] == "the arena's referee does not answer (unavailable)"
     assert "10.0.0.7" not in gone.text  # the referee's address stays out of the answer
+
+
+def test_the_log_suggests_tls_only_when_the_referee_is_unreachable_and_slowness_when_it_is_late(
+        caplog: pytest.LogCaptureFixture) -> None:
+    responses._LAST_DOWN[0] = ""  # logged once per reason: none logged yet
+    with caplog.at_level(logging.WARNING, logger="arena.web"):
+        _ladder("Deadline Exceeded", grpc.StatusCode.DEADLINE_EXCEEDED)
+        _ladder("failed to connect to all addresses; last error: UNAVAILABLE: Socket closed")
+    late, gone = [r.getMessage() for r in caplog.records if "does not answer" in r.getMessage()]
+    assert "slow to answer" in late and "TLS" not in late
+    assert "if it serves TLS, `arena web` needs its CA: --tls-ca" in gone
