@@ -40,6 +40,7 @@ from arena.cli.tournament_views import (
     standing_dict,
     swiss_rows,
     tournament_dict,
+    waiting_text,
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import TOURNAMENT_BOTS
@@ -342,9 +343,11 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         notes.append(f"{t.matches_cancelled} dropped {why}")
     if notes:
         progress += f" ({'; '.join(notes)})"
+    waiting = waiting_text(t)
     rows = [
         ("state", t.state),
         ("progress", progress),
+        *([("waiting for", waiting)] if waiting else []),
         ("faults", str(t.faults)),
         ("game", t.game),
         ("bots", ", ".join(t.bots)),
@@ -443,7 +446,8 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
     console = Console(stderr=True) if quiet else app.console
 
     def failed(t: Any) -> str:
-        return f" · failed {t.matches_failed}" if t.matches_failed else ""
+        waiting = waiting_text(t, short=True)
+        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (f" · {waiting}" if waiting else "")
 
     try:
         with Progress(*columns, console=console, disable=quiet) as progress:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import grpc
 
-from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient
+from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, when
 from arena.cli.errors import rpc_error
 from arena.cli.pages import Col, fit, print_tables
 from arena.ratings.sprt import VERDICT_WORDS
@@ -143,7 +143,24 @@ def tournament_dict(t: Any) -> dict[str, Any]:
         "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
         "format": t.format, "rounds_paired": t.rounds_paired, "first_round": t.first_round,
         "byes": [{"round": b.round, "bot": b.bot} for b in t.byes],
+        "waiting_for": [{"bot": w.bot, "unhealthy_since": w.unhealthy_since, "reason": w.reason}
+                        for w in t.waiting_for],
     }
+
+
+def waiting_text(t: Any, *, short: bool = False) -> str:
+    """What a running tournament ``t`` waits for (``Tournament.waiting_for``): its unhealthy bots, whose matches
+    are deferred until they answer GetInfo again; "" when none. ``short``: the bot ids only, for a progress bar."""
+    waiting = list(t.waiting_for)
+    if not waiting:
+        return ""
+    if short:
+        return "waiting for " + ", ".join(w.bot for w in waiting) + " (unhealthy)"
+    parts = [f"{w.bot}: unhealthy since {when(w.unhealthy_since)}" + (f" ({w.reason})" if w.reason else "")
+             for w in waiting]
+    return ("; ".join(parts) + f"; {'its' if len(waiting) == 1 else 'their'} matches wait until "
+            f"{'it answers' if len(waiting) == 1 else 'they answer'} GetInfo again (start the bot; "
+            f"`arena tournament cancel {t.id}` to give up)")
 
 
 def settled(t: Any) -> bool:

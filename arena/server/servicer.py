@@ -316,7 +316,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetTournament(self, request: arena_pb2.GetTournamentRequest,
                       context: grpc.ServicerContext) -> arena_pb2.Tournament:
         info = self._tournament(request.id, context)
-        return tournament_message(info, self.store)
+        message = tournament_message(info, self.store)
+        if info.state == "running":  # the bots it waits for: their matches are deferred while they are unhealthy
+            health = self.store.bot_health(info.game, self.store.unhealthy_among(info.game, list(info.bots)))
+            message.waiting_for.extend(
+                arena_pb2.WaitingBot(bot=h.bot, unhealthy_since=h.since or 0.0, reason=h.reason)
+                for h in health.values() if not h.healthy)
+        return message
 
     @_rpc
     def ListTournaments(self, request: arena_pb2.ListTournamentsRequest,

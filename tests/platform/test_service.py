@@ -165,6 +165,32 @@ def test_create_tournament_defaults_and_get(arena: arena_pb2_grpc.ArenaStub) -> 
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "t1, t2" in details
 
 
+def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena_pb2_grpc.ArenaStub,
+                                                                    redis_url: str) -> None:
+    from arena.cli.tournament_views import waiting_text
+
+    for name in ("a", "b", "c"):
+        _register(arena, name)
+    t = arena.CreateTournament(arena_pb2.CreateTournamentRequest(game="take5", bots=["a", "b", "c"], seats_per_match=2))
+    assert list(arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).waiting_for) == []
+    store = Store.from_url(redis_url)
+    try:
+        for k in range(2):  # two failed matches in a row make b@0 unhealthy
+            store.record_match_health("take5", f"x{k}", {"b@0": "answered no call", "a@0": None},
+                                      unhealthy_after=2, now=1000.0 + k)
+        got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
+        assert [(w.bot, w.unhealthy_since) for w in got.waiting_for] == [("b@0", 1001.0)]
+        assert got.waiting_for[0].reason.startswith("answered no call")
+        assert "b@0: unhealthy since" in waiting_text(got) and "wait until it answers GetInfo" in waiting_text(got)
+        assert waiting_text(got, short=True) == "waiting for b@0 (unhealthy)"
+        listed = arena.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
+        assert [list(x.waiting_for) for x in listed] == [[]]  # the list reads no health
+        arena.CancelTournament(arena_pb2.CancelTournamentRequest(id=t.id))
+        assert list(arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id)).waiting_for) == []  # not running
+    finally:
+        store.close()
+
+
 def test_ladder_of_an_unknown_game_and_an_empty_ladder(arena: arena_pb2_grpc.ArenaStub) -> None:
     code, _ = _code(lambda: arena.GetLadder(arena_pb2.GetLadderRequest(game="nope")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT

@@ -630,6 +630,7 @@ class Tournament(_message.Message):
     ROUNDS_PAIRED_FIELD_NUMBER: _builtins.int
     BYES_FIELD_NUMBER: _builtins.int
     FIRST_ROUND_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -714,6 +715,12 @@ class Tournament(_message.Message):
     def byes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Bye]:
         """Swiss: the byes of the rounds paired so far, in round order."""
 
+    @_builtins.property
+    def waiting_for(self) -> _containers.RepeatedCompositeFieldContainer[Global___WaitingBot]:
+        """Set only in the answer to GetTournament while the tournament runs: its bots that are unhealthy now (see
+        BotRecord.health), whose matches are deferred until they answer GetInfo again, so the tournament waits for them.
+        """
+
     def __init__(
         self,
         *,
@@ -747,14 +754,45 @@ class Tournament(_message.Message):
         rounds_paired: _builtins.int = ...,
         byes: _abc.Iterable[Global___Bye] | None = ...,
         first_round: _builtins.str = ...,
+        waiting_for: _abc.Iterable[Global___WaitingBot] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "byes", b"byes", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "first_round", b"first_round", "format", b"format", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "rounds_paired", b"rounds_paired", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "byes", b"byes", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "first_round", b"first_round", "format", b"format", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "rounds_paired", b"rounds_paired", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class WaitingBot(_message.Message):
+    """A bot of a running tournament that the tournament waits for (Tournament.waiting_for)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    UNHEALTHY_SINCE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """bot_id "NAME@VERSION"."""
+    unhealthy_since: _builtins.float
+    """Unhealthy since, seconds since the Unix epoch."""
+    reason: _builtins.str
+    """Why: the failure that made it unhealthy, as BotRecord.health_reason."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        unhealthy_since: _builtins.float = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "reason", b"reason", "unhealthy_since", b"unhealthy_since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WaitingBot: _TypeAlias = WaitingBot  # noqa: Y015
 
 @_typing.final
 class ListTournamentsRequest(_message.Message):
