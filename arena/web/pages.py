@@ -16,7 +16,9 @@ What a page derives, and from which reads:
   (while it runs: the workers' heartbeats, ListWorkers; each links to its live page), GetSprt for an SPRT; once
   its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
   ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
-  ``LIVE_POLL_S`` seconds while it runs.
+  ``LIVE_POLL_S`` seconds while it runs;
+- home (``/``): GetArenaInfo, ListTournaments (the newest 5) and one GetLadder per game (its first
+  ``HOME_LADDER_LINES`` lines).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from arena.core.specs import BOT_NAME_RE, is_house_bot
 from arena.ratings.groups import group_sections, groups_note
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
-from arena.web.client import ArenaDataLoss, ArenaNotFound, ArenaReader
-from arena.web.responses import api, message_dict, page
+from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReader
+from arena.web.responses import api, arena_down, message_dict, page
 from arena.web.shared_reads import SharedReads
 from arena_sdk.games import GAMES, game_ids
 from arena_sdk.pb import arena_pb2
@@ -48,6 +50,7 @@ VERIFY_MATCHES = 20_000  # most matches a tournament's page checks against the r
 LIST_MOST = 1000  # most bots and tournaments a list page shows
 LIVE_POLL_S = 2  # seconds between two reloads of a running tournament's live part
 PLAYING_SHOWN = 24  # a running tournament's page links at most this many of the matches being played now
+HOME_LADDER_LINES = 5  # lines of each game's ladder on the home page
 
 
 def games() -> list[dict[str, str]]:
@@ -408,16 +411,41 @@ async def api_tournament(request: Request) -> Response:
 
 # --- home --------------------------------------------------------------------------------------------------------
 
+def ladder_top(ladder: dict[str, Any], most: int = HOME_LADDER_LINES) -> dict[str, Any]:
+    """The head of a ladder (GetLadder's reply, JSON form) for the home page: the first ``most`` lines of its first
+    section (``group_sections``: the whole ladder, or group 1 when it has several groups), as ``{"entries",
+    "heading"`` (that section's heading, "" for one group) ``, "bots"`` (lines on the whole ladder) ``}``."""
+    entries = ladder["entries"]
+    heading, first = group_sections(entries, lambda e: int(e.get("group") or 0), int(ladder.get("groups") or 0))[0]
+    return {"entries": first[:most], "heading": heading, "bots": len(entries)}
+
+
+async def index_data(request: Request) -> dict[str, Any]:
+    """The home page's facts: the games, the arena (GetArenaInfo), the newest 5 tournaments (ListTournaments) and
+    the head of each game's live Elo ladder (``ladder_top``; one GetLadder per game), read at the same time."""
+    reader = _reader(request)
+    ids = game_ids()
+    info, recent, *ladders = await asyncio.gather(
+        reader.call("GetArenaInfo", arena_pb2.GetArenaInfoRequest()),
+        reader.call("ListTournaments", arena_pb2.ListTournamentsRequest(page_size=5)),
+        *(reader.call("GetLadder", arena_pb2.GetLadderRequest(game=g, method="elo")) for g in ids))
+    return {"games": games(), "arena": message_dict(info),
+            "tournaments": [message_dict(t) for t in recent.tournaments],
+            "ladders": {g: ladder_top(message_dict(reply)) for g, reply in zip(ids, ladders)}}
+
+
 async def index(request: Request) -> Response:
-    info = await _reader(request).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
-    recent = await _reader(request).call("ListTournaments", arena_pb2.ListTournamentsRequest(page_size=5))
-    return page(request, "index.html", {"games": games(), "title": "Arena", "info": message_dict(info),
-                                        "tournaments": [message_dict(t) for t in recent.tournaments]})
+    """The home page; while the referee does not answer it still shows the games and their links, and says so (503,
+    reloading itself as the 503 page does)."""
+    try:
+        data = await index_data(request)
+    except ArenaDown as exc:
+        return arena_down(request, exc, "index.html", {"games": games(), "title": "Arena"})
+    return page(request, "index.html", {"title": "Arena", "info": data["arena"], **data})
 
 
 async def api_index(request: Request) -> Response:
-    info = await _reader(request).call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())
-    return api({"games": games(), "arena": message_dict(info)})
+    return api(await index_data(request))
 
 
 routes = [

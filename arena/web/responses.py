@@ -89,9 +89,11 @@ log = logging.getLogger("arena.web")
 _LAST_DOWN = [""]  # the reason of the last failure logged by ``arena_down``
 
 
-def arena_down(request: Request, exc: ArenaDown) -> Response:
+def arena_down(request: Request, exc: ArenaDown, template: str = "503.html",
+               context: Mapping[str, Any] | None = None) -> Response:
     """503 while the referee does not answer: a page that says so (without the referee's address) and reloads
-    itself every ``RETRY_AFTER_S`` seconds."""
+    itself every ``RETRY_AFTER_S`` seconds; ``template`` ("503.html", or a page that shows what it can without the
+    referee, e.g. the home page) is rendered with ``context`` plus ``message`` and ``retry_after_s``."""
     headers = {"Retry-After": str(RETRY_AFTER_S)}
     # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
     message = f"the arena's referee does not answer ({exc.code.name.lower()})"
@@ -105,8 +107,8 @@ def arena_down(request: Request, exc: ArenaDown) -> Response:
     if is_api(request):
         return api({"error": message, "status": 503, "retry_after_s": RETRY_AFTER_S}, status_code=503,
                    headers=headers)
-    return page(request, "503.html", {"message": message, "retry_after_s": RETRY_AFTER_S}, status_code=503,
-                headers=headers)
+    return page(request, template, {**(context or {}), "message": message, "retry_after_s": RETRY_AFTER_S},
+                status_code=503, headers=headers)
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:

@@ -144,3 +144,16 @@ def test_a_bot_pages_own_result_is_in_view_on_a_phone(web_arena: WebArena, playe
         screenshot(page, "bot-matches-phone")
     finally:
         context.close()
+
+
+def test_the_home_page_shows_the_head_of_each_ladder(web_arena: WebArena, played: dict[str, Any], page: Any) -> None:
+    page.goto(f"{web_arena.url}/")
+    for game in ("take5", "taki"):
+        ladder = web_arena.json("ladder", "--game", game)
+        rows = page.locator(f"#ladder-{game} table.top tbody tr")
+        shown = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(rows.count())]
+        assert shown == [e["bot"] for e in ladder["entries"]][:5] and shown
+    screenshot(page, "home")
+    page.locator("#ladder-taki").get_by_role("link", name="Full ladder").click()
+    page.wait_for_url(f"{web_arena.url}/ladder/taki")
+    assert page.console_errors == []
