@@ -40,7 +40,12 @@ class _DefaultStart(click.Group):
     """``arena sprt V1 V2 ...`` runs ``arena sprt start V1 V2 ...``: any first word that is not a subcommand (nor
     --help) starts a test."""
 
+    NOT_BOTS = ("stop", "abort", "delete", "remove", "list", "status", "watch")  # commands people reach for
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.NOT_BOTS:
+            raise click.UsageError(f"no command {args[0]!r} here: `arena sprt cancel ID` stops a test, `arena sprt "
+                                   f"show ID [--watch]` shows one, `arena tournament list` lists them", ctx)
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["start", *args]
         return super().parse_args(ctx, args)
@@ -50,15 +55,21 @@ class _DefaultStart(click.Group):
 def sprt() -> None:
     """Is V2 better than V1? `arena sprt V1 V2` (short for `arena sprt start V1 V2`) plays paired blocks through
     the arena's queue until a sequential probability ratio test decides; `arena sprt show ID` shows one (and
-    `--watch` follows it again); `arena tournament cancel ID` stops one.
+    `--watch` follows it again); `arena sprt cancel ID` stops one.
+
+    The quickest to decide a small difference, and off the public ladder: a paired test against the arena's house
+    bots (--house). Without --house or --field, V1 plays V2 head to head on 2 seats, which takes many more blocks,
+    and on unique deals (the default while registration is open) its matches count on the public ladder.
 
     Examples:
 
     \b
-        arena sprt mybot@1 mybot@2                          # V1 against V2 on 2 seats, elo0 0, elo1 5
+        arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic --elo1 40   # paired, 4 seats, off the ladder
+        arena sprt mybot@1 mybot@2                          # head to head on 2 seats, elo0 0, elo1 5
         arena sprt mybot@1 mybot@2 --elo0 -5 --elo1 0       # is V2 no worse? (a non-regression test)
         arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
         arena sprt show t7 --watch
+        arena sprt cancel t7
     """
 
 
@@ -145,18 +156,18 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     a deal twice. It prints live progress, then the verdict, the LLR and bounds, the blocks played and the Elo
     estimate of V2 over V1 +/- its 95 % margin. Exit code 0 on a verdict (H1, H0 or inconclusive), 1 when the test
     was cancelled. The test runs on the server: Ctrl-C only stops following it (`arena sprt show ID --watch`
-    follows it again; `arena tournament cancel ID` stops it). Its matches count on the ladder, except those of two
+    follows it again; `arena sprt cancel ID` stops it). Its matches count on the ladder, except those of two
     versions of one owner on duplicate deals (they share the cards: stored and counted in the test only; the
     status says which). Needs the admin token.
 
     Examples:
 
     \b
+        arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic --elo1 40   # paired, 4 seats, off the ladder
         arena sprt mybot@1 mybot@2                  # the same as: arena sprt start mybot@1 mybot@2
         arena sprt start mybot@1 mybot@2 --no-wait
         arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
         arena sprt mybot@1 mybot@2 --seats 3 --field random,heuristic,montecarlo,random-2
-        arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic --elo1 40   # paired, 4 seats, off the ladder
     """
     field = _names(field_lists, "--field")
     house = [n if n.startswith("house:") else f"house:{n}" for v in house_lists for n in v.split(",") if n.strip()
@@ -208,7 +219,7 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         if as_json:
             print_json(sprt_dict(s))
         else:
-            click.echo(f"follow it with `arena sprt show {tid} --watch`; stop it with `arena tournament cancel {tid}`")
+            click.echo(f"follow it with `arena sprt show {tid} --watch`; stop it with `arena sprt cancel {tid}`")
         return
     _finish(app, _follow(app, client, s, quiet=as_json), as_json)
 
@@ -241,6 +252,25 @@ def sprt_show(app: AppContext, tournament_id: str, watch: bool, server: str, as_
         print_json(sprt_dict(s))
     else:
         _print(s)
+
+
+@sprt.command("cancel", short_help="Stop an SPRT (as `arena tournament cancel`).")
+@click.argument("tournament_id", metavar="ID")
+@server_option
+@json_option
+@click.pass_context
+def sprt_cancel(ctx: click.Context, tournament_id: str, server: str, as_json: bool) -> None:
+    """Stop an SPRT: its blocks not yet started are dropped, the matches being played finish and count; the seed is
+    revealed once they are over. The same as `arena tournament cancel ID`.
+
+    Example:
+
+    \b
+        arena sprt cancel t7
+    """
+    from arena.cli.tournament import tournament_cancel
+
+    ctx.invoke(tournament_cancel, tournament_id=tournament_id, server=server, as_json=as_json)
 
 
 def sprt_dict(s: Any) -> dict[str, Any]:
@@ -331,7 +361,7 @@ def _print(s: Any) -> None:
         if _all_alike(s):
             click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
                        "scenario (the same code under two versions?), and no number of blocks can separate them"
-                       + (f"; `arena tournament cancel {t.id}` stops the test" if t.state == "running" else ""))
+                       + (f"; `arena sprt cancel {t.id}` stops the test" if t.state == "running" else ""))
     left = 0 if t.seed_hex else _unsettled(s)
     still = (f"; {plural(left, 'match')} still being played, `arena sprt show {t.id}` shows it once they end"
              if s.verdict and left else "")
@@ -391,7 +421,7 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
         yield
     except KeyboardInterrupt as exc:
         error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
-                                 f"{tid} --watch` follows it again, `arena tournament cancel {tid}` stops it")
+                                 f"{tid} --watch` follows it again, `arena sprt cancel {tid}` stops it")
         if isinstance(exc, Terminated):
             error = ArenaTerminated(error.message)
         raise error from None
@@ -442,7 +472,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
             progress.update(task, completed=position(s), line=_line(s))
             if not alike_said and _all_alike(s) and (quiet or not console.is_terminal):  # no live line to show it
                 click.echo(f"note: after {plural(s.blocks, 'block')} V2 has ended exactly as V1 in every one: V1 "
-                           f"and V2 may be the same bot; `arena tournament cancel {tid}` stops the test", err=True)
+                           f"and V2 may be the same bot; `arena sprt cancel {tid}` stops the test", err=True)
                 alike_said = True
     return s
 

@@ -58,7 +58,7 @@ def test_the_command_tree_is_complete() -> None:
                 ("registration", "show"), ("registration", "set"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
-                ("sprt", "start"), ("sprt", "show"),
+                ("sprt", "start"), ("sprt", "show"), ("sprt", "cancel"),
                 ("match", "list"), ("match", "show"),
                 ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",), ("web",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
@@ -140,6 +140,8 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     (["bot", "remove"], ["NAME[@VERSION]"]),
     (["tournament", "create", "--bots", "a,b@", "--dry-run"], ["--bots", "NAME@VERSION"]),
     (["tournament", "cancel"], ["ID"]),
+    (["sprt", "stop", "t10"], ["no command 'stop' here", "arena sprt cancel ID"]),
+    (["sprt", "cancel"], ["ID"]),
     (["tournament", "standings"], ["ID"]),
     (["match", "list", "--limit", "0"], ["--limit"]),
     (["match", "list", "--bot", "x y"], ["bot name"]),
@@ -166,6 +168,7 @@ def test_bad_arguments_give_one_line_and_exit_2(args: list[str], fragments: list
     ["tournament", "list"],
     ["tournament", "standings", "t1"],
     ["tournament", "cancel", "t1"],
+    ["sprt", "cancel", "t1"],
     ["bot", "update", "mybot", "--endpoint", "127.0.0.1:50061", "--token", "x"],
     ["bot", "remove", "mybot@1.0", "--token", "x"],
     ["match", "list"],
