@@ -89,7 +89,8 @@ def _bot_names(values: Sequence[str]) -> list[str]:
              "together, B // SEATS tables, byes for the rest (spread fairly), repeat meetings avoided; "
              "`arena sprt` runs an SPRT. Hyphens may stand for underscores.")
 @option("--rounds", type=click.IntRange(1, MAX_MATCHES), default=None,
-        help=f"Rounds; each round plays new deals. Default {DEFAULTS.rounds}, or ceil(log2(BOTS)) + 2 for a Swiss.")
+        help=f"Rounds; each round plays new deals. Default {DEFAULTS.rounds}, or ceil(log2(BOTS)) + 2 for a Swiss "
+             "(at 2 seats at most the rounds in which every pair can be new).")
 @option("--first-round", type=click.Choice(FIRST_ROUND), default=None,
         help="Swiss: how round 1 is ordered: rating (the live ladder, the default) or random (drawn from the "
              "tournament's secret seed).")
@@ -137,10 +138,11 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     one, repeated every round: bots of equal strength may pass one by luck, the cap bounds that (`arena sprt`
     answers "is version 2 better?" with controlled error rates).
 
-    With --format swiss the bots play ROUNDS rounds (default ceil(log2(BOTS)) + 2) of BOTS // SEATS tables: round 1
-    ordered by rating (or --first-round random), every later round paired by the standings so far (points from the
-    game's ranks, then opponents' mean points) once the previous round is settled, avoiding repeat meetings; the
-    BOTS mod SEATS bots left over sit out (a bye, worth (SEATS - 1) / 2 points), the fewest byes first.
+    With --format swiss the bots play ROUNDS rounds (default ceil(log2(BOTS)) + 2, at 2 seats at most the rounds in
+    which every pair can be new) of BOTS // SEATS tables: round 1 ordered by rating (or --first-round random), every
+    later round paired by the standings so far (points from the game's ranks, then opponents' mean points) once the
+    previous round is settled, avoiding repeat meetings; the BOTS mod SEATS bots left over sit out (a bye, worth
+    (SEATS - 1) / 2 points), the fewest byes first.
 
     Examples:
 
@@ -209,7 +211,8 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         if as_json:
             print_json(tournament_dict(t))
             return
-        click.echo(f"dry run: {plural(t.matches_total, 'match')} on {plural(t.deal_count, 'deal')} "
+        on = f"round 1 on {plural(t.deal_count, 'deal')}" if t.format == "swiss" else plural(t.deal_count, 'deal')
+        click.echo(f"dry run: {plural(t.matches_total, 'match')} on {on} "
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
@@ -229,6 +232,9 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         counted = f"{plural(t.matches_total, 'match')} ({t.formula})" if t.formula else (
             f"{plural(t.matches_total, 'match')} ({len(t.bots)} bots, {t.seats_per_match} seats, "
             f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
+        if t.format == "swiss":  # matches_total counts the rounds paired so far; the formula, every round
+            counted = (f"{t.formula}; {plural(t.matches_total, 'match')} queued now, each later round once the "
+                       f"previous one is settled")
         click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
                    f"revealed when the tournament has ended")
     if not wait:

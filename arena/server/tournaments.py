@@ -58,7 +58,7 @@ def create_tournament(servicer: ArenaServicer, request: arena_pb2.CreateTourname
     seed = secrets.randbits(SEED_BITS)  # the operating system's CSPRNG; the secret's only owner is the store
     try:
         fmt, options = format_of_request(request)
-        rounds = request.rounds or fmt.default_rounds(len(refs))
+        rounds = request.rounds or fmt.default_rounds(len(refs), seats)
         config = config_from_proto(game, request.config if request.HasField("config") else None)
         config_json = config_to_dict(game, config)
         entry = Entry(game=game, bots=tuple(refs), seats=seats, rounds=rounds, deals=deals, config=config_json,

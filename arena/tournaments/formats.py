@@ -113,8 +113,8 @@ class Format:
         values. Raises ``TournamentError`` for an option out of range."""
         return {}
 
-    def default_rounds(self, num_bots: int) -> int:
-        """Rounds when the request says 0."""
+    def default_rounds(self, num_bots: int, seats: int = 2) -> int:
+        """Rounds when the request says 0, for ``num_bots`` bots at ``seats`` seats a table."""
         return 1
 
     def check(self, entry: Entry) -> None:

@@ -1,11 +1,12 @@
 """Swiss tournaments for k-seat tables (format "swiss", ``arena tournament create --format swiss``).
 
-A Swiss of B bots (2..128) at k seats plays R rounds (default ceil(log2(B)) + 2) of B // k tables; B mod k bots
-sit out each round (a bye, worth ``bye_points(k)`` = (k - 1) / 2 points). Round 1 is ordered by the live ladder's
-ratings ("rating", the default) or at random ("random": an order drawn from the tournament's secret seed); every
-later round orders the bots by their standings so far (``swiss_standings``: points, then opponents' mean points,
-then the first round's order) and groups neighbours into tables, avoiding repeat meetings where possible, with
-seats balanced over the rounds (``arena.tournaments.swiss_pairing.pair_round``).
+A Swiss of B bots (2..128) at k seats plays R rounds (default ceil(log2(B)) + 2, at 2 seats at most the rounds in
+which every pair can be new) of B // k tables; B mod k bots sit out each round (a bye, worth ``bye_points(k)`` =
+(k - 1) / 2 points). Round 1 is ordered by the live ladder's ratings ("rating", the default) or at random ("random": an
+order drawn from the tournament's secret seed); every later round orders the bots by their standings so far
+(``swiss_standings``: points, then opponents' mean points, then the first round's order) and groups neighbours into
+tables, avoiding repeat meetings where possible, with seats balanced over the rounds
+(``arena.tournaments.swiss_pairing.pair_round``).
 
 Deals: each round's tables are grouped into duplicate deals of at most T = max(1, min(k, B // k)) tables that seat
 pairwise disjoint owners (``deals.pack_deals``, the round robins' packing), and every (round, deal) has its own
@@ -55,9 +56,17 @@ MAX_BOTS = 128
 TIEBREAK = "points, then opponents' mean points (Buchholz per opponent)"
 
 
-def default_rounds(num_bots: int) -> int:
-    """ceil(log2(B)) + 2 rounds (at least 3)."""
-    return max(1, math.ceil(math.log2(max(2, num_bots)))) + 2
+def default_rounds(num_bots: int, seats: int = 2) -> int:
+    """ceil(log2(B)) + 2 rounds (at least 3), but at 2 seats no more than ``new_meeting_rounds``: a round past them
+    pairs bots that met before."""
+    rounds = max(1, math.ceil(math.log2(max(2, num_bots)))) + 2
+    return min(rounds, new_meeting_rounds(num_bots)) if seats == 2 else rounds
+
+
+def new_meeting_rounds(num_bots: int) -> int:
+    """At 2 seats, the most rounds in which every pair can be new: B - 1 for an even B, B for an odd one (each
+    round one bot sits out)."""
+    return max(1, num_bots - 1 if num_bots % 2 == 0 else num_bots)
 
 
 def first_order(bots: Sequence[str], how: str, ratings: Mapping[str, float], seed: int, tournament_id: str,
@@ -164,6 +173,8 @@ def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None, d
     tables, byes = divmod(num_bots, k)
     text = (f"Swiss: {plural(rounds, 'round')} x {plural(tables, 'table')} of {k} "
             f"({plural(byes, 'bye')} a round) = {plural(rounds * tables, 'match')}")
+    if k == 2 and rounds > new_meeting_rounds(num_bots):
+        text += f" (from round {new_meeting_rounds(num_bots) + 1} on, pairs meet again)"
     if deals == "unique":
         text += (f", on {plural(deal_count, 'unique deal')} so far" if deal_count is not None
                  else ", on unique deals (every table its own deal)")
@@ -186,8 +197,8 @@ class Swiss(Format):
             raise TournamentError(f"unknown first_round {how[:16]!r}; choose one of {', '.join(FIRST_ROUND)}")
         return {"first_round": how}
 
-    def default_rounds(self, num_bots: int) -> int:
-        return default_rounds(num_bots)
+    def default_rounds(self, num_bots: int, seats: int = 2) -> int:
+        return default_rounds(num_bots, seats)
 
     def check(self, entry: Entry) -> None:
         validate_field(entry.game, entry.bots, entry.seats, entry.rounds, entry.seed, entry.deadline_ms,

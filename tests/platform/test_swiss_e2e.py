@@ -159,3 +159,9 @@ def test_swiss_through_the_cli(arena_server: Callable[..., Any], start_bot: Call
     text = " ".join(status.output.split())
     assert status.exit_code == 0 and "round 3 of 3 paired (round 1 ordered by random)" in text, text
     assert "tiebreak" in text and "order: points, then opponents' mean points" in text
+    queued = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--no-wait"])  # the default: 5 rounds at 5 bots
+    line = " ".join(queued.output.split())
+    assert queued.exit_code == 0 and "= 10 matches, on 2 unique deals so far; round 1 of 5 paired" in line, line
+    assert "; 2 matches queued now, each later round once the previous one is settled;" in line, line
+    CliRunner().invoke(cli, ["--admin-token", server.admin_token, "tournament", "cancel", line.split(":")[0].split()[1],
+                             *address])

@@ -198,3 +198,14 @@ def test_a_reply_counts_only_the_rounds_its_totals_count() -> None:
     assert counted_rounds(paired, 6) == paired
     assert counted_rounds(paired, 4) == paired[:2]  # the third round was paired after the totals were read
     assert counted_rounds(paired, 3) == paired[:1] and counted_rounds(paired, 0) == []
+
+
+def test_the_default_rounds_at_2_seats_stop_where_pairs_would_meet_again() -> None:
+    from arena.tournaments.swiss import default_rounds, formula, new_meeting_rounds
+
+    assert [default_rounds(n, 2) for n in (2, 3, 4, 5, 6, 8, 16)] == [1, 3, 3, 5, 5, 5, 6]
+    assert default_rounds(8, 4) == 5 and default_rounds(4, 3) == 4  # more seats: meetings repeat anyway
+    for seed in range(10):  # 4 bots: 3 rounds, every pair once (a 4th round could only pair two bots again)
+        assert sorted(meetings(play_rounds(4, 2, default_rounds(4, 2), seed)).values()) == [1] * 6, seed
+    assert "pairs meet again" not in formula(4, 2, new_meeting_rounds(4))
+    assert formula(4, 2, 4).endswith("= 8 matches (from round 4 on, pairs meet again)")

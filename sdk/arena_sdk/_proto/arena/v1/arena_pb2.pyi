@@ -399,7 +399,9 @@ class CreateTournamentRequest(_message.Message):
     seats_per_match: _builtins.int
     """Seats per match, k: Take 5 2..10. 0 means min(number of bots, 4) ."""
     rounds: _builtins.int
-    """Rounds, R >= 1: each round uses new deals. 0 means the format's default: 1, or ceil(log2(B)) + 2 for a Swiss."""
+    """Rounds, R >= 1: each round uses new deals. 0 means the format's default: 1, or for a Swiss
+    ceil(log2(B)) + 2, at 2 seats at most the rounds in which every pair can be new (B - 1, or B for an odd B).
+    """
     seed: _builtins.int
     """Refused (INVALID_ARGUMENT) when set: a tournament's deals come from a secret seed that only the server draws.
     (`arena play --seed` reproduces a local game.)
@@ -521,8 +523,8 @@ Global___UntilSeparatedOptions: _TypeAlias = UntilSeparatedOptions  # noqa: Y015
 
 @_typing.final
 class SwissOptions(_message.Message):
-    """Swiss for k-seat tables, 2..128 bots. Each round (`rounds` of them; 0 means ceil(log2(B)) + 2) seats the bots
-    of similar standing together, B // k tables of k, avoiding repeat meetings where possible; B mod k bots sit out
+    """Swiss for k-seat tables, 2..128 bots. Each round (`rounds` of them; 0: the default, see
+    CreateTournamentRequest.rounds) seats the bots of similar standing together, B // k tables of k, avoiding repeat meetings where possible; B mod k bots sit out
     (a bye, worth (k - 1) / 2 points, given to the bots with the fewest byes so far, lowest standing first). Points
     come from the game's ranks: 1 per opponent finished ahead of, 1/2 per tie. A round is paired only once every
     match of the previous one is settled. Every round's tables are played on duplicate deals under the guarantee of
