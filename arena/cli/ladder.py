@@ -48,8 +48,16 @@ def rating_text(rating: float, margin: float | None, unbounded: bool = False, to
 
 
 def los_text(los_next: float | None) -> str:
-    """A likelihood of superiority as a percentage with one decimal ("97.3 %"), "-" when there is none."""
-    return "-" if los_next is None else f"{100 * los_next:.1f} %"
+    """A likelihood of superiority as a percentage with one decimal ("97.3 %"), "-" when there is none; never "100.0 %"
+    or "0.0 %" for a value that is not exactly 1 or 0 ("> 99.9 %", "< 0.1 %")."""
+    if los_next is None:
+        return "-"
+    text = f"{100 * los_next:.1f} %"
+    if text == "100.0 %" and los_next < 1:
+        return "> 99.9 %"
+    if text == "0.0 %" and los_next > 0:
+        return "< 0.1 %"
+    return text
 
 
 def _ladder_row(e: dict[str, Any]) -> list[str]:

@@ -342,3 +342,10 @@ def test_a_listener_that_answers_nothing_is_told_apart_from_a_closed_port() -> N
     assert said is not None and "answers nothing within 0.3 s" in said and "stopped or overloaded" in said
     closed = not_an_arena(f"127.0.0.1:{port}", timeout_s=0.3)  # the socket is closed now
     assert closed is not None and "nothing answers there" in closed
+
+
+def test_a_los_near_certainty_is_never_printed_as_certain() -> None:
+    from arena.cli.ladder import los_text
+
+    assert [los_text(x) for x in (None, 0.0, 0.0004, 0.973, 0.9996, 1.0)] == [
+        "-", "0.0 %", "< 0.1 %", "97.3 %", "> 99.9 %", "100.0 %"]

@@ -1,0 +1,48 @@
+"""A running tournament's page names the unhealthy bots it waits for (``Tournament.waiting_for``), since when and
+why, where it showed only "running: 26 of 30 matches played"; a tournament that waits for nobody says nothing of
+it. In process, on a fake reader that answers as the referee does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from starlette.testclient import TestClient
+from web_helpers import FakeReader, app_of
+
+from arena.web.client import ArenaNotFound
+from arena_sdk.pb import arena_pb2
+
+
+class _Reader(FakeReader):
+    def __init__(self, waiting: list[arena_pb2.WaitingBot]) -> None:
+        super().__init__()
+        self.waiting = waiting
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method == "GetTournament":
+            return arena_pb2.Tournament(id="t12", game="take5", format="round_robin", state="running",
+                                        seats_per_match=2, bots=["hale@1", "victim@1"], matches_total=30,
+                                        matches_done=26, seed_commitment="ab" * 32, waiting_for=self.waiting)
+        if method == "GetStandings":
+            return arena_pb2.Standings(tournament_id="t12")
+        if method == "ListMatches":
+            return arena_pb2.ListMatchesResponse()
+        if method == "ListWorkers":
+            return arena_pb2.ListWorkersResponse()
+        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+
+
+@pytest.mark.parametrize("path", ["/tournaments/t12", "/tournaments/t12/live"])
+def test_the_page_says_which_bot_the_tournament_waits_for(path: str) -> None:
+    victim = arena_pb2.WaitingBot(bot="victim@1", unhealthy_since=1_700_000_000.0,
+                                  reason="answered no call in match t12-000025")
+    with TestClient(app_of(_Reader([victim]))) as client:
+        html = client.get(path).text
+    assert "26</span> of <span id=\"total\">30</span> matches played" in html
+    waiting = html[html.index('id="waiting"'):].split("</p>", 1)[0]
+    assert "victim@1" in waiting and "(answered no call in match t12-000025)" in waiting
+    assert "unhealthy since 2023-11-14" in waiting and "its matches wait until it answers again" in waiting
+    with TestClient(app_of(_Reader([]))) as client:
+        assert 'id="waiting"' not in client.get(path).text
