@@ -22,7 +22,8 @@ from arena.cli.options import (
     server_option,
     split_bot_id,
 )
-from arena.cli.pages import Col, every_page, fit, print_tables
+from arena.cli.pages import every_page
+from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import (
     TokenStore,
     no_token_error,

@@ -13,7 +13,7 @@ from rich.table import Table
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_json
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
-from arena.cli.pages import Col, Fit, fit, print_tables
+from arena.cli.tables import Col, Fit, fit, print_tables
 from arena.ratings.groups import group_sections, groups_note
 from arena.ratings.margins import MIN_MATCHES
 from arena_sdk.pb import arena_pb2

@@ -12,7 +12,7 @@ import grpc
 
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, when
 from arena.cli.errors import rpc_error
-from arena.cli.pages import Col, fit, print_tables
+from arena.cli.tables import Col, fit, print_tables
 from arena.ratings.sprt import VERDICT_WORDS
 from arena_sdk.pb import arena_pb2
 

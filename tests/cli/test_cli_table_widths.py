@@ -1,5 +1,5 @@
 """The tables of `arena tournament standings`, `arena ladder` and `arena bot list`, and the live line of `arena sprt`,
-fitted to the terminal (``arena.cli.pages.fit``): at 80 and 120 columns (COLUMNS) every number is whole, a bot id
+fitted to the terminal (``arena.cli.tables.fit``): at 80 and 120 columns (COLUMNS) every number is whole, a bot id
 is never folded while columns can be left out, and one line under the table names the columns left out, only when
 one was."""
 
@@ -14,7 +14,7 @@ from rich.console import Console
 
 from arena.cli import sprt as sprt_cli
 from arena.cli.app import AppContext, cli
-from arena.cli.pages import Col, fit
+from arena.cli.tables import Col, fit
 from arena_sdk.pb import arena_pb2
 
 
