@@ -207,10 +207,15 @@ def test_a_live_match_that_ends_while_its_tournament_runs_keeps_what_was_shown(w
         page.wait_for_selector("#viewer[data-ended='1']", timeout=120_000)
         note = page.locator("#live-note").inner_text()
         assert note.startswith("This match has ended: ender") and "(rank " in note and "still running" in note, note
-        # once the tournament has ended (its record revealed) the page becomes the finished match's by itself
+        fresh = page.context.new_page()  # opened fresh, the finished match of the running tournament has no frame
+        fresh.goto(f"{web_arena.url}{link}")
+        if fresh.locator("#no-frames").count():  # (unless the tournament ended already)
+            assert "this page shows the match by itself then" in fresh.locator("#no-frames").inner_text()
+        # once the tournament has ended (its record revealed) both pages become the finished match's by themselves
         wait_until(lambda: page.locator("#live-note").count() == 0, "the finished match's page", timeout=150)
         page.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
         assert int(page.get_attribute("#viewer", "data-frames-count") or 0) > 0
+        fresh.wait_for_selector("#viewer[data-ready='1']", timeout=60_000)
         assert page.console_errors == []
     finally:
         for bot in bots:
