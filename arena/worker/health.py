@@ -110,16 +110,18 @@ def charged_outcomes(record: MatchRecord, bots: Sequence[str]) -> dict[str, str 
 async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS,
                 bot: BotEntry | None = None) -> str | None:
     """Call the GetInfo of the bot at ``endpoint`` (``"tls://host:port"`` over TLS, as ``dialer`` dials) on a
-    channel of its own: None when it answers within ``timeout_s`` seconds (a refusal for want of its secret counts
-    as an answer) and, given its registration ``bot``, the answer matches it; else what went wrong (status code and
-    message), or ``MISMATCH_PREFIX`` + what differs (``registration_mismatch``)."""
+    channel of its own: None when it answers within ``timeout_s`` seconds (without ``bot``, a refusal for want of its
+    secret counts as an answer) and, given its registration ``bot``, the answer matches it; else what went wrong
+    (status code and message), or ``MISMATCH_PREFIX`` + what differs (``registration_mismatch``; a refusal, which
+    tells nothing of who answers)."""
     options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]
     try:
         async with dialer.aio_channel(endpoint, options=options) as channel:
             info = await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
     except grpc.aio.AioRpcError as exc:
-        if exc.code() in _ALIVE_CODES:
-            return None
+        if exc.code() in _ALIVE_CODES:  # alive; but whether it is the registered bot only its answer tells
+            return None if bot is None else (MISMATCH_PREFIX + f"GetInfo refused ({exc.code().name}): a bot answers "
+                                             f"GetInfo to any caller, as at its registration")
         return f"{exc.code().name}: {exc.details()}"
     except Exception as exc:  # noqa: BLE001 - a bad endpoint string must not stop the check of the others
         return f"{type(exc).__name__}: {exc}"
@@ -155,10 +157,10 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
             gone = {bot for bot, entry in entries.items() if entry is None}
             probed = [bot for bot, entry in entries.items() if entry is not None]
-            reasons = {b: h.reason for b, h in (await asyncio.to_thread(store.bot_health, game, probed)).items()}
-            held = {b: entries[b] if reasons.get(b, "").startswith(MISMATCH_PREFIX) else None for b in probed}
+            # healthy again only when GetInfo answers as registered (name, version, game), whatever made it
+            # unhealthy: another process at its address is not this bot
             problems = await asyncio.gather(*(probe(entries[b].endpoint, probe_timeout_s, dialer,  # type: ignore[union-attr]
-                                                    held[b]) for b in probed))
+                                                    entries[b]) for b in probed))
             report.probed += len(probed)
             for bot, problem in zip(probed, problems):
                 if problem is None and await asyncio.to_thread(store.mark_healthy, game, bot):

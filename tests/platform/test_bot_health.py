@@ -21,6 +21,7 @@ from platform_helpers import SLOW_BOT, wait_until
 from arena.core.specs import MatchSpec
 from arena.match.record import MatchRecord
 from arena.store import Store, TournamentInfo
+from arena.store.bots import UNVERIFIED_VERSION as UNVERIFIED
 from arena.tournaments.round_robin import round_robin
 from arena.worker import loop as scheduler
 from arena.worker.health import seat_failures
@@ -42,7 +43,8 @@ def _tournament(store: Store, bots: list[str], rounds: int, seed: int = 7) -> li
 
 def _register(store: Store, start_bot: Callable[..., Any], names: list[str]) -> tuple[list[str], list[Any]]:
     procs = [start_bot("sample:random") for _ in names]
-    ids = [store.register_bot("take5", name, p.endpoint, version="1").bot_id for name, p in zip(names, procs)]
+    ids = [store.register_bot("take5", name, p.endpoint, version=UNVERIFIED).bot_id  # name not held
+           for name, p in zip(names, procs)]
     return ids, procs
 
 
@@ -154,7 +156,7 @@ def test_a_match_interrupted_by_our_crash_charges_the_bots_nothing(
     bots = []
     for name in ("slow-a", "slow-b"):
         bot = start_bot(SLOW_BOT, extra_args=["--sleep", "0.15"])  # ~2 s a one-hand match
-        bots.append(store.register_bot("take5", name, bot.endpoint, version="1").bot_id)
+        bots.append(store.register_bot("take5", name, bot.endpoint, version=UNVERIFIED).bot_id)
     spec = MatchSpec(match_id="crash-1", game="take5", seats=tuple(bots), seed=3, config=dict(ONE_HAND))
     doomed = workers.process("doomed", concurrency=1, visibility_timeout_s=1.0, heartbeat_s=0.2)
     wait_until(lambda: any(w.name == "doomed" for w in store.list_workers()), "the doomed worker's heartbeat")
@@ -242,7 +244,7 @@ def test_the_deferred_matches_of_a_removed_bot_are_played_at_once(
         store: Store, start_bot: Callable[..., Any], workers: Any, dead_endpoint: str) -> None:
     """Nothing to wait for: a removed bot cannot answer again, so its deferred matches are forced at the next check
     (it forfeits them, as an unregistered seat), long before the cap."""
-    live = store.register_bot("take5", "live", start_bot("sample:random").endpoint, version="1").bot_id
+    live = store.register_bot("take5", "live", start_bot("sample:random").endpoint, version=UNVERIFIED).bot_id
     dead = store.register_bot("take5", "dead", dead_endpoint, version="1").bot_id
     specs = [MatchSpec(match_id=f"r-{i}", game="take5", seats=(live, dead), seed=i, config=dict(ONE_HAND))
              for i in range(5)]

@@ -267,6 +267,28 @@ def test_a_bot_restarted_under_another_name_is_not_scheduled(arena_server: Serve
     assert created.state == "running"
 
 
+def test_a_bot_unhealthy_for_its_failures_is_healthy_again_only_when_it_answers_as_registered(
+        store: Store, start_bot: Callable[..., Any]) -> None:
+    """Whatever made a bot unhealthy (here: failed matches), the recovery check marks it healthy only when GetInfo
+    answers as registered: a process of another name at its address, or one that refuses GetInfo, leaves it
+    unhealthy ("not as registered"), so its matches (and its secret) never go there."""
+    alice = start_bot(VERSIONED_BOT, extra_args=["--name", "alice"])
+    store.register_bot("take5", "alice", alice.endpoint, version="1.0")
+    for k in range(2):
+        store.record_match_health("take5", f"f{k}", {"alice@1.0": "answered no call"}, unhealthy_after=2)
+    assert not store.bot_health("take5", ["alice@1.0"])["alice@1.0"].healthy
+    port = int(alice.endpoint.rsplit(":", 1)[1])
+    alice.stop()
+    spy = start_bot(VERSIONED_BOT, port=port, extra_args=["--name", "spy"])
+    report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=2.0))
+    health = store.bot_health("take5", ["alice@1.0"])["alice@1.0"]
+    assert report.recovered == 0 and not health.healthy and health.reason == MISMATCH_PREFIX + NAME_CHANGED
+    spy.stop()
+    start_bot(VERSIONED_BOT, port=port, extra_args=["--name", "alice"])  # the bot itself, back
+    report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=2.0))
+    assert report.recovered == 1 and store.bot_health("take5", ["alice@1.0"])["alice@1.0"].healthy
+
+
 def test_a_forced_match_never_plays_a_bot_under_a_name_it_no_longer_gives(store: Store, start_bot: Callable[..., Any],
                                                                           workers: Any) -> None:
     """A match deferred past the cap is played forced; a seat whose bot gives another name in GetInfo faults as
