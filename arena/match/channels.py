@@ -88,6 +88,12 @@ def split_endpoint(endpoint: str) -> tuple[str, bool]:
     return endpoint, False
 
 
+def dns_target(address: str) -> str:
+    """The gRPC target of a network ``"host:port"``: ``"dns:///host:port"``, so that gRPC never reads the host as
+    the scheme of another resolver (``"unix:1234"`` would be a socket file, ``"fake:1"`` a test resolver)."""
+    return f"dns:///{address}"
+
+
 def read_ca_bundle(path: str | os.PathLike[str]) -> bytes:
     """The PEM bytes of the CA bundle at ``path``. Raises ``ValueError`` naming the file when it cannot be read or
     holds no PEM certificate."""
@@ -134,17 +140,17 @@ class BotDialer:
 
     def aio_channel(self, endpoint: str, options: Sequence[tuple[str, Any]] = CHANNEL_OPTIONS) -> grpc.aio.Channel:
         """A new ``grpc.aio`` channel to ``endpoint`` (of the running event loop)."""
-        target, tls = split_endpoint(endpoint)
+        address, tls = split_endpoint(endpoint)
         if tls:
-            return grpc.aio.secure_channel(target, self.credentials(), options=options)
-        return grpc.aio.insecure_channel(target, options=options)
+            return grpc.aio.secure_channel(dns_target(address), self.credentials(), options=options)
+        return grpc.aio.insecure_channel(dns_target(address), options=options)
 
     def channel(self, endpoint: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
         """A new blocking ``grpc`` channel to ``endpoint`` (the service's registration checks)."""
-        target, tls = split_endpoint(endpoint)
+        address, tls = split_endpoint(endpoint)
         if tls:
-            return grpc.secure_channel(target, self.credentials(), options=options)
-        return grpc.insecure_channel(target, options=options)
+            return grpc.secure_channel(dns_target(address), self.credentials(), options=options)
+        return grpc.insecure_channel(dns_target(address), options=options)
 
 
 PLAINTEXT_OR_SYSTEM_ROOTS = BotDialer()
