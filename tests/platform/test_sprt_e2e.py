@@ -179,7 +179,7 @@ def test_ctrl_c_detaches_and_show_watch_reattaches(arena_server: Callable[..., t
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, err
-    assert f"`arena sprt show {tid} --watch` follows it again" in err and f"arena tournament cancel {tid}" in err
+    assert f"`arena sprt show {tid} --watch` follows it again" in err and f"arena sprt cancel {tid}" in err
     assert "Traceback" not in err
     # the test goes on without its CLI; `arena sprt show ID --watch` follows it to the verdict
     shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--watch", "--server", address], prog_name="arena")

@@ -264,8 +264,8 @@ def test_a_live_match_whose_worker_went_silent_says_so_instead_of_looking_frozen
 def test_a_live_match_polled_in_parts_holds_what_a_fresh_page_shows(web_arena: WebArena, page: Any,
                                                                     browser: Any) -> None:
     """Each poll of a live match asks for the frames from the last answer's ``settled_frames`` on and replaces what
-    the page holds from there. Published up to a hidden +3 Breaker question (decision 2 of this Taki record: its
-    frame changes with the next decision), then further: the page holds what a page opened fresh shows (frame
+    the page holds from there. Published up to a +3 whose hidden Breaker question waits for its answer (decision 2 of
+    this Taki record: the +3 is not shown yet), then further: the page holds what a page opened fresh shows (frame
     count, and the board of every frame from the first that could have changed); then the match started again
     (another ``started_at``, fewer decisions): the page takes every frame anew."""
     from viewer_records import play_record
@@ -292,12 +292,12 @@ def test_a_live_match_polled_in_parts_holds_what_a_fresh_page_shows(web_arena: W
 
     fresh = browser.new_page()
     try:
-        store.live_start(match_id, head, entries[:3])
+        store.live_start(match_id, head, entries[:2])  # up to the +3, whose Breaker question waits for its answer
         early = _get(web_arena, f"/api/matches/{match_id}/live")
-        assert early["settled_frames"] < early["frame_count"]  # ends on the hidden question
+        assert early["settled_frames"] == early["frame_count"] == 2  # the table and decision 0: the +3 waits
         page.goto(url)
         page.wait_for_selector("#viewer[data-ready='1'][data-live='1']", timeout=30_000)
-        for since, upto in ((3, 12), (12, 30)):
+        for since, upto in ((2, 12), (12, 30)):
             store.live_append(match_id, entries[since:upto], head)
             count = _get(web_arena, f"/api/matches/{match_id}/live")["frame_count"]
             wait_until(lambda: frames_now() == count, f"the page to hold {count} frames", timeout=30)
