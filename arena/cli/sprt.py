@@ -270,6 +270,8 @@ def sprt_cancel(ctx: click.Context, tournament_id: str, server: str, as_json: bo
     """
     from arena.cli.tournament import tournament_cancel
 
+    app: AppContext = ctx.obj
+    app.arena(server).call("GetSprt", arena_pb2.GetSprtRequest(id=tournament_id))  # an SPRT's id, or it says not
     ctx.invoke(tournament_cancel, tournament_id=tournament_id, server=server, as_json=as_json)
 
 

@@ -463,6 +463,8 @@ def test_cancel_drops_queued_matches(arena: Arena, played: dict[str, Any]) -> No
     t = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--seats", "3", "--rounds", "120",
                    "--no-wait")
     assert t["state"] == "running" and t["matches_total"] == 120
+    line = arena.fails("sprt", "cancel", t["id"])  # a round robin is no SPRT: `sprt cancel` leaves it alone
+    assert f"tournament {t['id']} is not an SPRT" in line, line
     out = arena.ok("tournament", "cancel", t["id"])
     dropped = int(re.match(rf"tournament {t['id']} cancelled: (\d+) queued matches dropped; ", out).group(1))
     _wait_until_idle(arena)
