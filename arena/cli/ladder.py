@@ -60,22 +60,32 @@ def los_text(los_next: float | None) -> str:
     return text
 
 
-def _ladder_row(e: dict[str, Any]) -> list[str]:
-    """The cells of one ladder entry, one per column of ``_ladder_fit``."""
-    return [str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
-                                                  e.get("too_few_matches", False)),
-            str(e["matches"]), los_text(e.get("los_next")), str(e["wins"]), f"{e['mean_score']:.2f}"]
+def los_cell(los_next: float | None, too_few: bool, below_too_few: bool) -> str:
+    """``los_text``, or "-" when either of the two bots it compares (this line's, ``too_few``, and the next
+    line's, ``below_too_few``) has too few matches for its rating to mean much (as the web pages show it)."""
+    return "-" if too_few or below_too_few else los_text(los_next)
+
+
+def _ladder_rows(entries: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """The cells of each ladder entry (one group's, in order), one per column of ``_ladder_fit``."""
+    rows = []
+    for e, below in zip(entries, [*entries[1:], None]):
+        few = bool(e.get("too_few_matches"))
+        rows.append([str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
+                                                           few),
+                     str(e["matches"]), los_cell(e.get("los_next"), few, bool(below and below.get("too_few_matches"))),
+                     str(e["wins"]), f"{e['mean_score']:.2f}"])
+    return rows
 
 
 def _ladder_fit(entries: Sequence[dict[str, Any]], game: str, width: int) -> Fit:
     """The columns of a ladder table of ``entries`` kept at ``width`` terminal columns."""
-    from arena.render import score_label
+    from arena.render import score_unit
 
-    label = score_label(game)
     columns = [Col("rank", "#"), Col("bot", cells="name", justify="left"), Col("rating ± 95 %", "Elo ± 95 %"),
                Col("matches", drop=2), Col("LOS next", "LOS", drop=1), Col("wins", drop=3),
-               Col(f"mean score ({label})", label, drop=4)]
-    return fit(columns, [_ladder_row(e) for e in entries], width)
+               Col(f"mean {score_unit(game)}", drop=4)]
+    return fit(columns, _ladder_rows(entries), width)
 
 
 def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, groups: int,
@@ -88,7 +98,7 @@ def group_tables(title: str, entries: Sequence[dict[str, Any]], game: str, group
     tables: list[Table] = []
     for head, part in group_sections(entries, lambda e: e.get("group") or 0, groups):
         tables.append(shown.table(f"{title}\n{head}" if head and not tables else head or title,
-                                  [_ladder_row(e) for e in part]))
+                                  _ladder_rows(part)))
     return tables, shown.note()
 
 

@@ -29,6 +29,7 @@ from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, T
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.pages import every_page
+from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tournament_views import (
     failed_note,
     print_standings,
@@ -211,8 +212,9 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         if as_json:
             print_json(tournament_dict(t))
             return
-        on = f"round 1 on {plural(t.deal_count, 'deal')}" if t.format == "swiss" else plural(t.deal_count, 'deal')
-        click.echo(f"dry run: {plural(t.matches_total, 'match')} on {on} "
+        on = (f"in {plural(t.rounds, 'round')}, round 1 on {plural(t.deal_count, 'deal')}" if t.format == "swiss"
+              else f"on {plural(t.deal_count, 'deal')}")
+        click.echo(f"dry run: {plural(t.matches_total, 'match')} {on} "
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
@@ -281,7 +283,9 @@ def _create_tournament(client: ArenaClient, request: Any) -> Any:
 @json_option
 @click.pass_obj
 def tournament_list(app: AppContext, game: str | None, server: str, as_json: bool) -> None:
-    """List the tournaments, newest first: id, state, progress, faults, bots, creation time.
+    """List the tournaments, newest first: id, format (round_robin, swiss, sprt, until_separated), state,
+    progress, faults, seats, rounds, creation time, bots; at a narrow terminal the last ones are left out first
+    (a line says which; --json has every field).
 
     Example:
 
@@ -296,18 +300,19 @@ def tournament_list(app: AppContext, game: str | None, server: str, as_json: boo
     if not tournaments:
         click.echo("no tournaments yet: `arena tournament create --all`")
         return
-    table = Table(title="Tournaments")
-    for col, justify in (("id", "left"), ("state", "left"), ("game", "left"), ("progress", "right"),
-                         ("faults", "right"), ("seats", "right"), ("rounds", "right"), ("created", "left")):
-        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    table.add_column("bots")
+    columns = [Col("id", justify="left"), Col("format", justify="left", drop=2), Col("state", justify="left"),
+               Col("game", justify="left", drop=3), Col("progress"), Col("faults", drop=4),
+               Col("seats", drop=6), Col("rounds", drop=5), Col("created", justify="left", drop=1),
+               Col("bots", cells="words", justify="left", drop=7)]
+    rows = []
     for t in tournaments:
         progress = f"{t.matches_done}/{t.matches_total}"
         if t.matches_failed:
             progress += f" ({t.matches_failed} failed)"
-        table.add_row(t.id, t.state, t.game, progress, str(t.faults),
-                      str(t.seats_per_match), str(t.rounds), when(t.created_at), ", ".join(t.bots))
-    app.console.print(table)
+        rows.append([t.id, t.format or "round_robin", t.state, t.game, progress, str(t.faults),
+                     str(t.seats_per_match), str(t.rounds), when(t.created_at), ", ".join(t.bots)])
+    shown = fit(columns, rows, app.console.width)
+    print_tables(app.console, [shown.table("Tournaments", rows)], shown.note())
 
 
 @tournament.command("status", short_help="Show a tournament's progress and standings.")
@@ -451,9 +456,14 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
     console = Console(stderr=True) if quiet else app.console
 
+    said = [""]
+
     def failed(t: Any) -> str:
-        waiting = waiting_text(t, short=True)
-        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (f" · {waiting}" if waiting else "")
+        waiting = waiting_text(t)
+        if waiting != said[0] and not quiet:  # said once, on a line of its own above the bar (whole at any width)
+            said[0] = waiting
+            progress.console.print(f"waiting for {waiting}" if waiting else "no bot to wait for any more")
+        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
 
     try:
         with Progress(*columns, console=console, disable=quiet) as progress:

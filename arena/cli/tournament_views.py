@@ -34,29 +34,29 @@ def print_standings(app: AppContext, tournament_id: str, entries: Sequence[Any],
                     reply: Any = None) -> None:
     """Print the standings table of ``entries`` (``StandingsEntry`` messages, in the server's order) fitted to the
     console's width, then the order and the batch fit ``reply`` (a ``Standings``) says they come from."""
-    from arena.cli.ladder import los_text, rating_text
+    from arena.cli.ladder import los_cell, rating_text
 
     if not entries:
         click.echo(f"no standings for {tournament_id} yet: no match of it has finished")
         return
-    from arena.render import score_label
+    from arena.render import score_unit
 
     swiss = any(e.HasField("tiebreak") for e in entries)
-    label = score_label(game) if game else "score"
     columns = [Col("rank", "#"), Col("bot", cells="name", justify="left"), Col("points", "pts"),
-               Col("matches", drop=2), Col(f"mean score ({label})" if game else "mean score", label, drop=4),
+               Col("matches", drop=2), Col(f"mean {score_unit(game)}" if game else "mean score", drop=4),
                Col("score rate", "rate", drop=6), Col("performance (Elo)", "perf", drop=7),
                *([Col("tiebreak", drop=1), Col("byes", drop=5)] if swiss else []),
                Col("rating ± 95 % (fit)", "Elo ± 95 %"), Col("LOS next", "LOS", drop=3)]
     rows = []
-    for e in entries:  # the server's order: each LOS is over the bot on the next line down of that order
+    for e, below in zip(entries, [*entries[1:], None]):  # the server's order: each LOS is over the next line
         rating = (rating_text(e.rating, e.margin if e.HasField("margin") and math.isfinite(e.margin) else None,
                               e.HasField("margin") and math.isinf(e.margin), e.too_few_matches)
                   if e.HasField("rating") else "-")
         extra = [f"{e.tiebreak:.2f}", str(e.byes)] if swiss else []
         rows.append([str(e.rank), e.bot, f"{e.points:g}", str(e.matches), f"{e.mean_score:.2f}",
                      f"{e.score_rate:.3f}", f"{e.performance:.0f}", *extra, rating,
-                     los_text(e.los_next if e.HasField("los_next") else None)])
+                     los_cell(e.los_next if e.HasField("los_next") else None, e.too_few_matches,
+                              below is not None and below.too_few_matches)])
     shown = fit(columns, rows, app.console.width)
     print_tables(app.console, [shown.table(f"Standings of {tournament_id}", rows)], shown.note())
     if reply is not None and reply.order and reply.order != "points":

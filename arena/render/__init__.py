@@ -108,6 +108,15 @@ def score_label(game: str, config: Mapping[str, Any] | None = None) -> str:
     return str(module.SCORE_LABEL)
 
 
+def score_unit(game: str, config: Mapping[str, Any] | None = None) -> str:
+    """The short unit of a score of ``game``, for a column title: its ``score_label`` up to the first "; " or " ("
+    ("cards held; stairs: 1000 x stage + cards" -> "cards held", "bullheads" -> "bullheads")."""
+    label = score_label(game, config)
+    for cut in ("; ", " ("):
+        label = label.partition(cut)[0]
+    return label.strip() or "score"
+
+
 def config_text(game: str, config: Mapping[str, Any]) -> str:
     """The rule options of a config (JSON form) in a few words."""
     try:

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from arena.core import text
 from arena.core.specs import is_house_bot
-from arena.render import score_label
+from arena.render import score_label, score_unit
 
 # The tooltip of a house bot's name: it has no bot page to link to.
 HOUSE_BOT_TITLE = "a house bot: played by the arena itself, not registered (it has no bot page)"
@@ -111,16 +111,6 @@ def bot_link(bot: Any, label: Any = None) -> Markup:
     if is_house_bot(name):
         return Markup('<span class="house-bot" title="{}">{}</span>').format(HOUSE_BOT_TITLE, shown)
     return Markup('<a href="/bots/{}">{}</a>').format(quote(name, safe="@"), shown)
-
-
-def score_unit(game: str) -> str:
-    """The short unit of a score of ``game``, for a column title: its ``score_label`` up to the first "; " or " ("
-    ("cards held; stairs: 1000 x stage + cards" -> "cards held", "bullheads" -> "bullheads"); the whole label
-    goes in the column's tooltip."""
-    label = score_label(game)
-    for cut in ("; ", " ("):
-        label = label.partition(cut)[0]
-    return label.strip() or "score"
 
 
 def install(env: Any) -> None:

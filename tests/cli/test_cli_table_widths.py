@@ -55,15 +55,15 @@ def _standings(swiss: bool) -> arena_pb2.Standings:
         return e
 
     return arena_pb2.Standings(tournament_id="t12", fit_matches=30, entries=[
-        entry(1, "demo-montecarlo@1.0", 24.5, 2104.31, None, 0.973, 11.25),
-        entry(2, "demo-heuristic@1.0", 21.0, 1623.4, 41.2, 0.5, 10.5),
-        entry(3, "demo-random@1.0", 2.5, 1012.0, 80.0, None, 3.0)])
+        entry(1, "demo-montecarlo@1.0", 24.5, 2104.31, 30.0, 0.973, 11.25),
+        entry(2, "demo-heuristic@1.0", 21.0, 1623.4, 41.2, 0.5, 10.5),  # its LOS is over a bot with too few
+        entry(3, "demo-random@1.0", 2.5, 1012.0, None, None, 3.0)])
 
 
 @pytest.mark.parametrize(("width", "swiss", "left_out"), [
-    (80, True, "matches, mean score (bullheads), score rate, performance (Elo), byes, LOS next"),
-    (120, True, "performance (Elo)"),
-    (80, False, "mean score (bullheads), score rate, performance (Elo)"),
+    (80, True, "matches, mean bullheads, score rate, performance (Elo), byes, LOS next"),
+    (120, True, "score rate, performance (Elo)"),
+    (80, False, "mean bullheads, score rate, performance (Elo)"),
     (120, False, None),
 ])
 def test_standings_show_whole_numbers_and_say_which_columns_they_leave_out(
@@ -74,9 +74,10 @@ def test_standings_show_whole_numbers_and_say_which_columns_they_leave_out(
     assert all(any(f" {bot} " in line for line in lines)
                for bot in ("demo-montecarlo@1.0", "demo-heuristic@1.0", "demo-random@1.0"))  # never folded
     first = next(line for line in lines if "demo-montecarlo@1.0" in line)
-    for number in ("24.5", "2104.3 (too few matches)", *(["11.25"] if swiss else [])):
+    for number in ("24.5", "2104.3 ± 30.0", *(["11.25"] if swiss else [])):
         assert number in first
-    assert "1623.4 ± 41.2" in out and "1012.0 ± 80.0" in out
+    assert "1623.4 ± 41.2" in out and "1012.0 (too few matches)" in out
+    assert "50.0 %" not in out  # no LOS over a bot with too few matches: a dash
     assert ("97.3 %" in first) is (left_out is None or "LOS next" not in left_out)
     assert (" 2104 " in first) is (left_out is None or "performance" not in left_out)  # the performance, Elo
     said = " ".join(out.split())  # the note may wrap at the terminal's edge
@@ -90,7 +91,9 @@ def test_the_ladder_leaves_out_its_mean_score_first(monkeypatch: pytest.MonkeyPa
     ladder = arena_pb2.Ladder(game="take5", method="elo", results_counted=5, results_stored=5, entries=[
         arena_pb2.LadderEntry(rank=1, bot="demo-montecarlo@1.0", rating=2104.31, margin=41.2, los_next=0.973,
                               matches=120, wins=80, mean_score=12.25),
-        arena_pb2.LadderEntry(rank=2, bot="demo-heuristic@1.0", rating=1500.0, too_few_matches=True, matches=3,
+        arena_pb2.LadderEntry(rank=2, bot="demo-heuristic@1.0", rating=1700.0, margin=50.0, los_next=0.6,
+                              matches=60, wins=30, mean_score=16.5),
+        arena_pb2.LadderEntry(rank=3, bot="demo-random@1.0", rating=1500.0, too_few_matches=True, matches=3,
                               wins=1, mean_score=20.5)])
     narrow = _run(monkeypatch, 80, {"GetLadder": ladder}, "ladder")
     wide = _run(monkeypatch, 120, {"GetLadder": ladder}, "ladder")
@@ -98,10 +101,11 @@ def test_the_ladder_leaves_out_its_mean_score_first(monkeypatch: pytest.MonkeyPa
         first = next(line for line in out.splitlines() if "demo-montecarlo@1.0" in line)
         assert "2104.3 ± 41.2" in first and "97.3 %" in first and " 120 " in first and " 80 " in first
         assert "1500.0 (too few matches)" in out
-    assert "not shown at 80 columns: mean score (bullheads) (widen the terminal, or use --json)" in " ".join(
+        assert "60.0 %" not in out  # the LOS of rank 2 over a bot with too few matches: a dash
+    assert "not shown at 80 columns: mean bullheads (widen the terminal, or use --json)" in " ".join(
         narrow.split())
     assert "12.25" not in narrow
-    assert "12.25" in wide and "mean score (bullheads)" in wide and "not shown" not in wide
+    assert "12.25" in wide and "mean bullheads" in wide and "not shown" not in wide
 
 
 def test_bot_list_keeps_bot_ids_and_endpoints_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,3 +155,20 @@ def test_the_sprt_live_line_keeps_its_numbers_whole(width: int, rows: int) -> No
     assert "…" not in "".join(lines)
     assert "120 blocks (4 in flight) · LLR +0.53 in [-2.94, 2.94] · Elo +1.9 ± 45.6" in lines[-1]
     assert lines[0].startswith("⠋ SPRT t6 H0 ") and ("H1 · 120 blocks" in lines[0]) is (rows == 1)
+
+
+def test_the_tournament_list_keeps_id_format_state_and_progress_at_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    bots = [f"contender-{i}@1.0" for i in range(6)]
+    listed = arena_pb2.ListTournamentsResponse(tournaments=[
+        arena_pb2.Tournament(id="t12", format="sprt", state="running", game="take5", matches_done=883,
+                             matches_total=888, seats_per_match=2, rounds=1, created_at=1_700_000_000.0, bots=bots),
+        arena_pb2.Tournament(id="t11", format="swiss", state="cancelled", game="taki", matches_done=6,
+                             matches_total=10, seats_per_match=2, rounds=5, created_at=1_700_000_000.0, bots=bots)])
+    narrow = _run(monkeypatch, 80, {"ListTournaments": listed}, "tournament", "list")
+    wide = _run(monkeypatch, 200, {"ListTournaments": listed}, "tournament", "list")
+    for out in (narrow, wide):
+        row = next(line for line in out.splitlines() if " t12 " in line)
+        assert all(f" {cell} " in row for cell in ("sprt", "running", "883/888")), row
+        assert " swiss " in out and " cancelled " in out
+    assert "not shown at 80 columns:" in " ".join(narrow.split()) and "not shown" not in wide
+    assert "contender-5@1.0" in wide

@@ -147,6 +147,7 @@ def test_swiss_through_the_cli(arena_server: Callable[..., Any], start_bot: Call
     dry = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "Swiss: 5 rounds x 2 tables of 2 (1 bye a round) = 10 matches" in " ".join(dry.output.split())
+    assert dry.output.startswith("dry run: 10 matches in 5 rounds, round 1 on 2 deals (5 bots, 2 seats"), dry.output
     wrong = CliRunner().invoke(cli, [*arena, "--first-round", "random"])
     assert wrong.exit_code == 2 and "--first-round orders round 1 of a Swiss" in wrong.output
     made = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--rounds", "3", "--first-round", "random",
