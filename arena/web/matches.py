@@ -115,32 +115,38 @@ async def _other_tables(request: Request, summary: Any) -> list[dict[str, Any]]:
     return sorted(out, key=lambda m: m["table"])
 
 
-def _seats(summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _seats(summary: dict[str, Any], forfeits: list[Any] | None = None) -> list[dict[str, Any]]:
+    """One row per seat of a match's result table: seat, bot, score, rank, faults, rating delta and, from the record
+    (``forfeits``: its result's, None without one), why the seat forfeited ("" when it did not)."""
     rows = []
     for s, bot in enumerate(summary.get("seats", [])):
         def at(key: str, s: int = s) -> Any:
             values = summary.get(key) or []
             return values[s] if s < len(values) else None
+        forfeit = forfeits[s] if forfeits is not None and s < len(forfeits) else None
         rows.append({"seat": s, "bot": bot, "score": at("scores"), "rank": at("ranks"), "faults": at("faults"),
-                     "rating_delta": at("rating_deltas")})
+                     "rating_delta": at("rating_deltas"), "forfeit": forfeit if isinstance(forfeit, str) else ""})
     return rows
 
 
 async def match_data(request: Request, match_id: str) -> dict[str, Any]:
     """What ``/api/matches/{match_id}`` answers: ``summary`` (``MatchSummary`` as JSON), ``withheld`` ("" or why
     there is no record), ``perspectives`` (none without a record), ``other_tables``, the URLs of the frames and the
-    record, and the game's ``config`` (JSON form, None without a record)."""
+    record, the game's ``config`` (JSON form) and the record's ``forfeits`` (per seat, why it forfeited or None;
+    both None without a record)."""
     detail = await _detail(request, match_id)
     summary = message_dict(detail.summary)
     has_record = bool(detail.record_json)
-    config = None
+    config = forfeits = None
     if has_record:
         try:
-            config = _record(detail.record_json).get("config")
+            record = _record(detail.record_json)
+            config, forfeits = record.get("config"), (record.get("result") or {}).get("forfeits")
         except RecordUnreadable:
             config = None
     return {
         "config": config if isinstance(config, dict) else None,
+        "forfeits": forfeits if isinstance(forfeits, list) else None,
         "summary": summary, "withheld": detail.withheld, "has_record": has_record,
         "perspectives": perspectives(len(detail.summary.seats), hands=True) if has_record else [],
         "other_tables": await _other_tables(request, detail.summary),
@@ -201,7 +207,8 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
                                  f"{turn[:12]!r}")
     info = GAMES.get(game)
     context = {
-        "title": title, "match_id": match_id, "data": data, "seats": _seats(data["summary"]), "game": game,
+        "title": title, "match_id": match_id, "data": data, "game": game,
+        "seats": _seats(data["summary"], data.get("forfeits")),
         "game_title": info.info.title if info else game, "score_label": score_label(game, config),
         "config_text": config_text(game, config) if config is not None else "", "view": view, "page_url": page_url,
         "turn": turn, "view_names": {v: _view_name(v, data) for v in offered},
@@ -322,7 +329,9 @@ def _local_data(path: Path, text: str) -> tuple[dict[str, Any], dict[str, Any] |
     summary = {"match_id": str((record or {}).get("match_id", path.stem)), "game": str((record or {}).get("game", "")),
                "tournament_id": "", "seats": seats, "scores": result.get("scores", []),
                "ranks": result.get("ranks", []), "faults": result.get("faults", []), "rating_deltas": []}
+    forfeits = result.get("forfeits")
     data = {"summary": summary, "withheld": "", "has_record": record is not None, "error": error,
+            "forfeits": forfeits if isinstance(forfeits, list) else None,
             "perspectives": perspectives(len(seats), hands=True) if record is not None else [],
             "other_tables": [], "frames_url": "/api/record/frames" if record is not None else None,
             "record_url": "/api/record/download" if record is not None else None}

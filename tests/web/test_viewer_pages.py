@@ -113,3 +113,19 @@ def test_a_turn_past_the_end_opens_the_page_and_links_are_paths(client: TestClie
     answer = client.get("/record?turn=999999", headers={"host": "evil.example:666"})
     assert answer.status_code == 200 and 'data-turn="999999"' in answer.text  # the viewer shows its last frame
     assert "evil.example" not in answer.text and 'href="/static/viewer.css"' in answer.text
+
+
+def test_a_seat_that_forfeited_says_why_in_the_result_table(dead_endpoint: str, tmp_path: Path) -> None:
+    record, _ = play_record("take5", 3, 21, config=take5.Take5Config(limit=8))
+    path = tmp_path / "forfeit.json"
+    path.write_text(json.dumps(record))
+    with _client(dead_endpoint, path) as client:
+        assert "<th>forfeit</th>" not in client.get("/record").text  # nobody forfeited: no column
+    record["result"]["forfeits"] = [None, "faults", None]
+    path.write_text(json.dumps(record))
+    with _client(dead_endpoint, path) as client:
+        html = client.get("/record").text
+    table = html[html.index('id="seats"'):html.index("</table>")]
+    assert "<th>forfeit</th>" in table
+    rows = table.split("<tr>")[2:]
+    assert "<td>faults</td>" in rows[1] and "<td>faults</td>" not in rows[0] + rows[2]
