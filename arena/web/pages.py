@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -332,6 +333,7 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     playing = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] \
         if t["state"] in ("running", "cancelled") else []
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt, "live_poll_s": LIVE_POLL_S,
+                            "llr_position": llr_position(sprt),
                             "running": t["state"] in ("running", "planned") or bool(playing), "playing": playing}
 
     async def matches() -> tuple[dict[str, Any], int]:
@@ -348,6 +350,17 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     version = (t["state"], t["matches_done"], t["seed_hex"], (sprt or {}).get("blocks"))
     data.update(await _shared(request).get(("tournament", tid), version, matches))
     return data
+
+
+def llr_position(sprt: dict[str, Any] | None) -> int | None:
+    """Where an SPRT's LLR stands between its bounds, 0 (H0's) .. 1000 (H1's), for its progress bar (an SPRT has no
+    fixed length); None for no SPRT or bounds that are not two finite numbers in order."""
+    if sprt is None:
+        return None
+    llr, lower, upper = (stats_float(sprt.get(k)) for k in ("llr", "lower", "upper"))
+    if not (math.isfinite(lower) and math.isfinite(upper) and upper > lower) or math.isnan(llr):
+        return None
+    return max(0, min(1000, round((llr - lower) / (upper - lower) * 1000)))
 
 
 def pairings(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -132,3 +132,14 @@ def test_a_matchs_results_table_fits_a_phone_and_no_page_scrolls_sideways(served
                 screenshot(page, "match-sprt-house-phone")
         finally:
             context.close()
+
+
+def test_an_sprt_shows_its_llr_between_its_bounds_not_a_fixed_total(client: TestClient) -> None:
+    from arena.web.pages import llr_position
+
+    html = client.get(f"/tournaments/{TID}").text
+    bar = html[html.index('<progress id="llr-bar"'):].split(">", 1)[0]
+    assert 'max="1000"' in bar and 'value="534"' in bar  # LLR 0.2 in [-2.94, 2.94]: just past the middle
+    assert "An SPRT has no fixed length" in html and 'max="400"' not in html  # no bar of 2 of 400 matches
+    assert [llr_position({"llr": x, "lower": -2.94, "upper": 2.94}) for x in (-5.0, 0.0, 3.1)] == [0, 500, 1000]
+    assert llr_position(None) is None and llr_position({"llr": 0, "lower": 1, "upper": 1}) is None
