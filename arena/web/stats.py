@@ -38,13 +38,15 @@ def seats_of(summary: Mapping[str, Any], bot: str) -> list[int]:
 def rating_history(current: float, summaries: Sequence[Mapping[str, Any]], bot: str) -> list[tuple[float, float]]:
     """The live Elo of ``bot`` after each of its matches, oldest first, as (match number, rating) pairs, ending
     at ``current``: walked back from the current rating through the matches' rating deltas (``summaries`` newest
-    first, as ListMatches answers). The first pair is the rating before the oldest match given (number 0)."""
+    first, as ListMatches answers). The first pair is the rating before the oldest match given (number 0). A match
+    that moved no rating (one off the ladder, e.g. an SPRT's paired matches, stored with deltas of 0) is no point
+    of it."""
     rating = current
     after: list[float] = []
     for summary in summaries:
         seat = seat_of(summary, bot)
         deltas = summary.get("rating_deltas", [])
-        if seat is None or seat >= len(deltas):
+        if seat is None or seat >= len(deltas) or not any(float(d) for d in deltas):
             continue
         after.append(rating)
         rating -= float(deltas[seat])

@@ -27,6 +27,9 @@ def test_rating_history_walks_back_from_the_current_rating() -> None:
                     _summary(["b@1", "c@1"], [1.0, -1.0], [0, 0])]  # a did not play
     assert stats.rating_history(1506.0, newest_first, "a@1") == [(0.0, 1500.0), (1.0, 1496.0), (2.0, 1506.0)]
     assert stats.rating_history(1500.0, [], "a@1") == [(0.0, 1500.0)]
+    off_ladder = [_summary(["a@1", "a@2", "house:heuristic"], [0.0, 0.0, 0.0], [0, 0, 0])]  # an SPRT's match
+    assert stats.rating_history(1506.0, off_ladder * 3 + newest_first, "a@1") == [
+        (0.0, 1500.0), (1.0, 1496.0), (2.0, 1506.0)]  # no flat points for matches that moved no rating
     assert stats.faults_per_match(newest_first, "b@1") == 0.5
     assert stats.faults_per_match(newest_first, "nobody") is None
     assert stats.seat_of(newest_first[1], "a") == 1  # a NAME finds any of its versions
