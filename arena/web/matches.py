@@ -141,7 +141,8 @@ async def match_data(request: Request, match_id: str) -> dict[str, Any]:
     if has_record:
         try:
             record = _record(detail.record_json)
-            config, forfeits = record.get("config"), (record.get("result") or {}).get("forfeits")
+            result = record.get("result")
+            config, forfeits = record.get("config"), result.get("forfeits") if isinstance(result, dict) else None
         except RecordUnreadable:
             config = None
     return {
@@ -329,7 +330,7 @@ def _local_data(path: Path, text: str) -> tuple[dict[str, Any], dict[str, Any] |
     summary = {"match_id": str((record or {}).get("match_id", path.stem)), "game": str((record or {}).get("game", "")),
                "tournament_id": "", "seats": seats, "scores": result.get("scores", []),
                "ranks": result.get("ranks", []), "faults": result.get("faults", []), "rating_deltas": []}
-    forfeits = result.get("forfeits")
+    forfeits = result.get("forfeits") if isinstance(result, dict) else None
     data = {"summary": summary, "withheld": "", "has_record": record is not None, "error": error,
             "forfeits": forfeits if isinstance(forfeits, list) else None,
             "perspectives": perspectives(len(seats), hands=True) if record is not None else [],
