@@ -190,8 +190,9 @@ def no_admin_token(exc: grpc.RpcError) -> dict[grpc.StatusCode, str]:
     path = auth.token_path(cli_data_dir()).resolve()
     if path.exists():
         return {}
-    return {code: f"this CLI found no admin token at {path} (./.arena is the folder it runs in): run it from the "
-                  f"folder `arena serve` runs in, or set ARENA_DATA_DIR to that folder's .arena"}
+    where = "ARENA_DATA_DIR" if os.environ.get("ARENA_DATA_DIR") else "./.arena is the folder it runs in"
+    return {code: f"this CLI found no admin token at {path} ({where}): run it from the folder `arena serve` runs "
+                  f"in, or set ARENA_DATA_DIR to that folder's .arena"}
 
 
 @dataclass

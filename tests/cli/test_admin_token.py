@@ -129,7 +129,8 @@ def test_the_cli_sends_a_saved_token_only_to_its_own_arena(arena: tuple[ArenaSer
     # no token anywhere: the refusal says where this CLI looked, and how to point it at the one serve saved
     result = _cli("ladder", "--rebuild", "--server", address, ARENA_DATA_DIR=str(tmp_path / "none"))
     assert result.exit_code == 1 and "(UNAUTHENTICATED)" in result.stderr
-    assert f"this CLI found no admin token at {tmp_path / 'none' / auth.ADMIN_TOKEN_FILE}" in result.stderr
+    assert f"this CLI found no admin token at {tmp_path / 'none' / auth.ADMIN_TOKEN_FILE} (ARENA_DATA_DIR)" \
+        in result.stderr  # where it looked, and why there: not "./.arena" when ARENA_DATA_DIR said another folder
     assert "set ARENA_DATA_DIR to that folder's .arena" in result.stderr
     created = _cli("tournament", "create", "--bots", "a,b", "--no-wait", "--server", address,
                    ARENA_DATA_DIR=str(tmp_path / "none"))  # the organiser's commonest call says the same

@@ -370,7 +370,7 @@ def test_tournament_create_list_status_and_standings(arena: Arena, played: dict[
     text = arena.ok("tournament", "status", t["id"])
     assert "3/3 matches" in text and "finished" in text and f"Standings of {t['id']}" in text
     assert t["seed_commitment"] in text and t["seed_hex"] in text
-    for header in ("rank", "bot", "points", "matches", "mean score", "performance"):
+    for header in ("rank", "bot", "points", "matches", "mean bullheads", "performance"):
         assert header in text
     best = standings[0]
     assert any(best["bot"] in line and f"{best['points']:g}" in line for line in text.splitlines())

@@ -352,7 +352,7 @@ def test_a_cancelled_tournament_lists_and_follows_its_last_matches_until_they_en
     from arena.store.keys import WORKERS, worker_key
 
     created = web_arena.json("tournament", "create", "--game", "take5", "--bots", "random,heuristic", "--seats", "2",
-                             "--rounds", "1", "--no-wait")
+                             "--rounds", "12", "--no-wait")  # not all played before the cancellation below
     tid = created["id"]
     cancelled = web_arena.run("tournament", "cancel", tid)
     assert cancelled.exit_code == 0, cancelled.output
@@ -374,6 +374,6 @@ def test_a_cancelled_tournament_lists_and_follows_its_last_matches_until_they_en
         with urllib.request.urlopen(f"{web_arena.url}/tournaments/{tid}/live", timeout=30) as answer:
             return str(answer.read().decode())
 
-    # the tournament's own match may still be under way (listed meanwhile): once it is done the part stops
+    # the tournament's own matches may still be under way (listed meanwhile): once they are done the part stops
     last = wait_until(lambda: text if "data-live" not in (text := part()) else None, "the last match to end", 120)
     assert 'data-state="cancelled"' in last and f"{tid}-000009" not in last and 'id="playing"' not in last
