@@ -73,6 +73,11 @@ def test_the_ladder_links_to_a_bot_page(web_arena: WebArena, played: dict[str, A
     assert page.locator("#game-taki svg.chart").count() == 1
     assert "latency p95" in page.locator("#game-taki dl.latency").inner_text()
     screenshot(page, "bot")
+    page.set_viewport_size(PHONE)  # the chart keeps a readable width and scrolls: it opens on its newest end
+    page.reload()
+    box = page.locator("#game-taki .chart-box")
+    width, room, left = box.evaluate("b => [b.scrollWidth, b.clientWidth, b.scrollLeft]")
+    assert width > room and left >= width - room - 1, (width, room, left)
     assert page.console_errors == []
 
 
