@@ -80,6 +80,14 @@ def _parse_job(game: str, entry_id: str, fields: dict[str, str], deliveries: int
                    deliveries=deliveries)
 
 
+def _entry_ids_by_game(jobs: Iterable[Job]) -> dict[str, list[str]]:
+    """The entry ids of ``jobs`` by game (their jobs stream), in order."""
+    by_game: dict[str, list[str]] = {}
+    for job in jobs:
+        by_game.setdefault(job.game, []).append(job.entry_id)
+    return by_game
+
+
 class JobStore(StoreBase):
     """The match queue: one stream per game, read through the consumer group "workers"; worker heartbeats."""
 
@@ -195,9 +203,7 @@ class JobStore(StoreBase):
         """Reset the idle time of ``consumer``'s running ``jobs`` (a live worker's heartbeat), so they are not
         reclaimed. Returns the jobs no longer pending for ``consumer``: entry id -> the consumer that holds it
         now (reclaimed by another worker), or "" (settled: acknowledged)."""
-        by_game: dict[str, list[str]] = {}
-        for job in jobs:
-            by_game.setdefault(job.game, []).append(job.entry_id)
+        by_game = _entry_ids_by_game(jobs)
         lost: dict[str, str] = {}
         for game, ids in by_game.items():
             for entry_id, holder in self._refresh(keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, *ids]):
@@ -209,9 +215,7 @@ class JobStore(StoreBase):
         jobs), so that the next reclaim of any worker takes them at once (their idle time becomes ``idle_ms``, the
         visibility timeout) and counts no extra delivery. Jobs no longer pending for ``consumer`` are left alone.
         Returns how many were handed back."""
-        by_game: dict[str, list[str]] = {}
-        for job in jobs:
-            by_game.setdefault(job.game, []).append(job.entry_id)
+        by_game = _entry_ids_by_game(jobs)
         return sum(int(self._release(keys=[jobs_key(game)], args=[JOBS_GROUP, consumer, int(idle_ms), *ids]))
                    for game, ids in by_game.items())
 
@@ -289,9 +293,7 @@ class JobStore(StoreBase):
             lost = self.refresh_jobs(consumer, jobs) if jobs else {}
             self.heartbeat(status, forget_s=forget_s)
             return lost
-        by_game: dict[str, list[str]] = {}
-        for job in jobs:
-            by_game.setdefault(job.game, []).append(job.entry_id)
+        by_game = _entry_ids_by_game(jobs)
         pipe = self.client.pipeline(transaction=False)
         for game, ids in by_game.items():
             pipe.evalsha(self._refresh.sha, 1, jobs_key(game), JOBS_GROUP, consumer, *ids)

@@ -137,17 +137,12 @@ class _Worker:
             running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
             matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
 
-    def _refresh_and_beat(self, jobs: list[Job], status: WorkerStatus) -> dict[str, str]:
-        """In a thread: refresh ``jobs`` (``Store.refresh_jobs``; none: nothing to refresh), then write the
-        heartbeat ``status``: one thread hop and one round trip for both (``Store.refresh_and_beat``). Returns the
-        jobs lost, as ``refresh_jobs``."""
-        return self.store.refresh_and_beat(self.name, jobs, status, forget_s=self.forget_s)
-
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)
         ahead = list(self.prefetched)
         refresh = [*snapshot.values(), *ahead] if not stopped else []
-        lost = await asyncio.to_thread(self._refresh_and_beat, refresh, self.status(stopped=stopped))
+        lost = await asyncio.to_thread(self.store.refresh_and_beat, self.name, refresh,  # one hop, one round trip
+                                       self.status(stopped=stopped), forget_s=self.forget_s)
         if refresh:
             for job in ahead:
                 if job.entry_id in lost and job in self.prefetched:  # taken over before it started: not ours
