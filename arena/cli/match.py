@@ -13,6 +13,7 @@ from arena.cli.app import AppContext, Credential, cli, delta_text, print_json, s
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
 from arena.cli.pages import every_page
+from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import TokenStore, owner_credential, resolve_arena, tokens_dir_option
 from arena.core.limits import MATCH_LIST
 from arena_sdk.pb import arena_pb2
@@ -73,12 +74,10 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         click.echo("no finished matches" + (f" of {tournament_id}" if tournament_id else "")
                    + (f" with {bot_ref}" if bot_ref else ""))
         return
-    table = Table(title="Finished matches")
-    table.add_column("match", no_wrap=True)
-    table.add_column("tournament", no_wrap=True)
-    table.add_column("seats: bot, score (rank), Elo change", no_wrap=True)
-    table.add_column("faults", justify="right")
-    table.add_column("finished", no_wrap=True)
+    columns = [Col("match", justify="left"), Col("tournament", justify="left", drop=2),
+               Col("seats: bot, score (rank), Elo change", "seats", cells="words", justify="left"),
+               Col("faults"), Col("finished", justify="left", drop=1)]
+    rows = []
     for m in matches:
         seats = []
         for i, bot_id in enumerate(m.seats):
@@ -86,8 +85,9 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
             rank = str(m.ranks[i]) if i < len(m.ranks) else "?"
             delta = f", {delta_text(m.rating_deltas[i])}" if i < len(m.rating_deltas) else ""
             seats.append(f"{bot_id}, {score} ({rank}){delta}")
-        table.add_row(m.match_id, m.tournament_id or "-", "\n".join(seats), str(sum(m.faults)), when(m.finished_at))
-    app.console.print(table)
+        rows.append([m.match_id, m.tournament_id or "-", "\n".join(seats), str(sum(m.faults)), when(m.finished_at)])
+    shown = fit(columns, rows, app.console.width)
+    print_tables(app.console, [shown.table("Finished matches", rows)], shown.note())
 
 
 @match.command("show", short_help="Show one match (stored, or a record file) turn by turn.")

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from arena.cli.app import AppContext, ago, cli, print_json, redact, stop_on_signals, when
 from arena.cli.errors import ArenaCliError
@@ -25,6 +24,7 @@ from arena.cli.options import (
 )
 from arena.cli.pages import every_page
 from arena.cli.serve import check_redis, redis_errors, start_metrics
+from arena.cli.tables import Col, fit, print_tables
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY
 from arena_sdk.pb import arena_pb2
@@ -130,13 +130,12 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
         click.echo("no worker is alive: start `arena worker` (or `arena serve --workers N`)"
                    + (f"; {hidden} dead worker(s) hidden, see --all" if hidden else ""))
         return
-    table = Table(title="Workers")
-    for col, justify in (("name", "left"), ("host", "left"), ("pid", "right"), ("alive", "left"),
-                         ("concurrency", "right"), ("running", "left"), ("done", "right"), ("last seen", "left"),
-                         ("started", "left")):
-        table.add_column(col, justify=justify, no_wrap=col != "running")  # type: ignore[arg-type]
+    columns = [Col("name", cells="name", justify="left"), Col("host", justify="left", drop=3),
+               Col("pid", drop=4), Col("alive", justify="left"), Col("concurrency", "conc."),
+               Col("running", cells="words", justify="left"), Col("done"), Col("last seen", justify="left", drop=1),
+               Col("started", justify="left", drop=2)]
     now = time.time()
-    for w in workers:
-        table.add_row(w.name, w.host, str(w.pid), "yes" if w.alive else "no", str(w.concurrency),
-                      ", ".join(w.running) or "-", str(w.matches_done), ago(w.last_seen, now), when(w.started_at))
-    app.console.print(table)
+    rows = [[w.name, w.host, str(w.pid), "yes" if w.alive else "no", str(w.concurrency), ", ".join(w.running) or "-",
+             str(w.matches_done), ago(w.last_seen, now), when(w.started_at)] for w in workers]
+    shown = fit(columns, rows, app.console.width)
+    print_tables(app.console, [shown.table("Workers", rows)], shown.note())

@@ -386,6 +386,11 @@ def test_match_list_show_and_replay_of_the_shown_record(arena: Arena, played: di
         assert max(m["scores"]) >= 10  # the game ran to the limit of 10
     assert len(arena.json("match", "list", "--tournament", played["id"], "--limit", "2")) == 2
     assert {m["match_id"] for m in arena.json("match", "list", "--bot", "p-heur")} >= {m["match_id"] for m in matches}
+    for width in ("200", "60"):  # every seat's bot, score and rank whole, at any width (no "…" cut)
+        listed = arena.ok("match", "list", "--tournament", played["id"], env={"COLUMNS": width})
+        assert "…" not in listed and all(m["match_id"] in listed for m in matches), listed
+        assert all(f"{bot}," in listed for bot in matches[0]["seats"]), listed
+    assert "not shown at 60 columns: tournament" in " ".join(listed.split()), listed
 
     chosen = matches[0]
     record = arena.json("match", "show", chosen["match_id"])
@@ -443,6 +448,10 @@ def test_worker_list_shows_both_worker_processes(arena: Arena, played: dict[str,
     assert workers["w1"]["matches_done"] + workers["w2"]["matches_done"] >= played["matches_total"]
     text = arena.ok("worker", "list")
     assert any(line.startswith("│ w1 ") for line in text.splitlines()), text
+    assert "not shown" not in text and str(workers["w1"]["pid"]) in text
+    narrow = arena.ok("worker", "list", env={"COLUMNS": "50"})
+    assert "…" not in narrow and "not shown at 50 columns:" in " ".join(narrow.split()), narrow
+    assert any(line.startswith("│ w1 ") for line in narrow.splitlines()), narrow
 
 
 def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[no-untyped-def]
