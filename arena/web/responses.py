@@ -93,21 +93,27 @@ def arena_down(request: Request, exc: ArenaDown, template: str = "503.html",
                context: Mapping[str, Any] | None = None) -> Response:
     """503 while the referee does not answer: a page that says so (without the referee's address) and reloads
     itself every ``RETRY_AFTER_S`` seconds; ``template`` ("503.html", or a page that shows what it can without the
-    referee, e.g. the home page) is rendered with ``context`` plus ``message`` and ``retry_after_s``."""
+    referee, e.g. the home page) is rendered with ``context`` plus ``message``, ``slow`` and ``retry_after_s``.
+    A read that ran out of time (DEADLINE_EXCEEDED) is a slow referee, not a down one: the message says it was
+    slow to answer and to reload (``slow``); "does not answer" is kept for UNAVAILABLE."""
     headers = {"Retry-After": str(RETRY_AFTER_S)}
     # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
     message = f"the arena's referee does not answer ({exc.code.name.lower()})"
+    slow = exc.code == grpc.StatusCode.DEADLINE_EXCEEDED  # it is up, but late: not "down"
+    if slow:
+        message = "the arena's referee was slow to answer (deadline_exceeded): it is up but busy; reload the page"
     if exc.detail == REDIS_DOWN:  # the referee answered: its Redis is down
         message = "the arena's referee answers, but its Redis cannot be used now"
     elif exc.detail != _LAST_DOWN[0]:  # the operator's log says why, once per reason (a referee that speaks TLS
         _LAST_DOWN[0] = exc.detail      # to a web server started without --tls-ca, one that is stopped...)
-        hint = ("it is slow to answer (a loaded machine?)" if exc.code == grpc.StatusCode.DEADLINE_EXCEEDED
+        hint = ("it is slow to answer (a loaded machine?)" if slow
                 else "if it serves TLS, `arena web` needs its CA: --tls-ca")
         log.warning("the referee does not answer %s (%s): %s; %s", exc.method, exc.code.name, exc.detail[:300], hint)
     if is_api(request):
         return api({"error": message, "status": 503, "retry_after_s": RETRY_AFTER_S}, status_code=503,
                    headers=headers)
-    return page(request, template, {**(context or {}), "message": message, "retry_after_s": RETRY_AFTER_S},
+    return page(request, template, {**(context or {}), "message": message, "slow": slow,
+                                    "retry_after_s": RETRY_AFTER_S},
                 status_code=503, headers=headers)
 
 
