@@ -17,8 +17,8 @@ What a page derives, and from which reads:
   its seed is revealed, every match's deal checked against it (``arena.tournaments.verify``).
   ``/tournaments/{id}/live`` is the part of the page (all but its plan) that ``static/live.js`` reloads every
   ``LIVE_POLL_S`` seconds while it runs;
-- home (``/``): GetArenaInfo, ListTournaments (the newest 5) and one GetLadder per game (its first
-  ``HOME_LADDER_LINES`` lines).
+- home (``/``): GetArenaInfo, ListTournaments (the newest 5) and one GetLadder per game (the first
+  ``HOME_LADDER_LINES`` lines of each of its first ``HOME_GROUPS`` groups).
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ VERIFY_MATCHES = 20_000  # most matches a tournament's page checks against the r
 LIST_MOST = 1000  # most bots and tournaments a list page shows
 LIVE_POLL_S = 2  # seconds between two reloads of a running tournament's live part
 PLAYING_SHOWN = 24  # a running tournament's page links at most this many of the matches being played now
-HOME_LADDER_LINES = 5  # lines of each game's ladder on the home page
+HOME_LADDER_LINES = 5  # lines of each group of a game's ladder on the home page
+HOME_GROUPS = 4  # groups of a game's ladder shown on the home page; the others are on the full ladder
 
 
 def games() -> list[dict[str, str]]:
@@ -424,13 +425,17 @@ async def api_tournament(request: Request) -> Response:
 
 # --- home --------------------------------------------------------------------------------------------------------
 
-def ladder_top(ladder: dict[str, Any], most: int = HOME_LADDER_LINES) -> dict[str, Any]:
-    """The head of a ladder (GetLadder's reply, JSON form) for the home page: the first ``most`` lines of its first
-    section (``group_sections``: the whole ladder, or group 1 when it has several groups), as ``{"entries",
-    "heading"`` (that section's heading, "" for one group) ``, "bots"`` (lines on the whole ladder) ``}``."""
+def ladder_top(ladder: dict[str, Any], most: int = HOME_LADDER_LINES, groups_most: int = HOME_GROUPS) -> dict[str, Any]:
+    """The head of a ladder (GetLadder's reply, JSON form) for the home page: the first ``most`` lines of each of
+    its first ``groups_most`` sections (``group_sections``: the whole ladder, or one per connected group, so that a
+    bot of group 2 is on the home page too), as ``{"sections": [{"heading", "entries"}]`` (heading "" for one
+    group) ``, "entries"`` (every line shown, in section order) ``, "more_groups"`` (sections left out) ``, "bots"``
+    (lines on the whole ladder) ``}``."""
     entries = ladder["entries"]
-    heading, first = group_sections(entries, lambda e: int(e.get("group") or 0), int(ladder.get("groups") or 0))[0]
-    return {"entries": first[:most], "heading": heading, "bots": len(entries)}
+    sections = group_sections(entries, lambda e: int(e.get("group") or 0), int(ladder.get("groups") or 0))
+    shown = [{"heading": heading, "entries": part[:most]} for heading, part in sections[:groups_most]]
+    return {"sections": shown, "entries": [e for s in shown for e in s["entries"]],
+            "more_groups": len(sections) - len(shown), "bots": len(entries)}
 
 
 async def index_data(request: Request) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """The home page shows the head of each game's live Elo ladder (rank, bot, rating, matches; the first
-``HOME_LADDER_LINES``, of group 1 when a ladder has several groups) with a link to the whole ladder, from one
+``HOME_LADDER_LINES`` of each group when a ladder has several groups, so a bot of group 2 is on it too) with a link to the whole ladder, from one
 GetLadder per game; while the referee does not answer it still shows the games and their links, says so and
 reloads itself (503, as every page). In process, on fake readers that answer as the referee does."""
 
@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from web_helpers import FakeReader, app_of
 
 from arena.web.client import ArenaDown, ArenaNotFound
-from arena.web.pages import HOME_LADDER_LINES
+from arena.web.pages import HOME_GROUPS, HOME_LADDER_LINES, ladder_top
 from arena_sdk.games import game_ids
 from arena_sdk.pb import arena_pb2
 
@@ -75,10 +75,12 @@ def test_the_home_page_shows_the_head_of_each_ladder_from_one_read_per_game() ->
     assert "<td>1675.0</td><td>11</td>" in take5  # b1's rating and matches
     assert '<a href="/ladder/take5">Full ladder: all 7 bots</a>' in take5
     taki = _section(answer.text, "taki")
-    assert _bots(taki) == ["lead@1", "tail@1"]  # group 1 only: ratings of group 2 are not comparable
-    assert "Group 1 of 2: 2 bots" in taki and taki.count("1560.0<span") == 1 and "* too few matches" in taki
+    assert _bots(taki) == ["lead@1", "tail@1", "solo@1"]  # every group's top, each under its own heading
+    assert taki.index("Group 1 of 2: 2 bots") < taki.index("lead@1") < taki.index("Group 2 of 2: 1 bot") \
+        < taki.index("solo@1") and "ratings are not comparable" in taki
+    assert taki.count("1560.0<span") == 1 and "* too few matches" in taki
     assert "* too few matches" not in take5  # every rating there has its margin
-    assert '<a href="/ladder/taki">Full ladder: all 3 bots</a>' in taki
+    assert '<a href="/ladder/taki">Full ladder</a>' in taki  # all 3 are shown
     assert "Newest tournaments" in answer.text and "version 9.9.9" in answer.text
 
 
@@ -86,7 +88,16 @@ def test_the_home_pages_mirror_has_the_heads_of_the_ladders() -> None:
     with TestClient(app_of(_Reader())) as client:
         ladders = client.get("/api/").json()["ladders"]
     assert [e["bot"] for e in ladders["take5"]["entries"]] == [f"b{k}@1" for k in range(1, 6)]
-    assert ladders["taki"]["bots"] == 3 and ladders["taki"]["heading"] == "group 1 of 2: 2 bots"
+    assert ladders["taki"]["bots"] == 3 and ladders["taki"]["more_groups"] == 0
+    assert [(s["heading"], [e["bot"] for e in s["entries"]]) for s in ladders["taki"]["sections"]] == [
+        ("group 1 of 2: 2 bots", ["lead@1", "tail@1"]), ("group 2 of 2: 1 bot", ["solo@1"])]
+
+
+def test_the_home_page_shows_the_first_groups_and_says_how_many_more_are_on_the_full_ladder() -> None:
+    entries = [{"rank": 1, "bot": f"g{g}@1", "rating": 1500.0, "matches": 3, "group": g} for g in range(1, 8)]
+    top = ladder_top({"entries": entries, "groups": 7})
+    assert [s["heading"] for s in top["sections"]] == [f"group {g} of 7: 1 bot" for g in range(1, HOME_GROUPS + 1)]
+    assert top["more_groups"] == 7 - HOME_GROUPS and top["bots"] == 7
 
 
 def test_the_home_page_says_the_referee_is_down_and_still_links_every_ladder() -> None:
