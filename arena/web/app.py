@@ -17,9 +17,9 @@ What routes may use, on ``request.app.state``:
   (``arena.web.frames_cache``) and the costly reads behind the ladder and tournament pages
   (``arena.web.shared_reads``).
 
-Routes: ``arena.web.pages.routes`` (ladder, bots, tournaments), the match viewer's ``arena.web.matches.routes``
-when that module is installed, ``/docs`` (the documentation site, ``arena.web.docs``), ``/static``
-(``arena/web/static``: every asset, no CDN) ``/healthz`` and ``/favicon.ico``.
+Routes: ``arena.web.pages.routes`` (home, ladder, bots), ``arena.web.tournament_pages.routes`` (tournaments), the
+match viewer's ``arena.web.matches.routes`` when that module is installed, ``/docs`` (the documentation site,
+``arena.web.docs``), ``/static`` (``arena/web/static``: every asset, no CDN) ``/healthz`` and ``/favicon.ico``.
 
 Every answer carries the security headers of ``SECURITY_HEADERS`` (a Content-Security-Policy allowing only the
 app's own scripts, styles and images: no inline script, no framing) and a Cache-Control: ``no-cache`` for pages
@@ -51,7 +51,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena.web import filters, pages
+from arena.web import filters, pages, tournament_pages
 from arena.web.client import ArenaReader
 from arena.web.client_limits import ClientLimiter, ClientLimits
 from arena.web.docs import DEFAULT_DOCS_DIR, docs_routes
@@ -250,6 +250,7 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     routes: list[BaseRoute] = [
         *docs_routes(options.docs),
         *pages.routes,
+        *tournament_pages.routes,
         *viewer_routes(),
         Route("/healthz", healthz),
         Route("/favicon.ico", favicon),

@@ -135,7 +135,7 @@ def test_a_matchs_results_table_fits_a_phone_and_no_page_scrolls_sideways(served
 
 
 def test_an_sprt_shows_its_llr_between_its_bounds_not_a_fixed_total(client: TestClient) -> None:
-    from arena.web.pages import llr_position
+    from arena.web.tournament_pages import llr_position
 
     html = client.get(f"/tournaments/{TID}").text
     bar = html[html.index('<progress id="llr-bar"'):].split(">", 1)[0]

@@ -126,7 +126,7 @@ def _render_live(tournament: arena_pb2.Tournament, standings: arena_pb2.Standing
                  sprt: arena_pb2.Sprt | None) -> str:
     from starlette.templating import Jinja2Templates
 
-    from arena.web import pages
+    from arena.web import tournament_pages
     from arena.web.app import TEMPLATES_DIR
 
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
@@ -134,7 +134,7 @@ def _render_live(tournament: arena_pb2.Tournament, standings: arena_pb2.Standing
     data = {"tournament": message_dict(tournament), "standings": message_dict(standings),
             "sprt": message_dict(sprt) if sprt is not None else None, "matches": [], "verify": None,
             "pairings": [], "running": True, "live_poll_s": 2}
-    return templates.env.get_template("tournament_live.html").render(**data, **pages._format_charts(data))
+    return templates.env.get_template("tournament_live.html").render(**data, **tournament_pages._format_charts(data))
 
 
 def test_an_sprt_page_draws_its_llr_between_the_bounds() -> None:
