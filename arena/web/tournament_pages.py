@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -19,6 +20,7 @@ from starlette.routing import Route
 
 from arena.tournaments.verify import verify_deals
 from arena.web import charts, stats
+from arena.web.client import ArenaReader
 from arena.web.pages import LIST_MOST, _matches_of, _reader, _shared, games
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES, game_ids
@@ -28,6 +30,9 @@ TOURNAMENT_MATCHES = 50  # newest matches on a tournament's page
 VERIFY_MATCHES = 20_000  # most matches a tournament's page checks against the revealed seed
 LIVE_POLL_S = 2  # seconds between two reloads of a running tournament's live part
 PLAYING_SHOWN = 24  # a running tournament's page links at most this many of the matches being played now
+SNAPSHOT_TRIES = 3  # reads of a moving tournament's progress, standings and matches playing, until one holds still
+MOVING = ("running", "cancelled", "planned")  # states whose progress may change between two reads
+PROGRESS = ("state", "matches_done", "matches_cancelled", "matches_failed", "faults")  # what a snapshot compares
 
 
 async def tournaments_data(request: Request) -> dict[str, Any]:
@@ -71,15 +76,9 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     tid = str(request.path_params["id"])
     if not 1 <= len(tid) <= 24:
         raise HTTPException(404, "no tournament with an empty or over-long id")
-    t = message_dict(await reader.call("GetTournament", arena_pb2.GetTournamentRequest(id=tid)))
-    standings = message_dict(await reader.call("GetStandings", arena_pb2.GetStandingsRequest(id=tid)))
-    sprt = message_dict(await reader.call("GetSprt", arena_pb2.GetSprtRequest(id=tid))) \
-        if t["format"] == "sprt" else None
-    # a cancelled tournament's matches under way when it was cancelled still finish: listed, and followed, until then
-    playing = (await reader.running_matches(f"{tid}-"))[:PLAYING_SHOWN] \
-        if t["state"] in ("running", "cancelled") else []
+    t, standings, sprt, playing, consistent = await _snapshot(reader, tid)
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt, "live_poll_s": LIVE_POLL_S,
-                            "llr_position": llr_position(sprt),
+                            "llr_position": llr_position(sprt), "consistent": consistent,
                             "running": t["state"] in ("running", "planned") or bool(playing), "playing": playing}
 
     async def matches() -> tuple[dict[str, Any], int]:
@@ -95,7 +94,47 @@ async def tournament_data(request: Request) -> dict[str, Any]:
 
     version = (t["state"], t["matches_done"], t["seed_hex"], (sprt or {}).get("blocks"))
     data.update(await _shared(request).get(("tournament", tid), version, matches))
+    newest = data["matches"]
+    if not t["seed_hex"] and len(newest) > t["matches_done"]:  # read after the snapshot: what finished since
+        newest = data["matches"] = newest[len(newest) - t["matches_done"]:]
+    # A worker lists a match as running until it is settled, after it was stored (and until its next heartbeat):
+    # a match shown as finished is not playing now.
+    finished = {m["match_id"] for m in newest}
+    data["playing"] = [m for m in playing if m not in finished][:PLAYING_SHOWN]
     return data
+
+
+async def _snapshot(reader: ArenaReader, tid: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None,
+                                                           list[str], bool]:
+    """(GetTournament, GetStandings, GetSprt or None, the ids of its matches the workers are playing, consistent) as
+    of one moment: the referee stores a result and bumps matches_done and the standings' counters at once, so when
+    GetTournament answers the same progress before and after the other reads, they all count the same matches.
+    While it moves, tried ``SNAPSHOT_TRIES`` times; ``consistent`` False when no try held still."""
+    moved = True
+    for _ in range(SNAPSHOT_TRIES):
+        t = message_dict(await reader.call("GetTournament", arena_pb2.GetTournamentRequest(id=tid)))
+        # a cancelled tournament's matches under way when it was cancelled still finish: listed until then
+        live = t["state"] in ("running", "cancelled")
+        standings, sprt, playing = await asyncio.gather(
+            reader.call("GetStandings", arena_pb2.GetStandingsRequest(id=tid)),
+            reader.call("GetSprt", arena_pb2.GetSprtRequest(id=tid)) if t["format"] == "sprt" else _none(),
+            reader.running_matches(f"{tid}-") if live else _empty())
+        if t["state"] not in MOVING:
+            moved = False
+            break
+        again = message_dict(await reader.call("GetTournament", arena_pb2.GetTournamentRequest(id=tid)))
+        if all(again[k] == t[k] for k in PROGRESS):
+            moved = False
+            break
+    return (t, message_dict(standings), message_dict(sprt) if sprt is not None else None, playing, not moved)
+
+
+async def _none() -> None:
+    return None
+
+
+async def _empty() -> list[str]:
+    return []
 
 
 def llr_position(sprt: dict[str, Any] | None) -> int | None:
