@@ -21,12 +21,13 @@ from typing import Any
 import click
 import grpc
 from rich.console import Console
+from rich.text import Text
 
 from arena.cli.errors import ArenaCliError, ArenaGroup, rpc_error
 from arena.cli.options import option
 from arena.core import signing, text
 from arena.core.config import DEFAULTS
-from arena.core.folder_lock import folder_held
+from arena.core.folder_lock import folder_held, serve_address
 from arena.server import auth
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
@@ -35,6 +36,7 @@ STARTING_WAIT_S = 20.0  # how long a call waits for an `arena serve` that holds 
 SERVE_LOCK_GRACE_S = 4.0  # how long a call that found nothing waits for an `arena serve` to take the data folder
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name  # "arena.v1.Arena"
 POLL_INTERVAL_S = 0.5
+PLAIN_EVERY_S = 30.0  # a live display whose output is no terminal (a file, a pipe) writes a plain line this often
 REFEREE_AWAY_S = 120.0  # while following, how long a referee that does not answer is waited for (a restart)
 
 
@@ -212,9 +214,27 @@ class ArenaClient:
                 metadata = self.signed(method, request, credential) if credential is not None else None
                 return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as exc:
+                elsewhere = self._serve_elsewhere(exc)
+                if elsewhere is not None:
+                    raise ArenaCliError(
+                        f"cannot reach the arena server at {self.server}: nothing answers there; the `arena serve` "
+                        f"of this data folder ({cli_data_dir().resolve()}) listens on {elsewhere}: give --server "
+                        f"{elsewhere} (or set ARENA_SERVER)") from None
                 if attempt or not self._starting(exc):
                     raise rpc_error(exc, self.server, {**(hints or {}), **no_admin_token(exc)}) from None
         raise AssertionError("unreachable")
+
+    def _serve_elsewhere(self, exc: grpc.RpcError) -> str | None:
+        """Where the ``arena serve`` of the CLI's data folder listens (its lock file says) when ``exc`` found
+        nothing at a server on this machine with another port: the CLI was pointed at the wrong address (the
+        default, or a typo), and waiting for it to start would be in vain; None otherwise."""
+        code = exc.code() if hasattr(exc, "code") else None
+        if code != grpc.StatusCode.UNAVAILABLE or not _loopback(self.server):
+            return None
+        listening = serve_address(cli_data_dir())
+        if listening is None or listening.rpartition(":")[2] == self.server.rpartition(":")[2]:
+            return None
+        return listening
 
     def _starting(self, exc: grpc.RpcError) -> bool:
         """True, after waiting (up to ``STARTING_WAIT_S``) until the referee answers, when ``exc`` found nothing at
@@ -255,6 +275,25 @@ def _serve_holds(folder: Path, local: bool) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+class PlainLines:
+    """Progress for output that is no terminal (a file, a pipe, a CI log), where a live display shows only its last
+    state at the end: ``say(text)`` writes ``text`` as a plain line on the first call and then at most once per
+    ``every_s`` seconds; nothing when ``console`` is a terminal (its live display shows the progress) or
+    ``quiet``."""
+
+    def __init__(self, console: Console, quiet: bool = False, every_s: float = PLAIN_EVERY_S) -> None:
+        self.console = console
+        self.on = not quiet and not console.is_terminal
+        self.every_s = every_s
+        self.next = 0.0
+
+    def say(self, text: str) -> None:
+        now = time.monotonic()
+        if self.on and now >= self.next:
+            self.next = now + self.every_s
+            self.console.print(Text(f"{time.strftime('%H:%M:%S')} {text}"), soft_wrap=True)
 
 
 class RefereeAway:

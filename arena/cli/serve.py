@@ -83,7 +83,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     \b
         arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
-    from arena.core.folder_lock import FolderInUse, FolderLock
+    from arena.core.folder_lock import SERVE_LISTENING, FolderInUse, FolderLock
 
     # the data folder first, before the server's imports: a CLI command started at the same moment (`arena serve &`
     # and the next command) sees it held and waits for the referee (arena.cli.app: _serve_holds)
@@ -119,7 +119,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
             pages = start_pages(app, web, host, port)  # before "listening on", which tells scripts all is up
-            lock.update(f"arena serve listening on {host}:{port}")
+            lock.update(f"{SERVE_LISTENING}{host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             origin = {"env": f"from ARENA_ADMIN_TOKEN, saved in {token_file}",
                       "saved": f"the one an earlier run saved in {token_file}"}.get(token_source,

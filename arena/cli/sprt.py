@@ -24,16 +24,20 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, RefereeAway, cli, print_json
+from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway, cli, print_json
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
+from arena.ratings.score_sprt import expected_blocks
 from arena.ratings.sprt import VERDICT_WORDS
 from arena.tournaments.deals import DEALS_HELP
 from arena.tournaments.sprt_plan import POINTS, SCORE, SPRT_DEAL_PLANS, STATISTICS
 from arena_sdk.pb import arena_pb2
+
+ELO1 = 5.0  # --elo1 of a test on pairwise points (Elo)
+PAIRED_ELO1 = 20.0  # --elo1 of a paired test on the relative score (normalized Elo): about 800 blocks at 5 %/5 %
 
 
 class _DefaultStart(click.Group):
@@ -98,8 +102,11 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @option("--elo0", type=float, default=0.0, show_default=True,
         help="H0: V2 is ELO0 Elo points better than V1 (negative: worse). Normalized Elo in a paired test on the "
              "relative score (see --statistic).")
-@option("--elo1", type=float, default=5.0, show_default=True,
-        help="H1: V2 is ELO1 Elo points better; above ELO0. Normalized Elo in a paired test on the relative score.")
+@option("--elo1", type=float, default=None,
+        help="H1: V2 is ELO1 Elo points better; above ELO0: the smallest gain worth finding (halving the gap "
+             "ELO1 - ELO0 takes about 4 times the blocks). Normalized Elo in a paired test on the relative score. "
+             f"Default: {PAIRED_ELO1:g} in a paired test on the relative score (--house; about "
+             f"{expected_blocks(0, PAIRED_ELO1):,.0f} blocks to decide, said at the start), else {ELO1:g}.")
 @option("--alpha", type=click.FloatRange(1e-6, 0.5, max_open=True), default=0.05, show_default=True,
         help="Chance of accepting H1 when H0 holds (a false 'better').")
 @option("--beta", type=click.FloatRange(1e-6, 0.5, max_open=True), default=0.05, show_default=True,
@@ -138,7 +145,8 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @server_option
 @json_option
 @click.pass_obj
-def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float, alpha: float, beta: float,
+def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float | None, alpha: float,
+               beta: float,
                seats: int | None, field_lists: Sequence[str], house_lists: Sequence[str], statistic: str | None,
                deals: str | None,
                window: int, max_blocks: int,
@@ -164,6 +172,7 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
 
     \b
         arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic --elo1 40   # paired, 4 seats, off the ladder
+        arena sprt mybot@1 mybot@2 --house heuristic,heuristic,heuristic             # paired, --elo1 20 nElo
         arena sprt mybot@1 mybot@2                  # the same as: arena sprt start mybot@1 mybot@2
         arena sprt start mybot@1 mybot@2 --no-wait
         arena sprt mybot@1 mybot@2 --elo0 0 --elo1 10 --alpha 0.05 --beta 0.1 --json
@@ -180,6 +189,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
                    "blocks alike, more matches to decide); house:heuristic is deterministic", err=True)
     if statistic == SCORE and not house:
         raise click.UsageError("--statistic score is the paired test's: give --house bots for the other seats")
+    if elo1 is None:
+        elo1 = PAIRED_ELO1 if house and (statistic or SCORE) == SCORE else ELO1
     if v1 == v2:
         raise click.UsageError(f"V1 and V2 are both {v1}: name two versions, e.g. mybot@1 mybot@2")
     for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
@@ -215,6 +226,8 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
                    f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
                    f"{s.tournament.seed_commitment}")
         click.echo(f"ladder: {s.ladder_note}")
+        if s.statistic == SCORE:
+            click.echo(_expected_text(s))
     if not wait:
         if as_json:
             print_json(sprt_dict(s))
@@ -327,6 +340,18 @@ def _all_alike(s: Any) -> bool:
     V1 in every one: the two versions likely decide alike everywhere, and no number of blocks will separate them."""
     return bool(s.statistic == SCORE and s.blocks >= ALIKE_BLOCKS
                 and all(c.outcome == 0 for c in s.score_counts if c.blocks))
+
+
+def _expected_text(s: Any) -> str:
+    """What a paired test on the relative score will take (``score_sprt.expected_blocks``), and what to do when
+    that is near its --max-blocks."""
+    blocks = round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta))
+    text = (f"expect about {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
+            f"nElo better; more between the two, fewer for a clearly larger or smaller gap")
+    if blocks > s.max_blocks / 2:
+        text += (f". That is close to --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
+                 f"the smallest gain you care about (twice the gap, a quarter of the blocks)")
+    return text
 
 
 def _line(s: Any) -> str:
@@ -456,7 +481,9 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers
         settle_by: float | None = None  # after a verdict: until when the matches still being played are waited for
         alike_said = False  # the note that V1 and V2 play alike, written once where no live line shows it
+        plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
         while True:
+            plain.say(f"SPRT {tid}: {_line(s)}")
             if _over(s):
                 if not s.verdict or s.tournament.seed_hex:  # the seed is shown once every match has settled
                     break

@@ -18,6 +18,7 @@ from arena.cli.app import (
     RPC_TIMEOUT_S,
     AppContext,
     ArenaClient,
+    PlainLines,
     RefereeAway,
     cli,
     no_admin_token,
@@ -470,7 +471,10 @@ def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
                                      completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
             away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
+            plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
             while not settled(t):
+                plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
+                          f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else ""))
                 time.sleep(POLL_INTERVAL_S)
                 reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
                 if reply is None:

@@ -89,6 +89,23 @@ def folder_held(folder: Path) -> bool:
     return False
 
 
+SERVE_LISTENING = "arena serve listening on "  # how ``arena serve`` describes itself once it listens
+
+
+def serve_address(folder: Path) -> str | None:
+    """The HOST:PORT the ``arena serve`` holding data folder ``folder`` listens on, as its lock file says; None
+    while none holds it or the one that does has not said yet (still starting). Never blocks."""
+    if not folder_held(folder):
+        return None
+    try:
+        holder = json.loads((folder / LOCK_NAME).read_text(encoding="utf-8")[:4096])["holder"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(holder, str) or not holder.startswith(SERVE_LISTENING):
+        return None
+    return holder.removeprefix(SERVE_LISTENING).split()[0] or None
+
+
 def _describe(text: str) -> str:
     try:
         info = json.loads(text)

@@ -67,6 +67,19 @@ def nelo_of_t(t: float) -> float:
     return t * NELO_PER_T
 
 
+def expected_blocks(nelo0: float, nelo1: float, alpha: float = 0.05, beta: float = 0.05) -> float:
+    """About how many blocks a test with hypotheses ``nelo0 < nelo1`` takes when V2 is exactly ``nelo1`` better
+    (or ``nelo0``: the larger of the two): Wald's approximation of the expected sample size, ``((1 - beta) B + beta
+    A) / ((t1 - t0)^2 / 2)`` with ``A``, ``B`` the LLR bounds and ``t`` the block t-values (normal approximation
+    of the per-block LLR). Between the two the test takes longer, far outside them shorter; it depends on the gap
+    alone (normalized Elo), not on the share of blocks that end alike. At 5 %/5 %: about 42 blocks for a gap of 87,
+    12,800 for 5. Raises ``SprtError`` as ``llr``."""
+    _check_nelos(nelo0, nelo1)
+    lower, upper = bounds(alpha, beta)
+    step = (t_of_nelo(nelo1) - t_of_nelo(nelo0)) ** 2 / 2  # the mean LLR gain per block at either hypothesis
+    return max((1 - beta) * upper + beta * lower, -(alpha * upper + (1 - alpha) * lower)) / step
+
+
 def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], seat: int,
                         lower_is_better: bool) -> float:
     """Outcome ``d`` of one block (module docstring): V2's relative score at seat ``seat`` of its table minus V1's

@@ -3,11 +3,14 @@ says so, since no number of blocks can separate them; the seed line says when ma
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from arena.cli import sprt as sprt_cli
+from arena.cli.app import PlainLines
 from arena_sdk.pb import arena_pb2
 
 
@@ -45,3 +48,26 @@ def test_the_seed_line_says_the_matches_still_being_played_after_a_verdict(capsy
     sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}))
     seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
     assert seed.startswith("seed: " + "cd" * 16) and "still being played" not in seed
+
+
+def test_a_paired_test_says_how_many_blocks_it_will_take_and_warns_near_its_limit() -> None:
+    s = _sprt(0, {}, state="running", verdict="")
+    s.max_blocks = 5000
+    text = sprt_cli._expected_text(s)  # elo1 40: about 200 blocks
+    assert text.startswith("expect about 200 blocks (400 matches) if V2 is 40 or 0 nElo better") and "close" not in text
+    s.elo1 = 5  # about 12,800 blocks: over the limit
+    text = sprt_cli._expected_text(s)
+    assert "expect about 12,795 blocks" in text and "close to --max-blocks 5,000" in text and "--elo1" in text
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_plain_progress_lines_where_no_live_line_shows(terminal: bool) -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=100)
+    lines = PlainLines(console, every_s=3600)
+    lines.say("tournament t1: 3/10 matches")
+    lines.say("tournament t1: 4/10 matches")  # within the interval: not written
+    written = out.getvalue().splitlines()
+    assert written == ([] if terminal else [written[0]]) and (terminal or written[0].endswith(" t1: 3/10 matches"))
+    PlainLines(console, quiet=True, every_s=0).say("x")
+    assert out.getvalue().splitlines() == written

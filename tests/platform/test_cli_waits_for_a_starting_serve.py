@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from arena.cli import cli
 from arena.cli.app import STARTING_WAIT_S
-from arena.core.folder_lock import FolderLock, folder_held
+from arena.core.folder_lock import FolderLock, folder_held, serve_address
 from arena.server.app import ArenaServer
 
 
@@ -93,3 +93,22 @@ def test_a_call_waits_for_a_serve_that_takes_the_folder_a_moment_later(redis_url
             assert json.loads(result.stdout) == []
     finally:
         lock.release()
+
+
+def test_a_call_to_another_port_than_the_folders_serve_says_where_it_listens(tmp_path: Path) -> None:
+    """The default address (or a typo) while the `arena serve` of the CLI's data folder listens elsewhere: no wait
+    for a serve that will never answer there, and the error names the address to give."""
+    folder, listening, wrong = tmp_path / "serving", f"127.0.0.1:{_free_port()}", _free_port()
+    lock = FolderLock(folder)
+    lock.acquire("arena serve --listen starting")
+    try:
+        assert serve_address(folder) is None  # still starting: not said yet
+        lock.update(f"arena serve listening on {listening}")
+        assert serve_address(folder) == listening and serve_address(tmp_path / "free") is None
+        t0 = time.monotonic()
+        result = _bot_list(folder, wrong)
+        assert time.monotonic() - t0 < STARTING_WAIT_S / 2
+        assert result.exit_code != 0 and f"listens on {listening}: give --server {listening}" in result.output
+    finally:
+        lock.release()
+    assert serve_address(folder) is None  # released: nobody listens for it

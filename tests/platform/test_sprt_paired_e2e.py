@@ -124,3 +124,12 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
             "--server", address, "--json"], prog_name="arena")
         assert worse.exit_code == 0, worse.output
         assert json.loads(worse.stdout)["verdict"] == "H0", worse.stdout
+        # without --elo1 a paired test on the relative score looks for 20 nElo and says what that will take
+        started = CliRunner().invoke(cli, [
+            "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", ",".join(house),
+            "--max-blocks", "1000", "--no-wait", "--server", address], prog_name="arena")
+        assert started.exit_code == 0, started.output
+        assert "H1 nElo 20," in started.stdout and "expect about 800 blocks (1,600 matches)" in started.stdout
+        assert "close to --max-blocks 1,000" in started.stdout, started.stdout  # 800 > 1,000 / 2
+        default_id = started.stdout.split(":", 1)[0].removeprefix("SPRT ")
+        assert stub_.CancelTournament(arena_pb2.CancelTournamentRequest(id=default_id)).state == "cancelled"

@@ -219,6 +219,16 @@ def test_error_rates_by_simulation() -> None:
     assert abs(false_positive - 0.05) <= SIM_TOLERANCE, false_positive
     assert abs(false_negative - 0.05) <= SIM_TOLERANCE, false_negative
     assert 50 < blocks.mean() < 1000
+    # what `arena sprt` says a test will take (Wald's approximation) is within a quarter of the simulated mean
+    assert blocks.mean() == pytest.approx(score_sprt.expected_blocks(0.0, SIM_NELO1), rel=0.25), blocks.mean()
+
+
+def test_expected_blocks_grow_as_the_square_of_the_inverse_gap() -> None:
+    assert score_sprt.expected_blocks(0, 10) == pytest.approx(4 * score_sprt.expected_blocks(0, 20))
+    assert score_sprt.expected_blocks(-5, 0) == pytest.approx(score_sprt.expected_blocks(0, 5))
+    assert score_sprt.expected_blocks(0, 40, 0.01, 0.01) > score_sprt.expected_blocks(0, 40)
+    with pytest.raises(SprtError):
+        score_sprt.expected_blocks(5, 5)
 
 
 def test_more_blocks_alike_cost_no_more_matches_at_equal_nelo() -> None:
