@@ -378,6 +378,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     server = None
     registered: list[tuple[str, str]] = []
+    played = False  # both tournaments ran: their results are on the ladder in DATA_DIR
     try:
         _, server = start_serve()
         say("--- Take 5 ---")
@@ -386,6 +387,7 @@ def main() -> int:
         say("--- Taki ---")
         taki_ids = run_round_robin("taki", TAKI_BOTS, TAKI_ROUNDS, server, registered)
         check_taki_order(server, taki_ids)
+        played = True
         if WEB_URL:
             if KEEP_WEB:
                 say(f"web pages of this arena: {WEB_URL[0]} (ladders, bots, tournaments, every match)")
@@ -410,8 +412,8 @@ def main() -> int:
         if server is not None:
             unregister(registered, server)
         stop_everything()
-        print(f"demo wall time: {time.monotonic() - started_at:.1f} s "
-              f"(ladder kept in {DATA_DIR}/; run `make demo` again to add to it)", flush=True)
+        print(f"demo wall time: {time.monotonic() - started_at:.1f} s"
+              + (f" (ladder kept in {DATA_DIR}/; run `make demo` again to add to it)" if played else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -215,6 +215,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     started: list[Any] = []
     try:
         endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
+        for endpoint in endpoints:  # a bot that answers match calls only with its secret: before the game, not
+            _check_secret(endpoint, secret)  # a fault in every call of it
         started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
         for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
             _bot_info(proc.endpoint, game)
@@ -340,6 +342,16 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
         if len(lines) > 2 and lines[1] == "stderr tail:":  # BotStartError: the last stderr line says why
             message += f"; its last stderr line: {lines[-1]}"
         raise ArenaCliError(f"cannot start the bot: {message}") from None
+
+
+def _check_secret(endpoint: str, secret: str) -> None:
+    """Raise ``ArenaCliError`` when the bot at ``endpoint`` refuses ``secret`` ("" for none) as its bot secret, or
+    gives no answer to the check (``arena.server.checks.secret_refusal``, as registration asks)."""
+    from arena.server.checks import secret_refusal
+
+    refusal = secret_refusal(endpoint, secret)
+    if refusal is not None:
+        raise ArenaCliError(refusal.replace(", or RegisterBotRequest.bot_secret)", ")"))
 
 
 def _bot_info(endpoint: str, game: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import sys
 import time
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ from arena.cli.tournament_views import (
     waiting_text,
 )
 from arena.core.config import DEFAULTS
-from arena.core.limits import TOURNAMENT_BOTS
+from arena.core.limits import MATCH_LIST, TOURNAMENT_BOTS
 from arena.core.text import plural
 from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
@@ -360,7 +361,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("state", t.state),
         ("progress", progress),
         *([("waiting for", waiting)] if waiting else []),
-        ("faults", str(t.faults)),
+        ("faults", _faults_text(client, t)),
         ("game", t.game),
         ("bots", ", ".join(t.bots)),
         ("seats per match", str(t.seats_per_match)),
@@ -382,6 +383,24 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         table.add_row(k, v)
     app.console.print(table)
     print_standings(app, t.id, standings.entries, t.game, standings)
+
+
+def _faults_text(client: ArenaClient, t: Any) -> str:
+    """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (`arena
+    match list ...` ...)" (from its newest ``MATCH_LIST`` stored matches)."""
+    if not t.faults:
+        return "0"
+    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
+        tournament_id=t.id, limit=MATCH_LIST, page_size=MATCH_LIST), "matches", most=MATCH_LIST)
+    by_bot: collections.Counter[str] = collections.Counter()
+    for m in matches:
+        for bot, n in zip(m.seats, m.faults, strict=False):
+            by_bot[bot] += n
+    whose = ", ".join(f"{bot} {n}" for bot, n in by_bot.most_common() if n)
+    worst = by_bot.most_common(1)[0][0] if whose else ""
+    return (f"{t.faults}" + (f": {whose}" if whose else "")
+            + (f" (`arena match list --tournament {t.id} --bot {worst}` lists its matches, `arena match show ID` "
+               "says what each fault was)" if worst else ""))
 
 
 @tournament.command("standings", short_help="Show a tournament's standings.")

@@ -70,16 +70,19 @@ def test_play_plays_its_sample_bots_whatever_secret_the_shell_exports(tmp_path: 
 
 
 def test_play_with_bot_secret_plays_a_bot_started_with_it(start_bot: Callable[..., Any], tmp_path: Path) -> None:
-    """A bot started with a secret, apart from `arena play`: without --bot-secret each of its calls is refused
-    (UNAUTHENTICATED, faults); with it the game has no fault, and the record keeps no secret."""
+    """A bot started with a secret, apart from `arena play`: without --bot-secret, or with another, the game does not
+    start (the check registration makes, before any call of the game: not a fault in every call); with it the
+    game has no fault, and the record keeps no secret."""
     guarded = start_bot("sample:heuristic", secret=SECRET)
     seats = ["play", "take5", "--bot", guarded.endpoint, "--bot", "sample:random", "--limit", "5", "--seed", "3"]
     without, with_it = tmp_path / "without.json", tmp_path / "with.json"
     result = CliRunner().invoke(cli, [*seats, "--record", str(without)])
-    assert result.exit_code == 0, result.output
-    data = json.loads(without.read_text())
-    assert data["result"]["faults"][0] > 0 and data["result"]["faults"][1] == 0
-    assert "UNAUTHENTICATED" in data["faults"][0]["detail"] and "no arena-bot-secret" in data["faults"][0]["detail"]
+    assert result.exit_code == 1 and not without.exists(), result.output
+    assert f"the bot at {guarded.endpoint} answers match calls only with its bot secret (UNAUTHENTICATED): give " \
+           "the secret it was started with (--bot-secret)" in result.output
+    result = CliRunner().invoke(cli, [*seats, "--record", str(without), "--bot-secret", "another-secret-0123456789"])
+    assert result.exit_code == 1 and "refuses the bot secret given (PERMISSION_DENIED)" in result.output
+    assert "another-secret" not in result.output and not without.exists()
 
     result = CliRunner().invoke(cli, [*seats, "--record", str(with_it), "--bot-secret", SECRET])
     assert result.exit_code == 0, result.output

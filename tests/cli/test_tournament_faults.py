@@ -1,0 +1,38 @@
+"""`arena tournament status` says whose a tournament's faults are (``arena.cli.tournament._faults_text``), from the
+per-seat fault counts of its stored matches, with the commands that say what each fault was."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.cli.tournament import _faults_text
+from arena_sdk.pb import arena_pb2
+
+
+class _Matches:
+    """The one call ``_faults_text`` makes: ListMatches of the tournament, one page."""
+
+    def __init__(self, matches: list[arena_pb2.MatchSummary]) -> None:
+        self.matches = matches
+        self.asked: list[Any] = []
+
+    def call(self, method: str, request: Any) -> arena_pb2.ListMatchesResponse:
+        self.asked.append((method, request.tournament_id))
+        return arena_pb2.ListMatchesResponse(matches=self.matches)
+
+
+def _match(seats: list[str], faults: list[int]) -> arena_pb2.MatchSummary:
+    return arena_pb2.MatchSummary(match_id="t4-000001", tournament_id="t4", seats=seats, faults=faults)
+
+
+def test_the_faults_are_named_by_bot_most_first() -> None:
+    client = _Matches([_match(["a@1", "mc@1", "b@1"], [0, 4, 1]), _match(["mc@1", "a@1", "b@1"], [5, 0, 0])])
+    text = _faults_text(client, arena_pb2.Tournament(id="t4", faults=10))  # type: ignore[arg-type]
+    assert text.startswith("10: mc@1 9, b@1 1 (`arena match list --tournament t4 --bot mc@1` lists its matches")
+    assert "a@1" not in text and client.asked == [("ListMatches", "t4")]
+
+
+def test_no_faults_reads_nothing() -> None:
+    client = _Matches([])
+    assert _faults_text(client, arena_pb2.Tournament(id="t4", faults=0)) == "0"  # type: ignore[arg-type]
+    assert client.asked == []
