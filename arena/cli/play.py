@@ -256,21 +256,15 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
             {"seat": i, "bot": s.name, "endpoint": s.endpoint, "score": result.scores[i],
              "rank": result.ranks[i], "faults": result.faults[i]} for i, s in enumerate(record.seats)]})
         return
-    from arena.render import RenderError, position_text, render_match, score_label, summary
-    from arena.render.base import forfeit_text
+    from arena.render import RenderError, position_text, render_match, summary
 
     try:
         app.console.print(render_match(record) if show else summary(record))
     except RenderError as exc:  # cannot happen for a record the referee just wrote; the standings still print
         click.echo(f"(cannot tell the game: {exc})")
-    table = Table(title="Standings")
-    for col, justify in (("rank", "right"), ("bot", "left"), (score_label(game, record.config), "right"),
-                         ("seat", "right"), ("faults", "right"), ("forfeit", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
-        table.add_row(str(result.ranks[i]), record.seats[i].name, score_text(result.scores[i]), str(i),
-                      str(result.faults[i]), forfeit_text(record, i))
-    app.console.print(table)
+        show = False
+    if not show:  # --show ends with the result table (``render.base.result_table``)
+        _print_standings(app, game, record)
     click.echo(f"match {record.match_id}, seed {seed}, {len(record.decisions)} decisions in "
                f"{record.duration_s:.2f} s")
     if record.faults and not show:
@@ -282,6 +276,22 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
             click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
     click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "
                f"`arena replay {path}` re-simulates it")
+
+
+def _print_standings(app: AppContext, game: str, record: Any) -> None:
+    """The standings of a match played by ``arena play``: rank, bot, score, seat, faults, forfeit."""
+    from arena.render import score_label
+    from arena.render.base import forfeit_text
+
+    result = record.result
+    table = Table(title="Standings")
+    for col, justify in (("rank", "right"), ("bot", "left"), (score_label(game, record.config), "right"),
+                         ("seat", "right"), ("faults", "right"), ("forfeit", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
+        table.add_row(str(result.ranks[i]), record.seats[i].name, score_text(result.scores[i]), str(i),
+                      str(result.faults[i]), forfeit_text(record, i))
+    app.console.print(table)
 
 
 def _live_lines(app: AppContext, game: str, names: Sequence[str]) -> Any:
