@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,8 @@ from arena.cli.options import (
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_SEED
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+MAX_GAMES = 100_000  # --games at most
 
 
 @dataclass(frozen=True)
@@ -148,13 +151,15 @@ def _play_help(game: str) -> str:
     variant = f" --variant {variants[0]}" if variants else ""
     return f"""Play one game of {g.info.title} between local bots: print a summary of the game, the standings
     (seat, bot, score, rank, faults) and where the record is saved (for `arena replay` and `arena match show
-    FILE`). --show prints the game turn by turn too.
+    FILE`). --show prints the game turn by turn too. --games N plays a series of N games, seats rotated, and prints
+    each bot's mean score, mean rank and wins.
 
     Examples:
 
     \b
         arena play {game} {seats} --seed 7
         arena play {game} --bot 127.0.0.1:50061 --bot {local}{variant} --record game.json --show
+        arena play {game} {seats} --games 100
     """
 
 
@@ -186,64 +191,59 @@ def _play_command(game: str) -> None:
                  "HOST:PORT seat: give it only when they are all yours. An exported ARENA_BOT_SECRET is not read, "
                  "and the bots started here never inherit it. Default: none.")
     @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
+    @option("--games", type=click.IntRange(1, MAX_GAMES), default=1, show_default=True,
+            help="Play a series of this many games between the same bots (started once), seeds SEED, SEED+1, ... "
+                 "and the seats rotated each game so every bot holds every seat; prints each bot's mean score "
+                 "(with its 95 % interval), mean rank, wins, faults and forfeits. The records go to "
+                 "records/SERIES_ID/.")
     @json_option
     @click.pass_obj
     def command(app: AppContext, /, bots: Sequence[BotSpec], seed: int | None, variants: Sequence[str],
-                deadline_ms: int, record_path: Path | None, bot_secret: str | None, show: bool, as_json: bool,
-                **rule_options: Any) -> None:
+                deadline_ms: int, record_path: Path | None, bot_secret: str | None, show: bool, games: int,
+                as_json: bool, **rule_options: Any) -> None:
         config = config_of(game, variants, rule_options)
-        _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json, bot_secret or "")
+        _play(app, game, bots, seed, config, deadline_ms, record_path, show, as_json, bot_secret or "", games)
 
 
 def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None, config: Any, deadline_ms: int,
-          record_path: Path | None, show: bool, as_json: bool, secret: str = "") -> None:
+          record_path: Path | None, show: bool, as_json: bool, secret: str = "", games: int = 1) -> None:
     from arena_sdk.games import get_game
 
     info = get_game(game).info
     if not info.min_players <= len(bots) <= info.max_players:
         raise click.UsageError(f"{info.title} needs {info.min_players}..{info.max_players} --bot seats, "
                                f"got {len(bots)}")
+    if games > 1 and (show or record_path is not None):
+        raise click.UsageError(f"--games {games} plays a series: --show and --record are for one game (the series "
+                               "saves every record under records/SERIES_ID/)")
     from arena.core.seeds import local_seat_seeds
     from arena.match.options import RefereeOptions
-    from arena.match.record import SeatSpec
     from arena.match.referee import run_match_sync
 
     if seed is None:
         seed = secrets.randbelow(10**9)
+    options = RefereeOptions(deadline_ms=deadline_ms, call_deadline_ms=DEFAULTS.call_deadline_ms)
+    if games > 1:
+        from arena.cli.play_series import play_series
+
+        with _seated(game, bots, secret) as specs:
+            play_series(app, game, specs, config, seed, games, options, as_json)
+        return
     match_id = f"play-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     path = record_path or Path("records") / f"{match_id}.json"
-    started: list[Any] = []
     try:
-        endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
-        for endpoint in endpoints:  # a bot that answers match calls only with its secret: before the game, not
-            _check_secret(endpoint, secret)  # a fault in every call of it
-        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
-        for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
-            _bot_info(proc.endpoint, game)
-        local = iter(started)
-        seats = []
-        for spec in bots:
-            if spec.kind == "endpoint":
-                seats.append((endpoints[spec.value], spec.value))
-            else:
-                proc = next(local)
-                seats.append((proc.name, proc.endpoint))
-        names = _unique_names([n for n, _ in seats])
-        specs = [SeatSpec(name=n, endpoint=e, secret=secret) for n, (_, e) in zip(names, seats, strict=True)]
-        live = None if as_json else _live_lines(app, game, names)
-        with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
-                if not as_json else _nullcontext():
-            options = RefereeOptions(deadline_ms=deadline_ms, call_deadline_ms=DEFAULTS.call_deadline_ms)
-            record = run_match_sync(match_id, game, specs, config, seed=seed, options=options, on_progress=live,
-                                    seat_seeds=local_seat_seeds(seed, len(specs)))
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped below
+        with _seated(game, bots, secret) as specs:
+            names = [spec.name for spec in specs]
+            live = None if as_json else _live_lines(app, game, names)
+            with app.console.status(f"playing {game} between {', '.join(names)} (seed {seed})", spinner="dots") \
+                    if not as_json else _nullcontext():
+                record = run_match_sync(match_id, game, specs, config, seed=seed, options=options,
+                                        on_progress=live, seat_seeds=local_seat_seeds(seed, len(specs)))
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped
         error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
         if isinstance(exc, Terminated):
             error = ArenaTerminated(error.message)
         raise error from None
-    finally:
-        for proc in started:
-            proc.stop()
     try:
         if record_path is None:  # records/ of the default path; --record names a folder that exists
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -316,6 +316,36 @@ class _nullcontext:
 
     def __exit__(self, *exc: Any) -> None:
         return None
+
+
+@contextmanager
+def _seated(game: str, bots: Sequence[BotSpec], secret: str) -> Iterator[list[Any]]:
+    """The ``SeatSpec`` of each of ``bots``, in order, under unique names: a HOST:PORT bot asked its name (GetInfo)
+    and checked for ``secret``, a sample or file bot started here (and stopped when the block ends, however it
+    ends). Raises ``ArenaCliError`` for a bot that cannot be reached, started, or does not play ``game``."""
+    from arena.match.record import SeatSpec
+
+    started: list[Any] = []
+    try:
+        endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
+        for endpoint in endpoints:  # a bot that answers match calls only with its secret: before the game, not
+            _check_secret(endpoint, secret)  # a fault in every call of it
+        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
+        for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
+            _bot_info(proc.endpoint, game)
+        local = iter(started)
+        seats = []
+        for spec in bots:
+            if spec.kind == "endpoint":
+                seats.append((endpoints[spec.value], spec.value))
+            else:
+                proc = next(local)
+                seats.append((proc.name, proc.endpoint))
+        names = _unique_names([n for n, _ in seats])
+        yield [SeatSpec(name=n, endpoint=e, secret=secret) for n, (_, e) in zip(names, seats, strict=True)]
+    finally:
+        for proc in started:
+            proc.stop()
 
 
 def _unique_names(names: Sequence[str]) -> list[str]:
