@@ -138,10 +138,11 @@ def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> Ma
 
 
 def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: str = "", x_label: str = "Elo",
-                    frame: Frame = Frame()) -> Markup:
+                    frame: Frame = Frame(), mark: int | None = None) -> Markup:
     """Intervals on one rating axis, one row each: ``(label, low, estimate, high)`` (Elo points); rows whose
     numbers are not finite are drawn as their estimate only. The axis has its two ends and its middle in numbers,
-    and ``x_label`` (its unit) on a line of its own below them."""
+    and ``x_label`` (its unit) on a line of its own below them. Row ``mark`` (e.g. the leader's) has its estimate's
+    dot of class "mark", which ``static/charts.js`` scrolls into view when the chart is wider than its box."""
     values = _finite([v for _, lo, mid, hi in rows for v in (lo, mid, hi)])
     row_h = 22
     label_h = 14 if x_label else 0
@@ -169,7 +170,8 @@ def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: s
             parts.append(f'<line x1="{_fmt(px(low))}" x2="{_fmt(px(high))}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
                          f'stroke="#2b5797" stroke-width="3"/>')
         if math.isfinite(mid):
-            parts.append(f'<circle cx="{_fmt(px(mid))}" cy="{_fmt(y)}" r="4" fill="#b42318"/>')
+            marked = ' class="mark"' if i == mark else ""
+            parts.append(f'<circle{marked} cx="{_fmt(px(mid))}" cy="{_fmt(y)}" r="4" fill="#b42318"/>')
     axis_y = h - label_h - 8
     for v, anchor in ((v0, "start"), ((v0 + v1) / 2, "middle"), (v1, "end")):  # the ends stay inside the box
         parts.append(f'<text x="{_fmt(px(v))}" y="{axis_y}" text-anchor="{anchor}" font-size="11" fill="#667085">'

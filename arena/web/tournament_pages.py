@@ -176,7 +176,7 @@ def _format_charts(data: dict[str, Any]) -> dict[str, Any]:
             for e in data["standings"]["entries"] if e.get("rating") is not None]
     if rows:
         out["intervals_chart"] = charts.intervals_chart(rows, title="ratings with their 95 % intervals",
-                                                        x_label="rating (Elo)")
+                                                        x_label="rating (Elo)", mark=0)  # the leader's dot
     return out
 
 

@@ -1,9 +1,22 @@
-// A chart wider than its box (a phone: charts keep a width they can be read at, and scroll) opens on its right end,
-// where its newest points are (a rating history ends at the bot's current rating).
+// A chart wider than its box (a phone: charts keep a width they can be read at, and scroll) opens where it matters:
+// on its mark when it has one (a tournament's ratings chart marks the leader's dot), scrolled no further than needed
+// so that the bots' names at its left stay in view as far as they can; else on its right end, where its newest
+// points are (a rating history ends at the bot's current rating). live.js calls window.arenaCharts() again after it
+// puts a new live part in place.
 (function () {
   "use strict";
-  var boxes = document.querySelectorAll(".chart-box");
-  for (var i = 0; i < boxes.length; i += 1) {
-    if (boxes[i].scrollWidth > boxes[i].clientWidth) { boxes[i].scrollLeft = boxes[i].scrollWidth; }
+  var MARGIN = 24;  // px of chart kept beyond the mark
+  function show(box) {
+    if (box.scrollWidth <= box.clientWidth) { return; }
+    var mark = box.querySelector(".mark");
+    if (!mark) { box.scrollLeft = box.scrollWidth; return; }
+    var room = box.getBoundingClientRect(), dot = mark.getBoundingClientRect();
+    if (dot.left >= room.left && dot.right + MARGIN <= room.right) { return; }
+    box.scrollLeft = Math.max(0, box.scrollLeft + dot.right + MARGIN - room.right);
   }
+  window.arenaCharts = function () {
+    var boxes = document.querySelectorAll(".chart-box");
+    for (var i = 0; i < boxes.length; i += 1) { show(boxes[i]); }
+  };
+  window.arenaCharts();
 }());

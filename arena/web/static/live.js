@@ -14,6 +14,7 @@
       return answer.text();
     }).then(function (html) {
       live.innerHTML = html;
+      if (window.arenaCharts) { window.arenaCharts(); }  // charts.js: a wide chart opens on its mark again
       var part = live.querySelector(".live-part");
       live.dataset.updated = String(Date.now());
       if (part && !part.dataset.live) { return; }

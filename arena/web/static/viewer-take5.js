@@ -62,8 +62,14 @@
       box.appendChild(pool);
     }
     var table = V.el("table", {"class": "scores", "id": "take5-scores"});
-    table.appendChild(V.el("tr", {}, V.el("th", {}, "seat"), V.el("th", {}, "cards"), V.el("th", {}, "chosen"),
-                           V.el("th", {}, "this hand"), V.el("th", {}, "total")));
+    /* each title has a short form for a phone (arena.css shows one of the two), so all five columns fit 390 px */
+    function title(wide, narrow, what) {
+      return V.el("th", {"title": what}, V.el("span", {"class": "wide"}, wide), V.el("span", {"class": "narrow"}, narrow));
+    }
+    table.appendChild(V.el("tr", {}, V.el("th", {}, "seat"), title("cards", "cards", "cards in hand"),
+                           title("chosen", "✓", "chosen a card this turn"),
+                           title("this hand", "hand", "bullheads taken this hand"),
+                           title("total", "total", "bullheads in all")));
     b.totals.forEach(function (total, s) {
       table.appendChild(V.el("tr", {"data-seat": s}, V.el("td", {}, V.seatName(data, s)),
         V.el("td", {}, String(b.hand_sizes[s])), V.el("td", {}, b.chosen[s] ? "✓" : ""),

@@ -1,0 +1,109 @@
+"""At phone width (390 x 844) what a reader looks for is on screen: a tournament's ratings chart, a fixed 640-wide
+graphic that scrolls in its box, opens with the leader's dot in view (``static/charts.js``, as the bot page's charts
+open on their newest end), also after live.js has put a new live part in place; and the match viewer's tables (its
+seats' results, and the scores: seat, cards, chosen, this hand, total) show every column inside the screen, with
+long bot names. In headless
+Chromium (conftest's ``browser``) on fake readers and a local record file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from viewer_records import play_record
+from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, screenshot, wait_until
+
+from arena.web.app import WebOptions
+from arena.web.client import ArenaNotFound
+from arena.web.serving import WebServer
+from arena_sdk.games import take5
+from arena_sdk.pb import arena_pb2
+
+# the leader by points has the highest rating, drawn at the chart's right end
+BOTS = [("montecarlo-deep@3.1", 1720.0), ("heuristic-tuned@2.0", 1540.0), ("random-baseline@1.0", 1310.0)]
+
+
+class _RoundRobin(FakeReader):
+    """t3: a running round robin of three bots, rated by its batch fit."""
+
+    async def call(self, method: str, request: Any) -> Any:
+        t = arena_pb2.Tournament(id="t3", game="take5", format="round_robin", state="running", seats_per_match=3,
+                                 bots=[b for b, _ in BOTS], matches_total=30, matches_done=12,
+                                 seed_commitment="ab" * 32)
+        if method == "GetTournament":
+            return t
+        if method == "GetStandings":
+            return arena_pb2.Standings(tournament_id="t3", fit_matches=12, entries=[
+                arena_pb2.StandingsEntry(rank=k + 1, bot=b, points=20.0 - 5 * k, matches=12, rating=r, margin=60.0,
+                                         low=r - 60, high=r + 60) for k, (b, r) in enumerate(BOTS)])
+        if method == "ListMatches":
+            return arena_pb2.ListMatchesResponse()
+        if method == "ListWorkers":
+            return arena_pb2.ListWorkersResponse()
+        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+
+
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def _in_view(page: Any, selector: str) -> tuple[bool, Any]:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+
+
+def test_a_tournaments_ratings_chart_opens_on_its_leader_at_phone_width(phone: Any) -> None:
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app_of(_RoundRobin()))
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/tournaments/t3")
+        box = phone.locator(".chart-box").filter(has=phone.locator("circle.mark"))
+        width, room = box.evaluate("b => [b.scrollWidth, b.clientWidth]")
+        assert width > room  # the chart keeps its readable width and scrolls
+        ok, dot = _in_view(phone, "circle.mark")
+        assert ok, f"the leader's dot is off screen at {PHONE['width']} px: {dot}"
+        screenshot(phone, "tournament-chart-phone")
+        phone.locator("#live").evaluate("live => { live.dataset.updated = ''; }")
+        wait_until(lambda: phone.evaluate("document.getElementById('live').dataset.updated !== ''"),
+                   "live.js to put a new live part in place", timeout=10)
+        ok, dot = _in_view(phone, "circle.mark")  # live.js put a new chart in place: on its leader again
+        assert ok, dot
+    finally:
+        server.stop()
+
+
+def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: Any, dead_endpoint: str,
+                                                                        tmp_path: Path) -> None:
+    record, _ = play_record("take5", 5, 21, config=take5.Take5Config(limit=8))
+    for s, seat in enumerate(record["seats"]):
+        seat["name"] = f"experimental-gapbot-{s}@2.0.1"
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    server = WebServer(WebOptions(server=dead_endpoint, record=path), "127.0.0.1:0")
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/record?view=all&turn=5")
+        phone.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+        assert phone.locator("#take5-scores tr").nth(0).locator("th").count() == 5  # seat, cards, chosen, hand, total
+        for table in ("#seats", "#take5-scores"):  # the result of each seat, and the scores at this turn
+            rows = phone.locator(f"{table} tr")
+            assert rows.count() == 6
+            for r in range(rows.count()):
+                cells = rows.nth(r).locator("th, td")
+                for c in range(cells.count()):
+                    box = cells.nth(c).bounding_box()
+                    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], \
+                        (table, r, c, cells.nth(c).inner_text(), box)
+        assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        screenshot(phone, "viewer-scores-phone")
+    finally:
+        server.stop()
