@@ -55,7 +55,7 @@ from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
 from arena.worker import metrics
-from arena.worker.health import MISMATCH_PREFIX, charged_outcomes
+from arena.worker.health import MISMATCH_PREFIX, charged_outcomes, every_seat_failed, seat_failures
 from arena.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -205,11 +205,12 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             result = record.result
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
                         if not is_house_bot(bot)}  # a house bot has no health: it is ours
+            rated = _rated(spec, record)
             if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
                 on_played()
             # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
             stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                     outcomes, unhealthy_after, inputs.ratings or None)
+                                                     outcomes, unhealthy_after, inputs.ratings or None, rated)
         if stored:
             metrics.match_stored(record)
     except asyncio.CancelledError:
@@ -365,17 +366,29 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
 
 def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
                    worker: str, outcomes: dict[str, str | None], unhealthy_after: int,
-                   ratings: list[float | None] | None) -> tuple[bool, tuple[dict[str, str | None], Any]]:
-    """Store a played match's result with its Elo update, acknowledge its job and, when stored now, count
-    ``outcomes`` (``charged_outcomes``) in the health of its bots, in one script (``Store.settle_match``; a health
-    failure is returned, never raised: health is advice). ``ratings``: the seats' ratings read before the match.
-    Returns (stored now, (outcomes, health changes or the exception))."""
+                   ratings: list[float | None] | None,
+                   rated: bool = True) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result with its Elo update (none when not ``rated``), acknowledge its job and, when
+    stored now, count ``outcomes`` (``charged_outcomes``) in the health of its bots, in one script
+    (``Store.settle_match``; a health failure is returned, never raised: health is advice). ``ratings``: the seats'
+    ratings read before the match. Returns (stored now, (outcomes, health changes or the exception))."""
     result = record.result
     stored, health = store.settle_match(
         job, spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks),
         list(result.faults), record.to_dict(), outcomes=outcomes, unhealthy_after=unhealthy_after, ratings=ratings,
-        tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=spec.rated)
+        tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=rated)
     return stored, (outcomes if stored else {}, health)
+
+
+def _rated(spec: MatchSpec, record: Any) -> bool:
+    """Whether a played match counts on the ladder: as its spec says, unless every seat failed
+    (``every_seat_failed``: stored, not rated; logged)."""
+    if spec.rated and every_seat_failed(record):
+        log.warning("match %s: every seat failed (%s); stored but not rated: the fault is likely the arena's (an "
+                    "overloaded worker, or its network), not the bots'", spec.match_id,
+                    "; ".join(str(why) for why in seat_failures(record)))
+        return False
+    return spec.rated
 
 
 def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:

@@ -138,7 +138,9 @@ def test_a_bot_that_never_comes_back_forfeits_its_deferred_matches_after_the_cap
 
 def test_a_match_in_which_every_seat_failed_charges_nobody(
         store: Store, workers: Any, dead_endpoint: str) -> None:
-    """Both seats unreachable, five times: that looks like our own network, not two dead bots; nobody is marked."""
+    """Both seats unreachable, five times: that looks like our own network (or an overloaded worker), not two dead
+    bots; nobody is marked, and the matches, stored, are not rated (forfeited seats share the last rank: rated, each
+    would count as a draw, and pull the seats' ratings together)."""
     bots = [store.register_bot("take5", n, dead_endpoint, version="1").bot_id for n in ("x", "y")]
     specs = [MatchSpec(match_id=f"both-{i}", game="take5", seats=tuple(bots), seed=i, config=dict(ONE_HAND))
              for i in range(5)]
@@ -147,6 +149,7 @@ def test_a_match_in_which_every_seat_failed_charges_nobody(
     wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "the five matches")
     assert all(r == ["forfeited (faults)"] * 2 for r in (seat_failures(_record(store, s.match_id)) for s in specs))
     assert all(h.healthy and h.failures == 0 for h in store.bot_health("take5", bots).values())
+    assert not {e.bot for e in store.ladder("take5")} & set(bots)
 
 
 def test_a_match_interrupted_by_our_crash_charges_the_bots_nothing(
