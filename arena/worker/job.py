@@ -133,13 +133,14 @@ def _consume_exception(task: asyncio.Future[Any]) -> None:
 
 
 async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = None, worker: str = "",
-                  channels: BotChannels | None = None, on_played: Callable[[], None] | None = None,
+                  channels: BotChannels | None = None, on_played: Callable[[Any, bool], None] | None = None,
                   ahead: InputsAhead | None = None, live: LiveHub | None = None) -> str:
     """Settle one claimed job (see the module docstring for the order of the checks) as ``worker`` with the
     worker's ``settings`` (None: the defaults; it uses ``max_deliveries``, ``call_deadline_ms`` and
     ``unhealthy_after``); its match leases its channels to the bots from ``channels`` (the worker's pool; None:
-    the match's own). ``on_played`` is called once the match is over if storing it can make no bot unhealthy (no
-    seat failed, none was unhealthy), so the worker may start its next match while this result is stored.
+    the match's own). ``on_played(record, slot_free)`` is called once the match is over, with ``slot_free`` True
+    when storing it can make no bot unhealthy (no seat failed, none was unhealthy), so the worker may start its
+    next match while this result is stored.
     ``ahead``: its pre-match reads, started when the job was claimed ahead (used when still fresh, ``InputsAhead``).
     ``live``: the worker's ``LiveHub``, which publishes the match for the viewer (None: a hub of the match's own).
 
@@ -206,8 +207,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
                         if not is_house_bot(bot)}  # a house bot has no health: it is ours
             rated = _rated(spec, record)
-            if on_played is not None and not inputs.unhealthy and all(o is None for o in outcomes.values()):
-                on_played()
+            if on_played is not None:  # its slot is free now unless storing it may make a bot unhealthy
+                on_played(record, not inputs.unhealthy and all(o is None for o in outcomes.values()))
             # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
             stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
                                                      outcomes, unhealthy_after, inputs.ratings or None, rated)

@@ -48,9 +48,11 @@ from arena.core.gc_tuning import tune_for_matches
 from arena.core.metrics import watch_loop_lag
 from arena.core.specs import MatchSpec
 from arena.match.channels import BotChannels, BotDialer
+from arena.match.loop_lag import hold_loop_lag, release_loop_lag
 from arena.store import REDIS_ERRORS, Job, MatchInputs, Store, WorkerStatus
 from arena.store.redis_urls import redact_url
 from arena.tournaments.controllers import sweep
+from arena.worker.admission import LagGate, TimeoutBrake
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, read_inputs, run_job_and_control
 from arena.worker.live import LiveHub
@@ -129,6 +131,8 @@ class _Worker:
         self.matches_done = 0
         self.poke = asyncio.Event()
         self.closing = False
+        self.gate = LagGate(name, settings.busy_lag_ms, settings.concurrency)  # no new match while the loop is late
+        self.brake = TimeoutBrake(name, settings.concurrency)  # fewer matches at once while many bots time out
 
     def status(self, *, stopped: bool = False) -> WorkerStatus:
         return WorkerStatus(
@@ -212,15 +216,22 @@ class _Worker:
             ahead.cancel()
 
     def free_slots(self) -> int:
-        """Matches this worker may start now: ``concurrency`` minus the matches playing (a match whose result is
-        being stored holds no slot), with at most ``2 * concurrency`` jobs running in all (a slow Redis)."""
-        return min(self.concurrency - len(self.playing), 2 * self.concurrency - len(self.running))
+        """Matches this worker may start now: ``concurrency`` (lowered by the ``TimeoutBrake`` while many bots time
+        out) minus the matches playing (a match whose result is being stored holds no slot), with at most ``2 *
+        concurrency`` jobs running in all (a slow Redis); none while the event loop is late (``LagGate``) and a
+        match plays."""
+        free = min(self.brake.limit - len(self.playing), 2 * self.concurrency - len(self.running))
+        if free > 0 and self.playing and self.gate.busy(len(self.playing)):
+            return 0
+        return free
 
-    def played(self) -> None:
-        """Called by a running task (``run_job``'s ``on_played``): its match is over, its slot is free; the job
-        stays in ``running`` (refreshed, drained on stop) until it is settled."""
+    def played(self, record: Any, slot_free: bool) -> None:
+        """Called by a running task (``run_job``'s ``on_played``) once its match is over: the timeouts of the match
+        go to the ``TimeoutBrake``; with ``slot_free`` its slot is free, the job staying in ``running``
+        (refreshed, drained on stop) until it is settled."""
+        self.brake.played(record)
         task = asyncio.current_task()
-        if task is not None and task in self.playing:
+        if slot_free and task is not None and task in self.playing:
             self.playing.discard(task)
             self.slot_freed.set()
 
@@ -362,6 +373,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, settings: 
     settings = WorkerSettings() if settings is None else settings
     pool = BotChannels() if channels is None else channels
     worker = _Worker(store, name, settings, pool=pool, reconnector=reconnector)
+    worker.gate.lag = hold_loop_lag()
     beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
     checking = asyncio.create_task(_bot_checks(store, name, settings.bot_recheck_s, settings.max_deferral_s,
                                                pool.dialer), name=f"bot checks {name}")
@@ -375,6 +387,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, settings: 
         await asyncio.gather(checking, return_exceptions=True)
         await worker.stop_beating(beating)
         await worker.live.aclose()
+        release_loop_lag(worker.gate.lag)
         if channels is None:
             await pool.close()
 

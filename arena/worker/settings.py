@@ -51,6 +51,10 @@ class WorkerSettings:
             (``arena.worker.health``).
         bot_ca: PEM bytes of the CA bundle that the certificates of bots at ``tls://`` endpoints are verified
             against; None: the system's roots (``arena.match.channels.BotDialer``).
+        busy_lag_ms: while the worker's event loop was late by more than this in the last ``BUSY_WINDOW_S``
+            (``arena.match.loop_lag``), it starts no new match (its running ones go on): a concurrency above what
+            its CPU keeps up with costs throughput, never bots' faults (half the referee's default lag threshold,
+            past which a timeout is the referee's; 0: never held back).
     Raises ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1,
     unhealthy_after < 1, max_deferral_s < 0.
     """
@@ -67,6 +71,7 @@ class WorkerSettings:
     bot_recheck_s: float = DEFAULTS.bot_recheck_s
     max_deferral_s: float = DEFAULTS.max_deferral_s
     bot_ca: bytes | None = field(default=None, repr=False)
+    busy_lag_ms: float = 50.0
 
     def __post_init__(self) -> None:
         check_worker_options(self.concurrency, self.visibility_timeout_s, self.heartbeat_s, self.max_deliveries)

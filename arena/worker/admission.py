@@ -1,0 +1,109 @@
+"""A worker's admission of new matches, by its event loop's lateness (``LagGate``) and by its bots' timeouts
+(``TimeoutBrake``): a ``--concurrency`` above what the machine keeps up with costs throughput, not bots' faults."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import time
+from typing import Any
+
+from arena.match.loop_lag import LoopLag
+
+log = logging.getLogger("arena.worker.loop")
+
+BUSY_WINDOW_S = 1.0  # the event loop's lateness counts over this window (``LagGate.busy``)
+WARN_EVERY_S = 60.0  # a busy spell is logged as a warning at most this often (the others at debug level)
+
+
+class LagGate:
+    """Whether worker ``name`` may start another match: not while its event loop was late by more than
+    ``limit_ms`` in the last ``BUSY_WINDOW_S`` (``arena.match.loop_lag.LoopLag``, set as ``lag`` while the worker
+    runs; None: never busy). A late loop makes every running match's calls late, and past the referee's lag
+    threshold a bot's timeout is excused only ``lag_retries`` times: the matches playing go on, the next ones wait.
+    ``limit_ms`` 0: never busy. A busy spell is logged as a warning at most once per ``WARN_EVERY_S``."""
+
+    def __init__(self, name: str, limit_ms: float, concurrency: int) -> None:
+        self.name = name
+        self.limit_ms = limit_ms
+        self.concurrency = concurrency
+        self.lag: LoopLag | None = None
+        self.held_back = False  # in a busy spell
+        self.spells = 0  # busy spells so far
+        self.warned_at = -WARN_EVERY_S  # monotonic time of the last warning
+
+    def busy(self, playing: int) -> bool:
+        """True while the event loop is too late to start a match (``playing``: the matches playing, for the
+        log)."""
+        if self.lag is None or self.limit_ms <= 0:
+            return False
+        late_ms = self.lag.max_since(asyncio.get_running_loop().time() - BUSY_WINDOW_S) * 1000
+        busy = late_ms > self.limit_ms
+        if busy != self.held_back:
+            self.held_back = busy
+            if busy:
+                self.spells += 1
+                now = time.monotonic()
+                warn = now - self.warned_at >= WARN_EVERY_S
+                self.warned_at = now if warn else self.warned_at
+                log.log(logging.WARNING if warn else logging.DEBUG,
+                        "worker %s: its event loop was %.0f ms late (over %.0f ms): no new match starts until it "
+                        "keeps up (%d playing; a --concurrency of %d is more than this machine keeps up with; %d "
+                        "such spells so far, said at most once a minute)", self.name, late_ms, self.limit_ms,
+                        playing, self.concurrency, self.spells)
+            else:
+                log.debug("worker %s keeps up again (%d playing): matches start again", self.name, playing)
+        return busy
+
+
+BRAKE_BOTS = 2  # a match whose seats of at least this many bots timed out applies the brake
+BRAKE_EVERY_S = 1.0  # the brake halves the limit at most this often (a wave of matches ending together is one)
+
+
+def overloaded(record: Any) -> bool:
+    """Whether match ``record`` (a ``MatchRecord``) looks played by an overloaded worker rather than by slow bots:
+    the seats of at least ``BRAKE_BOTS`` different bots timed out, and every seat was slow, either timing out or
+    answering in a median time of at least half the deadline. Bots that time out beside seats that answer at once
+    are slow on their own, and cannot hold a worker's matches down."""
+    timed_out = {f.seat for f in record.faults if f.kind == "timeout"}
+    if len({record.seats[s].name for s in timed_out}) < BRAKE_BOTS:
+        return False
+    latencies: dict[int, list[float]] = {}
+    for d in record.decisions:
+        if d.get("latency_ms") is not None:
+            latencies.setdefault(d["seat"], []).append(d["latency_ms"])
+    slow_ms = record.deadline_ms / 2
+    return all(seat in timed_out or statistics.median(latencies.get(seat) or [slow_ms]) >= slow_ms
+               for seat in range(len(record.seats)))
+
+
+class TimeoutBrake:
+    """The number of matches worker ``name`` may play at once, ``limit``, between 1 and ``concurrency``: halved
+    (at most once per ``BRAKE_EVERY_S``) by a match that looks played by an overloaded worker (``overloaded``: many
+    bots timing out, every seat slow), raised by one by any other match (additive increase, multiplicative
+    decrease, as TCP's congestion control): more matches at once than the machine (the worker, or bots that share
+    its CPU) answers in time cost throughput, not faults charged to every bot. The first halving, and one down to
+    1, are logged as warnings."""
+
+    def __init__(self, name: str, concurrency: int) -> None:
+        self.name = name
+        self.concurrency = concurrency
+        self.limit = concurrency
+        self.braked_at = -BRAKE_EVERY_S  # monotonic time of the last halving
+        self.halvings = 0
+
+    def played(self, record: Any) -> None:
+        """A match of this worker is over (``record``, a ``MatchRecord``): count it."""
+        if overloaded(record):
+            now = time.monotonic()
+            if now - self.braked_at >= BRAKE_EVERY_S and self.limit > 1:
+                self.braked_at = now
+                self.halvings += 1
+                self.limit = max(1, self.limit // 2)
+                log.log(logging.WARNING if self.halvings == 1 or self.limit == 1 else logging.INFO,
+                        "worker %s: every seat of match %s was slow or timed out: at most %d matches at once for "
+                        "now (of --concurrency %d; one more with every match that is not)", self.name,
+                        record.match_id, self.limit, self.concurrency)
+        elif self.limit < self.concurrency:
+            self.limit += 1

@@ -1,0 +1,110 @@
+"""A worker whose event loop is late starts no new match (``arena.worker.admission.LagGate``): a concurrency above
+what the machine keeps up with costs throughput, not bots' faults (an operator's `--concurrency 1000` on 2 cores
+used to make every seat of most matches time out)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import SimpleNamespace
+
+from arena.match.loop_lag import hold_loop_lag, release_loop_lag
+from arena.store import Store
+from arena.worker.admission import BRAKE_EVERY_S, BUSY_WINDOW_S, LagGate, TimeoutBrake, overloaded
+from arena.worker.loop import _Worker
+from arena.worker.settings import WorkerSettings
+
+
+def test_a_blocked_event_loop_holds_new_matches_back_until_it_keeps_up() -> None:
+    async def run() -> tuple[bool, bool, bool, int]:
+        gate = LagGate("w", 50.0, 100)
+        gate.lag = hold_loop_lag()
+        try:
+            await asyncio.sleep(0.1)
+            before = gate.busy(3)  # an idle loop
+            time.sleep(0.2)  # the loop blocked, as by matches it cannot keep up with
+            await asyncio.sleep(0.05)
+            during = gate.busy(3)
+            await asyncio.sleep(BUSY_WINDOW_S + 0.2)  # a window without lateness (a loaded machine: a few)
+            for _ in range(50):
+                if not gate.busy(3):
+                    break
+                await asyncio.sleep(0.1)
+            after = gate.busy(3)
+            return before, during, after, gate.spells
+        finally:
+            release_loop_lag(gate.lag)
+
+    before, during, after, spells = asyncio.run(run())
+    assert during and not after and spells >= 1
+
+
+def test_a_gate_of_zero_or_without_a_measure_never_holds_back() -> None:
+    async def run() -> tuple[bool, bool]:
+        off = LagGate("w", 0.0, 10)
+        off.lag = hold_loop_lag()
+        try:
+            time.sleep(0.2)
+            await asyncio.sleep(0.05)
+            return off.busy(1), LagGate("w", 50.0, 10).busy(1)
+        finally:
+            release_loop_lag(off.lag)
+
+    assert asyncio.run(run()) == (False, False)
+
+
+def test_a_late_worker_has_no_free_slot_while_a_match_plays(redis_url: str) -> None:
+    store = Store.from_url(redis_url)
+
+    async def run() -> tuple[int, int, int]:
+        worker = _Worker(store, "w", WorkerSettings(concurrency=10))
+        worker.gate.lag = hold_loop_lag()
+        try:
+            await asyncio.sleep(0.05)
+            time.sleep(0.2)
+            await asyncio.sleep(0.05)
+            idle = worker.free_slots()  # nothing plays: a match starts whatever the lateness (never stuck)
+            playing = asyncio.get_running_loop().create_future()
+            worker.playing.add(playing)  # type: ignore[arg-type]  # one match playing
+            late = worker.free_slots()
+            worker.gate.limit_ms = 0  # not held back: the slots left
+            return idle, late, worker.free_slots()
+        finally:
+            release_loop_lag(worker.gate.lag)
+
+    try:
+        assert asyncio.run(run()) == (10, 0, 9)
+    finally:
+        store.close()
+
+
+def _match(latencies: list[list[float | None]], timeouts: list[int], names: list[str] | None = None,
+           deadline_ms: int = 200) -> SimpleNamespace:
+    """A finished match as ``TimeoutBrake`` reads it: per seat its decisions' latencies, and one timeout fault per
+    seat of ``timeouts``."""
+    names = names or [f"bot{i}" for i in range(len(latencies))]
+    decisions = [{"seat": s, "latency_ms": ms} for s, row in enumerate(latencies) for ms in row]
+    return SimpleNamespace(match_id="m1", deadline_ms=deadline_ms, seats=[SimpleNamespace(name=n) for n in names],
+                           decisions=decisions, faults=[SimpleNamespace(seat=s, kind="timeout") for s in timeouts])
+
+
+def test_only_slowness_everywhere_counts_as_overload() -> None:
+    slow, fast = [150.0, 190.0, None], [2.0, 3.0, 1.0]
+    assert overloaded(_match([slow, slow, slow, slow], [0, 1]))  # two bots timed out, every seat slow
+    assert not overloaded(_match([slow, fast, fast, fast], [0]))  # one slow bot
+    assert not overloaded(_match([slow, slow, fast, fast], [0, 1]))  # two slow bots beside seats answering at once
+    assert not overloaded(_match([slow, slow, slow], [0, 1], ["same", "same", "x"]))  # one bot in two seats
+
+
+def test_the_brake_halves_on_overload_at_most_once_a_second_and_recovers_by_one() -> None:
+    brake = TimeoutBrake("w", 64)
+    jammed = _match([[None], [None], [190.0]], [0, 1])
+    brake.played(jammed)
+    brake.played(jammed)  # the same wave: no second halving within BRAKE_EVERY_S
+    assert brake.limit == 32 and brake.halvings == 1
+    brake.braked_at -= BRAKE_EVERY_S
+    brake.played(jammed)
+    assert brake.limit == 16
+    for _ in range(100):
+        brake.played(_match([[2.0], [3.0]], []))
+    assert brake.limit == 64  # back up, never above the concurrency
