@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway, cli, print_json
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
+from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, interrupted_creating
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.tournament_views import tournament_dict
@@ -210,7 +210,10 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms,
         deals=deals or "", statistic=statistic or "")
     client = app.arena(server)
-    s = client.call("CreateSprt", request)
+    try:
+        s = client.call("CreateSprt", request)
+    except KeyboardInterrupt as exc:  # the arena may have created it already: say how to find it
+        raise interrupted_creating("SPRT", exc) from None
     with _detach_on_interrupt(s.tournament.id):
         _started(app, client, s, wait, as_json)
 

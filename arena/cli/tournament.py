@@ -27,7 +27,14 @@ from arena.cli.app import (
     when,
 )
 from arena.cli.bot import bot_dict
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, rpc_error
+from arena.cli.errors import (
+    ArenaCliError,
+    ArenaInterrupted,
+    ArenaTerminated,
+    Terminated,
+    interrupted_creating,
+    rpc_error,
+)
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.pages import every_page
@@ -271,6 +278,8 @@ def _create_tournament(client: ArenaClient, request: Any) -> Any:
     the message says what to do already."""
     try:
         return client.stub.CreateTournament(request, timeout=RPC_TIMEOUT_S)
+    except KeyboardInterrupt as exc:  # the arena may have created it already: say how to find it
+        raise interrupted_creating("tournament", exc) from None
     except grpc.RpcError as exc:
         details = exc.details() if callable(getattr(exc, "details", None)) else None
         advised = "arena bot update" in (details or "")  # the server's message says what to do

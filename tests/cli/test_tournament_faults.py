@@ -36,3 +36,22 @@ def test_no_faults_reads_nothing() -> None:
     client = _Matches([])
     assert _faults_text(client, arena_pb2.Tournament(id="t4", faults=0)) == "0"  # type: ignore[arg-type]
     assert client.asked == []
+
+
+def test_ctrl_c_while_the_arena_creates_a_tournament_says_it_may_exist() -> None:
+    """The call may have reached the arena: "Aborted." left a tournament of 99,996 matches nobody knew of."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from arena.cli.errors import ArenaInterrupted, ArenaTerminated, Terminated
+    from arena.cli.tournament import _create_tournament
+
+    for interrupt, error in ((KeyboardInterrupt, ArenaInterrupted), (Terminated, ArenaTerminated)):
+        def create(request: Any, timeout: float, raised: type[BaseException] = interrupt) -> None:
+            raise raised()
+
+        client = SimpleNamespace(stub=SimpleNamespace(CreateTournament=create), server="127.0.0.1:1")
+        with pytest.raises(error) as caught:
+            _create_tournament(client, arena_pb2.CreateTournamentRequest())  # type: ignore[arg-type]
+        assert "it may have been created all the same; `arena tournament list` shows it" in caught.value.message
