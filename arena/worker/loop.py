@@ -87,6 +87,13 @@ def _with_inputs(store: Store, claim: Callable[..., list[Job]],
     return jobs, read_inputs(store, jobs)
 
 
+def reclaim_idle_s(store: Store, visibility_timeout_s: float) -> float:
+    """How long a job must go unrefreshed to be reclaimed: the visibility timeout, or the longest ``timeout_s`` of
+    the workers alive now (within which they refresh theirs): a short one never takes a live worker's jobs."""
+    now = time.time()
+    return max([visibility_timeout_s, *(w.timeout_s for w in store.list_workers() if w.alive(now))])
+
+
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
     """Queue the matches of a tournament as jobs on their game's stream, in order."""
     store.enqueue(specs)
@@ -277,13 +284,14 @@ class _Worker:
             epoch = self.health_epoch
             if time.monotonic() >= self.next_reclaim:
                 self.next_reclaim = time.monotonic() + self.reclaim_every
+                idle_s = await asyncio.to_thread(reclaim_idle_s, store, settings.visibility_timeout_s)
                 jobs, reads = await asyncio.to_thread(_with_inputs, store, store.reclaim_jobs, name, want,
-                                                      int(settings.visibility_timeout_s * 1000))
+                                                      int(idle_s * 1000))
                 jobs_reclaimed(jobs)
                 for job in jobs:
                     log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
                                 "refreshing it for %.1f s", name, job.entry_id,
-                                job.spec.match_id if job.spec else "?", job.deliveries, settings.visibility_timeout_s)
+                                job.spec.match_id if job.spec else "?", job.deliveries, idle_s)
             if not jobs:
                 jobs, reads = await asyncio.to_thread(_with_inputs, store, store.read_jobs, name, want,
                                                       settings.block_ms)

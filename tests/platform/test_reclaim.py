@@ -119,6 +119,34 @@ def test_a_live_worker_keeps_a_match_longer_than_the_visibility_timeout(
     assert info is not None and info.matches_done == len(specs) == 2
 
 
+def test_a_worker_with_a_shorter_visibility_timeout_never_takes_a_live_workers_job(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """The owner refreshes its job once a second (visibility timeout 3 s); an impatient worker (0.3 s, reclaiming
+    every 0.15 s) would find it idle for 0.3 s many times over, but waits as long as the live owner's own timeout:
+    the match is never taken from it (an operator's `--visibility-timeout 1` beside the default workers had 11 of 30
+    matches played twice at once)."""
+    bots = _slow_bots(store, start_bot, ["slow-c", "slow-d"])
+    specs = _tournament(store, bots)
+    owner = workers.thread("owner2", concurrency=1, visibility_timeout_s=3.0, heartbeat_s=1.0)
+    (first,) = wait_until(lambda: _running(store, "owner2"), "the owner to start a match")
+    impatient = workers.process("impatient", concurrency=1, visibility_timeout_s=0.3, heartbeat_s=0.1)
+    deliveries: set[int] = set()
+
+    def finished() -> bool:
+        deliveries.update(p["times_delivered"] for p in store.pending_details("take5")
+                          if p["message_id"] and p["consumer"] == "owner2")
+        return store.has_result("take5", first)
+
+    wait_until(finished, f"match {first} to finish")
+    owner.stop()
+    impatient.stop()
+    result = store.get_result("take5", first)
+    assert result is not None and result["worker"] == "owner2"
+    assert deliveries == {1}  # never reclaimed while its owner lived
+    info = store.get_tournament(specs[0].tournament)
+    assert info is not None and info.matches_done == len(specs) == 2
+
+
 def test_a_job_that_always_fails_is_recorded_as_failed_after_max_deliveries(
         store: Store, workers: Any, caplog: pytest.LogCaptureFixture) -> None:
     """A match that seats the same bot twice is played, but its result is refused (a platform error, not a bot
