@@ -108,6 +108,15 @@ class StoreBase:
     def ping(self) -> bool:
         return bool(self.client.ping())
 
+    def server_time(self) -> float:
+        """The Redis server's clock (``TIME``), seconds since the epoch: one clock for every worker, whatever their
+        machines' clocks say (a cluster: its default node's)."""
+        reply: Any = self.client.time()
+        if isinstance(reply, dict):  # a cluster client may answer per node
+            reply = next(iter(reply.values()))
+        seconds, micros = reply
+        return int(seconds) + int(micros) / 1e6
+
     def arena_id(self) -> str:
         """This arena's id: 16 random bytes as 32 hex digits, chosen by the first caller (SET NX, so concurrent
         first callers agree) and kept in Redis, so it stays the same through restarts and is new only for a new

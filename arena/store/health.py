@@ -173,7 +173,7 @@ class HealthStore(StoreBase):
         workers keep dying is still given up after ``max_deliveries`` in all).
 
         Returns 1 deferred now, 2 its result is stored (only acknowledged), 0 it was no longer pending."""
-        now = time.time() if now is None else now
+        now = self.server_time() if now is None else now  # the clock the deferral cap is checked against
         parked = {k: v for k, v in fields.items() if k != FORCED_FIELD}
         parked.setdefault(DEFERRED_AT_FIELD, repr(float(now)))
         earlier = int(parked.get(EARLIER_DELIVERIES_FIELD, "0") or 0) + max(0, deliveries - 1)

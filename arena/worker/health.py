@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -184,7 +183,7 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
             continue
         sick = set(await asyncio.to_thread(store.unhealthy_bots, game))
         states: dict[str, str | None] = {}
-        clock = time.time() if now is None else now
+        clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:
             spec = match.spec
             forced = False

@@ -273,3 +273,25 @@ def test_deliveries_before_a_deferral_count_towards_max_deliveries(
     wait_until(lambda: store.queued_jobs() == 0 and store.pending_jobs() == 0, "the job to be settled")
     assert not store.has_result("take5", "p-1")
     assert any("p-1" in r.getMessage() and "delivered 4 times" in r.getMessage() for r in caplog.records)
+
+
+def test_deferral_times_are_the_redis_servers_so_a_worker_clock_ahead_forces_nothing(
+        store: Store, dead_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker whose clock runs 700 s ahead of another's used to force, at its first check, the matches the other
+    had just deferred (the 600 s cap compared two machines' clocks): both sides now read the Redis server's."""
+    import asyncio
+
+    from arena.worker.health import check_bots
+
+    sick = store.register_bot("take5", "sick", dead_endpoint, version="1").bot_id
+    store.mark_unhealthy("take5", sick, "forfeited (timeouts) in match x")
+    spec = MatchSpec(match_id="skew-1", game="take5", seats=(sick, "other@1"), seed=1)
+    scheduler.enqueue_matches(store, [spec])
+    (job,) = store.read_jobs("w1", 1, 100)
+    assert store.defer_job("take5", job.entry_id, "skew-1", job.fields) == 1
+    (parked,) = store.deferred_matches("take5")
+    assert abs(parked.deferred_at - store.server_time()) < 5
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 700)  # this worker's clock, 700 s ahead
+    report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=0.5))
+    assert report.forced == 0 and [m.match_id for m in store.deferred_matches("take5")] == ["skew-1"]
