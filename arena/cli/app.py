@@ -206,14 +206,18 @@ class ArenaClient:
     channel: grpc.Channel | None = None
 
     def call(self, method: str, request: Any, timeout: float = RPC_TIMEOUT_S,
-             hints: Mapping[grpc.StatusCode, str] | None = None, credential: Credential | None = None) -> Any:
+             hints: Mapping[grpc.StatusCode, str] | None = None, credential: Credential | None = None,
+             passthrough: tuple[grpc.StatusCode, ...] = ()) -> Any:
         """``stub.<method>(request)``, signed with ``credential`` when given (``signed_metadata``); a failure
-        raises the one-line ``rpc_error`` (with ``hints``)."""
+        raises the one-line ``rpc_error`` (with ``hints``), except one of the codes ``passthrough``, which raises
+        the ``grpc.RpcError`` itself."""
         for attempt in range(2):
             try:
                 metadata = self.signed(method, request, credential) if credential is not None else None
                 return getattr(self.stub, method)(request, timeout=timeout, metadata=metadata)
             except grpc.RpcError as exc:
+                if exc.code() in passthrough:
+                    raise
                 elsewhere = self._serve_elsewhere(exc)
                 if elsewhere is not None:
                     raise ArenaCliError(

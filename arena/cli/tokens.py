@@ -46,10 +46,11 @@ def resolve_arena(app: AppContext, server: str) -> ArenaRef:
     cannot be reached or is no arena referee (e.g. a bot's port); a referee without GetArenaInfo (older) is filed
     by its address, as before arenas had ids."""
     client = app.arena(server)
-    try:
-        info = client.stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=RPC_TIMEOUT_S)
+    try:  # as every call: it waits for a serve of this data folder still starting, or says where it listens
+        info = client.call("GetArenaInfo", arena_pb2.GetArenaInfoRequest(),
+                           passthrough=(grpc.StatusCode.UNIMPLEMENTED,))
     except grpc.RpcError as exc:
-        if exc.code() == grpc.StatusCode.UNIMPLEMENTED and not_an_arena(server) is None:
+        if not_an_arena(server) is None:
             return ArenaRef(server, server)
         raise rpc_error(exc, server) from None
     return ArenaRef(ARENA_KEY_PREFIX + info.arena_id, server) if info.arena_id else ArenaRef(server, server)

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import collections
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import click
 import grpc
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arena.cli.app import (
-    POLL_INTERVAL_S,
     RPC_TIMEOUT_S,
     AppContext,
     ArenaClient,
-    PlainLines,
-    RefereeAway,
     cli,
     no_admin_token,
     print_json,
@@ -29,9 +22,6 @@ from arena.cli.app import (
 from arena.cli.bot import bot_dict
 from arena.cli.errors import (
     ArenaCliError,
-    ArenaInterrupted,
-    ArenaTerminated,
-    Terminated,
     interrupted_creating,
     rpc_error,
 )
@@ -39,6 +29,7 @@ from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.pages import every_page
 from arena.cli.tables import Col, fit, print_tables
+from arena.cli.tournament_status import faults_text, follow, queued_after
 from arena.cli.tournament_views import (
     failed_note,
     print_standings,
@@ -53,7 +44,7 @@ from arena.cli.tournament_views import (
     waiting_text,
 )
 from arena.core.config import DEFAULTS
-from arena.core.limits import MATCH_LIST, TOURNAMENT_BOTS
+from arena.core.limits import TOURNAMENT_BOTS
 from arena.core.text import plural
 from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
@@ -251,7 +242,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
     if not wait:
         click.echo(f"follow it with `arena tournament status {t.id} --watch`")
         return
-    t = _watch(app, client, t, quiet=as_json)
+    t = follow(app, client, t, quiet=as_json)
     if as_json:
         print_json(tournament_dict(t))
     else:
@@ -344,7 +335,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     client = app.arena(server)
     t = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id))
     if watch and not settled(t):
-        t = _watch(app, client, t, quiet=as_json)
+        t = follow(app, client, t, quiet=as_json)
     standings = client.call("GetStandings", arena_pb2.GetStandingsRequest(id=t.id))
     if as_json:
         data = tournament_dict(t)
@@ -370,7 +361,8 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("state", t.state),
         ("progress", progress),
         *([("waiting for", waiting)] if waiting else []),
-        ("faults", _faults_text(client, t)),
+        *([("queued after", ahead)] if (ahead := queued_after(client, t)) else []),
+        ("faults", faults_text(client, t)),
         ("game", t.game),
         ("bots", ", ".join(t.bots)),
         ("seats per match", str(t.seats_per_match)),
@@ -392,24 +384,6 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         table.add_row(k, v)
     app.console.print(table)
     print_standings(app, t.id, standings.entries, t.game, standings)
-
-
-def _faults_text(client: ArenaClient, t: Any) -> str:
-    """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (`arena
-    match list ...` ...)" (from its newest ``MATCH_LIST`` stored matches)."""
-    if not t.faults:
-        return "0"
-    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
-        tournament_id=t.id, limit=MATCH_LIST, page_size=MATCH_LIST), "matches", most=MATCH_LIST)
-    by_bot: collections.Counter[str] = collections.Counter()
-    for m in matches:
-        for bot, n in zip(m.seats, m.faults, strict=False):
-            by_bot[bot] += n
-    whose = ", ".join(f"{bot} {n}" for bot, n in by_bot.most_common() if n)
-    worst = by_bot.most_common(1)[0][0] if whose else ""
-    return (f"{t.faults}" + (f": {whose}" if whose else "")
-            + (f" (`arena match list --tournament {t.id} --bot {worst}` lists its matches, `arena match show ID` "
-               "says what each fault was)" if worst else ""))
 
 
 @tournament.command("standings", short_help="Show a tournament's standings.")
@@ -474,50 +448,6 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
                f"{failed_note(t)}" + (f"; {unsettled} already with a worker: those being played finish and count, "
                                       f"those a worker read ahead but has not started are dropped" if unsettled
                                       else ""))
-
-
-def _watch(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
-    """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
-    (``settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
-    beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
-    server."""
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
-    console = Console(stderr=True) if quiet else app.console
-
-    said = [""]
-
-    def failed(t: Any) -> str:
-        waiting = waiting_text(t)
-        if waiting != said[0] and not quiet:  # said once, on a line of its own above the bar (whole at any width)
-            said[0] = waiting
-            progress.console.print(f"waiting for {waiting}" if waiting else "no bot to wait for any more")
-        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
-
-    try:
-        with Progress(*columns, console=console, disable=quiet) as progress:
-            task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
-                                     completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
-            away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
-            plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
-            while not settled(t):
-                plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
-                          f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else ""))
-                time.sleep(POLL_INTERVAL_S)
-                reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
-                if reply is None:
-                    progress.update(task, failed=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
-                    continue
-                t = reply
-                progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
-                                failed=failed(t), total=t.matches_total or None)
-    except KeyboardInterrupt as exc:
-        error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
-                                 f"(`arena tournament status {t.id} --watch`)")
-        if isinstance(exc, Terminated):
-            error = ArenaTerminated(error.message)
-        raise error from None
-    return t
 
 
 def _refuse_seed() -> None:

@@ -1,16 +1,17 @@
-"""`arena tournament status` says whose a tournament's faults are (``arena.cli.tournament._faults_text``), from the
-per-seat fault counts of its stored matches, with the commands that say what each fault was."""
+"""`arena tournament status` says whose a tournament's faults are (``arena.cli.tournament_status.faults_text``), from
+the per-seat fault counts of its stored matches, with the commands that say what each fault was, and which running
+tournaments of its game it is queued after (``queued_after``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from arena.cli.tournament import _faults_text
+from arena.cli.tournament_status import faults_text, queued_after
 from arena_sdk.pb import arena_pb2
 
 
 class _Matches:
-    """The one call ``_faults_text`` makes: ListMatches of the tournament, one page."""
+    """The one call ``faults_text`` makes: ListMatches of the tournament, one page."""
 
     def __init__(self, matches: list[arena_pb2.MatchSummary]) -> None:
         self.matches = matches
@@ -27,14 +28,14 @@ def _match(seats: list[str], faults: list[int]) -> arena_pb2.MatchSummary:
 
 def test_the_faults_are_named_by_bot_most_first() -> None:
     client = _Matches([_match(["a@1", "mc@1", "b@1"], [0, 4, 1]), _match(["mc@1", "a@1", "b@1"], [5, 0, 0])])
-    text = _faults_text(client, arena_pb2.Tournament(id="t4", faults=10))  # type: ignore[arg-type]
+    text = faults_text(client, arena_pb2.Tournament(id="t4", faults=10))  # type: ignore[arg-type]
     assert text.startswith("10: mc@1 9, b@1 1 (`arena match list --tournament t4 --bot mc@1` lists its matches")
     assert "a@1" not in text and client.asked == [("ListMatches", "t4")]
 
 
 def test_no_faults_reads_nothing() -> None:
     client = _Matches([])
-    assert _faults_text(client, arena_pb2.Tournament(id="t4", faults=0)) == "0"  # type: ignore[arg-type]
+    assert faults_text(client, arena_pb2.Tournament(id="t4", faults=0)) == "0"  # type: ignore[arg-type]
     assert client.asked == []
 
 
@@ -55,3 +56,30 @@ def test_ctrl_c_while_the_arena_creates_a_tournament_says_it_may_exist() -> None
         with pytest.raises(error) as caught:
             _create_tournament(client, arena_pb2.CreateTournamentRequest())  # type: ignore[arg-type]
         assert "it may have been created all the same; `arena tournament list` shows it" in caught.value.message
+
+
+class _Tournaments:
+    """The one call ``queued_after`` makes: ListTournaments of the game, one page."""
+
+    def __init__(self, tournaments: list[arena_pb2.Tournament]) -> None:
+        self.tournaments = tournaments
+
+    def call(self, method: str, request: Any) -> arena_pb2.ListTournamentsResponse:
+        assert method == "ListTournaments" and request.game == "take5"
+        return arena_pb2.ListTournamentsResponse(tournaments=self.tournaments)
+
+
+def _tournament(tid: str, created: float, total: int, done: int, state: str = "running") -> arena_pb2.Tournament:
+    return arena_pb2.Tournament(id=tid, game="take5", state=state, created_at=created, matches_total=total,
+                                matches_done=done)
+
+
+def test_a_running_tournament_says_which_earlier_ones_its_matches_wait_behind() -> None:
+    mine = _tournament("t8", 200.0, 2, 0)
+    listed = [mine, _tournament("t9", 300.0, 5, 0), _tournament("t7", 100.0, 99_996, 6),
+              _tournament("t6", 50.0, 10, 10), _tournament("t5", 40.0, 10, 2, "cancelled"),
+              _tournament("t4", 30.0, 3, 1)]
+    text = queued_after(_Tournaments(listed), mine)  # type: ignore[arg-type]
+    assert text.startswith("t4 (2 matches left), t7 (99,990 matches left): the queue of a game is first in, first out")
+    assert queued_after(_Tournaments(listed), _tournament("t3", 10.0, 2, 0)) == ""  # nothing before it
+    assert queued_after(_Tournaments(listed), _tournament("t8", 200.0, 2, 2, "finished")) == ""

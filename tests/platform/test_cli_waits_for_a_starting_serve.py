@@ -109,6 +109,9 @@ def test_a_call_to_another_port_than_the_folders_serve_says_where_it_listens(tmp
         result = _bot_list(folder, wrong)
         assert time.monotonic() - t0 < STARTING_WAIT_S / 2
         assert result.exit_code != 0 and f"listens on {listening}: give --server {listening}" in result.output
+        registered = CliRunner(env={"ARENA_DATA_DIR": str(folder)}).invoke(  # a command that asks who the arena is
+            cli, ["bot", "register", "lowrisk", "127.0.0.1:50200", "--server", f"127.0.0.1:{wrong}"])
+        assert registered.exit_code != 0 and f"give --server {listening}" in registered.output, registered.output
     finally:
         lock.release()
     assert serve_address(folder) is None  # released: nobody listens for it

@@ -1,0 +1,101 @@
+"""What ``arena tournament status`` reads beyond the tournament itself (whose its faults are, which tournaments it is
+queued after) and the live progress of ``--watch`` (also ``tournament create --wait``)."""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway
+from arena.cli.errors import ArenaInterrupted, ArenaTerminated, Terminated
+from arena.cli.pages import every_page
+from arena.cli.tournament_views import settled, waiting_text
+from arena.core.limits import MATCH_LIST
+from arena_sdk.pb import arena_pb2
+
+QUEUED_AFTER_READ = 500  # tournaments read at most to say what a running one is queued after
+
+
+def queued_after(client: ArenaClient, t: Any) -> str:
+    """The running tournaments of the same game created before running tournament ``t`` whose matches are not all
+    played: the queue of a game is first in, first out, so theirs come first ("t7 (99,990 matches left)...");
+    "" when there is none (or ``t`` is not running)."""
+    if t.state != "running":
+        return ""
+    listed = every_page(client, "ListTournaments", arena_pb2.ListTournamentsRequest(game=t.game, page_size=100),
+                        "tournaments", most=QUEUED_AFTER_READ)
+    before = []
+    for o in listed:
+        left = o.matches_total - o.matches_done - o.matches_cancelled - o.matches_failed
+        if o.id != t.id and o.state == "running" and o.created_at < t.created_at and left > 0:
+            before.append((o.created_at, f"{o.id} ({left:,} {'match' if left == 1 else 'matches'} left)"))
+    if not before:
+        return ""
+    return (", ".join(text for _, text in sorted(before)) + ": the queue of a game is first in, first out, so "
+            "their matches are played first (`arena tournament cancel ID` stops one)")
+
+
+def faults_text(client: ArenaClient, t: Any) -> str:
+    """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (`arena
+    match list ...` ...)" (from its newest ``MATCH_LIST`` stored matches)."""
+    if not t.faults:
+        return "0"
+    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
+        tournament_id=t.id, limit=MATCH_LIST, page_size=MATCH_LIST), "matches", most=MATCH_LIST)
+    by_bot: collections.Counter[str] = collections.Counter()
+    for m in matches:
+        for bot, n in zip(m.seats, m.faults, strict=False):
+            by_bot[bot] += n
+    whose = ", ".join(f"{bot} {n}" for bot, n in by_bot.most_common() if n)
+    worst = by_bot.most_common(1)[0][0] if whose else ""
+    return (f"{t.faults}" + (f": {whose}" if whose else "")
+            + (f" (`arena match list --tournament {t.id} --bot {worst}` lists its matches, `arena match show ID` "
+               "says what each fault was)" if worst else ""))
+
+
+def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
+    """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
+    (``settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
+    beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
+    server."""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
+    console = Console(stderr=True) if quiet else app.console
+
+    said = [""]
+
+    def failed(t: Any) -> str:
+        waiting = waiting_text(t)
+        if waiting != said[0] and not quiet:  # said once, on a line of its own above the bar (whole at any width)
+            said[0] = waiting
+            progress.console.print(f"waiting for {waiting}" if waiting else "no bot to wait for any more")
+        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
+
+    try:
+        with Progress(*columns, console=console, disable=quiet) as progress:
+            task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
+                                     completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
+            away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
+            plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
+            while not settled(t):
+                plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
+                          f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else ""))
+                time.sleep(POLL_INTERVAL_S)
+                reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
+                if reply is None:
+                    progress.update(task, failed=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
+                    continue
+                t = reply
+                progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
+                                failed=failed(t), total=t.matches_total or None)
+    except KeyboardInterrupt as exc:
+        error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
+                                 f"(`arena tournament status {t.id} --watch`)")
+        if isinstance(exc, Terminated):
+            error = ArenaTerminated(error.message)
+        raise error from None
+    return t
