@@ -31,7 +31,7 @@ from arena.cli.options import deadline_option, game_option, json_option, option,
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
-from arena.ratings.sprt import VERDICT_WORDS
+from arena.ratings.sprt import verdict_text
 from arena.tournaments.deals import DEALS_HELP
 from arena.tournaments.sprt_plan import POINTS, SCORE, SPRT_DEAL_PLANS, STATISTICS
 from arena_sdk.pb import arena_pb2
@@ -366,7 +366,8 @@ def _line(s: Any) -> str:
 
 def _print(s: Any) -> None:
     t = s.tournament
-    words = VERDICT_WORDS.get(s.verdict, "running" if t.state == "running" else f"{t.state}, no verdict")
+    words = (verdict_text(s.verdict, s.elo0, s.elo1, _unit(s)) if s.verdict
+             else "running" if t.state == "running" else f"{t.state}, no verdict")
     click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                + (f", field {', '.join(s.field)}" if s.field else "")
                + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else ""))

@@ -13,7 +13,7 @@ import grpc
 from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, when
 from arena.cli.errors import rpc_error
 from arena.cli.tables import Col, fit, print_tables
-from arena.ratings.sprt import VERDICT_WORDS
+from arena.ratings.sprt import verdict_text
 from arena_sdk.pb import arena_pb2
 
 
@@ -87,7 +87,9 @@ def sprt_rows(s: Any) -> list[tuple[str, str]]:
     the rest)."""
     if s is None:
         return []
-    words = VERDICT_WORDS.get(s.verdict, "running" if s.tournament.state == "running" else "no verdict")
+    unit = "nElo" if s.statistic == "score" else "Elo"
+    words = (verdict_text(s.verdict, s.elo0, s.elo1, unit) if s.verdict
+             else "running" if s.tournament.state == "running" else "no verdict")
     return [("sprt", f"{s.v2} (V2) against {s.v1} (V1)" + (f", field {', '.join(s.field)}" if s.field else "")),
             ("verdict", words + (f" ({s.reason})" if s.reason else "")),
             ("ladder", s.ladder_note or "its matches count on the public ladder")]

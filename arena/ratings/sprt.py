@@ -289,3 +289,15 @@ VERDICT_WORDS = {
     "inconclusive": "inconclusive: no decision",
 }
 """A verdict of the test, for people: "H1" (V2 is ``elo1`` better), "H0" (it is not, ``elo0``), "inconclusive"."""
+
+
+def verdict_text(verdict: str, elo0: float, elo1: float, unit: str = "Elo") -> str:
+    """``VERDICT_WORDS`` of ``verdict`` with what the test compared: H0 says V2 is not ``elo1`` better, not that it
+    is no better at all (a smaller gain is not ruled out), e.g. "V2 is not 40 nElo better: accept H0 (the blocks
+    favour +0 over +40 nElo; a smaller gain is not ruled out)". An unknown verdict is returned as it is."""
+    if verdict == H1:
+        return f"V2 is better: accept H1 (the blocks favour {elo1:+g} over {elo0:+g} {unit})"
+    if verdict == H0:
+        return (f"V2 is not {elo1:g} {unit} better: accept H0 (the blocks favour {elo0:+g} over {elo1:+g} {unit}; "
+                f"a smaller gain is not ruled out)")
+    return VERDICT_WORDS.get(verdict, verdict)

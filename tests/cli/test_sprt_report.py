@@ -71,3 +71,13 @@ def test_plain_progress_lines_where_no_live_line_shows(terminal: bool) -> None:
     assert written == ([] if terminal else [written[0]]) and (terminal or written[0].endswith(" t1: 3/10 matches"))
     PlainLines(console, quiet=True, every_s=0).say("x")
     assert out.getvalue().splitlines() == written
+
+
+def test_an_h0_verdict_says_v2_is_not_elo1_better_not_that_it_is_no_better(capsys: Any) -> None:
+    sprt_cli._print(_sprt(80, {0.0: 40, -1.0: 40}, verdict="H0"))
+    verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict: "))
+    assert verdict.startswith("verdict: V2 is not 40 nElo better: accept H0 (the blocks favour +0 over +40 nElo; a "
+                              "smaller gain is not ruled out)")
+    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}, verdict="H1"))
+    verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict: "))
+    assert verdict.startswith("verdict: V2 is better: accept H1 (the blocks favour +40 over +0 nElo)")
