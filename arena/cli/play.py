@@ -87,9 +87,10 @@ def _sample_bot_names() -> Sequence[str] | None:
     return tuple(SAMPLE_BOTS)
 
 
-@cli.group(short_help="Play one local game without Redis.")
+@cli.group(short_help="Play a local game, or a series (--games N), without Redis.")
 def play() -> None:
-    """Play one game locally between bots, without Redis or `arena serve` (the referee runs in this process)."""
+    """Play one game locally between bots, or a series of them with --games N, without Redis or `arena serve` (the
+    referee runs in this process)."""
 
 
 class _GameCommand(click.Command):
@@ -170,7 +171,8 @@ def _play_command(game: str) -> None:
     info = get_game(game).info
     samples = ", ".join(_sample_bot_names() or ())
 
-    @play.command(game, cls=_GameCommand, game=game, short_help=f"Play one game of {info.title.rstrip('!')}.")
+    @play.command(game, cls=_GameCommand, game=game,
+                  short_help=f"Play a game (or --games N) of {info.title.rstrip('!')}.")
     @option("--bot", "bots", type=BotSpecType(), multiple=True, required=True,
             metavar="HOST:PORT|sample:NAME|FILE.py", help=_bot_help(game, samples))
     @option("--seed", type=click.IntRange(0, MAX_SEED), default=None,

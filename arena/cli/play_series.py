@@ -167,6 +167,6 @@ def _report(app: AppContext, game: str, series: str, folder: Path, seed: int, re
             for t in tallies]
     shown = fit(columns, rows, app.console.width)
     print_tables(app.console, [shown.table(f"{len(records)} games of {game}, seats rotated", rows)], shown.note())
-    click.echo(f"seeds {seed}..{seed_of_game(seed, len(records) - 1)}, {time.monotonic() - started:.1f} s; records "
-               f"in {folder}/ (`arena match show FILE`, `arena replay FILE`)")
+    click.echo(f"seeds {seed}..{seed_of_game(seed, len(records) - 1)}, {time.monotonic() - started:.1f} s; a tie for "
+               f"first is a win of each bot in it; records in {folder}/ (`arena match show FILE`, `arena replay FILE`)")
 

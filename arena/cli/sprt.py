@@ -479,7 +479,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
     def position(x: Any) -> float:
         return float(min(max(x.llr, x.lower), x.upper) - x.lower)
 
-    with LiveLine(console=console, disable=quiet) as progress:
+    with LiveLine(console=console, disable=quiet or not console.is_terminal) as progress:  # else plain lines
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
                                  line=_line(s))
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers

@@ -76,7 +76,7 @@ def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
         return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
 
     try:
-        with Progress(*columns, console=console, disable=quiet) as progress:
+        with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as progress:
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
                                      completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
             away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers

@@ -14,7 +14,7 @@ from arena.match.loop_lag import LoopLag
 log = logging.getLogger("arena.worker.loop")
 
 BUSY_WINDOW_S = 1.0  # the event loop's lateness counts over this window (``LagGate.busy``)
-WARN_EVERY_S = 60.0  # a busy spell is logged as a warning at most this often (the others at debug level)
+WARN_EVERY_S = 60.0  # a busy spell is logged (info) at most this often (the others at debug level)
 
 
 class LagGate:
@@ -22,7 +22,8 @@ class LagGate:
     ``limit_ms`` in the last ``BUSY_WINDOW_S`` (``arena.match.loop_lag.LoopLag``, set as ``lag`` while the worker
     runs; None: never busy). A late loop makes every running match's calls late, and past the referee's lag
     threshold a bot's timeout is excused only ``lag_retries`` times: the matches playing go on, the next ones wait.
-    ``limit_ms`` 0: never busy. A busy spell is logged as a warning at most once per ``WARN_EVERY_S``."""
+    ``limit_ms`` 0: never busy. A busy spell is logged (info) at most once per ``WARN_EVERY_S``: a late loop may be
+    the machine's other work as well as the worker's matches; the ``TimeoutBrake`` warns when bots are charged."""
 
     def __init__(self, name: str, limit_ms: float, concurrency: int) -> None:
         self.name = name
@@ -47,10 +48,10 @@ class LagGate:
                 now = time.monotonic()
                 warn = now - self.warned_at >= WARN_EVERY_S
                 self.warned_at = now if warn else self.warned_at
-                log.log(logging.WARNING if warn else logging.DEBUG,
-                        "worker %s: its event loop was %.0f ms late (over %.0f ms): no new match starts until it "
-                        "keeps up (%d playing; a --concurrency of %d is more than this machine keeps up with; %d "
-                        "such spells so far, said at most once a minute)", self.name, late_ms, self.limit_ms,
+                log.log(logging.INFO if warn else logging.DEBUG,
+                        "worker %s: its event loop was %.0f ms late (over %.0f ms; a busy machine, or more matches "
+                        "than it keeps up with): no new match starts until it keeps up (%d playing of at most %d; "
+                        "%d such spells so far, said at most once a minute)", self.name, late_ms, self.limit_ms,
                         playing, self.concurrency, self.spells)
             else:
                 log.debug("worker %s keeps up again (%d playing): matches start again", self.name, playing)
