@@ -28,12 +28,19 @@ from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, 
 from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, interrupted_creating
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
-from arena.cli.tournament_views import tournament_dict
+from arena.cli.sprt_report import (
+    all_alike,
+    expected_text,
+    print_sprt,
+    progress_line,
+    sprt_dict,
+    unit,
+    unsettled,
+)
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
-from arena.ratings.sprt import verdict_text
 from arena.tournaments.deals import DEALS_HELP
-from arena.tournaments.sprt_plan import POINTS, SCORE, SPRT_DEAL_PLANS, STATISTICS
+from arena.tournaments.sprt_plan import SCORE, SPRT_DEAL_PLANS, STATISTICS
 from arena_sdk.pb import arena_pb2
 
 ELO1 = 5.0  # --elo1 of a test on pairwise points (Elo)
@@ -224,13 +231,13 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         click.echo(f"SPRT {tid}: {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
                    + (f", field {', '.join(s.field)}" if s.field else "")
                    + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else "")
-                   + f"; H0 {_unit(s)} {s.elo0:g}, H1 {_unit(s)} {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: "
+                   + f"; H0 {unit(s)} {s.elo0:g}, H1 {unit(s)} {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}: "
                    f"LLR bounds "
                    f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
                    f"{s.tournament.seed_commitment}")
         click.echo(f"ladder: {s.ladder_note}")
         if s.statistic == SCORE:
-            click.echo(_expected_text(s))
+            click.echo(expected_text(s))
     if not wait:
         if as_json:
             print_json(sprt_dict(s))
@@ -267,7 +274,7 @@ def sprt_show(app: AppContext, tournament_id: str, watch: bool, server: str, as_
     if as_json:
         print_json(sprt_dict(s))
     else:
-        _print(s)
+        print_sprt(s)
 
 
 @sprt.command("cancel", short_help="Stop an SPRT (as `arena tournament cancel`).")
@@ -289,114 +296,6 @@ def sprt_cancel(ctx: click.Context, tournament_id: str, server: str, as_json: bo
     app: AppContext = ctx.obj
     app.arena(server).call("GetSprt", arena_pb2.GetSprtRequest(id=tournament_id))  # an SPRT's id, or it says not
     ctx.invoke(tournament_cancel, tournament_id=tournament_id, server=server, as_json=as_json)
-
-
-def sprt_dict(s: Any) -> dict[str, Any]:
-    """JSON form of a ``Sprt`` message: NaN becomes null and an infinite estimate "inf" / "-inf" (JSON has
-    neither)."""
-    def num(x: float) -> float | str | None:
-        if math.isnan(x):
-            return None
-        return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-    return {
-        "id": s.tournament.id, "v1": s.v1, "v2": s.v2, "field": list(s.field), "house": list(s.house),
-        "seats": s.seats,
-        "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta, "window": s.window,
-        "max_blocks": s.max_blocks, "blocks": s.blocks, "blocks_void": s.blocks_void,
-        "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
-        "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
-        "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
-        "deals": s.tournament.deals, "ladder_counted": s.ladder_counted, "ladder_note": s.ladder_note,
-        "statistic": s.statistic or POINTS,
-        "score_counts": [{"outcome": c.outcome, "blocks": c.blocks} for c in s.score_counts],
-        "mean_outcome": num(s.mean_outcome) if s.statistic == SCORE else None,
-        "tournament": tournament_dict(s.tournament),
-    }
-
-
-def _unit(s: Any) -> str:
-    """"nElo" (normalized Elo) for a test on the relative score, else "Elo"."""
-    return "nElo" if s.statistic == SCORE else "Elo"
-
-
-def _elo_text(s: Any, short: bool = False) -> str:
-    """"Elo +12.3 ± 45.6"; "Elo -" before a block; an infinite estimate (V2's mean outcome at the end of the
-    scale, e.g. it won every game of every block) says so, unless ``short``."""
-    unit = _unit(s)
-    if math.isnan(s.elo):
-        return f"{unit} -"
-    if math.isinf(s.elo) and not short:
-        sign = "+" if s.elo > 0 else "-"
-        if s.statistic == SCORE:
-            return f"{unit} {sign}inf (every block went {'V2' if s.elo > 0 else 'V1'}'s way: no finite estimate yet)"
-        return f"{unit} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
-    margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
-    return f"{unit} {s.elo:+.1f}{margin}"
-
-
-ALIKE_BLOCKS = 50  # a paired test whose versions ended alike in this many blocks, every one, says so
-
-
-def _all_alike(s: Any) -> bool:
-    """True when a paired test (relative score) has played ``ALIKE_BLOCKS`` blocks or more and V2 ended exactly as
-    V1 in every one: the two versions likely decide alike everywhere, and no number of blocks will separate them."""
-    return bool(s.statistic == SCORE and s.blocks >= ALIKE_BLOCKS
-                and all(c.outcome == 0 for c in s.score_counts if c.blocks))
-
-
-def _expected_text(s: Any) -> str:
-    """What a paired test on the relative score will take (``score_sprt.expected_blocks``), and what to do when
-    that is near its --max-blocks."""
-    blocks = round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta))
-    text = (f"expect about {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
-            f"nElo better; more between the two, fewer for a clearly larger or smaller gap")
-    if blocks > s.max_blocks / 2:
-        text += (f". That is close to --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
-                 f"the smallest gain you care about (twice the gap, a quarter of the blocks)")
-    return text
-
-
-def _line(s: Any) -> str:
-    return (f"{plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
-            + (f", {s.blocks_void} void" if s.blocks_void else "")
-            + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {_elo_text(s, short=True)}"
-            + (" · every block alike so far: V1 and V2 may be the same bot" if _all_alike(s) else ""))
-
-
-def _print(s: Any) -> None:
-    t = s.tournament
-    words = (verdict_text(s.verdict, s.elo0, s.elo1, _unit(s)) if s.verdict
-             else "running" if t.state == "running" else f"{t.state}, no verdict")
-    click.echo(f"SPRT {t.id} ({t.game}): {s.v2} (V2) against {s.v1} (V1), {s.seats} seats"
-               + (f", field {', '.join(s.field)}" if s.field else "")
-               + (f", house bots {', '.join(s.house)} (paired, common random numbers)" if s.house else ""))
-    click.echo(f"hypotheses: H0 {_unit(s)} {s.elo0:g}, H1 {_unit(s)} {s.elo1:g}; alpha {s.alpha:g}, beta {s.beta:g}"
-               + ("; statistic: relative score (normalized Elo)" if s.statistic == SCORE else ""))
-    click.echo(f"deals: {t.deals or 'duplicate'}; ladder: {s.ladder_note}")
-    click.echo(f"verdict: {words}" + (f" ({s.reason})" if s.reason else ""))
-    click.echo(f"LLR {s.llr:+.3f} in [{s.lower:.3f}, {s.upper:.3f}]")
-    click.echo(f"blocks {s.blocks}" + (f" (+{s.blocks_void} void)" if s.blocks_void else "")
-               + (f", {s.blocks_in_flight} in flight" if s.blocks_in_flight else "")
-               + f"; matches {t.matches_done}/{t.matches_total}"
-               + (f", {t.matches_cancelled} dropped {'after the verdict' if s.verdict else 'by the cancellation'}"
-                  if t.matches_cancelled else ""))
-    click.echo(_elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
-    if s.statistic == SCORE and not math.isnan(s.mean_outcome):
-        better = sum(c.blocks for c in s.score_counts if c.outcome > 0)
-        worse = sum(c.blocks for c in s.score_counts if c.outcome < 0)
-        click.echo(f"in the same scenario V2 ended better than V1 in {plural(better, 'block')}, worse in "
-                   f"{plural(worse, 'block')}, alike in {plural(s.blocks - better - worse, 'block')} (the test's "
-                   f"statistic); mean block outcome {s.mean_outcome:+.3f} (positive: V2 better; V2's relative "
-                   f"score minus V1's, game score units)")
-        if _all_alike(s):
-            click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
-                       "scenario (the same code under two versions?), and no number of blocks can separate them"
-                       + (f"; `arena sprt cancel {t.id}` stops the test" if t.state == "running" else ""))
-    left = 0 if t.seed_hex else _unsettled(s)
-    still = (f"; {plural(left, 'match')} still being played, `arena sprt show {t.id}` shows it once they end"
-             if s.verdict and left else "")
-    click.echo(f"seed: {t.seed_hex or 'secret until the test has ended'}{still} (commitment {t.seed_commitment})")
 
 
 class LiveLine(Progress):
@@ -461,12 +360,6 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
 SETTLE_WAIT_S = 300.0  # after a verdict, how long `arena sprt` waits for the matches still being played
 
 
-def _unsettled(s: Any) -> int:
-    """Matches of the test's tournament that are neither stored, dropped nor given up: being played now."""
-    t = s.tournament
-    return max(0, int(t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed))
-
-
 def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False) -> Any:
     """Poll GetSprt every POLL_INTERVAL_S behind a live line (a bar of the LLR between its bounds) until the test
     has a verdict or its tournament is no longer running, then, after a verdict, until the matches still being
@@ -481,20 +374,20 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
 
     with LiveLine(console=console, disable=quiet or not console.is_terminal) as progress:  # else plain lines
         task = progress.add_task(tid, total=s.upper - s.lower, completed=position(s),  # type: ignore[arg-type]  # rich takes a float
-                                 line=_line(s))
+                                 line=progress_line(s))
         away = RefereeAway(client)  # a referee restarting: the test goes on in Redis and the workers
         settle_by: float | None = None  # after a verdict: until when the matches still being played are waited for
         alike_said = False  # the note that V1 and V2 play alike, written once where no live line shows it
         plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
         while True:
-            plain.say(f"SPRT {tid}: {_line(s)}")
+            plain.say(f"SPRT {tid}: {progress_line(s)}")
             if _over(s):
                 if not s.verdict or s.tournament.seed_hex:  # the seed is shown once every match has settled
                     break
                 settle_by = settle_by or time.monotonic() + SETTLE_WAIT_S
                 if time.monotonic() >= settle_by:
                     break
-                progress.update(task, line=f"verdict {s.verdict}; waiting for the {plural(_unsettled(s), 'match')} "
+                progress.update(task, line=f"verdict {s.verdict}; waiting for the {plural(unsettled(s), 'match')} "
                                            f"still being played (the seed is shown once they end)")
             time.sleep(POLL_INTERVAL_S)
             reply = away.ask("GetSprt", arena_pb2.GetSprtRequest(id=tid))
@@ -502,8 +395,8 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
                 progress.update(task, line=f"the referee does not answer ({away.away_s:.0f} s); retrying")
                 continue
             s = reply
-            progress.update(task, completed=position(s), line=_line(s))
-            if not alike_said and _all_alike(s) and (quiet or not console.is_terminal):  # no live line to show it
+            progress.update(task, completed=position(s), line=progress_line(s))
+            if not alike_said and all_alike(s) and (quiet or not console.is_terminal):  # no live line to show it
                 click.echo(f"note: after {plural(s.blocks, 'block')} V2 has ended exactly as V1 in every one: V1 "
                            f"and V2 may be the same bot; `arena sprt cancel {tid}` stops the test", err=True)
                 alike_said = True
@@ -515,7 +408,7 @@ def _finish(app: AppContext, s: Any, as_json: bool) -> None:
     if as_json:
         print_json(sprt_dict(s))
     else:
-        _print(s)
+        print_sprt(s)
     if not s.verdict:
         if as_json:
             sys.exit(1)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from arena.cli import sprt as sprt_cli
+from arena.cli import sprt_report
 from arena.cli.app import AppContext, cli
 from arena.cli.tables import Col, fit
 from arena_sdk.pb import arena_pb2
@@ -140,7 +141,7 @@ def _live(width: int, s: arena_pb2.Sprt) -> list[str]:
     out = io.StringIO()
     console = Console(width=width, file=out)
     progress = sprt_cli.LiveLine(console=console)
-    progress.add_task("t6", total=s.upper - s.lower, completed=3, line=sprt_cli._line(s))
+    progress.add_task("t6", total=s.upper - s.lower, completed=3, line=sprt_report.progress_line(s))
     console.print(progress.get_renderable())
     return out.getvalue().splitlines()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.cli import sprt as sprt_cli
+from arena.cli import sprt_report
 from arena.ratings.score_sprt import ScoreState, block_score_outcome, mean_outcome, update
 from arena_sdk.pb import arena_pb2
 
@@ -21,7 +21,7 @@ def _shown(outcomes: list[float], capsys: pytest.CaptureFixture[str]) -> str:
                        elo1=40, alpha=0.05, beta=0.05, blocks=len(outcomes), verdict="H1", statistic="score",
                        mean_outcome=mean_outcome(state), llr=3.0, lower=-2.94, upper=2.94,
                        score_counts=[arena_pb2.SprtScoreCount(outcome=o, blocks=n) for o, n in state.counts])
-    sprt_cli._print(s)
+    sprt_report.print_sprt(s)
     return next(line for line in capsys.readouterr().out.splitlines() if "mean block outcome" in line)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from arena.cli import sprt as sprt_cli
+from arena.cli import sprt_report
 from arena.cli.app import PlainLines
 from arena_sdk.pb import arena_pb2
 
@@ -26,26 +26,26 @@ def _sprt(blocks: int, outcomes: dict[float, int], *, state: str = "finished", v
 
 
 @pytest.mark.parametrize(("blocks", "outcomes", "alike"), [
-    (sprt_cli.ALIKE_BLOCKS, {0.0: sprt_cli.ALIKE_BLOCKS}, True),
+    (sprt_report.ALIKE_BLOCKS, {0.0: sprt_report.ALIKE_BLOCKS}, True),
     (5000, {0.0: 5000}, True),
-    (sprt_cli.ALIKE_BLOCKS - 1, {0.0: sprt_cli.ALIKE_BLOCKS - 1}, False),  # too few to say
+    (sprt_report.ALIKE_BLOCKS - 1, {0.0: sprt_report.ALIKE_BLOCKS - 1}, False),  # too few to say
     (200, {0.0: 199, 0.5: 1}, False),  # one block differed
     (200, {0.0: 199, -3.0: 1}, False),
 ])
 def test_a_paired_test_whose_versions_end_alike_in_every_block_says_so(
         blocks: int, outcomes: dict[float, int], alike: bool, capsys: Any) -> None:
     s = _sprt(blocks, outcomes)
-    assert sprt_cli._all_alike(s) is alike
-    assert ("V1 and V2 may be the same bot" in sprt_cli._line(s)) is alike
-    sprt_cli._print(s)
+    assert sprt_report.all_alike(s) is alike
+    assert ("V1 and V2 may be the same bot" in sprt_report.progress_line(s)) is alike
+    sprt_report.print_sprt(s)
     assert ("note: V2 ended exactly as V1 in every block" in capsys.readouterr().out) is alike
 
 
 def test_the_seed_line_says_the_matches_still_being_played_after_a_verdict(capsys: Any) -> None:
-    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}, state="running", verdict="H1", left=3))
+    sprt_report.print_sprt(_sprt(80, {0.0: 40, 1.0: 40}, state="running", verdict="H1", left=3))
     seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
     assert "secret until the test has ended; 3 matches still being played, `arena sprt show t6` shows it" in seed
-    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}))
+    sprt_report.print_sprt(_sprt(80, {0.0: 40, 1.0: 40}))
     seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
     assert seed.startswith("seed: " + "cd" * 16) and "still being played" not in seed
 
@@ -53,10 +53,10 @@ def test_the_seed_line_says_the_matches_still_being_played_after_a_verdict(capsy
 def test_a_paired_test_says_how_many_blocks_it_will_take_and_warns_near_its_limit() -> None:
     s = _sprt(0, {}, state="running", verdict="")
     s.max_blocks = 5000
-    text = sprt_cli._expected_text(s)  # elo1 40: about 200 blocks
+    text = sprt_report.expected_text(s)  # elo1 40: about 200 blocks
     assert text.startswith("expect about 200 blocks (400 matches) if V2 is 40 or 0 nElo better") and "close" not in text
     s.elo1 = 5  # about 12,800 blocks: over the limit
-    text = sprt_cli._expected_text(s)
+    text = sprt_report.expected_text(s)
     assert "expect about 12,795 blocks" in text and "close to --max-blocks 5,000" in text and "--elo1" in text
 
 
@@ -74,10 +74,10 @@ def test_plain_progress_lines_where_no_live_line_shows(terminal: bool) -> None:
 
 
 def test_an_h0_verdict_says_v2_is_not_elo1_better_not_that_it_is_no_better(capsys: Any) -> None:
-    sprt_cli._print(_sprt(80, {0.0: 40, -1.0: 40}, verdict="H0"))
+    sprt_report.print_sprt(_sprt(80, {0.0: 40, -1.0: 40}, verdict="H0"))
     verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict: "))
     assert verdict.startswith("verdict: V2 is not 40 nElo better: accept H0 (the blocks favour +0 over +40 nElo; a "
                               "smaller gain is not ruled out)")
-    sprt_cli._print(_sprt(80, {0.0: 40, 1.0: 40}, verdict="H1"))
+    sprt_report.print_sprt(_sprt(80, {0.0: 40, 1.0: 40}, verdict="H1"))
     verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict: "))
     assert verdict.startswith("verdict: V2 is better: accept H1 (the blocks favour +40 over +0 nElo)")
