@@ -27,7 +27,7 @@ is measured, then the worker stops (running matches drain). Printed per step:
 ``--size quick`` (the default of ``make scale-inflight SIZE=quick``) measures 50,200,400 with short windows.
 
 Usage: python tools/scale_inflight.py [--inflight 50,100,200,400,800] [--think-ms 500] [--deadline-ms 2000]
-                                      [--window 20] [--warmup 8] [--bots 4] [--bot-threads N] [--size full|quick]
+                                      [--window 20] [--warmup 25] [--bots 4] [--bot-threads N] [--size full|quick]
                                       [--profile FILE] [--json]
 """
 
@@ -68,7 +68,9 @@ HAND = {"limit": 1}  # one hand of Take 5 per match: about 11 rounds of asks
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LAG_TICK_S = 0.01
 THINK_BOT = str(ROOT / "tools" / "scale_think_bot.py")
-SIZES = {"full": ("50,100,200,400,800", 20.0, 8.0), "quick": ("50,200,400", 10.0, 7.0)}
+# the warm-up: a worker starts at most 32 matches at once and one more with every match that ends well
+# (arena.worker.admission.TimeoutBrake), about doubling per match length (5 s here): 800 in flight takes ~25 s
+SIZES = {"full": ("50,100,200,400,800", 20.0, 25.0), "quick": ("50,200,400", 10.0, 20.0)}
 
 
 def proc_cpu_s(pid: int) -> float:

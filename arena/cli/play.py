@@ -189,9 +189,10 @@ def _play_command(game: str) -> None:
     @option("--bot-secret", default=None, metavar="SECRET", callback=check_bot_secret,
             help="A bot secret (16..256 characters) for this game, to test a bot started with one (SDK: --secret "
                  "or ARENA_BOT_SECRET) as the arena plays it: the referee sends it with the match calls of every "
-                 "seat, and the bots started here (sample:NAME, FILE.py) are started with it. It goes to every "
-                 "HOST:PORT seat: give it only when they are all yours. An exported ARENA_BOT_SECRET is not read, "
-                 "and the bots started here never inherit it. Default: none.")
+                 "seat that asks for one, and the bots started here (sample:NAME, FILE.py) are started with it. A "
+                 "HOST:PORT bot that answers without a secret never receives it, but one that is not yours could "
+                 "claim to need it: give it only when every HOST:PORT bot is yours. An exported ARENA_BOT_SECRET is "
+                 "not read, and the bots started here never inherit it. Default: none.")
     @option("--show", is_flag=True, help="Also print the whole game turn by turn (as `arena match show FILE`).")
     @option("--games", type=click.IntRange(1, MAX_GAMES), default=1, show_default=True,
             help="Play a series of this many games between the same bots (started once), seeds SEED, SEED+1, ... "
@@ -330,8 +331,7 @@ def _seated(game: str, bots: Sequence[BotSpec], secret: str) -> Iterator[list[An
     started: list[Any] = []
     try:
         endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
-        for endpoint in endpoints:  # a bot that answers match calls only with its secret: before the game, not
-            _check_secret(endpoint, secret)  # a fault in every call of it
+        secrets_of = {endpoint: _secret_for(endpoint, secret) for endpoint in endpoints}  # before the game
         started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
         for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
             _bot_info(proc.endpoint, game)
@@ -344,7 +344,8 @@ def _seated(game: str, bots: Sequence[BotSpec], secret: str) -> Iterator[list[An
                 proc = next(local)
                 seats.append((proc.name, proc.endpoint))
         names = _unique_names([n for n, _ in seats])
-        yield [SeatSpec(name=n, endpoint=e, secret=secret) for n, (_, e) in zip(names, seats, strict=True)]
+        yield [SeatSpec(name=n, endpoint=e, secret=secrets_of.get(e, secret))
+               for n, (_, e) in zip(names, seats, strict=True)]
     finally:
         for proc in started:
             proc.stop()
@@ -386,14 +387,21 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
         raise ArenaCliError(f"cannot start the bot: {message}") from None
 
 
-def _check_secret(endpoint: str, secret: str) -> None:
-    """Raise ``ArenaCliError`` when the bot at ``endpoint`` refuses ``secret`` ("" for none) as its bot secret, or
-    gives no answer to the check (``arena.server.checks.secret_refusal``, as registration asks)."""
+def _secret_for(endpoint: str, secret: str) -> str:
+    """The bot secret the referee sends the bot at ``endpoint``: "" when it answers match calls without one (then
+    ``secret`` never reaches it), else ``secret`` once it accepts it (``arena.server.checks.secret_refusal``, the
+    check registration makes). Raises ``ArenaCliError`` when it asks for a secret and ``secret`` is none or another,
+    or gives no answer to the check: before the game, not a fault in every call of it."""
     from arena.server.checks import secret_refusal
 
-    refusal = secret_refusal(endpoint, secret)
-    if refusal is not None:
-        raise ArenaCliError(refusal.replace(", or RegisterBotRequest.bot_secret)", ")"))
+    refusal = secret_refusal(endpoint, "")
+    if refusal is None:
+        return ""
+    if secret and "only with its bot secret" in refusal:
+        refusal = secret_refusal(endpoint, secret)
+        if refusal is None:
+            return secret
+    raise ArenaCliError(refusal.replace(", or RegisterBotRequest.bot_secret)", ")"))
 
 
 def _bot_info(endpoint: str, game: str) -> str:

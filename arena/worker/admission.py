@@ -60,6 +60,7 @@ class LagGate:
 
 BRAKE_BOTS = 2  # a match whose seats of at least this many bots timed out applies the brake
 BRAKE_EVERY_S = 1.0  # the brake halves the limit at most this often (a wave of matches ending together is one)
+BRAKE_FLOOR = 32  # the brake's start and least limit (a worker of lower --concurrency is never held back by it)
 
 
 def overloaded(record: Any) -> bool:
@@ -80,17 +81,20 @@ def overloaded(record: Any) -> bool:
 
 
 class TimeoutBrake:
-    """The number of matches worker ``name`` may play at once, ``limit``, between 1 and ``concurrency``: halved
-    (at most once per ``BRAKE_EVERY_S``) by a match that looks played by an overloaded worker (``overloaded``: many
-    bots timing out, every seat slow), raised by one by any other match (additive increase, multiplicative
-    decrease, as TCP's congestion control): more matches at once than the machine (the worker, or bots that share
-    its CPU) answers in time cost throughput, not faults charged to every bot. The first halving, and one down to
-    1, are logged as warnings."""
+    """The number of matches worker ``name`` may play at once, ``limit``, between ``floor`` (``BRAKE_FLOOR``, or
+    ``concurrency`` when less) and ``concurrency``. It starts at ``floor`` and grows by one with every match that
+    does not look played by an overloaded worker (``overloaded``: many bots timing out, every seat slow), so a first
+    batch of a thousand matches never starts at once; such a match halves it instead (at most once per
+    ``BRAKE_EVERY_S``), never below ``floor`` (additive increase, multiplicative decrease, as TCP's congestion
+    control with its slow start). More matches at once than the machine (the worker, or bots that share its CPU)
+    answers in time then cost throughput rather than faults charged to every bot, and bots that time out on purpose
+    can hold a worker down to ``floor`` matches at most. The first halving is logged as a warning."""
 
     def __init__(self, name: str, concurrency: int) -> None:
         self.name = name
         self.concurrency = concurrency
-        self.limit = concurrency
+        self.floor = min(concurrency, BRAKE_FLOOR)
+        self.limit = self.floor
         self.braked_at = -BRAKE_EVERY_S  # monotonic time of the last halving
         self.halvings = 0
 
@@ -98,11 +102,11 @@ class TimeoutBrake:
         """A match of this worker is over (``record``, a ``MatchRecord``): count it."""
         if overloaded(record):
             now = time.monotonic()
-            if now - self.braked_at >= BRAKE_EVERY_S and self.limit > 1:
+            if now - self.braked_at >= BRAKE_EVERY_S and self.limit > self.floor:
                 self.braked_at = now
                 self.halvings += 1
-                self.limit = max(1, self.limit // 2)
-                log.log(logging.WARNING if self.halvings == 1 or self.limit == 1 else logging.INFO,
+                self.limit = max(self.floor, self.limit // 2)
+                log.log(logging.WARNING if self.halvings == 1 else logging.INFO,
                         "worker %s: every seat of match %s was slow or timed out: at most %d matches at once for "
                         "now (of --concurrency %d; one more with every match that is not)", self.name,
                         record.match_id, self.limit, self.concurrency)

@@ -385,9 +385,9 @@ def _rated(spec: MatchSpec, record: Any) -> bool:
     """Whether a played match counts on the ladder: as its spec says, unless every seat failed
     (``every_seat_failed``: stored, not rated; logged)."""
     if spec.rated and every_seat_failed(record):
-        log.warning("match %s: every seat failed (%s); stored but not rated: the fault is likely the arena's (an "
-                    "overloaded worker, or its network), not the bots'", spec.match_id,
-                    "; ".join(str(why) for why in seat_failures(record)))
+        log.warning("match %s: every seat failed (%s); stored but not rated, and charged to nobody: either the "
+                    "arena could not reach or wait for its bots (an overloaded worker, its network), or every one of "
+                    "them is down or hangs", spec.match_id, "; ".join(str(why) for why in seat_failures(record)))
         return False
     return spec.rated
 

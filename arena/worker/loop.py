@@ -89,9 +89,8 @@ def _with_inputs(store: Store, claim: Callable[..., list[Job]],
 
 def reclaim_idle_s(store: Store, visibility_timeout_s: float) -> float:
     """How long a job must go unrefreshed to be reclaimed: the visibility timeout, or the longest ``timeout_s`` of
-    the workers alive now (within which they refresh theirs): a short one never takes a live worker's jobs."""
-    now = time.time()
-    return max([visibility_timeout_s, *(w.timeout_s for w in store.list_workers() if w.alive(now))])
+    the workers listed (a live one refreshes its jobs within it; no clock read: a fast clock sees none dead)."""
+    return max([visibility_timeout_s, *(w.timeout_s for w in store.list_workers() if not w.stopped)])
 
 
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:

@@ -91,3 +91,17 @@ def test_play_with_bot_secret_plays_a_bot_started_with_it(start_bot: Callable[..
     assert data["faults"] == [] and data["result"]["faults"] == [0, 0]
     assert data["seats"][0] == {"name": "heuristic", "endpoint": guarded.endpoint}
     assert SECRET not in text and SECRET not in result.output
+
+
+def test_play_sends_the_secret_only_to_a_bot_that_asks_for_one(start_bot: Callable[..., Any]) -> None:
+    """`--bot-secret` went to every HOST:PORT seat, so a stranger's bot in the game received it (and could register
+    the owner's bot with it): a bot that answers match calls without a secret is now played without one."""
+    from arena.cli.errors import ArenaCliError
+    from arena.cli.play import _secret_for
+
+    guarded, open_bot = start_bot("sample:heuristic", secret=SECRET), start_bot("sample:random")
+    assert _secret_for(open_bot.endpoint, SECRET) == ""  # never sent to it
+    assert _secret_for(guarded.endpoint, SECRET) == SECRET
+    assert _secret_for(open_bot.endpoint, "") == ""
+    with pytest.raises(ArenaCliError, match="answers match calls only with its bot secret"):
+        _secret_for(guarded.endpoint, "")

@@ -14,9 +14,10 @@ from platform_helpers import SLOW_BOT, wait_until
 
 from arena.core.seeds import deal_seed
 from arena.core.specs import MatchSpec
-from arena.store import Store, TournamentInfo, results_log_key
+from arena.store import Store, TournamentInfo, WorkerStatus, results_log_key
 from arena.tournaments.round_robin import round_robin
 from arena.worker import loop as scheduler
+from arena.worker.loop import reclaim_idle_s
 
 SLOW_ARGS = ["--sleep", "0.25"]  # every Decide answers after 0.25 s: one hand of Take 5 takes ~3 s
 ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after its first hand
@@ -197,3 +198,14 @@ def test_a_job_claimed_ahead_is_handed_back_on_stop_and_taken_at_once(
     result = store.get_result("take5", other)
     assert result is not None and result["worker"] == "second" and result["deal"]["attempt"] == 0
     assert store.pending_jobs() == 0 and store.check_ladder("take5").equal
+
+
+def test_the_reclaim_wait_reads_no_clock(store: Store) -> None:
+    """A worker whose clock ran 60 s ahead saw every other worker's heartbeat as stale, so its short visibility
+    timeout applied to their jobs: the wait is the longest timeout of the workers listed, whatever the clocks."""
+    live = WorkerStatus(name="w-live", host="h", pid=1, started_at=0.0, last_seen=time.time() - 3600,
+                        concurrency=1, running=(), matches_done=0, timeout_s=987.0)  # "stale" to a fast clock
+    store.heartbeat(live, forget_s=7200)
+    assert reclaim_idle_s(store, 2.0) == 987.0
+    store.heartbeat(dataclasses.replace(live, stopped=True), forget_s=7200)  # said goodbye: not waited for
+    assert reclaim_idle_s(store, 2.0) < 987.0

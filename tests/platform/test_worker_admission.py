@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from arena.match.loop_lag import hold_loop_lag, release_loop_lag
 from arena.store import Store
-from arena.worker.admission import BRAKE_EVERY_S, BUSY_WINDOW_S, LagGate, TimeoutBrake, overloaded
+from arena.worker.admission import BRAKE_EVERY_S, BRAKE_FLOOR, BUSY_WINDOW_S, LagGate, TimeoutBrake, overloaded
 from arena.worker.loop import _Worker
 from arena.worker.settings import WorkerSettings
 
@@ -96,15 +96,25 @@ def test_only_slowness_everywhere_counts_as_overload() -> None:
     assert not overloaded(_match([slow, slow, slow], [0, 1], ["same", "same", "x"]))  # one bot in two seats
 
 
-def test_the_brake_halves_on_overload_at_most_once_a_second_and_recovers_by_one() -> None:
-    brake = TimeoutBrake("w", 64)
+def test_the_brake_starts_low_grows_by_one_halves_on_overload_and_never_goes_under_its_floor() -> None:
+    """A first batch of 1,000 matches no longer starts at once (a tournament that fit in it was lost whole), and bots
+    that time out on purpose hold a worker down to BRAKE_FLOOR matches at once at most."""
+    brake = TimeoutBrake("w", 1000)
+    assert brake.limit == BRAKE_FLOOR
+    for _ in range(200):
+        brake.played(_match([[2.0], [3.0]], []))
+    assert brake.limit == BRAKE_FLOOR + 200
     jammed = _match([[None], [None], [190.0]], [0, 1])
     brake.played(jammed)
     brake.played(jammed)  # the same wave: no second halving within BRAKE_EVERY_S
-    assert brake.limit == 32 and brake.halvings == 1
-    brake.braked_at -= BRAKE_EVERY_S
-    brake.played(jammed)
-    assert brake.limit == 16
-    for _ in range(100):
+    assert brake.limit == (BRAKE_FLOOR + 200) // 2 and brake.halvings == 1
+    for _ in range(5):
+        brake.braked_at -= BRAKE_EVERY_S
+        brake.played(jammed)
+    assert brake.limit == BRAKE_FLOOR  # never under its floor
+    for _ in range(2000):
         brake.played(_match([[2.0], [3.0]], []))
-    assert brake.limit == 64  # back up, never above the concurrency
+    assert brake.limit == 1000  # back up, never above the concurrency
+    small = TimeoutBrake("w", 4)  # a worker under the floor: never held back
+    small.played(jammed)
+    assert small.limit == 4 and small.halvings == 0
