@@ -43,10 +43,24 @@ def bind_problem(address: str) -> str | None:
     except OSError as exc:
         where = host or "every address"
         if exc.errno == errno.EADDRINUSE:
-            return f"port {port} is already in use on {where} (another process listens there)"
+            return f"port {port} is already in use on {where} ({_user_of(port)})"
         if exc.errno == errno.EADDRNOTAVAIL:
             return f"{host} is not an address of this machine"
         if exc.errno == errno.EACCES:
             return f"port {port} needs privileges this process lacks (ports below 1024 do)"
         return exc.strerror or str(exc)
     return None
+
+
+def _user_of(port: int) -> str:
+    """Who may hold ``port``: a listening process, or, inside this machine's ephemeral range (Linux:
+    ``/proc/sys/net/ipv4/ip_local_port_range``), also a connection using it as its local port."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low, high = (int(x) for x in f.read().split()[:2])
+    except (OSError, ValueError):
+        return "another process listens there"
+    if low <= port <= high:
+        return (f"another process listens there, or a connection uses it as its own port: ports {low}-{high} are "
+                f"this machine's ephemeral range, a port below {low} is safer")
+    return "another process listens there"

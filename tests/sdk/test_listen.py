@@ -18,6 +18,19 @@ def test_a_port_someone_listens_on_is_named_in_use() -> None:
     assert problem is not None and f"port {port} is already in use on 127.0.0.1" in problem
 
 
+def test_a_port_held_by_a_connection_says_so_in_the_ephemeral_range() -> None:
+    """A connection's own port (an ephemeral one, not a listener) also makes a port "in use": the message no longer
+    says only that a process listens there."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()) as client:
+            port = client.getsockname()[1]  # the client's ephemeral port: no process listens on it
+            problem = bind_problem(f"127.0.0.1:{port}")
+    assert problem is not None and f"port {port} is already in use on 127.0.0.1" in problem
+    assert "a connection uses it as its own port" in problem and "ephemeral range" in problem
+
+
 def test_a_free_port_has_no_problem() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
