@@ -37,6 +37,7 @@ from arena.cli.sprt_report import (
     unit,
     unsettled,
 )
+from arena.cli.tournament_status import queued_after
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
 from arena.tournaments.deals import DEALS_HELP
@@ -238,6 +239,9 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         click.echo(f"ladder: {s.ladder_note}")
         if s.statistic == SCORE:
             click.echo(expected_text(s))
+        ahead = queued_after(client, s.tournament)
+        if ahead:  # its blocks wait behind those
+            click.echo(f"queued after {ahead}")
     if not wait:
         if as_json:
             print_json(sprt_dict(s))
