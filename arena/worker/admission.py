@@ -82,33 +82,40 @@ def overloaded(record: Any) -> bool:
 
 class TimeoutBrake:
     """The number of matches worker ``name`` may play at once, ``limit``, between ``floor`` (``BRAKE_FLOOR``, or
-    ``concurrency`` when less) and ``concurrency``. It starts at ``floor`` and grows by one with every match that
-    does not look played by an overloaded worker (``overloaded``: many bots timing out, every seat slow), so a first
-    batch of a thousand matches never starts at once; such a match halves it instead (at most once per
-    ``BRAKE_EVERY_S``), never below ``floor`` (additive increase, multiplicative decrease, as TCP's congestion
-    control with its slow start). More matches at once than the machine (the worker, or bots that share its CPU)
-    answers in time then cost throughput rather than faults charged to every bot, and bots that time out on purpose
-    can hold a worker down to ``floor`` matches at most. The first halving is logged as a warning."""
+    ``concurrency`` when less) and ``concurrency``, as TCP's congestion window. It starts at ``floor`` and, up to a
+    threshold (``concurrency`` at first), grows by one with every match that does not look played by an
+    overloaded worker (``overloaded``: many bots timing out, every seat slow): about doubling per match length, so
+    a first batch of a thousand matches never starts at once. Such a match sets the threshold to half the limit
+    (never under ``floor``) and the limit to it (at most once per ``BRAKE_EVERY_S``); above the threshold the limit
+    grows by one per ``limit`` good matches only. More matches at once than the machine (the worker, or bots that
+    share its CPU) answers in time then cost throughput rather than faults charged to every bot, and bots that time
+    out on purpose hold a worker at ``floor`` matches at most. The first halving is logged as a warning."""
 
     def __init__(self, name: str, concurrency: int) -> None:
         self.name = name
         self.concurrency = concurrency
         self.floor = min(concurrency, BRAKE_FLOOR)
-        self.limit = self.floor
+        self.window = float(self.floor)  # the limit, with the fractions of congestion avoidance
+        self.threshold = float(concurrency)  # below it, one more per good match; above, one per window of them
         self.braked_at = -BRAKE_EVERY_S  # monotonic time of the last halving
         self.halvings = 0
+
+    @property
+    def limit(self) -> int:
+        return int(self.window)
 
     def played(self, record: Any) -> None:
         """A match of this worker is over (``record``, a ``MatchRecord``): count it."""
         if overloaded(record):
             now = time.monotonic()
-            if now - self.braked_at >= BRAKE_EVERY_S and self.limit > self.floor:
+            if now - self.braked_at >= BRAKE_EVERY_S and self.window > self.floor:
                 self.braked_at = now
                 self.halvings += 1
-                self.limit = max(self.floor, self.limit // 2)
+                self.threshold = self.window = float(max(self.floor, self.limit // 2))
                 log.log(logging.WARNING if self.halvings == 1 else logging.INFO,
                         "worker %s: every seat of match %s was slow or timed out: at most %d matches at once for "
-                        "now (of --concurrency %d; one more with every match that is not)", self.name,
-                        record.match_id, self.limit, self.concurrency)
-        elif self.limit < self.concurrency:
-            self.limit += 1
+                        "now (of --concurrency %d; more as matches end well)", self.name, record.match_id,
+                        self.limit, self.concurrency)
+        elif self.window < self.concurrency:
+            self.window = min(float(self.concurrency),
+                              self.window + (1.0 if self.window < self.threshold else 1.0 / self.window))

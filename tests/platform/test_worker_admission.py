@@ -96,25 +96,29 @@ def test_only_slowness_everywhere_counts_as_overload() -> None:
     assert not overloaded(_match([slow, slow, slow], [0, 1], ["same", "same", "x"]))  # one bot in two seats
 
 
-def test_the_brake_starts_low_grows_by_one_halves_on_overload_and_never_goes_under_its_floor() -> None:
-    """A first batch of 1,000 matches no longer starts at once (a tournament that fit in it was lost whole), and bots
-    that time out on purpose hold a worker down to BRAKE_FLOOR matches at once at most."""
+def test_the_brake_starts_low_grows_halves_on_overload_and_never_goes_under_its_floor() -> None:
+    """A first batch of 1,000 matches no longer starts at once (a tournament that fit in it was lost whole); after an
+    overload the limit grows by one per limit's worth of good matches (short matches ended 200 a second: one more
+    each refilled the overload at once); bots that time out on purpose hold a worker at BRAKE_FLOOR at most."""
+    good, jammed = _match([[2.0], [3.0]], []), _match([[None], [None], [190.0]], [0, 1])
     brake = TimeoutBrake("w", 1000)
     assert brake.limit == BRAKE_FLOOR
     for _ in range(200):
-        brake.played(_match([[2.0], [3.0]], []))
-    assert brake.limit == BRAKE_FLOOR + 200
-    jammed = _match([[None], [None], [190.0]], [0, 1])
+        brake.played(good)
+    assert brake.limit == BRAKE_FLOOR + 200  # slow start: one more per good match
     brake.played(jammed)
     brake.played(jammed)  # the same wave: no second halving within BRAKE_EVERY_S
     assert brake.limit == (BRAKE_FLOOR + 200) // 2 and brake.halvings == 1
+    for _ in range(brake.limit + 2):
+        brake.played(good)
+    assert brake.limit == (BRAKE_FLOOR + 200) // 2 + 1  # congestion avoidance: one per window of good matches
     for _ in range(5):
         brake.braked_at -= BRAKE_EVERY_S
         brake.played(jammed)
-    assert brake.limit == BRAKE_FLOOR  # never under its floor
+    assert brake.limit == BRAKE_FLOOR and brake.halvings == 3  # never under its floor
     for _ in range(2000):
-        brake.played(_match([[2.0], [3.0]], []))
-    assert brake.limit == 1000  # back up, never above the concurrency
+        brake.played(good)
+    assert 60 < brake.limit < 80  # sqrt(32^2 + 2 x 2000)
     small = TimeoutBrake("w", 4)  # a worker under the floor: never held back
     small.played(jammed)
     assert small.limit == 4 and small.halvings == 0
