@@ -220,9 +220,15 @@ class ArenaGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def interruption(message: str, exc: BaseException) -> ArenaInterrupted:
+    """The one-line error of a command stopped by ``exc``: ``ArenaTerminated`` (exit 143) for SIGTERM
+    (``Terminated``), else ``ArenaInterrupted`` (Ctrl-C, exit 130), saying ``message``."""
+    return ArenaTerminated(message) if isinstance(exc, Terminated) else ArenaInterrupted(message)
+
+
 def interrupted_creating(what: str, exc: KeyboardInterrupt) -> ArenaInterrupted:
     """The error of a Ctrl-C (or SIGTERM: ``ArenaTerminated``) while a create call was under way: the arena may
     have created the ``what`` ("tournament", "SPRT") all the same, and the message says how to find and stop it."""
     message = (f"interrupted while the arena was creating the {what}: it may have been created all the same; "
                f"`arena tournament list` shows it, `arena tournament cancel ID` stops it")
-    return ArenaTerminated(message) if isinstance(exc, Terminated) else ArenaInterrupted(message)
+    return interruption(message, exc)

@@ -16,7 +16,7 @@ import grpc
 from rich.table import Table
 
 from arena.cli.app import AppContext, cli, print_json, score_text
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
+from arena.cli.errors import ArenaCliError, interruption
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import (
     BOT_NAME_RE,
@@ -243,10 +243,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
                 record = run_match_sync(match_id, game, specs, config, seed=seed, options=options,
                                         on_progress=live, seat_seeds=local_seat_seeds(seed, len(specs)))
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): the bots started here are stopped
-        error = ArenaInterrupted("interrupted: the game was stopped before its end; no record was written")
-        if isinstance(exc, Terminated):
-            error = ArenaTerminated(error.message)
-        raise error from None
+        raise interruption("interrupted: the game was stopped before its end; no record was written",
+                           exc) from None
     try:
         if record_path is None:  # records/ of the default path; --record names a folder that exists
             path.parent.mkdir(parents=True, exist_ok=True)

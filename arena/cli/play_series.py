@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from arena.cli.app import AppContext, PlainLines, print_json
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated
+from arena.cli.errors import ArenaCliError, interruption
 from arena.cli.tables import Col, fit, print_tables
 from arena.core.limits import MAX_SEED
 
@@ -134,11 +134,8 @@ def play_series(app: AppContext, game: str, specs: Sequence[Any], config: Any, s
             status = None
         if records:
             _report(app, game, series, folder, seed, records, names, games, started, as_json)
-        error = ArenaInterrupted(f"interrupted after {len(records)} of {games} games (the game under way was "
-                                 f"stopped; the records of those played are in {folder})")
-        if isinstance(exc, Terminated):
-            error = ArenaTerminated(error.message)
-        raise error from None
+        raise interruption(f"interrupted after {len(records)} of {games} games (the game under way was "
+                                 f"stopped; the records of those played are in {folder})", exc) from None
     finally:
         if status is not None:
             status.stop()

@@ -25,7 +25,11 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway, cli, print_json
-from arena.cli.errors import ArenaCliError, ArenaInterrupted, ArenaTerminated, Terminated, interrupted_creating
+from arena.cli.errors import (
+    ArenaCliError,
+    interrupted_creating,
+    interruption,
+)
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.sprt_report import (
@@ -354,11 +358,8 @@ def _detach_on_interrupt(tid: str) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as exc:
-        error = ArenaInterrupted(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
-                                 f"{tid} --watch` follows it again, `arena sprt cancel {tid}` stops it")
-        if isinstance(exc, Terminated):
-            error = ArenaTerminated(error.message)
-        raise error from None
+        raise interruption(f"stopped following; SPRT {tid} keeps running on the server: `arena sprt show "
+                                 f"{tid} --watch` follows it again, `arena sprt cancel {tid}` stops it", exc) from None
 
 
 SETTLE_WAIT_S = 300.0  # after a verdict, how long `arena sprt` waits for the matches still being played

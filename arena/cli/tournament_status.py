@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway
-from arena.cli.errors import ArenaInterrupted, ArenaTerminated, Terminated
+from arena.cli.errors import interruption
 from arena.cli.pages import every_page
 from arena.cli.tournament_views import settled, waiting_text
 from arena.core.limits import MATCH_LIST
@@ -93,9 +93,6 @@ def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
                                 failed=failed(t), total=t.matches_total or None)
     except KeyboardInterrupt as exc:
-        error = ArenaInterrupted(f"stopped watching; tournament {t.id} keeps running on the server "
-                                 f"(`arena tournament status {t.id} --watch`)")
-        if isinstance(exc, Terminated):
-            error = ArenaTerminated(error.message)
-        raise error from None
+        raise interruption(f"stopped watching; tournament {t.id} keeps running on the server "
+                                 f"(`arena tournament status {t.id} --watch`)", exc) from None
     return t
