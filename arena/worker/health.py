@@ -96,20 +96,22 @@ def seat_failures(record: MatchRecord) -> list[str | None]:
     return out
 
 
-def every_seat_failed(record: MatchRecord) -> bool:
-    """True when every seat of ``record`` failed (``seat_failures``: forfeited, or answered no call): the result
-    then says nothing of the bots' strength (forfeited seats share the last rank), and the fault is likely ours (an
-    overloaded worker whose every call came too late, its network), so the match is stored but not rated."""
-    return all(f is not None for f in seat_failures(record))
+def every_seat_failed(failures: Sequence[str | None]) -> bool:
+    """True when every seat failed (``failures``: the ``seat_failures`` of a match: forfeited, or answered no call):
+    the result then says nothing of the bots' strength (forfeited seats share the last rank), and the fault is
+    likely ours (an overloaded worker whose every call came too late, its network), so the match is stored but not
+    rated."""
+    return all(f is not None for f in failures)
 
 
-def charged_outcomes(record: MatchRecord, bots: Sequence[str]) -> dict[str, str | None]:
+def charged_outcomes(record: MatchRecord, bots: Sequence[str],
+                     failures: Sequence[str | None] | None = None) -> dict[str, str | None]:
     """What a stored match counts in the health of each bot (``bots``: the bot ids in seat order): bot id -> None
     (played through) or the reason it failed, with the match id. Empty when every seat failed: then the fault is
-    likely ours, and nobody is charged."""
-    if every_seat_failed(record):
+    likely ours, and nobody is charged. ``failures``: the match's ``seat_failures`` when known already."""
+    failures = seat_failures(record) if failures is None else failures
+    if every_seat_failed(failures):
         return {}
-    failures = seat_failures(record)
     return {bot: None if why is None else f"{why} in match {record.match_id}" for bot, why in zip(bots, failures)}
 
 

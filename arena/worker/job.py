@@ -204,9 +204,10 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
                                          channels=channels, seat_seeds=seat_seeds,
                                          on_start=publisher.follow)
             result = record.result
-            outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats)).items()
+            failures = seat_failures(record)
+            outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats), failures).items()
                         if not is_house_bot(bot)}  # a house bot has no health: it is ours
-            rated = _rated(spec, record)
+            rated = _rated(spec, failures)
             if on_played is not None:  # its slot is free now unless storing it may make a bot unhealthy
                 on_played(record, not inputs.unhealthy and all(o is None for o in outcomes.values()))
             # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
@@ -381,13 +382,13 @@ def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: i
     return stored, (outcomes if stored else {}, health)
 
 
-def _rated(spec: MatchSpec, record: Any) -> bool:
-    """Whether a played match counts on the ladder: as its spec says, unless every seat failed
-    (``every_seat_failed``: stored, not rated; logged)."""
-    if spec.rated and every_seat_failed(record):
+def _rated(spec: MatchSpec, failures: Sequence[str | None]) -> bool:
+    """Whether a played match (its ``seat_failures``) counts on the ladder: as its spec says, unless every seat
+    failed (``every_seat_failed``: stored, not rated; logged)."""
+    if spec.rated and every_seat_failed(failures):
         log.warning("match %s: every seat failed (%s); stored but not rated, and charged to nobody: either the "
                     "arena could not reach or wait for its bots (an overloaded worker, its network), or every one of "
-                    "them is down or hangs", spec.match_id, "; ".join(str(why) for why in seat_failures(record)))
+                    "them is down or hangs", spec.match_id, "; ".join(str(why) for why in failures))
         return False
     return spec.rated
 

@@ -12,13 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 from viewer_records import play_record
 from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, screenshot, wait_until
 
 from arena.web.app import WebOptions
-from arena.web.client import ArenaNotFound
 from arena.web.serving import WebServer
 from arena_sdk.games import take5
 from arena_sdk.pb import arena_pb2
@@ -40,11 +38,7 @@ class _RoundRobin(FakeReader):
             return arena_pb2.Standings(tournament_id="t3", fit_matches=12, entries=[
                 arena_pb2.StandingsEntry(rank=k + 1, bot=b, points=20.0 - 5 * k, matches=12, rating=r, margin=60.0,
                                          low=r - 60, high=r + 60) for k, (b, r) in enumerate(BOTS)])
-        if method == "ListMatches":
-            return arena_pb2.ListMatchesResponse()
-        if method == "ListWorkers":
-            return arena_pb2.ListWorkersResponse()
-        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+        return self.empty_or_not_found(method)
 
 
 @pytest.fixture

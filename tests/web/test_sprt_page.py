@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import grpc
 import pytest
 from starlette.testclient import TestClient
 from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, screenshot
 
 from arena.web.app import WebOptions
-from arena.web.client import ArenaNotFound
 from arena.web.serving import WebServer
 from arena_sdk.pb import arena_pb2
 
@@ -50,9 +48,7 @@ class _Sprt(FakeReader):
             return arena_pb2.Sprt(tournament=t, v1=V1, v2=V2, seats=4, house=[HOUSE] * 3, statistic="score",
                                   elo0=0.0, elo1=40.0, blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=-28.3,
                                   elo_margin=20.0, verdict=self.verdict, reason=REASON if self.verdict else "")
-        if method in ("ListMatches", "ListWorkers"):
-            return arena_pb2.ListMatchesResponse() if method == "ListMatches" else arena_pb2.ListWorkersResponse()
-        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+        return self.empty_or_not_found(method)
 
 
 def test_the_verdict_comes_before_the_standings_which_say_what_they_count() -> None:

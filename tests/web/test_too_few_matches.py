@@ -9,13 +9,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import grpc
 import pytest
 from starlette.testclient import TestClient
 from web_helpers import FakeReader, app_of
 
 from arena.web import filters
-from arena.web.client import ArenaNotFound
 from arena_sdk.pb import arena_pb2
 
 TID = "t5"
@@ -52,11 +50,7 @@ class _Reader(FakeReader):
                 arena_pb2.LadderEntry(rank=3, bot="rare@1", rating=1530.0, matches=2, too_few_matches=True,
                                       los_next=0.7),
                 arena_pb2.LadderEntry(rank=4, bot="last@1", rating=1400.0, margin=80.0, matches=20)])
-        if method == "ListMatches":
-            return arena_pb2.ListMatchesResponse()
-        if method == "ListWorkers":
-            return arena_pb2.ListWorkersResponse()
-        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+        return self.empty_or_not_found(method)
 
 
 @pytest.fixture

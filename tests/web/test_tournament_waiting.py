@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
 import pytest
 from starlette.testclient import TestClient
 from web_helpers import FakeReader, app_of
 
-from arena.web.client import ArenaNotFound
 from arena_sdk.pb import arena_pb2
 
 
@@ -27,11 +25,7 @@ class _Reader(FakeReader):
                                         matches_done=26, seed_commitment="ab" * 32, waiting_for=self.waiting)
         if method == "GetStandings":
             return arena_pb2.Standings(tournament_id="t12")
-        if method == "ListMatches":
-            return arena_pb2.ListMatchesResponse()
-        if method == "ListWorkers":
-            return arena_pb2.ListWorkersResponse()
-        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
+        return self.empty_or_not_found(method)
 
 
 @pytest.mark.parametrize("path", ["/tournaments/t12", "/tournaments/t12/live"])

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 from click.testing import CliRunner, Result
 
 from arena.cli import cli
 from arena.match.local_bots import BotProcess
 from arena.web import create_app
 from arena.web.app import WebOptions
-from arena.web.client import ArenaReader
+from arena.web.client import ArenaNotFound, ArenaReader
+from arena_sdk.pb import arena_pb2
 
 ARENA = Path(sys.executable).parent / "arena"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
@@ -155,6 +157,15 @@ class FakeReader(ArenaReader):
 
     async def close(self) -> None:
         return None
+
+    @staticmethod
+    def empty_or_not_found(method: str) -> Any:
+        """The answer of a read a test's subclass does not stage: no matches, no workers, else NOT_FOUND."""
+        if method == "ListMatches":
+            return arena_pb2.ListMatchesResponse()
+        if method == "ListWorkers":
+            return arena_pb2.ListWorkersResponse()
+        raise ArenaNotFound(method, grpc.StatusCode.NOT_FOUND, "not found")
 
 
 FAKE_SERVER = "127.0.0.1:9"
