@@ -121,6 +121,7 @@ class Bot:
     _decisions: int = 0  # decisions asked of this object in its match so far (a decision's index in the sequence)
     _match_rng: random.Random | None = None
     _rng: random.Random | None = None
+    _place: tuple[int | str, ...] | None = None  # the current decision's place, until its generator is made
     _own_rng: random.Random | None = None  # a generator the bot assigned to self.rng itself
 
     def begin_match(self, match: MatchInfo) -> None:
@@ -128,8 +129,8 @@ class Bot:
         ``on_start``; an override must call it)."""
         self.match = match
         self.seat_seed = match.seat_seed if match.seat_seed is not None else self.fallback_seat_seed()
-        self._match_rng = seeded.generator(self.seat_seed)
-        self._rng = None
+        self._match_rng = None  # made when first asked for (``match_rng``)
+        self._rng = self._place = None
         self._decisions = 0
 
     def fallback_seat_seed(self) -> int:
@@ -140,10 +141,13 @@ class Bot:
     def begin_decision(self, *place: int | str) -> None:
         """Give ``self.rng`` a fresh generator for the decision at ``place`` (called by the game's ``decide``
         before the decision method; ``arena_sdk.rng.generator``) and count the decision. No ``place``: the
-        decision's index in this object's own sequence of decisions in the match (0, 1, 2, ...)."""
+        decision's index in this object's own sequence of decisions in the match (0, 1, 2, ...). The generator is
+        made when the decision first reads ``self.rng`` (seeding costs about as much as the rest of a simple
+        decision); its numbers do not depend on when."""
         if self.seat_seed is None:
             self.seat_seed = self.fallback_seat_seed()
-        self._rng = seeded.generator(self.seat_seed, *(place or (self._decisions,)))
+        self._rng = None
+        self._place = place or (self._decisions,)
         self._decisions += 1
 
     @property
@@ -161,7 +165,12 @@ class Bot:
         that assigns ``self.rng`` itself (its own generator) gets that one back from then on instead."""
         if self._own_rng is not None:
             return self._own_rng
-        return self._rng if self._rng is not None else self.match_rng
+        if self._rng is None:
+            if self._place is None:
+                return self.match_rng
+            assert self.seat_seed is not None  # set by begin_decision
+            self._rng = seeded.generator(self.seat_seed, *self._place)
+        return self._rng
 
     @rng.setter
     def rng(self, generator: random.Random) -> None:
