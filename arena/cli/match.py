@@ -16,6 +16,7 @@ from arena.cli.pages import every_page
 from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import TokenStore, owner_credential, resolve_arena, tokens_dir_option
 from arena.core.limits import MATCH_LIST
+from arena.core.text import printable
 from arena_sdk.pb import arena_pb2
 
 
@@ -212,6 +213,8 @@ def _show_file(app: AppContext, path: Path, as_json: bool) -> None:
         raise ArenaCliError(f"cannot read the match record {path}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ArenaCliError(f"{path} is not a match record (not JSON: {exc})") from None
+    except RecursionError:
+        raise ArenaCliError(f"{path} is not a match record (JSON nested too deep)") from None
     if as_json:
         print_json(record)
         return
@@ -221,4 +224,5 @@ def _show_file(app: AppContext, path: Path, as_json: bool) -> None:
         app.console.print(render_match(record))
     except RenderError as exc:
         raise ArenaCliError(f"cannot show the match record {path}: {exc}") from None
-    click.echo(f"match {record.get('match_id', '?')} from {path}")
+    match_id = record.get("match_id", "?") if isinstance(record, dict) else "?"
+    click.echo(f"match {printable(match_id)} from {path}")

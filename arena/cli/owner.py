@@ -16,6 +16,7 @@ from arena.cli.options import json_option, option, server_option
 from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
 from arena.core.signing import owner_id, token_hash
 from arena.core.text import plural
+from arena.render.base import safe
 from arena_sdk.pb import arena_pb2
 
 MAX_QUOTA = 2**32 - 1  # the quotas are uint32 on the wire
@@ -147,7 +148,7 @@ def owner_list(app: AppContext, server: str, as_json: bool) -> None:
     for column in ("owner", "label", "created", "by", "names"):
         table.add_column(column)
     for o in owners:
-        table.add_row(o.id, o.label or "-", when(o.created_at), o.created_by,
+        table.add_row(o.id, safe(o.label or "-"), when(o.created_at), safe(o.created_by),
                       ", ".join(f"{n.game}/{n.name}" for n in o.names) or "-")
     app.console.print(table)
 

@@ -29,6 +29,7 @@ from arena.cli.options import (
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_SEED
+from arena.core.text import printable
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 MAX_GAMES = 100_000  # --games at most
@@ -282,7 +283,7 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
 def _print_standings(app: AppContext, game: str, record: Any) -> None:
     """The standings of a match played by ``arena play``: rank, bot, score, seat, faults, forfeit."""
     from arena.render import score_label
-    from arena.render.base import forfeit_text
+    from arena.render.base import forfeit_text, safe
 
     result = record.result
     table = Table(title="Standings")
@@ -290,7 +291,7 @@ def _print_standings(app: AppContext, game: str, record: Any) -> None:
                          ("seat", "right"), ("faults", "right"), ("forfeit", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for i in sorted(range(len(record.seats)), key=lambda i: (result.ranks[i], i)):
-        table.add_row(str(result.ranks[i]), record.seats[i].name, score_text(result.scores[i]), str(i),
+        table.add_row(str(result.ranks[i]), safe(record.seats[i].name), score_text(result.scores[i]), str(i),
                       str(result.faults[i]), forfeit_text(record, i))
     app.console.print(table)
 
@@ -439,7 +440,7 @@ def replay(ctx: click.Context, file: Path) -> None:
     try:
         record = MatchRecord.load(file)
     except (ValueError, OSError) as exc:  # RecordError is a ValueError, so is a JSON syntax error
-        raise ArenaCliError(f"cannot read the match record {file}: {exc}") from None
+        raise ArenaCliError(f"cannot read the match record {file}: {printable(exc)}") from None
     try:
         differences = replay_record(record)
     except ValueError as exc:  # a record the rules engine cannot even follow
@@ -448,8 +449,8 @@ def replay(ctx: click.Context, file: Path) -> None:
         click.echo(f"identical: {file} re-simulates to the same {len(record.decisions)} decisions, faults and result")
         return
     click.echo(f"{len(differences)} difference{'s' if len(differences) != 1 else ''} in {file}:")
-    for d in differences:
-        click.echo(f"  - {d}")
+    for d in differences:  # values of the record in them are the file's: shown without control characters
+        click.echo(f"  - {printable(d)}")
     ctx.exit(1)
 
 

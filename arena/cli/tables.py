@@ -12,6 +12,8 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from arena.core.text import printable
+
 
 @dataclass(frozen=True)
 class Col:
@@ -50,7 +52,9 @@ class Fit:
 
     def table(self, title: str, rows: Sequence[Sequence[str]]) -> Table:
         """A rich table titled ``title`` of the kept columns of ``rows`` (one cell per column given to ``fit``):
-        a number column is never wrapped and never narrower than its widest cell."""
+        a number column is never wrapped and never narrower than its widest cell. Cells are plain text: rich
+        markup in them is shown as it is, control characters are removed (a bot's author or error status is
+        text from outside)."""
         table = Table(title=title)
         for i in self.kept:
             c = self.columns[i]
@@ -62,7 +66,7 @@ class Fit:
             else:
                 table.add_column(header, justify=c.justify, no_wrap=True, min_width=self.widest[i])
         for row in rows:
-            table.add_row(*(row[i] for i in self.kept))
+            table.add_row(*(Text(printable(row[i])) for i in self.kept))
         return table
 
     def note(self) -> str:

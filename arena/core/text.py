@@ -5,6 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+_CONTROL = dict.fromkeys([*range(32), 127])  # C0 control characters and DEL: None deletes them in str.translate
+
+
+def printable(text: object) -> str:
+    """``str(text)`` without control characters (C0 and DEL), so text from outside (a bot's author or error
+    status, a record file's match id) cannot move the cursor, set a terminal's title or garble a line."""
+    return str(text).translate(_CONTROL)
+
 
 def plural(n: int, word: str) -> str:
     """``n`` and ``word`` in the number it needs: ``plural(1, "block")`` -> "1 block", ``plural(2, "match")`` ->

@@ -250,12 +250,14 @@ class MatchRecord:
     @classmethod
     def load(cls, path: str | Path) -> MatchRecord:
         """Read a record written by ``save``. Raises ``OSError`` when the file cannot be read and
-        ``RecordError`` when it is not JSON or not a well-formed record."""
+        ``RecordError`` when it is not JSON (or nested too deep to read) or not a well-formed record."""
         text = Path(path).read_text(encoding="utf-8")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RecordError(f"{path}: not JSON: {exc}") from exc
+        except RecursionError:  # arrays or objects nested thousands deep: no record is
+            raise RecordError(f"{path}: not a match record (JSON nested too deep)") from None
         try:
             return cls.from_dict(data)
         except RecordError as exc:

@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from arena.core.text import printable
 from arena.match.bot_calls import BotCalls, _Answer
 from arena.match.channels import BotChannels, BotLease
 from arena.match.loop_lag import LoopLag
@@ -39,10 +40,9 @@ from arena_sdk.games import Game
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2
 
-log = logging.getLogger("arena.match.referee")
+log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
 MAX_NOTE_CHARS = 280  # a bot note (DecideResponse.note) is cut to this many characters
 MAX_NOTES_CHARS_PER_MATCH = 8000  # the characters of one seat's notes a match record keeps; later ones are dropped
-_CONTROL = dict.fromkeys([*range(32), 127])  # the referee's work: one logger name for operators' filters
 
 STREAM_FINISH_S = 0.5  # after the end, a seat's match stream is given this long to end before it is cancelled
 
@@ -304,7 +304,7 @@ class RunningMatch(BotCalls):
         """The part of a bot's note (``DecideResponse.note``) the record keeps: control characters removed, at most
         ``MAX_NOTE_CHARS``, within the seat's ``MAX_NOTES_CHARS_PER_MATCH`` of this match ("" once it is used)."""
         used = self.note_chars.get(seat, 0)
-        note = text.translate(_CONTROL)[:min(MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH - used)]
+        note = printable(text)[:min(MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH - used)]
         self.note_chars[seat] = used + len(note)
         return note
 

@@ -6,12 +6,11 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.core.text import printable
+
 
 class RenderError(ValueError):
     """A record that cannot be rendered at all: not a well-formed record, or a game no renderer can show."""
-
-
-_CONTROL = dict.fromkeys(range(32)) | {127: None}
 
 
 def safe(text: object) -> str:
@@ -19,7 +18,7 @@ def safe(text: object) -> str:
     markup escaped, so a crafted record's bot name cannot restyle or garble the terminal."""
     from rich.markup import escape
 
-    return escape(str(text).translate(_CONTROL))
+    return escape(printable(text))
 
 
 def forfeit_text(record: Any, seat: int) -> str:

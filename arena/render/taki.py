@@ -173,7 +173,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     game = get_game("taki")
     names = [safe(s.name) for s in rec.seats]
     parts: list[RenderableType] = []
-    header = Table(title=f"Match {rec.match_id}", title_justify="left", show_header=False, box=None,
+    header = Table(title=f"Match {safe(rec.match_id)}", title_justify="left", show_header=False, box=None,
                    padding=(0, 2, 0, 0))
     header.add_column("field", style="bold")
     header.add_column("value")

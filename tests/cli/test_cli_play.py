@@ -70,7 +70,8 @@ def test_replay_of_a_tampered_decision_exits_1(played: tuple[Path, str], tmp_pat
     assert "decision 0" in result.stdout
 
 
-@pytest.mark.parametrize("content", ["not json at all", "{}", "[1, 2]", '{"version": 1, "game": "take5"}'])
+@pytest.mark.parametrize("content", ["not json at all", "{}", "[1, 2]", '{"version": 1, "game": "take5"}',
+                                     "[" * 100_000 + "]" * 100_000])
 def test_replay_of_a_malformed_record_is_one_line(tmp_path: Path, content: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -147,8 +148,23 @@ def test_match_show_renders_a_local_record_file(played: tuple[Path, str]) -> Non
     assert json.loads(as_json.stdout) == json.loads(path.read_text())
 
 
+def test_match_show_strips_control_characters_of_a_record_files_match_id(played: tuple[Path, str],
+                                                                          tmp_path: Path) -> None:
+    """A record file someone was sent cannot set the terminal's title (OSC) or move the cursor through its match id."""
+    path, _ = played
+    data = json.loads(path.read_text())
+    data["match_id"] = "evil\x1b]0;pwned\x07\x1b[2J"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data))
+    result = CliRunner(env={"COLUMNS": "160"}).invoke(cli, ["match", "show", str(hostile)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "evil]0;pwned[2J" in result.output  # shown, without its control characters
+
+
 @pytest.mark.parametrize("content, fragment", [(None, "No such file"), ("{oops", "is not a match record"),
-                                               ('{"a": 1}', "cannot show the match record")])
+                                               ('{"a": 1}', "cannot show the match record"),
+                                               ("[" * 100_000 + "]" * 100_000, "nested too deep")])
 def test_match_show_of_a_bad_file_is_one_line(tmp_path: Path, content: str | None, fragment: str) -> None:
     path = tmp_path / "m.json"
     if content is not None:

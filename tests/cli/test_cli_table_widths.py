@@ -173,3 +173,16 @@ def test_the_tournament_list_keeps_id_format_state_and_progress_at_80_columns(mo
         assert " swiss " in out and " cancelled " in out
     assert "not shown at 80 columns:" in " ".join(narrow.split()) and "not shown" not in wide
     assert "contender-5@1.0" in wide
+
+
+def test_cells_are_plain_text_neither_markup_nor_control_characters() -> None:
+    """A bot's author or GetInfo error status is text from outside: "[/]" would raise rich's MarkupError (every
+    `arena bot list` failing for everyone), "[link=...]" would restyle the table; both are shown as they are."""
+    columns = [Col("bot", cells="name", justify="left"), Col("author", cells="words", justify="left")]
+    rows = [["evil@1.0", "[/]"], ["liar@1.0", "[link=http://evil.example][green]healthy\x1b]0;t\x07"]]
+    shown = fit(columns, rows, 120)
+    out = io.StringIO()
+    Console(file=out, width=120, force_terminal=True).print(shown.table("Registered bots", rows))
+    text = out.getvalue()
+    assert "[/]" in text and "[link=http://evil.example][green]healthy]0;t" in text
+    assert "\x1b]8;" not in text and "\x07" not in text  # no hyperlink escape, no title set
