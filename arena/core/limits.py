@@ -88,6 +88,9 @@ FIRST_ROUND = 16  # SwissOptions.first_round: "rating" | "random"
 DEAL_PLAN = 16  # CreateTournamentRequest.deals, CreateSprtRequest.deals: "duplicate", "unique" or "rotate"
 LADDER_METHOD = 16  # GetLadderRequest.method: "elo" or "fit"
 MATCH_LIST = 1000  # ListMatchesRequest.limit is capped at this
+# ListMatchesRequest.offset at most (more: INVALID_ARGUMENT): an offset costs the results it skips, read and decoded
+# in every game, so an unbounded one let one unauthenticated call read every stored result; page_token goes deeper
+MATCH_OFFSET = 1000
 SPRT_FIELD = 64  # CreateSprtRequest.field
 HOUSE_BOT = 71  # CreateSprtRequest.house: "house:" and a sample name of at most 64 characters
 SPRT_HOUSE = 9  # CreateSprtRequest.house: one house bot per other seat of at most 10 seats

@@ -126,6 +126,10 @@ def list_matches(servicer: ArenaServicer, request: arena_pb2.ListMatchesRequest,
     store = servicer.store
     query = (store.arena_id(), request.tournament_id, request.bot)
     size, after = pages.page_request(pages.MATCHES, query, request, _matches_position, context)
+    if after is None and request.offset > limits.MATCH_OFFSET:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+              f"ListMatchesRequest.offset is at most {limits.MATCH_OFFSET:,} (got {request.offset:,}): an offset "
+              f"reads every match it skips; page deeper with page_token (each answer's next_page_token)")
     if not request.page_size:
         size = pages.MATCHES.size(request.limit)
     rows, more = store.matches_page(tournament_id=request.tournament_id or None, bot=request.bot or None,

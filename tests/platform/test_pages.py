@@ -153,6 +153,11 @@ def test_pages_of_every_list_have_no_duplicates_and_no_gaps(arena_server: Server
     # the old limit / offset still work, and the answer says where to go on
     old = stub.ListMatches(arena_pb2.ListMatchesRequest(limit=5, offset=3))
     assert [m.match_id for m in old.matches] == [m.match_id for m in one_page][3:8] and old.next_page_token
+    deepest = stub.ListMatches(arena_pb2.ListMatchesRequest(limit=5, offset=limits.MATCH_OFFSET))
+    assert not deepest.matches and not deepest.next_page_token
+    with pytest.raises(grpc.RpcError) as refused:  # an offset reads what it skips: past the limit, page tokens
+        stub.ListMatches(arena_pb2.ListMatchesRequest(limit=5, offset=2**32 - 1))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "page_token" in refused.value.details()
 
     names = [f"w{i:03d}" for i in range(pages.WORKERS.default_size + 5)]  # more than a default page
     for name in names:

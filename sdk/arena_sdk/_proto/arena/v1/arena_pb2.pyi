@@ -1063,7 +1063,8 @@ class ListMatchesRequest(_message.Message):
     """At most this many matches (0 means 50; more than 1000 means 1000). page_size, when set, takes its place."""
     offset: _builtins.int
     """Skip this many of the newest matches first (offset 0, limit, 2 * limit, ...); only without page_token.
-    page_token pages cost the same however deep; an offset costs the matches it skips.
+    page_token pages cost the same however deep; an offset costs the matches it skips, so it is at most 1000
+    (more gets INVALID_ARGUMENT): page deeper with page_token.
     """
     page_size: _builtins.int
     """Page size: at most this many matches, newest first (0 means `limit`, whose 0 means 50; more than 1000 means
