@@ -39,9 +39,12 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
                 "429. 0: no such limit."),
     option("--client-rate", default=limits.WEB_CLIENT_RATE, show_default=True, metavar="RATE",
            help="Requests of one client address per time window, e.g. '100/second;3000/minute' (every limit "
-                "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy, the client "
-                "is the address the proxy forwards (X-Forwarded-For, trusted from FORWARDED_ALLOW_IPS, default "
-                "127.0.0.1)."),
+                "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy given by "
+                "--trust-proxy, the client is the address the proxy forwards (X-Forwarded-For)."),
+    option("--trust-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+           help="The address of a reverse proxy in front (repeatable; an IP address or network, e.g. 10.0.0.0/8): "
+                "requests from it are counted against the client it names in X-Forwarded-For. Default: none, every "
+                "request is its peer's (a header any local process can write is trusted from nobody)."),
     option("--client-connections", type=click.IntRange(1, 100_000), default=limits.WEB_CONNECTIONS_PER_CLIENT,
            show_default=True, metavar="N",
            help="Open connections of one peer address (more are reset at once; a connection silent for "
@@ -60,14 +63,16 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
               allowed_hosts: tuple[str, ...] = (), client_at_once: int = limits.WEB_CLIENT_AT_ONCE,
               client_rate: str = limits.WEB_CLIENT_RATE,
               client_connections: int = limits.WEB_CONNECTIONS_PER_CLIENT,
-              client_pages_at_once: int = limits.WEB_CLIENT_PAGES_AT_ONCE) -> Any:
+              client_pages_at_once: int = limits.WEB_CLIENT_PAGES_AT_ONCE,
+              trusted_proxies: tuple[str, ...] = ()) -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
     (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
     (``arena.web.app.default_allowed_hosts``); ``client_at_once`` and ``client_rate``: each client address's share
     (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit), ``client_pages_at_once`` the pages among
     them; ``client_connections``: open connections
-    of one peer address (``arena.web.connections``). Raises ``ArenaCliError`` when ``listen``
+    of one peer address (``arena.web.connections``); ``trusted_proxies``: addresses whose X-Forwarded-For names the
+    client (none: every request is its peer's). Raises ``ArenaCliError`` when ``listen``
     cannot be bound or ``client_rate`` is not a rate."""
     from arena.web.app import WebOptions, default_allowed_hosts
     from arena.web.client_limits import ClientLimits
@@ -83,7 +88,8 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
                             f"({exc})") from None
     options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR,
                          allowed_hosts=default_allowed_hosts(listen, allowed_hosts), client_limits=shares)
-    web = WebServer(options, listen, connections=ConnectionLimits(per_client=client_connections))
+    web = WebServer(options, listen, connections=ConnectionLimits(per_client=client_connections),
+                    trusted_proxies=trusted_proxies)
     try:
         web.start()
     except (OSError, RuntimeError) as exc:
@@ -118,7 +124,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
                         client_at_once=extra.get("client_at_once", limits.WEB_CLIENT_AT_ONCE),
                         client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE),
                         client_connections=extra.get("client_connections", limits.WEB_CONNECTIONS_PER_CLIENT),
-                        client_pages_at_once=extra.get("client_pages_at_once", limits.WEB_CLIENT_PAGES_AT_ONCE))
+                        client_pages_at_once=extra.get("client_pages_at_once", limits.WEB_CLIENT_PAGES_AT_ONCE),
+                        trusted_proxies=tuple(extra.get("trusted_proxies") or ()))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

@@ -18,11 +18,14 @@ START_TIMEOUT_S = 30.0
 
 class WebServer:
     """The pages of ``options`` served on ``listen`` ("host:port"; port 0: a free one, see ``start``'s answer),
-    holding at most the connections of ``connections`` (``arena.web.connections``; None: the defaults)."""
+    holding at most the connections of ``connections`` (``arena.web.connections``; None: the defaults).
+    ``trusted_proxies``: the addresses (IP addresses or networks) whose ``X-Forwarded-For`` header names the client
+    (uvicorn's proxy headers); none: the header is ignored and every request is its peer's."""
 
     def __init__(self, options: WebOptions, listen: str, app: Any = None,
-                 connections: ConnectionLimits | None = None) -> None:
+                 connections: ConnectionLimits | None = None, trusted_proxies: tuple[str, ...] = ()) -> None:
         self.options = options
+        self.trusted_proxies = trusted_proxies
         self.listen = listen
         self.app = app if app is not None else create_app(options)
         self.connection_limits = connections if connections is not None else ConnectionLimits()
@@ -50,7 +53,9 @@ class WebServer:
         protocol, self.connections = guarded_http(self.connection_limits)
         quiet_accept_errors()
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=2, http=protocol)
+                                timeout_graceful_shutdown=2, http=protocol,
+                                proxy_headers=bool(self.trusted_proxies),
+                                forwarded_allow_ips=list(self.trusted_proxies) or None)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name="arena-web", daemon=True)

@@ -118,10 +118,10 @@ def test_a_share_that_is_no_share_is_refused(limits: dict[str, Any]) -> None:
         ClientLimits(**limits)
 
 
-def get(port: int, source: str, path: str = "/healthz") -> tuple[int, str]:
+def get(port: int, source: str, path: str = "/healthz", forwarded_for: str = "") -> tuple[int, str]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
     try:
-        connection.request("GET", path)
+        connection.request("GET", path, headers={"X-Forwarded-For": forwarded_for} if forwarded_for else {})
         answer = connection.getresponse()
         return answer.status, answer.read().decode()
     finally:
@@ -137,6 +137,20 @@ def test_a_real_server_holds_one_address_to_its_rate_and_serves_another() -> Non
         assert [status for status, _ in answers] == [200] * 5 + [429] * 2
         assert "per minute" in answers[-1][1]
         assert get(port, "127.0.0.2") == (200, "ok")
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("trusted", [(), ("127.0.0.3",), ("127.0.0.0/30",)])
+def test_x_forwarded_for_names_the_client_only_from_a_trusted_proxy(trusted: tuple[str, ...]) -> None:
+    """A local process that writes a fresh X-Forwarded-For per request is still one client, unless it is the proxy
+    the operator gave (--trust-proxy, an address or a network), whose forwarded clients each get a share."""
+    server = WebServer(WebOptions(server="127.0.0.1:1", client_limits=ClientLimits(at_once=4, rate="3/minute")),
+                       "127.0.0.1:0", trusted_proxies=trusted)
+    port = server.start()
+    try:
+        statuses = [get(port, "127.0.0.3", forwarded_for=f"10.1.{i}.1")[0] for i in range(5)]
+        assert statuses == ([200] * 5 if trusted else [200] * 3 + [429] * 2)
     finally:
         server.stop()
 
