@@ -23,6 +23,7 @@ withheld.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -35,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from arena.core.specs import match_id as tournament_match_id
 from arena.render import config_text, score_label
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
@@ -99,20 +101,29 @@ def _view(request: Request, offered: list[str], default: str = PUBLIC) -> str:
 
 async def _other_tables(request: Request, summary: Any) -> list[dict[str, Any]]:
     """The other matches of the same tournament, round and deal (duplicate deals: the same cards at other tables);
-    [] while the deal is not revealed or outside tournaments."""
+    [] while the deal is not revealed or outside tournaments. Every format numbers the tables of one deal one after
+    the other (table t of a deal is match ``first + t``, ``arena.tournaments``), so they are read by id: at most
+    ``tables_per_deal - 1`` matches, however large the tournament."""
     if not summary.revealed or not summary.tournament_id:
         return []
-    out, token = [], ""
-    for _ in range(20):  # at most 20 pages of 1000
-        reply = await request.app.state.arena.call("ListMatches", arena_pb2.ListMatchesRequest(
-            tournament_id=summary.tournament_id, page_size=1000, page_token=token))
-        for m in reply.matches:
-            if (m.round, m.deal) == (summary.round, summary.deal) and m.match_id != summary.match_id:
-                out.append({"match_id": m.match_id, "table": m.table, "seats": list(m.seats)})
-        token = reply.next_page_token
-        if not token:
-            break
-    return sorted(out, key=lambda m: m["table"])
+    prefix, _, number = summary.match_id.rpartition("-")
+    if prefix != summary.tournament_id or not number.isascii() or not number.isdigit():
+        return []
+    arena = request.app.state.arena
+    tournament = await arena.call("GetTournament", arena_pb2.GetTournamentRequest(id=summary.tournament_id))
+    first = int(number) - summary.table
+    ids = [tournament_match_id(summary.tournament_id, first + t) for t in range(tournament.tables_per_deal)
+           if t != summary.table and first + t >= 0]
+
+    async def table(mid: str) -> Any:
+        try:
+            return (await arena.call("GetMatch", arena_pb2.GetMatchRequest(match_id=mid))).summary
+        except ArenaNotFound:  # not played (yet), or failed
+            return None
+
+    found = await asyncio.gather(*(table(mid) for mid in ids))
+    return [{"match_id": m.match_id, "table": m.table, "seats": list(m.seats)} for m in found
+            if m is not None and (m.round, m.deal) == (summary.round, summary.deal)]
 
 
 def _seats(summary: dict[str, Any], forfeits: list[Any] | None = None) -> list[dict[str, Any]]:
