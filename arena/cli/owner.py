@@ -38,7 +38,7 @@ def _limit(n: int) -> str:
     return str(n) if n else "no limit"
 
 
-@cli.group(short_help="Owner accounts: create (organiser), show, list.")
+@cli.group(short_help="Owner accounts: create (organiser), show, list, remove (organiser).")
 def owner() -> None:
     """Owner accounts. An owner is one identity with one token and any number of bot names: `arena bot register
     NAME --token TOKEN` adds a new NAME to the owner of TOKEN, and without a token (open registration) creates a
@@ -151,6 +151,39 @@ def owner_list(app: AppContext, server: str, as_json: bool) -> None:
         table.add_row(o.id, safe(o.label or "-"), when(o.created_at), safe(o.created_by),
                       ", ".join(f"{n.game}/{n.name}" for n in o.names) or "-")
     app.console.print(table)
+
+
+@owner.command("remove", short_help="Remove an owner, its bots, and free its names (organiser).")
+@click.argument("owner_id")
+@server_option
+@json_option
+@click.pass_obj
+def owner_remove(app: AppContext, owner_id: str, server: str, as_json: bool) -> None:
+    """Remove the owner OWNER_ID (from `arena owner list`, or a bot's owner in `arena bot list --json`; needs the
+    admin token): every bot version it registered, in every game, is removed (their ladder history and results
+    stay, and their matches still queued are forfeited as with `arena bot remove`), its token stops working, and
+    its bot names are freed for anyone to register, except a NAME with stored matches, which stays held by nobody
+    so that nobody takes over its history. The way to give back the names a squatter took.
+
+    Example:
+
+    \b
+        arena owner remove o-3f9a0c1d2e4b5a6f
+    """
+    done = app.arena(server).call("RemoveOwner", arena_pb2.RemoveOwnerRequest(id=owner_id))
+    if as_json:
+        print_json({"owner": owner_id, "removed_bots": list(done.removed_bots),
+                    "released_names": [f"{n.game}/{n.name}" for n in done.released_names],
+                    "kept_names": [f"{n.game}/{n.name}" for n in done.kept_names]})
+        return
+    click.echo(f"removed owner {owner_id}: {plural(len(done.removed_bots), 'bot')} removed"
+               + (f" ({', '.join(done.removed_bots)})" if done.removed_bots else ""))
+    if done.released_names:
+        click.echo(f"  {plural(len(done.released_names), 'name')} freed: "
+                   + ", ".join(f"{n.game}/{n.name}" for n in done.released_names))
+    if done.kept_names:
+        click.echo(f"  {plural(len(done.kept_names), 'name')} kept held (they have stored matches): "
+                   + ", ".join(f"{n.game}/{n.name}" for n in done.kept_names))
 
 
 @cli.group(short_help="Registration mode and quotas: show, set (organiser).")

@@ -168,6 +168,7 @@ REQUEST_FIELDS: dict[str, tuple[int | None, int | None]] = {
     "CreateOwnerRequest.label": (OWNER_LABEL, None),
     "GetOwnerRequest.owner_token": (TOKEN, None),
     "GetOwnerRequest.id": (OWNER_ID, None),
+    "RemoveOwnerRequest.id": (OWNER_ID, None),
     "ListOwnersRequest.page_token": (PAGE_TOKEN, None),
     "SetRegistrationRequest.mode": (REGISTRATION_MODE, None),
 }

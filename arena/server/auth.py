@@ -1,6 +1,7 @@
 """Who may change the arena: proofs of the admin token and of owner tokens, in one place for the referee and the CLI.
 
-- Organiser calls (``ADMIN_METHODS``: CreateTournament, CreateSprt, CancelTournament, RebuildLadder) need proof
+- Organiser calls (``ADMIN_METHODS``: CreateTournament, CreateSprt, CancelTournament, RebuildLadder, the owner
+  calls CreateOwner, ListOwners, SetRegistration, RemoveOwner) need proof
   of the arena's admin token; UNAUTHENTICATED when none is given, PERMISSION_DENIED when a plain token is wrong.
   RemoveBot also accepts it in place of the bot's owner token (an organiser may remove any bot).
 - A bot's own changes (RegisterBot again, UpdateBot, RemoveBot) need proof of its owner token
@@ -38,7 +39,7 @@ from arena.core import limits, signing
 from arena_sdk.guard import metadata_value, secret_matches
 
 ADMIN_METHODS = frozenset({"CreateTournament", "CreateSprt", "CancelTournament", "RebuildLadder", "CreateOwner",
-                           "ListOwners", "SetRegistration"})
+                           "ListOwners", "SetRegistration", "RemoveOwner"})
 ADMIN_METADATA = "authorization"  # value "Bearer TOKEN"
 BEARER = "Bearer "
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"

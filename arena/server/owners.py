@@ -1,5 +1,5 @@
 """Owner accounts at the Arena edge: who may create an owner or add a bot name to one (registration mode and
-quotas), and the CreateOwner, GetOwner, ListOwners and SetRegistration calls. ``arena.server.servicer``
+quotas), and the CreateOwner, GetOwner, ListOwners, RemoveOwner and SetRegistration calls. ``arena.server.servicer``
 delegates to these functions; the store side is ``arena.store.owners``.
 
 A new bot NAME registered with an owner's token joins that owner (no new token); without a token it creates a new
@@ -45,7 +45,7 @@ from arena_sdk.pb import arena_pb2
 log = logging.getLogger(__name__)
 
 __all__ = ["Admission", "admit_new_name", "precheck_new_name", "create_owner", "get_owner", "list_owners", "public_id",
-           "registration_message", "set_registration"]
+           "registration_message", "remove_owner", "set_registration"]
 
 OWNER_TOKEN_BYTES = 32  # of a new owner token (43 URL-safe characters)
 DEFAULT_OWNER_PAGE = 100
@@ -260,6 +260,29 @@ def get_owner(servicer: ArenaServicer, request: arena_pb2.GetOwnerRequest,
     if owner is None:
         abort(context, grpc.StatusCode.PERMISSION_DENIED, "the owner token given is no owner of this arena")
     return owner_message(owner, store.registration())
+
+
+def remove_owner(servicer: ArenaServicer, request: arena_pb2.RemoveOwnerRequest,
+                 context: grpc.ServicerContext) -> arena_pb2.RemoveOwnerResponse:
+    """RemoveOwner (an organiser call): the owner ``request.id``'s bots removed, its token no owner's, its names
+    freed but those with stored matches (``Store.remove_owner``); logged."""
+    if not OWNER_ID_RE.match(request.id):
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+              f"bad owner id {request.id!r}: owner ids look like o- and 16 hex digits (arena owner list)")
+    store = servicer.store
+    key = store.owner_key_of_id(request.id)
+    if key is None:
+        abort(context, grpc.StatusCode.NOT_FOUND, f"no owner {request.id} in this arena (arena owner list)")
+    try:
+        done = store.remove_owner(key)
+    except UnknownOwnerError:
+        abort(context, grpc.StatusCode.NOT_FOUND, f"no owner {request.id} in this arena (removed meanwhile)")
+    log.warning("owner %s removed by the organiser: %d bots removed, %d names freed, %d kept (with stored matches)",
+                done.owner_id, len(done.removed_bots), len(done.released_names), len(done.kept_names))
+    return arena_pb2.RemoveOwnerResponse(
+        removed_bots=done.removed_bots,
+        released_names=[arena_pb2.OwnedName(game=g, name=n) for g, n in done.released_names],
+        kept_names=[arena_pb2.OwnedName(game=g, name=n) for g, n in done.kept_names])
 
 
 def list_owners(servicer: ArenaServicer, request: arena_pb2.ListOwnersRequest,

@@ -1,27 +1,25 @@
 """The referee process's gRPC server: the ``arena.v1.Arena`` service, health, reflection and embedded workers.
 
-The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``arena.store``,
-``arena.tournaments`` and ``arena.worker.loop``, and reports errors as canonical status codes with a message a
-person can act on: INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS,
-FAILED_PRECONDITION (a bot endpoint that does not answer, does not play the game, says it is another bot than
-the NAME it is registered as, or reports another version; a new tournament, or its dry run, with a bot that does
-not answer GetInfo; a finished tournament cancelled),
-PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an organiser call
-without the admin token), RESOURCE_EXHAUSTED (too many bot checks of the caller's class running at once, or a
-request over 64 KiB),
-UNAVAILABLE (Redis unreachable), DATA_LOSS (a stored match record that cannot be decoded: damaged in the store; the
-message names the match only, the referee's log has the decoding error). A stored record that decodes but has not
-the shape of a match record is given as stored (``without_notes`` still withholds the bots' notes): its readers say
-it cannot be shown.
+The servicer is thin (STYLE.md habit 5): it validates requests, delegates to ``arena.store``, ``arena.tournaments``
+and ``arena.worker.loop``, and reports errors as canonical status codes with a message a person can act on:
+INVALID_ARGUMENT (bad input), NOT_FOUND (unknown bot, tournament or match), ALREADY_EXISTS, FAILED_PRECONDITION (a
+bot endpoint that does not answer, does not play the game, says it is another bot than the NAME it is registered as,
+or reports another version; a new tournament, or its dry run, with a bot that does not answer GetInfo; a finished
+tournament cancelled), PERMISSION_DENIED (a missing or wrong owner token, a wrong admin token), UNAUTHENTICATED (an
+organiser call without the admin token), RESOURCE_EXHAUSTED (too many bot checks of the caller's class running at
+once, or a request over 64 KiB), UNAVAILABLE (Redis unreachable), DATA_LOSS (a stored match record that cannot be
+decoded: damaged in the store; the message names the match only, the referee's log has the decoding error). A stored
+record that decodes but has not the shape of a match record is given as stored (``without_notes`` still withholds
+the bots' notes): its readers say it cannot be shown.
 
-Hardening: organiser calls need the admin token (``arena.server.auth``); every request is
-checked against the size limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a
-request that does not decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots'
-GetInfo (registration, updates, tournament and list checks) are admitted by caller class (organiser, owner,
-stranger, list; ``arena.server.admission``: strangers never take the organiser's or owners' capacity, and are
-limited per client), each within ``verify_timeout_s``, with recent outcomes reused; a registration that gets no
-valid answer is refused with one message whatever the reason (closed port, another service, a silent socket), no
-sooner than ``verify_timeout_s``, and no refusal names another bot, so RegisterBot is no port scanner.
+Hardening: organiser calls need the admin token (``arena.server.auth``); every request is checked against the size
+limits of ``arena.core.limits`` before it is served (INVALID_ARGUMENT naming the field), and a request that does not
+decode gets INVALID_ARGUMENT without a traceback (``arena_sdk.guard``). Calls to bots' GetInfo (registration,
+updates, tournament and list checks) are admitted by caller class (organiser, owner, stranger, list;
+``arena.server.admission``: strangers never take the organiser's or owners' capacity, and are limited per client),
+each within ``verify_timeout_s``, with recent outcomes reused; a registration that gets no valid answer is refused
+with one message whatever the reason (closed port, another service, a silent socket), no sooner than
+``verify_timeout_s``, and no refusal names another bot, so RegisterBot is no port scanner.
 
 Bot lifecycle: a bot version is identified as NAME@VERSION, the VERSION being what the bot's
 GetInfo reports at registration. A NAME belongs to an owner account (``arena.server.owners``): a new NAME registered
@@ -489,6 +487,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def ListOwners(self, request: arena_pb2.ListOwnersRequest,
                    context: grpc.ServicerContext) -> arena_pb2.ListOwnersResponse:
         return owner_service.list_owners(self, request, context)
+
+    @_rpc
+    def RemoveOwner(self, request: arena_pb2.RemoveOwnerRequest,
+                    context: grpc.ServicerContext) -> arena_pb2.RemoveOwnerResponse:
+        return owner_service.remove_owner(self, request, context)
 
     @_rpc
     def SetRegistration(self, request: arena_pb2.SetRegistrationRequest,

@@ -47,6 +47,7 @@ from arena.store.keys import (
     matches_index_key,
     name_matches_key,
     owner_bots_key,
+    owner_id,
     owner_key,
     result_key,
     results_log_key,
@@ -71,6 +72,7 @@ from arena.store.owners import (
 from arena.store.results import RECORD_ATTEMPTS, LadderCheck, LadderEntry, ResultStore, ladders_equal
 from arena.store.sprt import SprtRecord, SprtStore, TableOutcome
 from arena.store.tournaments import TournamentInfo, TournamentStore
+from arena_sdk.games import GAMES
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,17 @@ class MatchInputs:
     bots: list[BotEntry | None]
     ratings: list[float | None] = field(default_factory=list)
     tournament_controlled: bool | None = None
+
+
+@dataclass(frozen=True)
+class OwnerRemoval:
+    """What ``Store.remove_owner`` did: the owner's public id, the bots removed ("GAME/NAME@VERSION", sorted), the
+    names freed and the names kept held (each (game, NAME))."""
+
+    owner_id: str
+    removed_bots: list[str]
+    released_names: list[tuple[str, str]]
+    kept_names: list[tuple[str, str]]
 
 
 class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, OwnerStore, LiveStore):
@@ -199,13 +212,43 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                 return True, {b: int(r) for b, r in zip(bots, reply[1])}
         raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
 
+    def remove_owner(self, key: str) -> OwnerRemoval:
+        """Remove the owner whose key is ``key``: every bot version it registered, in every game (``remove_bot``:
+        ladder history and results stay), then each of its names is freed, except a NAME with stored matches in a
+        game (``name_matches_key``), which stays held by nobody's token (``hold_removed_name``), so that nobody takes
+        over its history; the
+        account goes last (its token is then no owner's, and a call that failed on the way can be made again).
+        Returns what was removed, freed and kept. Raises ``UnknownOwnerError`` when there is no such owner."""
+        owner = self.get_owner(key)
+        if owner is None:
+            raise UnknownOwnerError(owner_id(key))
+        removed: list[str] = []
+        for game in sorted(self.client.smembers(GAMES_SET) | set(GAMES)):  # its bots: also of names older data
+            # filed elsewhere
+            for bid in sorted(self.client.smembers(owner_bots_key(game, key))):
+                removed += [f"{game}/{b}" for b in self.remove_bot(game, bid)]
+        released, kept = [], []
+        for game, name in owner.names:
+            removed += [f"{game}/{b}" for b in self.remove_bot(game, name)]
+            if self.client.zcard(name_matches_key(game, name)):  # held by a value that is no owner's key: no
+                self.hold_removed_name(game, name)  # token registers it, and no start adopts it as an account
+                kept.append((game, name))
+            else:
+                self.client.delete(owner_key(game, name))
+                self.release_owner_name(key, game, name)
+                released.append((game, name))
+        self.drop_account(key)
+        return OwnerRemoval(owner.id, sorted(set(removed)), released, kept)
+
+
 
 __all__ = [
     "ARENA_ID", "CHUNK", "MatchInputs", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",
     "RECORD_ATTEMPTS", "TOURNAMENTS", "TOURNAMENT_IDS", "UNVERIFIED_VERSION", "WORKERS", "BotEntry", "BotHealth",
     "REDIS_ERRORS", "BotStore", "DeferredMatch", "HealthStore", "Job", "JobStore", "LadderCheck", "LadderEntry",
     "LiveMatch", "LiveStore", "LiveWrite",
-    "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo", "TournamentStore",
+    "OwnerRemoval", "OwnershipError", "ResultStore", "Store", "StoreBase", "StoreError", "TournamentInfo",
+    "TournamentStore",
     "VersionsExhausted",
     "WorkerStatus", "bot_key", "bot_matches_key", "bots_key", "cancelled_key", "failed_key", "jobs_key", "ladder_key",
     "ladder_stats_key", "ladders_equal", "match_key", "matches_index_key", "name_matches_key", "owner_bots_key",

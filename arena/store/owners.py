@@ -47,6 +47,7 @@ from arena.store.keys import (
 from arena.store.owner_scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
 
 MODES = ("open", "closed")
+REMOVED_OWNER = "removed-owner"  # the holder of a removed owner's names that have stored matches (no owner's key)
 ADDRESS_WINDOW_S = 3600  # the window of max_owners_per_address, seconds
 QUOTA_FIELDS = ("max_names_per_owner", "max_owners_per_address", "max_names_total")
 
@@ -327,6 +328,19 @@ class OwnerStore(StoreBase):
             self._owner_release_name(keys=[owner_names_key(key), NAME_OWNERS],
                                      args=[member, name, key, name_owners_field(name)])
         self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
+        self.drop_account(key)
+
+    def hold_removed_name(self, game: str, name: str) -> None:
+        """Keep bot NAME ``name`` of ``game`` held by ``REMOVED_OWNER``, a value that is no owner's key: no token
+        registers NAME (in any game or spelling) and no ``adopt_owner`` makes an account of it."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(owner_key(game, name), REMOVED_OWNER)
+        pipe.hset(NAME_OWNERS, name_owners_field(name), REMOVED_OWNER)
+        pipe.execute()
+
+    def drop_account(self, key: str) -> None:
+        """Delete the account of the owner whose key is ``key`` (its token is then no owner's); the names it still
+        holds stay held by that key."""
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(account_key(key))  # one key per DEL: a cluster pipeline refuses a DEL of several keys
         pipe.delete(owner_names_key(key))

@@ -23,6 +23,7 @@ ORGANISER_CALLS = {
     "CreateOwner": arena_pb2.CreateOwnerRequest(label="team"),
     "ListOwners": arena_pb2.ListOwnersRequest(),
     "SetRegistration": arena_pb2.SetRegistrationRequest(max_names_total=100),
+    "RemoveOwner": arena_pb2.RemoveOwnerRequest(id="o-0123456789abcdef"),
 }
 READS = {
     "ListBots": arena_pb2.ListBotsRequest(),

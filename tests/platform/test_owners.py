@@ -408,3 +408,48 @@ def test_a_page_of_owners_ends_early_past_its_byte_budget(arena_server: Any, mon
         if not page:
             break
     assert [len(p) for p in pages] == [1, 1, 1] and sorted(sum(pages, [])) == ["owner 0", "owner 1", "owner 2"]
+
+
+def test_the_organiser_removes_a_squatter_and_gets_its_names_back(arena_server: Any, store: Store) -> None:
+    """A stranger took the arena's last names: RemoveOwner removes its bots, ends its token and frees its names,
+    but a NAME with stored matches stays held by nobody (no token registers it, in any game or spelling, and no
+    restart's migration makes an account of it again); the CLI says what it did."""
+    from click.testing import CliRunner
+
+    from arena.cli.app import cli
+
+    server, stub = arena_server(verify_bots=False)
+    stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_names_total=3))
+    squatter = _register(stub, "s1")
+    token = squatter.owner_token
+    _register(stub, "s2", token)
+    _register(stub, "s1", token, game="taki")
+    assert store.record_result("take5", "m-1", ["s2@0", "other@1"], [1.0, 2.0], [1, 2], [0, 0], {"match_id": "m-1"})
+    code, _ = rpc_error(lambda: _register(stub, "legit"))
+    assert code == EXHAUSTED
+
+    code, _ = rpc_error(lambda: stub.RemoveOwner(arena_pb2.RemoveOwnerRequest(id="o-bad")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    address = f"127.0.0.1:{server.port}"
+    result = CliRunner(env={"ARENA_ADMIN_TOKEN": server.admin_token}).invoke(
+        cli, ["owner", "remove", squatter.owner, "--server", address, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {
+        "owner": squatter.owner, "removed_bots": ["take5/s1@0", "take5/s2@0", "taki/s1@0"],
+        "released_names": ["take5/s1", "taki/s1"], "kept_names": ["take5/s2"]}
+    assert not list(stub.ListBots(arena_pb2.ListBotsRequest()).bots)
+    assert store.names_total() == 1  # take5/s2 only
+
+    code, _ = rpc_error(lambda: _owner(stub, token))
+    assert code == DENIED  # its token is no owner's any more
+    code, _ = rpc_error(lambda: _register(stub, "s9", token))
+    assert code == DENIED
+    newcomer = _register(stub, "s1")  # a freed name: anyone's
+    assert newcomer.owner != squatter.owner and _register(stub, "legit", newcomer.owner_token).bot_id == "legit@0"
+    store.migrate_owners()  # as at every start of arena serve
+    assert store.get_owner(token_hash(token)) is None
+    for name, game in (("s2", "take5"), ("S2", "take5"), ("s2", "taki")):  # its history is nobody's to take over
+        code, _ = rpc_error(lambda name=name, game=game: _register(stub, name, game=game))
+        assert code == DENIED, (name, game)
+    code, _ = rpc_error(lambda: stub.RemoveOwner(arena_pb2.RemoveOwnerRequest(id=squatter.owner)))
+    assert code == grpc.StatusCode.NOT_FOUND

@@ -2321,6 +2321,60 @@ class ListOwnersResponse(_message.Message):
 Global___ListOwnersResponse: _TypeAlias = ListOwnersResponse  # noqa: Y015
 
 @_typing.final
+class RemoveOwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The owner's public id, "o-" and 16 hex digits (Owner.id, BotRecord.owner). At most 18 characters."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveOwnerRequest: _TypeAlias = RemoveOwnerRequest  # noqa: Y015
+
+@_typing.final
+class RemoveOwnerResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REMOVED_BOTS_FIELD_NUMBER: _builtins.int
+    RELEASED_NAMES_FIELD_NUMBER: _builtins.int
+    KEPT_NAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def removed_bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The bot ids removed, as "GAME/NAME@VERSION", sorted."""
+
+    @_builtins.property
+    def released_names(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnedName]:
+        """The bot names freed: anyone may register them now."""
+
+    @_builtins.property
+    def kept_names(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnedName]:
+        """The bot names that stay held (and counted in Registration.max_names_total) because they have stored matches."""
+
+    def __init__(
+        self,
+        *,
+        removed_bots: _abc.Iterable[_builtins.str] | None = ...,
+        released_names: _abc.Iterable[Global___OwnedName] | None = ...,
+        kept_names: _abc.Iterable[Global___OwnedName] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kept_names", b"kept_names", "released_names", b"released_names", "removed_bots", b"removed_bots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveOwnerResponse: _TypeAlias = RemoveOwnerResponse  # noqa: Y015
+
+@_typing.final
 class GetChallengeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

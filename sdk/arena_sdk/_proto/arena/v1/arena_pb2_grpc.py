@@ -144,6 +144,11 @@ class ArenaStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Registration.FromString,
                 _registered_method=True)
+        self.RemoveOwner = channel.unary_unary(
+                '/arena.v1.Arena/RemoveOwner',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RemoveOwnerRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RemoveOwnerResponse.FromString,
+                _registered_method=True)
         self.GetLiveMatch = channel.unary_unary(
                 '/arena.v1.Arena/GetLiveMatch',
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetLiveMatchRequest.SerializeToString,
@@ -321,6 +326,17 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RemoveOwner(self, request, context):
+        """Remove an owner (admin token): every bot version it has registered, in every game, is removed (as RemoveBot;
+        their ladder history and results stay), its token stops working, and its bot names are freed for anyone to
+        register, except a NAME with stored matches in a game, which stays held (so nobody can take over its ladder
+        history) and counted. What a squatter's names, or a departed owner's, cost the arena is given back this way.
+        NOT_FOUND for an unknown owner id; INVALID_ARGUMENT for a malformed one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLiveMatch(self, request, context):
         """--- the match viewer: a running match followed live ---------------------------------------------------------
         A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
@@ -442,6 +458,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.SetRegistration,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Registration.SerializeToString,
+            ),
+            'RemoveOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveOwner,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RemoveOwnerRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RemoveOwnerResponse.SerializeToString,
             ),
             'GetLiveMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLiveMatch,
@@ -1043,6 +1064,33 @@ class Arena:
             '/arena.v1.Arena/SetRegistration',
             arena_dot_v1_dot_arena__pb2.SetRegistrationRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Registration.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Arena/RemoveOwner',
+            arena_dot_v1_dot_arena__pb2.RemoveOwnerRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RemoveOwnerResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -133,6 +133,13 @@ class ArenaStub:
     """List every owner in id order, a page at a time (admin token)."""
     SetRegistration: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]
     """Change the registration mode and quotas (admin token); answers the new settings."""
+    RemoveOwner: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RemoveOwnerRequest, _arena_pb2.RemoveOwnerResponse]
+    """Remove an owner (admin token): every bot version it has registered, in every game, is removed (as RemoveBot;
+    their ladder history and results stay), its token stops working, and its bot names are freed for anyone to
+    register, except a NAME with stored matches in a game, which stays held (so nobody can take over its ladder
+    history) and counted. What a squatter's names, or a departed owner's, cost the arena is given back this way.
+    NOT_FOUND for an unknown owner id; INVALID_ARGUMENT for a malformed one.
+    """
     GetLiveMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]
     """--- the match viewer: a running match followed live ---------------------------------------------------------
     A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
@@ -208,6 +215,13 @@ class ArenaAsyncStub(ArenaStub):
     """List every owner in id order, a page at a time (admin token)."""
     SetRegistration: _aio.UnaryUnaryMultiCallable[_arena_pb2.SetRegistrationRequest, _arena_pb2.Registration]  # type: ignore[assignment]
     """Change the registration mode and quotas (admin token); answers the new settings."""
+    RemoveOwner: _aio.UnaryUnaryMultiCallable[_arena_pb2.RemoveOwnerRequest, _arena_pb2.RemoveOwnerResponse]  # type: ignore[assignment]
+    """Remove an owner (admin token): every bot version it has registered, in every game, is removed (as RemoveBot;
+    their ladder history and results stay), its token stops working, and its bot names are freed for anyone to
+    register, except a NAME with stored matches in a game, which stays held (so nobody can take over its ladder
+    history) and counted. What a squatter's names, or a departed owner's, cost the arena is given back this way.
+    NOT_FOUND for an unknown owner id; INVALID_ARGUMENT for a malformed one.
+    """
     GetLiveMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]  # type: ignore[assignment]
     """--- the match viewer: a running match followed live ---------------------------------------------------------
     A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
@@ -412,6 +426,19 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Registration, _abc.Awaitable[_arena_pb2.Registration]]:
         """Change the registration mode and quotas (admin token); answers the new settings."""
+
+    @_abc_1.abstractmethod
+    def RemoveOwner(
+        self,
+        request: _arena_pb2.RemoveOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.RemoveOwnerResponse, _abc.Awaitable[_arena_pb2.RemoveOwnerResponse]]:
+        """Remove an owner (admin token): every bot version it has registered, in every game, is removed (as RemoveBot;
+        their ladder history and results stay), its token stops working, and its bot names are freed for anyone to
+        register, except a NAME with stored matches in a game, which stays held (so nobody can take over its ladder
+        history) and counted. What a squatter's names, or a departed owner's, cost the arena is given back this way.
+        NOT_FOUND for an unknown owner id; INVALID_ARGUMENT for a malformed one.
+        """
 
     @_abc_1.abstractmethod
     def GetLiveMatch(
