@@ -164,7 +164,8 @@ def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event) -> tupl
     url = redis_url or resolve_redis_url(data_dir)
     external = bool(redis_url or os.environ.get("ARENA_REDIS_URL"))
     if url is not None and (external or not take_over_orphan(data_dir)):
-        return url, "external" if external else f"private redis-server of {data_dir}, already running", None
+        return url, "external" if external else (f"private redis-server of {data_dir}, already running; the "
+                                                 f"process that started it watches it, not this serve"), None
     # none running, or one whose starter is gone (an arena serve of this folder killed with SIGKILL): this serve
     # takes it over, watched and stopped as one it started; one another live process started stays that one's
     watch = RedisWatch(PrivateRedis(data_dir), stopping=stop, on_give_up=lambda _message: stop.set())

@@ -24,8 +24,10 @@ def exit_text(returncode: int | None) -> str:
     return f"exit code {returncode}"
 
 
-def _pid_runs(pid: int) -> bool:
-    """Whether process ``pid`` exists and is no zombie (signal 0, then its state in /proc when there is one)."""
+def pid_runs(pid: int, started_by: float | None = None) -> bool:
+    """Whether process ``pid`` exists and is no zombie (signal 0, then its state in /proc when there is one); with
+    ``started_by`` (seconds since the epoch), also whether it started by then: a process that started later only
+    reuses the number of the one meant (where /proc says when it started; elsewhere it counts as that one)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -33,9 +35,20 @@ def _pid_runs(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return True
+    if fields[0] == "Z":
+        return False
+    if started_by is None:
+        return True
+    try:  # field 22 of stat (index 19 after the name): clock ticks after boot; btime in /proc/stat: boot, epoch s
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration, IndexError, ValueError):
+        return True
+    return started <= started_by + 1.0  # btime is whole seconds
 
 
 class TakenOver:
@@ -58,7 +71,7 @@ class TakenOver:
             poller.register(self._fd, select.POLLIN)
             return not poller.poll(timeout * 1000)
         deadline = time.monotonic() + timeout
-        while _pid_runs(self.pid):
+        while pid_runs(self.pid):
             if time.monotonic() >= deadline:
                 return True
             time.sleep(0.05)
@@ -69,7 +82,7 @@ class TakenOver:
         try:
             if self._fd is not None:
                 signal.pidfd_send_signal(self._fd, sig)
-            elif _pid_runs(self.pid):
+            elif pid_runs(self.pid):
                 os.kill(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass

@@ -38,7 +38,7 @@ from pathlib import Path
 import redis
 
 from arena.store import listeners
-from arena.store.processes import TakenOver, exit_text
+from arena.store.processes import TakenOver, exit_text, pid_runs
 from arena.store.redis_files import (
     CONF_FILE,
     RedisStartError,
@@ -157,21 +157,17 @@ def take_over_orphan(data_dir: Path) -> bool:
     """Whether the private server running for ``data_dir`` was started by a process that is gone (an ``arena
     serve`` killed with SIGKILL leaves its redis-server running): then the calling process becomes its owner
     (``redis.owner``), to manage it with ``PrivateRedis.adopt``. False while its starter lives (another process, such as
-    a test harness, owns it) or when no starter is recorded."""
+    a test harness, owns it) or when no starter is recorded. A starter that is a zombie (killed, not yet reaped by
+    its parent) is gone, and so is one whose process number a process started since then reuses
+    (``processes.pid_runs``)."""
     path = Path(data_dir) / OWNER_FILE
     try:
         owner = int(path.read_text().strip())
+        written = path.stat().st_mtime
     except (OSError, ValueError):
         return False
-    if owner == os.getpid():
+    if owner == os.getpid() or pid_runs(owner, started_by=written):
         return False
-    try:
-        os.kill(owner, 0)
-        return False  # alive
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        return False  # alive, another user's
     write_private(path, f"{os.getpid()}\n")
     return True
 

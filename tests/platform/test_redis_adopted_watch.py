@@ -95,6 +95,35 @@ def orphan(tmp_path: Path, orphans: list[int]) -> Callable[[], tuple[Path, str, 
     return _make
 
 
+def test_a_starter_that_is_a_zombie_or_whose_pid_was_reused_is_gone(tmp_path: Path) -> None:
+    """The starter of a folder's Redis, killed and not yet reaped by its parent, is a zombie: gone, and the Redis is
+    taken over (it was left unwatched, never restarted should it die); so is the owner file's pid when a process
+    started after the file was written holds it now; a live starter keeps its Redis."""
+    from arena.store.redis_server import OWNER_FILE as OWNER
+
+    starter = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / OWNER).write_text(f"{starter.pid}\n")
+        assert not take_over_orphan(tmp_path)  # alive, started before the file was written
+        starter.kill()  # not reaped (no wait yet): a zombie once the signal has landed
+        end = time.monotonic() + 10
+        while not _gone(starter.pid) and time.monotonic() < end:
+            time.sleep(0.01)
+        assert Path(f"/proc/{starter.pid}/stat").exists()  # still there, as a zombie
+        assert take_over_orphan(tmp_path)
+        assert (tmp_path / OWNER).read_text().strip() == str(os.getpid())
+    finally:
+        starter.wait()
+    later = subprocess.Popen(["sleep", "60"])
+    try:  # the file was written a minute before this process started: the number is reused
+        (tmp_path / OWNER).write_text(f"{later.pid}\n")
+        os.utime(tmp_path / OWNER, (time.time() - 60, time.time() - 60))
+        assert take_over_orphan(tmp_path)
+    finally:
+        later.kill()
+        later.wait()
+
+
 def test_a_taken_over_redis_killed_is_restarted_on_its_port_with_its_data(
         orphan: Callable[[], tuple[Path, str, int]], orphans: list[int], caplog: pytest.LogCaptureFixture) -> None:
     data_dir, url, first = orphan()
