@@ -134,9 +134,8 @@ class HealthStore(StoreBase):
         caller doing its own I/O; no bots: nothing to call. Raises ``ValueError`` for ``unhealthy_after`` < 1."""
         if unhealthy_after < 1:
             raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
-        now = time.time() if now is None else now
-        bots = list(outcomes)
-        args: list[Any] = [int(unhealthy_after), repr(float(now)), match_id]
+        bots = list(outcomes)  # now None: the server's clock, in the script (the deferral cap counts from it)
+        args: list[Any] = [int(unhealthy_after), "" if now is None else repr(float(now)), match_id]
         for bot in bots:
             reason = outcomes[bot]
             args += [bot, "ok" if reason is None else "fail", reason or ""]
@@ -152,8 +151,9 @@ class HealthStore(StoreBase):
         """``bot`` answers GetInfo, but not as registered (another name, a game it no longer plays, another
         version): unhealthy now with ``reason`` (one public sentence that names no other bot), in one MULTI/EXEC,
         so the workers defer its matches until its GetInfo matches its registration again
-        (``arena.worker.health.check_bots``). Its count of failed matches is kept. True when it was healthy."""
-        now = time.time() if now is None else now
+        (``arena.worker.health.check_bots``). Its count of failed matches is kept. True when it was healthy.
+        ``now``: s since the epoch; None: the Redis server's clock, which the deferral cap is checked against."""
+        now = self.server_time() if now is None else now
         since = self.client.zscore(unhealthy_key(game), bot)
         pipe = self.client.pipeline(transaction=True)
         pipe.zadd(unhealthy_key(game), {bot: now if since is None else since})

@@ -120,12 +120,18 @@ return 1
 # Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
 # has its run of failures reset (and is healthy again if it was not); a failed match ("fail") counts once per match
 # id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
-# KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now,
-# 3 match id, then per bot (3 each): bot id, "ok" | "fail", reason.
+# KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now (s since
+# the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, then
+# per bot (3 each): bot id, "ok" | "fail", reason.
 # Returns per bot: 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this match was counted before.
 RECORD_HEALTH = """
 local out = {}
 local threshold = tonumber(ARGV[1])
+local now = ARGV[2]
+if now == '' then
+  local t = redis.call('TIME')
+  now = string.format('%.6f', tonumber(t[1]) + tonumber(t[2]) / 1000000)
+end
 for i = 2, #KEYS do
   local h = KEYS[i]
   local base = 3 + (i - 2) * 3
@@ -135,7 +141,7 @@ for i = 2, #KEYS do
     if redis.call('EXISTS', h) == 1 then
       redis.call('HSET', h, 'failures', 0)
       if redis.call('HGET', h, 'state') == 'unhealthy' then
-        redis.call('HSET', h, 'state', 'healthy', 'recovered_at', ARGV[2])
+        redis.call('HSET', h, 'state', 'healthy', 'recovered_at', now)
         redis.call('ZREM', KEYS[1], bot)
         status = 2
       end
@@ -144,10 +150,10 @@ for i = 2, #KEYS do
     status = -1
   else
     local n = redis.call('HINCRBY', h, 'failures', 1)
-    redis.call('HSET', h, 'failed_match', ARGV[3], 'last_failure', reason, 'last_failure_at', ARGV[2])
+    redis.call('HSET', h, 'failed_match', ARGV[3], 'last_failure', reason, 'last_failure_at', now)
     if n >= threshold and redis.call('HGET', h, 'state') ~= 'unhealthy' then
-      redis.call('HSET', h, 'state', 'unhealthy', 'since', ARGV[2], 'reason', reason)
-      redis.call('ZADD', KEYS[1], ARGV[2], bot)
+      redis.call('HSET', h, 'state', 'unhealthy', 'since', now, 'reason', reason)
+      redis.call('ZADD', KEYS[1], now, bot)
       status = 1
     end
   end

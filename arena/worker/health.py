@@ -25,8 +25,10 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
   this recovery check) is unhealthy with the reason "not as registered: ..." (the other name is never shown): its
   matches are deferred until its GetInfo matches again, and never played under the registered name: in a match
   forced past the cap its seat faults as unreachable and forfeits (``arena.worker.job``).
-- **The cap**: a match deferred for ``max_deferral_s`` [600 s] goes back on the queue *forced* (at once when its
-  unhealthy bots are no longer registered: nothing to wait for). A forced match is played whatever the health of
+- **The cap**: a match deferred for ``max_deferral_s`` [600 s], or whose unhealthy bots have all been unhealthy that
+  long, goes back on the queue *forced* at the next check (at once when its unhealthy bots are no longer
+  registered: nothing to wait for), so the matches of a dead bot paired later (a Swiss round, an until-separated
+  round) wait for no second cap. A forced match is played whatever the health of
   its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)
   and is ranked last, below every honest bot, which keeps its result against the others and gains against the dead
   one. A tournament therefore always ends, at the latest about ``max_deferral_s`` after its bot died, and the dead
@@ -183,19 +185,22 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         deferred = await asyncio.to_thread(store.deferred_matches, game)
         if not deferred:
             continue
-        sick = set(await asyncio.to_thread(store.unhealthy_bots, game))
+        sick = await asyncio.to_thread(store.unhealthy_bots, game)  # bot id -> unhealthy since
         states: dict[str, str | None] = {}
         clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:
             spec = match.spec
             forced = False
-            if spec is not None and sick.intersection(spec.seats):
+            if spec is not None and sick.keys() & set(spec.seats):
                 tid = spec.tournament
                 if tid and tid not in states:
                     states[tid] = await asyncio.to_thread(store.tournament_state, game, tid)
                 running = not tid or states[tid] in ("running", None)
-                removed = sick.intersection(spec.seats) <= gone  # no longer registered: nothing to wait for
-                if running and not removed and clock - match.deferred_at < max_deferral_s:
+                removed = sick.keys() & set(spec.seats) <= gone  # no longer registered: nothing to wait for
+                # the cap counts from the deferral, or from when its bots became unhealthy: a Swiss round paired
+                # after a bot died waits for no second cap
+                waited = clock - min(match.deferred_at, max(sick[b] for b in sick.keys() & set(spec.seats)))
+                if running and not removed and waited < max_deferral_s:
                     continue
                 forced = running
             if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
@@ -204,8 +209,8 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 report.forced += 1
                 log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
                             "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
-                            ", ".join(sorted(sick.intersection(spec.seats))) if spec else "?",
-                            ", no longer registered" if spec and sick.intersection(spec.seats) <= gone else "")
+                            ", ".join(sorted(sick.keys() & set(spec.seats))) if spec else "?",
+                            ", no longer registered" if spec and sick.keys() & set(spec.seats) <= gone else "")
             else:
                 report.released += 1
                 log.info("deferred match %s queued again", match.match_id)

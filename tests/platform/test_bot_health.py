@@ -295,3 +295,34 @@ def test_deferral_times_are_the_redis_servers_so_a_worker_clock_ahead_forces_not
     monkeypatch.setattr(time, "time", lambda: real() + 700)  # this worker's clock, 700 s ahead
     report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=0.5))
     assert report.forced == 0 and [m.match_id for m in store.deferred_matches("take5")] == ["skew-1"]
+
+
+def test_the_cap_counts_from_when_the_bots_became_unhealthy_so_later_rounds_wait_for_no_second_cap(
+        store: Store, dead_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Swiss round paired after a bot died used to wait a whole cap again (each match's own deferral time): a
+    match deferred now, whose unhealthy bots have all been unhealthy for the cap, is forced at the next check; one
+    that also seats a bot unhealthy only since now waits. The time a bot became unhealthy is the Redis server's too:
+    a worker whose clock runs 700 s behind, counting the failure that makes it unhealthy, forces nothing."""
+    import asyncio
+
+    from arena.worker.health import check_bots
+
+    dead = store.register_bot("take5", "dead", dead_endpoint, version="1").bot_id
+    fresh = store.register_bot("take5", "fresh", dead_endpoint, version="1").bot_id
+    late = store.register_bot("take5", "late", dead_endpoint, version="1").bot_id
+    store.mark_unhealthy("take5", dead, "forfeited (unreachable) in match x", now=store.server_time() - 601)
+    store.mark_unhealthy("take5", fresh, "forfeited (unreachable) in match y")
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - 700)  # this worker's clock, 700 s behind
+    for i in range(3):  # the third failure in a row makes it unhealthy
+        store.record_match_health("take5", f"late-{i}", {late: "forfeited (unreachable)"}, unhealthy_after=3)
+    monkeypatch.setattr(time, "time", real)
+    specs = [MatchSpec(match_id="r6-1", game="take5", seats=(dead, "other@1"), seed=1),
+             MatchSpec(match_id="r6-2", game="take5", seats=(dead, fresh), seed=2),
+             MatchSpec(match_id="r6-3", game="take5", seats=(late, "other@1"), seed=3)]
+    scheduler.enqueue_matches(store, specs)
+    for job in store.read_jobs("w1", 3, 100):
+        assert store.defer_job("take5", job.entry_id, job.spec.match_id, job.fields) == 1
+    report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=0.5))
+    assert report.forced == 1
+    assert sorted(m.match_id for m in store.deferred_matches("take5")) == ["r6-2", "r6-3"]
