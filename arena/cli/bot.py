@@ -9,7 +9,7 @@ import click
 import grpc
 
 from arena.cli.app import AppContext, cli, print_json, when
-from arena.cli.errors import ArenaCliError
+from arena.cli.errors import ArenaCliError, interruption
 from arena.cli.options import (
     GAMES,
     EndpointType,
@@ -105,10 +105,17 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     hints = token_hints(bool(token), tokens, name) if owner else {
         grpc.StatusCode.PERMISSION_DENIED: f"if {name} is yours, pass its owner token with --token or ARENA_TOKEN "
                                             f"({tokens.missing(arena, game, name)})"}
-    record = app.arena(server).call(
-        "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
-                                                    bot_secret=bot_secret or ""),
-        hints=hints, credential=owner_credential(arena, token, owner))
+    try:
+        record = app.arena(server).call(
+            "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
+                                                        bot_secret=bot_secret or ""),
+            hints=hints, credential=owner_credential(arena, token, owner))
+    except KeyboardInterrupt as exc:  # the arena may register it all the same, its new owner token then lost
+        raise interruption(
+            f"interrupted while the arena was registering {name}: it may be registered all the same "
+            f"(`arena bot list`)" + ("" if owner else "; if so, its owner token is lost with this answer, and "
+                                     "the organiser can remove the bot and free the name (`arena owner remove "
+                                     "OWNER_ID`, the owner in `arena bot list --json`)"), exc) from None
     if record.owner_token:
         tokens.put(arena, game, record.name or name, record.owner_token)
     elif (token and tokens.get(arena.key, game, record.name or name) is None
@@ -166,7 +173,7 @@ def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint
     click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 
 
-@bot.command("remove", short_help="Remove a bot version or every version (owner token).")
+@bot.command("remove", short_help="Remove a bot version or every version (owner token, or the admin token).")
 @click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
 @game_option
 @token_option
@@ -175,7 +182,8 @@ def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint
 @click.pass_obj
 def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data_dir: Path, server: str) -> None:
     """Remove a bot version (NAME@VERSION) or every version of NAME (NAME alone). Its ladder history stays.
-    Needs the owner token of NAME.
+    Needs the owner token of NAME; without one, the arena's admin token (an organiser may remove any bot). To
+    free the NAME too, the organiser removes its owner: `arena owner remove OWNER_ID`.
 
     Examples:
 
@@ -186,7 +194,7 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
     reply = owner_call(app, server, "RemoveBot", arena_pb2.RemoveBotRequest(bot=bot_ref, game=game), token,
-                        tokens, game, name)
+                        tokens, game, name, organiser_may=True)
     removed = list(reply.removed)
     click.echo(f"removed {game} bot{'s' if len(removed) != 1 else ''} {', '.join(removed) or '(none)'}; "
                "ladder history kept")

@@ -453,3 +453,23 @@ def test_the_organiser_removes_a_squatter_and_gets_its_names_back(arena_server: 
         assert code == DENIED, (name, game)
     code, _ = rpc_error(lambda: stub.RemoveOwner(arena_pb2.RemoveOwnerRequest(id=squatter.owner)))
     assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_the_organiser_removes_a_bot_whose_owner_token_was_lost(arena_server: Any, tmp_path: Any) -> None:
+    """A registration whose answer was lost (Ctrl-C, a dropped link) leaves a bot whose owner token nobody has:
+    `arena bot remove` signs with the admin token when it holds no owner token for NAME."""
+    from click.testing import CliRunner
+
+    from arena.cli.app import cli
+
+    server, stub = arena_server(verify_bots=False)
+    lost = _register(stub, "lost")  # its answer, with the owner token, never reached anyone
+    runner = CliRunner(env={"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": None})
+    address = ["--server", f"127.0.0.1:{server.port}", "--data-dir", str(tmp_path)]
+    refused = runner.invoke(cli, ["bot", "remove", "lost", *address])
+    assert refused.exit_code == 1 and "owner token" in refused.stderr
+    result = CliRunner(env={"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": server.admin_token}).invoke(
+        cli, ["bot", "remove", "lost", *address])
+    assert result.exit_code == 0, result.output
+    assert "removed take5 bot lost@0" in result.output
+    assert not list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) and lost.owner
