@@ -41,7 +41,7 @@ from arena.cli.sprt_report import (
     unit,
     unsettled,
 )
-from arena.cli.tournament_status import queued_after
+from arena.cli.tournament_status import no_worker, queued_after
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
 from arena.tournaments.deals import DEALS_HELP
@@ -246,6 +246,9 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
         ahead = queued_after(client, s.tournament)
         if ahead:  # its blocks wait behind those
             click.echo(f"queued after {ahead}")
+        idle = no_worker(client, s.tournament)
+        if idle:
+            click.echo(idle)
     if not wait:
         if as_json:
             print_json(sprt_dict(s))

@@ -29,7 +29,7 @@ from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.pages import every_page
 from arena.cli.tables import Col, fit, print_tables
-from arena.cli.tournament_status import faults_text, follow, queued_after
+from arena.cli.tournament_status import faults_text, follow, no_worker, queued_after
 from arena.cli.tournament_views import (
     failed_note,
     print_standings,
@@ -362,6 +362,7 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
         ("progress", progress),
         *([("waiting for", waiting)] if waiting else []),
         *([("queued after", ahead)] if (ahead := queued_after(client, t)) else []),
+        *([("workers", idle)] if (idle := no_worker(client, t)) else []),
         ("faults", faults_text(client, t)),
         ("game", t.game),
         ("bots", ", ".join(t.bots)),

@@ -39,6 +39,23 @@ def queued_after(client: ArenaClient, t: Any) -> str:
             "their matches are played first (`arena tournament cancel ID` stops one)")
 
 
+NO_WORKER = ("no worker is alive: its matches wait until one runs (`arena worker`, or `arena serve --workers N`; "
+             "`arena worker list` shows them)")
+WORKER_CHECK_S = 10.0  # while a watched tournament makes no progress, whether a worker is alive is asked this often
+
+
+def no_worker(client: ArenaClient, t: Any) -> str:
+    """``NO_WORKER`` while tournament ``t`` is running and no worker has sent a heartbeat lately (ListWorkers), else
+    "" (also when the referee cannot say)."""
+    if t.state != "running":
+        return ""
+    try:
+        workers = client.call("ListWorkers", arena_pb2.ListWorkersRequest(page_size=100)).workers
+    except Exception:  # noqa: BLE001 - a hint only: the status is shown without it
+        return ""
+    return "" if any(w.alive for w in workers) else NO_WORKER
+
+
 def faults_text(client: ArenaClient, t: Any) -> str:
     """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (`arena
     match list ...` ...)" (from its newest ``MATCH_LIST`` stored matches)."""
@@ -55,6 +72,31 @@ def faults_text(client: ArenaClient, t: Any) -> str:
     return (f"{t.faults}" + (f": {whose}" if whose else "")
             + (f" (`arena match list --tournament {t.id} --bot {worst}` lists its matches, `arena match show ID` "
                "says what each fault was)" if worst else ""))
+
+
+class Stall:
+    """Says ``NO_WORKER`` once (and again after a worker came and went) while a watched tournament has made no
+    progress for ``WORKER_CHECK_S`` and no worker is alive."""
+
+    def __init__(self, client: ArenaClient) -> None:
+        self.client = client
+        self.done = -1
+        self.since = self.asked = time.monotonic()
+        self.said = False
+
+    def check(self, t: Any, say: Any) -> None:
+        now = time.monotonic()
+        done = t.matches_done + t.matches_failed
+        if done != self.done:
+            self.done, self.since, self.said = done, now, False
+            return
+        if self.said or now - self.since < WORKER_CHECK_S or now - self.asked < WORKER_CHECK_S:
+            return
+        self.asked = now
+        text = no_worker(self.client, t)
+        if text:
+            say(text)
+            self.said = True
 
 
 def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
@@ -81,7 +123,9 @@ def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                                      completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
             away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
             plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
+            stalled = Stall(client)
             while not settled(t):
+                stalled.check(t, progress.console.print if not quiet else lambda _text: None)
                 plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
                           f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else ""))
                 time.sleep(POLL_INTERVAL_S)

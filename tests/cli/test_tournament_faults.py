@@ -83,3 +83,39 @@ def test_a_running_tournament_says_which_earlier_ones_its_matches_wait_behind() 
     assert text.startswith("t4 (2 matches left), t7 (99,990 matches left): the queue of a game is first in, first out")
     assert queued_after(_Tournaments(listed), _tournament("t3", 10.0, 2, 0)) == ""  # nothing before it
     assert queued_after(_Tournaments(listed), _tournament("t8", 200.0, 2, 2, "finished")) == ""
+
+
+class _Workers:
+    """The one call ``no_worker`` makes: ListWorkers, one page."""
+
+    def __init__(self, alive: list[bool]) -> None:
+        self.alive = alive
+        self.asked = 0
+
+    def call(self, method: str, request: Any) -> arena_pb2.ListWorkersResponse:
+        assert method == "ListWorkers"
+        self.asked += 1
+        return arena_pb2.ListWorkersResponse(workers=[arena_pb2.WorkerInfo(name=f"w{i}", alive=a)
+                                                      for i, a in enumerate(self.alive)])
+
+
+def test_a_running_tournament_without_a_live_worker_says_so_once_while_it_makes_no_progress(monkeypatch: Any) -> None:
+    """`arena serve --workers 0` and no `arena worker`: status, create --wait and sprt said "running 0/N" for ever."""
+    from arena.cli import tournament_status
+    from arena.cli.tournament_status import NO_WORKER, Stall, no_worker
+
+    running = _tournament("t8", 200.0, 10, 0)
+    assert no_worker(_Workers([False, False]), running) == NO_WORKER  # type: ignore[arg-type]
+    assert no_worker(_Workers([False, True]), running) == ""  # type: ignore[arg-type]
+    assert no_worker(_Workers([]), _tournament("t8", 200.0, 10, 10, "finished")) == ""  # type: ignore[arg-type]
+
+    clock = [0.0]
+    monkeypatch.setattr(tournament_status.time, "monotonic", lambda: clock[0])
+    client, said = _Workers([]), []
+    stall = Stall(client)  # type: ignore[arg-type]
+    for second in range(30):
+        clock[0] = float(second)
+        stall.check(running, said.append)
+    assert said == [NO_WORKER] and client.asked == 1  # asked after 10 s without progress, said once
+    stall.check(_tournament("t8", 200.0, 10, 1), said.append)  # a match was played: a worker came
+    assert said == [NO_WORKER]
