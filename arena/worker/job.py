@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 # Redis not answering (refused, timed out, still loading after a restart): what fails on it is logged in one line
 REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError)
+# what Redis answers while it refuses every write (its disk full: MISCONF; maxmemory: OOM; a replica: READONLY)
+REDIS_REFUSES_WRITES = ("MISCONF", "OOM", "READONLY")
 
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
 INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
@@ -337,10 +339,13 @@ SETTLED = ("stored", "duplicate", "failed", "cancelled")
 
 def _log_failure(exc: Exception, message: str, *args: object) -> None:
     """A failed match or controller call: one warning line when Redis does not answer (``REDIS_AWAY``: it is
-    restarting, and every match in flight fails the same way; a traceback would say nothing more), else an error
-    with its traceback."""
+    restarting, and every match in flight fails the same way; a traceback would say nothing more) or refuses writes
+    (``REDIS_REFUSES_WRITES``: a full disk), else an error with its traceback."""
     if isinstance(exc, REDIS_AWAY):
         log.warning(message + "; Redis does not answer (%s: %s)", *args, type(exc).__name__, exc)
+    elif isinstance(exc, redis.ResponseError) and str(exc).startswith(REDIS_REFUSES_WRITES):
+        log.warning(message + "; Redis refuses writes: %s (its disk full or not writable, or out of memory: see "
+                    "its log; matches go on once it accepts them again)", *args, str(exc).split(".")[0])
     else:
         log.error(message, *args, exc_info=exc)
 
