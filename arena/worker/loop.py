@@ -36,7 +36,6 @@ import os
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -53,6 +52,7 @@ from arena.store import REDIS_ERRORS, Job, MatchInputs, Store, WorkerStatus
 from arena.store.redis_urls import redact_url
 from arena.tournaments.controllers import sweep
 from arena.worker.admission import LagGate, TimeoutBrake
+from arena.worker.fleet import default_worker_name, heartbeat_interval, reclaim_idle_s, warn_of_namesakes
 from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, read_inputs, run_job_and_control
 from arena.worker.live import LiveHub
@@ -87,27 +87,9 @@ def _with_inputs(store: Store, claim: Callable[..., list[Job]],
     return jobs, read_inputs(store, jobs)
 
 
-def reclaim_idle_s(store: Store, visibility_timeout_s: float) -> float:
-    """How long a job must go unrefreshed to be reclaimed: the visibility timeout, or the longest ``timeout_s`` of
-    the workers listed (a live one refreshes its jobs within it; no clock read: a fast clock sees none dead)."""
-    return max([visibility_timeout_s, *(w.timeout_s for w in store.list_workers() if not w.stopped)])
-
-
 def enqueue_matches(store: Store, specs: Sequence[MatchSpec]) -> None:
     """Queue the matches of a tournament as jobs on their game's stream, in order."""
     store.enqueue(specs)
-
-
-def default_worker_name() -> str:
-    """A consumer name unique to this process: ``<host>-<pid>-<6 hex>``."""
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-
-def heartbeat_interval(heartbeat_s: float, visibility_timeout_s: float) -> float:
-    """Seconds between two heartbeats (and refreshes of the running jobs): ``heartbeat_s``, but at most a third of
-    the visibility timeout, so that a live worker's jobs are refreshed several times before they could be
-    reclaimed."""
-    return min(heartbeat_s, visibility_timeout_s / 3)
 
 
 class _Worker:
@@ -450,6 +432,7 @@ def run_workers(redis_url: str, names: Sequence[str], settings: WorkerSettings |
     store = worker_store(redis_url, settings, len(names))
     try:
         store.ping()
+        warn_of_namesakes(store, names)
         log.info("workers %s started on %s with concurrency %d, visibility timeout %.1f s", ", ".join(names),
                  redact_url(redis_url), settings.concurrency, settings.visibility_timeout_s)
         reconnector = Reconnector(store, redis_url, resolve_url) if resolve_url is not None else None

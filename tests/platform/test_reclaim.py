@@ -17,7 +17,7 @@ from arena.core.specs import MatchSpec
 from arena.store import Store, TournamentInfo, WorkerStatus, results_log_key
 from arena.tournaments.round_robin import round_robin
 from arena.worker import loop as scheduler
-from arena.worker.loop import reclaim_idle_s
+from arena.worker.fleet import reclaim_idle_s, warn_of_namesakes
 
 SLOW_ARGS = ["--sleep", "0.25"]  # every Decide answers after 0.25 s: one hand of Take 5 takes ~3 s
 ONE_HAND = {"limit": 1}  # limit 1 bullhead: a 2-seat match always ends after its first hand
@@ -209,3 +209,23 @@ def test_the_reclaim_wait_reads_no_clock(store: Store) -> None:
     assert reclaim_idle_s(store, 2.0) == 987.0
     store.heartbeat(dataclasses.replace(live, stopped=True), forget_s=7200)  # said goodbye: not waited for
     assert reclaim_idle_s(store, 2.0) < 987.0
+
+
+def test_a_worker_that_takes_a_live_workers_name_is_warned(store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    """Two workers of one --name overwrite each other's heartbeat (`arena worker list` showed one, with one pid, for
+    two processes): the second is warned at start; a worker that finds only its own old heartbeat, or a dead one's,
+    is not (a restart after a crash keeps its name)."""
+    import logging
+    import os
+    import socket
+
+    now = time.time()
+    other = WorkerStatus(name="box2", host="elsewhere", pid=4242, started_at=now - 60, last_seen=now - 2,
+                         concurrency=3, running=(), matches_done=0, timeout_s=30.0)
+    store.heartbeat(other)
+    store.heartbeat(dataclasses.replace(other, name="box3", last_seen=now - 300))  # dead: its heartbeat stopped
+    store.heartbeat(dataclasses.replace(other, name="box4", host=socket.gethostname(), pid=os.getpid()))
+    with caplog.at_level(logging.WARNING, logger="arena.worker"):
+        warn_of_namesakes(store, ["box2", "box3", "box4", "box5"])
+    (warning,) = caplog.records
+    assert "a worker named box2 sent a heartbeat 2 s ago (pid 4242 on elsewhere)" in warning.getMessage()
