@@ -23,6 +23,7 @@ from arena.store import Store
 from arena.store.base import connect
 from arena.store.redis_urls import redact_url
 from arena.worker import loop as scheduler
+from arena.worker.fleet import default_worker_name
 from arena.worker.settings import WorkerSettings
 from arena_sdk.guard import add_guarded_service
 from arena_sdk.listen import bind_problem
@@ -190,7 +191,7 @@ class ArenaServer:
         self._stop_workers.clear()
         if self.workers:
             # one thread and one event loop for every embedded worker (see scheduler.run_workers)
-            base = scheduler.default_worker_name()
+            base = default_worker_name()
             thread = threading.Thread(
                 target=scheduler.run_workers, name="arena-workers", daemon=True,
                 args=(self.redis_url, [f"{base}-w{i}" for i in range(self.workers)], self.worker_settings),
