@@ -90,8 +90,13 @@ def find_redis_server() -> str:
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
-                                  **listeners.client_options(url))
+    """Whether a Redis answers PING at ``url``; False also for a URL that is none (a damaged ``redis.url``: as a
+    stale one, a new server is started and the file written again)."""
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
+                                      **listeners.client_options(url))
+    except ValueError:
+        return False
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):

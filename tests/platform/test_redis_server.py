@@ -152,6 +152,8 @@ def test_resolve_ignores_a_stale_url_file(tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / URL_FILE).write_text(f"redis://127.0.0.1:{port}/0\n")
     assert resolve_redis_url(tmp_path) is None
     assert resolve_redis_url(tmp_path / "missing") is None
+    (tmp_path / URL_FILE).write_text("garbage, not a URL\n")  # damaged: as a stale one, not "unexpected ValueError"
+    assert resolve_redis_url(tmp_path) is None
 
 
 def test_binary_is_found() -> None:
