@@ -173,28 +173,33 @@ def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint
     click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 
 
-@bot.command("remove", short_help="Remove a bot version or every version (owner token, or the admin token).")
+@bot.command("remove", short_help="Remove a bot version or every version (owner token, or --as-organiser).")
 @click.argument("bot_ref", metavar="NAME[@VERSION]", callback=check_bot_ref)
 @game_option
 @token_option
+@option("--as-organiser", is_flag=True,
+        help="Sign with the arena's admin token instead of NAME's owner token (an organiser may remove any bot, "
+             "e.g. one whose owner token was lost).")
 @tokens_dir_option
 @server_option
 @click.pass_obj
-def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, data_dir: Path, server: str) -> None:
+def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, as_organiser: bool, data_dir: Path,
+               server: str) -> None:
     """Remove a bot version (NAME@VERSION) or every version of NAME (NAME alone). Its ladder history stays.
-    Needs the owner token of NAME; without one, the arena's admin token (an organiser may remove any bot). To
-    free the NAME too, the organiser removes its owner: `arena owner remove OWNER_ID`.
+    Needs the owner token of NAME, or --as-organiser with the arena's admin token. To free the NAME too, the
+    organiser removes its owner: `arena owner remove OWNER_ID`.
 
     Examples:
 
     \b
         arena bot remove mybot@1.0
         arena bot remove mybot
+        arena bot remove lost --as-organiser
     """
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
     reply = owner_call(app, server, "RemoveBot", arena_pb2.RemoveBotRequest(bot=bot_ref, game=game), token,
-                        tokens, game, name, organiser_may=True)
+                        tokens, game, name, as_organiser=as_organiser)
     removed = list(reply.removed)
     click.echo(f"removed {game} bot{'s' if len(removed) != 1 else ''} {', '.join(removed) or '(none)'}; "
                "ladder history kept")

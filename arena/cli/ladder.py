@@ -143,9 +143,11 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
     (the game's score per match, lower is better: Take 5 bullheads, Taki cards held).
 
     --method elo (default): the live Elo (start 1500), updated after every match in the order results arrive, so
-    it is order-dependent; its margin is the chess tools' (fastchess) 95 % margin of the bot's pairwise results
-    against the field (each match of N seats counts as N - 1 two-player games), and LOS next comes from the two
-    bots' head-to-head pairwise results. Pairs of one match are correlated, so these margins are too narrow.
+    it is order-dependent; its margin joins the chess tools' (fastchess) 95 % margin of the bot's pairwise results
+    against the field (each match of N seats counts as N - 1 two-player games) and the wander of a live rating,
+    which every result moves by up to K = 32 (about ± 80-100 Elo however many matches: two equal bots often stand
+    100 apart); LOS next comes from the two bots' head-to-head pairwise results. To rank close bots, use --method
+    fit; to compare two versions, arena sprt.
 
     --method fit: the batch fit (Plackett-Luce over whole matches, seat and deal-luck effects taken out, mean
     1500) over every stored result, with rating ± 1.96 bootstrap standard deviations (resampling whole deals)

@@ -265,17 +265,16 @@ def owner_credential(arena: ArenaRef, token: str | None, saved: str | None) -> C
 
 
 def owner_call(app: AppContext, server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
-               game: str, name: str, organiser_may: bool = False) -> Any:
+               game: str, name: str, as_organiser: bool = False) -> Any:
     """``Arena.<method>(request)`` signed with NAME's owner token (--token / ARENA_TOKEN, else the one saved for
-    this arena; the token itself is never sent, see ``arena.core.signing``); ``organiser_may`` (a call the admin
-    token may make in the owner's place, RemoveBot): without an owner token, with the admin token this CLI finds.
+    this arena; the token itself is never sent, see ``arena.core.signing``); ``as_organiser`` (a call the admin
+    token may make in the owner's place, RemoveBot): with the admin token this CLI finds instead.
     Without any token the call is still made, so that an unknown bot is answered NOT_FOUND by the referee; a
     PERMISSION_DENIED answer then becomes "no owner token for ... on SERVER" saying what the token file holds."""
     tokens.check()
     arena = resolve_arena(app, server)
-    credential = owner_credential(arena, token, tokens.lookup(arena, game, name))
-    if credential is None and organiser_may:
-        credential = app.admin_credential()
+    credential = app.admin_credential() if as_organiser else owner_credential(arena, token,
+                                                                                tokens.lookup(arena, game, name))
     client = app.arena(server)
     metadata = client.signed(method, request, credential) if credential else None
     try:

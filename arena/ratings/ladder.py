@@ -6,10 +6,14 @@ rating has no error bar of its own). Its columns come from honest pairwise count
 two-player games (in a match of N seats each bot has N - 1 pairwise results: finished ahead = win, tie = draw,
 behind = loss; ``PairCounts``):
 
-* margin: the fastchess/cutechess 95 % margin (``margins.elo_margin``) of the bot's pairwise W/D/L against the
-  whole field, Elo points, laid around the live rating (low = rating - margin, high = rating + margin). It is
-  the uncertainty of the bot's performance against the field it met, and assumes independent pairs: pairs of one
-  match and tables of one deal are correlated, so it is too narrow (use ``--method fit`` for decisions);
+* margin: two parts, added as independent errors (root of the sum of squares), laid around the live rating (low =
+  rating - margin, high = rating + margin), Elo points. (1) The fastchess/cutechess 95 % margin
+  (``margins.elo_margin``) of the bot's pairwise W/D/L against the whole field: the uncertainty of its performance
+  against the field it met, which shrinks with its matches (it assumes independent pairs: pairs of one match and
+  tables of one deal are correlated, so it is too narrow). (2) ``walk_margin``: a live rating never settles, each
+  result moves it by up to K, so even after thousands of matches it wanders around the bot's strength (two equal
+  bots in 2-seat matches at K = 32 stand about 100 Elo apart as often as not, and up to 160); that part does not
+  shrink with matches. Use ``--method fit`` for decisions;
 * LOS over the next line down: from the two bots' head-to-head pairwise results (``margins.los``: wins and
   losses of the upper bot against the lower one, ties carry no information) when they finished apart at least
   once; when they never did, the normal approximation from both margins
@@ -42,6 +46,7 @@ from statistics import NormalDist
 from typing import Any
 
 from arena.ratings.design import RatedMatch
+from arena.ratings.elo import K_FACTOR
 from arena.ratings.fit import DEFAULT_REPLICATES, FitResult, fit_ratings
 from arena.ratings.groups import connected_groups, group_numbers
 from arena.ratings.margins import MIN_MATCHES, bounded_margin, los
@@ -163,6 +168,24 @@ def _by_group(bots: Sequence[str], groups: Mapping[str, int]) -> list[int]:
     return sorted(range(len(bots)), key=lambda i: (groups.get(bots[i], 0) or math.inf, i))
 
 
+def walk_margin(opponents_per_match: float, k: float = K_FACTOR, level: float = LEVEL) -> float:
+    """The half width (Elo points) of the ``level`` interval in which a live Elo rating wanders around the bot's
+    strength once settled, for matches of ``opponents_per_match`` (mean N - 1 >= 1) other seats at K = ``k``.
+
+    Near its strength each match moves the rating by ``K/(N-1) * sum_j (S_ij - 1/2)`` plus a pull back of ``K * c``
+    per point it is off (``c = ln 10 / 1600``, the slope of the expected score at an even match): an AR(1) walk. A
+    finishing rank uniform over 1..N gives ``sum_j S_ij`` the variance ``(N^2 - 1) / 12``, so the walk's stationary
+    variance is ``K (N + 1) / (24 c (N - 1))`` (sd 52.7 Elo for N = 2 at K = 32, 39.3 for N = 4; a simulation of
+    equal bots gives 40 and 36, a little less as the field's mean is fixed). Raises ``ValueError`` for fewer than one
+    opponent per match or a K that is not positive."""
+    if not opponents_per_match >= 1 or not k > 0:
+        raise ValueError(f"need at least 1 opponent per match and K > 0, got {opponents_per_match}, {k}")
+    c = math.log(10.0) / 1600.0
+    n = opponents_per_match + 1.0
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    return z * math.sqrt(k * (n + 1.0) / (24.0 * c * (n - 1.0)))
+
+
 def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
               matches: Mapping[str, int]) -> list[RatedLine]:
     """The live-Elo ladder's honest columns (module docstring: margin and LOS from pairwise counts, groups).
@@ -181,8 +204,11 @@ def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
     margins: dict[str, float | None] = {}
     for bot, _ in ladder:
         w, d, lo = field.get(bot, (0, 0, 0))
+        played = matches.get(bot, 0)
         width = bounded_margin(w, d, lo, LEVEL) if w + d + lo else math.nan
-        few = too_few_matches(matches.get(bot, 0))
+        if played and w + d + lo:  # the walk of the live rating itself, at the bot's mean opponents per match
+            width = math.hypot(width, walk_margin(max(1.0, (w + d + lo) / played)))
+        few = too_few_matches(played)
         margins[bot] = None if few or not math.isfinite(width) else width
     order = [ladder[i] for i in _by_group([b for b, _ in ladder], groups)]
     out = []

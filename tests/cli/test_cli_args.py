@@ -54,7 +54,7 @@ def _assert_one_line_error(result, *fragments: str) -> str:  # type: ignore[no-u
 
 def test_the_command_tree_is_complete() -> None:
     expected = {("serve",), ("worker", "list"), ("bot", "register"), ("bot", "update"), ("bot", "remove"),
-                ("bot", "token"), ("owner", "create"), ("owner", "show"), ("owner", "list"),
+                ("bot", "token"), ("owner", "create"), ("owner", "show"), ("owner", "list"), ("owner", "remove"),
                 ("registration", "show"), ("registration", "set"),
                 ("bot", "list"), ("tournament", "create"), ("tournament", "list"), ("tournament", "status"),
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),

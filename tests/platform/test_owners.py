@@ -457,7 +457,7 @@ def test_the_organiser_removes_a_squatter_and_gets_its_names_back(arena_server: 
 
 def test_the_organiser_removes_a_bot_whose_owner_token_was_lost(arena_server: Any, tmp_path: Any) -> None:
     """A registration whose answer was lost (Ctrl-C, a dropped link) leaves a bot whose owner token nobody has:
-    `arena bot remove` signs with the admin token when it holds no owner token for NAME."""
+    `arena bot remove --as-organiser` signs with the admin token instead."""
     from click.testing import CliRunner
 
     from arena.cli.app import cli
@@ -468,8 +468,10 @@ def test_the_organiser_removes_a_bot_whose_owner_token_was_lost(arena_server: An
     address = ["--server", f"127.0.0.1:{server.port}", "--data-dir", str(tmp_path)]
     refused = runner.invoke(cli, ["bot", "remove", "lost", *address])
     assert refused.exit_code == 1 and "owner token" in refused.stderr
-    result = CliRunner(env={"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": server.admin_token}).invoke(
-        cli, ["bot", "remove", "lost", *address])
+    admin = CliRunner(env={"ARENA_TOKEN": None, "ARENA_ADMIN_TOKEN": server.admin_token})
+    refused = admin.invoke(cli, ["bot", "remove", "lost", *address])  # never the admin token unasked
+    assert refused.exit_code == 1 and "owner token" in refused.stderr
+    result = admin.invoke(cli, ["bot", "remove", "lost", "--as-organiser", *address])
     assert result.exit_code == 0, result.output
     assert "removed take5 bot lost@0" in result.output
     assert not list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) and lost.owner

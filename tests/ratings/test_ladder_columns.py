@@ -41,14 +41,38 @@ def test_elo_margin_is_fastchess_over_the_field_and_los_is_head_to_head() -> Non
         for _ in range(n):
             c.add(["a", "b"], ranks)
     lines = elo_lines([("a", 1600.0), ("b", 1400.0)], c, {"a": 100, "b": 100})
-    assert lines[0].margin == pytest.approx(66.01, abs=0.01)  # fastchess: W60 D20 L20 -> +147.2 +/- 66.0
-    assert lines[1].margin == pytest.approx(66.01, abs=0.01)  # the same games from the other side
-    assert (lines[0].low, lines[0].high) == pytest.approx((1600 - 66.01, 1600 + 66.01), abs=0.01)
+    # fastchess: W60 D20 L20 -> +147.2 +/- 66.0, with the live rating's own walk (2 seats: +/- 103.3)
+    both = math.hypot(66.01, ladder.walk_margin(1.0))
+    assert lines[0].margin == pytest.approx(both, abs=0.01) and both == pytest.approx(122.6, abs=0.1)
+    assert lines[1].margin == pytest.approx(both, abs=0.01)  # the same games from the other side
+    assert (lines[0].low, lines[0].high) == pytest.approx((1600 - both, 1600 + both), abs=0.01)
     assert lines[0].los_next == pytest.approx(0.5 + 0.5 * math.erf(40 / math.sqrt(160)))  # W60 L20, ties ignored
     assert lines[1].los_next is None
     # head to head decides even against the ratings: b above a on the ladder, a won the pairs
     flipped = elo_lines([("b", 1500.0), ("a", 1499.0)], c, {"a": 100, "b": 100})
     assert flipped[0].los_next == pytest.approx(1 - lines[0].los_next)
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_a_live_rating_of_equal_bots_stays_within_its_walk_margin_which_does_not_shrink(seats: int) -> None:
+    """Equal bots at K = 32: after thousands of matches their live ratings still wander (the newcomer's two equal
+    versions stood 100-165 Elo apart with margins of +/- 16): 95 % of the time within ``walk_margin`` of their
+    strength, far more often outside the pairwise margin alone."""
+    from arena.ratings.elo import elo_deltas
+    from arena.ratings.margins import elo_margin
+
+    rnd = random.Random(seats)
+    ratings, inside, narrow, samples = [1500.0] * seats, 0, 0, 0
+    walk = ladder.walk_margin(seats - 1.0)
+    pairwise = elo_margin(1500 * (seats - 1), 0, 1500 * (seats - 1)).margin  # 3,000 matches' worth of pairs
+    for match in range(3000):
+        ranks = rnd.sample(range(1, seats + 1), seats)
+        ratings = [r + d for r, d in zip(ratings, elo_deltas(ratings, ranks))]
+        if match >= 200:
+            samples += 1
+            inside += abs(ratings[0] - 1500.0) <= walk
+            narrow += abs(ratings[0] - 1500.0) <= pairwise
+    assert inside / samples >= 0.95 and narrow / samples < 0.6
 
 
 def test_bots_that_never_met_in_one_group_get_the_normal_approximation_and_unknowns_stay_unknown() -> None:
@@ -78,7 +102,8 @@ def test_a_bot_that_won_every_pair_has_a_finite_margin_and_one_with_few_matches_
         c.add(["a", "b", "c"], [1, 2, 3])
     lines = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c, {"a": 10, "b": 10, "c": 10})
     # 20 pairwise wins: two virtual draws, delta method (margins.bounded_margin), not the plain formula's inf
-    assert lines[0].margin == pytest.approx(bounded_margin(20, 0, 0)) and 0 < lines[0].margin < math.inf
+    walk = ladder.walk_margin(2.0)  # 3 seats: 2 opponents a match
+    assert lines[0].margin == pytest.approx(math.hypot(bounded_margin(20, 0, 0), walk)) and lines[0].margin < math.inf
     assert lines[2].margin == pytest.approx(lines[0].margin) and not lines[0].too_few_matches
     ten_nil = 0.5 + 0.5 * math.erf(10 / math.sqrt(20))  # 99.92 %
     assert lines[0].los_next == pytest.approx(ten_nil) and lines[1].los_next == pytest.approx(ten_nil)
