@@ -353,6 +353,49 @@ def test_a_bot_class_without_a_valid_name_cannot_be_served() -> None:
             create_server(cls, "127.0.0.1:0")
     with pytest.raises(BotDefinitionError, match="needs a subclass of Take5Bot"):
         create_server(object, "127.0.0.1:0")  # type: ignore[arg-type]
+    with pytest.raises(BotDefinitionError, match=r"needs the bot class, not an object of it: serve\(Spaced\)"):
+        create_server(Spaced(), "127.0.0.1:0")  # type: ignore[arg-type]
+
+
+def test_a_misspelt_decision_method_is_named_when_the_bot_starts() -> None:
+    """A TakiBot whose take_turn is misspelt played the SDK's default move in silence (and won); a Take5Bot's typo in
+    choose_row played row 0 in silence. Helpers of the author's own and the sample bots raise nothing."""
+    from arena_sdk import TakiBot
+    from arena_sdk.server import decision_method_warnings
+
+    class TakeTrun(TakiBot):
+        name = "tt"
+
+        def take_trun(self, view: object) -> None: ...
+
+    class CardsInTaki(TakiBot):
+        name = "ct"
+
+        def choose_card(self, view: object) -> None: ...
+
+    class ChoseRow(Take5Bot):
+        name = "cr"
+
+        def choose_card(self, view: Take5View) -> int:
+            return view.hand[0]
+
+        def chose_row(self, view: Take5View) -> int:
+            return 0
+
+        def cost(self, card: int) -> int:  # a helper: no warning
+            return card
+
+    assert decision_method_warnings(TakeTrun) == [
+        "TakeTrun overrides none of TakiBot's decision methods (react, take_turn): every Taki decision goes to "
+        "TakiBot's own; it defines take_trun: did you mean take_turn?"]
+    assert decision_method_warnings(CardsInTaki)[0].endswith("it defines choose_card, which a TakiBot is never asked")
+    assert decision_method_warnings(ChoseRow) == [
+        "ChoseRow does not override choose_row, draft_pick of Take5Bot; it defines chose_row: did you mean "
+        "choose_row?"]
+    from sample_bots.heuristic_bot import HeuristicBot
+    from sample_bots.taki_heuristic_bot import TakiHeuristicBot
+
+    assert decision_method_warnings(HeuristicBot) == decision_method_warnings(TakiHeuristicBot) == []
 
 
 def test_the_reported_name_can_be_overridden() -> None:
