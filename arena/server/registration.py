@@ -23,6 +23,7 @@ from arena.server.admission import Caller, caller_of
 from arena.server.replies import bot_message
 from arena.server.requests import abort, check_bot_secret, check_endpoint, check_game, split_ref
 from arena.store import OwnershipError, Store, VersionsExhausted
+from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, bot_pb2
 
 log = logging.getLogger("arena.server.servicer")  # the servicer's logger: one name for operators' filters
@@ -177,6 +178,16 @@ def spelt(store: Store, refs: Sequence[str], game: str = "") -> str:
             continue
         out.append(ref)
     return ", ".join(out)
+
+
+def not_registered(store: Store, refs: Sequence[str], game: str) -> str:
+    """The NOT_FOUND message of a tournament or SPRT whose ``refs`` are not registered for ``game``: which (``spelt``)
+    and, when every one of them is registered for one other game, that game ("they are registered for taki: give
+    --game taki"): the CLI's --game defaults to take5."""
+    elsewhere = {g for g in GAMES if g != game and all(store.resolve_bot(g, ref) for ref in refs)}
+    hint = (f"; {'it is' if len(refs) == 1 else 'they are'} registered for {min(elsewhere)}: give --game "
+            f"{min(elsewhere)}" if len(elsewhere) == 1 else "; register them first (arena bot register NAME HOST:PORT)")
+    return f"not registered for {game}: {spelt(store, refs, game)}{hint}"
 
 
 def not_found(store: Store, game: str, name: str, ref: str) -> str:

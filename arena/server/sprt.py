@@ -27,7 +27,7 @@ from arena.core.seeds import SEED_BITS
 from arena.core.specs import HOUSE_PREFIX, TOURNAMENT_ID_RE, is_house_bot, split_bot_ref
 from arena.ratings import score_sprt
 from arena.ratings.sprt import SprtError, bounds
-from arena.server.registration import spelt
+from arena.server.registration import not_registered
 from arena.server.replies import tournament_message
 from arena.server.requests import abort
 from arena.store import Store, StoreError, TournamentInfo
@@ -122,8 +122,7 @@ def _resolve(servicer: ArenaServicer, game: str, refs: list[str], context: grpc.
     resolved = [servicer.store.resolve_bot(game, ref) for ref in refs]
     unknown = [ref for ref, bid in zip(refs, resolved) if bid is None]
     if unknown:
-        abort(context, grpc.StatusCode.NOT_FOUND, f"not registered for {game}: {spelt(servicer.store, unknown, game)}; "
-                                                   f"register them first (arena bot register NAME HOST:PORT)")
+        abort(context, grpc.StatusCode.NOT_FOUND, not_registered(servicer.store, unknown, game))
     return [bid for bid in resolved if bid is not None]
 
 

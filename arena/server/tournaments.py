@@ -22,7 +22,7 @@ from arena.core.config import DEFAULTS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
 from arena.core.errors import TournamentError
 from arena.core.seeds import SEED_BITS
 from arena.core.specs import split_bot_ref
-from arena.server.registration import spelt
+from arena.server.registration import not_registered
 from arena.server.replies import tournament_message
 from arena.server.requests import abort, check_game
 from arena.server.sprt import ArenaServicer
@@ -107,9 +107,7 @@ def resolve_bots(store: Store, game: str, refs: Sequence[str], context: grpc.Ser
     resolved = {ref: store.resolve_bot(game, ref) for ref in refs}
     unknown = [ref for ref, bid in resolved.items() if bid is None]
     if unknown:
-        abort(context, grpc.StatusCode.NOT_FOUND,
-               f"not registered for {game}: {spelt(store, unknown, game)}; register them first "
-               f"(arena bot register NAME HOST:PORT)")
+        abort(context, grpc.StatusCode.NOT_FOUND, not_registered(store, unknown, game))
     bots = [resolved[ref] or ref for ref in refs]
     named: dict[str, list[str]] = {}  # linear: a bot id -> the refs naming it
     for ref, bid in zip(refs, bots):

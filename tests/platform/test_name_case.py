@@ -96,6 +96,15 @@ def test_a_stranger_is_refused_another_spelling_and_the_holder_adds_versions(are
         game="take5", bots=["heuristic@2", "nobody@1", "heuristic@9"], seats_per_match=2)))
     assert code == grpc.StatusCode.NOT_FOUND, details
     assert "not registered for take5: nobody@1, heuristic@9 (versions of heuristic: 1, 2, 3);" in details, details
+    # bots of another game, with the CLI's default --game take5: the answer names their game
+    shedder = _register(stub, "shedder", game="taki")
+    _register(stub, "shedder2", shedder.owner_token, game="taki")
+    code, details = rpc_error(lambda: stub.CreateSprt(arena_pb2.CreateSprtRequest(
+        game="take5", v1="shedder", v2="shedder2")))
+    assert code == grpc.StatusCode.NOT_FOUND and details.endswith("they are registered for taki: give --game taki")
+    code, details = rpc_error(lambda: stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=["shedder", "nobody"], seats_per_match=2)))
+    assert details.endswith("register them first (arena bot register NAME HOST:PORT)"), details  # not all of them
     code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(game="take5", bot="HEURISTIC@2")))
     assert code == grpc.StatusCode.NOT_FOUND and "named HEURISTIC (did you mean heuristic?" in details, details
     # ListBots by NAME is exact too, and says the spelling held; the NAME as held, or one nobody holds, says nothing
