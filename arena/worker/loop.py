@@ -270,8 +270,8 @@ class _Worker:
                                                       int(idle_s * 1000))
                 jobs_reclaimed(jobs)
                 for job in jobs:
-                    log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped "
-                                "refreshing it for %.1f s", name, job.entry_id,
+                    log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped, and "
+                                "handed it back unplayed or left it unrefreshed for %.1f s", name, job.entry_id,
                                 job.spec.match_id if job.spec else "?", job.deliveries, idle_s)
             if not jobs:
                 jobs, reads = await asyncio.to_thread(_with_inputs, store, store.read_jobs, name, want,
