@@ -156,6 +156,11 @@ def test_an_until_separated_page_draws_the_intervals() -> None:
     assert "Until separated" in html and "not separated yet" in html
     assert html.count("<circle") == 2 and "1550.0 ± 30.0" in html
     assert ">rating (Elo)</text>" in html  # the rating axis says its unit
+    reason = "cap reached, not separated after 20 rounds"  # stopped: the check's sentence is the reason, said once
+    stopped = _render_live(arena_pb2.Tournament(id="t8", until_separated=True, state="finished", rounds=20,
+                                                max_matches=60, last_check=reason, stop_reason=reason),
+                           arena_pb2.Standings(entries=entries, fit_matches=6), None)
+    assert stopped.count(reason) == 1 and f"Stopped: {reason}." in stopped
 
 
 def test_the_intervals_axis_says_elo_and_keeps_its_end_numbers_inside_the_chart() -> None:
