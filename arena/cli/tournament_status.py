@@ -138,5 +138,6 @@ def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                                 failed=failed(t), total=t.matches_total or None)
     except KeyboardInterrupt as exc:
         raise interruption(f"stopped watching; tournament {t.id} keeps running on the server "
-                                 f"(`arena tournament status {t.id} --watch`)", exc) from None
+                           f"(`arena tournament status {t.id} --watch` follows it, `arena tournament cancel {t.id}` "
+                           f"stops it; running the create again makes a second one)", exc) from None
     return t

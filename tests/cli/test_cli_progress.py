@@ -194,7 +194,8 @@ def test_sigterm_while_watching_says_the_tournament_keeps_running(arena: tuple[S
             proc.wait()
     assert proc.returncode == 143
     assert err.strip().splitlines() == ["stopped watching; tournament t7 keeps running on the server "
-                                        "(`arena tournament status t7 --watch`)"]
+                                        "(`arena tournament status t7 --watch` follows it, `arena tournament cancel "
+                                        "t7` stops it; running the create again makes a second one)"]
 
 
 # --- refusals ---------------------------------------------------------------------------------------------------
