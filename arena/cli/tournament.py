@@ -239,6 +239,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
                        f"previous one is settled")
         click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
                    f"revealed when the tournament has ended")
+        click.echo(f"bots: {', '.join(t.bots)}")  # a NAME given is its latest version: which one it is
     if not wait:
         click.echo(f"follow it with `arena tournament status {t.id} --watch`")
         return
