@@ -34,6 +34,7 @@ from arena.cli.tokens import (
     token_option,
     tokens_dir_option,
 )
+from arena.core.text import plural
 from arena_sdk.pb import arena_pb2
 
 
@@ -258,16 +259,16 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
 
 
 def _health_text(health: dict[str, Any], answers: bool | None = None) -> str:
-    """The match health of a bot (its ``health`` dict of `arena bot list --json`): "healthy", "healthy (2 failed
-    matches in a row)" or "unhealthy since 2024-05-01 12:00:00: REASON". When its endpoint does not answer now
-    (``answers`` False; None: not asked) a healthy record says it is about its last matches: "healthy (last
-    matches)", "healthy (last matches: 2 failed in a row)"."""
+    """The match health of a bot (its ``health`` dict of `arena bot list --json`): "healthy", "not unhealthy yet: 2
+    failed matches in a row" (the workers mark a bot unhealthy after ``unhealthy_after`` of them, 3 by default) or
+    "unhealthy since 2024-05-01 12:00:00: REASON". When its endpoint does not answer now (``answers`` False; None:
+    not asked) a healthy record says it is about its last matches: "healthy in its last matches"."""
     if health["state"] == "unhealthy":
         return f"unhealthy since {when(health['unhealthy_since'] or 0)}: {health['reason'] or '?'}"
     failures = health["consecutive_failures"]
-    if answers is False:
-        return f"healthy (last matches: {failures} failed in a row)" if failures else "healthy (last matches)"
-    return f"healthy ({failures} failed match{'es' if failures != 1 else ''} in a row)" if failures else "healthy"
+    if failures:
+        return f"not unhealthy yet: {plural(failures, 'failed match')} in a row"
+    return "healthy in its last matches" if answers is False else "healthy"
 
 
 @bot.command("token", short_help="Print the owner token of a bot NAME saved on this machine.")
