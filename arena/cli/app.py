@@ -273,10 +273,16 @@ def _serve_holds(folder: Path, local: bool) -> bool:
     """True when an ``arena serve`` holds data folder ``folder``; for a server on this machine (``local``), after
     waiting up to ``SERVE_LOCK_GRACE_S`` for one that may still be importing its modules (``arena serve &`` and the
     next command at once: both start together)."""
-    deadline = time.monotonic() + (SERVE_LOCK_GRACE_S if local else 0.0)
+    start = time.monotonic()
+    said = False
     while not folder_held(folder):
-        if time.monotonic() >= deadline:
+        waited = time.monotonic() - start
+        if waited >= (SERVE_LOCK_GRACE_S if local else 0.0):
             return False
+        if waited >= 1.0 and not said and sys.stderr.isatty():  # a person waits: not in silence
+            click.echo(f"nothing answers yet; waiting up to {SERVE_LOCK_GRACE_S - waited:.0f} s more for an "
+                       f"`arena serve` starting in {folder}", err=True)
+            said = True
         time.sleep(0.1)
     return True
 
