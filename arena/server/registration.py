@@ -131,7 +131,7 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     if servicer.verify_bots and info.version != bot.version:
         abort(context, grpc.StatusCode.FAILED_PRECONDITION,
               f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
-              f"it as a new version of {name} instead (RegisterBot with the owner token)")
+              f"it as a new version of {name} instead (`arena bot register {name} {request.endpoint}`)")
     updated = servicer.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
                                         author=info.author, secret=request.bot_secret)
     if updated is None:

@@ -66,7 +66,7 @@ def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, st
     it is no business of whoever reads a public list)."""
     unverified = bot.version == UNVERIFIED_VERSION
     if bot.game not in info.games:
-        return "changed", f"now plays {list(info.games)[:limits.GAMES_PER_BOT]}, not {bot.game!r}"
+        return "changed", f"now plays {', '.join(list(info.games)[:limits.GAMES_PER_BOT]) or 'no game'}, not {bot.game}"
     if not unverified and info.version != bot.version:
         return "changed", f"now reports version {info.version[:limits.VERSION]!r}; register it as a new version"
     if not unverified and info.name != bot.name:

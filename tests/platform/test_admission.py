@@ -235,7 +235,7 @@ def test_a_failed_registration_takes_the_bound_whatever_listens_and_never_names_
             assert details == (f"the bot at {endpoint} reports another name than 'mine{i}' in GetInfo; start it "
                                f"with --name=mine{i}, or register it under the name it reports")
         elif what == "taki bot":
-            assert details.startswith(f"the bot at {endpoint} plays ['taki'], not 'take5'")
+            assert details.startswith(f"the bot at {endpoint} plays taki, not take5")
             assert details.endswith("give the game: --game taki)")
         else:
             assert details.startswith(f"no arena bot answered GetInfo at {endpoint} within 500 ms; ")

@@ -109,7 +109,7 @@ def test_a_tournament_whose_bot_now_reports_another_version_or_game_is_refused(
     assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert details.startswith(
         f"bots not as registered: v@1.0 ({newer} now reports version '2.0'; register it as a new version), "
-        f"g@1.0 ({taki} now plays ['taki'], not 'take5'); nothing was queued")
+        f"g@1.0 ({taki} now plays taki, not take5); nothing was queued")
     assert store.queued_jobs() == 0
     # found so again (anyone's read may check): no new write, no new log line
     marked = store.bot_health("take5", ["v@1.0", "g@1.0"])

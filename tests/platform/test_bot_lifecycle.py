@@ -40,7 +40,7 @@ def test_registration_refuses_a_down_endpoint_a_wrong_game_and_a_bad_version(
     taki = _versioned(start_bot, "taki-bot", games="taki")
     code, details = rpc_error(lambda: _register(stub, "taki-bot", taki))
     assert code == grpc.StatusCode.FAILED_PRECONDITION
-    assert details == (f"the bot at {taki} plays ['taki'], not 'take5'; start a bot of take5 there (registering a "
+    assert details == (f"the bot at {taki} plays taki, not take5; start a bot of take5 there (registering a "
                        f"bot of taki? give the game: --game taki)")
 
     spaced = _versioned(start_bot, "spaced", version="1 beta")
