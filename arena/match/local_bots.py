@@ -230,6 +230,9 @@ def _await_ready(launch: _Launch, deadline: float) -> BotProcess:
         launch.stderr.join(1.0)
         why = (f"exited with status {exited}" if exited is not None
                else f"printed no 'arena-bot NAME listening on HOST:PORT' line within {READY_TIMEOUT_S:g} s")
+        if exited == 0:  # ran to its end without serving: a file that defines a bot but never serves it
+            why += ' without serving (does it end with `if __name__ == "__main__": serve(MyBot)`?)'
+
         tail = launch.stderr.tail() or "(nothing on stderr)"
         raise BotStartError(f"bot {launch.spec!r} {why}; command: {' '.join(launch.command)}\nstderr tail:\n{tail}")
     scheme, host = ("tls://", m.group("host")[6:]) if m.group("host").startswith("tls://") else ("", m.group("host"))

@@ -105,6 +105,23 @@ def test_bot_that_exits_reports_its_stderr(tmp_path) -> None:
         start_bot(path)
     message = str(info.value)
     assert "exited with status 4" in message and "no weights found" in message and "dies.py" in message
+    assert "without serving" not in message
+
+
+def test_a_bot_file_that_never_serves_is_told_how_to(tmp_path) -> None:
+    path = script(tmp_path, "noserve.py", """
+        from arena_sdk import Take5Bot
+
+        class Quiet(Take5Bot):
+            name = "quiet"
+
+            def choose_card(self, view):
+                return view.hand[0]
+    """)
+    with pytest.raises(BotStartError) as info:
+        start_bot(path)
+    assert 'exited with status 0 without serving (does it end with `if __name__ == "__main__": serve(MyBot)`?)' \
+        in str(info.value)
 
 
 def test_bot_without_ready_line_times_out_and_is_stopped(tmp_path) -> None:
