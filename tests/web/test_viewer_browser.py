@@ -83,8 +83,10 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     assert _rows_shown(page) == [list(r) for r in _states(record)[0].rows]
     page.click("#v-round-next")
     assert int(page.get_attribute("#viewer", "data-index")) > 1  # a round is several frames
-    page.fill("#v-turn", "7")
+    page.fill("#v-turn", "6")
     page.press("#v-turn", "Enter")
+    assert page.get_attribute("#viewer", "data-index") == "6"
+    page.keyboard.press("ArrowRight")  # Enter handed the keys back to the board
     assert page.get_attribute("#viewer", "data-index") == "7"
     assert page.locator(".hand").count() == len(record["seats"])  # all hands
     screenshot(page, "viewer-take5")

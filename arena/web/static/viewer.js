@@ -158,6 +158,10 @@
     $("v-play").addEventListener("click", function () { if (timer === null) { play(); } else { pause(); } });
     $("v-speed").addEventListener("change", function () { if (timer !== null) { play(); } });
     turnBox.addEventListener("change", function () { pause(); show(parseInt(turnBox.value, 10) || 0); });
+    /* Enter jumps and hands the keys back to the board: the arrows, Home, End and Space step again */
+    turnBox.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { e.preventDefault(); pause(); show(parseInt(turnBox.value, 10) || 0); turnBox.blur(); }
+    });
     scrub.addEventListener("input", function () { pause(); show(parseInt(scrub.value, 10) || 0); });
     document.addEventListener("keydown", function (e) {
       var tag = (e.target && e.target.tagName) || "";
