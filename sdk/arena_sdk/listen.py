@@ -61,6 +61,7 @@ def _user_of(port: int) -> str:
     except (OSError, ValueError):
         return "another process listens there"
     if low <= port <= high:
-        return (f"another process listens there, or a connection uses it as its own port: ports {low}-{high} are "
-                f"this machine's ephemeral range, a port below {low} is safer")
+        return (f"another process listens there, or a connection uses it as its own port (ports {low}-{high} are "
+                f"this machine's ephemeral range, which outgoing connections take; should it happen again, a port "
+                f"below {low} never clashes with them)")
     return "another process listens there"
