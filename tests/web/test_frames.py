@@ -198,6 +198,21 @@ def test_a_take5_row_choice_is_worded_with_rows_numbered_from_1_as_on_the_board(
     assert hidden and all("action_text" not in f for f in hidden)  # a hidden card is not worded either
 
 
+def test_a_taki_action_is_worded_for_a_person_not_as_its_fields() -> None:
+    """The viewer's step title read "turn — card CHCOLOR, color R": each action is worded now."""
+    from arena.render.frames.taki import action_text
+
+    assert action_text({"card": "CHCOLOR", "color": "R", "close_run": False, "last_card": False}) == \
+        "plays CHCOLOR, calls red"
+    assert action_text({"card": "G5", "color": None, "close_run": True, "last_card": True}) == \
+        "plays G5, closes the run, last card"
+    assert [action_text(a) for a in ({"draw": True}, {"end_turn": True}, {"play": True})] == \
+        ["draws", "ends its turn", "breaks the +3"]
+    record, _ = play_record("taki", 3, 5)
+    worded = [f["action_text"] for f in build_frames(record, PUBLIC).frames if f.get("action") is not None]
+    assert worded and all(w.startswith(("plays ", "draws", "ends its turn", "breaks")) for w in worded)
+
+
 def test_the_frame_of_a_plus3_waits_for_the_breaker_question_so_it_looks_as_when_nobody_holds_one() -> None:
     # seed 5, policy 2: seat 1 plays a +3 (decision 1), seat 2 is asked about its Breaker and declines (decision 2)
     record, _ = play_record("taki", 3, 5, policy_seed=2, config=taki.TakiConfig(turn_cap=200))

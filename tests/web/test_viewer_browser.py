@@ -88,6 +88,8 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     assert page.get_attribute("#viewer", "data-index") == "6"
     page.keyboard.press("ArrowRight")  # Enter handed the keys back to the board
     assert page.get_attribute("#viewer", "data-index") == "7"
+    what = page.text_content(".decision .what") or ""
+    assert ": choose " in what and "take5" not in what, what  # "choose card", not "take5 choose card"
     assert page.locator(".hand").count() == len(record["seats"])  # all hands
     screenshot(page, "viewer-take5")
     assert page.console_errors == []

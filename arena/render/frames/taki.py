@@ -23,7 +23,7 @@ from typing import Any
 
 from arena.render.frames import visible_hands
 from arena_sdk.games import taki
-from arena_sdk.games.taki.cards import tokens
+from arena_sdk.games.taki.cards import COLOR_NAMES, COLOR_TOKENS, tokens
 
 DISCARD_SHOWN = 8
 
@@ -63,6 +63,23 @@ def shown_action(state: taki.TakiState, seat: int, kind: str, action: Any) -> tu
                       "color": None if action.color is None else taki.color_token(action.color),
                       "close_run": action.close_run, "last_card": action.last_card}
     return True, {"draw": True} if isinstance(action, taki.Draw) else {"end_turn": True}
+
+
+def action_text(action: dict[str, Any]) -> str:
+    """An action dict of ``shown_action`` as a person reads it: "plays CHCOLOR, calls red", "plays R5, closes the
+    run, last card", "draws", "ends its turn", "breaks the +3"."""
+    if action.get("play"):
+        return "breaks the +3"
+    if action.get("draw"):
+        return "draws"
+    if action.get("end_turn"):
+        return "ends its turn"
+    color = action.get("color")
+    parts = [f"plays {action.get('card')}"]
+    if color in COLOR_TOKENS:
+        parts.append(f"calls {COLOR_NAMES[COLOR_TOKENS.index(color)]}")
+    parts += ["closes the run"] * bool(action.get("close_run")) + ["last card"] * bool(action.get("last_card"))
+    return ", ".join(parts)
 
 
 def held(state: taki.TakiState, viewer: int | str | None) -> bool:

@@ -59,7 +59,12 @@
     if (frame.seat === null || frame.seat === undefined) {
       box.appendChild(V.el("span", {}, frame.decision < 0 ? "the table before the first decision" : "the table"));
     } else {
-      var text = V.seatName(data, frame.seat) + ": " + String(frame.kind || "").replace(/_/g, " ").toLowerCase() +
+      /* "TAKE5_CHOOSE_CARD" reads "choose card": the game's prefix says nothing on its own page */
+      var viewer = document.getElementById("viewer");
+      var prefix = String((viewer && viewer.getAttribute("data-game")) || "").toUpperCase() + "_";
+      var kind = String(frame.kind || "");
+      if (kind.indexOf(prefix) === 0) { kind = kind.slice(prefix.length); }
+      var text = V.seatName(data, frame.seat) + ": " + kind.replace(/_/g, " ").toLowerCase() +
         " — " + (frame.action_text || actionText(frame.action));
       box.appendChild(V.el("span", {"class": "what"}, text));
       if (frame.latency_ms !== null && frame.latency_ms !== undefined) {
