@@ -69,7 +69,7 @@ def line_chart(series: Sequence[Series], *, levels: Sequence[Level] = (), x_labe
     ys = _finite([y for s in series for _, y in s.points]) + [lv.y for lv in levels if math.isfinite(lv.y)]
     w, h = frame.width, frame.height
     parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h + 18 * len(series)}" '
-             f'role="img" aria-label="{escape(title or y_label)}">']
+             f'data-series="{len(series)}" role="img" aria-label="{escape(title or y_label)}">']
     if title:
         parts.append(f"<title>{escape(title)}</title>")
     parts.append(f'<rect x="{frame.left}" y="{frame.top}" width="{w - frame.left - frame.right}" '

@@ -101,3 +101,40 @@ def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: A
         screenshot(phone, "viewer-scores-phone")
     finally:
         server.stop()
+
+
+class _TwoVersions(FakeReader):
+    """ace@1 and ace@2 on the Take 5 ladder, each with rated matches: the bot page charts two lines."""
+
+    async def call(self, method: str, request: Any) -> Any:
+        versions = ("ace@1", "ace@2")
+        if method == "ListBots":
+            return arena_pb2.ListBotsResponse(bots=[arena_pb2.BotRecord(bot_id=v, name="ace", game="take5")
+                                                    for v in versions])
+        if method == "ListMatches":
+            return arena_pb2.ListMatchesResponse(matches=[
+                arena_pb2.MatchSummary(match_id=f"t1-{i:06d}", tournament_id="t1", game="take5",
+                                       seats=[versions[i % 2], "kid@1"], scores=[3, 9], ranks=[1, 2], faults=[0, 0],
+                                       rating_deltas=[16.0, -16.0], finished_at=1_700_000_000.0 - i)
+                for i in range(40)])
+        if method == "GetLadder":
+            return arena_pb2.Ladder(game=request.game, entries=[
+                arena_pb2.LadderEntry(rank=k + 1, bot=v, rating=1800.0 - 50 * k, matches=20)
+                for k, v in enumerate(versions)])
+        return self.empty_or_not_found(method)
+
+
+def test_a_chart_of_several_lines_opens_on_its_legend_at_phone_width(phone: Any) -> None:
+    """The bot page's chart of two versions opened on its newest end, the legend and the axis off screen, so
+    nobody could tell which line was which; one line (a bot of one version) still opens on its newest point."""
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app_of(_TwoVersions()))
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/bots/ace")
+        box = phone.locator(".chart-box").first
+        width, room, left = box.evaluate("b => [b.scrollWidth, b.clientWidth, b.scrollLeft]")
+        assert width > room and left == 0
+        ok, legend = _in_view(phone, ".chart-box svg text >> text=ace@2")
+        assert ok, legend
+    finally:
+        server.stop()
