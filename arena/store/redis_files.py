@@ -4,11 +4,14 @@ made once per folder) and its ``redis.conf`` (which carries the password, never 
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from pathlib import Path
 
 from arena.core.errors import ArenaError
+
+log = logging.getLogger("arena.store")
 
 PASSWORD_FILE = "redis.password"
 CONF_FILE = "redis.conf"
@@ -45,8 +48,11 @@ def write_private(path: Path, text: str) -> None:
 
 
 def tighten(data_dir: Path) -> None:
-    """Drop group and world access from the Redis files an earlier run (before passwords) left readable."""
-    prefixes = ("redis.", "appendonly", "dump.rdb", "nodes.conf", "temp-")
+    """Drop group and world access from the data folder's secret files that an earlier run (before passwords) or a
+    restore from a backup left readable (the Redis password, data and log, the admin token, the owner tokens), with
+    one warning naming them."""
+    prefixes = ("redis.", "appendonly", "dump.rdb", "nodes.conf", "temp-", "admin-token", "tokens.json")
+    loosened = []
     for entry in data_dir.iterdir():
         if not entry.name.startswith(prefixes):
             continue
@@ -55,8 +61,12 @@ def tighten(data_dir: Path) -> None:
                 mode = path.lstat().st_mode
                 if mode & 0o077 and not path.is_symlink():
                     path.chmod(mode & 0o700)
+                    loosened.append(path.name)
             except OSError:
                 pass
+    if loosened:
+        log.warning("data folder %s: %s could be read by other users (restored from a backup?); made private to "
+                    "this user", data_dir, ", ".join(sorted(loosened)[:10]) + (" ..." if len(loosened) > 10 else ""))
 
 
 def redis_password(data_dir: Path) -> str:

@@ -131,6 +131,8 @@ def test_the_private_redis_asks_for_its_password_and_keeps_its_files_private(
     data.mkdir(mode=0o755)
     (data / "appendonly.aof").write_bytes(b"")  # left world-readable by a run before passwords
     (data / "appendonly.aof").chmod(0o644)
+    (data / "admin-token.json").write_text("{}")  # restored from a backup that kept no modes
+    (data / "admin-token.json").chmod(0o644)
     old = os.umask(0o022)  # whatever the test runner's umask, the files must come out private
     try:
         with PrivateRedis(data) as server:
