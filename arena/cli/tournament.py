@@ -349,6 +349,8 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     table.add_column("value")
     sprt = sprt_of(client, t)
     progress = f"{t.matches_done}/{t.matches_total} matches"
+    if t.format == "swiss" and t.state == "running" and t.rounds_paired < t.rounds:  # the rest are paired later
+        progress += f" of the {plural(t.rounds_paired, 'round')} paired so far (of {t.rounds})"
     notes = []
     if t.matches_failed:
         notes.append(f"{t.matches_failed} failed: given up after repeated platform errors, not rated")

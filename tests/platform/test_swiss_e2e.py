@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -164,5 +165,8 @@ def test_swiss_through_the_cli(arena_server: Callable[..., Any], start_bot: Call
     line = " ".join(queued.output.split())
     assert queued.exit_code == 0 and "= 10 matches, on 2 unique deals so far; round 1 of 5 paired" in line, line
     assert "; 2 matches queued now, each later round once the previous one is settled;" in line, line
+    running = CliRunner().invoke(cli, ["tournament", "status", line.split(":")[0].split()[1], *address])
+    text = " ".join(running.output.split())  # its workers may have paired a later round meanwhile, or finished
+    assert re.search(r"matches of the [1-4] rounds? paired so far \(of 5\)", text) or "finished" in text, text
     CliRunner().invoke(cli, ["--admin-token", server.admin_token, "tournament", "cancel", line.split(":")[0].split()[1],
                              *address])
