@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 @visibility_timeout_option
 @data_dir_option
 @redis_url_option
+@option("--redis-port", type=click.IntRange(0, 65535), default=0, show_default=True, metavar="PORT",
+        help="The port of the private redis-server on 127.0.0.1 (0: the port of the folder's last run when free, else "
+             "a free one). Not with --redis-url.")
 @option("--tls-cert", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
         help="Serve over TLS with this certificate chain (PEM); needs --tls-key. Clients: arena --tls-ca FILE.")
 @option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, metavar="FILE",
@@ -56,7 +59,8 @@ if TYPE_CHECKING:
 @click.pass_obj
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
-          bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner") -> None:
+          bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner",
+          redis_port: int = 0) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -87,6 +91,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
 
     # the data folder first, before the server's imports: a CLI command started at the same moment (`arena serve &`
     # and the next command) sees it held and waits for the referee (arena.cli.app: _serve_holds)
+    if redis_port and (redis_url or os.environ.get("ARENA_REDIS_URL")):
+        raise ArenaCliError("--redis-port sets the port of the private redis-server; with --redis-url (or "
+                            "ARENA_REDIS_URL) the Redis is yours, on its own port")
     lock = FolderLock(data_dir)
     try:
         lock.acquire(f"arena serve --listen {listen}")
@@ -107,7 +114,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     pages = None
     with stop_on_signals() as stop:
         try:
-            url, source, watch = _redis(data_dir, redis_url, stop)
+            url, source, watch = _redis(data_dir, redis_url, stop, redis_port)
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
@@ -154,10 +161,12 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             lock.release()
 
 
-def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event) -> tuple[str, str, RedisWatch | None]:
+def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,
+           port: int = 0) -> tuple[str, str, RedisWatch | None]:
     """The Redis of ``arena serve``: its URL, where it comes from (printed), and the ``RedisWatch`` (started) of the
-    private server of ``data_dir`` when this serve started it or took it over, else None. Should that server keep
-    dying, the watch gives up and sets ``stop``: the serve stops with its message (``_say_stopping``)."""
+    private server of ``data_dir`` when this serve started it (on ``port``; 0: the last run's when free, else a free
+    one) or took it over (on its own port), else None. Should that server keep dying, the watch gives up and sets
+    ``stop``: the serve stops with its message (``_say_stopping``)."""
     from arena.store.redis_server import PrivateRedis, resolve_redis_url, take_over_orphan
     from arena.store.redis_watch import RedisWatch
 
@@ -168,7 +177,7 @@ def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event) -> tupl
                                                  f"process that started it watches it, not this serve"), None
     # none running, or one whose starter is gone (an arena serve of this folder killed with SIGKILL): this serve
     # takes it over, watched and stopped as one it started; one another live process started stays that one's
-    watch = RedisWatch(PrivateRedis(data_dir), stopping=stop, on_give_up=lambda _message: stop.set())
+    watch = RedisWatch(PrivateRedis(data_dir, port), stopping=stop, on_give_up=lambda _message: stop.set())
     if url is None:
         url = watch.server.start()
         source = f"private redis-server in {data_dir}, started here; restarted should it die"

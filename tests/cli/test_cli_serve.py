@@ -597,6 +597,26 @@ def test_serve_runs_and_stops_its_private_redis(serve: tuple[Proc, str, Path]) -
     assert not (data_dir / "redis.url").exists()  # the private redis-server was stopped with the server
 
 
+def test_serve_puts_its_private_redis_on_the_port_given(tmp_path: Path) -> None:
+    """--redis-port pins the private Redis (an operator's firewall or monitoring expects it); with --redis-url it is
+    refused: that Redis is the operator's own."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "d"), "--workers", "0",
+                 "--redis-port", str(port)], _env())
+    try:
+        proc.wait_for("listening on ")
+        assert f"127.0.0.1:{port}" in proc.wait_for("redis: ")
+    finally:
+        proc.terminate()
+    refused = CliRunner().invoke(cli, ["serve", "--redis-port", str(port), "--redis-url", "redis://127.0.0.1:1/0",
+                                       "--data-dir", str(tmp_path / "e")])
+    assert refused.exit_code == 1 and "--redis-port sets the port of the private redis-server" in refused.output
+
+
 def _output_until(path: Path, fragment: str, process: subprocess.Popen[bytes]) -> str:
     end = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < end:
