@@ -161,7 +161,7 @@ class BotRecord(_message.Message):
     health: _builtins.str
     """The bot's health as the workers see it: "healthy", or "unhealthy" after several failed matches in a row (it
     forfeited, or answered no call); an unhealthy bot's matches are deferred until it answers GetInfo again, which
-    the workers check every few seconds (see arena/bot_health.py). A fault of the platform never counts. Also
+    the workers check every few seconds (see arena/worker/health.py and docs/failure-policy.md). A fault of the platform never counts. Also
     "unhealthy" when its GetInfo answers, but not as registered (health_reason "not as registered: ...": another
     name, which is never shown, a game it no longer plays, another version), until its GetInfo matches again.
     """
