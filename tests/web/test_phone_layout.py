@@ -138,3 +138,24 @@ def test_a_chart_of_several_lines_opens_on_its_legend_at_phone_width(phone: Any)
         assert ok, legend
     finally:
         server.stop()
+
+
+def test_the_viewers_controls_stay_on_screen_while_the_board_is_read_at_phone_width(phone: Any, dead_endpoint: str,
+                                                                                    tmp_path: Path) -> None:
+    """At 390 px the board is below the fold: scrolled to it, the step buttons are still on screen."""
+    record, _ = play_record("take5", 5, 21, config=take5.Take5Config(limit=8))
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    server = WebServer(WebOptions(server=dead_endpoint, record=path), "127.0.0.1:0")
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/record?view=all&turn=5")
+        phone.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+        phone.locator("#v-board").scroll_into_view_if_needed()
+        phone.evaluate("window.scrollBy(0, document.getElementById('v-board').getBoundingClientRect().top - 80)")
+        button = phone.locator("#v-next").bounding_box()
+        assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= PHONE["height"], button
+        phone.click("#v-next")
+        assert phone.get_attribute("#viewer", "data-index") == "6"
+    finally:
+        server.stop()
