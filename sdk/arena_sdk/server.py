@@ -46,7 +46,6 @@ up in the game registry, whose entry decodes the view, asks the bot and encodes 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import logging
 import threading
@@ -79,34 +78,6 @@ MAX_FAILURE_CHARS = 1024  # StepFailure.message at most
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
-
-def decision_method_warnings(bot_cls: type[Bot]) -> list[str]:
-    """What looks like a misspelt decision method of ``bot_cls`` (a served bot class), one sentence each: a class
-    that overrides none of a game's decision methods (every decision then goes to the game's bot class: Taki's
-    default move, or Take 5's ``choose_card`` that raises), and a public method of its own whose name is close to a
-    decision method it does not override ("chose_row": did you mean choose_row?). [] when none."""
-    out = []
-    sdk = {klass for g in GAMES.values() for klass in g.bot_class.__mro__}  # the SDK's classes, not the author's
-    own = {name for klass in bot_cls.__mro__ if klass not in sdk for name, value in vars(klass).items()
-           if callable(value) and not name.startswith("_")}
-    for game_id in bot_cls.games:
-        game = get_game(game_id)
-        base, methods = game.bot_class, sorted(set(game.decision_methods.values()))
-        kept = [m for m in methods if getattr(bot_cls, m, None) is getattr(base, m, None)]
-        candidates = sorted(own - set(methods))
-        guesses = {name: close[0] for name in candidates if (close := difflib.get_close_matches(name, kept, 1, 0.75))}
-        hint = "".join(f"; it defines {name}: did you mean {match}?" for name, match in guesses.items())
-        if len(kept) == len(methods):
-            others = [name for name in candidates if name not in guesses and any(
-                name in g.decision_methods.values() for g in GAMES.values())]  # another game's decision method
-            hint += "".join(f"; it defines {name}, which a {base.__name__} is never asked" for name in others)
-            out.append(f"{bot_cls.__name__} overrides none of {base.__name__}'s decision methods "
-                       f"({', '.join(methods)}): every {game.info.title} decision goes to {base.__name__}'s own"
-                       f"{hint}")
-        elif hint:
-            out.append(f"{bot_cls.__name__} does not override {', '.join(kept)} of {base.__name__}{hint}")
-    return out
-
 
 def _bot_classes() -> str:
     """The bot base classes of the registered games, for error messages ("XBot or YBot")."""

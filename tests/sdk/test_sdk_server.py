@@ -361,7 +361,7 @@ def test_a_misspelt_decision_method_is_named_when_the_bot_starts() -> None:
     """A TakiBot whose take_turn is misspelt played the SDK's default move in silence (and won); a Take5Bot's typo in
     choose_row played row 0 in silence. Helpers of the author's own and the sample bots raise nothing."""
     from arena_sdk import TakiBot
-    from arena_sdk.server import decision_method_warnings
+    from arena_sdk.definition import decision_method_warnings
 
     class TakeTrun(TakiBot):
         name = "tt"
