@@ -7,6 +7,7 @@ Chromium (conftest's ``browser``) on fake readers and a local record file."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,10 +76,11 @@ def test_a_tournaments_ratings_chart_opens_on_its_leader_at_phone_width(phone: A
         server.stop()
 
 
-def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: Any, dead_endpoint: str,
-                                                                        tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _record_at_turn_5(phone: Any, dead_endpoint: str, tmp_path: Path, long_names: bool = False) -> Iterator[None]:
+    """``phone`` on the viewer of a local 5-seat Take 5 record (``arena web --record``) at step 5, all hands."""
     record, _ = play_record("take5", 5, 21, config=take5.Take5Config(limit=8))
-    for s, seat in enumerate(record["seats"]):
+    for s, seat in enumerate(record["seats"] if long_names else []):
         seat["name"] = f"experimental-gapbot-{s}@2.0.1"
     path = tmp_path / "game.json"
     path.write_text(json.dumps(record))
@@ -87,6 +89,14 @@ def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: A
     try:
         phone.goto(f"{server.url().rstrip('/')}/record?view=all&turn=5")
         phone.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+        yield
+    finally:
+        server.stop()
+
+
+def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: Any, dead_endpoint: str,
+                                                                        tmp_path: Path) -> None:
+    with _record_at_turn_5(phone, dead_endpoint, tmp_path, long_names=True):
         assert phone.locator("#take5-scores tr").nth(0).locator("th").count() == 5  # seat, cards, chosen, hand, total
         for table in ("#seats", "#take5-scores"):  # the result of each seat, and the scores at this turn
             rows = phone.locator(f"{table} tr")
@@ -99,8 +109,6 @@ def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: A
                         (table, r, c, cells.nth(c).inner_text(), box)
         assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         screenshot(phone, "viewer-scores-phone")
-    finally:
-        server.stop()
 
 
 class _TwoVersions(FakeReader):
@@ -143,19 +151,10 @@ def test_a_chart_of_several_lines_opens_on_its_legend_at_phone_width(phone: Any)
 def test_the_viewers_controls_stay_on_screen_while_the_board_is_read_at_phone_width(phone: Any, dead_endpoint: str,
                                                                                     tmp_path: Path) -> None:
     """At 390 px the board is below the fold: scrolled to it, the step buttons are still on screen."""
-    record, _ = play_record("take5", 5, 21, config=take5.Take5Config(limit=8))
-    path = tmp_path / "game.json"
-    path.write_text(json.dumps(record))
-    server = WebServer(WebOptions(server=dead_endpoint, record=path), "127.0.0.1:0")
-    server.start()
-    try:
-        phone.goto(f"{server.url().rstrip('/')}/record?view=all&turn=5")
-        phone.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+    with _record_at_turn_5(phone, dead_endpoint, tmp_path):
         phone.locator("#v-board").scroll_into_view_if_needed()
         phone.evaluate("window.scrollBy(0, document.getElementById('v-board').getBoundingClientRect().top - 80)")
         button = phone.locator("#v-next").bounding_box()
         assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= PHONE["height"], button
         phone.click("#v-next")
         assert phone.get_attribute("#viewer", "data-index") == "6"
-    finally:
-        server.stop()
