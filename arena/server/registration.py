@@ -23,6 +23,7 @@ from arena.server.admission import Caller, caller_of
 from arena.server.replies import bot_message
 from arena.server.requests import abort, check_bot_secret, check_endpoint, check_game, split_ref
 from arena.store import OwnershipError, Store, VersionsExhausted
+from arena.store.owners import REMOVED_OWNER
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2, bot_pb2
 
@@ -38,14 +39,31 @@ class ArenaServicer(Protocol):
 
     def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool: ...
 
-    def check_owner(self, game: str, name: str, key: str | None, action: str,
-                    context: grpc.ServicerContext) -> None: ...
-
     verify_bots: bool
 
     def bot_info(self, endpoint: str, game: str, name: str, caller: Caller,
                  context: grpc.ServicerContext,
                  secret_of: Callable[[str], tuple[str, bool]] | None = None) -> bot_pb2.BotInfo: ...
+
+
+def check_owner(store: Store, game: str, name: str, key: str | None, action: str,
+                context: grpc.ServicerContext) -> None:
+    """PERMISSION_DENIED unless ``key`` (``owner_key``) is NAME's owner key (an unowned NAME needs none)."""
+    stored = store.owner_hash(game, name)
+    if stored is None:
+        return
+    if stored == REMOVED_OWNER:
+        abort(context, grpc.StatusCode.PERMISSION_DENIED,
+              f"bot name {name!r} ({game}) was an owner's that the organiser removed; its stored matches keep it "
+              f"out of use: choose another name")
+    if not key:
+        abort(context, grpc.StatusCode.PERMISSION_DENIED,
+              f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
+              f"returned; none was given")
+    if not hmac.compare_digest(key.encode(), stored.encode()):
+        abort(context, grpc.StatusCode.PERMISSION_DENIED,
+              f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
+              f"first registration of {name} returned")
 
 
 def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
@@ -61,6 +79,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
     key = servicer.owner_key(request, context)
     stored = servicer.store.owner_hash(game, name)
     owned = stored is not None
+    if stored == REMOVED_OWNER:
+        check_owner(servicer.store, game, name, key, "registering it", context)  # says why, and refuses
     if owned and not servicer.store.bot_versions(game, name) and not (
             key and hmac.compare_digest(key.encode(), (stored or "").encode())):
         given = " (the token given is not it)" if key else ""
@@ -69,9 +89,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
               f"token{given}")
     admission = None
     if owned:
-        servicer.check_owner(game, name, key,
-                             f"bot name {name!r} is registered already: registering it again or a new version",
-                             context)
+        check_owner(servicer.store, game, name, key,
+                    f"bot name {name!r} is registered already: registering it again or a new version", context)
         servicer.store.adopt_owner(stored or "", game, name)  # a per-name owner becomes an account on first sight
     else:  # a new NAME: joins the owner of the token given, or makes a new owner (mode and quotas)
         owner_service.precheck_new_name(servicer, request, context, game, name)
@@ -124,7 +143,7 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     if bot is None:
         abort(context, grpc.StatusCode.NOT_FOUND, not_found(servicer.store, game, name, request.bot))
     key = servicer.owner_key(request, context)
-    servicer.check_owner(game, name, key, f"updating {bot.bot_id}", context)
+    check_owner(servicer.store, game, name, key, f"updating {bot.bot_id}", context)
     caller = caller_of(key, servicer.store.owner_hash(game, name), lambda: servicer.is_admin(request, context))
     info = servicer.bot_info(request.endpoint, game, name, caller, context,
                              lambda _version: (request.bot_secret, False) if request.bot_secret else (bot.secret, True))
@@ -150,7 +169,8 @@ def remove_bot(servicer: ArenaServicer, request: arena_pb2.RemoveBotRequest,
     if not registered or (version is not None and version not in registered):
         abort(context, grpc.StatusCode.NOT_FOUND, not_found(servicer.store, game, name, request.bot))
     if not servicer.is_admin(request, context):  # an organiser may remove any bot
-        servicer.check_owner(game, name, servicer.owner_key(request, context), f"removing {request.bot}", context)
+        key = servicer.owner_key(request, context)
+        check_owner(servicer.store, game, name, key, f"removing {request.bot}", context)
     removed = servicer.store.remove_bot(game, request.bot)
     log.info("removed bots %s (%s); their ladder history stays", removed, game)
     return arena_pb2.RemoveBotResponse(removed=removed)

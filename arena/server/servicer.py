@@ -236,27 +236,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def owner_key(self, request: Any, context: grpc.ServicerContext) -> str | None:
         """The owner key (``token_hash`` of an owner token: SHA-256, hex) that this call proves it holds (by a
         signed call, or by the plain ``owner_token`` field), or None when it proves none. Every owner check of the
-        service goes through here."""
-        return self._proof(request, context).owner_key
+        service goes through here; the token of an owner the organiser removed proves nothing any more
+        (PERMISSION_DENIED)."""
+        key = self._proof(request, context).owner_key
+        if key and self.store.owner_removed(key):
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                  "the organiser removed the owner of this token (arena owner remove): it is no owner's any more")
+        return key
 
     def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool:
         """True when this call proves it holds the arena's admin token (``arena.server.auth``)."""
         return self._proof(request, context).admin
-
-    def check_owner(self, game: str, name: str, key: str | None, action: str,
-                     context: grpc.ServicerContext) -> None:
-        """PERMISSION_DENIED unless ``key`` (``owner_key``) is NAME's owner key (an unowned NAME needs none)."""
-        stored = self.store.owner_hash(game, name)
-        if stored is None:
-            return
-        if not key:
-            abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                   f"{action} needs the owner token of bot {name!r} ({game}), which its first registration "
-                   f"returned; none was given")
-        if not hmac.compare_digest(key.encode(), stored.encode()):
-            abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                   f"{action}: wrong owner token for bot {name!r} ({game}); it needs the owner token that the "
-                   f"first registration of {name} returned")
 
     @_rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest,

@@ -31,6 +31,7 @@ from arena.store.jobs import Job, JobStore, WorkerStatus
 from arena.store.keys import (
     GAMES_SET,
     JOBS_GROUP,
+    NAME_OWNERS,
     PREFIX,
     TOURNAMENT_IDS,
     TOURNAMENTS,
@@ -46,9 +47,11 @@ from arena.store.keys import (
     match_key,
     matches_index_key,
     name_matches_key,
+    name_of,
     owner_bots_key,
     owner_id,
     owner_key,
+    removed_owners_key,
     result_key,
     results_log_key,
     standings_key,
@@ -213,34 +216,45 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
         raise StoreError(f"could not apply the result of {match_id}: ratings of {list(seats)} kept changing")
 
     def remove_owner(self, key: str) -> OwnerRemoval:
-        """Remove the owner whose key is ``key``: every bot version it registered, in every game (``remove_bot``:
-        ladder history and results stay), then each of its names is freed, except a NAME with stored matches in a
-        game (``name_matches_key``), which stays held by nobody's token (``hold_removed_name``), so that nobody takes
-        over its history; the
-        account goes last (its token is then no owner's, and a call that failed on the way can be made again).
+        """Remove the owner whose key is ``key``, for good. First its key joins every game's removed owners
+        (``keys.removed_owners_key``), which the registering step checks, and its account goes (its token is then
+        no owner's; ``owner_removed`` refuses it, no start adopts it again), so no registration of its token lands
+        after this point. Then every bot version it registered, in every game, is removed (``remove_bot``: ladder
+        history and results stay), and each of its names is freed, except a NAME with stored matches in a game
+        (``name_matches_key``) or in a running tournament of it, which stays held by nobody's token
+        (``hold_removed_name``): nobody takes over its history, nor its seats of matches still to play.
         Returns what was removed, freed and kept. Raises ``UnknownOwnerError`` when there is no such owner."""
-        owner = self.get_owner(key)
-        if owner is None:
+        if self.get_owner(key) is None:
             raise UnknownOwnerError(owner_id(key))
+        games = sorted(self.client.smembers(GAMES_SET) | set(GAMES))
+        pipe = self.client.pipeline(transaction=False)
+        for game in games:
+            pipe.sadd(removed_owners_key(game), key)
+        pipe.execute()
+        owner = self.get_owner(key)  # its names now: no registration adds a bot for it any more
+        assert owner is not None
+        self.drop_account(key)
+        names = set(owner.names)  # and the names of bots registered for it in older data
+        names |= {(game, name_of(b)) for game in games for b in self.client.smembers(owner_bots_key(game, key))}
+        playing = {(t.game, name_of(b)) for t in self.list_tournaments() if t.state == "running" for b in t.bots}
         removed: list[str] = []
-        for game in sorted(self.client.smembers(GAMES_SET) | set(GAMES)):  # its bots: also of names older data
-            # filed elsewhere
-            for bid in sorted(self.client.smembers(owner_bots_key(game, key))):
-                removed += [f"{game}/{b}" for b in self.remove_bot(game, bid)]
         released, kept = [], []
-        for game, name in owner.names:
+        for game, name in sorted(names):
             removed += [f"{game}/{b}" for b in self.remove_bot(game, name)]
-            if self.client.zcard(name_matches_key(game, name)):  # held by a value that is no owner's key: no
-                self.hold_removed_name(game, name)  # token registers it, and no start adopts it as an account
+            if self.client.get(owner_key(game, name)) != key:  # another owner's (older data): not ours to free
+                continue
+            if self.client.zcard(name_matches_key(game, name)) or (game, name) in playing:
+                self.hold_removed_name(game, name)
                 kept.append((game, name))
             else:
                 self.client.delete(owner_key(game, name))
                 self.release_owner_name(key, game, name)
                 released.append((game, name))
-        self.drop_account(key)
+        # a NAME a registration reserved for it while it was being removed (its bot then refused): free again
+        stale = [field for field, holder in self.client.hscan_iter(NAME_OWNERS, count=500) if holder == key]
+        if stale:
+            self.client.hdel(NAME_OWNERS, *stale)
         return OwnerRemoval(owner.id, sorted(set(removed)), released, kept)
-
-
 
 __all__ = [
     "ARENA_ID", "CHUNK", "MatchInputs", "EARLIER_DELIVERIES_FIELD", "FORCED_FIELD", "GAMES_SET", "JOBS_GROUP", "PREFIX",

@@ -21,6 +21,7 @@ from arena.store.keys import (
     owner_bots_key,
     owner_id,
     owner_key,
+    removed_owners_key,
     token_hash,
     versions_key,
 )
@@ -88,7 +89,7 @@ class BotStore(StoreBase):
         keys = [owner_key(game, name), versions_key(game, name), bot_key(game, bid), bots_key(game),
                 bot_index_key(game)]
         if owner_hash:
-            keys.append(owner_bots_key(game, owner_hash))
+            keys += [owner_bots_key(game, owner_hash), removed_owners_key(game)]
         claimed, _registered = self._register(
             keys=keys, args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version,
                              author, secret, max_versions, max_owner_versions])

@@ -17,6 +17,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
                                                     is removed, so nobody else can take over NAME's ladder history
     arena:{G}:owner-bots:<key>               set    bot ids that the owner whose key is <key> registered in G and
                                                     has not removed (``limits.VERSIONS_PER_OWNER``)
+    arena:{G}:removed-owners                 set    keys of the owners the organiser removed (RemoveOwner): no bot
+                                                    of G is registered for them again (checked in the registering step)
     arena:tournament-ids                     string counter behind the ids "t1", "t2", ...
     arena:tournaments                        hash   tournament id -> game
     arena:{G}:tournament:<id>                hash   id, game, spec (JSON), matches_total, matches_done, faults,
@@ -180,6 +182,11 @@ def owner_bots_key(game: str, key: str) -> str:
     """Set: the bot ids (every version of every NAME) that the owner whose key is ``key`` registered in ``game``
     and has not removed: what ``limits.VERSIONS_PER_OWNER`` counts."""
     return _tag(game) + "owner-bots:" + key
+
+
+def removed_owners_key(game: str) -> str:
+    """Set: the keys of the owners the organiser removed, which no registration in ``game`` accepts again."""
+    return _tag(game) + "removed-owners"
 
 
 def account_key(key: str) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from arena.core.specs import bot_id
 from arena.store.base import OwnershipError, RedisClient, StoreBase
 from arena.store.keys import (
+    GAMES_SET,
     NAME_OWNERS,
     OWNED_NAMES,
     OWNER_IDS,
@@ -42,9 +43,11 @@ from arena.store.keys import (
     owner_id,
     owner_key,
     owner_names_key,
+    removed_owners_key,
     versions_key,
 )
 from arena.store.owner_scripts import OWNER_ADD_NAME, OWNER_CREATE, OWNER_FOLD_NAME, OWNER_RELEASE_NAME
+from arena_sdk.games import GAMES
 
 MODES = ("open", "closed")
 REMOVED_OWNER = "removed-owner"  # the holder of a removed owner's names that have stored matches (no owner's key)
@@ -330,6 +333,15 @@ class OwnerStore(StoreBase):
         self._release_unclaimed([tuple(m.split("/", 1)) for m in members if "/" in m])
         self.drop_account(key)
 
+    def owner_removed(self, key: str) -> bool:
+        """Whether the organiser removed the owner whose key is ``key`` (``Store.remove_owner``): its token is then
+        nobody's, for good."""
+        games = sorted(self.client.smembers(GAMES_SET) | set(GAMES))
+        pipe = self.client.pipeline(transaction=False)
+        for game in games:
+            pipe.sismember(removed_owners_key(game), key)
+        return any(pipe.execute())
+
     def hold_removed_name(self, game: str, name: str) -> None:
         """Keep bot NAME ``name`` of ``game`` held by ``REMOVED_OWNER``, a value that is no owner's key: no token
         registers NAME (in any game or spelling) and no ``adopt_owner`` makes an account of it."""
@@ -354,7 +366,7 @@ class OwnerStore(StoreBase):
         Idempotent; no quota applies, and NAME is recorded as this owner's in every game unless another owner
         holds it already (older data may hold one NAME for two owners in two games: both keep theirs). Returns True
         when something was added (False also for a stored value that is no owner key, e.g. written by a test)."""
-        if not public_id(key):
+        if not public_id(key) or self.owner_removed(key):  # a removed owner stays removed, also at a start
             return False
         if self.create_owner(key, created_by="migration", first=(game, name), exclusive=False):
             return True

@@ -352,7 +352,8 @@ return n
 # game. (That no other owner holds NAME in another game is settled before, in the same registration, by the owner
 # scripts ``OWNER_ADD_NAME`` / ``OWNER_CREATE``: their keys share the ``{owners}`` hash tag, these the game's.)
 # KEYS: 1 owner, 2 versions zset, 3 bot hash, 4 bots set, 5 bot index zset, 6 the owner's bots set (the bot ids the
-#       owner hash ARGV[1] registered in this game; optional: none without an owner)
+#       owner hash ARGV[1] registered in this game; optional: none without an owner), 7 the game's removed owners
+#       (optional, with 6: an owner the organiser removed registers nothing, answered as another owner's NAME)
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
 #       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any), 11 the most versions NAME
 #       may hold (0 or absent: no limit), 12 the most bot versions the owner may hold in this game, over all its
@@ -362,6 +363,7 @@ return n
 # most versions already (nothing written).
 REGISTER_BOT = """
 local claimed = 0
+if ARGV[1] ~= '' and KEYS[7] and redis.call('SISMEMBER', KEYS[7], ARGV[1]) == 1 then return {-1, ''} end
 if ARGV[1] ~= '' then
   local owner = redis.call('GET', KEYS[1])
   if owner and owner ~= ARGV[1] then return {-1, ''} end

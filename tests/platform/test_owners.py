@@ -475,3 +475,35 @@ def test_the_organiser_removes_a_bot_whose_owner_token_was_lost(arena_server: An
     assert result.exit_code == 0, result.output
     assert "removed take5 bot lost@0" in result.output
     assert not list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) and lost.owner
+
+
+def test_a_removed_owners_token_registers_nothing_again_and_its_running_seats_stay_its_names(
+        arena_server: Any, store: Store) -> None:
+    """An owner that registered during its own removal kept bots and got its token back (the account was re-made
+    from a leftover name; a restart's migration did the same); a stranger registering a freed NAME took the removed
+    bot's seats of a running tournament. Now the registering step itself refuses a removed owner's key, the
+    migration never re-makes it, and a NAME seated in a running tournament stays held."""
+    from arena.store import OwnershipError, TournamentInfo
+
+    server, stub = arena_server(verify_bots=False)
+    gone = _register(stub, "q1")
+    token, key = gone.owner_token, token_hash(gone.owner_token)
+    _register(stub, "q2", token)
+    store.create_tournament(TournamentInfo(id="t5", game="take5", bots=("q1@0", "kid@1"), seats_per_match=2,
+                                           rounds=1, seed=1, config={}, deadline_ms=1000, matches_total=1,
+                                           created_at=0.0))
+    done = stub.RemoveOwner(arena_pb2.RemoveOwnerRequest(id=gone.owner))
+    assert [(n.game, n.name) for n in done.kept_names] == [("take5", "q1")]  # seated in running t5
+    assert [(n.game, n.name) for n in done.released_names] == [("take5", "q2")]
+    for name in ("q1", "q2", "q3"):  # its token, sent plainly, is nobody's: for its names and for new ones
+        code, details = rpc_error(lambda name=name: _register(stub, name, token))
+        assert code == DENIED, (name, details)
+    assert "organiser removed the owner of this token" in details
+    with pytest.raises(OwnershipError):  # a registration that passed the token check before the removal
+        store.register_bot("take5", "q2", ENDPOINT, version="9", owner_hash=key)
+    code, details = rpc_error(lambda: _register(stub, "q1"))  # a stranger: not the removed bot's seats in t5
+    assert code == DENIED and "organiser removed; its stored matches keep it out of use" in details
+    store.migrate_owners()  # as at every start of arena serve
+    store.index_owners()
+    assert store.get_owner(key) is None and store.owner_removed(key)
+    assert _register(stub, "q2").owner != gone.owner  # a freed name is anyone's
