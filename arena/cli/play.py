@@ -272,8 +272,8 @@ def _play(app: AppContext, game: str, bots: Sequence[BotSpec], seed: int | None,
     if record.faults and not show:
         for fault in record.faults[:5]:
             where = position_text(game, fault.hand, fault.turn)
-            click.echo(f"fault: {record.seats[fault.seat].name} (seat {fault.seat}), {where}: {fault.kind} "
-                       f"({fault.detail})")
+            click.echo(f"fault: {printable(record.seats[fault.seat].name)} (seat {fault.seat}), {where}: "
+                       f"{fault.kind} ({printable(fault.detail)})")
         if len(record.faults) > 5:
             click.echo(f"... {len(record.faults) - 5} more faults: `arena match show {path}`")
     click.echo(f"record saved to {path}: `arena match show {path}` tells it turn by turn, "

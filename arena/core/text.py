@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Callable
 
-_CONTROL = dict.fromkeys([*range(32), 127])  # C0 control characters and DEL: None deletes them in str.translate
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def printable(text: object) -> str:
-    """``str(text)`` without control characters (C0 and DEL), so text from outside (a bot's author or error
-    status, a record file's match id) cannot move the cursor, set a terminal's title or garble a line."""
-    return str(text).translate(_CONTROL)
+    """``str(text)`` without control and format characters (Unicode categories Cc, Cf, Zl, Zp: C0 and C1 controls,
+    terminal escapes, line breaks, bidirectional overrides that would reorder what a page or a terminal shows around
+    them), so text from outside (a bot's author, error status or note, a record file's match id) cannot move the
+    cursor, set a terminal's title or garble a line."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c for c in text if unicodedata.category(c) not in _UNPRINTABLE)
 
 
 def plural(n: int, word: str) -> str:

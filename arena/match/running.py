@@ -319,6 +319,7 @@ class RunningMatch(BotCalls):
         self.state = self.engine.apply(self.state, seat, action)
 
     def _fault(self, kind: str, seat: int, hand: int, turn: int, detail: str, decision: int | None) -> None:
+        detail = printable(detail)  # a bot's error status is in it: no terminal escape reaches a reader of the record
         log.debug("match %s: %s fault of seat %d (%s): %s", self.match_id, kind, seat, self.seats[seat].name, detail)
         if kind == "unreachable" and self.pool is not None:  # the next match gets a fresh channel to that bot
             self.pool.retire(self.leases[self.seats[seat].endpoint])

@@ -21,6 +21,13 @@ def safe(text: object) -> str:
     return escape(printable(text))
 
 
+def one_line(text: object) -> str:
+    """``text`` on one line (white space runs become one space) without control or format characters
+    (``arena.core.text.printable``): a fault's detail, which carries a bot's own error text, as a reader sees it.
+    Never cut: the terminal wraps it (a fault's reason is what a bot author needs whole)."""
+    return " ".join(printable(word) for word in str(text).split())
+
+
 def forfeit_text(record: Any, seat: int) -> str:
     """ "forfeit (faults)" when ``seat`` forfeited the match of ``record`` (a ``MatchRecord``), else ""."""
     forfeits = getattr(record.result, "forfeits", ()) or ()

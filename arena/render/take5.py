@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render.base import RenderError, result_table, safe
+from arena.render.base import RenderError, one_line, result_table, safe
 from arena.render.frames import take5 as FRAMES  # noqa: F401, N812 - the web viewer's boards (arena.render.frames)
 from arena_sdk import wire
 from arena_sdk.games import take5
@@ -278,13 +278,7 @@ def _rows_table(rows: Sequence[Sequence[int]], title: str) -> Table:
 
 
 def _fault_text(note: FaultNote, what: str) -> str:
-    return f"{note.kind}: default {what} ({_one_line(note.detail, 90)})"
-
-
-def _one_line(text: str, width: int) -> str:
-    """``text`` on one logical line (white space runs become one space), never cut: the terminal wraps it
-    (``width`` is kept for the callers; a fault's reason is what a bot author needs whole)."""
-    return " ".join(text.split())
+    return f"{note.kind}: default {what} ({one_line(note.detail)})"
 
 
 def _what_happened(p: PlayStory) -> Text:
@@ -378,7 +372,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     parts.append(header)
     for start_fault in story.start_faults:
         parts.append(Text(f"StartMatch fault of {_seat_label(rec, start_fault.seat)}: {start_fault.kind} "
-                          f"({_one_line(start_fault.detail, 100)})", style="red"))
+                          f"({one_line(start_fault.detail)})", style="red"))
 
     for hand in story.hands:
         parts.append(Rule(f"Hand {hand.hand + 1}"))
@@ -428,6 +422,6 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         faults.add_column("detail", overflow="fold")
         for f in rec.faults:
             faults.add_row(_seat_label(rec, f.seat) if 0 <= f.seat < len(rec.seats) else str(f.seat),
-                           str(f.hand + 1), str(f.turn + 1), f.kind, _one_line(f.detail, 120))
+                           str(f.hand + 1), str(f.turn + 1), f.kind, Text(one_line(f.detail)))
         parts.append(faults)
     return Group(*parts)

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render.base import RenderError, result_table, safe
+from arena.render.base import RenderError, one_line, result_table, safe
 from arena.render.frames import taki as FRAMES  # noqa: F401, N812 - the web viewer's boards (arena.render.frames)
 from arena_sdk.games import get_game
 from arena_sdk.games.taki import bot as taki_bot
@@ -196,7 +196,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         if f.decision is not None:
             faults_at.setdefault(f.decision, []).append(f)
         else:
-            parts.append(Text(f"StartMatch fault of {names[f.seat]}: {f.kind} ({' '.join(f.detail.split())})",
+            parts.append(Text(f"StartMatch fault of {names[f.seat]}: {f.kind} ({one_line(f.detail)})",
                               style="red"))
 
     table = Table(title="Decisions", title_justify="left")
@@ -228,7 +228,7 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
         if not after.unseen[seat] and kind == "TAKI_REACT":
             what.append("declines to break the +3", style="dim")
         for f in faults_at.get(i, ()):
-            what.append(f"\nfault {f.kind}: default {taki_bot.describe(action)} ({' '.join(f.detail.split())})",
+            what.append(f"\nfault {f.kind}: default {taki_bot.describe(action)} ({one_line(f.detail)})",
                         style="red")
         label = taki_bot.describe(action)
         table.add_row(str(state.turn + 1), f"{names[seat]} (seat {seat})", label, what, _table_state(after))

@@ -6,7 +6,6 @@ and the padding of failed registrations are ``arena.server.admission``'s."""
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ import grpc
 from arena.core import limits
 from arena.core.config import DEFAULTS
 from arena.core.specs import VERSION_RE
+from arena.core.text import printable
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import BotEntry, Store
 from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
@@ -162,17 +162,6 @@ def secret_refusal(endpoint: str, secret: str, timeout_s: float = VERIFY_TIMEOUT
     finally:
         channel.close()
     return None
-
-
-def printable(text: str) -> str:
-    """``text`` without control and format characters (Unicode categories Cc, Cf, Zl, Zp: terminal escapes, line
-    breaks, bidirectional overrides that would reorder what a page or a terminal shows around them)."""
-    if text.isprintable():
-        return text
-    return "".join(c for c in text if unicodedata.category(c) not in _UNPRINTABLE)
-
-
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def fetch_bot_info(endpoint: str, game: str, name: str, timeout_s: float = VERIFY_TIMEOUT_S,

@@ -9,7 +9,8 @@ import grpc
 class RaisingBot(botbase.TestBot):
     def _fail(self, context, where):
         if self.args.abort:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"raising bot refuses {where}")
+            # with a terminal escape and a right-to-left override: the referee keeps neither in the record
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"raising bot refuses {where}\x1b[2J\u202e")
         raise RuntimeError(f"raising bot fails in {where}")
 
     def start(self, request, context):

@@ -162,6 +162,23 @@ def test_match_show_strips_control_characters_of_a_record_files_match_id(played:
     assert "evil]0;pwned[2J" in result.output  # shown, without its control characters
 
 
+def test_a_bots_error_text_in_a_fault_reaches_no_terminal_as_escapes(played: tuple[Path, str], tmp_path: Path) -> None:
+    """A fault's detail carries the bot's own error status: its escape sequences (clear screen, an 8-bit CSI, a
+    right-to-left override) and rich markup are shown as text, in the turn table and the table of faults."""
+    path, _ = played
+    data = json.loads(path.read_text())
+    decision = next(i for i, d in enumerate(data["decisions"]) if d["seat"] == 0)
+    evil = "INTERNAL: boom\x1b[2J\x9b31m\u202eevil [/] [link=http://x.example]y"
+    data["faults"] = [{"kind": "error", "seat": 0, "hand": data["decisions"][decision].get("hand", 0),
+                       "turn": data["decisions"][decision].get("turn", 0), "detail": evil, "decision": decision}]
+    hostile = tmp_path / "faults.json"
+    hostile.write_text(json.dumps(data))
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["match", "show", str(hostile)])
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.output for c in ("\x1b", "\x9b", "\u202e"))
+    assert "boom[2J31mevil [/] [link=http://x.example]y" in result.output
+
+
 @pytest.mark.parametrize("content, fragment", [(None, "No such file"), ("{oops", "is not a match record"),
                                                ('{"a": 1}', "cannot show the match record"),
                                                ("[" * 100_000 + "]" * 100_000, "nested too deep")])

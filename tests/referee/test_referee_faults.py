@@ -111,6 +111,7 @@ def test_aborting_bot_is_an_error_fault_with_its_status(seats_of, test_bot) -> N
     record = play_with(seats_of, seat(bot))
     (fault,) = record.faults
     assert fault.kind == "error" and "INVALID_ARGUMENT" in fault.detail
+    assert "raising bot refuses Decide #0[2J" in fault.detail and not {"\x1b", "\u202e"} & set(fault.detail)
     assert_defaults_applied(record)
 
 
