@@ -132,19 +132,18 @@ def list_matches(servicer: ArenaServicer, request: arena_pb2.ListMatchesRequest,
               f"reads every match it skips; page deeper with page_token (each answer's next_page_token)")
     if not request.page_size:
         size = pages.MATCHES.size(request.limit)
-    rows, more = store.matches_page(tournament_id=request.tournament_id or None, bot=request.bot or None,
-                                    after=after, size=size, offset=request.offset if after is None else 0)
+    rows, more, resume = store.matches_page(tournament_id=request.tournament_id or None, bot=request.bot or None,
+                                            after=after, size=size, offset=request.offset if after is None else 0)
     tournaments: dict[str, TournamentInfo | None] = {}
     messages = [match_summary(r, not servicer._withheld(r, tournaments)) for r, _, _ in rows]
     keep = pages.fitting(messages)
-    if keep < len(messages):
+    if keep < len(messages):  # a page cut by its size: it goes on after its last row kept
         rows, messages, more = rows[:keep], messages[:keep], True
-    token = ""
-    if more and rows:
-        position = dict(after or {})
+        resume = dict(after or {})
         for _, game, pos in rows:  # each game's rows come newest first: its last one is where it goes on
-            position[game] = pos
-        token = pages.make_token(pages.MATCHES, query, sorted([g, p] for g, p in position.items()))
+            resume[game] = pos
+    token = pages.make_token(pages.MATCHES, query, sorted([g, p] for g, p in resume.items())) \
+        if more and resume else ""
     return arena_pb2.ListMatchesResponse(matches=messages, next_page_token=token)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -37,6 +36,7 @@ from arena.store.keys import (
 from arena.store.tournaments import TournamentStore
 from arena_sdk.games import GAMES
 
+FILTERED_SCAN = 2_000  # results of a tournament one ListMatches of one bot in it reads at most (matches_page)
 RECORD_ATTEMPTS = 100  # optimistic retries of one result when other workers keep moving the same ratings
 
 
@@ -289,13 +289,16 @@ class ResultStore(TournamentStore):
 
     def matches_page(self, *, tournament_id: str | None = None, bot: str | None = None,
                      after: Mapping[str, int] | None = None, size: int = 50,
-                     offset: int = 0) -> tuple[list[tuple[dict[str, Any], str, int]], bool]:
+                     offset: int = 0) -> tuple[list[tuple[dict[str, Any], str, int]], bool, dict[str, int]]:
         """One page of stored results, newest first, filtered as ``list_matches``: per game, the results indexed
         before number ``after[game]`` (the previous page's last of that game; a game not in ``after`` from its
         newest), merged by storage time, the first ``offset`` skipped, then ``size``. Returns ([(result, game, index
-        number)], whether more may follow). Reads about ``offset + size + 1`` results per game, however many are
-        stored. (Results stored before index numbers were unique, when unrated matches took the results log's
-        length, may share a number: a page boundary between them skips the rest of them.)"""
+        number)], whether more may follow, where the next page starts: game -> the index number it goes on below).
+        Reads about ``offset + size + 1`` results per game, however many are stored; with both filters (a bot's
+        matches in one tournament) at most ``FILTERED_SCAN`` results of the tournament, so a page may hold fewer
+        (even none) while more follow: a bot that played little of a large tournament is found page by page, never
+        by one unbounded read. (Results stored before index numbers were unique, when unrated matches took the
+        results log's length, may share a number: a page boundary between them skips the rest of them.)"""
         size, offset = max(1, size), max(0, offset)
         want = offset + size + 1
         if tournament_id:
@@ -303,15 +306,31 @@ class ResultStore(TournamentStore):
             games = [game] if game else []
         else:
             games = sorted(self.client.smembers(GAMES_SET) | set(GAMES))
-        streams = [self._page_stream(g, tournament_id, bot, (after or {}).get(g), min(CHUNK, want)) for g in games]
-        merged = heapq.merge(*streams, key=lambda item: float(item[0].get("stored_at", 0.0)), reverse=True)
-        taken = list(itertools.islice(merged, want))
-        return taken[offset:offset + size], len(taken) == want
+        resume = dict(after or {})
+        streams = [self._page_stream(g, tournament_id, bot, resume.get(g), min(CHUNK, want)) for g in games]
+        merged = heapq.merge(*streams, key=lambda item: float(item[0].get("stored_at", 0.0)) if item[0] else 0.0,
+                             reverse=True)
+        taken: list[tuple[dict[str, Any], str, int]] = []
+        for scanned, (result, game, pos) in enumerate(merged, 1):
+            if result is not None:
+                taken.append((result, game, pos))
+            if len(taken) == want:
+                break
+            if scanned >= FILTERED_SCAN and tournament_id and bot and len(taken) <= offset + size:
+                # both filters, one game (the tournament's), read in index order: a short page, and the next
+                # one goes on below the last result read
+                resume[game] = pos
+                return taken[offset:offset + size], True, resume
+        page = taken[offset:offset + size]
+        for _, game, pos in page:  # each game's rows come newest first: its last one is where it goes on
+            resume[game] = pos
+        return page, len(taken) == want, resume
 
     def _page_stream(self, game: str, tournament_id: str | None, bot: str | None, before: int | None,
-                     chunk: int) -> Iterator[tuple[dict[str, Any], str, int]]:
+                     chunk: int) -> Iterator[tuple[dict[str, Any] | None, str, int]]:
         """The results of one game's index (of ``tournament_id``, else of ``bot``, else all), newest first, indexed
-        before position ``before`` (None: all), read ``chunk`` at a time; with both filters, only ``bot``'s."""
+        before position ``before`` (None: all), read ``chunk`` at a time; with both filters, ``bot``'s, and None in
+        place of each of the others (read, so that the caller counts and skips them)."""
         if tournament_id:
             index = tournament_matches_key(game, tournament_id)
         elif bot:
@@ -325,9 +344,7 @@ class ResultStore(TournamentStore):
                 return
             results = self._results(game, [mid for mid, _ in rows])
             for (_mid, pos), result in zip(rows, results):
-                if tournament_id and bot and not _plays(result, bot):
-                    continue
-                yield result, game, int(pos)
+                yield (None if tournament_id and bot and not _plays(result, bot) else result), game, int(pos)
             top = f"({int(rows[-1][1])}"
 
     def _results(self, game: str, match_ids: Sequence[str]) -> list[dict[str, Any]]:

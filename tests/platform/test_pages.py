@@ -315,3 +315,39 @@ def test_a_forced_match_never_plays_a_bot_under_a_name_it_no_longer_gives(store:
     assert {f.kind for f in record.faults if f.seat == 1} == {"unreachable"}
     assert not any(d.get("source") == "bot" and int(d["seat"]) == 1 for d in record.decisions)
     assert not store.bot_health("take5", [alice])[alice].healthy  # still another name: still unhealthy
+
+
+def test_a_bots_matches_in_a_large_tournament_are_read_a_bounded_slice_at_a_time(
+        arena_server: Server, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ListMatches of one bot in one tournament read every result of the tournament when the bot played little
+    of it (a stranger's unauthenticated call, seconds of the referee per call at 100,000 matches): now at most
+    ``FILTERED_SCAN`` results a call, pages short (even empty) while the next page token goes on, and every match
+    of the bot listed once, newest first."""
+    from arena.store import results
+
+    _server, stub = arena_server(verify_bots=False)
+    store.create_tournament(TournamentInfo(id="t1", game="take5", bots=("a@1", "b@1", "c@1"), seats_per_match=2,
+                                           rounds=1, seed=1, config={}, deadline_ms=1000, matches_total=40,
+                                           created_at=time.time()))
+    for i in range(40):
+        _record(store, f"t1-{i:06d}", ["a@1", "c@1"] if i % 9 == 0 else ["a@1", "b@1"], "t1")
+    monkeypatch.setattr(results, "FILTERED_SCAN", 6)
+    read: list[int] = []
+    real = results.ResultStore._results
+
+    def counted(self: Any, game: str, match_ids: Any) -> Any:
+        read[-1] += len(match_ids)
+        return real(self, game, match_ids)
+
+    monkeypatch.setattr(results.ResultStore, "_results", counted)
+    request = arena_pb2.ListMatchesRequest(tournament_id="t1", bot="c", page_size=2)
+    found: list[str] = []
+    while True:
+        read.append(0)
+        reply = stub.ListMatches(request)
+        found += [m.match_id for m in reply.matches]
+        if not reply.next_page_token:
+            break
+        request.page_token = reply.next_page_token
+    assert found == [f"t1-{i:06d}" for i in (36, 27, 18, 9, 0)]
+    assert max(read) <= 6 + 3 and len(read) > 3  # the slice, and one chunk of page_size + 1 past it
