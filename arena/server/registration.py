@@ -202,8 +202,8 @@ def spelt(store: Store, refs: Sequence[str], game: str = "") -> str:
 
 def not_registered(store: Store, refs: Sequence[str], game: str) -> str:
     """The NOT_FOUND message of a tournament or SPRT whose ``refs`` are not registered for ``game``: which (``spelt``)
-    and, when every one of them is registered for one other game, that game ("they are registered for taki: give
-    --game taki"): the CLI's --game defaults to take5."""
+    and, when every one of them is registered for one other game, that game ("they are registered for GAME: give
+    --game GAME"): the CLI's --game has a default, which a bot author of another game easily leaves as it is."""
     elsewhere = {g for g in GAMES if g != game and all(store.resolve_bot(g, ref) for ref in refs)}
     hint = (f"; {'it is' if len(refs) == 1 else 'they are'} registered for {min(elsewhere)}: give --game "
             f"{min(elsewhere)}" if len(elsewhere) == 1 else "; register them first (arena bot register NAME HOST:PORT)")

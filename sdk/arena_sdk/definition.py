@@ -11,9 +11,9 @@ from .games import GAMES, get_game
 
 def decision_method_warnings(bot_cls: type[Bot]) -> list[str]:
     """What looks like a misspelt decision method of ``bot_cls`` (a served bot class), one sentence each: a class
-    that overrides none of a game's decision methods (every decision then goes to the game's bot class: Taki's
-    default move, or Take 5's ``choose_card`` that raises), and a public method of its own whose name is close to a
-    decision method it does not override ("chose_row": did you mean choose_row?). [] when none."""
+    that overrides none of a game's decision methods (every decision then goes to the game's bot class: a default
+    move, or a method that raises), and a public method of its own whose name is close to a decision method it does
+    not override ("chose_row": did you mean choose_row?). [] when none."""
     out = []
     sdk = {klass for g in GAMES.values() for klass in g.bot_class.__mro__}  # the SDK's classes, not the author's
     own = {name for klass in bot_cls.__mro__ if klass not in sdk for name, value in vars(klass).items()

@@ -63,6 +63,7 @@ def _valid_arena_requests() -> dict[str, list[bytes]]:
         "ListOwners": [arena_pb2.ListOwnersRequest(page_size=3, page_token="o-0123456789abcdef")],
         "SetRegistration": [arena_pb2.SetRegistrationRequest(mode="open", max_names_per_owner=20,
                                                              max_names_total=10000)],
+        "RemoveOwner": [arena_pb2.RemoveOwnerRequest(id="o-0123456789abcdef")],
     }
     return {method: [m.SerializeToString() for m in ms] for method, ms in samples.items()}
 
