@@ -377,7 +377,11 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
 
     texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
     try:
-        return start_bots(texts, secret=secret)
+        started = start_bots(texts, secret=secret)
+        for spec, bot in zip(specs, started):  # what a bot file says of itself (a misspelt decision method)
+            for warning in bot.warnings(0.2 if spec.kind != "sample" else 0.0):
+                click.echo(f"warning: {spec.value}: {printable(warning)}", err=True)
+        return started
     except (RuntimeError, OSError, ValueError) as exc:  # BotStartError is a RuntimeError
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         message = lines[0] if lines else type(exc).__name__

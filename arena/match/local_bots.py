@@ -134,6 +134,18 @@ class BotProcess:
         """The last lines (up to 40) the process wrote to stderr."""
         return self._stderr.tail() if self._stderr is not None else ""
 
+    def warnings(self, wait_s: float = 0.2) -> list[str]:
+        """The "warning: ..." lines the bot wrote to stderr before its ready line (a misspelt decision method, as
+        ``arena_sdk.definition`` finds it), without the prefix; waits up to ``wait_s`` for the stderr reader to
+        have them (they were written first, but come through another pipe)."""
+        end = time.monotonic() + wait_s
+        while True:
+            found = [line[len("warning: "):] for line in (self._stderr.lines if self._stderr is not None else ())
+                     if line.startswith("warning: ")]
+            if found or time.monotonic() >= end:
+                return found
+            time.sleep(0.02)
+
 
 def _terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
     if process.poll() is None:

@@ -149,9 +149,9 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
         server.start()
         name = server.servicer.name  # type: ignore[attr-defined]
         guard = "bot secret on" if secret else "no bot secret: anyone who reaches this port can play it"
-        print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port} ({guard})", flush=True)
-        for warning in decision_method_warnings(bot_cls):
+        for warning in decision_method_warnings(bot_cls):  # before the ready line: a launcher reading it has these
             print(f"warning: {warning}", file=sys.stderr, flush=True)
+        print(f"arena-bot {name} listening on {'tls://' if tls else ''}{args.host}:{port} ({guard})", flush=True)
         if secret is None and args.host not in LOOPBACK_HOSTS:
             print(f"warning: {name} serves {args.host}:{port} without a secret: anyone who reaches it can start "
                   f"matches with it and hold its threads; give --secret S (env {SECRET_ENV}) and register it with "

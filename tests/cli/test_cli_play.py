@@ -222,3 +222,21 @@ def test_play_refuses_a_started_bot_of_another_game_before_the_match() -> None:
                                       "--seed", "3"])
     assert result.exit_code == 1
     assert "(heuristic) does not play taki; it plays take5" in result.output
+
+
+def test_play_passes_on_what_a_bot_file_says_of_a_misspelt_decision_method(tmp_path: Path) -> None:
+    """The bot warns when it starts; `arena play --bot FILE` kept its stderr to itself, so the misspelt bot won with
+    the SDK's default move and nobody read why."""
+    bot = tmp_path / "typo_taki.py"
+    bot.write_text(
+        "from arena_sdk import TakiBot, serve\n\n\n"
+        "class Typo(TakiBot):\n"
+        "    name, version = 'typo', '1.0'\n\n"
+        "    def take_trun(self, view):\n"
+        "        return None\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    serve(Typo)\n")
+    result = CliRunner().invoke(cli, ["play", "taki", "--bot", str(bot), "--bot", "sample:taki-random", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {bot}: Typo overrides none of TakiBot's decision methods" in result.stderr
+    assert "it defines take_trun: did you mean take_turn?" in result.stderr
