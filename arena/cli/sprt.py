@@ -241,8 +241,7 @@ def _started(app: AppContext, client: ArenaClient, s: Any, wait: bool, as_json: 
                    f"[{s.lower:.2f}, {s.upper:.2f}]; {s.tournament.deals} deals; seed commitment (SHA-256) "
                    f"{s.tournament.seed_commitment}")
         click.echo(f"ladder: {s.ladder_note}")
-        if s.statistic == SCORE:
-            click.echo(expected_text(s))
+        click.echo(expected_text(s))
         ahead = queued_after(client, s.tournament)
         if ahead:  # its blocks wait behind those
             click.echo(f"queued after {ahead}")

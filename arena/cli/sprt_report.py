@@ -11,6 +11,7 @@ import click
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
+from arena.ratings.sprt import expected_blocks as points_blocks
 from arena.ratings.sprt import verdict_text
 from arena.tournaments.sprt_plan import POINTS, SCORE
 
@@ -70,11 +71,16 @@ def all_alike(s: Any) -> bool:
 
 
 def expected_text(s: Any) -> str:
-    """What a paired test on the relative score will take (``score_sprt.expected_blocks``), and what to do when
-    that is near its --max-blocks."""
-    blocks = round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta))
-    text = (f"expect about {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
-            f"nElo better; more between the two, fewer for a clearly larger or smaller gap")
+    """What the test will take (a paired test on the relative score: ``score_sprt.expected_blocks``; on points:
+    ``sprt.expected_blocks``, an upper estimate), and what to do when that is near its --max-blocks."""
+    if s.statistic == SCORE:
+        blocks, unit, about = round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta)), "nElo", "about"
+    else:
+        blocks = round(points_blocks(s.elo0, s.elo1, s.seats, s.alpha, s.beta, head_to_head=not s.field and
+                                     not s.house))
+        unit, about = "Elo", "up to about"
+    text = (f"expect {about} {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
+            f"{unit} better; more between the two, fewer for a clearly larger or smaller gap")
     if blocks > s.max_blocks / 2:
         text += (f". That is close to --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
                  f"the smallest gain you care about (twice the gap, a quarter of the blocks)")

@@ -161,6 +161,23 @@ def bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
     return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
 
 
+def expected_blocks(elo0: float, elo1: float, seats: int, alpha: float = 0.05, beta: float = 0.05,
+                    head_to_head: bool = False) -> float:
+    """About how many blocks the test takes when V2 is exactly ``elo1`` (or ``elo0``: the larger of the two) Elo
+    points better: Wald's approximation of the expected sample size, the LLR bound over the mean LLR gain per block
+    ``(mu1 - mu0)^2 / (2 var)`` (normal approximation), with ``var = (N + 1) / (6 (N - 1))`` the variance of ``d``
+    when each table's finishing order is uniform and the tables independent (two equal versions, no ties). Tables
+    that share a deal make ``d`` less variable, so this is an upper estimate: at 5 %/5 % head to head about 12,800
+    blocks for Elo 0 against 5, 800 for 0 against 20. Raises ``SprtError`` as ``llr`` and for fewer than 2 seats."""
+    _check_elos(elo0, elo1)
+    if seats < 2:
+        raise SprtError(f"an SPRT block has 2 or more seats, got {seats}")
+    lower, upper = bounds(alpha, beta)
+    var = (seats + 1) / (6.0 * (seats - 1))
+    step = (expected_outcome(elo1, head_to_head) - expected_outcome(elo0, head_to_head)) ** 2 / (2.0 * var)
+    return max((1 - beta) * upper + beta * lower, -(alpha * upper + (1 - alpha) * lower)) / step
+
+
 def _check_elos(elo0: float, elo1: float) -> None:
     if not (math.isfinite(elo0) and math.isfinite(elo1)) or elo0 == elo1:
         raise SprtError(f"the SPRT needs two different finite Elo hypotheses, got elo0={elo0!r} elo1={elo1!r}")

@@ -167,6 +167,8 @@ def test_error_rates_by_simulation() -> None:
     # and the test has power: it is not trivially conservative
     assert false_positive >= 0.01 and false_negative >= 0.01
     assert 30 < blocks.mean() < 300
+    # what `arena sprt` says at its start: an upper estimate (the two tables share half the deal's luck here)
+    assert blocks.mean() <= sprt.expected_blocks(SIM_ELO0, SIM_ELO1, SIM_SEATS) <= 2 * blocks.mean()
 
 
 def test_head_to_head_hypotheses_and_estimate() -> None:
