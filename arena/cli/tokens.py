@@ -281,7 +281,10 @@ def owner_call(app: AppContext, server: str, method: str, request: Any, token: s
         return getattr(client.stub, method)(request, timeout=RPC_TIMEOUT_S, metadata=metadata)
     except grpc.RpcError as exc:
         if not metadata and exc.code() == grpc.StatusCode.PERMISSION_DENIED:
-            raise no_token_error(tokens, arena, game, name) from None
+            error = no_token_error(tokens, arena, game, name)
+            if method == "RemoveBot":  # the one owner call the organiser may make in the owner's place
+                error = ArenaCliError(f"{error.message}; the organiser may remove it with --as-organiser")
+            raise error from None
         raise rpc_error(exc, client.server, token_hints(bool(token), tokens, name)) from None
 
 

@@ -234,6 +234,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
         owner = self.get_owner(key)  # its names now: no registration adds a bot for it any more
         assert owner is not None
         self.drop_account(key)
+        self.index_owner(key)  # its id still leads to its key: a call signed with its token is told it was removed
         names = set(owner.names)  # and the names of bots registered for it in older data
         names |= {(game, name_of(b)) for game in games for b in self.client.smembers(owner_bots_key(game, key))}
         playing = {(t.game, name_of(b)) for t in self.list_tournaments() if t.state == "running" for b in t.bots}

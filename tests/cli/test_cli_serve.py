@@ -222,7 +222,7 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     line = arena.fails("bot", "remove", "life", data_dir=elsewhere, env={"ARENA_TOKEN": None})
     assert line == (f"Error: no owner token for take5 bot life on {arena.server}: pass --token TOKEN or set "
                     f"ARENA_TOKEN; {elsewhere / 'tokens.json'} has no token of life (it was printed when life was "
-                    "first registered)")
+                    "first registered); the organiser may remove it with --as-organiser")
     line = arena.fails("bot", "remove", "nobody", data_dir=elsewhere)
     assert "no bot named nobody" in line and "NOT_FOUND" in line and "owner token" not in line
     # a bot that says it is another is refused; one started with --name life is taken

@@ -442,6 +442,8 @@ def test_the_organiser_removes_a_squatter_and_gets_its_names_back(arena_server: 
 
     code, _ = rpc_error(lambda: _owner(stub, token))
     assert code == DENIED  # its token is no owner's any more
+    signed = CliRunner(env={"ARENA_TOKEN": token}).invoke(cli, ["owner", "show", "--server", address])
+    assert signed.exit_code == 1 and "organiser removed the owner of this token" in signed.output
     code, _ = rpc_error(lambda: _register(stub, "s9", token))
     assert code == DENIED
     newcomer = _register(stub, "s1")  # a freed name: anyone's
