@@ -240,7 +240,8 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
         print_json(bots)
         return
     if not bots:
-        click.echo("no bots registered yet: `arena bot register NAME HOST:PORT`")
+        click.echo(f"no {game + ' ' if game else ''}bots registered yet: `arena bot register NAME HOST:PORT"
+                   f"{' --game ' + game if game else ''}`")
         return
     checked = any("answers" in b for b in bots)
     columns = [Col("bot id", cells="name", justify="left"), Col("version", cells="name", justify="left", drop=4),
