@@ -85,7 +85,9 @@ def signed_metadata(channel: grpc.Channel, server: str, method_path: str, reques
     if credential.arena_id and challenge.arena_id != credential.arena_id:
         click.echo(f"note: the {'admin' if credential.admin else 'owner'} token {credential.source} belongs to "
                    f"another arena ({credential.arena_id[:8]}), not to the one at {server} "
-                   f"({challenge.arena_id[:8] or 'unknown'}); it was not used", err=True)
+                   f"({challenge.arena_id[:8] or 'unknown'}); it was not used"
+                   + ("" if not credential.admin else ": for that arena, set ARENA_DATA_DIR to the --data-dir of its "
+                      "`arena serve` (or give --admin-token)"), err=True)
         return None
     value = signing.sign(credential.token, admin=credential.admin, method=method_path,
                          arena_id=challenge.arena_id, nonce=challenge.nonce,

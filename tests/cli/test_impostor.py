@@ -185,4 +185,5 @@ def test_a_saved_token_is_not_used_for_another_arena_and_an_old_server_gets_none
     done = _cli(data, "ladder", "--rebuild", "--game", "take5", "--server", real)
     assert done.exit_code == 1
     assert "belongs to another arena (ffffffff)" in done.stderr and "it was not used" in done.stderr
+    assert "set ARENA_DATA_DIR to the --data-dir of its `arena serve`" in done.stderr
     assert "(UNAUTHENTICATED)" in done.stderr and TOKEN not in done.output
