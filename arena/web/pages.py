@@ -261,7 +261,10 @@ async def bot_page(request: Request) -> Response:
         return _respelt(request, exc)
     for game, facts in data["games"].items():
         series = [charts.Series(bot_id, [(x, y) for x, y in points]) for bot_id, points in facts["history"].items()]
-        facts["chart"] = charts.line_chart(series, x_label="matches", y_label="live Elo",
+        played = {line["bot"]: int(line.get("matches") or 0) for line in facts["ladder"]}
+        cut = any(played.get(bot_id, 0) > len(points) - 1 for bot_id, points in facts["history"].items())
+        facts["chart"] = charts.line_chart(series, x_label="its newest rated matches" if cut else "rated matches",
+                                           y_label="live Elo",
                                            title=f"live Elo of {data['bot']} after each match ({game})")
     titles = {g["id"]: g["title"] for g in games()}
     return page(request, "bot.html", {"title": f"Bot {data['bot']}", "titles": titles, **data})

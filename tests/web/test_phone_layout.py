@@ -127,7 +127,7 @@ class _TwoVersions(FakeReader):
                 for i in range(40)])
         if method == "GetLadder":
             return arena_pb2.Ladder(game=request.game, entries=[
-                arena_pb2.LadderEntry(rank=k + 1, bot=v, rating=1800.0 - 50 * k, matches=20)
+                arena_pb2.LadderEntry(rank=k + 1, bot=v, rating=1800.0 - 50 * k, matches=500)
                 for k, v in enumerate(versions)])
         return self.empty_or_not_found(method)
 
@@ -144,6 +144,7 @@ def test_a_chart_of_several_lines_opens_on_its_legend_at_phone_width(phone: Any)
         assert width > room and left == 0
         ok, legend = _in_view(phone, ".chart-box svg text >> text=ace@2")
         assert ok, legend
+        assert "its newest rated matches" in phone.content()  # 500 played, the chart holds the newest 20
     finally:
         server.stop()
 
