@@ -122,13 +122,14 @@ def test_a_live_worker_keeps_a_match_longer_than_the_visibility_timeout(
 
 def test_a_worker_with_a_shorter_visibility_timeout_never_takes_a_live_workers_job(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
-    """The owner refreshes its job once a second (visibility timeout 3 s); an impatient worker (0.3 s, reclaiming
-    every 0.15 s) would find it idle for 0.3 s many times over, but waits as long as the live owner's own timeout:
+    """The owner refreshes its job once a second (visibility timeout 6 s: a loaded machine may delay a refresh by
+    seconds); an impatient worker (0.3 s, reclaiming every 0.15 s) would find it idle for 0.3 s many times over, but
+    waits as long as the live owner's own timeout:
     the match is never taken from it (an operator's `--visibility-timeout 1` beside the default workers had 11 of 30
     matches played twice at once)."""
     bots = _slow_bots(store, start_bot, ["slow-c", "slow-d"])
     specs = _tournament(store, bots)
-    owner = workers.thread("owner2", concurrency=1, visibility_timeout_s=3.0, heartbeat_s=1.0)
+    owner = workers.thread("owner2", concurrency=1, visibility_timeout_s=6.0, heartbeat_s=1.0)
     (first,) = wait_until(lambda: _running(store, "owner2"), "the owner to start a match")
     impatient = workers.process("impatient", concurrency=1, visibility_timeout_s=0.3, heartbeat_s=0.1)
     deliveries: set[int] = set()
