@@ -190,16 +190,17 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:
             spec = match.spec
+            seated = sick.keys() & set(spec.seats) if spec is not None else set()  # its unhealthy bots
             forced = False
-            if spec is not None and sick.keys() & set(spec.seats):
-                tid = spec.tournament
+            if seated:
+                tid = spec.tournament if spec is not None else ""
                 if tid and tid not in states:
                     states[tid] = await asyncio.to_thread(store.tournament_state, game, tid)
                 running = not tid or states[tid] in ("running", None)
-                removed = sick.keys() & set(spec.seats) <= gone  # no longer registered: nothing to wait for
+                removed = seated <= gone  # no longer registered: nothing to wait for
                 # the cap counts from the deferral, or from when its bots became unhealthy: a Swiss round paired
                 # after a bot died waits for no second cap
-                waited = clock - min(match.deferred_at, max(sick[b] for b in sick.keys() & set(spec.seats)))
+                waited = clock - min(match.deferred_at, max(sick[b] for b in seated))
                 if running and not removed and waited < max_deferral_s:
                     continue
                 forced = running
@@ -209,8 +210,7 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 report.forced += 1
                 log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
                             "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
-                            ", ".join(sorted(sick.keys() & set(spec.seats))) if spec else "?",
-                            ", no longer registered" if spec and sick.keys() & set(spec.seats) <= gone else "")
+                            ", ".join(sorted(seated)), ", no longer registered" if seated <= gone else "")
             else:
                 report.released += 1
                 log.info("deferred match %s queued again", match.match_id)
