@@ -29,6 +29,8 @@ import json
 import logging
 import math
 import random
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -183,10 +185,38 @@ def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None, d
     return text
 
 
+class _Kept:
+    """The newest ``size`` Swiss standings computed, by (game, tournament id, matches done, rounds paired): a
+    stored result raises matches done, so a kept entry is never stale, and ``GetStandings`` of a large Swiss (up to
+    ``MAX_BOTS // 2 * rounds`` results, ~24 us each to read) reads its results once per new result, not per call.
+    Thread-safe (the referee's handlers share it)."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str, int, int], list[SwissLine]] = OrderedDict()
+
+    def get(self, key: tuple[str, str, int, int]) -> list[SwissLine] | None:
+        with self._lock:
+            lines = self._kept.get(key)
+            if lines is not None:
+                self._kept.move_to_end(key)
+            return lines
+
+    def put(self, key: tuple[str, str, int, int], lines: list[SwissLine]) -> None:
+        with self._lock:
+            self._kept[key] = lines
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+
 class Swiss(Format):
     """The Swiss format (module docstring)."""
 
     name = KIND
+
+    def __init__(self) -> None:
+        self._kept = _Kept()
     title = "Swiss"
     option_field = "swiss"
     controlled = True
@@ -283,10 +313,16 @@ class Swiss(Format):
         except TournamentError as exc:
             log.warning("%s", exc)
             return None
-        results = store.list_matches(tournament_id=info.id, limit=max(1, info.matches_done))
+        key = (info.game, info.id, info.matches_done, len(rounds))
+        swiss_lines = self._kept.get(key)
+        if swiss_lines is None:  # one more than counted: a result stored since ``info`` was read is not kept
+            results = store.list_matches(tournament_id=info.id, limit=info.matches_done + 1)
+            swiss_lines = standings_of(info, results, rounds, plan)
+            if len(results) == info.matches_done:
+                self._kept.put(key, swiss_lines)
         generic = {x.bot: x for x in lines}
         out = []
-        for s in standings_of(info, results, rounds, plan):
+        for s in swiss_lines:
             if s.matches == 0 and s.byes == 0:
                 continue
             base = generic.get(s.bot)

@@ -11,6 +11,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -19,6 +20,8 @@ from platform_helpers import WAIT_S, rpc_error
 
 from arena.cli import cli
 from arena.store import Store, token_hash
+from arena.tournaments.standings import standings
+from arena.tournaments.swiss import Swiss
 from arena.tournaments.verify import verify_deals
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
@@ -94,6 +97,32 @@ def test_swiss_of_20_bots_at_4_seats_runs_round_by_round(arena_server: Callable[
     assert sum(e.points for e in entries) == 20 * 6  # 6 pairwise points a 4-seat table
     assert [(e.points, e.tiebreak) for e in entries] == sorted(((e.points, e.tiebreak) for e in entries),
                                                                 reverse=True)
+    _standings_are_read_once_per_stored_result(store, t.id, [(e.bot, e.points) for e in entries])
+
+
+def _standings_are_read_once_per_stored_result(store: Store, tid: str, shown: list[tuple[str, float]]) -> None:
+    """A Swiss's standings read its results once per count of stored results (GetStandings is public), and not
+    when a result was stored after the tournament was read."""
+    reads = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(store, name)
+
+        def list_matches(self, **kwargs: Any) -> list[dict[str, Any]]:
+            reads.append(kwargs)
+            return store.list_matches(**kwargs)
+
+    fmt, info = Swiss(), store.get_tournament(tid)
+    assert info is not None
+    lines = standings(store.tournament_tally(info.game, tid), {}, 1500.0)
+    first = fmt.standings(Counting(), info, lines)  # type: ignore[arg-type]
+    assert first is not None and [(x.bot, x.points) for x in first[0]] == shown
+    assert fmt.standings(Counting(), info, lines) == first and len(reads) == 1  # type: ignore[arg-type]
+    behind = replace(info, matches_done=info.matches_done - 1)  # a result stored since it was read
+    for _ in range(2):
+        assert fmt.standings(Counting(), behind, lines) == first  # type: ignore[arg-type]
+    assert len(reads) == 3
 
 
 def test_swiss_byes_are_spread_and_counted(arena_server: Callable[..., Any], start_bot: Callable[..., Any],
