@@ -198,3 +198,24 @@ def test_sigterm_to_the_demo_while_a_bot_starts_stops_everything(tag: str, tmp_p
     assert "interrupted: removing the demo's bots, stopping the server" in err and "Traceback" not in err
     assert "demo wall time" in out
     assert _left_over(tag, also=(redis_pid,)) == {}  # server, redis-server, every bot, also the one starting
+
+
+def test_ctrl_c_while_the_cli_is_imported_exits_130_without_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The console script's import of the command line takes about a second: a Ctrl-C then is one line, exit 130."""
+    import importlib.abc
+
+    from arena.__main__ import main
+
+    class CtrlC(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "arena.cli":
+                raise KeyboardInterrupt
+
+    for name in [m for m in sys.modules if m == "arena.cli" or m.startswith("arena.cli.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [CtrlC(), *sys.meta_path])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "Aborted."
