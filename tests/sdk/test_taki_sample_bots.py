@@ -326,3 +326,24 @@ def test_heuristic_process_prints_ready_line_and_answers_a_turn() -> None:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)
     assert proc.returncode == 0
+
+
+def test_a_bare_card_from_take_turn_is_told_to_be_an_action() -> None:
+    """A newcomer's ``take_turn`` returning a card of the hand hears that it returns an action, and which one."""
+    from arena_sdk.bot import IllegalAnswerError
+    from arena_sdk.games.taki.bot import check_answer, legal_plays
+
+    state = taki.new_game(2, None, seed=3)
+    (seat,) = taki.pending_seats(state)
+    view = taki.observe(state, seat)
+    playable = {p.card for p in legal_plays(view)}
+    stuck = [c for c in view.hand if c not in playable]
+    assert playable and stuck, "seed 3 deals a hand with a playable and an unplayable card"
+    card = min(playable)
+    with pytest.raises(IllegalAnswerError, match=rf"not a card: the PlayCard of legal_plays\(view\) whose .card is {card} "):
+        check_answer(view, card)
+    with pytest.raises(IllegalAnswerError, match=r"not a card; .* cannot be played now"):
+        check_answer(view, stuck[0])
+    with pytest.raises(IllegalAnswerError) as other:
+        check_answer(view, "draw")
+    assert "not a card" not in str(other.value)

@@ -125,8 +125,18 @@ def check_answer(view: TakiView, answer: Any) -> TakiAction:
     if action not in view.legal:
         shown = ", ".join(describe(a) for a in view.legal)
         got = describe(action) if isinstance(action, (PlayCard, Draw, EndTurn, React)) else repr(action)
-        raise IllegalAnswerError(f"{kind}: the bot returned {got}, not legal now; legal: {shown}")
+        raise IllegalAnswerError(f"{kind}: the bot returned {got}, not legal now; legal: {shown}{_hint(view, answer)}")
     return action  # type: ignore[no-any-return]
+
+
+def _hint(view: TakiView, answer: Any) -> str:
+    """What a ``take_turn`` that returned a bare card (an int of ``view.hand``) meant to return, else ""."""
+    if type(answer) is not int or answer not in view.hand:
+        return ""
+    if any(a.card == answer for a in legal_plays(view)):
+        return (f" (take_turn returns an action, not a card: the PlayCard of legal_plays(view) whose .card is {answer}"
+                f" plays {card_token(answer)})")
+    return f" (take_turn returns an action, not a card; {card_token(answer)} cannot be played now)"
 
 
 def decide(bot: TakiBot, view: TakiView) -> TakiAction:
