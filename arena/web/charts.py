@@ -39,7 +39,7 @@ class Frame:
     width: int = 640
     height: int = 240
     left: int = 52
-    right: int = 12
+    right: int = 52
     top: int = 12
     bottom: int = 28
     extra: dict[str, str] = field(default_factory=dict)
@@ -88,11 +88,12 @@ def line_chart(series: Sequence[Series], *, levels: Sequence[Level] = (), x_labe
     def py(y: float) -> float:
         return frame.top + (1 - (y - y0) / (y1 - y0)) * plot_h
 
+    # the y axis is labelled on both sides: a chart scrolled to its newest points at phone width reads its values
     for tick in (y0 + (y1 - y0) * i / 4 for i in range(5)):
-        parts.append(f'<text x="{frame.left - 4}" y="{_fmt(py(tick) + 4)}" text-anchor="end" font-size="11" '
-                     f'fill="#667085">{tick:.0f}</text>' if abs(y1 - y0) > 8 else
-                     f'<text x="{frame.left - 4}" y="{_fmt(py(tick) + 4)}" text-anchor="end" font-size="11" '
-                     f'fill="#667085">{tick:.2f}</text>')
+        text = f"{tick:.0f}" if abs(y1 - y0) > 8 else f"{tick:.2f}"
+        for x, anchor in ((frame.left - 4, "end"), (w - frame.right + 4, "start")):
+            parts.append(f'<text x="{x}" y="{_fmt(py(tick) + 4)}" text-anchor="{anchor}" font-size="11" '
+                         f'fill="#667085">{text}</text>')
     for x in (x0, x1):
         parts.append(f'<text x="{_fmt(px(x))}" y="{h - 10}" text-anchor="middle" font-size="11" fill="#667085">'
                      f"{x:g}</text>")
@@ -138,7 +139,7 @@ def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> Ma
 
 
 def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: str = "", x_label: str = "Elo",
-                    frame: Frame = Frame(), mark: int | None = None) -> Markup:
+                    frame: Frame = Frame(right=12), mark: int | None = None) -> Markup:
     """Intervals on one rating axis, one row each: ``(label, low, estimate, high)`` (Elo points); rows whose
     numbers are not finite are drawn as their estimate only. The axis has its two ends and its middle in numbers,
     and ``x_label`` (its unit) on a line of its own below them. Row ``mark`` (e.g. the leader's) has its estimate's

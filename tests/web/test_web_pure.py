@@ -73,6 +73,13 @@ def test_charts_escape_labels_and_draw_every_series() -> None:
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "t &amp; u" in svg
     assert svg.count("<polyline") == 1 and svg.count("<circle") == 1  # b's infinite point is left out
     assert 'stroke-dasharray="5 4"' in svg and "style=" not in svg
+    # the y axis is labelled on both sides (a chart scrolled to its right end at phone width still reads it)
+    ticks = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" text-anchor="(end|start)" font-size="11" fill="#667085">'
+                       r'(\d+)</text>', svg)
+    left = [(y, v) for x, y, a, v in ticks if a == "end"]
+    right = [(y, v) for x, y, a, v in ticks if a == "start"]
+    assert len(left) == 5 and left == right
+    assert min(float(x) for x, _, a, _ in ticks if a == "start") > max(float(x) for x, _, a, _ in ticks if a == "end")
     assert "no data yet" in charts.line_chart([charts.Series("a", [])])
     assert charts.sparkline([1500.0]) == ""
     spark = charts.sparkline([1500.0, 1490.0, 1520.0])
