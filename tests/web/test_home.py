@@ -1,4 +1,4 @@
-"""The home page shows the head of each game's live Elo ladder (rank, bot, rating, matches; the first
+"""The home page shows the head of each game's live Elo ladder (rank, bot, rating with its margin, matches; the first
 ``HOME_LADDER_LINES`` of each group when a ladder has several groups, so a bot of group 2 is on it too) with a link to the whole ladder, from one
 GetLadder per game; while the referee does not answer it still shows the games and their links, says so and
 reloads itself (503, as every page). In process, on fake readers that answer as the referee does."""
@@ -72,13 +72,13 @@ def test_the_home_page_shows_the_head_of_each_ladder_from_one_read_per_game() ->
     assert reader.calls == Counter({"GetArenaInfo": 1, "ListTournaments": 1, "GetLadder": len(game_ids())})
     take5 = _section(answer.text, "take5")
     assert _bots(take5) == [f"b{k}@1" for k in range(1, HOME_LADDER_LINES + 1)]  # the best five, in rank order
-    assert "<td>1675.0</td><td>11</td>" in take5  # b1's rating and matches
+    assert "<td>1675.0 ± 50.0</td><td>11</td>" in take5  # b1's rating, its margin and matches
     assert '<a href="/ladder/take5">Full ladder: all 7 bots</a>' in take5
     taki = _section(answer.text, "taki")
     assert _bots(taki) == ["lead@1", "tail@1", "solo@1"]  # every group's top, each under its own heading
     assert taki.index("Group 1 of 2: 2 bots") < taki.index("lead@1") < taki.index("Group 2 of 2: 1 bot") \
         < taki.index("solo@1") and "ratings are not comparable" in taki
-    assert taki.count("1560.0<span") == 1 and "* too few matches" in taki
+    assert taki.count("1560.0<span") == 1 and "* too few matches" in taki and "1520.0 ± 80.0" in taki
     assert "* too few matches" not in take5  # every rating there has its margin
     assert '<a href="/ladder/taki">Full ladder</a>' in taki  # all 3 are shown
     assert "Newest tournaments" in answer.text and "version 9.9.9" in answer.text
