@@ -52,8 +52,11 @@ def secret_problem(secret: str) -> str | None:
 # referee writes its first message as it opens a stream.)
 FIRST_MESSAGE_S = 10.0
 # A stream the gate refuses waits this long at most for its first message (read so that a client still writing it
-# gets the refusal rather than grpc core's "Internal error"), then is cancelled.
+# gets the refusal rather than grpc core's "Internal error"), then is cancelled; at most REFUSED_WAITING refused
+# streams wait at once: beyond them a refusal is at once (a stranger's flood of silent streams holds no more threads).
 REFUSED_WAIT_S = 0.5
+REFUSED_WAITING = 2
+_REFUSED_SLOTS = threading.BoundedSemaphore(REFUSED_WAITING)
 
 # gate(method name, context) -> None to go on, or (status code, message) to refuse the call with.
 Gate = Callable[[str, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
@@ -177,7 +180,8 @@ _WATCH = _Watch()
 def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
                       gate: Gate | None) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
     """A bidirectional method: ``gate`` checks the stream's metadata once, when it opens (a refused stream ends with
-    the refusal once its first message is in, unread, or is cancelled after ``REFUSED_WAIT_S``); a stream whose
+    the refusal once its first message is in, unread, or is cancelled after ``REFUSED_WAIT_S``; at once while
+    ``REFUSED_WAITING`` refused streams wait); a stream whose
     first message has not come within ``FIRST_MESSAGE_S`` is cancelled; a message that does not decode ends the
     stream with INVALID_ARGUMENT."""
 
@@ -202,14 +206,16 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
             if refusal is not None:
                 # the first message is read (and dropped) first: a client still writing it when the status came
                 # would see grpc's "Internal error from Core" instead of the refusal; a client that never writes
-                # one is cancelled instead, so that it holds no thread
-                waiting = _WATCH.watch(context, REFUSED_WAIT_S)
-                try:
-                    next(requests, None)
-                except grpc.RpcError:
-                    pass
-                finally:
-                    _WATCH.done(waiting)
+                # one is cancelled instead, so that it holds no thread; while REFUSED_WAITING others wait, no wait
+                if _REFUSED_SLOTS.acquire(blocking=False):
+                    waiting = _WATCH.watch(context, REFUSED_WAIT_S)
+                    try:
+                        next(requests, None)
+                    except grpc.RpcError:
+                        pass
+                    finally:
+                        _WATCH.done(waiting)
+                        _REFUSED_SLOTS.release()
                 context.abort(*refusal)
         return function(checked(requests, context), context)
 

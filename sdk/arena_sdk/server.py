@@ -17,7 +17,8 @@ thread, a failed request answered with a ``StepFailure`` carrying the status the
 ``GetInfo`` says ``serves_match_stream``. The thread pool (``max_workers``, default ``DEFAULT_MAX_WORKERS``) holds
 one thread per unary call in progress and per open stream, so hundreds of concurrent matches are served at once;
 a stream holds its thread from the moment it opens, so one whose first message is late (``guard.FIRST_MESSAGE_S``),
-or that the secret check refuses and that sends nothing (``guard.REFUSED_WAIT_S``), is cancelled: silent streams
+or that the secret check refuses and that sends nothing (``guard.REFUSED_WAIT_S``; no more than
+``guard.REFUSED_WAITING`` refused streams wait at once, the others are refused at once), is cancelled: silent streams
 opened by a stranger never take the threads the referee's calls need.
 
 Errors leave as canonical gRPC status codes with a message a person can act on:

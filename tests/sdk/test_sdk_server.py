@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -544,6 +545,44 @@ def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.M
                 with pytest.raises(grpc.RpcError) as ended:
                     list(stream)
                 assert ended.value.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED)
+    finally:
+        silence.set()
+        server.stop(None)
+
+
+def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stranger without the bot's secret opening silent streams faster than they are cancelled: only
+    ``REFUSED_WAITING`` of them wait for a first message at once, the rest are refused at once, so the referee's
+    call still finds one of the bot's 4 threads (each refused stream would otherwise hold one for 30 s here)."""
+    from arena_sdk import guard
+
+    monkeypatch.setattr(guard, "REFUSED_WAIT_S", 30.0)
+    secret = "s3cret-s3cret-s3cret"
+    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
+    server.start()
+    silence = threading.Event()
+
+    def silent() -> Iterator[bot_pb2.RefereeMessage]:
+        silence.wait(30)
+        return
+        yield  # a generator that sends nothing
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            streams = [stub.PlayMatch(silent(), timeout=40) for _ in range(12)]
+            time.sleep(1.0)  # the streams reach the server's threads before the referee's call does
+            answer = stub.Decide(decide_request(choose_view(), "during-flood"), timeout=10,
+                                 metadata=(("arena-bot-secret", secret),))
+            assert answer.take5.card in choose_view().hand
+            silence.set()
+            codes = []
+            for stream in streams:
+                with pytest.raises(grpc.RpcError) as ended:
+                    list(stream)
+                codes.append(ended.value.code())
+            assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL,
+                                  grpc.StatusCode.CANCELLED}, codes
     finally:
         silence.set()
         server.stop(None)
