@@ -16,6 +16,8 @@ from typing import Any
 import click
 import grpc
 
+from arena.core.text import printable
+
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 # click >= 8.2 raises NoArgsIsHelpError (a UsageError whose message is the whole help) for a group called without
@@ -28,7 +30,8 @@ class ArenaCliError(click.ClickException):
     """A failed operation: printed as one line ``Error: <message>``, exit code 1."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.split()))  # one line, whatever the source message looked like
+        # one line, whatever the source message looked like, and no terminal escape of a server's or a bot's text
+        super().__init__(printable(" ".join(message.split())))
 
 
 class ArenaInterrupted(ArenaCliError):
@@ -198,7 +201,7 @@ class ArenaGroup(click.Group):
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            click.echo(f"Error: {' '.join(exc.format_message().split())}{where}", err=True)
+            click.echo(f"Error: {printable(' '.join(exc.format_message().split()))}{where}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             exc.show()
@@ -213,7 +216,7 @@ class ArenaGroup(click.Group):
         except Exception as exc:  # never a traceback for a user; ARENA_DEBUG=1 shows it
             if os.environ.get("ARENA_DEBUG"):
                 raise
-            message = " ".join(str(exc).split()) or "(no message)"
+            message = printable(" ".join(str(exc).split())) or "(no message)"
             click.echo(f"Error: unexpected {type(exc).__name__}: {message} (ARENA_DEBUG=1 shows the traceback)",
                        err=True)
             sys.exit(1)

@@ -114,7 +114,8 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
     if game not in outcome.games:
         plays = [g for g in outcome.games if g in GAMES]
         hint = f" (registering a bot of {plays[0]}? give the game: --game {plays[0]})" if plays else ""
-        raise EndpointError(f"the bot at {endpoint} plays {', '.join(outcome.games) or 'no game'}, not {game}; "
+        played = printable(", ".join(outcome.games)) or "no game"
+        raise EndpointError(f"the bot at {endpoint} plays {played}, not {game}; "
                             f"start a bot of {game} there{hint}")
     if outcome.name != name:
         raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; start it with "

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import grpc
 
 from arena.core import limits
+from arena.core.text import printable
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.match.record import MatchRecord
 from arena.store import UNVERIFIED_VERSION, BotEntry, Store
@@ -66,7 +67,8 @@ def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, st
     it is no business of whoever reads a public list)."""
     unverified = bot.version == UNVERIFIED_VERSION
     if bot.game not in info.games:
-        return "changed", f"now plays {', '.join(list(info.games)[:limits.GAMES_PER_BOT]) or 'no game'}, not {bot.game}"
+        played = printable(", ".join(list(info.games)[:limits.GAMES_PER_BOT])) or "no game"
+        return "changed", f"now plays {played}, not {bot.game}"
     if not unverified and info.version != bot.version:
         return "changed", f"now reports version {info.version[:limits.VERSION]!r}; register it as a new version"
     if not unverified and info.name != bot.name:
