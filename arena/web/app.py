@@ -41,6 +41,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -146,9 +147,20 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
+def relative_location(value: bytes) -> bytes:
+    """A redirect's Location as a path (``b"http://evil.example/bots/x?a=1"`` -> ``b"/bots/x?a=1"``): Starlette's
+    trailing-slash redirect writes the request's Host header into an absolute URL; every page's own redirect is a
+    path already."""
+    url = urlsplit(value.decode("latin-1"))
+    if not url.scheme and not url.netloc:
+        return value
+    path = "/" + url.path.lstrip("/")  # "//evil.example" as a path would be another host again
+    return (path + (f"?{url.query}" if url.query else "")).encode("latin-1")
+
+
 class SecurityHeaders:
     """ASGI middleware adding ``SECURITY_HEADERS`` and a Cache-Control (unless the route set one) to every HTTP
-    answer."""
+    answer, and making a redirect's Location a path (``relative_location``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -161,7 +173,8 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
+                headers = [(name, relative_location(value) if name.lower() == b"location" else value)
+                           for name, value in message.get("headers", [])]
                 present = {name.lower() for name, _ in headers}
                 for name, value in SECURITY_HEADERS.items():
                     if name.encode() not in present:

@@ -270,3 +270,16 @@ def test_a_ladder_of_two_groups_is_two_tables_with_a_note_and_one_group_is_one_t
     one = arena_pb2.Ladder(game="take5", groups=1, entries=[_ladder_entry("a@1", 1, 1), _ladder_entry("b@1", 2, 1)])
     html = _render_ladder(one)
     assert html.count('<table class="ladder">') == 1 and "Group 1" not in html and "not comparable" not in html
+
+
+def test_a_trailing_slash_redirect_is_a_path_whatever_the_host_header_says() -> None:
+    from starlette.testclient import TestClient
+    from web_helpers import FakeReader, app_of
+
+    from arena.web.app import relative_location
+
+    with TestClient(app_of(FakeReader()), base_url="http://evil.example") as client:
+        answer = client.get("/tournaments/", follow_redirects=False)
+    assert answer.status_code in (307, 308) and answer.headers["location"] == "/tournaments"
+    assert relative_location(b"http://evil.example//other.example/x?a=1") == b"/other.example/x?a=1"
+    assert relative_location(b"/bots/x") == b"/bots/x"
