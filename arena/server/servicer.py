@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import hmac
 import importlib.metadata
-import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -57,6 +56,7 @@ from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
 from arena.server.admission import AdmissionRefused, BotChecks, Caller, client_of
 from arena.server.checks import EndpointError, check_bots_ready
+from arena.server.match_records import PublicRecords
 from arena.server.replies import ladder_message, match_summary, tournament_message, withheld_reason
 from arena.server.requests import (
     abort,
@@ -93,28 +93,6 @@ def _platform_version() -> str:
 # arena serve --bot-notes: who GetMatch gives the bots' notes to: its owner (a call signed with the owner token of
 # the seat's bot NAME: its own seats' notes only), everyone, or nobody
 BOT_NOTES = ("owner", "public", "hidden")
-
-
-def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """``record`` (JSON form) without the bots' notes (each decision's ``note``) but those of the seats ``keep``.
-
-    Total over whatever a stored record decodes to: a record of another shape (damaged in the store) is given as
-    stored, for its reader to refuse ("cannot be shown"), but for the notes: a ``decisions`` that is no list and
-    items that are no objects are kept as they are, and a decision whose ``seat`` is no seat number keeps no note.
-    """
-    decisions = record.get("decisions")
-    if not isinstance(decisions, list):
-        return record
-
-    def strip(d: Any) -> bool:
-        if not isinstance(d, dict) or "note" not in d:
-            return False
-        seat = d.get("seat")
-        return not (isinstance(seat, int) and not isinstance(seat, bool) and seat in keep)
-
-    if not any(strip(d) for d in decisions):
-        return record
-    return dict(record, decisions=[{k: v for k, v in d.items() if k != "note"} if strip(d) else d for d in decisions])
 
 
 def _rpc(method: _F) -> _F:
@@ -178,6 +156,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self.challenges = auth.Challenges(store)
         self._proofs = threading.local()  # (id of the call's context, its CallProof): see ``authorize``
         self.live_frames = live_service.LiveFramesCache()  # the live matches' frames, one build per publication
+        self.public_records = PublicRecords()  # revealed records as anyone gets them, encoded once each
         self.ratings = RatingsCache(store)  # margins, LOS and batch fits, cached in Redis (arena.ladder.cache)
 
     # -- bots -----------------------------------------------------------------------------------------------
@@ -381,11 +360,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if withheld:  # only the summary: seats, result, faults; no seed, no deal, no decisions
             return arena_pb2.MatchDetail(summary=match_summary(result, False), withheld=withheld,
                                          own_faults=self._own_faults(game, result, request, context))
-        record = self.store.get_match_record(request.match_id, game)
-        if record is not None and self.bot_notes != "public":
-            record = without_notes(record, self._own_seats(game, result, request, context))
-        return arena_pb2.MatchDetail(summary=match_summary(result),
-                                     record_json=json.dumps(record) if record is not None else "")
+        own = self._own_seats(game, result, request, context) if self.bot_notes != "public" else None
+        text = self.public_records.record_json(self.store, game, request.match_id, self.bot_notes != "public",
+                                               own or None)
+        return arena_pb2.MatchDetail(summary=match_summary(result), record_json=text)
 
     def _own_faults(self, game: str, result: dict[str, Any], request: Any,
                     context: grpc.ServicerContext) -> list[arena_pb2.SeatFault]:

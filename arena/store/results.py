@@ -240,9 +240,18 @@ class ResultStore(TournamentStore):
         game = game or self.match_game(match_id)
         if game is None:
             return None
-        raw = self.client.execute_command("GET", match_key(game, match_id), **{NEVER_DECODE: []})  # bytes
-        if raw is None:
-            return None
+        raw = self.match_record_bytes(match_id, game)
+        return self.unpack_match_record(match_id, game, raw) if raw is not None else None
+
+    def match_record_bytes(self, match_id: str, game: str) -> bytes | None:
+        """The stored bytes of the match record of ``match_id`` (``unpack_match_record`` decodes them), or None."""
+        raw = self.client.execute_command("GET", match_key(game, match_id), **{NEVER_DECODE: []})
+        return bytes(raw) if raw is not None else None
+
+    @staticmethod
+    def unpack_match_record(match_id: str, game: str, raw: bytes) -> dict[str, Any]:
+        """The match record of stored bytes ``raw``. Raises ``RecordCodecError`` naming the match when they are no
+        record (damaged)."""
         try:
             return unpack_record(raw)
         except RecordCodecError as exc:

@@ -24,7 +24,8 @@ from arena.match.replay import replay
 from arena.match.running import MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH
 from arena.render.frames import ALL, PUBLIC, build_frames, seat_perspective
 from arena.server.app import ArenaServer
-from arena.server.servicer import ArenaServicer, without_notes
+from arena.server.match_records import without_notes
+from arena.server.servicer import ArenaServicer
 from arena.store import Store
 from arena_sdk.games import take5
 
@@ -116,3 +117,32 @@ def test_the_organiser_sets_who_reads_the_notes(redis_url: str, tmp_path: Path, 
         assert isinstance(shown, str) and seats in shown and "PERMISSION_DENIED" in shown
     else:
         assert shown == seats
+
+
+def test_a_revealed_record_is_encoded_once_for_everyone_and_apart_for_its_owner(redis_url: str,
+                                                                                  record: MatchRecord) -> None:
+    """GetMatch's records (``PublicRecords``): a caller proving no seat gets the record without notes, encoded once
+    however often it is asked; an owner's call gets its seat's notes, never kept for others; a record changed in
+    the store is encoded again (``arena tournament verify`` reads what is stored)."""
+    from arena.server.match_records import PublicRecords
+    from arena.store.codec import pack_record
+    from arena.store.keys import match_key
+
+    store = Store.from_url(redis_url)
+    store.record_result("take5", "kept-1", ["noting@1", "random@1"], list(record.result.scores),
+                        list(record.result.ranks), [0, 0], record.to_dict())
+    records = PublicRecords()
+
+    def seats_with_notes(text: str) -> list[int]:
+        return sorted({d["seat"] for d in json.loads(text)["decisions"] if "note" in d})
+
+    first = records.record_json(store, "take5", "kept-1", True, None)
+    assert seats_with_notes(first) == [] and records.builds == 1
+    assert records.record_json(store, "take5", "kept-1", True, frozenset()) == first
+    assert seats_with_notes(records.record_json(store, "take5", "kept-1", True, frozenset({0}))) == [0]
+    assert records.record_json(store, "take5", "kept-1", True, None) == first and records.builds == 1
+    assert seats_with_notes(records.record_json(store, "take5", "kept-1", False, None)) == [0]
+    store.client.set(match_key("take5", "kept-1"), pack_record(dict(record.to_dict(), seed=12345)))
+    changed = records.record_json(store, "take5", "kept-1", True, None)
+    assert json.loads(changed)["seed"] == 12345 and records.builds == 3
+    assert records.record_json(store, "take5", "nothing-stored", True, None) == ""
