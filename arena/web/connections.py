@@ -7,10 +7,10 @@ protocol, with three rules at the connection's start:
 - at most ``per_client`` open connections from one peer address (an IPv6 /64 counts as one), and
 - at most ``total`` open connections in all (``default_total``: a quarter of the process's file descriptors, at
   most ``limits.WEB_CONNECTIONS``); a connection beyond either is reset at once (its descriptor freed), and
-- a request's line and headers must all come within ``first_request_s`` seconds of the connection's start (and,
-  for the next request, of the end of the answer before); else the connection is reset. uvicorn's keep-alive
-  timeout stops at a request's first byte, so a client sending its headers slowly (or never finishing them) would
-  otherwise hold its connection for ever.
+- a request's line, headers and declared body must all come within ``first_request_s`` seconds of the
+  connection's start (and, for the next request, of the end of the answer before); else the connection is reset.
+  uvicorn's keep-alive timeout stops at a request's first byte, so a client sending its headers slowly (or never
+  finishing them, or dripping a body the pages never read) would otherwise hold its connection for ever.
 
 The peer is the TCP peer: behind a reverse proxy it is the proxy, so ``per_client`` must leave room for the
 proxy's connection pool (``arena web --client-connections``). ``quiet_accept_errors()`` keeps asyncio's error for an
@@ -36,6 +36,7 @@ from arena.core import limits as arena_limits
 from arena.web.client_limits import client_key
 
 ACCEPT_ERROR_EVERY_S = 10.0
+_UNFINISHED = (h11.IDLE, h11.SEND_BODY)  # a request whose line, headers or declared body are still coming
 
 
 def default_total() -> int:
@@ -119,13 +120,13 @@ def guarded_http(limits: ConnectionLimits) -> tuple[type[asyncio.Protocol], Conn
 
         def _headers_too_slow(self) -> None:
             self._header_timer = None
-            if self.conn.their_state == h11.IDLE and not self.transport.is_closing():
+            if self.conn.their_state in _UNFINISHED and not self.transport.is_closing():
                 self.transport.abort()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            if self._header_timer is not None and self.conn.their_state != h11.IDLE:
-                self._stop_header_timer()  # the request's headers are in
+            if self._header_timer is not None and self.conn.their_state not in _UNFINISHED:
+                self._stop_header_timer()  # the request is in (the pages read no body: one dripped holds nothing)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()

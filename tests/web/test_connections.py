@@ -141,3 +141,26 @@ def test_a_kept_alive_connection_serves_request_after_request(server: WebServer)
             time.sleep(0.3)  # well within the time a request has
     finally:
         connection.close()
+
+
+def test_a_request_dripping_a_body_the_pages_never_read_is_closed(server: WebServer) -> None:
+    drip = open_idle(server.port, "127.0.0.1")
+    try:
+        drip.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000000\r\n\r\n")
+        drip.settimeout(0.5)
+        closed = False
+        for _ in range(12):  # 10 bytes every half second, for 6 s: first_request_s is 1
+            try:
+                drip.sendall(b"a" * 10)
+                while drip.recv(4096):  # the answer (the page reads no body), then the close
+                    pass
+                closed = True
+                break
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            except TimeoutError:
+                continue
+        assert closed
+    finally:
+        drip.close()
