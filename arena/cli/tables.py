@@ -53,8 +53,8 @@ class Fit:
     def table(self, title: str, rows: Sequence[Sequence[str]]) -> Table:
         """A rich table titled ``title`` of the kept columns of ``rows`` (one cell per column given to ``fit``):
         a number column is never wrapped and never narrower than its widest cell. Cells are plain text: rich
-        markup in them is shown as it is, control characters are removed (a bot's author or error status is
-        text from outside)."""
+        markup in them is shown as it is, control characters but a cell's own line breaks are removed (a bot's
+        author or error status is text from outside)."""
         table = Table(title=title)
         for i in self.kept:
             c = self.columns[i]
@@ -66,7 +66,7 @@ class Fit:
             else:
                 table.add_column(header, justify=c.justify, no_wrap=True, min_width=self.widest[i])
         for row in rows:
-            table.add_row(*(Text(printable(row[i])) for i in self.kept))
+            table.add_row(*(Text("\n".join(map(printable, str(row[i]).split("\n")))) for i in self.kept))
         return table
 
     def note(self) -> str:

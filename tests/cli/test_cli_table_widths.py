@@ -186,3 +186,14 @@ def test_cells_are_plain_text_neither_markup_nor_control_characters() -> None:
     text = out.getvalue()
     assert "[/]" in text and "[link=http://evil.example][green]healthy]0;t" in text
     assert "\x1b]8;" not in text and "\x07" not in text  # no hyperlink escape, no title set
+
+
+def test_a_cell_of_several_lines_keeps_its_line_breaks() -> None:
+    """`arena match list` puts one seat per line in its seats cell: the lines stay apart, each plain text."""
+    columns = [Col("match", cells="name", justify="left"), Col("seats", cells="words", justify="left")]
+    rows = [["m1", "a@1, 5 (1) +5.0\nb@1\x1b[2J, 9 (2) -5.0"]]
+    out = io.StringIO()
+    Console(file=out, width=120, force_terminal=False).print(fit(columns, rows, 120).table("Matches", rows))
+    lines = out.getvalue().splitlines()
+    assert any("a@1, 5 (1) +5.0" in line and "b@1" not in line for line in lines)
+    assert any("b@1[2J, 9 (2) -5.0" in line for line in lines) and "\x1b" not in out.getvalue()
