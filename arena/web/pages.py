@@ -235,23 +235,32 @@ async def bot_data(request: Request) -> dict[str, Any]:
     ladders = await asyncio.gather(*(reader.call("GetLadder", arena_pb2.GetLadderRequest(game=g)) for g in game_set))
     per_game: dict[str, Any] = {}
     recent = [{**m, "own_seats": stats.seats_of(m, bot)} for m in matches[:RECENT_MATCHES]]
-    records = await asyncio.gather(*(_record(reader, m["match_id"]) if m.get("revealed") else _none()
-                                     for m in recent))
+    seated = [(m, seat) for m in recent if m.get("revealed") and (seat := stats.seat_of(m, bot)) is not None]
+    seat_stats = await asyncio.gather(*(_seat_stats(request, reader, m["match_id"], seat) for m, seat in seated))
     for game, reply in zip(game_set, ladders):
         lines = {e.bot: message_dict(e) for e in reply.entries if e.bot in ids}
         history = {bot_id: stats.rating_history(line["rating"], [m for m in matches if m["game"] == game], bot_id)
                    for bot_id, line in lines.items()}
-        pairs = [(r, seat) for m, r in zip(recent, records)
-                 if r is not None and m["game"] == game and (seat := stats.seat_of(m, bot)) is not None]
         per_game[game] = {"ladder": list(lines.values()),
                           "history": {k: [[x, round(y, 2)] for x, y in v] for k, v in history.items()},
-                          "records": stats.record_stats([r for r, _ in pairs], [s for _, s in pairs])}
+                          "records": stats.combined_stats(one for (m, _), one in zip(seated, seat_stats)
+                                                          if m["game"] == game)}
     return {"bot": bot, "name": name, "versions": versions, "bot_ids": ids, "games": per_game,
             "matches": recent, "recent_matches": RECENT_MATCHES}
 
 
-async def _none() -> None:
-    return None
+async def _seat_stats(request: Request, reader: ArenaReader, match_id: str, seat: int) -> stats.SeatStats | None:
+    """``stats.seat_stats`` of seat ``seat`` of revealed match ``match_id``, read (``_record``: a whole record,
+    up to 300 KB of JSON) once for every client and kept (``SharedReads``: a revealed record does not change, and
+    a bot page reads up to ``RECENT_MATCHES`` of them); None when its record cannot be read."""
+
+    async def read() -> tuple[stats.SeatStats | None, int]:
+        record = await _record(reader, match_id)
+        one = stats.seat_stats(record, seat) if record is not None else None
+        return one, 1 + (len(one.latencies) // 100 if one is not None else 0)
+
+    kept: stats.SeatStats | None = await _shared(request).get(("seat_stats", match_id, seat), "", read)
+    return kept
 
 
 async def bot_page(request: Request) -> Response:

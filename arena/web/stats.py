@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.ratings import score_sprt
@@ -70,32 +71,46 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return float(ordered[rank - 1])
 
 
-def record_stats(records: Iterable[Mapping[str, Any]], seats: Iterable[int]) -> dict[str, Any]:
-    """Faults by kind and Decide latency (ms) of one bot over match records (the JSON of ``arena play --record``),
-    ``seats`` giving its seat in each. Answers ``{"matches", "decisions", "faults": {kind: count}, "latency_ms":
-    {"p50", "p95", "max"}}`` (latencies of the calls it was asked; None without any). A record that is not of that
-    shape (not an object, or faults or decisions that are not lists of objects: damaged) is skipped, not counted."""
+@dataclass(frozen=True)
+class SeatStats:
+    """One seat's faults by kind and the latencies (ms) of the calls it was asked, in one match record."""
+
+    faults: tuple[tuple[str, int], ...]
+    latencies: tuple[float, ...]
+
+
+def seat_stats(record: Any, seat: int) -> SeatStats | None:
+    """The faults by kind and Decide latencies of seat ``seat`` in ``record`` (the JSON of ``arena play --record``);
+    None for a record that is not of that shape (not an object, or faults or decisions that are not lists of
+    objects: damaged)."""
+    if not _readable(record):
+        return None
+    kinds: Counter[str] = Counter(str(f.get("kind", "?")) for f in record.get("faults", []) if f.get("seat") == seat)
+    latencies = tuple(float(d["latency_ms"]) for d in record.get("decisions", [])
+                      if d.get("seat") == seat and isinstance(d.get("latency_ms"), int | float))
+    return SeatStats(tuple(sorted(kinds.items())), latencies)
+
+
+def combined_stats(seats: Iterable[SeatStats | None]) -> dict[str, Any]:
+    """One bot's faults by kind and Decide latency (ms) over its seats' ``seat_stats`` (None: a damaged record,
+    skipped, not counted): ``{"matches", "decisions", "faults": {kind: count}, "latency_ms": {"p50", "p95",
+    "max"}}`` (latencies of the calls it was asked; None without any)."""
     kinds: Counter[str] = Counter()
     latencies: list[float] = []
     matches = 0
-    for record, seat in zip(records, seats):
-        if not _readable(record):
+    for one in seats:
+        if one is None:
             continue
         matches += 1
-        for fault in record.get("faults", []):
-            if fault.get("seat") == seat:
-                kinds[str(fault.get("kind", "?"))] += 1
-        for decision in record.get("decisions", []):
-            latency = decision.get("latency_ms")
-            if decision.get("seat") == seat and isinstance(latency, int | float):
-                latencies.append(float(latency))
+        kinds.update(dict(one.faults))
+        latencies.extend(one.latencies)
     return {"matches": matches, "decisions": len(latencies), "faults": dict(sorted(kinds.items())),
             "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
                            "max": max(latencies) if latencies else None}}
 
 
 def _readable(record: Any) -> bool:
-    """Whether ``record`` has the shape ``record_stats`` reads: an object whose ``faults`` and ``decisions`` (when
+    """Whether ``record`` has the shape ``seat_stats`` reads: an object whose ``faults`` and ``decisions`` (when
     present) are lists of objects."""
     if not isinstance(record, Mapping):
         return False

@@ -46,17 +46,17 @@ def test_rating_history_ends_at_the_current_rating_and_steps_by_the_deltas(curre
     assert all(math.isclose(s, d, abs_tol=1e-6) for s, d in zip(steps, reversed(moved)))
 
 
-def test_record_stats_count_faults_by_kind_and_latency_of_one_seat() -> None:
+def test_seat_stats_count_faults_by_kind_and_latency_of_one_seat() -> None:
     record = {"faults": [{"seat": 1, "kind": "timeout"}, {"seat": 0, "kind": "illegal"},
                          {"seat": 1, "kind": "timeout"}],
               "decisions": [{"seat": 1, "latency_ms": v} for v in (5, 1, 3, 2, 4)]
               + [{"seat": 0, "latency_ms": 100}, {"seat": 1, "latency_ms": None}]}
-    got = stats.record_stats([record], [1])
+    got = stats.combined_stats([stats.seat_stats(record, 1)])
     assert got == {"matches": 1, "decisions": 5, "faults": {"timeout": 2},
                    "latency_ms": {"p50": 3.0, "p95": 5.0, "max": 5.0}}
-    assert stats.record_stats([], [])["latency_ms"] == {"p50": None, "p95": None, "max": None}
+    assert stats.combined_stats([])["latency_ms"] == {"p50": None, "p95": None, "max": None}
     damaged = [{"faults": 5}, {"decisions": ["x"]}, {"faults": [1]}, "not an object", None]
-    assert stats.record_stats([*damaged, record], [1] * (len(damaged) + 1)) == got  # skipped, not counted
+    assert stats.combined_stats(stats.seat_stats(r, 1) for r in [*damaged, record]) == got  # skipped, not counted
 
 
 @given(st.lists(st.floats(0, 1e4), min_size=1, max_size=50), st.floats(0, 1))

@@ -26,6 +26,7 @@ from arena.store import Store
 from arena.store.codec import pack_record
 from arena.store.keys import match_key
 from arena.web import create_app
+from arena.web.shared_reads import SharedReads
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 GOOD, BAD = "m-web-good", "m-web-bad"
@@ -76,6 +77,8 @@ def test_a_damaged_record_is_a_422_match_page_and_the_bot_page_skips_it(
         assert answer.json()["status"] == 422 and f"match {BAD} cannot be read" in answer.json()["error"], path
     assert client.get(f"/matches/{GOOD}").status_code == 200  # the other match is unharmed
 
+    assert _bot_records(client)["matches"] == 2  # what the web read of a record before it was damaged is kept
+    client.app.state.shared_reads = SharedReads()  # as in a web process started after the damage
     assert client.get(f"/bots/{BOT}").status_code == 200
     assert client.get("/bots/b0").status_code == 200
     assert _bot_records(client)["matches"] == 1  # the readable record only
@@ -137,3 +140,25 @@ def test_a_misshapen_record_is_given_as_stored_and_cannot_be_shown(
     assert client.get(f"/api/matches/{BAD}/record").json() == expected
     assert client.get(f"/bots/{BOT}").status_code == 200
     _bot_records(client)  # answers, listing both matches
+
+
+def test_the_bot_pages_read_each_record_once_for_every_client(arena: tuple[Store, TestClient, str]) -> None:
+    """A bot page's faults and latencies come from its newest revealed records (up to 300 KB each): read once, kept
+    for every later view, not read again per view."""
+    _, client, _ = arena
+    reader = client.app.state.arena
+    asked: list[str] = []
+    call = reader.call
+
+    async def counting(method: str, request: Any) -> Any:
+        if method == "GetMatch":
+            asked.append(request.match_id)
+        return await call(method, request)
+
+    reader.call = counting
+    first = _bot_records(client)
+    assert sorted(asked) == [BAD, GOOD]
+    for _ in range(3):
+        assert _bot_records(client) == first
+        assert client.get(f"/bots/{BOT}").status_code == 200
+    assert sorted(asked) == [BAD, GOOD] and first["matches"] == 2
