@@ -4,8 +4,8 @@ Routes (``routes``):
 
 - ``/matches/{match_id}``: the match's page (seats, result, the viewer: step one decision or one round back and
   forth, jump to the start, the end or a typed turn, a scrubber, speed, play/pause, keyboard arrows, a URL per turn
-  ``?turn=N`` and a perspective ``?view=public|all|seat:K``), links to the other tables of its deal and a download
-  of its record.
+  ``?turn=N``, ``?turn=end`` for the last, and a perspective ``?view=public|all|seat:K``), links to the other tables
+  of its deal and a download of its record.
 - ``/api/matches/{match_id}``: the summary, what is withheld and why, the perspectives offered, the other tables.
 - ``/api/matches/{match_id}/frames?view=P``: the frames of perspective P (``arena.render.frames``), built once per
   match, perspective and record (``arena.web.frames_cache``).
@@ -214,8 +214,10 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
     offered = data["perspectives"]
     view = _view(request, offered, default_view) if offered else PUBLIC
     turn = request.query_params.get("turn", "0")
+    if turn == "end":  # the last step (the viewer opens a match it followed live there once it has ended)
+        turn = str(MAX_TURN)
     if not TURN_RE.fullmatch(turn):
-        raise HTTPException(400, f"turn must be a whole number 0..{MAX_TURN} (a frame of the match), got "
+        raise HTTPException(400, f"turn must be a whole number 0..{MAX_TURN} (a step of the match) or \"end\", got "
                                  f"{turn[:12]!r}")
     info = GAMES.get(game)
     context = {

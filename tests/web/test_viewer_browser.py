@@ -184,6 +184,11 @@ def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebA
         page.wait_for_selector("#seats td:nth-child(3):not(:empty)", timeout=120_000)
         wait_until(lambda: page.locator("#live-note").count() == 0, "the page to show the finished match",
                    timeout=120)
+        # at its end, where the viewer was following it, not at the step the URL held when the match ended
+        page.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+        count = int(page.get_attribute("#viewer", "data-frames-count") or 0)
+        assert count > 1 and page.get_attribute("#viewer", "data-index") == str(count - 1)
+        assert page.locator("#v-over").count() == 1 and f"turn={count - 1}" in page.url
         assert page.console_errors == []
     finally:
         for bot in bots:

@@ -113,6 +113,7 @@ def test_a_turn_past_the_end_opens_the_page_and_links_are_paths(client: TestClie
     answer = client.get("/record?turn=999999", headers={"host": "evil.example:666"})
     assert answer.status_code == 200 and 'data-turn="999999"' in answer.text  # the viewer shows its last frame
     assert "evil.example" not in answer.text and 'href="/static/viewer.css"' in answer.text
+    assert 'data-turn="999999"' in client.get("/record?turn=end").text  # "end": the last step, however many
 
 
 def test_a_seat_that_forfeited_says_why_in_the_result_table(dead_endpoint: str, tmp_path: Path) -> None:

@@ -242,13 +242,20 @@
     /* the match followed live has ended: the page of a finished match shows its record, unless that is withheld
        (its tournament still runs): then the frames shown live stay, with a note saying why nothing more comes */
     var over = false;
+    /* the page of the finished match, at the step shown now, or at its end when the viewer was following the
+       newest step (a reload would keep the ?turn= of the moment the match ended) */
+    function reloadFinished() {
+      var url = new URL(window.location.href);
+      if (!frames.length || index >= frames.length - 1) { url.searchParams.set("turn", "end"); }
+      window.location.replace(url.toString());
+    }
     function ended() {
       over = true;
       var summary = root.getAttribute("data-frames").split("/live")[0];
       return fetch(summary, {headers: {"accept": "application/json"}, cache: "no-store"})
         .then(function (response) { return response.json(); })
         .then(function (body) {
-          if (!(body && body.withheld && frames.length)) { window.location.reload(); return; }
+          if (!(body && body.withheld && frames.length)) { reloadFinished(); return; }
           var sm = body.summary || {}, seats = sm.seats || [];
           var result = seats.map(function (name, k) {
             return name + " " + (sm.scores || [])[k] + " (rank " + (sm.ranks || [])[k] + ")";
@@ -265,12 +272,12 @@
             fetch(summary, {headers: {"accept": "application/json"}, cache: "no-store"})
               .then(function (response) { return response.json(); })
               .then(function (now) {
-                if (now && !now.withheld) { window.clearInterval(watch); window.location.reload(); }
+                if (now && !now.withheld) { window.clearInterval(watch); reloadFinished(); }
               })
               .catch(function () { /* asked again at the next tick */ });
           }, 15000);
         })
-        .catch(function () { window.location.reload(); });
+        .catch(reloadFinished);
     }
     function failed(err) {
       status.textContent = "This match cannot be shown: " + err.message;
