@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 import grpc
 import pytest
@@ -324,6 +325,10 @@ def test_a_raising_bot_method_is_internal_with_the_exception_text(faulty: Served
     error = rpc_error(faulty.stub.Decide, decide_request(choose_view()))
     assert error.code() == grpc.StatusCode.INTERNAL
     assert "choose_card raised RuntimeError: my strategy table is empty" in error.details()
+    # and where, in the bot's own file (not the SDK's frames below it): the line of the raise above
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+                if 'raise RuntimeError("my strategy table is empty")' in text)
+    assert error.details().endswith(f"(test_sdk_server.py, line {line})"), error.details()
 
 
 def test_an_illegal_answer_is_internal_saying_what_the_bot_returned(faulty: Served) -> None:
