@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import uuid
 from collections.abc import Iterator, Sequence
@@ -33,6 +34,7 @@ from arena.core.text import printable
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 MAX_GAMES = 100_000  # --games at most
+_TRACEBACK_FILE = re.compile(r'File "([^"]+)", line (\d+)')  # a frame of a Python traceback on a bot's stderr
 
 
 @dataclass(frozen=True)
@@ -387,6 +389,9 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
         message = lines[0] if lines else type(exc).__name__
         if len(lines) > 2 and lines[1] == "stderr tail:":  # BotStartError: the last stderr line says why
             message += f"; its last stderr line: {lines[-1]}"
+            where = [m for m in map(_TRACEBACK_FILE.search, lines[2:]) if m]
+            if where:  # a traceback's innermost frame (a SyntaxError's line)
+                message += f" ({Path(where[-1].group(1)).name}, line {where[-1].group(2)})"
         raise ArenaCliError(f"cannot start the bot: {message}") from None
 
 

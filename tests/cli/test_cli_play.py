@@ -240,3 +240,12 @@ def test_play_passes_on_what_a_bot_file_says_of_a_misspelt_decision_method(tmp_p
     assert result.exit_code == 0, result.output
     assert f"warning: {bot}: Typo overrides none of TakiBot's decision methods" in result.stderr
     assert "it defines take_trun: did you mean take_turn?" in result.stderr
+
+
+def test_a_bot_file_that_does_not_start_is_named_with_the_line_of_its_error(tmp_path: Path) -> None:
+    """A SyntaxError (or any traceback) on the bot's stderr: the one-line error gives the file and line."""
+    bot = tmp_path / "broken_bot.py"
+    bot.write_text("from arena_sdk import Take5Bot, serve\n\n\nclass Broken(Take5Bot)\n    name = 'broken'\n")
+    result = CliRunner().invoke(cli, ["play", "take5", "--bot", str(bot), "--bot", "sample:random"])
+    assert result.exit_code == 1
+    assert "SyntaxError: expected ':' (broken_bot.py, line 4)" in result.stderr, result.stderr
