@@ -340,10 +340,11 @@ def test_a_bare_card_from_take_turn_is_told_to_be_an_action() -> None:
     stuck = [c for c in view.hand if c not in playable]
     assert playable and stuck, "seed 3 deals a hand with a playable and an unplayable card"
     card = min(playable)
-    with pytest.raises(IllegalAnswerError, match=rf"not a card: the PlayCard of legal_plays\(view\) whose .card is {card} "):
+    with pytest.raises(IllegalAnswerError, match=rf"returned {card} \(int\), not an action: return one of "
+                       rf"legal_actions\(view\) .*; the PlayCard of legal_plays\(view\) whose .card is {card} plays"):
         check_answer(view, card)
-    with pytest.raises(IllegalAnswerError, match=r"not a card; .* cannot be played now"):
+    with pytest.raises(IllegalAnswerError, match=r"not an action: .*; that card \(.*\) cannot be played now"):
         check_answer(view, stuck[0])
     with pytest.raises(IllegalAnswerError) as other:
         check_answer(view, "draw")
-    assert "not a card" not in str(other.value)
+    assert "returned 'draw' (str), not an action" in str(other.value) and "card" not in str(other.value)

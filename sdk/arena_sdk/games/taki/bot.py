@@ -119,13 +119,17 @@ def check_answer(view: TakiView, answer: Any) -> TakiAction:
         else:
             raise IllegalAnswerError(f"{kind}: react() returned {answer!r}, not True or False")
     elif kind == TURN:
+        if not isinstance(answer, (PlayCard, Draw, EndTurn)):
+            raise IllegalAnswerError(f"{kind}: take_turn returned {answer!r} ({type(answer).__name__}), not an "
+                                     f"action: return one of legal_actions(view) (a PlayCard, Draw() or EndTurn())"
+                                     f"{_hint(view, answer)}")
         action = answer
     else:
         raise IllegalAnswerError(f"unknown decision kind {kind!r}")
     if action not in view.legal:
         shown = ", ".join(describe(a) for a in view.legal)
         got = describe(action) if isinstance(action, (PlayCard, Draw, EndTurn, React)) else repr(action)
-        raise IllegalAnswerError(f"{kind}: the bot returned {got}, not legal now; legal: {shown}{_hint(view, answer)}")
+        raise IllegalAnswerError(f"{kind}: the bot returned {got}, not legal now; legal: {shown}")
     return action  # type: ignore[no-any-return]
 
 
@@ -134,9 +138,8 @@ def _hint(view: TakiView, answer: Any) -> str:
     if type(answer) is not int or answer not in view.hand:
         return ""
     if any(a.card == answer for a in legal_plays(view)):
-        return (f" (take_turn returns an action, not a card: the PlayCard of legal_plays(view) whose .card is {answer}"
-                f" plays {card_token(answer)})")
-    return f" (take_turn returns an action, not a card; {card_token(answer)} cannot be played now)"
+        return f"; the PlayCard of legal_plays(view) whose .card is {answer} plays that card ({card_token(answer)})"
+    return f"; that card ({card_token(answer)}) cannot be played now"
 
 
 def decide(bot: TakiBot, view: TakiView) -> TakiAction:
