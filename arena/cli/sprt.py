@@ -171,7 +171,8 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     deal of its own each (--deals unique, the default while registration is open); after each block the
     log-likelihood ratio (LLR) is updated, and the test stops when it leaves [lower, upper] (Wald's bounds from
     ALPHA and BETA): above, H1 (V2 is better); below, H0 (it is not). Without --field the two tables are V1
-    against V2 and V2 against V1 (2 seats; V1 and V2 must be versions of one owner, they see each deal twice).
+    against V2 and V2 against V1 (2 seats; on duplicate deals V1 and V2 must be versions of one owner, for they
+    see each deal twice).
     With --field the other seats are held by field bots, different ones at the two tables, so no other bot sees
     a deal twice. It prints live progress, then the verdict, the LLR and bounds, the blocks played and the Elo
     estimate of V2 over V1 +/- its 95 % margin. Exit code 0 on a verdict (H1, H0 or inconclusive), 1 when the test

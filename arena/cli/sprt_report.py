@@ -82,7 +82,8 @@ def expected_text(s: Any) -> str:
     text = (f"expect {about} {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
             f"{unit} better; more between the two, fewer for a clearly larger or smaller gap")
     if blocks > s.max_blocks / 2:
-        text += (f". That is close to --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
+        where = "past" if blocks > s.max_blocks else "close to"
+        text += (f". That is {where} --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
                  f"the smallest gain you care about (twice the gap, a quarter of the blocks)")
     return text
 

@@ -57,7 +57,9 @@ def test_a_paired_test_says_how_many_blocks_it_will_take_and_warns_near_its_limi
     assert text.startswith("expect about 200 blocks (400 matches) if V2 is 40 or 0 nElo better") and "close" not in text
     s.elo1 = 5  # about 12,800 blocks: over the limit
     text = sprt_report.expected_text(s)
-    assert "expect about 12,795 blocks" in text and "close to --max-blocks 5,000" in text and "--elo1" in text
+    assert "expect about 12,795 blocks" in text and "That is past --max-blocks 5,000" in text and "--elo1" in text
+    s.max_blocks = 20000  # 12,795 of 20,000: past half of it
+    assert "That is close to --max-blocks 20,000" in sprt_report.expected_text(s)
 
 
 @pytest.mark.parametrize("terminal", [False, True])
