@@ -168,7 +168,7 @@ class _Entry:
     retired: bool = False
     closed: bool = False
     idle_timer: asyncio.TimerHandle | None = None
-    serves_match_stream: bool | None = None  # BotInfo.serves_match_stream as the bot's GetInfo said; None: not asked
+    info: Any = None  # the bot's GetInfo answer (BotInfo) through this channel's connection; None: not asked
 
 
 @dataclass(eq=False)
@@ -188,15 +188,23 @@ class BotLease:
         return self._entry.channel
 
     @property
-    def serves_match_stream(self) -> bool | None:
-        """Whether the bot behind this channel serves the match stream (its ``GetInfo`` said so), None when not
-        asked yet through this channel; kept for every match that leases the channel (a fresh channel, e.g. after
-        the bot was unreachable, asks again)."""
-        return self._entry.serves_match_stream
+    def info(self) -> Any:
+        """The ``BotInfo`` the bot behind this channel answered to ``GetInfo`` through its connection now, None when
+        not asked yet; kept for every match that leases the channel while its connection lasts (a fresh channel,
+        e.g. after the bot was unreachable, and a channel whose connection was lost ask again: whoever answers there
+        now may be another process)."""
+        return self._entry.info
 
-    @serves_match_stream.setter
-    def serves_match_stream(self, value: bool) -> None:
-        self._entry.serves_match_stream = value
+    @info.setter
+    def info(self, value: Any) -> None:
+        self._entry.info = value
+
+    @property
+    def serves_match_stream(self) -> bool | None:
+        """Whether the bot behind this channel serves the match stream (``info.serves_match_stream``), None when
+        not asked yet."""
+        info = self._entry.info
+        return bool(info.serves_match_stream) if info is not None else None
 
 
 class BotChannels:
@@ -231,9 +239,12 @@ class BotChannels:
             raise RuntimeError("the pool of bot channels is closed")
         key = split_endpoint(endpoint)
         entry = self._entries.get(key)
-        if entry is not None and entry.channel.get_state() == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+        state = entry.channel.get_state() if entry is not None else None
+        if entry is not None and state == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
             self._retire(entry)  # in back-off: a fresh channel connects at once
             entry = None
+        elif entry is not None and state != grpc.ChannelConnectivity.READY:
+            entry.info = None  # its connection was lost (or never made): what answers next may be another process
         if entry is None:
             channel = self.dialer.aio_channel(endpoint)
             entry = self._entries[key] = _Entry(key, endpoint, channel, GuardedBotStub(channel))

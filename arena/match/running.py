@@ -156,7 +156,7 @@ class RunningMatch(BotCalls):
             answers = await asyncio.gather(*(info_of(lease) for lease in unknown))
             for lease, info in zip(unknown, answers):
                 if isinstance(info, bot_pb2.BotInfo):
-                    lease.serves_match_stream = info.serves_match_stream
+                    lease.info = info
         for seat, s in enumerate(self.seats):
             if self.leases[s.endpoint].serves_match_stream:
                 stream = self.streams[seat] = SeatStream(self.stubs[seat], seat, f"bot {s.name} at {s.endpoint}",

@@ -108,7 +108,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
         bot, claimed = servicer.store.register_bot_claim(
             game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
             owner_hash=stored if admission is None else admission.key, secret=request.bot_secret,
-            max_versions=limits.VERSIONS_PER_NAME, max_owner_versions=limits.VERSIONS_PER_OWNER)
+            checked=servicer.verify_bots, max_versions=limits.VERSIONS_PER_NAME,
+            max_owner_versions=limits.VERSIONS_PER_OWNER)
     except VersionsExhausted as exc:  # NAME, or its owner, holds the most versions (counted with the write)
         if admission is not None:  # a new NAME of an owner at its quota of versions: not reserved either
             admission.undo()

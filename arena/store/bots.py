@@ -37,8 +37,10 @@ class BotEntry:
     Attributes: name (NAME); game; endpoint "host:port"; registered_at (first registration of this version, s
     since epoch); version (from the bot's GetInfo); sdk_version and author (GetInfo); updated_at (last
     registration or update, s since epoch); secret: the bot secret its owner gave ("" for none), which the referee
-    sends in the ``arena-bot-secret`` call metadata; kept out of ``repr`` and of every reply. ``bot_id`` is the
-    ladder identity "NAME@VERSION".
+    sends in the ``arena-bot-secret`` call metadata; kept out of ``repr`` and of every reply; checked: its
+    registration checked the bot's GetInfo, so the bot at its endpoint must keep answering that name and version
+    (``arena.worker.health.registration_mismatch``; a record written before the flag existed: checked unless its
+    version is ``UNVERIFIED_VERSION``). ``bot_id`` is the ladder identity "NAME@VERSION".
     """
 
     name: str
@@ -50,6 +52,7 @@ class BotEntry:
     author: str = ""
     updated_at: float = 0.0
     secret: str = field(default="", repr=False)
+    checked: bool = False
 
     @property
     def bot_id(self) -> str:
@@ -61,23 +64,25 @@ class BotStore(StoreBase):
 
     def register_bot(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                      sdk_version: str = "", author: str = "", owner_hash: str | None = None,
-                     now: float | None = None, secret: str = "") -> BotEntry:
+                     now: float | None = None, secret: str = "", checked: bool = False) -> BotEntry:
         """Register bot version ``name@version`` of ``game`` at ``endpoint``, or update it (upsert): a version
         registered again keeps its first ``registered_at`` and its ladder entry.
 
         Ownership: with ``owner_hash`` (``token_hash`` of the owner token), an unowned NAME is claimed for it
         and an owned one must be owned by it; ``owner_hash=None`` skips ownership (internal use and tests; the
         Arena service always passes one).
-        ``secret``: the bot secret to send to it ("" keeps the one this version had, if any).
+        ``secret``: the bot secret to send to it ("" keeps the one this version had, if any). ``checked``: the
+        caller checked the bot's GetInfo (name, version, game), which the workers then hold it to (``BotEntry``).
         Raises ``OwnershipError`` when NAME is owned by another hash (nothing changed).
         """
         entry, _claimed = self.register_bot_claim(game, name, endpoint, version=version, sdk_version=sdk_version,
-                                                  author=author, owner_hash=owner_hash, now=now, secret=secret)
+                                                  author=author, owner_hash=owner_hash, now=now, secret=secret,
+                                                  checked=checked)
         return entry
 
     def register_bot_claim(self, game: str, name: str, endpoint: str, *, version: str = UNVERIFIED_VERSION,
                            sdk_version: str = "", author: str = "", owner_hash: str | None = None,
-                           now: float | None = None, secret: str = "",
+                           now: float | None = None, secret: str = "", checked: bool = False,
                            max_versions: int = 0, max_owner_versions: int = 0) -> tuple[BotEntry, bool]:
         """``register_bot``, also telling whether this call claimed NAME (its first registration). ``max_versions``
         (0: no limit): a new version of a NAME that holds that many already raises ``VersionsExhausted``;
@@ -92,7 +97,7 @@ class BotStore(StoreBase):
             keys += [owner_bots_key(game, owner_hash), removed_owners_key(game)]
         claimed, _registered = self._register(
             keys=keys, args=[owner_hash or "", name, version, bid, game, endpoint, repr(float(now)), sdk_version,
-                             author, secret, max_versions, max_owner_versions])
+                             author, secret, max_versions, max_owner_versions, "1" if checked else "0"])
         if int(claimed) == -1:
             raise OwnershipError(f"bot name {name!r} of {game} belongs to another owner token")
         if int(claimed) == -2:
@@ -137,7 +142,8 @@ class BotStore(StoreBase):
                         registered_at=float(h.get("registered_at", 0.0)),
                         version=h.get("version", UNVERIFIED_VERSION), sdk_version=h.get("sdk_version", ""),
                         author=h.get("author", ""), updated_at=float(h.get("updated_at", 0.0)),
-                        secret=h.get("secret", ""))
+                        secret=h.get("secret", ""),
+                        checked=h["checked"] == "1" if "checked" in h else h.get("version") != UNVERIFIED_VERSION)
 
     def bot_versions(self, game: str, name: str) -> list[str]:
         """The registered versions of NAME, oldest registration first."""

@@ -357,7 +357,8 @@ return n
 # ARGV: 1 owner hash ('' = no ownership), 2 name, 3 version, 4 bot id, 5 game, 6 endpoint, 7 now,
 #       8 sdk_version, 9 author, 10 bot secret ('' keeps the version's secret, if any), 11 the most versions NAME
 #       may hold (0 or absent: no limit), 12 the most bot versions the owner may hold in this game, over all its
-#       names (0 or absent: no limit)
+#       names (0 or absent: no limit), 13 '1' when the registration checked the bot's GetInfo (its name and version
+#       are then held by the bot record's 'checked'), else '0' (absent: not written)
 # Returns {claimed 1/0, registered_at}, {-1, ''} when NAME belongs to another owner hash, {-2, ''} when ARGV[3] is
 # a new version and NAME holds the most versions already, {-3, ''} when it is a new version and the owner holds the
 # most versions already (nothing written).
@@ -377,6 +378,7 @@ if ARGV[1] ~= '' and redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then claimed = 1
 redis.call('HSET', KEYS[3], 'name', ARGV[2], 'version', ARGV[3], 'bot_id', ARGV[4], 'game', ARGV[5],
            'endpoint', ARGV[6], 'updated_at', ARGV[7], 'sdk_version', ARGV[8], 'author', ARGV[9])
 if ARGV[10] and ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'secret', ARGV[10]) end
+if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[3], 'checked', ARGV[13]) end
 redis.call('HSETNX', KEYS[3], 'registered_at', ARGV[7])
 local registered = redis.call('HGET', KEYS[3], 'registered_at')
 redis.call('ZADD', KEYS[2], 'NX', registered, ARGV[3])

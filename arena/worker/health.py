@@ -24,7 +24,10 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
   no longer lists its game, or reports another version (CreateTournament's readiness check, ``arena bot list``,
   this recovery check) is unhealthy with the reason "not as registered: ..." (the other name is never shown): its
   matches are deferred until its GetInfo matches again, and never played under the registered name: in a match
-  forced past the cap its seat faults as unreachable and forfeits (``arena.worker.job``).
+  forced past the cap its seat faults as unreachable and forfeits (``arena.worker.job``). A worker also asks it
+  before a match, once per connection of its channel to the bot (``not_as_registered``): a fresh channel, or one
+  whose connection was lost, may reach another process that took the bot's port, which is then found before it
+  plays a single match under the bot's name.
 - **The cap**: a match deferred for ``max_deferral_s`` [600 s], or whose unhealthy bots have all been unhealthy that
   long, goes back on the queue *forced* at the next check (at once when its unhealthy bots are no longer
   registered: nothing to wait for), so the matches of a dead bot paired later (a Swiss round, an until-separated
@@ -42,14 +45,15 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
 from arena.core import limits
 from arena.core.text import printable
-from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
-from arena.match.record import MatchRecord
-from arena.store import UNVERIFIED_VERSION, BotEntry, Store
+from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotChannels, BotDialer
+from arena.match.record import MatchRecord, SeatSpec
+from arena.store import BotEntry, Store
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -62,10 +66,11 @@ MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot whose GetI
 
 def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
     """("", "") when the GetInfo answer ``info`` matches the registration ``bot`` (a game it plays, its version, its
-    name, checked in that order; name and version are not held for a bot registered without a check, version "0");
+    name, checked in that order; name and version are held only when its registration checked GetInfo,
+    ``bot.checked``);
     else ("changed", what differs, in one sentence that names no other bot: the other name is never repeated, for
     it is no business of whoever reads a public list)."""
-    unverified = bot.version == UNVERIFIED_VERSION
+    unverified = not bot.checked
     if bot.game not in info.games:
         played = printable(", ".join(list(info.games)[:limits.GAMES_PER_BOT])) or "no game"
         return "changed", f"now plays {played}, not {bot.game}"
@@ -217,3 +222,37 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 report.released += 1
                 log.info("deferred match %s queued again", match.match_id)
     return report
+
+
+async def not_as_registered(channels: BotChannels, seats: Sequence[SeatSpec], bots: Sequence[BotEntry | None],
+                            timeout_s: float) -> dict[str, str]:
+    """The seats' registered bots (``bots``, per seat, None for one not registered) whose GetInfo, through the
+    worker's channel to them, does not match their registration: bot id -> ``MISMATCH_PREFIX`` + what differs
+    (``registration_mismatch``). GetInfo is asked only through a connection that has not answered it yet
+    (``BotLease.info``, which the referee's choice of the match stream then reuses), all at once, each within
+    ``timeout_s``; a bot that does not answer is not in the answer (its calls fault in the match as usual)."""
+    leases = {}
+    for seat, bot in zip(seats, bots):
+        if bot is not None and seat.endpoint not in leases:
+            leases[seat.endpoint] = channels.lease(seat.endpoint)
+    try:
+        unknown = [lease for lease in leases.values() if lease.info is None]
+
+        async def ask(lease: Any) -> None:
+            try:
+                lease.info = await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+            except Exception:  # noqa: BLE001 - down or failing: the match's calls find out and fault it
+                pass
+
+        await asyncio.gather(*(ask(lease) for lease in unknown))
+        strangers = {}
+        for seat, bot in zip(seats, bots):
+            info = leases[seat.endpoint].info if bot is not None else None
+            if bot is not None and isinstance(info, bot_pb2.BotInfo):
+                kind, why = registration_mismatch(bot, info)
+                if kind:
+                    strangers[seat.name] = MISMATCH_PREFIX + why
+        return strangers
+    finally:
+        for lease in leases.values():
+            channels.release(lease)

@@ -55,7 +55,13 @@ from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
 from arena.tournaments.controllers import after_match
 from arena.worker import metrics
-from arena.worker.health import MISMATCH_PREFIX, charged_outcomes, every_seat_failed, seat_failures
+from arena.worker.health import (
+    MISMATCH_PREFIX,
+    charged_outcomes,
+    every_seat_failed,
+    not_as_registered,
+    seat_failures,
+)
 from arena.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -185,11 +191,9 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             return "failed"
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await _defer(store, job, inputs.unhealthy)
-        seats = _seats(spec, inputs)
-        if any(is_house_bot(name) for name in spec.seats):  # the worker's own sample bots, started when first seated
-            seats = await asyncio.to_thread(_house_seats, spec, seats)
-        if inputs.unhealthy:  # a forced match: a bot not as registered is not played under its registered name
-            seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, inputs.unhealthy)
+        seats = await _seats_to_play(store, job, inputs, channels, settings.call_deadline_ms)
+        if isinstance(seats, str):  # deferred: a seat's bot answers GetInfo not as registered
+            return seats
         if spec.tournament:  # counts a start (one round trip): in a thread, seat seeds with it
             seed, deal, seat_seeds = await asyncio.to_thread(_deal_and_seat_seeds, store, spec,
                                                              inputs.tournament_seed)
@@ -432,6 +436,31 @@ def match_deal(store: Store, spec: MatchSpec,
     attempt = store.next_attempt(spec.game, spec.tournament, spec.match_id)
     return (deal_seed(secret, spec.tournament, spec.round, spec.deal, attempt),
             {"round": spec.round, "deal": spec.deal, "table": spec.table, "attempt": attempt})
+
+
+async def _seats_to_play(store: Store, job: Job, inputs: MatchInputs, channels: BotChannels | None,
+                         deadline_ms: int) -> list[SeatSpec] | str:
+    """The seats the match is played with (``_seats``; house bots at their processes), or what ``run_job`` returns
+    for a job deferred: each seat's bot whose GetInfo, asked once per connection of the worker's channel to it
+    (``health.not_as_registered``), does not answer as registered is marked unhealthy and the job deferred; in a
+    forced job such bots (and those unhealthy for that reason before) are never played under their registered name
+    (``_absent_if_not_as_registered``)."""
+    spec = job.spec
+    assert spec is not None
+    seats = _seats(spec, inputs)
+    if any(is_house_bot(name) for name in spec.seats):  # the worker's own sample bots, started when first seated
+        seats = await asyncio.to_thread(_house_seats, spec, seats)
+    strangers = (await not_as_registered(channels, seats, inputs.bots, deadline_ms / 1000)
+                 if channels is not None else {})
+    for bot, why in strangers.items():
+        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, why)
+        log.warning("bot %s (%s) is unhealthy: it answers GetInfo %s", bot, spec.game, why)
+    if strangers and job.fields.get(FORCED_FIELD) != "1":
+        return await _defer(store, job, sorted(strangers))
+    unhealthy = sorted(set(inputs.unhealthy) | strangers.keys())
+    if unhealthy:  # a forced match: a bot not as registered is not played under its registered name
+        seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, unhealthy)
+    return seats
 
 
 async def _defer(store: Store, job: Job, sick: list[str]) -> str:

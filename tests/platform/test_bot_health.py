@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from platform_helpers import SLOW_BOT, wait_until
+from platform_helpers import SLOW_BOT, VERSIONED_BOT, wait_until
 
 from arena.core.specs import MatchSpec
 from arena.match.record import MatchRecord
@@ -326,3 +326,48 @@ def test_the_cap_counts_from_when_the_bots_became_unhealthy_so_later_rounds_wait
     report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=0.5))
     assert report.forced == 1
     assert sorted(m.match_id for m in store.deferred_matches("take5")) == ["r6-2", "r6-3"]
+
+
+def test_another_bot_on_a_registered_bots_port_is_found_before_it_plays_under_its_name(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """A bot dies between matches and another bot (another name) starts on its port: the worker's channel
+    reconnects by itself, so the worker asks GetInfo again on that connection before the next match: the bot is
+    unhealthy, "not as registered", and its matches are deferred, never played (and rated) under its name."""
+    procs = {name: start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", name])
+             for name in ("kept", "mate")}
+    kept, mate = (store.register_bot("take5", name, p.endpoint, version="1.0", checked=True).bot_id
+                  for name, p in procs.items())
+    first = _tournament(store, [kept, mate], rounds=1)
+    workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+    wait_until(lambda: all(store.has_result("take5", s.match_id) for s in first), "the first tournament")
+    port = int(procs["kept"].endpoint.rsplit(":", 1)[1])
+    procs["kept"].process.kill()
+    procs["kept"].process.wait()
+    start_bot(VERSIONED_BOT, port=port, extra_args=["--bot-version", "1.0", "--name", "squatter"])
+
+    second = _tournament(store, [kept, mate], rounds=2)
+    health = wait_until(lambda: (h := store.bot_health("take5", [kept])[kept]) and not h.healthy and h,
+                        "the bot to be marked not as registered")
+    assert health.reason.startswith("not as registered: ") and "squatter" not in health.reason
+    wait_until(lambda: store.deferred_count("take5") == len(second), "its matches to be deferred")
+    assert not any(store.has_result("take5", s.match_id) for s in second)
+    assert {e.bot: e.matches for e in store.ladder("take5")} == {kept: len(first), mate: len(first)}
+
+
+def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(store: Store) -> None:
+    """``BotEntry.checked``: written by the registration; a record from before the flag is checked unless its
+    version is the unverified one."""
+    from arena.store.keys import bot_key
+    from arena.worker.health import registration_mismatch
+    from arena_sdk.pb import bot_pb2
+
+    other = bot_pb2.BotInfo(name="someone-else", version="9", games=["take5"])
+    held = store.register_bot("take5", "held", "127.0.0.1:9", version="1.0", checked=True)
+    loose = store.register_bot("take5", "loose", "127.0.0.1:9", version="1.0")
+    assert store.get_bot("take5", "held@1.0").checked and not store.get_bot("take5", "loose@1.0").checked
+    assert registration_mismatch(held, other)[0] == "changed" and registration_mismatch(loose, other) == ("", "")
+    store.client.hdel(bot_key("take5", "held@1.0"), "checked")  # written before the flag existed
+    assert store.get_bot("take5", "held@1.0").checked
+    store.register_bot("take5", "old", "127.0.0.1:9")
+    store.client.hdel(bot_key("take5", f"old@{UNVERIFIED}"), "checked")
+    assert not store.get_bot("take5", f"old@{UNVERIFIED}").checked
