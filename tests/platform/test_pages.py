@@ -278,7 +278,7 @@ def test_a_bot_unhealthy_for_its_failures_is_healthy_again_only_when_it_answers_
     answers as registered: a process of another name at its address, or one that refuses GetInfo, leaves it
     unhealthy ("not as registered"), so its matches (and its secret) never go there."""
     alice = start_bot(VERSIONED_BOT, extra_args=["--name", "alice"])
-    store.register_bot("take5", "alice", alice.endpoint, version="1.0")
+    store.register_bot("take5", "alice", alice.endpoint, version="1.0", checked=True)
     for k in range(2):
         store.record_match_health("take5", f"f{k}", {"alice@1.0": "answered no call"}, unhealthy_after=2)
     assert not store.bot_health("take5", ["alice@1.0"])["alice@1.0"].healthy
@@ -300,7 +300,7 @@ def test_a_forced_match_never_plays_a_bot_under_a_name_it_no_longer_gives(store:
     unreachable and forfeits: the process at its endpoint gets no call of the match."""
     live = store.register_bot("take5", "live", start_bot("sample:random").endpoint, version="1").bot_id
     impostor = start_bot(VERSIONED_BOT, extra_args=["--name", "mallory"])  # answers at alice's endpoint
-    alice = store.register_bot("take5", "alice", impostor.endpoint, version="1.0").bot_id
+    alice = store.register_bot("take5", "alice", impostor.endpoint, version="1.0", checked=True).bot_id
     store.mark_unhealthy("take5", alice, MISMATCH_PREFIX + NAME_CHANGED)
     enqueue_matches(store, [MatchSpec(match_id="f-1", game="take5", seats=(live, alice), seed=3,
                                       config={"limit": 1})])
