@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -70,8 +71,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 # Redis not answering (refused, timed out, still loading after a restart): what fails on it is logged in one line
 REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError)
-# what Redis answers while it refuses every write (its disk full: MISCONF; maxmemory: OOM; a replica: READONLY)
-REDIS_REFUSES_WRITES = ("MISCONF", "OOM", "READONLY")
+# what Redis answers while it refuses every write (its disk full: MISCONF; maxmemory: OOM; a replica: READONLY),
+# at the start of its error, or inside a script's ("Error running script ...: -MISCONF ...")
+REDIS_REFUSES_WRITES = re.compile(r"(?:^|-)((?:MISCONF|OOM|READONLY)\b.*)")
 
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
 INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
@@ -347,9 +349,9 @@ def _log_failure(exc: Exception, message: str, *args: object) -> None:
     (``REDIS_REFUSES_WRITES``: a full disk), else an error with its traceback."""
     if isinstance(exc, REDIS_AWAY):
         log.warning(message + "; Redis does not answer (%s: %s)", *args, type(exc).__name__, exc)
-    elif isinstance(exc, redis.ResponseError) and str(exc).startswith(REDIS_REFUSES_WRITES):
+    elif isinstance(exc, redis.ResponseError) and (refusal := REDIS_REFUSES_WRITES.search(str(exc))):
         log.warning(message + "; Redis refuses writes: %s (its disk full or not writable, or out of memory: see "
-                    "its log; matches go on once it accepts them again)", *args, str(exc).split(".")[0])
+                    "its log; matches go on once it accepts them again)", *args, refusal.group(1).split(".")[0])
     else:
         log.error(message, *args, exc_info=exc)
 

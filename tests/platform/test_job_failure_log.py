@@ -18,6 +18,10 @@ MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currentl
 @pytest.mark.parametrize("exc, level, fragment, traceback", [
     (redis.ConnectionError("Connection refused"), logging.WARNING, "Redis does not answer", False),
     (redis.ResponseError(MISCONF), logging.WARNING, "Redis refuses writes: MISCONF Redis is configured", False),
+    # inside a script's error (the settling script's write refused)
+    (redis.ResponseError("Error running script (call to f_0123): @user_script:12: -" + MISCONF), logging.WARNING,
+     "Redis refuses writes: MISCONF Redis is configured", False),
+    (redis.ResponseError("ERR some OOMish text"), logging.ERROR, "match m1 failed", True),
     (redis.ResponseError("WRONGTYPE Operation against a key"), logging.ERROR, "match m1 failed", True),
     (ValueError("a bug"), logging.ERROR, "match m1 failed", True),
 ])
