@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import threading
@@ -235,7 +236,10 @@ def start_metrics(address: str, redis_url: str) -> MetricsExport:
     try:
         return MetricsExport(address, redis_url)
     except OSError as exc:
-        raise ArenaCliError(f"cannot serve metrics on {address}: {exc}") from None
+        if exc.errno == errno.EADDRINUSE:
+            raise ArenaCliError(f"cannot serve metrics on {address}: that port is taken (another process listens "
+                                f"there): give --metrics another port, or stop what listens there") from None
+        raise ArenaCliError(f"cannot serve metrics on {address}: {exc.strerror or exc}") from None
 
 
 def _first_line(message: str, log_path: Path) -> str:

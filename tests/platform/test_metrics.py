@@ -196,8 +196,9 @@ def test_a_bad_metrics_address_is_refused_before_anything_starts(redis_url: str)
         taken.listen()
         port = taken.getsockname()[1]
         result = CliRunner().invoke(cli, ["worker", "--metrics", str(port), "--redis-url", redis_url])
-    assert result.exit_code == 1 and f"cannot serve metrics on {port}: " in result.output, result.output
-    assert "Traceback" not in result.output
+    assert result.exit_code == 1 and f"cannot serve metrics on {port}: that port is taken" in result.output, \
+        result.output
+    assert "give --metrics another port" in result.output and "Traceback" not in result.output
 
 
 # --- pure parts -------------------------------------------------------------------------------------------------
