@@ -10,7 +10,9 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping
+from concurrent import futures
 from typing import Any
 
 from .bot import Bot, BotDefinitionError
@@ -75,6 +77,23 @@ def bot_secret(given: str | None, environ: Mapping[str, str]) -> str | None:
     if problem is not None:
         raise ServeError(f"{source} {problem}; e.g. {MAKE_SECRET}")
     return secret
+
+
+def _exit_past_stuck_calls(pool: futures.ThreadPoolExecutor, name: str) -> None:
+    """After the server stopped: the pool's threads are told to end, and a thread still running a bot's method
+    ``STOP_GRACE_S`` later (a ``choose_card`` that never returns) does not keep the process alive: it exits 0 at
+    once (``os._exit``, after flushing stdout and stderr), as a stop promises."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + STOP_GRACE_S
+    serving = [t for t in threading.enumerate() if t.name.startswith(f"bot-{name}_")]  # the pool's threads
+    for thread in serving:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in serving):
+        log.warning("%s: a call still runs %.1f s after the stop (a decision method that does not return): exiting "
+                    "without waiting for it", name, STOP_GRACE_S)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
@@ -165,6 +184,7 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
                 break
         log.info("stopping %s (grace %.1f s)", name, STOP_GRACE_S)
         server.stop(STOP_GRACE_S).wait()
+        _exit_past_stuck_calls(server.pool, name)  # type: ignore[attr-defined]
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

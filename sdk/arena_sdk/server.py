@@ -449,8 +449,9 @@ def create_server(
         raise ServeError(f"the bot secret {problem}")
     factory = functools.partial(bot_cls, **options) if options else None
     servicer = BotServicer(bot_cls, factory, name)
+    pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"bot-{servicer.name}")
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"bot-{servicer.name}"),
+        pool,
         options=[
             ("grpc.so_reuseport", 0),  # a second bot on the same port must fail, not share it
             ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
@@ -472,6 +473,7 @@ def create_server(
     if port == 0:
         raise ServeError(_listen_error(address, tls is not None, ""))
     server.servicer = servicer  # type: ignore[attr-defined]  # for tests and embedding
+    server.pool = pool  # type: ignore[attr-defined]  # the threads serving calls (bot_process waits for them)
     return server, port
 
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import grpc
@@ -191,3 +192,30 @@ def test_a_bot_serving_beyond_loopback_without_a_secret_warns_on_stderr() -> Non
             proc.terminate()
             _, err = proc.communicate(timeout=30)
         assert ("without a secret" in err) is warns, (host, secret, err)
+
+
+def test_a_bot_whose_decision_never_returns_still_stops_on_sigterm(tmp_path: Path) -> None:
+    """A choose_card stuck for ever (here: asleep for an hour) keeps a thread of the server busy: SIGTERM still
+    stops the process, exit 0, within the stop's grace, saying why on stderr."""
+    sluggish = ROOT / "tests" / "cli" / "bots" / "sluggish_bot.py"
+    proc = start([str(sluggish), "--port", "0", "--sleep", "3600", "--marker-dir", str(tmp_path)])
+    try:
+        port = int(ready_line(proc)["port"])
+        view = take5.observe(take5.new_game(4, seed=3), 1)
+        request = bot_pb2.DecideRequest(match_id="stuck-1", seat=1, kind=bot_pb2.TAKE5_CHOOSE_CARD,
+                                        take5=take5_wire.view_to_proto(view))
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stuck = bot_pb2_grpc.BotStub(channel).Decide.future(request, timeout=60)
+            for _ in range(400):  # until choose_card has started (it marks the folder), at most 20 s
+                if any(tmp_path.iterdir()):
+                    break
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=20)
+            stuck.cancel()
+        assert proc.returncode == 0
+        assert "a call still runs" in err and "exiting without waiting for it" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
