@@ -27,9 +27,12 @@ from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import (
     TokenStore,
     no_token_error,
+    opened_token,
     owner_call,
     owner_credential,
     resolve_arena,
+    seal_secret,
+    sealer,
     token_hints,
     token_option,
     tokens_dir_option,
@@ -106,32 +109,34 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     hints = token_hints(bool(token), tokens, name) if owner else {
         grpc.StatusCode.PERMISSION_DENIED: f"if {name} is yours, pass its owner token with --token or ARENA_TOKEN "
                                             f"({tokens.missing(arena, game, name)})"}
+    seal = sealer(tokens, arena)
+    request = arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game)
+    seal_secret(request, bot_secret, seal)
     try:
-        record = app.arena(server).call(
-            "RegisterBot", arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game,
-                                                        bot_secret=bot_secret or ""),
-            hints=hints, credential=owner_credential(arena, token, owner))
+        record = app.arena(server).call("RegisterBot", request, hints=hints,
+                                        credential=owner_credential(arena, token, owner))
     except KeyboardInterrupt as exc:  # the arena may register it all the same, its new owner token then lost
         raise interruption(
             f"interrupted while the arena was registering {name}: it may be registered all the same "
             f"(`arena bot list`)" + ("" if owner else "; if so, its owner token is lost with this answer, and "
                                      "the organiser can remove the bot and free the name (`arena owner remove "
                                      "OWNER_ID`, the owner in `arena bot list --json`)"), exc) from None
-    if record.owner_token:
-        tokens.put(arena, game, record.name or name, record.owner_token)
+    new_token = opened_token(record.sealed_owner_token, record.owner_token, seal)
+    if new_token:
+        tokens.put(arena, game, record.name or name, new_token)
     elif (token and tokens.get(arena.key, game, record.name or name) is None
           and token in {t for _, t in tokens.owner_tokens(arena)}):
         tokens.put(arena, game, record.name or name, token)  # a saved owner's new NAME: filed with its token
     if as_json:
         data = bot_dict(record)
-        data["owner_token"] = record.owner_token or None
-        data["token_file"] = str(tokens.path) if record.owner_token else None
+        data["owner_token"] = new_token or None
+        data["token_file"] = str(tokens.path) if new_token else None
         print_json(data)
         return
     kept = " (with the bot secret kept for it)" if record.has_bot_secret and not bot_secret else ""
     click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}{kept}")
-    if record.owner_token:
-        click.echo(f"owner token of {record.name or name}: {record.owner_token}")
+    if new_token:
+        click.echo(f"owner token of {record.name or name}: {new_token}")
         click.echo(f"  saved in {tokens.path.resolve()} for `arena bot register|update|remove` on this machine; "
                    f"`arena bot token {record.name or name}` prints it again")
 
@@ -167,10 +172,11 @@ def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint
                                "HOST:PORT)")
     name, _ = split_bot_id(bot_ref)
     tokens = TokenStore(data_dir)
-    record = owner_call(app, server, "UpdateBot", arena_pb2.UpdateBotRequest(bot=bot_ref, game=game,
-                                                                              endpoint=endpoint,
-                                                                              bot_secret=bot_secret or ""),
-                         token, tokens, game, name)
+    tokens.check()
+    arena = resolve_arena(app, server)
+    request = arena_pb2.UpdateBotRequest(bot=bot_ref, game=game, endpoint=endpoint)
+    seal_secret(request, bot_secret, sealer(tokens, arena))
+    record = owner_call(app, server, "UpdateBot", request, token, tokens, game, name, arena=arena)
     click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from arena.cli.app import AppContext, Credential, cli, print_json, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import json_option, option, server_option
-from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
+from arena.cli.tokens import TokenStore, opened_token, resolve_arena, sealer, tokens_dir_option
 from arena.core.signing import owner_id, token_hash
 from arena.core.text import plural
 from arena.render.base import safe
@@ -65,15 +65,18 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
     tokens = TokenStore(data_dir)
     tokens.check()
     arena = resolve_arena(app, server)
-    created = app.arena(server).call("CreateOwner", arena_pb2.CreateOwnerRequest(label=label))
-    tokens.put_owner(arena, created.id, created.owner_token, created.label)
+    seal = sealer(tokens, arena)
+    request = arena_pb2.CreateOwnerRequest(label=label, client_seal_key=seal.public if seal else b"")
+    created = app.arena(server).call("CreateOwner", request)
+    owner_token = opened_token(created.sealed_owner_token, created.owner_token, seal)
+    tokens.put_owner(arena, created.id, owner_token, created.label)
     if as_json:
         data = owner_dict(created)
-        data["owner_token"], data["token_file"] = created.owner_token, str(tokens.path)
+        data["owner_token"], data["token_file"] = owner_token, str(tokens.path)
         print_json(data)
         return
     click.echo(f"created owner {created.id}" + (f" ({created.label})" if created.label else ""))
-    click.echo(f"owner token: {created.owner_token}")
+    click.echo(f"owner token: {owner_token}")
     click.echo(f"  shown once; saved in {tokens.path}. Register bots for this owner with "
                f"`arena bot register NAME HOST:PORT --token TOKEN`")
 

@@ -21,6 +21,7 @@ from arena.cli.app import RPC_TIMEOUT_S, AppContext, Credential
 from arena.cli.errors import ArenaCliError, not_an_arena, rpc_error
 from arena.cli.options import option
 from arena.core.config import DEFAULTS
+from arena.core.sealing import BOT_SECRET, OWNER_TOKEN, ClientSeal, SealError
 from arena_sdk.pb import arena_pb2
 
 TOKEN_FILE = "tokens.json"
@@ -31,10 +32,12 @@ ARENA_KEY_PREFIX = "arena:"
 @dataclass(frozen=True)
 class ArenaRef:
     """The arena a command talks to: ``key`` files its owner tokens ("arena:<id>"; the address itself for a
-    referee too old to report an id), ``server`` is the address typed."""
+    referee too old to report an id), ``server`` is the address typed, ``seal_key`` the public key of its sealed
+    fields as it presented it (``ArenaInfo.seal_key``; b"" from a referee without them)."""
 
     key: str
     server: str
+    seal_key: bytes = b""
 
     @property
     def arena_id(self) -> str:
@@ -53,7 +56,9 @@ def resolve_arena(app: AppContext, server: str) -> ArenaRef:
         if not_an_arena(server) is None:
             return ArenaRef(server, server)
         raise rpc_error(exc, server) from None
-    return ArenaRef(ARENA_KEY_PREFIX + info.arena_id, server) if info.arena_id else ArenaRef(server, server)
+    if not info.arena_id:
+        return ArenaRef(server, server)
+    return ArenaRef(ARENA_KEY_PREFIX + info.arena_id, server, bytes(info.seal_key))
 
 
 class TokenStore:
@@ -61,11 +66,12 @@ class TokenStore:
     ``arena bot register|update|remove|token`` find them.
 
     Layout: ``{"version": 1, "tokens": {KEY: {GAME: {NAME: TOKEN}}}, "servers": {KEY: ADDRESS}, "owners": {KEY:
-    {OWNER_ID: {"token": TOKEN, "label": LABEL}}}}``. KEY is "arena:<arena id>" (``ArenaRef.key``; files written
-    before arenas had ids use the server address), ADDRESS the address last used to reach that arena (shown in
-    messages); ``owners`` (absent in older files) holds the owner tokens ``arena owner create`` received, which no
-    bot NAME holds yet. Writes go to a temporary file in the same
-    folder, created 0600, then renamed over the old file, so a crash never leaves half a file.
+    {OWNER_ID: {"token": TOKEN, "label": LABEL}}}, "seal_keys": {KEY: HEX}}``. KEY is "arena:<arena id>"
+    (``ArenaRef.key``; files written before arenas had ids use the server address), ADDRESS the address last used
+    to reach that arena (shown in messages); ``owners`` (absent in older files) holds the owner tokens ``arena owner
+    create`` received, which no bot NAME holds yet; ``seal_keys`` the seal key of each arena as first seen
+    (``pinned_seal_key``). Writes go to a temporary file in the same folder, created 0600, then renamed over the old
+    file, so a crash never leaves half a file.
 
     A NAME belongs to one owner in every game, so the token of NAME is found whatever game it was filed under
     (``find``): the one of the game asked for first, else the one saved for NAME in another game.
@@ -191,6 +197,22 @@ class TokenStore:
                 out.append((self.describe(key, servers.get(key)), found[1]))
         return out
 
+    def pinned_seal_key(self, arena: ArenaRef) -> bytes:
+        """The seal key this machine pinned for ``arena`` the first time it sealed to it, pinning the one it
+        presents now when none is (trust on first use); b"" when the arena presents none."""
+        if not arena.seal_key or not arena.key.startswith(ARENA_KEY_PREFIX):
+            return b""
+        data = self._load()
+        pins: dict[str, Any] = data["seal_keys"] if isinstance(data.get("seal_keys"), dict) else {}
+        pinned = pins.get(arena.key)
+        if isinstance(pinned, str) and pinned:
+            return bytes.fromhex(pinned)
+        pins[arena.key] = arena.seal_key.hex()
+        data["seal_keys"] = pins
+        data["version"] = TOKEN_FILE_VERSION
+        self._write(data)
+        return arena.seal_key
+
     @staticmethod
     def describe(key: str, server: str | None = None) -> str:
         if key.startswith(ARENA_KEY_PREFIX):
@@ -234,6 +256,45 @@ class TokenStore:
         return "; ".join(parts) + f"; `arena bot token {name} --all` prints what is saved"
 
 
+def sealer(tokens: TokenStore, arena: ArenaRef) -> ClientSeal | None:
+    """The sealing of one call to ``arena`` (``arena.core.sealing``): None for a referee without sealed fields (its
+    secrets then travel in the clear, as before). Raises ``ArenaCliError``, sending nothing, when the arena presents
+    another seal key than the one this machine pinned for it: whoever answers at that address is not the arena
+    it says it is, or the arena's key was replaced."""
+    pinned = tokens.pinned_seal_key(arena)
+    if not pinned:
+        return None
+    if pinned != arena.seal_key:
+        raise ArenaCliError(
+            f"the server at {arena.server} says it is {TokenStore.describe(arena.key)}, but presents another seal key "
+            f"than this machine pinned for that arena: it may be an impostor relaying to it (a mistyped --server, "
+            f"another user's process on that port); nothing secret was sent. If the organiser replaced the arena's "
+            f"key, remove its \"seal_keys\" entry from {tokens.path}")
+    return ClientSeal(pinned)
+
+
+def seal_secret(request: Any, bot_secret: str | None, seal: ClientSeal | None) -> None:
+    """Put ``bot_secret`` (None: none) in a RegisterBot or UpdateBot ``request``: sealed with ``seal`` (and its
+    public key) when the arena seals, else in the clear."""
+    if seal is None:
+        request.bot_secret = bot_secret or ""
+        return
+    request.client_seal_key = seal.public
+    if bot_secret:
+        request.sealed_bot_secret = seal.seal(BOT_SECRET, bot_secret)
+
+
+def opened_token(sealed: bytes, plain: str, seal: ClientSeal | None) -> str:
+    """The owner token of an answer: ``sealed`` opened with the call's ``seal``, else ``plain``. Raises
+    ``ArenaCliError`` when it does not open."""
+    if not sealed or seal is None:
+        return plain
+    try:
+        return seal.unseal(OWNER_TOKEN, sealed)
+    except SealError as exc:
+        raise ArenaCliError(f"the owner token of the answer does not open ({exc}); ask the organiser") from None
+
+
 def token_option(f: Any) -> Any:
     return option(
         "--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
@@ -265,14 +326,15 @@ def owner_credential(arena: ArenaRef, token: str | None, saved: str | None) -> C
 
 
 def owner_call(app: AppContext, server: str, method: str, request: Any, token: str | None, tokens: TokenStore,
-               game: str, name: str, as_organiser: bool = False) -> Any:
+               game: str, name: str, as_organiser: bool = False, arena: ArenaRef | None = None) -> Any:
     """``Arena.<method>(request)`` signed with NAME's owner token (--token / ARENA_TOKEN, else the one saved for
     this arena; the token itself is never sent, see ``arena.core.signing``); ``as_organiser`` (a call the admin
     token may make in the owner's place, RemoveBot): with the admin token this CLI finds instead.
     Without any token the call is still made, so that an unknown bot is answered NOT_FOUND by the referee; a
-    PERMISSION_DENIED answer then becomes "no owner token for ... on SERVER" saying what the token file holds."""
+    PERMISSION_DENIED answer then becomes "no owner token for ... on SERVER" saying what the token file holds.
+    ``arena``: the arena at ``server`` when the caller resolved it already."""
     tokens.check()
-    arena = resolve_arena(app, server)
+    arena = arena or resolve_arena(app, server)
     credential = app.admin_credential() if as_organiser else owner_credential(arena, token,
                                                                                 tokens.lookup(arena, game, name))
     client = app.arena(server)

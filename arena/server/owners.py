@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import grpc
 
 from arena.core import limits
+from arena.server import sealed
 from arena.server.requests import abort
 from arena.store import (
     NameSpellingError,
@@ -212,11 +213,11 @@ def registration_message(store: Store) -> arena_pb2.Registration:
                                   names_total=store.names_total())
 
 
-def owner_message(owner: OwnerAccount, reg: Registration, token: str = "") -> arena_pb2.Owner:
-    """The ``Owner`` message of ``owner`` (its token only when given: the answer to CreateOwner)."""
+def owner_message(owner: OwnerAccount, reg: Registration) -> arena_pb2.Owner:
+    """The ``Owner`` message of ``owner``, without its token (CreateOwner's answer adds it: ``sealed``)."""
     return arena_pb2.Owner(id=owner.id, label=owner.label, created_at=owner.created_at, created_by=owner.created_by,
                            names=[arena_pb2.OwnedName(game=g, name=n) for g, n in owner.names],
-                           names_held=len(owner.names), max_names=reg.max_names_per_owner, owner_token=token)
+                           names_held=len(owner.names), max_names=reg.max_names_per_owner)
 
 
 def create_owner(servicer: ArenaServicer, request: arena_pb2.CreateOwnerRequest,
@@ -226,6 +227,7 @@ def create_owner(servicer: ArenaServicer, request: arena_pb2.CreateOwnerRequest,
     if not LABEL_RE.match(request.label):
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
               f"an owner label may not hold control characters; at most {limits.OWNER_LABEL} printable characters")
+    seal = sealed.call_key(servicer.store, request, context)
     token = new_owner_token()
     key = token_hash(token)
     servicer.store.create_owner(key, label=request.label, created_by="organiser")
@@ -233,7 +235,9 @@ def create_owner(servicer: ArenaServicer, request: arena_pb2.CreateOwnerRequest,
     if owner is None:  # dropped between the two calls: nobody else knows the key
         abort(context, grpc.StatusCode.ABORTED, "the new owner vanished while it was created; try again")
     log.info("owner %s created by the organiser", owner.id)
-    return owner_message(owner, servicer.store.registration(), token)
+    message = owner_message(owner, servicer.store.registration())
+    sealed.put_owner_token(message, token, seal)
+    return message
 
 
 def get_owner(servicer: ArenaServicer, request: arena_pb2.GetOwnerRequest,

@@ -19,6 +19,7 @@ import grpc
 from arena.core import limits
 from arena.core.specs import BOT_NAME_RE
 from arena.server import owners as owner_service
+from arena.server import sealed
 from arena.server.admission import Caller, caller_of
 from arena.server.replies import bot_message
 from arena.server.requests import abort, check_bot_secret, check_endpoint, check_game, split_ref
@@ -75,6 +76,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
               f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
     check_endpoint(endpoint, context)
+    seal = sealed.call_key(servicer.store, request, context)
+    sealed.open_bot_secret(request, seal, context)
     check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
     key = servicer.owner_key(request, context)
     stored = servicer.store.owner_hash(game, name)
@@ -127,8 +130,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
     log.info("registered bot %s (%s) at %s%s", bot.bot_id, bot.game, bot.endpoint,
              " (new owner)" if claimed and admission is not None and admission.token else "")
     message = bot_message(bot, owner_service.public_id(stored if admission is None else admission.key))
-    if claimed and admission is not None:
-        message.owner_token = admission.token
+    if claimed and admission is not None and admission.token:
+        sealed.put_owner_token(message, admission.token, seal)
     return message
 
 
@@ -139,6 +142,7 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     check_game(game, context)
     name, _version = split_ref(request.bot, context)
     check_endpoint(request.endpoint, context)
+    sealed.open_bot_secret(request, sealed.call_key(servicer.store, request, context), context)
     check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
     bot = servicer.store.get_bot(game, request.bot)
     if bot is None:

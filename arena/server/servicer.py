@@ -45,6 +45,7 @@ import redis
 
 from arena.core.config import DEFAULTS
 from arena.core.errors import REDIS_DOWN
+from arena.core.sealing import public_key
 from arena.ladder import replies as ladder_view
 from arena.ladder.cache import RatingsCache
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
@@ -433,7 +434,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetArenaInfo(self, request: arena_pb2.GetArenaInfoRequest,
                      context: grpc.ServicerContext) -> arena_pb2.ArenaInfo:
         return arena_pb2.ArenaInfo(arena_id=self.store.arena_id(), version=_platform_version(),
-                                   games=sorted(GAMES), registration=owner_service.registration_message(self.store))
+                                   games=sorted(GAMES), registration=owner_service.registration_message(self.store),
+                                   seal_key=public_key(self.store.seal_key()))
 
     @_rpc
     def GetChallenge(self, request: arena_pb2.GetChallengeRequest,

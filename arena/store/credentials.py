@@ -1,25 +1,43 @@
-"""What signed calls need from Redis (``arena.core.signing``): the key of the challenge nonces, the nonces already
-used, and the owner keys by owner id."""
+"""What signed calls and sealed fields need from Redis (``arena.core.signing``, ``arena.core.sealing``): the key of
+the challenge nonces, the nonces already used, the owner keys by owner id, and the arena's sealing key."""
 
 from __future__ import annotations
 
 import re
 import secrets
 
+from arena.core.sealing import new_private_key
 from arena.store.base import StoreBase
-from arena.store.keys import CHALLENGE_KEY, GAMES_SET, OWNER_IDS, bots_key, name_of, nonce_key, owner_id, owner_key
+from arena.store.keys import (
+    CHALLENGE_KEY,
+    GAMES_SET,
+    OWNER_IDS,
+    SEAL_KEY,
+    bots_key,
+    name_of,
+    nonce_key,
+    owner_id,
+    owner_key,
+)
 
 HEX_KEY = re.compile(r"^[0-9a-f]{64}\Z")  # an owner key: token_hash, SHA-256 hex
 
 
 class CredentialStore(StoreBase):
-    """Challenge key, used nonces and the owner-id index."""
+    """Challenge key, used nonces, the owner-id index and the sealing key."""
 
     def challenge_key(self) -> bytes:
         """The arena's key for GetChallenge nonces (32 random bytes chosen by the first caller, SET NX, kept in
         Redis so that every referee of the arena and every restart agree)."""
         self.client.set(CHALLENGE_KEY, secrets.token_hex(32), nx=True)
         return bytes.fromhex(str(self.client.get(CHALLENGE_KEY)))
+
+    def seal_key(self) -> bytes:
+        """The arena's X25519 private key of the sealed fields (``arena.core.sealing``): made by the first caller
+        (SET NX) and kept in Redis, so every referee of the arena and every restart present one public key, which
+        clients pin."""
+        self.client.set(SEAL_KEY, new_private_key().hex(), nx=True)
+        return bytes.fromhex(str(self.client.get(SEAL_KEY)))
 
     def use_nonce(self, nonce: str, ttl_ms: int) -> bool:
         """Mark ``nonce`` used for ``ttl_ms`` milliseconds; True when it was not used before (SET NX PX)."""

@@ -95,6 +95,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:bot-check                          string the worker doing the periodic check of unhealthy bots now
                                                     (SET NX PX: one worker per interval)
     arena:challenge-key                      string hex key of the GetChallenge nonces (SET NX once)
+    arena:seal-key                           string hex X25519 private key of the sealed fields (SET NX once;
+                                                    ``arena.core.sealing``)
     arena:nonce:<nonce>                      string a nonce that signed a call (SET NX PX: each signs one call)
     arena:owner-ids                          hash   owner id -> owner key (``token_hash`` of the owner token)
     arena:registration                       hash   the organiser's registration settings (``arena.store.owners``):
@@ -142,6 +144,7 @@ TOURNAMENT_IDS = PREFIX + "tournament-ids"
 TOURNAMENTS = PREFIX + "tournaments"
 WORKERS = PREFIX + "workers"
 CHALLENGE_KEY = PREFIX + "challenge-key"  # string: the key that makes GetChallenge nonces unforgeable
+SEAL_KEY = PREFIX + "seal-key"  # string: the arena's private key of the sealed fields (arena.core.sealing)
 OWNER_IDS = PREFIX + "owner-ids"  # hash: owner id -> owner key (token_hash), to check signed owner calls
 REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration settings (mode, quotas)
 _OWNERS = PREFIX + "{owners}:"  # one hash tag: the owner scripts touch several of these keys at once

@@ -1,4 +1,5 @@
-"""A server that only pretends to be the arena learns no usable credential from any CLI command.
+"""A server that only pretends to be the arena learns no usable credential from any CLI command, and reads neither
+a bot secret nor a new owner token (the sealed fields).
 
 The impostor is a real gRPC server that relays every call, metadata included, to the real arena, so that it
 copies every public answer (GetArenaInfo, GetChallenge, ...) and even gets the CLI's calls executed: the worst a
@@ -21,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
-from arena.core import signing
+from arena.core import sealing, signing
 from arena.server import auth
 from arena.server.app import ArenaServer
 from arena.store import Store
@@ -37,6 +38,7 @@ class Impostor(grpc.GenericRpcHandler):
     def __init__(self, target: str) -> None:
         self.channel = grpc.insecure_channel(target)
         self.seen: list[tuple[str, bytes, tuple[tuple[str, str], ...]]] = []
+        self.answers: list[tuple[str, bytes]] = []  # (method, answer bytes) of every call relayed
         self.lock = threading.Lock()
 
     def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
@@ -49,9 +51,12 @@ class Impostor(grpc.GenericRpcHandler):
             with self.lock:
                 self.seen.append((method, request, metadata))
             try:
-                return relay(request, metadata=metadata, timeout=30)
+                answer = relay(request, metadata=metadata, timeout=30)
             except grpc.RpcError as exc:
                 context.abort(exc.code(), exc.details() or "")
+            with self.lock:
+                self.answers.append((method, answer))
+            return answer
 
         return grpc.unary_unary_rpc_method_handler(handle)
 
@@ -187,3 +192,92 @@ def test_a_saved_token_is_not_used_for_another_arena_and_an_old_server_gets_none
     assert "belongs to another arena (ffffffff)" in done.stderr and "it was not used" in done.stderr
     assert "set ARENA_DATA_DIR to the --data-dir of its `arena serve`" in done.stderr
     assert "(UNAUTHENTICATED)" in done.stderr and TOKEN not in done.output
+
+
+def test_an_impostor_relaying_registrations_reads_no_bot_secret_and_no_new_owner_token(
+        real_and_fake: tuple[str, str, Impostor], redis_url: str, tmp_path: Path) -> None:
+    """The two secrets that do travel are sealed to the arena's key (``arena.core.sealing``): a first registration
+    with a bot secret, an update with a new one, and an owner created by the organiser, all relayed: the relay
+    recorded neither the secrets nor the new tokens, in any request or answer, and the arena got them whole."""
+    import json
+
+    real, fake, impostor = real_and_fake
+    data = tmp_path / "arena"
+    with grpc.insecure_channel(real) as channel:
+        arena_id = arena_pb2_grpc.ArenaStub(channel).GetArenaInfo(arena_pb2.GetArenaInfoRequest()).arena_id
+    auth.save_token(data, auth.SavedToken(TOKEN, arena_id))
+    first, second = "first-secret-0123456789abcdef", "second-secret-0123456789abcdef"
+    done = _cli(data, "bot", "register", "sealed", "127.0.0.1:5", "--game", "take5", "--bot-secret", first,
+                "--data-dir", str(data), "--server", fake)
+    assert done.exit_code == 0, done.output
+    done = _cli(data, "bot", "update", "sealed", "127.0.0.1:6", "--game", "take5", "--bot-secret", second,
+                "--data-dir", str(data), "--server", fake)
+    assert done.exit_code == 0, done.output
+    created = _cli(data, "owner", "create", "team", "--json", "--data-dir", str(data), "--server", fake)
+    assert created.exit_code == 0, created.output
+    team_token = json.loads(created.stdout)["owner_token"]
+    saved = _cli(data, "bot", "token", "sealed", "--game", "take5", "--json", "--data-dir", str(data),
+                 "--server", real)
+    bot_token = json.loads(saved.stdout)["token"]
+    store = Store.from_url(redis_url)
+    entry = store.get_bot("take5", "sealed")
+    assert entry is not None and entry.secret == second and entry.endpoint == "127.0.0.1:6"
+    assert store.owner_hash("take5", "sealed") == signing.token_hash(bot_token)  # the token saved is the owner's
+    assert {"RegisterBot", "UpdateBot", "CreateOwner"} <= {m.rsplit("/", 1)[-1] for m, _ in impostor.answers}
+    recorded = b"".join(request + b"".join(k.encode() + v.encode("latin-1") for k, v in metadata)
+                        for _, request, metadata in impostor.seen) + b"".join(a for _, a in impostor.answers)
+    for secret in (first, second, bot_token, team_token):
+        assert secret.encode() not in recorded
+
+
+def test_a_server_presenting_another_seal_key_for_a_pinned_arena_gets_nothing(
+        real_and_fake: tuple[str, str, Impostor], redis_url: str, tmp_path: Path) -> None:
+    """The CLI pins an arena's seal key the first time it seals to it; a server that later says it is that arena
+    but presents another key is refused before any secret leaves, with what to do."""
+    from arena.store.keys import SEAL_KEY
+
+    real, _fake, _impostor = real_and_fake
+    data = tmp_path / "arena"
+    done = _cli(data, "bot", "register", "pinned", "127.0.0.1:5", "--game", "take5", "--data-dir", str(data),
+                "--server", real)
+    assert done.exit_code == 0, done.output
+    store = Store.from_url(redis_url)
+    store.client.set(SEAL_KEY, sealing.new_private_key().hex())  # what an impostor's own key looks like
+    refused = _cli(data, "bot", "register", "other", "127.0.0.1:5", "--game", "take5", "--bot-secret",
+                   "never-sent-0123456789abcdef", "--data-dir", str(data), "--server", real)
+    assert refused.exit_code == 1
+    assert "presents another seal key than this machine pinned" in refused.stderr
+    assert "nothing secret was sent" in refused.stderr and '"seal_keys"' in refused.stderr
+    assert store.get_bot("take5", "other") is None
+
+
+def test_sealed_fields_that_do_not_fit_are_invalid_argument(real_and_fake: tuple[str, str, Impostor]) -> None:
+    real, _fake, _impostor = real_and_fake
+    with grpc.insecure_channel(real) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        arena_key = stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).seal_key
+        assert len(arena_key) == sealing.KEY_BYTES
+        seal, other = sealing.ClientSeal(arena_key), sealing.ClientSeal(sealing.public_key(sealing.new_private_key()))
+        secret = "a-bot-secret-0123456789"
+        cases = {
+            "client_seal_key: an X25519 public key is 32 bytes, got 5": dict(client_seal_key=b"short"),
+            "sealed_bot_secret needs a client_seal_key": dict(sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)),
+            "give bot_secret or sealed_bot_secret, not both": dict(
+                client_seal_key=seal.public, bot_secret=secret, sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)),
+            "sealed_bot_secret: the sealed bot_secret does not open": dict(
+                client_seal_key=seal.public, sealed_bot_secret=other.seal(sealing.BOT_SECRET, secret)),
+            "sealed_bot_secret: the sealed bot_secret does not open: sealed": dict(  # a token sealed as a secret
+                client_seal_key=seal.public, sealed_bot_secret=seal.seal(sealing.OWNER_TOKEN, secret)),
+        }
+        for expected, fields in cases.items():
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.RegisterBot(arena_pb2.RegisterBotRequest(name="x", endpoint="127.0.0.1:5", game="take5",
+                                                              **fields), timeout=10)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, expected
+            assert expected in (caught.value.details() or ""), (expected, caught.value.details())
+        # sealed as it should be: the arena opens it, and answers the new owner's token sealed only
+        record = stub.RegisterBot(arena_pb2.RegisterBotRequest(
+            name="x", endpoint="127.0.0.1:5", game="take5", client_seal_key=seal.public,
+            sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)), timeout=10)
+        assert record.owner_token == "" and record.has_bot_secret
+        assert len(seal.unseal(sealing.OWNER_TOKEN, record.sealed_owner_token)) >= 32

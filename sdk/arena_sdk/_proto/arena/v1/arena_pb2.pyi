@@ -30,6 +30,17 @@ UNAUTHENTICATED; an unknown owner id or a signature that does not match the key 
 PERMISSION_DENIED. The older plain forms (the `owner_token` request fields, `authorization: Bearer TOKEN`) still
 work; they send the token itself, so use them only over TLS to a server you have verified.
 
+Sealed fields: the two secrets that do travel, a bot secret sent to the arena (RegisterBot, UpdateBot) and a new
+owner token it answers with (RegisterBot of a new NAME, CreateOwner), can be sealed so that only the arena and
+the client read them. ArenaInfo.seal_key is the arena's X25519 public key (32 bytes, the same through restarts;
+clients should pin it per arena_id the first time they see it and refuse to seal to another). The client makes a
+fresh X25519 key pair for the call and sends its public key as `client_seal_key`; both sides compute K =
+HKDF-SHA256(X25519 shared secret, no salt, info "arena.v1 seal" + client public key + arena public key, 32 bytes).
+A sealed field is a 12-byte random nonce followed by ChaCha20-Poly1305(K, nonce, the UTF-8 text, associated data
+"bot_secret" or "owner_token"). With `client_seal_key` set the answer's owner token comes sealed only
+(`sealed_owner_token`; `owner_token` stays empty). A `client_seal_key` that is not 32 bytes, or a sealed field
+that does not open, is INVALID_ARGUMENT. The plain fields still work, in the clear.
+
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 
@@ -64,6 +75,8 @@ class RegisterBotRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     BOT_SECRET_FIELD_NUMBER: _builtins.int
+    CLIENT_SEAL_KEY_FIELD_NUMBER: _builtins.int
+    SEALED_BOT_SECRET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Ladder name, 1..64 characters of [A-Za-z0-9_.-]. A NAME belongs to one owner in every game and every letter
     case: its owner may register it for each game (with its owner token) in the spelling it holds; a NAME that
@@ -89,6 +102,14 @@ class RegisterBotRequest(_message.Message):
     without it. 16..256 visible ASCII characters; empty keeps the secret this NAME@VERSION had (none for a new
     version). Stored with the bot record, never returned by any call.
     """
+    client_seal_key: _builtins.bytes
+    """The client's X25519 public key for this call (see "Sealed fields"), 32 bytes; empty for none. With it a new
+    owner's token comes back sealed only (BotRecord.sealed_owner_token).
+    """
+    sealed_bot_secret: _builtins.bytes
+    """bot_secret sealed (see "Sealed fields"; needs client_seal_key); give this or bot_secret, not both. At most
+    284 bytes.
+    """
     def __init__(
         self,
         *,
@@ -97,10 +118,12 @@ class RegisterBotRequest(_message.Message):
         game: _builtins.str = ...,
         owner_token: _builtins.str = ...,
         bot_secret: _builtins.str = ...,
+        client_seal_key: _builtins.bytes = ...,
+        sealed_bot_secret: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_secret", b"bot_secret", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_secret", b"bot_secret", "client_seal_key", b"client_seal_key", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner_token", b"owner_token", "sealed_bot_secret", b"sealed_bot_secret"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -117,6 +140,7 @@ class BotRecord(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     BOT_ID_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    SEALED_OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     SDK_VERSION_FIELD_NUMBER: _builtins.int
     AUTHOR_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
@@ -144,6 +168,10 @@ class BotRecord(_message.Message):
     """Set only in the answer to a RegisterBot that created a new owner (a new NAME registered without a token):
     that owner's token, which later names, updates, new versions and removals need. The server keeps only a hash
     of it.
+    """
+    sealed_owner_token: _builtins.bytes
+    """Set instead of owner_token when the RegisterBot request had a client_seal_key: the new owner's token, sealed
+    (see "Sealed fields").
     """
     sdk_version: _builtins.str
     """sdk_version and author as reported by GetInfo at registration (at most 64 and 128 characters)."""
@@ -186,6 +214,7 @@ class BotRecord(_message.Message):
         version: _builtins.str = ...,
         bot_id: _builtins.str = ...,
         owner_token: _builtins.str = ...,
+        sealed_owner_token: _builtins.bytes = ...,
         sdk_version: _builtins.str = ...,
         author: _builtins.str = ...,
         updated_at: _builtins.float = ...,
@@ -200,7 +229,7 @@ class BotRecord(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "has_bot_secret", b"has_bot_secret", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner", b"owner", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_id", b"bot_id", "consecutive_failures", b"consecutive_failures", "endpoint", b"endpoint", "endpoint_checked", b"endpoint_checked", "endpoint_problem", b"endpoint_problem", "game", b"game", "has_bot_secret", b"has_bot_secret", "health", b"health", "health_reason", b"health_reason", "name", b"name", "owner", b"owner", "owner_token", b"owner_token", "registered_at", b"registered_at", "sdk_version", b"sdk_version", "sealed_owner_token", b"sealed_owner_token", "unhealthy_since", b"unhealthy_since", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -215,6 +244,8 @@ class UpdateBotRequest(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     BOT_SECRET_FIELD_NUMBER: _builtins.int
+    CLIENT_SEAL_KEY_FIELD_NUMBER: _builtins.int
+    SEALED_BOT_SECRET_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     """"NAME@VERSION", or "NAME" for its latest version. At most 129 characters."""
     game: _builtins.str
@@ -225,6 +256,12 @@ class UpdateBotRequest(_message.Message):
     """Owner token of NAME. At most 256 characters."""
     bot_secret: _builtins.str
     """A new bot secret (see RegisterBotRequest.bot_secret), at most 256 characters; empty keeps the current one."""
+    client_seal_key: _builtins.bytes
+    """The client's X25519 public key for this call (see "Sealed fields"), 32 bytes; empty for none."""
+    sealed_bot_secret: _builtins.bytes
+    """bot_secret sealed (see "Sealed fields"; needs client_seal_key); give this or bot_secret, not both. At most
+    284 bytes.
+    """
     def __init__(
         self,
         *,
@@ -233,10 +270,12 @@ class UpdateBotRequest(_message.Message):
         endpoint: _builtins.str = ...,
         owner_token: _builtins.str = ...,
         bot_secret: _builtins.str = ...,
+        client_seal_key: _builtins.bytes = ...,
+        sealed_bot_secret: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "bot_secret", b"bot_secret", "endpoint", b"endpoint", "game", b"game", "owner_token", b"owner_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "bot_secret", b"bot_secret", "client_seal_key", b"client_seal_key", "endpoint", b"endpoint", "game", b"game", "owner_token", b"owner_token", "sealed_bot_secret", b"sealed_bot_secret"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2017,6 +2056,7 @@ class ArenaInfo(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     REGISTRATION_FIELD_NUMBER: _builtins.int
+    SEAL_KEY_FIELD_NUMBER: _builtins.int
     arena_id: _builtins.str
     """Random id chosen once when the arena's Redis is first used, and kept there: the same through restarts of
     `arena serve` and whatever address a client uses (localhost:50051, 127.0.0.1:50051, a host name). A new id
@@ -2024,6 +2064,10 @@ class ArenaInfo(_message.Message):
     """
     version: _builtins.str
     """Version of the arena platform serving this referee (the bot-arena package)."""
+    seal_key: _builtins.bytes
+    """The arena's X25519 public key of the sealed fields (see "Sealed fields"), 32 bytes: the same through restarts
+    and on every referee of the arena. Pin it per arena_id.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Ids of the games this arena runs, sorted."""
@@ -2039,10 +2083,11 @@ class ArenaInfo(_message.Message):
         version: _builtins.str = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
         registration: Global___Registration | None = ...,
+        seal_key: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["registration", b"registration"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "games", b"games", "registration", b"registration", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arena_id", b"arena_id", "games", b"games", "registration", b"registration", "seal_key", b"seal_key", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2144,18 +2189,24 @@ class CreateOwnerRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LABEL_FIELD_NUMBER: _builtins.int
+    CLIENT_SEAL_KEY_FIELD_NUMBER: _builtins.int
     label: _builtins.str
     """The organiser's label for the owner (e.g. a team or a person), shown to the organiser and the owner; may be
     empty. At most 64 characters.
+    """
+    client_seal_key: _builtins.bytes
+    """The client's X25519 public key for this call (see "Sealed fields"), 32 bytes; empty for none. With it the new
+    owner's token comes back sealed only (Owner.sealed_owner_token).
     """
     def __init__(
         self,
         *,
         label: _builtins.str = ...,
+        client_seal_key: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seal_key", b"client_seal_key", "label", b"label"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2229,6 +2280,7 @@ class Owner(_message.Message):
     NAMES_HELD_FIELD_NUMBER: _builtins.int
     MAX_NAMES_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    SEALED_OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Public id, "o-" and 16 hex digits, derived from the owner's token (BotRecord.owner, LadderEntry.owner)."""
     label: _builtins.str
@@ -2246,6 +2298,10 @@ class Owner(_message.Message):
     """Set only in the answer to CreateOwner: the owner's token, shown once (the arena keeps only its hash). Pass it
     to RegisterBot (owner_token) to register names for this owner.
     """
+    sealed_owner_token: _builtins.bytes
+    """Set instead of owner_token when the CreateOwner request had a client_seal_key: the token, sealed (see "Sealed
+    fields").
+    """
     @_builtins.property
     def names(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnedName]:
         """The bot names it holds, sorted by game, then name."""
@@ -2261,10 +2317,11 @@ class Owner(_message.Message):
         names_held: _builtins.int = ...,
         max_names: _builtins.int = ...,
         owner_token: _builtins.str = ...,
+        sealed_owner_token: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "created_by", b"created_by", "id", b"id", "label", b"label", "max_names", b"max_names", "names", b"names", "names_held", b"names_held", "owner_token", b"owner_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "created_by", b"created_by", "id", b"id", "label", b"label", "max_names", b"max_names", "names", b"names", "names_held", b"names_held", "owner_token", b"owner_token", "sealed_owner_token", b"sealed_owner_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

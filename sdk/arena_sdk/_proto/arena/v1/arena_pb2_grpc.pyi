@@ -30,6 +30,17 @@ UNAUTHENTICATED; an unknown owner id or a signature that does not match the key 
 PERMISSION_DENIED. The older plain forms (the `owner_token` request fields, `authorization: Bearer TOKEN`) still
 work; they send the token itself, so use them only over TLS to a server you have verified.
 
+Sealed fields: the two secrets that do travel, a bot secret sent to the arena (RegisterBot, UpdateBot) and a new
+owner token it answers with (RegisterBot of a new NAME, CreateOwner), can be sealed so that only the arena and
+the client read them. ArenaInfo.seal_key is the arena's X25519 public key (32 bytes, the same through restarts;
+clients should pin it per arena_id the first time they see it and refuse to seal to another). The client makes a
+fresh X25519 key pair for the call and sends its public key as `client_seal_key`; both sides compute K =
+HKDF-SHA256(X25519 shared secret, no salt, info "arena.v1 seal" + client public key + arena public key, 32 bytes).
+A sealed field is a 12-byte random nonce followed by ChaCha20-Poly1305(K, nonce, the UTF-8 text, associated data
+"bot_secret" or "owner_token"). With `client_seal_key` set the answer's owner token comes sealed only
+(`sealed_owner_token`; `owner_token` stays empty). A `client_seal_key` that is not 32 bytes, or a sealed field
+that does not open, is INVALID_ARGUMENT. The plain fields still work, in the clear.
+
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
 

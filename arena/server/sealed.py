@@ -1,0 +1,51 @@
+"""The sealed fields of the Arena service on the server's side (``arena.core.sealing``; the proto's "Sealed
+fields"): the key of one call from its ``client_seal_key``, a bot secret opened from ``sealed_bot_secret``, and a
+new owner token answered sealed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from arena.core import sealing
+from arena.server.requests import abort
+from arena.store import Store
+
+
+def call_key(store: Store, request: Any, context: grpc.ServicerContext) -> bytes | None:
+    """K of this call (``sealing.arena_call_key``) when the request has a ``client_seal_key``, else None; a key of
+    the wrong size, or one that gives no shared secret, is INVALID_ARGUMENT."""
+    if not request.client_seal_key:
+        return None
+    try:
+        return sealing.arena_call_key(store.seal_key(), request.client_seal_key)
+    except sealing.SealError as exc:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{request.DESCRIPTOR.name}.client_seal_key: {exc}")
+
+
+def open_bot_secret(request: Any, key: bytes | None, context: grpc.ServicerContext) -> None:
+    """Put the bot secret of ``sealed_bot_secret`` (opened with ``key``) in the request's ``bot_secret``, where the
+    rest of the call reads it; INVALID_ARGUMENT when it has no key, comes with a plain ``bot_secret`` too, or does
+    not open."""
+    if not request.sealed_bot_secret:
+        return
+    name = request.DESCRIPTOR.name
+    if key is None:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.sealed_bot_secret needs a client_seal_key")
+    if request.bot_secret:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}: give bot_secret or sealed_bot_secret, not both")
+    try:
+        request.bot_secret = sealing.unseal(key, sealing.BOT_SECRET, request.sealed_bot_secret)
+    except sealing.SealError as exc:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.sealed_bot_secret: {exc}")
+    request.sealed_bot_secret = b""
+
+
+def put_owner_token(message: Any, token: str, key: bytes | None) -> None:
+    """A new owner's ``token`` in the answer ``message``: sealed (``sealed_owner_token``) when the call has a key,
+    else in the clear (``owner_token``)."""
+    if key is None:
+        message.owner_token = token
+    else:
+        message.sealed_owner_token = sealing.seal(key, sealing.OWNER_TOKEN, token)
