@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import click
+import grpc
 from rich.table import Table
 
 from arena.cli.app import AppContext, Credential, cli, delta_text, print_json, score_text, when
@@ -125,7 +127,10 @@ def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token
         return
     credential = Credential(token, source="of --token / ARENA_TOKEN") if token else None
     ask = arena_pb2.GetMatchRequest(match_id=match_id)
-    detail = app.arena(server).call("GetMatch", ask, credential=credential)
+    looks_like_a_file = "/" in match_id or re.search(r"\.[A-Za-z]\w*$", match_id) is not None  # game.jsn
+    hints = {grpc.StatusCode.NOT_FOUND: f"nor is there a file {match_id} (from {Path.cwd()}): is the path right?"
+             } if looks_like_a_file else None
+    detail = app.arena(server).call("GetMatch", ask, credential=credential, hints=hints)
     if detail.withheld and credential is None and any(detail.summary.faults) and data_dir is not None:
         answers = [app.arena(server).call("GetMatch", ask, credential=saved).own_faults  # one per owner token
                    for saved in _saved_credentials(app, server, detail.summary, TokenStore(data_dir))]

@@ -78,7 +78,7 @@ def line_chart(series: Sequence[Series], *, levels: Sequence[Level] = (), x_labe
         parts.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle" fill="#667085" font-size="14">'
                      f"no data yet</text></svg>")
         return Markup("".join(parts))
-    x0, x1 = (min(xs), max(xs)) if max(xs) > min(xs) else (min(xs) - 1, max(xs) + 1)
+    x0, x1 = (min(xs), max(xs)) if max(xs) > min(xs) else (min(xs), min(xs) + 1)  # one x: no axis below it
     y0, y1 = _span(ys)
     plot_w, plot_h = w - frame.left - frame.right, h - frame.top - frame.bottom
 

@@ -281,3 +281,13 @@ def test_sealed_fields_that_do_not_fit_are_invalid_argument(real_and_fake: tuple
             sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)), timeout=10)
         assert record.owner_token == "" and record.has_bot_secret
         assert len(seal.unseal(sealing.OWNER_TOKEN, record.sealed_owner_token)) >= 32
+
+
+def test_match_show_of_a_mistyped_file_name_says_there_is_no_such_file(real_and_fake: tuple[str, str, Impostor],
+                                                                        tmp_path: Path) -> None:
+    real, _fake, _impostor = real_and_fake
+    shown = _cli(tmp_path, "match", "show", "game.jsn", "--server", real)
+    assert shown.exit_code == 1 and "no finished match game.jsn" in shown.stderr
+    assert "nor is there a file game.jsn" in shown.stderr and "is the path right?" in shown.stderr
+    plain = _cli(tmp_path, "match", "show", "t9-000001", "--server", real)
+    assert plain.exit_code == 1 and "nor is there a file" not in plain.stderr

@@ -283,3 +283,9 @@ def test_a_trailing_slash_redirect_is_a_path_whatever_the_host_header_says() -> 
     assert answer.status_code in (307, 308) and answer.headers["location"] == "/tournaments"
     assert relative_location(b"http://evil.example//other.example/x?a=1") == b"/other.example/x?a=1"
     assert relative_location(b"/bots/x") == b"/bots/x"
+
+
+def test_a_chart_of_one_point_has_no_axis_below_its_first_x() -> None:
+    svg = charts.line_chart([charts.Series("a", [(0, 1500.0)])], x_label="rated matches")
+    xs = re.findall(r'text-anchor="middle" font-size="11" fill="#667085">(-?\d+)</text>', svg)
+    assert xs == ["0", "1"] and svg.count("<circle") == 1

@@ -48,7 +48,7 @@
     function fact(name, value, id) { facts.appendChild(V.el("dt", {}, name)); facts.appendChild(V.el("dd", {"id": id}, value)); }
     fact("follow", (COLORS[b.follow_color] || b.follow_color) + " / " + b.follow_symbol, "taki-follow");
     fact("direction", b.direction > 0 ? "↻ ascending seats" : "↺ descending seats", "taki-direction");
-    fact("to play", V.seatName(data, b.current), "taki-current");
+    if (b.winner === null || b.winner === undefined) { fact("to play", V.seatName(data, b.current), "taki-current"); }
     fact("draw pile", String(b.draw_pile), "taki-draw-pile");
     if (b.stack) { fact("+2 stack", "draw " + b.stack, "taki-stack"); }
     if (b.run) {

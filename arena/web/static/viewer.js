@@ -42,7 +42,7 @@
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
 
   function actionText(action) {
-    if (!action) { return "hidden"; }
+    if (!action) { return "not shown in this view"; }
     var parts = [];
     for (var key in action) {
       if (Object.prototype.hasOwnProperty.call(action, key)) {
