@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from arena.cli.options import (
 )
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_SEED
-from arena.core.text import printable
+from arena.core.text import plural, printable
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 MAX_GAMES = 100_000  # --games at most
@@ -378,6 +379,8 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
     from arena.match.local_bots import start_bots
 
     texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
+    if sys.stderr.isatty():  # a second or more on a busy machine: say what is going on
+        click.echo(f"starting {plural(len(texts), 'bot process')}: {', '.join(texts)} ...", err=True)
     try:
         started = start_bots(texts, secret=secret)
         for spec, bot in zip(specs, started):  # what a bot file says of itself (a misspelt decision method)
