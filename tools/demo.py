@@ -174,7 +174,11 @@ def start_serve() -> tuple[Background, str]:
             WEB_URL.append(line.removeprefix("web pages: ").strip())
         return line.rsplit("listening on ", 1)[1].strip() if "listening on " in line else None
 
-    serve = start_background("serve", arena_command() + args, listening, echo=True)
+    try:
+        serve = start_background("serve", arena_command() + args, listening, echo=True)
+    except DemoError as exc:  # its own error (above) names --data-dir: the demo's is DEMO_DATA_DIR
+        raise DemoError(f"{exc}; if its data folder {DATA_DIR} is in use by another `arena serve`, stop that one or "
+                        f"give the demo another folder: DEMO_DATA_DIR=.arena-2 make demo") from None
     assert serve.ready is not None
     refile_old_tokens(serve.ready)
     return serve, serve.ready
