@@ -30,13 +30,18 @@ def play_game(
     ``new_game``; ``seat_seeds``: one seed per seat for
     the bots' own randomness (``MatchInfo.seat_seed``; () gives none: entropy).
     Raises ``RulesError`` for a bad seat count or deal, ``IllegalAnswerError`` when a bot answers
-    illegally, ``ValueError`` for an unknown game or no bots, and whatever a bot's method raises (there is no
-    referee here to turn it into a fault).
+    illegally, ``ValueError`` for an unknown game, no bots or a bot of another game, and whatever a bot's method
+    raises (there is no referee here to turn it into a fault).
     """
     if not bots:
         raise ValueError("play_game needs one bot object per seat, got none")
     game_id = game if game is not None else type(bots[0]).games[0]
     g = get_game(game_id)
+    strangers = [f"seat {seat}: {type(bot).__name__} plays {', '.join(getattr(bot, 'games', ())) or 'no game'}"
+                 for seat, bot in enumerate(bots) if game_id not in getattr(bot, "games", ())]
+    if strangers:
+        raise ValueError(f"play_game plays {game_id}, but not every bot does ({'; '.join(strangers)}): give bots "
+                         f"of one game")
     n = len(bots)
     state = g.new_game(n, config, seed=seed, deals=tuple(deals))
     names = tuple(type(b).name for b in bots)

@@ -348,3 +348,11 @@ def test_a_bare_card_from_take_turn_is_told_to_be_an_action() -> None:
     with pytest.raises(IllegalAnswerError) as other:
         check_answer(view, "draw")
     assert "returned 'draw' (str), not an action" in str(other.value) and "card" not in str(other.value)
+
+
+def test_play_game_with_bots_of_two_games_says_which_seat_plays_what() -> None:
+    from sample_bots.random_bot import RandomBot
+
+    with pytest.raises(ValueError, match=r"play_game plays taki, but not every bot does \(seat 1: RandomBot plays "
+                                         r"take5\): give bots of one game"):
+        play_game([TakiRandomBot(), RandomBot()])
