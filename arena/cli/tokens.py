@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from arena_sdk.pb import arena_pb2
 
 TOKEN_FILE = "tokens.json"
 TOKEN_FILE_VERSION = 1
+HEX_RE = re.compile(r"[0-9a-f]{64}")  # a pinned seal key
 ARENA_KEY_PREFIX = "arena:"
 
 
@@ -69,9 +71,9 @@ class TokenStore:
     {OWNER_ID: {"token": TOKEN, "label": LABEL}}}, "seal_keys": {KEY: HEX}}``. KEY is "arena:<arena id>"
     (``ArenaRef.key``; files written before arenas had ids use the server address), ADDRESS the address last used
     to reach that arena (shown in messages); ``owners`` (absent in older files) holds the owner tokens ``arena owner
-    create`` received, which no bot NAME holds yet; ``seal_keys`` the seal key of each arena as first seen
-    (``pinned_seal_key``). Writes go to a temporary file in the same folder, created 0600, then renamed over the old
-    file, so a crash never leaves half a file.
+    create`` received, which no bot NAME holds yet; ``seal_keys`` the seal key of each arena when a token of it was
+    first saved (``pinned_seal_key``). Writes go to a temporary file in the same folder, created 0600, then renamed
+    over the old file, so a crash never leaves half a file.
 
     A NAME belongs to one owner in every game, so the token of NAME is found whatever game it was filed under
     (``find``): the one of the game asked for first, else the one saved for NAME in another game.
@@ -138,6 +140,8 @@ class TokenStore:
             servers = _servers(data)
             servers[key] = server
             data["servers"] = servers
+        if isinstance(arena, ArenaRef):
+            _pin(data, arena)
         self._write(data)
 
     def put_owner(self, arena: ArenaRef, oid: str, token: str, label: str = "") -> None:
@@ -150,6 +154,7 @@ class TokenStore:
         servers = _servers(data)
         servers[arena.key] = arena.server
         data["servers"] = servers
+        _pin(data, arena)
         self._write(data)
 
     def owner_tokens(self, arena: ArenaRef) -> list[tuple[str, str]]:
@@ -198,20 +203,10 @@ class TokenStore:
         return out
 
     def pinned_seal_key(self, arena: ArenaRef) -> bytes:
-        """The seal key this machine pinned for ``arena`` the first time it sealed to it, pinning the one it
-        presents now when none is (trust on first use); b"" when the arena presents none."""
-        if not arena.seal_key or not arena.key.startswith(ARENA_KEY_PREFIX):
-            return b""
-        data = self._load()
-        pins: dict[str, Any] = data["seal_keys"] if isinstance(data.get("seal_keys"), dict) else {}
-        pinned = pins.get(arena.key)
-        if isinstance(pinned, str) and pinned:
-            return bytes.fromhex(pinned)
-        pins[arena.key] = arena.seal_key.hex()
-        data["seal_keys"] = pins
-        data["version"] = TOKEN_FILE_VERSION
-        self._write(data)
-        return arena.seal_key
+        """The seal key pinned for ``arena`` (b"" for none yet): the one it presented when this machine first saved
+        a token of it (``put``, ``put_owner``: trust on first use)."""
+        pinned = _pins(self._load()).get(arena.key)
+        return bytes.fromhex(pinned) if isinstance(pinned, str) and HEX_RE.fullmatch(pinned) else b""
 
     @staticmethod
     def describe(key: str, server: str | None = None) -> str:
@@ -261,9 +256,9 @@ def sealer(tokens: TokenStore, arena: ArenaRef) -> ClientSeal | None:
     secrets then travel in the clear, as before). Raises ``ArenaCliError``, sending nothing, when the arena presents
     another seal key than the one this machine pinned for it: whoever answers at that address is not the arena
     it says it is, or the arena's key was replaced."""
-    pinned = tokens.pinned_seal_key(arena)
-    if not pinned:
+    if not arena.seal_key or not arena.key.startswith(ARENA_KEY_PREFIX):
         return None
+    pinned = tokens.pinned_seal_key(arena) or arena.seal_key  # none yet: the key presented, pinned on success
     if pinned != arena.seal_key:
         raise ArenaCliError(
             f"the server at {arena.server} says it is {TokenStore.describe(arena.key)}, but presents another seal key "
@@ -354,6 +349,19 @@ def token_hints(token_given: bool, tokens: TokenStore, name: str) -> dict[grpc.S
     """What to add to a PERMISSION_DENIED answer: where the token that was refused came from."""
     where = "--token / ARENA_TOKEN" if token_given else tokens.path
     return {grpc.StatusCode.PERMISSION_DENIED: f"the token sent came from {where}"}
+
+
+def _pins(data: dict[str, Any]) -> dict[str, Any]:
+    pins = data.get("seal_keys")
+    return pins if isinstance(pins, dict) else {}
+
+
+def _pin(data: dict[str, Any], arena: ArenaRef) -> None:
+    """Pin ``arena``'s seal key in ``data`` unless one is pinned for it already (trust on first use)."""
+    if arena.seal_key and arena.key.startswith(ARENA_KEY_PREFIX):
+        pins = _pins(data)
+        pins.setdefault(arena.key, arena.seal_key.hex())
+        data["seal_keys"] = pins
 
 
 def _servers(data: dict[str, Any]) -> dict[str, Any]:

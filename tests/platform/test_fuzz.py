@@ -130,6 +130,8 @@ def _random_values(rng: random.Random, message: Any, depth: int = 0) -> Any:  # 
     def value(field: Any) -> Any:
         if field.type == F.TYPE_STRING:
             return rng.choice(STRINGS)
+        if field.type == F.TYPE_BYTES:  # keys and sealed fields: empty, short, the right size, junk
+            return rng.choice((b"", b"\x00", bytes(32), rng.randbytes(32), rng.randbytes(300)))
         if field.type == F.TYPE_BOOL:
             return rng.random() < 0.5
         if field.type == F.TYPE_ENUM:
