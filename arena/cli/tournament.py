@@ -261,7 +261,8 @@ def _swiss_note(t: Any) -> str:
             f"the previous one is settled")
 
 
-BOTS_DOWN_HINT = "start the bot processes and `arena bot update` their endpoints"
+BOTS_DOWN_HINT = ("start the bot processes and `arena bot update` their endpoints, or leave them out (--bots "
+                  "NAME,...; `arena bot remove NAME` for good)")
 
 
 def _create_tournament(client: ArenaClient, request: Any) -> Any:
