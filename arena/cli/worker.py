@@ -74,7 +74,8 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     with stop_on_signals() as stop:
         label = f"arena worker {name}" if name else "arena worker"
         click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
-                   f"worker reclaimed after {visibility_timeout:g} s; stop with Ctrl-C or SIGTERM")
+                   f"worker reclaimed after {visibility_timeout:g} s (or the longest visibility timeout of the live "
+                   f"workers, when longer: theirs must not be taken); stop with Ctrl-C or SIGTERM")
         if exported is not None:
             click.echo(f"{label} metrics: {exported.url} (Prometheus)")
         sys.stdout.flush()
