@@ -62,6 +62,7 @@ class RedisWatch:
         self.gave_up: str | None = None  # the message, once the watch gave up
         self._attempts: list[float] = []  # monotonic times of the attempts within the window
         self._last = ""  # why the last attempt was needed or failed (for the give-up message)
+        self.restarted_last = False  # the last attempt restarted it (a death after it is what the give-up names)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -103,6 +104,8 @@ class RedisWatch:
         self._attempts = [t for t in self._attempts if now - t < self.window_s]
         tried = len(self._attempts)
         if tried >= self.max_restarts:
+            if self.restarted_last:  # the last attempt worked: this death is the news, not the one before
+                self._last = f"the private redis-server (pid {pid}) exited unexpectedly ({ended})"
             self._give_up()
             return False
         wait = self._backoff(tried)
@@ -120,11 +123,13 @@ class RedisWatch:
             reason = " ".join((str(exc).strip().splitlines() or [type(exc).__name__])[0].split())
             self._last = reason.removesuffix("log tail:").rstrip(" ;:,")
             more = f"; next try in {self._backoff(tried + 1):g} s" if tried + 1 < self.max_restarts else ""
+            self.restarted_last = False
             log.warning("%s; restarting it on port %d failed (attempt %d of %d within %.0f s%s): %s; see %s", died,
                         self.server.port, tried + 1, self.max_restarts, self.window_s, more, self._last,
                         self.server.data_dir / LOG_FILE)
             return True
         self.restarts += 1
+        self.restarted_last = True
         log.warning("%s; restarted it on port %d with the same data folder and password (pid %d, %.1f s; restart %d "
                     "of at most %d within %.0f s)", died, self.server.port, self.server.pid or 0,
                     time.monotonic() - started, tried + 1, self.max_restarts, self.window_s)

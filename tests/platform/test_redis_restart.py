@@ -212,3 +212,22 @@ def test_a_watch_gives_up_on_a_redis_that_cannot_start_again(private_redis: Any,
                                   f"running: 3 restart attempts within 60 s, the last: redis-server exited with code ")
     assert f"See {server.data_dir / LOG_FILE} for why" in given_up[0]
     assert not server.running and not (server.data_dir / URL_FILE).exists()  # close() cleaned up after it
+
+
+def test_a_watch_giving_up_after_restarts_that_worked_names_the_death_that_made_it_give_up(
+        private_redis: Any) -> None:
+    server = private_redis()
+    given_up: list[str] = []
+    watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=2, backoff_s=(0.0,),
+                       check_interval_s=0.02).start()
+    try:
+        for k in range(2):
+            os.kill(server.process.pid, signal.SIGKILL)
+            wait_until(lambda k=k: watch.restarts == k + 1, f"restart {k + 1}")
+        last = server.process.pid
+        os.kill(last, signal.SIGKILL)
+        wait_until(lambda: bool(given_up), "the watch to give up")
+    finally:
+        watch.close()
+    assert f"2 restart attempts within 60 s, the last: the private redis-server (pid {last}) exited unexpectedly " \
+           f"(killed by SIGKILL)" in given_up[0], given_up[0]
