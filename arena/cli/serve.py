@@ -186,6 +186,8 @@ def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,
         url = watch.server.adopt(url)
         source = (f"private redis-server of {data_dir}, left running by an arena serve that died; taken over, "
                   f"restarted should it die")
+        if port and watch.server.port != port:  # it holds the data: kept where it runs
+            source += f"; on its own port {watch.server.port}, not --redis-port {port}"
     return url, source, watch.start()
 
 
