@@ -8,20 +8,19 @@ persistence in a data directory (``./.arena/`` by default), listening on 127.0.0
 takes the same port again when it is free, so workers that still hold the old URL simply reconnect (and a worker
 whose URL came from the data directory re-resolves it should the port have changed).
 
-The private server asks for a password (``requirepass``), so other local processes (e.g. a competitor's bot on the
-same machine) cannot read the tournaments' seeds or the bots' secrets, nor reconfigure it: a random
-``secrets.token_urlsafe(32)`` generated once per data directory and kept in ``<data_dir>/redis.password`` (mode
-0600). It reaches redis-server through ``<data_dir>/redis.conf`` (mode 0600), never its command line (``ps`` shows
-that); the URL in ``redis.url`` (mode 0600) carries it, ``redis://:PASSWORD@127.0.0.1:PORT/0``, and whatever logs
-or shows a URL redacts it (``redact_url``). The data directory is kept 0700 and redis-server runs with umask 077,
-so its appendonly files and log are 0600. Its port is marked for ``arena.store.listeners``' check by whoever starts,
-adopts or finds it through the data folder: the password goes only to a listener of this user there, never to
-another user's process that took the port while the server was down.
+The private server asks for a password (``requirepass``), so other local processes (a competitor's bot on the same
+machine) cannot read the tournaments' seeds or the bots' secrets, nor reconfigure it: a random ``token_urlsafe(32)``
+made once per data directory, kept in ``<data_dir>/redis.password`` (0600). It reaches redis-server through
+``<data_dir>/redis.conf`` (0600), never its command line (``ps`` shows that); the URL in ``redis.url`` (0600)
+carries it, ``redis://:PASSWORD@127.0.0.1:PORT/0``, and whatever logs or shows a URL redacts it (``redact_url``).
+The data directory is kept 0700 and redis-server runs with umask 077, so its appendonly files and log are 0600. Its
+port is marked for ``arena.store.listeners``' check by whoever starts, adopts or finds it through the data folder:
+the password goes only to a listener of this user there, never to another user's process that took the port while
+the server was down.
 
 An ``arena serve`` killed with SIGKILL leaves its redis-server running; the next one of the folder takes it over
-(``take_over_orphan``) and manages it as one it started (``PrivateRedis.adopt``): it watches its process (through a
-pidfd, ``arena.store.processes.TakenOver``, as it is no child of this one) and starts it again, on the same port,
-should it die.
+(``take_over_orphan``) and manages it as one it started (``PrivateRedis.adopt``): it watches its process (a pidfd,
+``arena.store.processes.TakenOver``) and starts it again, on the same port, should it die.
 """
 
 from __future__ import annotations
@@ -273,11 +272,11 @@ class PrivateRedis:
         if url_file.exists():
             running = url_file.read_text().strip()
             if running and _ping(running):
-                raise RedisStartError(
-                    f"a private Redis for {self.data_dir} is already running at {redact_url(running)}; "
-                    f"use it (it is found automatically) or stop it first"
-                )
+                raise RedisStartError(f"a private Redis for {self.data_dir} is already running at "
+                                      f"{redact_url(running)}; use it (it is found automatically) or stop it first")
         binary = find_redis_server()
+        if self.requested_port and not _port_is_free(self.requested_port):
+            raise RedisStartError(f"port {self.requested_port} is taken: give another --redis-port, or 0 for any")
         attempts = 1 if self.requested_port else 3  # a picked free port can be taken in between: retry
         last_error: RedisStartError | None = None
         previous = remembered_port(self.data_dir) if not self.requested_port else None

@@ -616,6 +616,13 @@ def test_serve_puts_its_private_redis_on_the_port_given(tmp_path: Path) -> None:
     refused = CliRunner().invoke(cli, ["serve", "--redis-port", str(port), "--redis-url", "redis://127.0.0.1:1/0",
                                        "--data-dir", str(tmp_path / "e")])
     assert refused.exit_code == 1 and "--redis-port sets the port of the private redis-server" in refused.output
+    with socket.socket() as taken:  # another program listens on the port given
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        held = taken.getsockname()[1]
+        busy = CliRunner().invoke(cli, ["serve", "--listen", "127.0.0.1:0", "--redis-port", str(held),
+                                        "--data-dir", str(tmp_path / "f")])
+    assert busy.exit_code == 1 and f"port {held} is taken: give another --redis-port" in busy.output, busy.output
 
 
 def _output_until(path: Path, fragment: str, process: subprocess.Popen[bytes]) -> str:
