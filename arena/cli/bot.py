@@ -23,20 +23,19 @@ from arena.cli.options import (
     split_bot_id,
 )
 from arena.cli.pages import every_page
+from arena.cli.seals import bound_to, opened_token, seal_secret, sealer
 from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import (
     TokenStore,
     no_token_error,
-    opened_token,
     owner_call,
     owner_credential,
     resolve_arena,
-    seal_secret,
-    sealer,
     token_hints,
     token_option,
     tokens_dir_option,
 )
+from arena.core.sealing import BOT_SECRET, OWNER_TOKEN
 from arena.core.text import plural
 from arena_sdk.pb import arena_pb2
 
@@ -111,7 +110,7 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
                                             f"({tokens.missing(arena, game, name)})"}
     seal = sealer(tokens, arena)
     request = arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game)
-    seal_secret(request, bot_secret, seal)
+    seal_secret(request, bot_secret, seal, bound_to(BOT_SECRET, "RegisterBot", game, name))
     try:
         record = app.arena(server).call("RegisterBot", request, hints=hints,
                                         credential=owner_credential(arena, token, owner))
@@ -121,7 +120,8 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
             f"(`arena bot list`)" + ("" if owner else "; if so, its owner token is lost with this answer, and "
                                      "the organiser can remove the bot and free the name (`arena owner remove "
                                      "OWNER_ID`, the owner in `arena bot list --json`)"), exc) from None
-    new_token = opened_token(record.sealed_owner_token, record.owner_token, seal)
+    new_token = opened_token(record, seal, bound_to(OWNER_TOKEN, "RegisterBot", game, name))
+    tokens.pin(arena)
     if new_token:
         tokens.put(arena, game, record.name or name, new_token)
     elif (token and tokens.get(arena.key, game, record.name or name) is None
@@ -174,9 +174,12 @@ def bot_update(app: AppContext, bot_ref: str, new_endpoint: str | None, endpoint
     tokens = TokenStore(data_dir)
     tokens.check()
     arena = resolve_arena(app, server)
+    if bot_secret and not token and tokens.lookup(arena, game, name) is None:  # refused anyway: the secret stays
+        raise no_token_error(tokens, arena, game, name)
     request = arena_pb2.UpdateBotRequest(bot=bot_ref, game=game, endpoint=endpoint)
-    seal_secret(request, bot_secret, sealer(tokens, arena))
+    seal_secret(request, bot_secret, sealer(tokens, arena), bound_to(BOT_SECRET, "UpdateBot", game, bot_ref))
     record = owner_call(app, server, "UpdateBot", request, token, tokens, game, name, arena=arena)
+    tokens.pin(arena)
     click.echo(f"updated {record.game} bot {bot_dict(record)['bot_id']}: endpoint {record.endpoint}")
 
 

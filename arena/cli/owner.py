@@ -13,7 +13,9 @@ from rich.table import Table
 from arena.cli.app import AppContext, Credential, cli, print_json, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import json_option, option, server_option
-from arena.cli.tokens import TokenStore, opened_token, resolve_arena, sealer, tokens_dir_option
+from arena.cli.seals import bound_to, opened_token, sealer
+from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
+from arena.core.sealing import OWNER_TOKEN
 from arena.core.signing import owner_id, token_hash
 from arena.core.text import plural
 from arena.render.base import safe
@@ -68,7 +70,7 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
     seal = sealer(tokens, arena)
     request = arena_pb2.CreateOwnerRequest(label=label, client_seal_key=seal.public if seal else b"")
     created = app.arena(server).call("CreateOwner", request)
-    owner_token = opened_token(created.sealed_owner_token, created.owner_token, seal)
+    owner_token = opened_token(created, seal, bound_to(OWNER_TOKEN, "CreateOwner", "", label))
     tokens.put_owner(arena, created.id, owner_token, created.label)
     if as_json:
         data = owner_dict(created)

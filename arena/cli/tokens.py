@@ -22,7 +22,6 @@ from arena.cli.app import RPC_TIMEOUT_S, AppContext, Credential
 from arena.cli.errors import ArenaCliError, not_an_arena, rpc_error
 from arena.cli.options import option
 from arena.core.config import DEFAULTS
-from arena.core.sealing import BOT_SECRET, OWNER_TOKEN, ClientSeal, SealError
 from arena_sdk.pb import arena_pb2
 
 TOKEN_FILE = "tokens.json"
@@ -202,11 +201,28 @@ class TokenStore:
                 out.append((self.describe(key, servers.get(key)), found[1]))
         return out
 
-    def pinned_seal_key(self, arena: ArenaRef) -> bytes:
-        """The seal key pinned for ``arena`` (b"" for none yet): the one it presented when this machine first saved
-        a token of it (``put``, ``put_owner``: trust on first use)."""
-        pinned = _pins(self._load()).get(arena.key)
+    def pinned_seal_key(self, key: str) -> bytes:
+        """The seal key pinned for the arena of ``key`` (an ``ArenaRef.key``; b"" for none yet): the one it
+        presented in this machine's first call to it that sealed and succeeded, or that saved a token of it
+        (``pin``, ``put``, ``put_owner``: trust on first use)."""
+        pinned = _pins(self._load()).get(key)
         return bytes.fromhex(pinned) if isinstance(pinned, str) and HEX_RE.fullmatch(pinned) else b""
+
+    def pin(self, arena: ArenaRef) -> None:
+        """Pin ``arena``'s seal key unless one is pinned for it already."""
+        data = self._load()
+        if arena.seal_key and arena.key.startswith(ARENA_KEY_PREFIX) and arena.key not in _pins(data):
+            _pin(data, arena)
+            servers = _servers(data)
+            servers[arena.key] = arena.server
+            data["servers"] = servers
+            data["version"] = TOKEN_FILE_VERSION
+            self._write(data)
+
+    def pinned_at(self, server: str) -> list[str]:
+        """The keys of the arenas with a pinned seal key last reached at address ``server``."""
+        data = self._load()
+        return [key for key, where in _servers(data).items() if where == server and key in _pins(data)]
 
     @staticmethod
     def describe(key: str, server: str | None = None) -> str:
@@ -249,45 +265,6 @@ class TokenStore:
                          f"ids: if that address is this arena, use it once as --server and the token is filed "
                          f"under this arena from then on")
         return "; ".join(parts) + f"; `arena bot token {name} --all` prints what is saved"
-
-
-def sealer(tokens: TokenStore, arena: ArenaRef) -> ClientSeal | None:
-    """The sealing of one call to ``arena`` (``arena.core.sealing``): None for a referee without sealed fields (its
-    secrets then travel in the clear, as before). Raises ``ArenaCliError``, sending nothing, when the arena presents
-    another seal key than the one this machine pinned for it: whoever answers at that address is not the arena
-    it says it is, or the arena's key was replaced."""
-    if not arena.seal_key or not arena.key.startswith(ARENA_KEY_PREFIX):
-        return None
-    pinned = tokens.pinned_seal_key(arena) or arena.seal_key  # none yet: the key presented, pinned on success
-    if pinned != arena.seal_key:
-        raise ArenaCliError(
-            f"the server at {arena.server} says it is {TokenStore.describe(arena.key)}, but presents another seal key "
-            f"than this machine pinned for that arena: it may be an impostor relaying to it (a mistyped --server, "
-            f"another user's process on that port); nothing secret was sent. If the organiser replaced the arena's "
-            f"key, remove its \"seal_keys\" entry from {tokens.path}")
-    return ClientSeal(pinned)
-
-
-def seal_secret(request: Any, bot_secret: str | None, seal: ClientSeal | None) -> None:
-    """Put ``bot_secret`` (None: none) in a RegisterBot or UpdateBot ``request``: sealed with ``seal`` (and its
-    public key) when the arena seals, else in the clear."""
-    if seal is None:
-        request.bot_secret = bot_secret or ""
-        return
-    request.client_seal_key = seal.public
-    if bot_secret:
-        request.sealed_bot_secret = seal.seal(BOT_SECRET, bot_secret)
-
-
-def opened_token(sealed: bytes, plain: str, seal: ClientSeal | None) -> str:
-    """The owner token of an answer: ``sealed`` opened with the call's ``seal``, else ``plain``. Raises
-    ``ArenaCliError`` when it does not open."""
-    if not sealed or seal is None:
-        return plain
-    try:
-        return seal.unseal(OWNER_TOKEN, sealed)
-    except SealError as exc:
-        raise ArenaCliError(f"the owner token of the answer does not open ({exc}); ask the organiser") from None
 
 
 def token_option(f: Any) -> Any:

@@ -7,10 +7,11 @@ Scheme "v1". The arena holds one X25519 key pair, made once with its id and kept
 time it sees it (trust on first use, as ssh does with host keys). For one call the client makes a fresh X25519 pair
 and sends its public key (``client_seal_key``); client and arena each compute K = HKDF-SHA256 (no salt, info
 "arena.v1 seal" + the client's public key + the arena's public key, 32 bytes) of their X25519 shared secret. A sealed
-field is a 12-byte random nonce followed by ChaCha20-Poly1305(K, nonce, the field's UTF-8 text, associated data: the
-field's name, "bot_secret" or "owner_token"), so neither can be replayed as the other. A relay sees two public keys
-and sealed bytes; without the arena's private key or the client's it reads neither field, and a changed byte makes
-the field fail to open.
+field is a 12-byte random nonce followed by ChaCha20-Poly1305(K, nonce, the field's UTF-8 text, associated data
+``bound_to``: the field's name, the call's method, game and bot name), so it opens for that one call only, and the
+arena refuses a client key it has seen before (``Store.use_client_seal_key``): a sealed field captured from one call
+opens in no other. A relay sees two public keys and sealed bytes; without the arena's private key or the client's
+it reads neither field, and a changed byte makes the field fail to open.
 
 Built on the ``cryptography`` package (its X25519, HKDF and ChaCha20Poly1305); no I/O.
 """
@@ -73,20 +74,30 @@ def call_key(private: bytes, peer: bytes, client_public: bytes, arena_public: by
                 info=b"arena.v1 seal" + client_public + arena_public).derive(shared)
 
 
-def seal(key: bytes, field: str, text: str) -> bytes:
-    """``text`` sealed under ``key`` for ``field`` (``BOT_SECRET`` or ``OWNER_TOKEN``): nonce + ciphertext + tag."""
+def bound_to(field: str, method: str, game: str, name: str) -> bytes:
+    """The associated data of a sealed field: the field's name, the call's method name ("RegisterBot",
+    "UpdateBot", "CreateOwner"), its game and the bot it names (RegisterBotRequest.name, UpdateBotRequest.bot; the
+    label for CreateOwner), one per line: a sealed field opens for that one call only."""
+    return f"{field}\n{method}\n{game}\n{name}".encode()
+
+
+def seal(key: bytes, field: str, text: str, bound: bytes = b"") -> bytes:
+    """``text`` sealed under ``key`` for ``field`` (``BOT_SECRET`` or ``OWNER_TOKEN``): nonce + ciphertext + tag,
+    with associated data ``bound`` (``bound_to``; the field's name alone when empty)."""
     nonce = os.urandom(NONCE_BYTES)
-    return nonce + ChaCha20Poly1305(key).encrypt(nonce, text.encode(), field.encode())
+    return nonce + ChaCha20Poly1305(key).encrypt(nonce, text.encode(), bound or field.encode())
 
 
-def unseal(key: bytes, field: str, sealed: bytes) -> str:
-    """The text of ``sealed`` (``seal``'s output for ``field``). Raises ``SealError`` when it does not open."""
+def unseal(key: bytes, field: str, sealed: bytes, bound: bytes = b"") -> str:
+    """The text of ``sealed`` (``seal``'s output for ``field`` and ``bound``). Raises ``SealError`` when it does not
+    open (sealed for another key, call or field, or changed)."""
     if not NONCE_BYTES + TAG_BYTES <= len(sealed) <= MAX_SEALED_BYTES:
         raise SealError(f"a sealed {field} is {NONCE_BYTES + TAG_BYTES}..{MAX_SEALED_BYTES} bytes, got {len(sealed)}")
     try:
-        opened = ChaCha20Poly1305(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], field.encode())
+        opened = ChaCha20Poly1305(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], bound or field.encode())
     except InvalidTag:
-        raise SealError(f"the sealed {field} does not open: sealed for another key, or changed on the way") from None
+        raise SealError(f"the sealed {field} does not open: sealed for another key or call, or changed on the "
+                        f"way") from None
     try:
         return opened.decode()
     except UnicodeDecodeError:
@@ -102,11 +113,11 @@ class ClientSeal:
         self.public = public_key(private)
         self.key = call_key(private, arena_public, self.public, arena_public)
 
-    def seal(self, field: str, text: str) -> bytes:
-        return seal(self.key, field, text)
+    def seal(self, field: str, text: str, bound: bytes = b"") -> bytes:
+        return seal(self.key, field, text, bound)
 
-    def unseal(self, field: str, sealed: bytes) -> str:
-        return unseal(self.key, field, sealed)
+    def unseal(self, field: str, sealed: bytes, bound: bytes = b"") -> str:
+        return unseal(self.key, field, sealed, bound)
 
 
 def arena_call_key(arena_private: bytes, client_public: bytes) -> bytes:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import grpc
 
-from arena.core import limits
+from arena.core import limits, sealing
 from arena.server import sealed
 from arena.server.requests import abort
 from arena.store import (
@@ -236,7 +236,8 @@ def create_owner(servicer: ArenaServicer, request: arena_pb2.CreateOwnerRequest,
         abort(context, grpc.StatusCode.ABORTED, "the new owner vanished while it was created; try again")
     log.info("owner %s created by the organiser", owner.id)
     message = owner_message(owner, servicer.store.registration())
-    sealed.put_owner_token(message, token, seal)
+    sealed.put_owner_token(message, token, seal,
+                           sealing.bound_to(sealing.OWNER_TOKEN, "CreateOwner", "", request.label))
     return message
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import grpc
 
-from arena.core import limits
+from arena.core import limits, sealing
 from arena.core.specs import BOT_NAME_RE
 from arena.server import owners as owner_service
 from arena.server import sealed
@@ -77,7 +77,7 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
               f"bad bot name {name!r}: use 1..64 characters of A-Z a-z 0-9 _ . -")
     check_endpoint(endpoint, context)
     seal = sealed.call_key(servicer.store, request, context)
-    sealed.open_bot_secret(request, seal, context)
+    sealed.open_bot_secret(request, seal, sealing.bound_to(sealing.BOT_SECRET, "RegisterBot", game, name), context)
     check_bot_secret(request.bot_secret, "RegisterBotRequest.bot_secret", context)
     key = servicer.owner_key(request, context)
     stored = servicer.store.owner_hash(game, name)
@@ -131,7 +131,8 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
              " (new owner)" if claimed and admission is not None and admission.token else "")
     message = bot_message(bot, owner_service.public_id(stored if admission is None else admission.key))
     if claimed and admission is not None and admission.token:
-        sealed.put_owner_token(message, admission.token, seal)
+        sealed.put_owner_token(message, admission.token, seal,
+                               sealing.bound_to(sealing.OWNER_TOKEN, "RegisterBot", game, name))
     return message
 
 
@@ -142,7 +143,8 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
     check_game(game, context)
     name, _version = split_ref(request.bot, context)
     check_endpoint(request.endpoint, context)
-    sealed.open_bot_secret(request, sealed.call_key(servicer.store, request, context), context)
+    sealed.open_bot_secret(request, sealed.call_key(servicer.store, request, context),
+                           sealing.bound_to(sealing.BOT_SECRET, "UpdateBot", game, request.bot), context)
     check_bot_secret(request.bot_secret, "UpdateBotRequest.bot_secret", context)
     bot = servicer.store.get_bot(game, request.bot)
     if bot is None:

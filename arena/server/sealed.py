@@ -1,6 +1,6 @@
 """The sealed fields of the Arena service on the server's side (``arena.core.sealing``; the proto's "Sealed
-fields"): the key of one call from its ``client_seal_key``, a bot secret opened from ``sealed_bot_secret``, and a
-new owner token answered sealed."""
+fields"): the key of one call from its ``client_seal_key`` (a key used before is refused), a bot secret opened from
+``sealed_bot_secret``, and a new owner token answered sealed, each bound to its call (``sealing.bound_to``)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,21 @@ def call_key(store: Store, request: Any, context: grpc.ServicerContext) -> bytes
     the wrong size, or one that gives no shared secret, is INVALID_ARGUMENT."""
     if not request.client_seal_key:
         return None
+    name = request.DESCRIPTOR.name
     try:
-        return sealing.arena_call_key(store.seal_key(), request.client_seal_key)
+        key = sealing.arena_call_key(store.seal_key(), request.client_seal_key)
     except sealing.SealError as exc:
-        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{request.DESCRIPTOR.name}.client_seal_key: {exc}")
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.client_seal_key: {exc}")
+    if not store.use_client_seal_key(request.client_seal_key):
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.client_seal_key was used by an earlier call: make a "
+                                                         f"fresh key pair for each call")
+    return key
 
 
-def open_bot_secret(request: Any, key: bytes | None, context: grpc.ServicerContext) -> None:
-    """Put the bot secret of ``sealed_bot_secret`` (opened with ``key``) in the request's ``bot_secret``, where the
-    rest of the call reads it; INVALID_ARGUMENT when it has no key, comes with a plain ``bot_secret`` too, or does
-    not open."""
+def open_bot_secret(request: Any, key: bytes | None, bound: bytes, context: grpc.ServicerContext) -> None:
+    """Put the bot secret of ``sealed_bot_secret`` (opened with ``key``, bound to ``bound``: ``sealing.bound_to``
+    of this call) in the request's ``bot_secret``, where the rest of the call reads it; INVALID_ARGUMENT when it has
+    no key, comes with a plain ``bot_secret`` too, or does not open."""
     if not request.sealed_bot_secret:
         return
     name = request.DESCRIPTOR.name
@@ -36,16 +41,16 @@ def open_bot_secret(request: Any, key: bytes | None, context: grpc.ServicerConte
     if request.bot_secret:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}: give bot_secret or sealed_bot_secret, not both")
     try:
-        request.bot_secret = sealing.unseal(key, sealing.BOT_SECRET, request.sealed_bot_secret)
+        request.bot_secret = sealing.unseal(key, sealing.BOT_SECRET, request.sealed_bot_secret, bound)
     except sealing.SealError as exc:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.sealed_bot_secret: {exc}")
     request.sealed_bot_secret = b""
 
 
-def put_owner_token(message: Any, token: str, key: bytes | None) -> None:
-    """A new owner's ``token`` in the answer ``message``: sealed (``sealed_owner_token``) when the call has a key,
-    else in the clear (``owner_token``)."""
+def put_owner_token(message: Any, token: str, key: bytes | None, bound: bytes) -> None:
+    """A new owner's ``token`` in the answer ``message``: sealed (``sealed_owner_token``, bound to ``bound``) when
+    the call has a key, else in the clear (``owner_token``)."""
     if key is None:
         message.owner_token = token
     else:
-        message.sealed_owner_token = sealing.seal(key, sealing.OWNER_TOKEN, token)
+        message.sealed_owner_token = sealing.seal(key, sealing.OWNER_TOKEN, token, bound)

@@ -3,6 +3,7 @@ the challenge nonces, the nonces already used, the owner keys by owner id, and t
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 
@@ -14,6 +15,7 @@ from arena.store.keys import (
     OWNER_IDS,
     SEAL_KEY,
     bots_key,
+    client_seal_key_key,
     name_of,
     nonce_key,
     owner_id,
@@ -21,6 +23,7 @@ from arena.store.keys import (
 )
 
 HEX_KEY = re.compile(r"^[0-9a-f]{64}\Z")  # an owner key: token_hash, SHA-256 hex
+CLIENT_SEAL_KEY_TTL_S = 90 * 24 * 3600  # a used client seal key is refused for this long (a fresh one per call)
 
 
 class CredentialStore(StoreBase):
@@ -38,6 +41,12 @@ class CredentialStore(StoreBase):
         clients pin."""
         self.client.set(SEAL_KEY, new_private_key().hex(), nx=True)
         return bytes.fromhex(str(self.client.get(SEAL_KEY)))
+
+    def use_client_seal_key(self, public: bytes) -> bool:
+        """Mark the client seal key ``public`` of a call used (SET NX, kept ``CLIENT_SEAL_KEY_TTL_S``); True when no
+        call used it before, so a sealed field captured from one call opens in no other."""
+        digest = hashlib.sha256(public).hexdigest()
+        return bool(self.client.set(client_seal_key_key(digest), "1", nx=True, ex=CLIENT_SEAL_KEY_TTL_S))
 
     def use_nonce(self, nonce: str, ttl_ms: int) -> bool:
         """Mark ``nonce`` used for ``ttl_ms`` milliseconds; True when it was not used before (SET NX PX)."""

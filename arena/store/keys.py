@@ -97,6 +97,8 @@ Key layout (all under the prefix ``arena:``). Keys that one script or transactio
     arena:challenge-key                      string hex key of the GetChallenge nonces (SET NX once)
     arena:seal-key                           string hex X25519 private key of the sealed fields (SET NX once;
                                                     ``arena.core.sealing``)
+    arena:seal-client:<sha256>               string a client seal key used by a call (SET NX, expires after
+                                                    ``CLIENT_SEAL_KEY_TTL_S``): refused in any later call
     arena:nonce:<nonce>                      string a nonce that signed a call (SET NX PX: each signs one call)
     arena:owner-ids                          hash   owner id -> owner key (``token_hash`` of the owner token)
     arena:registration                       hash   the organiser's registration settings (``arena.store.owners``):
@@ -145,6 +147,11 @@ TOURNAMENTS = PREFIX + "tournaments"
 WORKERS = PREFIX + "workers"
 CHALLENGE_KEY = PREFIX + "challenge-key"  # string: the key that makes GetChallenge nonces unforgeable
 SEAL_KEY = PREFIX + "seal-key"  # string: the arena's private key of the sealed fields (arena.core.sealing)
+
+
+def client_seal_key_key(digest: str) -> str:
+    """A client seal key used once (its SHA-256, hex): a call's key is refused again (``use_client_seal_key``)."""
+    return f"{PREFIX}seal-client:{digest}"
 OWNER_IDS = PREFIX + "owner-ids"  # hash: owner id -> owner key (token_hash), to check signed owner calls
 REGISTRATION = PREFIX + "registration"  # hash: the organiser's registration settings (mode, quotas)
 _OWNERS = PREFIX + "{owners}:"  # one hash tag: the owner scripts touch several of these keys at once

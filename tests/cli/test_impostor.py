@@ -40,6 +40,10 @@ class Impostor(grpc.GenericRpcHandler):
         self.seen: list[tuple[str, bytes, tuple[tuple[str, str], ...]]] = []
         self.answers: list[tuple[str, bytes]] = []  # (method, answer bytes) of every call relayed
         self.lock = threading.Lock()
+        # an active impostor changes what it relays: (method name, request bytes) -> request bytes, and the same of
+        # the answers
+        self.rewrite_request: Any = None
+        self.rewrite_answer: Any = None
 
     def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
         method = details.method
@@ -50,13 +54,16 @@ class Impostor(grpc.GenericRpcHandler):
                              for m in context.invocation_metadata())
             with self.lock:
                 self.seen.append((method, request, metadata))
+            short = method.rsplit("/", 1)[-1]
+            if self.rewrite_request is not None:
+                request = self.rewrite_request(short, request)
             try:
                 answer = relay(request, metadata=metadata, timeout=30)
             except grpc.RpcError as exc:
                 context.abort(exc.code(), exc.details() or "")
             with self.lock:
                 self.answers.append((method, answer))
-            return answer
+            return self.rewrite_answer(short, answer) if self.rewrite_answer is not None else answer
 
         return grpc.unary_unary_rpc_method_handler(handle)
 
@@ -257,17 +264,23 @@ def test_sealed_fields_that_do_not_fit_are_invalid_argument(real_and_fake: tuple
         stub = arena_pb2_grpc.ArenaStub(channel)
         arena_key = stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).seal_key
         assert len(arena_key) == sealing.KEY_BYTES
-        seal, other = sealing.ClientSeal(arena_key), sealing.ClientSeal(sealing.public_key(sealing.new_private_key()))
         secret = "a-bot-secret-0123456789"
+        bound = sealing.bound_to(sealing.BOT_SECRET, "RegisterBot", "take5", "x")
+
+        def sealed(field: str = sealing.BOT_SECRET, to: bytes = arena_key, bound: bytes = bound) -> dict[str, bytes]:
+            seal = sealing.ClientSeal(to)  # a fresh key each call, as the CLI makes
+            return dict(client_seal_key=seal.public, sealed_bot_secret=seal.seal(field, secret, bound))
+
+        other_key = sealing.public_key(sealing.new_private_key())
         cases = {
             "client_seal_key: an X25519 public key is 32 bytes, got 5": dict(client_seal_key=b"short"),
-            "sealed_bot_secret needs a client_seal_key": dict(sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)),
-            "give bot_secret or sealed_bot_secret, not both": dict(
-                client_seal_key=seal.public, bot_secret=secret, sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)),
-            "sealed_bot_secret: the sealed bot_secret does not open": dict(
-                client_seal_key=seal.public, sealed_bot_secret=other.seal(sealing.BOT_SECRET, secret)),
-            "sealed_bot_secret: the sealed bot_secret does not open: sealed": dict(  # a token sealed as a secret
-                client_seal_key=seal.public, sealed_bot_secret=seal.seal(sealing.OWNER_TOKEN, secret)),
+            "sealed_bot_secret needs a client_seal_key": dict(sealed_bot_secret=sealed()["sealed_bot_secret"]),
+            "give bot_secret or sealed_bot_secret, not both": dict(bot_secret=secret, **sealed()),
+            "sealed_bot_secret: the sealed bot_secret does not open": sealed(to=other_key),
+            "sealed_bot_secret: the sealed bot_secret does not open: sealed": sealed(  # a token as a secret
+                field=sealing.OWNER_TOKEN, bound=sealing.bound_to(sealing.OWNER_TOKEN, "RegisterBot", "take5", "x")),
+            "sealed_bot_secret: the sealed bot_secret does not open: sealed for another key or call": sealed(
+                bound=sealing.bound_to(sealing.BOT_SECRET, "UpdateBot", "take5", "x")),
         }
         for expected, fields in cases.items():
             with pytest.raises(grpc.RpcError) as caught:
@@ -276,11 +289,13 @@ def test_sealed_fields_that_do_not_fit_are_invalid_argument(real_and_fake: tuple
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, expected
             assert expected in (caught.value.details() or ""), (expected, caught.value.details())
         # sealed as it should be: the arena opens it, and answers the new owner's token sealed only
+        seal = sealing.ClientSeal(arena_key)
         record = stub.RegisterBot(arena_pb2.RegisterBotRequest(
             name="x", endpoint="127.0.0.1:5", game="take5", client_seal_key=seal.public,
-            sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret)), timeout=10)
+            sealed_bot_secret=seal.seal(sealing.BOT_SECRET, secret, bound)), timeout=10)
         assert record.owner_token == "" and record.has_bot_secret
-        assert len(seal.unseal(sealing.OWNER_TOKEN, record.sealed_owner_token)) >= 32
+        token_bound = sealing.bound_to(sealing.OWNER_TOKEN, "RegisterBot", "take5", "x")
+        assert len(seal.unseal(sealing.OWNER_TOKEN, record.sealed_owner_token, token_bound)) >= 32
 
 
 def test_match_show_of_a_mistyped_file_name_says_there_is_no_such_file(real_and_fake: tuple[str, str, Impostor],
@@ -291,3 +306,87 @@ def test_match_show_of_a_mistyped_file_name_says_there_is_no_such_file(real_and_
     assert "nor is there a file game.jsn" in shown.stderr and "is the path right?" in shown.stderr
     plain = _cli(tmp_path, "match", "show", "t9-000001", "--server", real)
     assert plain.exit_code == 1 and "nor is there a file" not in plain.stderr
+
+
+def test_an_active_impostor_gets_no_secret_by_changing_the_calls(real_and_fake: tuple[str, str, Impostor],
+                                                                 tmp_path: Path) -> None:
+    """Once this machine pinned the arena's seal key: a server at its id that presents none (a downgrade) gets
+    nothing; a relay that strips the client's key from a first registration gets the new token in the clear, which
+    the CLI refuses to take and says so; a server at the same address that says it is another arena gets nothing."""
+    real, fake, impostor = real_and_fake
+    data = tmp_path / "arena"
+    first = _cli(data, "bot", "register", "pinned", "127.0.0.1:5", "--game", "take5", "--data-dir", str(data),
+                 "--server", fake)  # relayed as it is: the arena's key is pinned
+    assert first.exit_code == 0, first.output
+    secret = "downgraded-secret-0123456789"
+
+    def no_key(method: str, answer: bytes) -> bytes:
+        if method != "GetArenaInfo":
+            return answer
+        info = arena_pb2.ArenaInfo.FromString(answer)
+        info.ClearField("seal_key")
+        return info.SerializeToString()
+
+    impostor.rewrite_answer = no_key
+    done = _cli(data, "bot", "update", "pinned", "127.0.0.1:6", "--game", "take5", "--bot-secret", secret,
+                "--data-dir", str(data), "--server", fake)
+    assert done.exit_code == 1 and "presents no seal key than this machine pinned" in done.stderr, done.output
+    impostor.rewrite_answer = None
+
+    def strip(method: str, request: bytes) -> bytes:
+        if method != "RegisterBot":
+            return request
+        asked = arena_pb2.RegisterBotRequest.FromString(request)
+        asked.ClearField("client_seal_key")
+        asked.ClearField("sealed_bot_secret")
+        return asked.SerializeToString()
+
+    impostor.rewrite_request = strip
+    done = _cli(data, "bot", "register", "stripped", "127.0.0.1:5", "--game", "take5", "--data-dir", str(data),
+                "--server", fake)
+    assert done.exit_code == 1 and "carries the new owner token in the clear" in done.stderr, done.output
+    assert "it was not saved" in done.stderr
+    impostor.rewrite_request = None
+    assert _cli(data, "bot", "token", "stripped", "--game", "take5", "--data-dir", str(data),
+                "--server", real).exit_code == 1
+
+    def another_arena(method: str, answer: bytes) -> bytes:
+        if method != "GetArenaInfo":
+            return answer
+        info = arena_pb2.ArenaInfo.FromString(answer)
+        info.arena_id, info.seal_key = "e" * 32, sealing.public_key(sealing.new_private_key())
+        return info.SerializeToString()
+
+    impostor.rewrite_answer = another_arena
+    done = _cli(data, "bot", "register", "other", "127.0.0.1:5", "--game", "take5", "--bot-secret", secret,
+                "--data-dir", str(data), "--server", fake)
+    assert done.exit_code == 1 and "this machine reached arena" in done.stderr and "pinned its seal key" in done.stderr
+    assert not any(m.endswith("/RegisterBot") and secret.encode() in r for m, r, _ in impostor.seen[-3:])
+
+
+def test_a_sealed_field_opens_for_its_own_call_only(real_and_fake: tuple[str, str, Impostor], redis_url: str) -> None:
+    """A sealed bot secret captured from one call opens in no other: not with its client key again (refused), not
+    for another bot, method or field."""
+    real, _fake, _impostor = real_and_fake
+    with grpc.insecure_channel(real) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        arena_key = stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).seal_key
+        secret = "victims-secret-0123456789"
+        seal = sealing.ClientSeal(arena_key)
+        victim = seal.seal(sealing.BOT_SECRET, secret, sealing.bound_to(sealing.BOT_SECRET, "RegisterBot", "take5",
+                                                                         "victim"))
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(name="victim", endpoint="127.0.0.1:5", game="take5",
+                                                      client_seal_key=seal.public, sealed_bot_secret=victim))
+        replay = arena_pb2.RegisterBotRequest(name="thief", endpoint="127.0.0.1:5", game="take5",
+                                              client_seal_key=seal.public, sealed_bot_secret=victim)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.RegisterBot(replay, timeout=10)
+        assert "client_seal_key was used by an earlier call" in (caught.value.details() or "")
+        fresh = sealing.ClientSeal(arena_key)  # a relay cannot re-seal without the key; even the client's own
+        moved = fresh.seal(sealing.BOT_SECRET, secret, sealing.bound_to(sealing.BOT_SECRET, "RegisterBot", "take5",
+                                                                        "victim"))
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.RegisterBot(arena_pb2.RegisterBotRequest(name="thief", endpoint="127.0.0.1:5", game="take5",
+                                                          client_seal_key=fresh.public, sealed_bot_secret=moved))
+        assert "does not open" in (caught.value.details() or "")
+    assert Store.from_url(redis_url).get_bot("take5", "thief") is None

@@ -37,9 +37,12 @@ clients should pin it per arena_id the first time they see it and refuse to seal
 fresh X25519 key pair for the call and sends its public key as `client_seal_key`; both sides compute K =
 HKDF-SHA256(X25519 shared secret, no salt, info "arena.v1 seal" + client public key + arena public key, 32 bytes).
 A sealed field is a 12-byte random nonce followed by ChaCha20-Poly1305(K, nonce, the UTF-8 text, associated data
-"bot_secret" or "owner_token"). With `client_seal_key` set the answer's owner token comes sealed only
-(`sealed_owner_token`; `owner_token` stays empty). A `client_seal_key` that is not 32 bytes, or a sealed field
-that does not open, is INVALID_ARGUMENT. The plain fields still work, in the clear.
+the UTF-8 text FIELD + "\\n" + METHOD + "\\n" + GAME + "\\n" + NAME: FIELD "bot_secret" or "owner_token", METHOD
+"RegisterBot", "UpdateBot" or "CreateOwner", GAME the request's game ("" for CreateOwner), NAME its `name`
+(RegisterBot), `bot` (UpdateBot) or `label` (CreateOwner)), so it opens for that one call only. With
+`client_seal_key` set the answer's owner token comes sealed only (`sealed_owner_token`; `owner_token` stays empty).
+A `client_seal_key` that is not 32 bytes or that an earlier call used (make a fresh pair for each call), or a
+sealed field that does not open, is INVALID_ARGUMENT. The plain fields still work, in the clear.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
