@@ -118,7 +118,8 @@ return 1
 """
 
 # Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
-# has its run of failures reset (and is healthy again if it was not); a failed match ("fail") counts once per match
+# has its run of failures reset (and is healthy again if it was not, unless it is unhealthy for answering GetInfo
+# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears); a failed match ("fail") counts once per match
 # id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
 # KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now (s since
 # the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, then
@@ -140,7 +141,10 @@ for i = 2, #KEYS do
   if outcome == 'ok' then
     if redis.call('EXISTS', h) == 1 then
       redis.call('HSET', h, 'failures', 0)
-      if redis.call('HGET', h, 'state') == 'unhealthy' then
+      local why = redis.call('HGET', h, 'reason') or ''
+      -- "not as registered" clears only when GetInfo answers as registered again (MARK_HEALTHY), not when a match
+      -- that started before it was found is played through
+      if redis.call('HGET', h, 'state') == 'unhealthy' and string.sub(why, 1, 19) ~= 'not as registered: ' then
         redis.call('HSET', h, 'state', 'healthy', 'recovered_at', now)
         redis.call('ZREM', KEYS[1], bot)
         status = 2

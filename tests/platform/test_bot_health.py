@@ -371,3 +371,18 @@ def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(sto
     store.register_bot("take5", "old", "127.0.0.1:9")
     store.client.hdel(bot_key("take5", f"old@{UNVERIFIED}"), "checked")
     assert not store.get_bot("take5", f"old@{UNVERIFIED}").checked
+
+
+def test_a_match_played_through_does_not_clear_not_as_registered(store: Store) -> None:
+    """"Not as registered" clears only when GetInfo answers as registered again: a match that began before it was
+    found, played through, leaves it; any other reason clears with such a match."""
+    store.register_bot("take5", "swapped", "127.0.0.1:9", version="1.0", checked=True)
+    store.register_bot("take5", "failing", "127.0.0.1:9", version="1.0", checked=True)
+    store.mark_unhealthy("take5", "swapped@1.0", "not as registered: reports another name in GetInfo")
+    for k in range(3):
+        store.record_match_health("take5", f"x{k}", {"failing@1.0": "answered no call"}, unhealthy_after=3)
+    assert not store.bot_health("take5", ["failing@1.0"])["failing@1.0"].healthy
+    store.record_match_health("take5", "ok-1", {"swapped@1.0": None, "failing@1.0": None}, unhealthy_after=3)
+    health = store.bot_health("take5", ["swapped@1.0", "failing@1.0"])
+    assert not health["swapped@1.0"].healthy and health["swapped@1.0"].reason.startswith("not as registered: ")
+    assert health["failing@1.0"].healthy
