@@ -1,7 +1,7 @@
 """The stored match records as ``GetMatch`` gives them: without the bots' notes but those of the seats a call
 proves it owns (``without_notes``), and, for every caller who proves no seat, encoded once per stored record and
 kept (``PublicRecords``): a revealed record does not change once stored, and decoding, stripping and encoding one
-of a long Taki game (300 KB) on every call made ``GetMatch`` the costliest public read.
+of a long game (300 KB for 1,800 decisions) on every call made ``GetMatch`` the costliest public read.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.store import Store
 
-MAX_KEPT_BYTES = 64 * 1024 * 1024  # encoded records kept at most (a Taki game of 1,800 decisions: about 300 KB)
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # encoded records kept at most (a match of 1,800 decisions: about 300 KB)
 
 
 def without_notes(record: dict[str, Any], keep: frozenset[int] = frozenset()) -> dict[str, Any]:
