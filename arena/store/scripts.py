@@ -119,8 +119,9 @@ return 1
 
 # Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
 # has its run of failures reset (and is healthy again if it was not, unless it is unhealthy for answering GetInfo
-# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears); a failed match ("fail") counts once per match
-# id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
+# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears); a failed match ("fail")
+# counts once per match id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the
+# reason).
 # KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now (s since
 # the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, then
 # per bot (3 each): bot id, "ok" | "fail", reason.

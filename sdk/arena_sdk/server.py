@@ -49,10 +49,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-import sysconfig
 import threading
-import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -70,6 +67,7 @@ from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, sec
 from .listen import bind_problem
 from .pb import bot_pb2, bot_pb2_grpc
 from .rng import MAX_SEAT_SEED
+from .tracebacks import describe_exception
 
 log = logging.getLogger("arena_sdk")
 
@@ -187,7 +185,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             bot = self._factory()
         except Exception as exc:  # the author's constructor
             log.exception("creating a %s object failed", self.bot_cls.__name__)
-            raise _Abort(grpc.StatusCode.INTERNAL, f"creating the bot object raised {_describe(exc)}") from exc
+            raise _Abort(grpc.StatusCode.INTERNAL, f"creating the bot object raised {describe_exception(exc)}") from exc
         with self._lock:
             if fresh:
                 entry = self._matches[key] = _Entry(bot)
@@ -209,7 +207,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         except Exception as exc:
             log.exception("%s.on_start raised", self.bot_cls.__name__)
             self._drop(key, entry)
-            raise _Abort(grpc.StatusCode.INTERNAL, f"{self.name}: on_start raised {_describe(exc)}") from exc
+            raise _Abort(grpc.StatusCode.INTERNAL, f"{self.name}: on_start raised {describe_exception(exc)}") from exc
         entry.started = True
 
     def _drop(self, key: tuple[str, int], entry: _Entry) -> None:
@@ -334,7 +332,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             except Exception as exc:
                 method = game.decision_methods.get(kind, kind)
                 log.exception("%s.%s raised (match %s seat %d)", name, method, *key)
-                raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {_describe(exc)}") from exc
+                raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {describe_exception(exc)}") from exc
             finally:  # the note of this answer (Bot.note), never carried over to the next one
                 take_note = getattr(entry.bot, "take_note", None)
                 note = take_note() if callable(take_note) else ""
@@ -360,7 +358,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
                 except Exception as exc:
                     log.exception("%s.on_end raised", self.bot_cls.__name__)
                     raise _Abort(
-                        grpc.StatusCode.INTERNAL, f"{self.name}: on_end raised {_describe(exc)}"
+                        grpc.StatusCode.INTERNAL, f"{self.name}: on_end raised {describe_exception(exc)}"
                     ) from exc
         return bot_pb2.EndMatchResponse()
 
@@ -397,30 +395,6 @@ def _failure(step: int, exc: _Abort, sequence: int = 0) -> bot_pb2.BotMessage:
     """The match stream's answer for a request that failed with ``exc``."""
     return bot_pb2.BotMessage(sequence=sequence, failure=bot_pb2.StepFailure(
         step=step, code=exc.code.value[0], message=exc.message[:MAX_FAILURE_CHARS]))  # type: ignore[arg-type]
-
-
-def _describe(exc: BaseException) -> str:
-    """``"IndexError: tuple index out of range (my_bot.py, line 12)"``: the exception and where in the bot's own code
-    it was raised (``_where``), so that a bot author reading the referee's fault finds the line."""
-    text = str(exc)
-    where = _where(exc)
-    return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__) + (f" ({where})" if where else "")
-
-
-_NOT_THE_BOTS = tuple(os.path.realpath(p) + os.sep for p in {
-    os.path.dirname(__file__), sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-    sysconfig.get_paths()["platlib"]})
-
-
-def _where(exc: BaseException) -> str:
-    """The file name (no folder) and line of the innermost frame of ``exc``'s traceback in the bot's own code (not
-    the SDK's, the standard library's nor an installed package's), e.g. "my_bot.py, line 12"; "" when none."""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        path = os.path.realpath(frame.filename)
-        if frame.filename.startswith("<") or path.startswith(_NOT_THE_BOTS):
-            continue
-        return f"{os.path.basename(path)}, line {frame.lineno}"
-    return ""
 
 
 def create_server(
