@@ -521,6 +521,38 @@ def test_every_match_stream_is_served_at_once() -> None:
         served.close()
 
 
+def _silent_streams(secret: str | None, streams: int, settle_s: float) -> tuple[int, list[grpc.StatusCode]]:
+    """A bot of 4 threads (``secret``) that ``streams`` silent PlayMatch streams without the secret (a stranger's)
+    reach first (``settle_s`` later): the card of the referee's Decide then (with the secret), and how each silent
+    stream ended."""
+    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
+    server.start()
+    silence = threading.Event()
+
+    def silent() -> Iterator[bot_pb2.RefereeMessage]:
+        silence.wait(30)
+        return
+        yield  # a generator that sends nothing
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            opened = [stub.PlayMatch(silent(), timeout=40) for _ in range(streams)]
+            time.sleep(settle_s)  # the streams reach the server's threads before the referee's call does
+            metadata = (("arena-bot-secret", secret),) if secret else None
+            card = stub.Decide(decide_request(choose_view(), "after-silence"), timeout=10, metadata=metadata).take5.card
+            silence.set()
+            codes = []
+            for stream in opened:
+                with pytest.raises(grpc.RpcError) as ended:
+                    list(stream)
+                codes.append(ended.value.code())
+            return card, codes
+    finally:
+        silence.set()
+        server.stop(None)
+
+
 @pytest.mark.parametrize("secret", [None, "s3cret-s3cret-s3cret"])
 def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.MonkeyPatch,
                                                            secret: str | None) -> None:
@@ -530,29 +562,9 @@ def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.M
     from arena_sdk import guard
 
     monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 0.5)
-    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
-    server.start()
-    silence = threading.Event()
-
-    def silent() -> Iterator[bot_pb2.RefereeMessage]:
-        silence.wait(30)
-        return
-        yield  # a generator that sends nothing
-
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = bot_pb2_grpc.BotStub(channel)
-            streams = [stub.PlayMatch(silent(), timeout=30) for _ in range(4)]
-            metadata = (("arena-bot-secret", secret),) if secret else None
-            answer = stub.Decide(decide_request(choose_view(), "after-silence"), timeout=10, metadata=metadata)
-            assert answer.take5.card in choose_view().hand
-            for stream in streams:
-                with pytest.raises(grpc.RpcError) as ended:
-                    list(stream)
-                assert ended.value.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED)
-    finally:
-        silence.set()
-        server.stop(None)
+    card, codes = _silent_streams(secret, 4, 0.0)
+    assert card in choose_view().hand
+    assert set(codes) <= {grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED}, codes
 
 
 def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -562,32 +574,6 @@ def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monk
     from arena_sdk import guard
 
     monkeypatch.setattr(guard, "REFUSED_WAIT_S", 30.0)
-    secret = "s3cret-s3cret-s3cret"
-    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
-    server.start()
-    silence = threading.Event()
-
-    def silent() -> Iterator[bot_pb2.RefereeMessage]:
-        silence.wait(30)
-        return
-        yield  # a generator that sends nothing
-
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = bot_pb2_grpc.BotStub(channel)
-            streams = [stub.PlayMatch(silent(), timeout=40) for _ in range(12)]
-            time.sleep(1.0)  # the streams reach the server's threads before the referee's call does
-            answer = stub.Decide(decide_request(choose_view(), "during-flood"), timeout=10,
-                                 metadata=(("arena-bot-secret", secret),))
-            assert answer.take5.card in choose_view().hand
-            silence.set()
-            codes = []
-            for stream in streams:
-                with pytest.raises(grpc.RpcError) as ended:
-                    list(stream)
-                codes.append(ended.value.code())
-            assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL,
-                                  grpc.StatusCode.CANCELLED}, codes
-    finally:
-        silence.set()
-        server.stop(None)
+    card, codes = _silent_streams("s3cret-s3cret-s3cret", 12, 1.0)
+    assert card in choose_view().hand
+    assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED}, codes
