@@ -240,9 +240,11 @@ async def not_as_registered(channels: BotChannels, seats: Sequence[SeatSpec], bo
 
         async def ask(lease: Any) -> None:
             try:
-                lease.info = await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                info = await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
             except Exception:  # noqa: BLE001 - down or failing: the match's calls find out and fault it
-                pass
+                return
+            if isinstance(info, bot_pb2.BotInfo):  # not an answer that did not decode (UndecodableAnswer)
+                lease.info = info
 
         await asyncio.gather(*(ask(lease) for lease in unknown))
         strangers = {}

@@ -386,3 +386,46 @@ def test_a_match_played_through_does_not_clear_not_as_registered(store: Store) -
     health = store.bot_health("take5", ["swapped@1.0", "failing@1.0"])
     assert not health["swapped@1.0"].healthy and health["swapped@1.0"].reason.startswith("not as registered: ")
     assert health["failing@1.0"].healthy
+
+
+def test_a_getinfo_answer_that_does_not_decode_is_no_identity(store: Store) -> None:
+    """A bot answering GetInfo with bytes that are no BotInfo: the worker's check finds nothing (the match's own
+    calls fault it), and the channel keeps no answer for the referee to read."""
+    import asyncio
+    from concurrent import futures
+
+    import grpc
+
+    from arena.match.channels import BotChannels
+    from arena.match.record import SeatSpec
+    from arena.worker.health import not_as_registered
+
+    def junk(request: bytes, context: grpc.ServicerContext) -> bytes:
+        return b"\xff\xff\xff"  # no BotInfo
+
+    class Junk(grpc.GenericRpcHandler):
+        def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+            return grpc.unary_unary_rpc_method_handler(junk) if details.method.endswith("/GetInfo") else None
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((Junk(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    endpoint = f"127.0.0.1:{port}"
+    bot = store.register_bot("take5", "garbled", endpoint, version="1.0", checked=True)
+
+    async def check() -> tuple[dict[str, str], bool | None]:
+        pool = BotChannels()
+        try:
+            found = await not_as_registered(pool, [SeatSpec("garbled@1.0", endpoint)], [bot], 2.0)
+            lease = pool.lease(endpoint)
+            stream = lease.serves_match_stream  # no answer kept: asked again by the referee, never an error
+            pool.release(lease)
+            return found, stream
+        finally:
+            await pool.close()
+
+    try:
+        assert asyncio.run(check()) == ({}, None)
+    finally:
+        server.stop(None)
