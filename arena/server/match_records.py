@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
+from arena.core.kept import Kept
 from arena.store import Store
 
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # encoded records kept at most (a match of 1,800 decisions: about 300 KB)
@@ -48,10 +47,7 @@ class PublicRecords:
     Thread-safe (the referee's handlers share it); two callers of a record not kept yet may both build it."""
 
     def __init__(self, max_bytes: int = MAX_KEPT_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple[str, str, bytes, bool], str] = OrderedDict()
-        self._size = 0
+        self._kept: Kept[tuple[str, str, bytes, bool], str] = Kept(max_bytes, len)
         self.builds = 0  # records encoded so far (for tests)
 
     def record_json(self, store: Store, game: str, match_id: str, strip: bool, own: frozenset[int] | None) -> str:
@@ -65,19 +61,10 @@ class PublicRecords:
             record = store.unpack_match_record(match_id, game, raw)
             return json.dumps(without_notes(record, own) if strip else record)
         key = (game, match_id, hashlib.blake2b(raw, digest_size=16).digest(), strip)
-        with self._lock:
-            text = self._kept.get(key)
-            if text is not None:
-                self._kept.move_to_end(key)
-                return text
-        record = store.unpack_match_record(match_id, game, raw)
-        text = json.dumps(without_notes(record) if strip else record)
-        self.builds += 1
-        with self._lock:
-            if key not in self._kept and len(text) <= self.max_bytes:
-                self._kept[key] = text
-                self._size += len(text)
-                while self._size > self.max_bytes:
-                    _, old = self._kept.popitem(last=False)
-                    self._size -= len(old)
+        text = self._kept.get(key)
+        if text is None:
+            record = store.unpack_match_record(match_id, game, raw)
+            text = json.dumps(without_notes(record) if strip else record)
+            self.builds += 1
+            self._kept.put(key, text)
         return text

@@ -29,13 +29,12 @@ import json
 import logging
 import math
 import random
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arena.core.errors import TournamentError
+from arena.core.kept import Kept
 from arena.core.seeds import seed_bytes
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
@@ -185,38 +184,16 @@ def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None, d
     return text
 
 
-class _Kept:
-    """The newest ``size`` Swiss standings computed, by (game, tournament id, matches done, rounds paired): a
-    stored result raises matches done, so a kept entry is never stale, and ``GetStandings`` of a large Swiss (up to
-    ``MAX_BOTS // 2 * rounds`` results, ~24 us each to read) reads its results once per new result, not per call.
-    Thread-safe (the referee's handlers share it)."""
-
-    def __init__(self, size: int = 32) -> None:
-        self.size = size
-        self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple[str, str, int, int], list[SwissLine]] = OrderedDict()
-
-    def get(self, key: tuple[str, str, int, int]) -> list[SwissLine] | None:
-        with self._lock:
-            lines = self._kept.get(key)
-            if lines is not None:
-                self._kept.move_to_end(key)
-            return lines
-
-    def put(self, key: tuple[str, str, int, int], lines: list[SwissLine]) -> None:
-        with self._lock:
-            self._kept[key] = lines
-            while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
-
-
 class Swiss(Format):
     """The Swiss format (module docstring)."""
 
     name = KIND
 
     def __init__(self) -> None:
-        self._kept = _Kept()
+        # the newest 32 standings computed, by (game, tournament id, matches done, rounds paired): a stored result
+        # raises matches done, so a kept entry is never stale, and GetStandings of a large Swiss (up to MAX_BOTS // 2
+        # x rounds results, ~24 us each to read) reads its results once per new result, not per call
+        self._kept: Kept[tuple[str, str, int, int], list[SwissLine]] = Kept(32)
     title = "Swiss"
     option_field = "swiss"
     controlled = True

@@ -37,3 +37,20 @@ def test_a_sealed_field_opens_for_its_field_and_call_only() -> None:
         sealing.arena_call_key(arena, bytes(32))  # a low-order point
     with pytest.raises(sealing.SealError, match="is 28..284 bytes"):
         sealing.unseal(key, sealing.BOT_SECRET, bytes(300))
+
+
+def test_kept_drops_the_least_recently_used_beyond_its_weight() -> None:
+    """``arena.core.kept.Kept`` (the referee's kept answers: GetMatch records, Swiss standings)."""
+    from arena.core.kept import Kept
+
+    kept: Kept[str, str] = Kept(10, len)
+    kept.put("a", "aaaa")
+    kept.put("b", "bbbb")
+    assert kept.get("a") == "aaaa"  # now the most recently used
+    kept.put("c", "cccc")  # 12 > 10: "b" goes
+    assert (kept.get("a"), kept.get("b"), kept.get("c")) == ("aaaa", None, "cccc")
+    kept.put("huge", "x" * 11)  # heavier than the whole: not kept, nothing dropped
+    assert kept.get("huge") is None and kept.get("a") == "aaaa"
+    kept.put("a", "a")  # replaced: its old weight given back
+    kept.put("d", "dddd")
+    assert (kept.get("a"), kept.get("c"), kept.get("d")) == ("a", "cccc", "dddd")
