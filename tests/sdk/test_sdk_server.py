@@ -521,10 +521,11 @@ def test_every_match_stream_is_served_at_once() -> None:
         served.close()
 
 
-def _silent_streams(secret: str | None, streams: int, settle_s: float) -> tuple[int, list[grpc.StatusCode]]:
+def _silent_streams(secret: str | None, streams: int, settle_s: float,
+                    end_silence: bool = False) -> tuple[int, list[grpc.StatusCode]]:
     """A bot of 4 threads (``secret``) that ``streams`` silent PlayMatch streams without the secret (a stranger's)
     reach first (``settle_s`` later): the card of the referee's Decide then (with the secret), and how each silent
-    stream ended."""
+    stream ended (after the client ended its side, with ``end_silence``)."""
     server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
     server.start()
     silence = threading.Event()
@@ -541,7 +542,8 @@ def _silent_streams(secret: str | None, streams: int, settle_s: float) -> tuple[
             time.sleep(settle_s)  # the streams reach the server's threads before the referee's call does
             metadata = (("arena-bot-secret", secret),) if secret else None
             card = stub.Decide(decide_request(choose_view(), "after-silence"), timeout=10, metadata=metadata).take5.card
-            silence.set()
+            if end_silence:
+                silence.set()
             codes = []
             for stream in opened:
                 with pytest.raises(grpc.RpcError) as ended:
@@ -574,6 +576,6 @@ def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monk
     from arena_sdk import guard
 
     monkeypatch.setattr(guard, "REFUSED_WAIT_S", 30.0)
-    card, codes = _silent_streams("s3cret-s3cret-s3cret", 12, 1.0)
+    card, codes = _silent_streams("s3cret-s3cret-s3cret", 12, 1.0, end_silence=True)
     assert card in choose_view().hand
     assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED}, codes
