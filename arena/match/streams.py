@@ -31,7 +31,8 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
   ("Internal error from Core"): a stream that ends either way before any answer is checked once per seat with a
   stream the referee writes nothing on (``PROBE_S``); when that one is refused with UNIMPLEMENTED, the calls
   waiting and every later one of the seat fail at once with ``NOT_SERVED`` (an ``error`` whose detail tells
-  the bot author what to change), no stream opened.
+  the bot author what to change), no stream opened. The same check gives a bot that refuses every stream at once
+  with another status (a wrong bot secret checked before reading) that status, not grpc core's INTERNAL.
 
 The stream's call metadata (the bot secret) is that of the first call that opens it.
 """
@@ -266,6 +267,7 @@ class SeatStream:
         self.cut: StreamCut | None = None  # a stream the referee ended with no call waiting: the next call's fault
         self.metadata: Any = None  # the call metadata of the stream opened last
         self.serves: bool | None = None  # whether the bot implements PlayMatch, once checked (None: not checked)
+        self.refused: StreamStatus | None = None  # the bot's refusal of the last check of its stream (``_refusal``)
         self._decide = bot_pb2.RefereeMessage()  # see decide_request
         self._decide_request = self._decide.decide
 
@@ -374,8 +376,8 @@ class SeatStream:
             elif read and code in _CORE and details == CORE_ENDED:  # the bot ended the stream while it was written
                 code, details = grpc.StatusCode.UNAVAILABLE, f"the bot ended the match stream ({details})"
             status = StreamStatus(code, f"the match stream broke: {details or code.name}")
-            if not read and (code == grpc.StatusCode.UNIMPLEMENTED or code in _CORE) and await self._lacks_stream():
-                status = StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)
+            if not read and (code == grpc.StatusCode.UNIMPLEMENTED or code in _CORE):
+                status = await self._refusal() or status
         except asyncio.CancelledError:
             status = StreamStatus(grpc.StatusCode.CANCELLED, "the match stream was closed")
             raise
@@ -390,22 +392,32 @@ class SeatStream:
             for waiter in waiters:
                 waiter.fail(status)
 
-    async def _lacks_stream(self) -> bool:
-        """True when the bot does not implement PlayMatch: it refuses, with UNIMPLEMENTED, a stream the referee
-        writes nothing on (so no write of the referee's races the bot's status). Checked once per seat (``serves``);
-        False when the check gets no status within ``PROBE_S`` or another one."""
-        if self.serves is None:
+    async def _refusal(self) -> StreamStatus | None:
+        """Why the bot refuses the match stream, asked with a stream the referee writes nothing on (so no write of
+        the referee's races the bot's status): ``NOT_SERVED`` when it refuses that one with UNIMPLEMENTED (it does
+        not implement PlayMatch), its own status when it refuses it with another (PERMISSION_DENIED for a wrong bot
+        secret, which grpc core may have turned into INTERNAL on a stream the referee was writing), None when the
+        check gets no status within ``PROBE_S`` (the bot waits for a request: it serves the stream) or one that
+        tells nothing (OK, CANCELLED, INTERNAL). Asked once per seat, and again after each refusal of another kind
+        than UNIMPLEMENTED (a bot refusing answers the check at once; one restarted right may serve now)."""
+        if self.serves is None or self.refused is not None:
             probe = self.stub.PlayMatch(metadata=self.metadata, wait_for_ready=False)
             try:
                 code = await asyncio.wait_for(probe.code(), PROBE_S)
+                details = await probe.details()
             except (TimeoutError, grpc.RpcError):
-                code = None
+                code, details = None, ""
             finally:
                 probe.cancel()
             self.serves = code != grpc.StatusCode.UNIMPLEMENTED
+            self.refused = None
             if not self.serves:
                 log.warning("seat %d (%s): %s", self.seat, self.name, NOT_SERVED)
-        return not self.serves
+            elif code is not None and code not in _BROKEN and code not in _CORE:
+                self.refused = StreamStatus(code, f"the bot refused the match stream: {details or code.name}")
+        if self.serves is False:
+            return StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)
+        return self.refused
 
     def _dispatch(self, message: Any, inbox: _Inbox) -> bool:
         """Give ``message`` (a ``BotMessage`` or an ``UndecodableAnswer``) to the call of ``inbox``'s stream

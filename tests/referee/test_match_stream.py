@@ -185,9 +185,10 @@ def test_the_stream_carries_the_bot_secret(seats_of, test_bot) -> None:
     wrong = play(seats_of, SeatSpec(bot.name, bot.endpoint, secret="guess"))
     kinds = faults_of(wrong)
     assert set(kinds) == {"error"} and kinds["error"] >= 10, wrong.faults  # every call refused: start and each decision
-    # the first call of each stream sees the bot's status; a request grpc.aio was still writing when the bot ended
-    # the stream may see "Internal error from Core" instead: an error fault either way
-    assert any("PERMISSION_DENIED" in f.detail for f in wrong.faults)
+    # the first call of each stream sees the bot's status; one whose request grpc.aio was still writing when the bot
+    # ended the stream sees grpc core's INTERNAL, and the referee's check of the stream finds the bot's status
+    assert all("PERMISSION_DENIED" in f.detail and "wrong arena-bot-secret" in f.detail for f in wrong.faults), [
+        f.detail for f in wrong.faults if "PERMISSION_DENIED" not in f.detail]
 
 
 class _HeldCall:
