@@ -67,6 +67,12 @@ def answer_decoder(message_cls: Any) -> Callable[[bytes], Any]:
     return decode
 
 
+def _serialize(request: Any) -> bytes:
+    """A match stream request's bytes: its own ``SerializeToString`` (a ``RefereeMessage``, or the referee's
+    wrapper of one that stamps its ``deadline_ms`` as it is serialised: ``arena.match.streams``)."""
+    return request.SerializeToString()
+
+
 class GuardedBotStub(bot_pb2_grpc.BotStub):
     """``BotStub`` on ``channel`` (a ``grpc.aio.Channel`` or a blocking ``grpc.Channel``) whose calls return the
     answer message, or an ``UndecodableAnswer`` when the bot's bytes are not one (see the module docstring); the
@@ -82,6 +88,6 @@ class GuardedBotStub(bot_pb2_grpc.BotStub):
             ))
         self.PlayMatch = channel.stream_stream(  # type: ignore[assignment]
             SERVICE + "PlayMatch",
-            request_serializer=bot_pb2.RefereeMessage.SerializeToString,
+            request_serializer=_serialize,
             response_deserializer=answer_decoder(bot_pb2.BotMessage),
         )

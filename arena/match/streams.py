@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -185,6 +186,23 @@ class StreamCall:
             raise
 
 
+class _Timed:
+    """A ``RefereeMessage`` whose ``deadline_ms`` is stamped when grpc serialises it (``SerializeToString``, the
+    match stream's request serializer, called once the stream is started: the bot reached), as what is left then of
+    the deadline due at ``due`` (``time.monotonic()`` s), at least 1 ms; so a request that waited for its bot to come
+    back, or behind another write, tells the bot the time it has from when it gets the request."""
+
+    __slots__ = ("message", "due")
+
+    def __init__(self, message: bot_pb2.RefereeMessage, due: float) -> None:
+        self.message = message
+        self.due = due
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name, called by the stub's serializer
+        self.message.deadline_ms = max(1, round((self.due - time.monotonic()) * 1000))
+        return self.message.SerializeToString()
+
+
 class _Writer:
     """Writes the referee's messages on one ``grpc.aio`` stream call, in order and one at a time (grpc core takes
     one message at a time per call), without a task of its own: a write starts in the turn of the event loop that
@@ -324,12 +342,15 @@ class SeatStream:
         if inbox.credit < MAX_UNASKED_MESSAGES:
             inbox.credit += 1
         assert self.outbox is not None
-        if message is self._decide and (self.outbox.busy or not self.answered):
-            # not written (serialised) at once: behind another write, or on a stream that may still be sending
-            # its metadata; the caller reuses the message, so a snapshot waits instead
-            snapshot = bot_pb2.RefereeMessage()
-            snapshot.CopyFrom(message)
-            message = snapshot
+        if self.outbox.busy or not self.answered:
+            # not written (serialised) at once: behind another write, or on a stream that may still be connecting
+            # (a bot coming back); the caller reuses its decide message, so a snapshot waits instead, and
+            # deadline_ms is what is left of the deadline when grpc serialises it (sends it)
+            if message is self._decide:
+                snapshot = bot_pb2.RefereeMessage()
+                snapshot.CopyFrom(message)
+                message = snapshot
+            message = _Timed(message, time.monotonic() + timeout)
         self.outbox.put(message)
         return call
 

@@ -16,6 +16,7 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
                    servicer answers UNIMPLEMENTED); its unary calls answer honestly
 
 --start-sleep S delays the answer to `start` by S seconds (any style).
+--deadlines prints "decide SEQUENCE deadline_ms MS" on stderr for each decide it gets (any style).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class StreamBot(TestBot):
                 yield bot_pb2.BotMessage(ended=bot_pb2.EndMatchResponse())
             elif which == "decide":
                 request = message.decide
+                if self.args.deadlines:
+                    print(f"decide {request.sequence} deadline_ms {message.deadline_ms}", file=sys.stderr, flush=True)
                 answer = honest(request)
                 if self.at is not None and request.sequence not in self.at or self.args.style == "honest":
                     yield bot_pb2.BotMessage(sequence=request.sequence, decision=answer)
@@ -123,6 +126,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sleep", type=float, default=0.5)
     parser.add_argument("--secret", default="")
     parser.add_argument("--start-sleep", type=float, default=0.0)
+    parser.add_argument("--deadlines", action="store_true")
 
 
 if __name__ == "__main__":

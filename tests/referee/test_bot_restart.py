@@ -16,7 +16,7 @@ from arena.match.referee import run_match_sync
 from arena.match.replay import replay
 from arena_sdk.games import take5
 
-from .conftest import seat
+from .conftest import BOTS_DIR, seat
 
 RESTARTED = 1  # the restarting bot's seat
 KILL_AFTER = 3  # rounds played before the kill
@@ -87,3 +87,43 @@ def test_a_bot_that_dies_for_good_is_waited_for_three_deadlines_then_forfeits(se
     assert len(waited) == 3, record.faults  # max_consecutive_timeouts calls wait for it, later ones fail at once
     assert elapsed >= 0.6
     assert replay(record) == []
+
+
+def test_a_request_that_waited_for_its_bot_to_come_back_says_the_time_left_when_it_arrives(seats_of) -> None:
+    """On the match stream, a decision asked again while the bot restarts is written before the bot is back and
+    sent when it is: its deadline_ms is what is left then, not what was left when it was written."""
+    deadline_ms, away_s = 4000, 1.0
+    script = str(BOTS_DIR / "stream_bot.py")
+    first = start_bot(script, extra_args=("--deadlines",))
+    port = int(first.endpoint.rsplit(":", 1)[1])
+    bots: list[BotProcess] = [first]
+    restarted = threading.Event()
+    rounds = 0
+
+    def restart() -> None:
+        first.process.wait()
+        time.sleep(away_s)
+        bots.append(start_bot(script, port=port, extra_args=("--deadlines",)))
+        restarted.set()
+
+    def on_progress(before: Any, after: Any) -> None:
+        nonlocal rounds
+        rounds += 1
+        if rounds == KILL_AFTER:
+            first.process.kill()
+            threading.Thread(target=restart, daemon=True).start()
+
+    seats = [*seats_of("random1"), seat(first), *seats_of("random2")]
+    try:
+        record = run_match_sync("restart-3", "take5", seats, take5.Take5Config(limit=1), seed=5,
+                                options=RefereeOptions(deadline_ms=deadline_ms), on_progress=on_progress)
+    finally:
+        restarted.wait(30)
+        for bot in bots:
+            bot.stop()
+    assert restarted.is_set() and len(bots) == 2, "the bot was not killed and restarted during the match"
+    assert record.forfeits == () and all(f.seat == RESTARTED for f in record.faults), record.faults
+    got = [int(line.split()[-1]) for line in bots[1].stderr_tail().splitlines() if line.startswith("decide ")]
+    assert got, bots[1].stderr_tail()
+    # the first request the new process got waited at least away_s for it: so much less time is left
+    assert 0 < got[0] <= deadline_ms - away_s * 1000, got

@@ -355,10 +355,8 @@ class _Fed:
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
         self.cancelled = False
 
-    async def write(self, message: Any) -> None:
-        copy = bot_pb2.RefereeMessage()
-        copy.CopyFrom(message)
-        self.sent.append(copy)
+    async def write(self, message: Any) -> None:  # serialised as grpc does (the stub's serializer)
+        self.sent.append(bot_pb2.RefereeMessage.FromString(message.SerializeToString()))
 
     async def done_writing(self) -> None:
         pass

@@ -56,7 +56,8 @@ it when the bot says it serves it and the four unary calls otherwise, so a bot m
     would have ended with an error status, with `failure` (its step, the status code and a message) and the
     stream stays open. Answers come in the order of the requests.
   * Deadlines: RefereeMessage.deadline_ms is the time the referee waits for the answer, from when it sent the
-    request (the unary calls' gRPC deadline: default 1000 ms per decide, 2000 ms for start and end); the stream
+    request (the unary calls' gRPC deadline: default 1000 ms per decide, 2000 ms for start and end; less when
+    the request waited for a new stream to reach a bot coming back: what is left then); the stream
     itself has no gRPC deadline. The referee enforces it: an answer that comes after it, or that carries a
     sequence it is not waiting for, is dropped unread, and the decision is recorded as a timeout fault with
     the default action, as a late unary answer. A decision the referee asks again (its own event loop was
@@ -1212,7 +1213,8 @@ class RefereeMessage(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     deadline_ms: _builtins.int
     """How long the referee waits for this request's answer, milliseconds from when it sent it (1..120000): the
-    deadline of the unary call it replaces. An answer after it is dropped (a timeout fault for a decide).
+    deadline of the unary call it replaces, or what is left of it when the request waited to be sent (a stream
+    still connecting to a bot coming back). An answer after it is dropped (a timeout fault for a decide).
     """
     @_builtins.property
     def start(self) -> Global___StartMatchRequest:
