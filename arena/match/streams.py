@@ -350,8 +350,9 @@ class SeatStream:
                 snapshot = bot_pb2.RefereeMessage()
                 snapshot.CopyFrom(message)
                 message = snapshot
-            message = _Timed(message, time.monotonic() + timeout)
-        self.outbox.put(message)
+            self.outbox.put(_Timed(message, time.monotonic() + timeout))
+        else:
+            self.outbox.put(message)
         return call
 
     def forget(self, call: StreamCall) -> None:
