@@ -18,25 +18,31 @@ from arena.core.limits import MATCH_LIST
 from arena_sdk.pb import arena_pb2
 
 QUEUED_AFTER_READ = 500  # tournaments read at most to say what a running one is queued after
+QUEUED_AFTER_ASKED = 10  # of those, the first ones asked how many of their matches are deferred
 
 
 def queued_after(client: ArenaClient, t: Any) -> str:
     """The running tournaments of the same game created before running tournament ``t`` whose matches are not all
     played: the queue of a game is first in, first out, so theirs come first ("t7 (99,990 matches left)...");
-    "" when there is none (or ``t`` is not running)."""
+    matches deferred for an unhealthy bot (``Tournament.matches_deferred``, asked of the first
+    ``QUEUED_AFTER_ASKED`` such tournaments) are not in the queue and are not counted; "" when there is none (or
+    ``t`` is not running)."""
     if t.state != "running":
         return ""
     listed = every_page(client, "ListTournaments", arena_pb2.ListTournamentsRequest(game=t.game, page_size=100),
                         "tournaments", most=QUEUED_AFTER_READ)
-    before = []
-    for o in listed:
+    before: list[str] = []
+    for o in sorted(listed, key=lambda o: o.created_at):
         left = o.matches_total - o.matches_done - o.matches_cancelled - o.matches_failed
         if o.id != t.id and o.state == "running" and o.created_at < t.created_at and left > 0:
-            before.append((o.created_at, f"{o.id} ({left:,} {'match' if left == 1 else 'matches'} left)"))
+            if len(before) < QUEUED_AFTER_ASKED:  # its deferred matches wait outside the queue
+                left -= client.call("GetTournament", arena_pb2.GetTournamentRequest(id=o.id)).matches_deferred
+            if left > 0:
+                before.append(f"{o.id} ({left:,} {'match' if left == 1 else 'matches'} left)")
     if not before:
         return ""
-    return (", ".join(text for _, text in sorted(before)) + ": the queue of a game is first in, first out, so "
-            "their matches are played first (`arena tournament cancel ID` stops one)")
+    return (", ".join(before) + ": the queue of a game is first in, first out, so their matches are played first "
+            "(`arena tournament cancel ID` stops one)")
 
 
 NO_WORKER = ("no worker is alive: its matches wait until one runs (`arena worker`, or `arena serve --workers N`; "

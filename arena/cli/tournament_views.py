@@ -152,16 +152,20 @@ def tournament_dict(t: Any) -> dict[str, Any]:
 
 def waiting_text(t: Any, *, short: bool = False) -> str:
     """What a running tournament ``t`` waits for (``Tournament.waiting_for``): its unhealthy bots, whose matches
-    are deferred until they answer GetInfo again; "" when none. ``short``: the bot ids only, for a progress bar."""
+    are deferred until they answer GetInfo again, or played anyway (forfeited) from about their ``forced_at``;
+    "" when none. ``short``: the bot ids only, for a progress bar."""
     waiting = list(t.waiting_for)
     if not waiting:
         return ""
     if short:
         return "waiting for " + ", ".join(w.bot for w in waiting) + " (unhealthy)"
+    one = len(waiting) == 1
     parts = [f"{w.bot}: unhealthy since {when(w.unhealthy_since)}" + (f" ({w.reason})" if w.reason else "")
-             for w in waiting]
-    return ("; ".join(parts) + f"; {'its' if len(waiting) == 1 else 'their'} matches wait until "
-            f"{'it answers' if len(waiting) == 1 else 'they answer'} GetInfo again (start the bot; "
+             + (f", played anyway from about {when(w.forced_at)}" if w.forced_at else "") for w in waiting]
+    n = t.matches_deferred
+    held = f"{n:,} {'match waits' if n == 1 else 'matches wait'}" if n else "matches wait"
+    return ("; ".join(parts) + f"; {'its' if one else 'their'} {held} until {'it answers' if one else 'they answer'}"
+            f" GetInfo again, or until then, when {'it forfeits' if one else 'they forfeit'} them (start the bot; "
             f"`arena tournament cancel {t.id}` to give up)")
 
 

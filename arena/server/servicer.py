@@ -37,6 +37,7 @@ import hmac
 import importlib.metadata
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -287,9 +288,15 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         message = tournament_message(info, self.store)
         if info.state == "running":  # the bots it waits for: their matches are deferred while they are unhealthy
             health = self.store.bot_health(info.game, self.store.unhealthy_among(info.game, list(info.bots)))
-            message.waiting_for.extend(
-                arena_pb2.WaitingBot(bot=h.bot, unhealthy_since=h.since or 0.0, reason=h.reason)
-                for h in health.values() if not h.healthy)
+            sick = [h for h in health.values() if not h.healthy]
+            if sick:
+                now = time.time()
+                caps = [w.max_deferral_s for w in self.store.list_workers() if w.alive(now)]
+                message.waiting_for.extend(
+                    arena_pb2.WaitingBot(bot=h.bot, unhealthy_since=h.since or 0.0, reason=h.reason,
+                                         forced_at=(h.since or now) + min(caps) if caps else 0.0)
+                    for h in sick)
+                message.matches_deferred = self.store.deferred_of(info.game, info.id)
         return message
 
     @_rpc

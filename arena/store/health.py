@@ -208,6 +208,12 @@ class HealthStore(StoreBase):
         games = [game] if game else sorted(GAMES)
         return sum(int(self.client.zcard(deferred_key(g))) for g in games)
 
+    def deferred_of(self, game: str, tournament_id: str) -> int:
+        """How many matches of tournament ``tournament_id`` (of ``game``) are deferred now (their ids start with
+        the tournament's, ``arena.core.specs.match_id``). Reads every deferred match id of the game."""
+        prefix = tournament_id + "-"
+        return sum(1 for mid in self.client.zrange(deferred_key(game), 0, -1) if mid.startswith(prefix))
+
     def release_deferred(self, game: str, match_id: str, *, forced: bool = False) -> bool:
         """Queue a deferred match again on its game's stream (with ``forced=1`` when ``forced``: the workers then
         play it whatever the health of its bots). False when it was not deferred (another worker released it)."""

@@ -47,7 +47,8 @@ class WorkerStatus:
 
     Attributes: name; host; pid; started_at and last_seen (s since epoch); concurrency (matches at once);
     running (match ids it was running); matches_done (results it stored since it started); timeout_s (its
-    heartbeat counts as alive for this long); stopped (it said goodbye).
+    heartbeat counts as alive for this long); stopped (it said goodbye); max_deferral_s (its cap on a deferred
+    match, ``arena.worker.health``; the default for a heartbeat that does not say).
     """
 
     name: str
@@ -60,6 +61,7 @@ class WorkerStatus:
     matches_done: int
     timeout_s: float
     stopped: bool = False
+    max_deferral_s: float = DEFAULTS.max_deferral_s
 
     def alive(self, now: float) -> bool:
         """True when the worker has not stopped and its last heartbeat is younger than its timeout."""
@@ -319,6 +321,7 @@ class JobStore(StoreBase):
             "last_seen": repr(status.last_seen), "concurrency": status.concurrency,
             "running": json.dumps(list(status.running)), "matches_done": status.matches_done,
             "timeout_s": repr(float(status.timeout_s)), "stopped": 1 if status.stopped else 0,
+            "max_deferral_s": repr(float(status.max_deferral_s)),
         })
         pipe.expire(key, max(1, int(forget_s)))
         pipe.zadd(WORKERS, {status.name: status.last_seen})
@@ -357,7 +360,8 @@ class JobStore(StoreBase):
                 started_at=float(h.get("started_at", 0.0)), last_seen=float(h.get("last_seen", 0.0)),
                 concurrency=int(h.get("concurrency", 0)), running=tuple(json.loads(h.get("running", "[]"))),
                 matches_done=int(h.get("matches_done", 0)), timeout_s=float(h.get("timeout_s", 0.0)),
-                stopped=h.get("stopped") == "1"))
+                stopped=h.get("stopped") == "1",
+                max_deferral_s=float(h.get("max_deferral_s", DEFAULTS.max_deferral_s))))
         if gone:
             self.client.zrem(WORKERS, *gone)
         return out

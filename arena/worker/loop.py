@@ -127,7 +127,8 @@ class _Worker:
             name=self.name, host=socket.gethostname(), pid=os.getpid(), started_at=self.started_at,
             last_seen=time.time(), concurrency=self.concurrency,
             running=tuple(sorted(j.spec.match_id for j in self.running.values() if j.spec is not None)),
-            matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped)
+            matches_done=self.matches_done, timeout_s=MISSED_HEARTBEATS * self.interval, stopped=stopped,
+            max_deferral_s=self.settings.max_deferral_s)
 
     async def beat(self, *, stopped: bool = False) -> None:
         snapshot = dict(self.running)

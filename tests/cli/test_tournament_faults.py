@@ -59,12 +59,16 @@ def test_ctrl_c_while_the_arena_creates_a_tournament_says_it_may_exist() -> None
 
 
 class _Tournaments:
-    """The one call ``queued_after`` makes: ListTournaments of the game, one page."""
+    """The calls ``queued_after`` makes: ListTournaments of the game, one page; GetTournament of earlier ones (their
+    deferred matches: ``deferred``, by id)."""
 
-    def __init__(self, tournaments: list[arena_pb2.Tournament]) -> None:
+    def __init__(self, tournaments: list[arena_pb2.Tournament], deferred: dict[str, int] | None = None) -> None:
         self.tournaments = tournaments
+        self.deferred = deferred or {}
 
-    def call(self, method: str, request: Any) -> arena_pb2.ListTournamentsResponse:
+    def call(self, method: str, request: Any) -> Any:
+        if method == "GetTournament":
+            return arena_pb2.Tournament(id=request.id, matches_deferred=self.deferred.get(request.id, 0))
         assert method == "ListTournaments" and request.game == "take5"
         return arena_pb2.ListTournamentsResponse(tournaments=self.tournaments)
 
@@ -83,6 +87,10 @@ def test_a_running_tournament_says_which_earlier_ones_its_matches_wait_behind() 
     assert text.startswith("t4 (2 matches left), t7 (99,990 matches left): the queue of a game is first in, first out")
     assert queued_after(_Tournaments(listed), _tournament("t3", 10.0, 2, 0)) == ""  # nothing before it
     assert queued_after(_Tournaments(listed), _tournament("t8", 200.0, 2, 2, "finished")) == ""
+    # matches deferred for an unhealthy bot are not in the queue: not counted, and a tournament with no other
+    # match left is not ahead at all
+    text = queued_after(_Tournaments(listed, {"t4": 2, "t7": 90}), mine)  # type: ignore[arg-type]
+    assert text.startswith("t7 (99,900 matches left): the queue"), text
 
 
 class _Workers:

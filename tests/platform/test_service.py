@@ -16,7 +16,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from arena.cli.app import admin_signer
 from arena.server.app import ArenaServer
 from arena.server.servicer import ServiceError
-from arena.store import Store
+from arena.store import Store, WorkerStatus
+from arena.store.keys import deferred_key
 from arena.store.redis_server import PrivateRedis
 from arena.store.redis_urls import redact_url
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -181,7 +182,20 @@ def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena
         got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
         assert [(w.bot, w.unhealthy_since) for w in got.waiting_for] == [("b@0", 1001.0)]
         assert got.waiting_for[0].reason.startswith("answered no call")
+        assert got.waiting_for[0].forced_at == 0.0 and got.matches_deferred == 0  # no worker alive to say
         assert "b@0: unhealthy since" in waiting_text(got) and "wait until it answers GetInfo" in waiting_text(got)
+        # a live worker's cap says when its matches are played anyway; the deferred ones are counted
+        now = time.time()
+        for name, cap in (("w1", 300.0), ("w2", 900.0)):
+            store.heartbeat(WorkerStatus(name=name, host="h", pid=1, started_at=now, last_seen=now, concurrency=1,
+                                         running=(), matches_done=0, timeout_s=30.0, max_deferral_s=cap))
+        store.client.zadd(deferred_key("take5"), {f"{t.id}-000001": 1002.0, f"{t.id}-000002": 1003.0,
+                                                  "t99-000001": 1004.0})
+        got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
+        assert got.waiting_for[0].forced_at == 1001.0 + 300.0 and got.matches_deferred == 2
+        assert "its 2 matches wait until it answers GetInfo again, or until then, when it forfeits them" in (
+            waiting_text(got)), waiting_text(got)
+        assert "played anyway from about" in waiting_text(got)
         assert waiting_text(got, short=True) == "waiting for b@0 (unhealthy)"
         listed = arena.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
         assert [list(x.waiting_for) for x in listed] == [[]]  # the list reads no health

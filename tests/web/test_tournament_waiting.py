@@ -22,7 +22,8 @@ class _Reader(FakeReader):
         if method == "GetTournament":
             return arena_pb2.Tournament(id="t12", game="take5", format="round_robin", state="running",
                                         seats_per_match=2, bots=["hale@1", "victim@1"], matches_total=30,
-                                        matches_done=26, seed_commitment="ab" * 32, waiting_for=self.waiting)
+                                        matches_done=26, seed_commitment="ab" * 32, waiting_for=self.waiting,
+                                        matches_deferred=3 if self.waiting else 0)
         if method == "GetStandings":
             return arena_pb2.Standings(tournament_id="t12")
         return self.empty_or_not_found(method)
@@ -31,12 +32,13 @@ class _Reader(FakeReader):
 @pytest.mark.parametrize("path", ["/tournaments/t12", "/tournaments/t12/live"])
 def test_the_page_says_which_bot_the_tournament_waits_for(path: str) -> None:
     victim = arena_pb2.WaitingBot(bot="victim@1", unhealthy_since=1_700_000_000.0,
-                                  reason="answered no call in match t12-000025")
+                                  reason="answered no call in match t12-000025", forced_at=1_700_000_600.0)
     with TestClient(app_of(_Reader([victim]))) as client:
         html = client.get(path).text
     assert "26</span> of <span id=\"total\">30</span> matches played" in html
     waiting = html[html.index('id="waiting"'):].split("</p>", 1)[0]
     assert "victim@1" in waiting and "(answered no call in match t12-000025)" in waiting
-    assert "unhealthy since 2023-11-14" in waiting and "its matches wait until it answers again" in waiting
+    assert "unhealthy since 2023-11-14" in waiting and "played anyway from about 2023-11-14" in waiting
+    assert "its 3 matches wait until it answers again, or until then, when it forfeits them" in waiting
     with TestClient(app_of(_Reader([]))) as client:
         assert 'id="waiting"' not in client.get(path).text

@@ -675,6 +675,7 @@ class Tournament(_message.Message):
     BYES_FIELD_NUMBER: _builtins.int
     FIRST_ROUND_FIELD_NUMBER: _builtins.int
     WAITING_FOR_FIELD_NUMBER: _builtins.int
+    MATCHES_DEFERRED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Tournament id, e.g. "t3"."""
     game: _builtins.str
@@ -749,6 +750,10 @@ class Tournament(_message.Message):
     """
     first_round: _builtins.str
     """Swiss: how round 1 was ordered, "rating" or "random"."""
+    matches_deferred: _builtins.int
+    """Set only with waiting_for: how many of its matches are deferred now (held back until their unhealthy bots
+    answer GetInfo again, or until they are forced: WaitingBot.forced_at). They are not in the queue meanwhile.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -799,10 +804,11 @@ class Tournament(_message.Message):
         byes: _abc.Iterable[Global___Bye] | None = ...,
         first_round: _builtins.str = ...,
         waiting_for: _abc.Iterable[Global___WaitingBot] | None = ...,
+        matches_deferred: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "byes", b"byes", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "first_round", b"first_round", "format", b"format", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "rounds_paired", b"rounds_paired", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated", "waiting_for", b"waiting_for"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "byes", b"byes", "config", b"config", "created_at", b"created_at", "deadline_ms", b"deadline_ms", "deal_count", b"deal_count", "deals", b"deals", "faults", b"faults", "first_round", b"first_round", "format", b"format", "formula", b"formula", "game", b"game", "id", b"id", "last_check", b"last_check", "matches_cancelled", b"matches_cancelled", "matches_deferred", b"matches_deferred", "matches_done", b"matches_done", "matches_dropped_now", b"matches_dropped_now", "matches_failed", b"matches_failed", "matches_total", b"matches_total", "max_matches", b"max_matches", "rounds", b"rounds", "rounds_paired", b"rounds_paired", "seats_per_match", b"seats_per_match", "seed_commitment", b"seed_commitment", "seed_hex", b"seed_hex", "state", b"state", "stop_reason", b"stop_reason", "stopped_by", b"stopped_by", "tables_per_deal", b"tables_per_deal", "until_separated", b"until_separated", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -817,22 +823,29 @@ class WaitingBot(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     UNHEALTHY_SINCE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    FORCED_AT_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     """bot_id "NAME@VERSION"."""
     unhealthy_since: _builtins.float
     """Unhealthy since, seconds since the Unix epoch."""
     reason: _builtins.str
     """Why: the failure that made it unhealthy, as BotRecord.health_reason."""
+    forced_at: _builtins.float
+    """About when its deferred matches are played anyway (forced), the bot forfeiting them if still absent: the
+    workers' cap (arena worker --max-deferral; the shortest of the live workers') after unhealthy_since, seconds
+    since the Unix epoch; 0 when no worker is alive to say.
+    """
     def __init__(
         self,
         *,
         bot: _builtins.str = ...,
         unhealthy_since: _builtins.float = ...,
         reason: _builtins.str = ...,
+        forced_at: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "reason", b"reason", "unhealthy_since", b"unhealthy_since"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "forced_at", b"forced_at", "reason", b"reason", "unhealthy_since", b"unhealthy_since"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
