@@ -291,10 +291,15 @@ def check_rebuild(server: str, game: str) -> None:
         f"--game {game}`) equals the live ladder ({len(data['live']['entries'])} bots)")
 
 
+LOS_CALLED = 0.95  # the demo calls two adjacent ladder lines ordered from this likelihood of superiority
+
+
 def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
     """Say what the Take 5 ladder shows of the sample bots' strength order (random < heuristic < montecarlo): the
-    two strong bots above random, then montecarlo against heuristic, which are close: ordered only when their 95 %
-    margins do not overlap, else "too close to call" after this many matches."""
+    two strong bots above random, then montecarlo against heuristic, which are close: ordered when the ladder's
+    likelihood of superiority of the upper over the lower (adjacent lines) is at least ``LOS_CALLED`` (when another
+    bot sits between them: when their 95 % margins do not overlap), else "too close to call" after this many
+    matches."""
     ladder = run_arena_json("ladder", "--json", "--game", "take5", "--server", server)
     entry = {e["bot"]: e for e in ladder["entries"]}
     of = {name: entry.get(bot_id) for name, bot_id in bot_ids.items()}
@@ -306,13 +311,22 @@ def check_strength_order(server: str, bot_ids: dict[str, str]) -> None:
     above = min(mc["rating"], heur["rating"]) > max(randoms)
     say("check: heuristic and montecarlo above random on the ladder"
         + (" (as expected)" if above else " is NOT shown this time (too few matches? run again to add more)"))
-    if mc.get("low") is not None and heur.get("high") is not None and mc["low"] > heur["high"]:
+    entries = ladder["entries"]
+    order = [e["bot"] for e in entries]
+    upper, lower = (mc, heur) if order.index(mc["bot"]) < order.index(heur["bot"]) else (heur, mc)
+    los = upper.get("los_next") if order.index(upper["bot"]) + 1 == order.index(lower["bot"]) else None
+    if los is not None and los >= LOS_CALLED:  # the ladder's own likelihood of superiority, as its table shows it
+        name = "montecarlo" if upper is mc else "heuristic"
+        shown = "> 99.9 %" if 0.999 < los < 1 else f"{100 * los:.1f} %"  # as the ladder's table says it
+        say(f"check: {name} above {'heuristic' if upper is mc else 'montecarlo'} on the ladder, likelihood of "
+            f"superiority {shown}" + (" (as expected)" if upper is mc else ": NOT the expected order"))
+    elif los is None and mc.get("low") is not None and heur.get("high") is not None and mc["low"] > heur["high"]:
         say("check: montecarlo above heuristic, beyond their 95 % margins (as expected)")
-    elif heur.get("low") is not None and mc.get("high") is not None and heur["low"] > mc["high"]:
+    elif los is None and heur.get("low") is not None and mc.get("high") is not None and heur["low"] > mc["high"]:
         say("check: heuristic above montecarlo beyond their 95 % margins: NOT the expected order")
     else:
         say(f"check: montecarlo {mc['rating']:.0f} vs heuristic {heur['rating']:.0f}: too close to call after these "
-            "matches (their 95 % margins overlap); each `make demo` adds more")
+            f"matches (likelihood of superiority under {LOS_CALLED:.0%}); each `make demo` adds more")
 
 
 def check_taki_order(server: str, bot_ids: dict[str, str]) -> None:
