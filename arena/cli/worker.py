@@ -111,7 +111,9 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 @click.pass_obj
 def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> None:
     """List the workers that sent a heartbeat recently: name, host, pid, alive, concurrency, the matches it runs
-    now, matches done since it started, last heartbeat.
+    now, matches done since it started, last heartbeat. A dead worker is listed too while the matches it ran may
+    not be taken back yet (its jobs go back to the queue once unrefreshed for the visibility timeout, 30 s by
+    default); --all lists every dead one.
 
     Example:
 
@@ -119,7 +121,8 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
         arena worker list --json
     """
     listed = every_page(app.arena(server), "ListWorkers", arena_pb2.ListWorkersRequest(), "workers")
-    workers = [w for w in listed if show_all or w.alive]
+    now = time.time()
+    workers = [w for w in listed if show_all or w.alive or _taking_back(w, now)]
     workers.sort(key=lambda w: (not w.alive, w.name))
     if as_json:
         print_json([{"name": w.name, "host": w.host, "pid": w.pid, "alive": w.alive, "started_at": w.started_at,
@@ -131,12 +134,26 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
         click.echo("no worker is alive: start `arena worker` (or `arena serve --workers N`)"
                    + (f"; {hidden} dead worker(s) hidden, see --all" if hidden else ""))
         return
+    hidden = len(listed) - len(workers)
     columns = [Col("name", cells="name", justify="left"), Col("host", justify="left", drop=3),
                Col("pid", drop=4), Col("alive", justify="left"), Col("concurrency", "conc."),
                Col("running", cells="words", justify="left"), Col("done"), Col("last seen", justify="left", drop=1),
                Col("started", justify="left", drop=2)]
-    now = time.time()
-    rows = [[w.name, w.host, str(w.pid), "yes" if w.alive else "no", str(w.concurrency), ", ".join(w.running) or "-",
+    rows = [[w.name, w.host, str(w.pid), _alive_text(w, now), str(w.concurrency), ", ".join(w.running) or "-",
              str(w.matches_done), ago(w.last_seen, now), when(w.started_at)] for w in workers]
     shown = fit(columns, rows, app.console.width)
-    print_tables(app.console, [shown.table("Workers", rows)], shown.note())
+    note = shown.note() + (f"\n{hidden} dead worker(s) with nothing left to take back hidden, see --all" if hidden
+                           else "")
+    print_tables(app.console, [shown.table("Workers", rows)], note.strip())
+
+
+def _taking_back(w: arena_pb2.WorkerInfo, now: float) -> bool:
+    """A dead worker whose matches may not be taken back yet: it was running some at its last heartbeat, and that
+    was less than twice the default visibility timeout ago (after which its jobs are back on the queue)."""
+    return not w.alive and bool(w.running) and now - w.last_seen < 2 * DEFAULTS.visibility_timeout_s
+
+
+def _alive_text(w: arena_pb2.WorkerInfo, now: float) -> str:
+    if w.alive:
+        return "yes"
+    return "no: its matches go back to the queue" if _taking_back(w, now) else "no"
