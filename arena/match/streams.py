@@ -77,6 +77,14 @@ NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not imple
               "the four unary calls only leaves serves_match_stream false")
 
 
+def _step_name(step: int) -> str:
+    """A ``MatchStep`` number's name ("MATCH_STEP_START"), or the number when it is none of them."""
+    try:
+        return str(bot_pb2.MatchStep.Name(step))
+    except ValueError:
+        return str(step)
+
+
 class _Inbox:
     """What the referee expects on one stream of a seat: the calls waiting for an answer (``waiting``, by (step,
     sequence), oldest first), the requests whose call ended without one (``late``: the first answer to one is
@@ -132,6 +140,10 @@ class StreamCall:
             last = f"a {which} for sequence {sequence}"
             if decide:
                 last += f"; a {which} must carry the sequence of the decide it answers"
+        elif which is not None and which.startswith("failure for step"):
+            last = f"a {which}"
+            if decide:
+                last += "; a failure answering a decide says step MATCH_STEP_DECIDE and the decide's sequence"
         elif which is None:
             last = "a message with no answer set"
         else:
@@ -467,6 +479,8 @@ class SeatStream:
                     found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
                                            cut(failure.message, limits.BOT_STATUS_TEXT)))
                     return False
+                if failure.step != bot_pb2.MATCH_STEP_DECIDE:  # for a fault's detail: which step it said
+                    which = f"failure for step {_step_name(failure.step)}"
             else:
                 step = _STEP_OF_ANSWER.get(which) if which is not None else None
                 key = (step, sequence if step == bot_pb2.MATCH_STEP_DECIDE else 0) if step else (0, 0)

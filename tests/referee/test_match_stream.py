@@ -454,3 +454,30 @@ def test_which_messages_count_against_the_budget() -> None:
         stream.close()
 
     asyncio.run(main())
+
+
+def test_a_failure_for_another_step_is_named_in_the_timeout_it_caused() -> None:
+    """A decide answered with a StepFailure of the right sequence but another step answers nothing: its timeout
+    says which step the failure gave, not just its sequence."""
+
+    async def main() -> None:
+        calls: list[_Fed] = []
+
+        class Stub:
+            def PlayMatch(self, **_: Any) -> _Fed:  # noqa: N802 - the stub's method
+                calls.append(_Fed())
+                return calls[-1]
+
+        stream = SeatStream(Stub(), 0, "fed bot")
+        waiting = stream.Decide(bot_pb2.DecideRequest(match_id="m", sequence=4), timeout=0.05)
+        calls[0].feed(bot_pb2.BotMessage(sequence=4, failure=bot_pb2.StepFailure(
+            step=bot_pb2.MATCH_STEP_START, code=13, message="no")))
+        with pytest.raises(grpc.RpcError) as timed_out:
+            await waiting
+        detail = timed_out.value.details()
+        assert timed_out.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "a failure for step MATCH_STEP_START" in detail and "says step MATCH_STEP_DECIDE" in detail, detail
+        assert "for sequence 0" not in detail
+        stream.close()
+
+    asyncio.run(main())

@@ -832,8 +832,8 @@ class WaitingBot(_message.Message):
     """Why: the failure that made it unhealthy, as BotRecord.health_reason."""
     forced_at: _builtins.float
     """About when its deferred matches are played anyway (forced), the bot forfeiting them if still absent: the
-    workers' cap (arena worker --max-deferral; the shortest of the live workers') after unhealthy_since, seconds
-    since the Unix epoch; 0 when no worker is alive to say.
+    workers' cap on a deferral (max_deferral_s, 600 s by default; the shortest of the live workers') after
+    unhealthy_since, seconds since the Unix epoch; 0 when no worker is alive to say.
     """
     def __init__(
         self,

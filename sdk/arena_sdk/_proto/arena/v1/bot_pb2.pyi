@@ -17,7 +17,10 @@ Decision flow for one match, as the referee (the gRPC client) drives it:
                   keeps_history = true: then a view may carry only the history since the seat's last answered
                   decision (Take5View.history_first_turn says where it starts), the bot keeping the rest.
                   Decide calls for different seats or matches may arrive at the same time (a simultaneous
-                  Take 5 turn asks every seat at once); one seat is asked one thing at a time.
+                  Take 5 turn asks every seat at once); one seat is asked one thing at a time, the next
+                  once the previous was answered or its deadline passed (so a handler still busy with a
+                  decision past its deadline may see the seat's next Decide arrive meanwhile; its late
+                  answer is dropped).
   4. EndMatch     once per seat that has not forfeited, with the final result (deadline 2000 ms by default).
                   A forfeited seat is never called again, and a match whose worker died ends without it, so a
                   bot that keeps per-match state must also drop old matches on its own (the Python SDK keeps
@@ -29,9 +32,10 @@ Bot secret: when the bot's owner registered it with a secret, the referee sends 
 `arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
 (UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
 matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
-Registration (RegisterBot, UpdateBot) checks the secret given with one EndMatch without a match_id, carrying
-the secret (none when none is given): a bot that refuses it with UNAUTHENTICATED or PERMISSION_DENIED is not
-registered, so only whoever knows a bot's secret can register it, and a forgotten secret is caught then; nor is
+Registration (RegisterBot, UpdateBot), and `arena play` before a local game, check the secret given with one
+EndMatch without a match_id, carrying the secret (none when none is given): a bot that refuses it with
+UNAUTHENTICATED or PERMISSION_DENIED is not registered, so only whoever knows a bot's secret can register it,
+and a forgotten secret is caught then; nor is
 one that gives no answer within the check's timeout (the referee's verify timeout, 2 s by default). A bot should
 check the secret first and answer such an EndMatch at once with any other status (INVALID_ARGUMENT is right).
 
@@ -48,9 +52,9 @@ it when the bot says it serves it and the four unary calls otherwise, so a bot m
     does so once the first message is in, so that the referee is not still writing it: grpc then reports
     the status and not a transport error).
   * The referee sends RefereeMessages: `start` (a StartMatchRequest, first on the first stream of a seat),
-    then one `decide` (a DecideRequest) per decision, then `end` (an EndMatchRequest, not to a forfeited seat),
-    and then closes its side. One seat is asked one thing at a time: the referee sends the next `decide` only
-    once the previous one was answered or its deadline passed.
+    then one `decide` (a DecideRequest) per decision, then `end` (an EndMatchRequest, not to a forfeited seat,
+    whose stream the referee cancels instead), and then closes its side. One seat is asked one thing at a time:
+    the referee sends the next `decide` only once the previous one was answered or its deadline passed.
   * The bot answers each `start` with a BotMessage `started`, each `decide` with `decision` carrying the
     request's DecideRequest.sequence in BotMessage.sequence, each `end` with `ended`; or, where a unary call
     would have ended with an error status, with `failure` (its step, the status code and a message) and the
@@ -138,6 +142,7 @@ class _DecisionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Decision
     """
     TAKE5_CHOOSE_ROW: _DecisionKind.ValueType  # 2
     """Take 5 rule 4: your card (view.resolving_card) is lower than every row end; choose the row you take.
+    The card is revealed already: view.hand no longer holds it.
     Answer: Take5Action.row, 0..3.
     """
     TAKE5_DRAFT_PICK: _DecisionKind.ValueType  # 3
@@ -164,6 +169,7 @@ Answer: Take5Action.card, a card in view.hand.
 """
 TAKE5_CHOOSE_ROW: DecisionKind.ValueType  # 2
 """Take 5 rule 4: your card (view.resolving_card) is lower than every row end; choose the row you take.
+The card is revealed already: view.hand no longer holds it.
 Answer: Take5Action.row, 0..3.
 """
 TAKE5_DRAFT_PICK: DecisionKind.ValueType  # 3
