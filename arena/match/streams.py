@@ -80,7 +80,7 @@ NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not imple
 def _step_name(step: int) -> str:
     """A ``MatchStep`` number's name ("MATCH_STEP_START"), or the number when it is none of them."""
     try:
-        return str(bot_pb2.MatchStep.Name(step))  # type: ignore[arg-type] - any int: ValueError when unknown
+        return str(bot_pb2.MatchStep.Name(bot_pb2.MatchStep.ValueType(step)))  # ValueError when unknown
     except ValueError:
         return str(step)
 
