@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
+from arena.core.text import cut
+
 COLOURS = ("#2b5797", "#b42318", "#067647", "#b54708", "#6941c6", "#0e7090", "#c11574", "#475467")
+
+
+INTERVAL_LABEL = 56  # characters of a row's label kept in an intervals chart (a bot id may have 129)
 
 
 @dataclass(frozen=True)
@@ -139,18 +144,21 @@ def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> Ma
 
 
 def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: str = "", x_label: str = "Elo",
-                    frame: Frame = Frame(right=12), mark: int | None = None) -> Markup:
+                    frame: Frame = Frame(width=400, left=8, right=12), mark: int | None = None) -> Markup:
     """Intervals on one rating axis, one row each: ``(label, low, estimate, high)`` (Elo points); rows whose
-    numbers are not finite are drawn as their estimate only. The axis has its two ends and its middle in numbers,
-    and ``x_label`` (its unit) on a line of its own below them. Row ``mark`` (e.g. the leader's) has its estimate's
-    dot of class "mark", which ``static/charts.js`` scrolls into view when the chart is wider than its box."""
+    numbers are not finite are drawn as their estimate only. Each row's label is on a line of its own above its
+    interval (cut to ``INTERVAL_LABEL`` characters), so the chart is narrow enough to be read whole at phone width
+    (class "narrow": it does not scroll there) with every name in view. The axis has its two ends and its middle
+    in numbers, and ``x_label`` (its unit) on a line of its own below them. Row ``mark`` (e.g. the leader's) has
+    its estimate's dot of class "mark", which ``static/charts.js`` scrolls into view when the chart is wider than
+    its box."""
     values = _finite([v for _, lo, mid, hi in rows for v in (lo, mid, hi)])
-    row_h = 22
+    row_h = 34
     label_h = 14 if x_label else 0
     h = frame.top + row_h * max(1, len(rows)) + frame.bottom + label_h
     w = frame.width
-    left = 150
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
+    left = frame.left
+    parts = [f'<svg class="chart narrow" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
              f'aria-label="{escape(title or "intervals")}">']
     if title:
         parts.append(f"<title>{escape(title)}</title>")
@@ -164,9 +172,10 @@ def intervals_chart(rows: Sequence[tuple[str, float, float, float]], *, title: s
         return left + (v - v0) / (v1 - v0) * (w - left - frame.right)
 
     for i, (label, low, mid, high) in enumerate(rows):
-        y = frame.top + row_h * i + row_h / 2
-        parts.append(f'<text x="{left - 6}" y="{_fmt(y + 4)}" text-anchor="end" font-size="12" fill="#1d2430">'
-                     f"{escape(label)}</text>")
+        top = frame.top + row_h * i
+        y = top + 24
+        parts.append(f'<text x="{left}" y="{_fmt(top + 12)}" font-size="12" fill="#1d2430">'
+                     f"{escape(cut(label, INTERVAL_LABEL))}</text>")
         if math.isfinite(low) and math.isfinite(high):
             parts.append(f'<line x1="{_fmt(px(low))}" x2="{_fmt(px(high))}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
                          f'stroke="#2b5797" stroke-width="3"/>')

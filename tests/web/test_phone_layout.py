@@ -1,6 +1,5 @@
-"""At phone width (390 x 844) what a reader looks for is on screen: a tournament's ratings chart, a fixed 640-wide
-graphic that scrolls in its box, opens with the leader's dot in view (``static/charts.js``, as the bot page's charts
-open on their newest end), also after live.js has put a new live part in place; and the match viewer's tables (its
+"""At phone width (390 x 844) what a reader looks for is on screen: a tournament's ratings chart, narrow enough to be
+read whole, shows every bot's name and the leader's dot, also after live.js has put a new live part in place; and the match viewer's tables (its
 seats' results, and the scores: seat, cards, chosen, this hand, total) show every column inside the screen, with
 long bot names. In headless
 Chromium (conftest's ``browser``) on fake readers and a local record file."""
@@ -63,9 +62,15 @@ def test_a_tournaments_ratings_chart_opens_on_its_leader_at_phone_width(phone: A
         phone.goto(f"{server.url().rstrip('/')}/tournaments/t3")
         box = phone.locator(".chart-box").filter(has=phone.locator("circle.mark"))
         width, room = box.evaluate("b => [b.scrollWidth, b.clientWidth]")
-        assert width > room  # the chart keeps its readable width and scrolls
+        assert width <= room  # narrow enough to be read whole: its names above their intervals
         ok, dot = _in_view(phone, "circle.mark")
         assert ok, f"the leader's dot is off screen at {PHONE['width']} px: {dot}"
+        for bot, _ in BOTS:  # every name whole and on screen (they were cut to "…1.0" by the scroll to the dot)
+            ok, label = _in_view(phone, f".chart-box svg text >> text={bot}")
+            assert ok, f"{bot} is off screen at {PHONE['width']} px: {label}"
+        size = phone.locator(f".chart-box svg text >> text={BOTS[0][0]}").evaluate(
+            "t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a")
+        assert size >= 10, size  # still readable at that width (px on screen)
         screenshot(phone, "tournament-chart-phone")
         phone.locator("#live").evaluate("live => { live.dataset.updated = ''; }")
         wait_until(lambda: phone.evaluate("document.getElementById('live').dataset.updated !== ''"),
