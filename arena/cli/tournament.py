@@ -39,6 +39,7 @@ from arena.cli.tournament_views import (
     sprt_of,
     sprt_rows,
     standing_dict,
+    swiss_paired,
     swiss_rows,
     tournament_dict,
     waiting_text,
@@ -234,9 +235,8 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         counted = f"{plural(t.matches_total, 'match')} ({t.formula})" if t.formula else (
             f"{plural(t.matches_total, 'match')} ({len(t.bots)} bots, {t.seats_per_match} seats, "
             f"{t.rounds} round{'s' if t.rounds != 1 else ''})")
-        if t.format == "swiss":  # matches_total counts the rounds paired so far; the formula, every round
-            counted = (f"{t.formula}; {plural(t.matches_total, 'match')} queued now, each later round once the "
-                       f"previous one is settled")
+        if t.format == "swiss":  # the formula says the rounds paired (and queued) so far
+            counted = f"{t.formula}; each later round is paired and queued once the previous one is settled"
         click.echo(f"tournament {t.id}: {counted}; seed commitment (SHA-256) {t.seed_commitment}, the seed is "
                    f"revealed when the tournament has ended")
         click.echo(f"bots: {', '.join(t.bots)}")  # a NAME given is its latest version: which one it is
@@ -350,8 +350,8 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
     table.add_column("value")
     sprt = sprt_of(client, t)
     progress = f"{t.matches_done}/{t.matches_total} matches"
-    if t.format == "swiss" and t.state == "running" and t.rounds_paired < t.rounds:  # the rest are paired later
-        progress += f" of the {plural(t.rounds_paired, 'round')} paired so far (of {t.rounds})"
+    if paired := swiss_paired(t):  # matches_total counts every round's matches, paired or not
+        progress += f", {paired}"
     notes = []
     if t.matches_failed:
         notes.append(f"{t.matches_failed} failed: given up after repeated platform errors, not rated")

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from arena.cli.app import POLL_INTERVAL_S, AppContext, ArenaClient, PlainLines, RefereeAway
 from arena.cli.errors import interruption
 from arena.cli.pages import every_page
-from arena.cli.tournament_views import settled, waiting_text
+from arena.cli.tournament_views import settled, swiss_paired, waiting_text
 from arena.core.limits import MATCH_LIST
 from arena_sdk.pb import arena_pb2
 
@@ -108,40 +108,43 @@ class Stall:
 def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False) -> Any:
     """Poll GetTournament every POLL_INTERVAL_S behind a rich progress bar until the tournament is settled
     (``settled``); returns the last Tournament. The bar counts finished and failed matches (failed ones are named
-    beside the faults). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the
-    server."""
+    beside the faults) out of matches_total (a Swiss's counts every round; the rounds paired so far are named beside
+    it). Ctrl-C (or SIGTERM) stops watching (exit 130 / 143), the tournament keeps running on the server."""
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("matches · faults {task.fields[faults]}{task.fields[failed]}"), TimeElapsedColumn())
+               TextColumn("matches · faults {task.fields[faults]}{task.fields[notes]}"), TimeElapsedColumn())
     console = Console(stderr=True) if quiet else app.console
 
     said = [""]
 
-    def failed(t: Any) -> str:
+    def notes(t: Any) -> str:
         waiting = waiting_text(t)
         if waiting != said[0] and not quiet:  # said once, on a line of its own above the bar (whole at any width)
             said[0] = waiting
             progress.console.print(f"waiting for {waiting}" if waiting else "no bot to wait for any more")
-        return (f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
+        paired = swiss_paired(t)
+        return ((f" · failed {t.matches_failed}" if t.matches_failed else "") + (" · waiting" if waiting else "")
+                + (f" · {paired}" if paired else ""))
 
     try:
         with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as progress:
             task = progress.add_task(f"tournament {t.id}", total=t.matches_total or None,
-                                     completed=t.matches_done + t.matches_failed, faults=t.faults, failed=failed(t))
+                                     completed=t.matches_done + t.matches_failed, faults=t.faults, notes=notes(t))
             away = RefereeAway(client)  # a referee restarting: the tournament goes on in Redis and the workers
             plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
             stalled = Stall(client)
             while not settled(t):
                 stalled.check(t, progress.console.print if not quiet else lambda _text: None)
                 plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
-                          f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else ""))
+                          f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else "")
+                          + (f", {paired}" if (paired := swiss_paired(t)) else ""))
                 time.sleep(POLL_INTERVAL_S)
                 reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
                 if reply is None:
-                    progress.update(task, failed=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
+                    progress.update(task, notes=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
                     continue
                 t = reply
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,
-                                failed=failed(t), total=t.matches_total or None)
+                                notes=notes(t), total=t.matches_total or None)
     except KeyboardInterrupt as exc:
         raise interruption(f"stopped watching; tournament {t.id} keeps running on the server "
                            f"(`arena tournament status {t.id} --watch` follows it, `arena tournament cancel {t.id}` "

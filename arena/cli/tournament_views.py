@@ -117,6 +117,14 @@ def swiss_rows(t: Any) -> list[tuple[str, str]]:
             ("byes", "; ".join(f"round {r + 1}: {', '.join(bots)}" for r, bots in sorted(byes.items())) or "none")]
 
 
+def swiss_paired(t: Any) -> str:
+    """Which rounds of a running Swiss ``t`` are paired while some are not yet, e.g. "round 2 of 5 paired so far"
+    (its matches_total counts every round's matches); "" otherwise."""
+    if t.format != "swiss" or t.state != "running" or t.rounds_paired >= t.rounds:
+        return ""
+    return f"round {t.rounds_paired} of {t.rounds} paired so far"
+
+
 def rules_text(t: Any) -> str:
     from arena.render import config_text
 

@@ -15,10 +15,15 @@ HMAC input (``deal_seed``), so no bot, and no two bots of one owner, ever receiv
 
 Control: a round is paired only when every match of the previous one is settled (done, failed or cancelled). The
 controller (``Swiss.control``) then reads the results, pairs the next round and queues it together with its
-pairing (the format state field ``round:<r>``) in one transaction, a compare-and-set on matches_total
-(``Store.extend_tournament``): two workers, a sweep or a crash between two steps queue each round once, and a
-round's pairing is stored if and only if its matches are. After the last round is settled the tournament is
-finished.
+pairing (the format state field ``round:<r>``) in one transaction, a compare-and-set on the stored matches_total
+(``Store.extend_tournament``), which counts the matches queued so far: two workers, a sweep or a crash between two
+steps queue each round once, and a round's pairing is stored if and only if its matches are. After the last round
+is settled the tournament is finished.
+
+Totals: the ``Tournament`` message of a Swiss (``Swiss.describe``) counts every round's matches in its
+matches_total (``matches_expected``: R x B // k), so every progress shown is out of the whole tournament, and
+rounds_paired says how many rounds are queued so far; a cancelled Swiss counts the matches it had queued (its later
+rounds are never paired).
 """
 
 from __future__ import annotations
@@ -62,6 +67,12 @@ def default_rounds(num_bots: int, seats: int = 2) -> int:
     pairs bots that met before."""
     rounds = max(1, math.ceil(math.log2(max(2, num_bots)))) + 2
     return min(rounds, new_meeting_rounds(num_bots)) if seats == 2 else rounds
+
+
+def matches_expected(num_bots: int, seats: int, rounds: int) -> int:
+    """The matches of a whole Swiss of ``num_bots`` bots at ``seats`` seats over ``rounds`` rounds: ``rounds`` x
+    ``num_bots // seats`` tables (the ``num_bots % seats`` bots with a bye play none that round)."""
+    return rounds * (num_bots // seats)
 
 
 def new_meeting_rounds(num_bots: int) -> int:
@@ -173,7 +184,7 @@ def formula(num_bots: int, k: int, rounds: int, deal_count: int | None = None, d
     deals so far"`` ("unique deals" for the unique plan)."""
     tables, byes = divmod(num_bots, k)
     text = (f"Swiss: {plural(rounds, 'round')} x {plural(tables, 'table')} of {k} "
-            f"({plural(byes, 'bye')} a round) = {plural(rounds * tables, 'match')}")
+            f"({plural(byes, 'bye')} a round) = {plural(matches_expected(num_bots, k, rounds), 'match')}")
     if k == 2 and rounds > new_meeting_rounds(num_bots):
         text += f" (from round {new_meeting_rounds(num_bots) + 1} on, pairs meet again)"
     if deals == "unique":
@@ -214,7 +225,7 @@ class Swiss(Format):
             raise TournamentError("a Swiss plays duplicate or unique deals (no bot sees a deal twice), not rotate")
         if not 2 <= len(entry.bots) <= MAX_BOTS:
             raise TournamentError(f"a Swiss takes 2..{MAX_BOTS} bots, got {len(entry.bots)}")
-        total = entry.rounds * (len(entry.bots) // entry.seats)
+        total = matches_expected(len(entry.bots), entry.seats, entry.rounds)
         if total > MAX_MATCHES:
             raise TournamentError(f"{entry.rounds} Swiss rounds of {len(entry.bots) // entry.seats} tables make "
                                   f"{total} matches; the limit is {MAX_MATCHES}")
@@ -227,7 +238,7 @@ class Swiss(Format):
         pairing = pair_round(order, entry.seats, [])
         specs, deals = round_specs(tournament_id, entry.game, entry.config, entry.deadline_ms, 0, 0, pairing,
                                    entry.bots, classes, entry.seats, entry.deals)
-        total = entry.rounds * (len(entry.bots) // entry.seats)
+        total = matches_expected(len(entry.bots), entry.seats, entry.rounds)
         return Planned(rounds=entry.rounds, specs=tuple(specs), matches_total=total, deal_count=deals,
                        formula=formula(len(entry.bots), entry.seats, entry.rounds, deals=entry.deals),
                        extra=plan.to_extra(),
@@ -260,6 +271,12 @@ class Swiss(Format):
 
     def describe(self, message: arena_pb2.Tournament, info: TournamentInfo,
                  store: Store | None) -> arena_pb2.Tournament:
+        """``message`` with the Swiss's fields: matches_total the whole tournament's (``matches_expected``; a
+        cancelled one's, the matches it had queued), rounds_paired, byes, first_round, deal_count and formula of the
+        rounds paired so far (module docstring)."""
+        if info.state != "cancelled":  # info.matches_total counts the rounds queued so far; the rest follow
+            message.matches_total = max(info.matches_total,
+                                        matches_expected(len(info.bots), info.seats_per_match, info.rounds))
         try:
             plan = SwissPlan.of(info)
             paired = rounds_of(store.format_state(info.game, info.id)) if store is not None else []
@@ -312,4 +329,5 @@ class Swiss(Format):
 
 FORMAT = Swiss()
 
-__all__ = ["FORMAT", "KIND", "Swiss", "SwissPlan", "bye_points", "default_rounds", "first_order", "rounds_of"]
+__all__ = ["FORMAT", "KIND", "Swiss", "SwissPlan", "bye_points", "default_rounds", "first_order", "matches_expected",
+           "rounds_of"]

@@ -1,7 +1,8 @@
 """A Swiss tournament end to end: a real redis-server, a real ArenaServer with an embedded worker, real bot
 processes over gRPC, the matches through the real queue. Rounds are paired one at a time, each once the previous
 one is settled; byes are spread and recorded; every deal is new to every bot (and to every owner's other bots);
-the standings count byes and say their tiebreak."""
+the standings count byes and say their tiebreak; every progress shown (GetTournament, ListTournaments, the CLI, the
+web pages) is out of every round's matches from the start."""
 
 from __future__ import annotations
 
@@ -62,14 +63,14 @@ def test_swiss_of_20_bots_at_4_seats_runs_round_by_round(arena_server: Callable[
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
         game="take5", bots=names, seats_per_match=4, rounds=4, config=SHORT_GAME,
         swiss=arena_pb2.SwissOptions(first_round="random")))
-    assert (t.format, t.rounds, t.rounds_paired, t.matches_total, t.first_round) == ("swiss", 4, 1, 5, "random")
+    assert (t.format, t.rounds, t.rounds_paired, t.matches_total, t.first_round) == ("swiss", 4, 1, 20, "random")
     assert t.formula.startswith("Swiss: 4 rounds x 5 tables of 4 (0 byes a round) = 20 matches")
     t, seen = _follow(stub, t.id, 5)
     assert (t.state, t.rounds_paired, t.matches_total, t.matches_done) == ("finished", 4, 20, 20), (
         f"failed {t.matches_failed}, cancelled {t.matches_cancelled}; workers: {list(stub.ListWorkers(arena_pb2.ListWorkersRequest()).workers)}")
-    # a round was queued only once every match of the rounds before it was settled
+    # a round was queued only once every match of the rounds before it was settled; the total is every round's
     for paired, total, settled in seen:
-        assert total == 5 * paired and settled >= 5 * (paired - 1), (paired, total, settled)
+        assert total == 20 and 5 * (paired - 1) <= settled <= 5 * paired, (paired, total, settled)
     assert {p for p, _, _ in seen} >= {1, 4} or len(seen) < 4
     matches = _matches(stub, t.id)
     assert len(matches) == 20 and all(m.revealed for m in matches)
@@ -133,7 +134,7 @@ def test_swiss_byes_are_spread_and_counted(arena_server: Callable[..., Any], sta
     # 6 bots at 4 seats: 1 table and 2 byes a round; over 3 rounds each bot sits out once
     t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
         game="take5", bots=names, seats_per_match=4, rounds=3, config=SHORT_GAME, swiss=arena_pb2.SwissOptions()))
-    assert (t.first_round, len(t.byes), t.matches_total) == ("rating", 2, 1)
+    assert (t.first_round, len(t.byes), t.matches_total) == ("rating", 2, 3)
     t, _ = _follow(stub, t.id, 1)
     assert t.state == "finished" and t.matches_done == 3
     assert sorted(b.bot for b in t.byes) == sorted(f"{n}@1" for n in names)
@@ -193,9 +194,45 @@ def test_swiss_through_the_cli(arena_server: Callable[..., Any], start_bot: Call
     queued = CliRunner().invoke(cli, [*arena, "--format", "swiss", "--no-wait"])  # the default: 5 rounds at 5 bots
     line = " ".join(queued.output.split())
     assert queued.exit_code == 0 and "= 10 matches, on 2 unique deals so far; round 1 of 5 paired" in line, line
-    assert "; 2 matches queued now, each later round once the previous one is settled;" in line, line
+    assert "; each later round is paired and queued once the previous one is settled;" in line, line
     running = CliRunner().invoke(cli, ["tournament", "status", line.split(":")[0].split()[1], *address])
     text = " ".join(running.output.split())  # its workers may have paired a later round meanwhile, or finished
-    assert re.search(r"matches of the [1-4] rounds? paired so far \(of 5\)", text) or "finished" in text, text
+    assert re.search(r"\b\d+/10 matches, round [1-4] of 5 paired so far", text) or "finished" in text, text
     CliRunner().invoke(cli, ["--admin-token", server.admin_token, "tournament", "cancel", line.split(":")[0].split()[1],
                              *address])
+
+
+def test_a_swiss_shows_its_progress_out_of_every_rounds_matches(arena_server: Callable[..., Any],
+                                                                start_bot: Callable[..., Any], store: Store) -> None:
+    """5 bots at 2 seats, 5 rounds: 2 tables a round, 10 matches in all. With no worker only round 1 (2 matches) is
+    queued, and every view counts out of 10 (not 2) while saying that round 1 of 5 is paired; once cancelled, the
+    total is the 2 matches it had queued. The stored total stays the matches queued (the controller's counter)."""
+    from starlette.testclient import TestClient
+
+    from arena.web.app import WebOptions, create_app
+
+    server, stub = arena_server(workers=0, verify_bots=False)
+    names = [f"p{i}" for i in range(5)]
+    _register(store, [start_bot("sample:random").endpoint], names)
+    t = stub.CreateTournament(arena_pb2.CreateTournamentRequest(
+        game="take5", bots=names, seats_per_match=2, rounds=5, config=SHORT_GAME, swiss=arena_pb2.SwissOptions()))
+    assert (t.state, t.rounds_paired, t.matches_total, t.matches_done) == ("running", 1, 10, 0)
+    got = stub.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
+    listed = stub.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
+    assert (got.matches_total, [x.matches_total for x in listed if x.id == t.id]) == (10, [10])
+    stored = store.get_tournament(t.id)
+    assert stored is not None and stored.matches_total == 2  # round 1's matches, all that is queued
+    address = ["--server", f"127.0.0.1:{server.port}"]
+    table = CliRunner().invoke(cli, ["tournament", "list", *address], terminal_width=200)
+    assert table.exit_code == 0 and re.search(rf"{t.id}\s.*\s0/10\s", table.output), table.output
+    status = CliRunner().invoke(cli, ["tournament", "status", t.id, *address], terminal_width=200)
+    text = " ".join(status.output.split())
+    assert status.exit_code == 0 and "0/10 matches, round 1 of 5 paired so far" in text, text
+    with TestClient(create_app(WebOptions(server=f"127.0.0.1:{server.port}", docs=None))) as web:
+        row = web.get("/tournaments").text.split(f">{t.id}<", 1)[1].split("</tr>", 1)[0]
+        assert "<td>0/10</td>" in row, row
+        page = web.get(f"/tournaments/{t.id}").text
+    assert '<span id="done">0</span> of <span id="total">10</span> matches played' in page
+    assert '<progress max="10" value="0">' in page and "1 of 5 rounds paired" in page
+    cancelled = stub.CancelTournament(arena_pb2.CancelTournamentRequest(id=t.id))
+    assert (cancelled.state, cancelled.matches_total, cancelled.matches_cancelled) == ("cancelled", 2, 2)

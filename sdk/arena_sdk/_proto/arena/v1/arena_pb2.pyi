@@ -683,7 +683,9 @@ class Tournament(_message.Message):
     rounds: _builtins.int
     matches_total: _builtins.int
     """Number of matches the tournament expands into: C(B, k) * rounds ("duplicate", "unique"), C(B, k) * k * rounds
-    ("rotate").
+    ("rotate"). A Swiss: every round's, rounds * (B // k), also those of rounds not paired yet (rounds_paired); once
+    cancelled, the matches of the rounds it had queued. A tournament that grows while it runs (until_separated,
+    an SPRT): the matches queued so far.
     """
     matches_done: _builtins.int
     """Matches whose result is stored."""
@@ -746,7 +748,7 @@ class Tournament(_message.Message):
     """The format, a name of the registry: "round_robin", "until_separated", "sprt" or "swiss"."""
     rounds_paired: _builtins.int
     """Swiss: rounds paired (and queued) so far; `rounds` is how many the tournament plays. A round is paired once
-    the previous one is settled.
+    the previous one is settled. matches_total counts the rounds not paired yet too.
     """
     first_round: _builtins.str
     """Swiss: how round 1 was ordered, "rating" or "random"."""
