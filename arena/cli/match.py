@@ -18,7 +18,7 @@ from arena.cli.pages import every_page
 from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import TokenStore, owner_credential, resolve_arena, tokens_dir_option
 from arena.core.limits import MATCH_LIST
-from arena.core.text import printable
+from arena.core.text import plural, printable
 from arena_sdk.pb import arena_pb2
 
 
@@ -35,17 +35,36 @@ def _summary_dict(m: Any) -> dict[str, Any]:
             "rating_deltas": list(m.rating_deltas), "finished_at": m.finished_at, "revealed": m.revealed, **deal}
 
 
+LIST_DEFAULT = 50  # matches `arena match list` shows without --limit
+LIST_MOST = 10000  # the most --limit takes
+
+
+def more_note(shown: int, limit: int, tournament: Any = None) -> str:
+    """The line said on stderr when ``arena match list`` showed ``shown`` (= ``limit``) matches and more are stored:
+    how many in all when it is known (``tournament``: the Tournament message the list is filtered on, whose
+    matches_done counts its stored results), and how to see more."""
+    of = (f" of the {tournament.matches_done} finished in tournament {tournament.id}"
+          if tournament is not None and tournament.matches_done > shown else "")
+    head = f"showed the newest {plural(shown, 'match')}{of}; more are stored"
+    if limit < LIST_MOST:
+        return (f"{head}: `--limit N` shows up to N (at most {LIST_MOST}); `--tournament ID` and `--bot NAME` "
+                f"narrow the list")
+    return f"{head}, past what --limit reaches ({LIST_MOST}): narrow the list with `--tournament ID` or `--bot NAME`"
+
+
 @match.command("list", short_help="List finished matches, newest first.")
 @option("--tournament", "tournament_id", default=None, metavar="ID", help="Only the matches of this tournament.")
 @option("--bot", "bot_ref", default=None, metavar="NAME[@VERSION]", help="Only the matches of this bot.")
-@option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="At most this many.")
+@option("--limit", type=click.IntRange(1, LIST_MOST), default=LIST_DEFAULT, show_default=True, metavar="N",
+        help="Show at most this many matches, the newest; when more are stored, a line on stderr says so.")
 @server_option
 @json_option
 @click.pass_obj
 def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, limit: int, server: str,
                as_json: bool) -> None:
     """List finished matches, newest first: match id, tournament, every seat's bot with its score and rank,
-    faults, the Elo changes the match applied, and when it finished.
+    faults, the Elo changes the match applied, and when it finished. At most --limit of them (default 50); when
+    more are stored, a line on stderr says so and how to see more (stdout, the table or --json, stays the list).
 
     Example:
 
@@ -55,9 +74,11 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     if bot_ref is not None:
         check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
     client = app.arena(server)
-    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
-        tournament_id=tournament_id or "", bot=bot_ref or "", limit=min(limit, MATCH_LIST),
-        page_size=min(limit, MATCH_LIST)), "matches", most=limit)
+    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(  # one more: are more stored?
+        tournament_id=tournament_id or "", bot=bot_ref or "", limit=min(limit + 1, MATCH_LIST),
+        page_size=min(limit + 1, MATCH_LIST)), "matches", most=limit + 1)
+    more = len(matches) > limit
+    matches = matches[:limit]
     if not matches and bot_ref:
         name, at, version = bot_ref.partition("@")
         named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
@@ -70,8 +91,15 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         if not any(bot_ref in (b.name, b.bot_id) for b in named.bots):
             raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
                                 "it; `arena bot list` shows the registered bots")
+    note = ""
+    if more:  # its tournament's count is all of them only when no bot is filtered on
+        of = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id)) \
+            if tournament_id and not bot_ref else None
+        note = more_note(len(matches), limit, of)
     if as_json:
         print_json([_summary_dict(m) for m in matches])
+        if note:
+            click.echo(note, err=True)
         return
     if not matches:
         click.echo("no finished matches" + (f" of {tournament_id}" if tournament_id else "")
@@ -91,6 +119,8 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         rows.append([m.match_id, m.tournament_id or "-", "\n".join(seats), str(sum(m.faults)), when(m.finished_at)])
     shown = fit(columns, rows, app.console.width)
     print_tables(app.console, [shown.table("Finished matches", rows)], shown.note())
+    if note:
+        click.echo(note, err=True)
 
 
 @match.command("show", short_help="Show one match (stored, or a record file) turn by turn.")

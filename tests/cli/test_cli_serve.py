@@ -412,6 +412,30 @@ def test_match_list_show_and_replay_of_the_shown_record(arena: Arena, played: di
     assert "NOT_FOUND" in line
 
 
+def test_match_list_says_on_stderr_when_more_matches_are_stored_than_shown(arena: Arena,
+                                                                         played: dict[str, Any]) -> None:
+    """--limit (default 50) cut the list without a word: a line on stderr now says how many were shown, how many the
+    tournament has, and how to see more; stdout (the table, or --json) is unchanged."""
+    tid = played["id"]
+    cut = arena.run("match", "list", "--tournament", tid, "--limit", "2", "--json")
+    assert cut.exit_code == 0 and len(json.loads(cut.stdout)) == 2, cut.output
+    assert cut.stderr.strip() == (f"showed the newest 2 matches of the 3 finished in tournament {tid}; more are "
+                                  f"stored: `--limit N` shows up to N (at most 10000); `--tournament ID` and "
+                                  f"`--bot NAME` narrow the list"), cut.stderr
+    table = arena.run("match", "list", "--tournament", tid, "--limit", "2")
+    assert table.exit_code == 0 and "Finished matches" in table.stdout and "showed" not in table.stdout
+    assert table.stderr.startswith("showed the newest 2 matches of the 3 finished"), table.stderr
+    whole = arena.run("match", "list", "--tournament", tid, "--limit", "3", "--json")
+    assert whole.exit_code == 0 and len(json.loads(whole.stdout)) == 3 and whole.stderr == "", whole.stderr
+    everywhere = arena.run("match", "list", "--limit", "1")  # every tournament's: no count is read
+    assert everywhere.stderr.startswith("showed the newest 1 match; more are stored: `--limit N`"), \
+        everywhere.stderr
+    from arena.cli.match import more_note
+
+    assert "past what --limit reaches (10000): narrow the list" in more_note(10000, 10000)
+    assert "[default: 50; 1<=x<=10000]" in " ".join(arena.ok("match", "list", "--help").split())
+
+
 def test_verify_recomputes_the_commitment_and_every_deal(arena: Arena, played: dict[str, Any]) -> None:
     out = arena.ok("tournament", "verify", played["id"], "--records")
     assert out.startswith(f"tournament {played['id']}: the seed {played['seed_hex']} matches the commitment "
