@@ -16,11 +16,15 @@ server serves. No match id, tournament id, endpoint or secret is ever a label.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, make_wsgi_app
 
+from arena.core import limits
 from arena_sdk.games import GAMES
 
 MAX_BOT_LABELS = 200  # distinct bot ids with series of their own in one process; later ones are "other"
@@ -152,9 +156,49 @@ def parse_metrics_address(text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+class _QuietHandler(WSGIRequestHandler):
+    """A metrics request: no log line per request; a connection whose request does not come within
+    ``limits.METRICS_READ_S`` is closed (the socket's timeout: a silent client holds no thread for ever)."""
+
+    timeout = limits.METRICS_READ_S
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+class _BoundedServer(ThreadingMixIn, WSGIServer):
+    """prometheus-client's threading WSGI server, serving at most ``limits.METRICS_CONNECTIONS`` connections at
+    once: one more is closed as soon as it is accepted, so no client can take the process's threads and file
+    descriptors (the referee's gRPC service and web pages share them)."""
+
+    daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.slots = threading.BoundedSemaphore(limits.METRICS_CONNECTIONS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
 class MetricsEndpoint:
-    """The HTTP endpoint of this process's metrics (prometheus-client's server, in a daemon thread), serving the
-    exposition format at ``/metrics`` (and every other path).
+    """The HTTP endpoint of this process's metrics (prometheus-client's WSGI app on a bounded threading server, in
+    a daemon thread: at most ``limits.METRICS_CONNECTIONS`` connections at once, each closed when its request has
+    not come within ``limits.METRICS_READ_S``), serving the exposition format at ``/metrics`` (and every other
+    path).
 
     Args: address: ``HOST:PORT`` or ``PORT`` (``parse_metrics_address``).
     ``start()`` binds and returns the bound port; raises ``ValueError`` for a bad address and ``OSError`` when
@@ -167,7 +211,12 @@ class MetricsEndpoint:
         self._server: Any = None
 
     def start(self) -> int:
-        server, _thread = start_http_server(self.requested_port, addr=self.host, registry=REGISTRY)
+        family = socket.getaddrinfo(self.host, self.requested_port, type=socket.SOCK_STREAM,
+                                    flags=socket.AI_PASSIVE)[0][0]  # as prometheus-client picks it
+        server_cls = type("MetricsServer", (_BoundedServer,), {"address_family": family})
+        server: _BoundedServer = make_server(self.host, self.requested_port, make_wsgi_app(REGISTRY), server_cls,
+                                             handler_class=_QuietHandler)
+        threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
         self._server = server
         self.port = int(server.server_port)
         return self.port

@@ -342,3 +342,32 @@ def test_bots_past_the_label_cap_are_counted_as_other(start_bot, monkeypatch: py
         before["other"] == per_seat[1] + per_seat[2]
     assert sample_value("arena_decisions_total", {"game": "take5", "bot": "cap-1@1", "source": "bot"}) == 0
     assert m.BOT_LABELS.kept == {"cap-0@1"}
+
+
+def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stranger opening connections to --metrics and sending nothing holds at most METRICS_CONNECTIONS threads
+    and descriptors of the process (the referee's gRPC service and web pages share them): one more is closed at
+    once, and a silent one is closed after METRICS_READ_S; a scrape gets through once they are gone."""
+    from arena.core import limits
+
+    monkeypatch.setattr(limits, "METRICS_READ_S", 1.0)
+    monkeypatch.setattr(m._QuietHandler, "timeout", 1.0)
+    endpoint = m.MetricsEndpoint("127.0.0.1:0")
+    endpoint.start()
+    idle = []
+    try:
+        threads = threading.active_count()
+        for _ in range(limits.METRICS_CONNECTIONS + 20):
+            idle.append(socket.create_connection(("127.0.0.1", endpoint.port), timeout=5))
+        time.sleep(0.3)
+        assert threading.active_count() - threads <= limits.METRICS_CONNECTIONS
+        over = idle[-1]
+        over.settimeout(2)
+        assert over.recv(1) == b""  # closed by the server at once, not held
+        wait_until(lambda: threading.active_count() <= threads, "the silent connections to be closed", timeout=10)
+        with urllib.request.urlopen(endpoint.url, timeout=5) as answer:
+            assert answer.status == 200 and b"arena_" in answer.read()
+    finally:
+        for s in idle:
+            s.close()
+        endpoint.stop()
