@@ -73,9 +73,9 @@ def sprt() -> None:
     the arena's queue until a sequential probability ratio test decides; `arena sprt show ID` shows one (and
     `--watch` follows it again); `arena sprt cancel ID` stops one.
 
-    The quickest to decide a small difference, and off the public ladder: a paired test against the arena's house
-    bots (--house). Without --house or --field, V1 plays V2 head to head on 2 seats, which takes many more blocks,
-    and on unique deals (the default while registration is open) its matches count on the public ladder.
+    The quickest to decide a small difference: a paired test against the arena's house bots (--house). Without
+    --house or --field, V1 plays V2 head to head on 2 seats, which takes many more blocks. A test's matches count
+    in the test only, not on the public ladder, unless given --ladder.
 
     Examples:
 
@@ -144,8 +144,14 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
              "matches. points: pairwise points from the ranks, in Elo points, as without --house (the only "
              "choice there).")
 @option("--deals", type=click.Choice(SPRT_DEAL_PLANS), default=None,
-        help=DEALS_HELP + " An SPRT of two versions of one owner on duplicate deals (the tables of a block share "
-                          "the cards) does not count on the public ladder; on unique deals it does.")
+        help=DEALS_HELP + " With --ladder, an SPRT of two versions of one owner on duplicate deals (the tables of a "
+                          "block share the cards) still does not count on the public ladder; on unique deals it "
+                          "does.")
+@option("--ladder/--off-ladder", default=False, show_default=True,
+        help="Whether the test's matches also count on the public ladder. Off by default: an A/B test plays many "
+             "matches between two versions, which would fill the ladder (they count in the test only). --ladder "
+             "counts them where the deal plan allows (unique deals, or V1 and V2 of two owners; never a paired "
+             "test).")
 @option("--window", type=click.IntRange(1, 64), default=8, show_default=True,
         help="Blocks in flight (each is 2 matches).")
 @option("--max-blocks", type=click.IntRange(1, 20_000), default=5_000, show_default=True,
@@ -160,7 +166,7 @@ def _check_ref(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo1: float | None, alpha: float,
                beta: float,
                seats: int | None, field_lists: Sequence[str], house_lists: Sequence[str], statistic: str | None,
-               deals: str | None,
+               deals: str | None, ladder: bool,
                window: int, max_blocks: int,
                deadline_ms: int, variants: Sequence[str], wait: bool, server: str, as_json: bool,
                **rule_options: Any) -> None:
@@ -177,9 +183,9 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
     a deal twice. It prints live progress, then the verdict, the LLR and bounds, the blocks played and the Elo
     estimate of V2 over V1 +/- its 95 % margin. Exit code 0 on a verdict (H1, H0 or inconclusive), 1 when the test
     was cancelled. The test runs on the server: Ctrl-C only stops following it (`arena sprt show ID --watch`
-    follows it again; `arena sprt cancel ID` stops it). Its matches count on the ladder, except those of two
-    versions of one owner on duplicate deals (they share the cards: stored and counted in the test only; the
-    status says which). Needs the admin token.
+    follows it again; `arena sprt cancel ID` stops it). Its matches count in the test only, not on the public
+    ladder, unless given --ladder (then they count, except those of two versions of one owner on duplicate deals,
+    which share the cards; the status says which). Needs the admin token.
 
     Examples:
 
@@ -221,7 +227,7 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         game=game, v1=v1, v2=v2, field=field, house=house, seats=seats or 0, elo0=elo0, elo1=elo1, alpha=alpha,
         beta=beta,
         window=window, max_blocks=max_blocks, config=wire.config_to_proto(game, config), deadline_ms=deadline_ms,
-        deals=deals or "", statistic=statistic or "")
+        deals=deals or "", statistic=statistic or "", off_ladder=not ladder)
     client = app.arena(server)
     try:
         s = client.call("CreateSprt", request)

@@ -176,10 +176,12 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
         _invalid(context, f"without a field V1 and V2 play each other on every deal twice, which only two versions "
                           f"of one owner's bot may do; {v1} and {v2} have different owners: give a field of other "
                           f"bots (--field)")
-    # one owner's versions sharing a deal (one sees the other's cards) do not count on the public ladder
-    ladder = deals == "unique" or classes[0] != classes[1]
+    # one owner's versions sharing a deal (one sees the other's cards) do not count on the public ladder; nor does
+    # any test whose start asked it not to (off_ladder)
+    allowed = deals == "unique" or classes[0] != classes[1]
     params = SprtParams(v1=v1, v2=v2, seats=seats, field=tuple(field), field_owners=owner_classes(field, owners),
-                        deals=deals, ladder=ladder, **numbers)
+                        deals=deals, ladder=allowed and not request.off_ladder,
+                        ladder_off=allowed and request.off_ladder, **numbers)
     try:
         check_field(params)
     except SprtPlanError as exc:
@@ -197,7 +199,8 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
     log.info("SPRT %s: %s against %s (%s), %d seats, elo0 %g, elo1 %g, alpha %g, beta %g, %s deals (%s); %d "
              "blocks queued; seed commitment %s", tournament_id, v2, v1,
              f"field {', '.join(field)}" if field else "head to head", seats, params.elo0, params.elo1, params.alpha,
-             params.beta, deals, "on the ladder" if ladder else "off the ladder", len(specs) // 2, stored.commitment)
+             params.beta, deals, "on the ladder" if params.ladder else "off the ladder", len(specs) // 2,
+             stored.commitment)
     return get_message(servicer, tournament_id, context)
 
 

@@ -68,7 +68,8 @@ class SprtParams:
     (error rates, 0 < x < 0.5); window (blocks in flight, 1..``MAX_WINDOW``); max_blocks (counted blocks after
     which the test stops as "inconclusive", 1..``MAX_BLOCKS``); deals ("duplicate": both tables of a block on
     one deal, or "unique": a deal of its own each); ladder (whether its matches count on the public ladder: False
-    when V1 and V2 have one owner and share duplicate deals, and in a paired test); house (house bots
+    when V1 and V2 have one owner and share duplicate deals, in a paired test, and when asked, ``ladder_off``: the
+    test would have counted, and its start asked it not to); house (house bots
     "house:NAME" for the k - 1 other seats, in order: the paired test with common random numbers, no field);
     statistic (the block outcome the test runs on: "points", pairwise points from the ranks, elo0/elo1 in Elo
     points, ``arena.ratings.sprt``; or "score", a paired test's relative-score difference, elo0/elo1 in normalized
@@ -88,6 +89,7 @@ class SprtParams:
     max_blocks: int = DEFAULT_MAX_BLOCKS
     deals: str = "duplicate"
     ladder: bool = True
+    ladder_off: bool = False
     house: tuple[str, ...] = ()
     statistic: str = POINTS
     extra: dict[str, Any] = dataclass_field(default_factory=dict, compare=False)
@@ -99,6 +101,9 @@ class SprtParams:
             return ("its matches do not count on the public ladder: a paired test replays each scenario (deal, "
                     "house bots, seat seeds) for V1 and for V2, so each version plays cards the other also holds "
                     "(they count in the test only)")
+        if self.ladder_off:
+            return ("its matches do not count on the public ladder, as asked at its start (`arena sprt` keeps an "
+                    "A/B test off it unless given --ladder): they count in the test only")
         if not self.ladder:
             return ("its matches do not count on the public ladder: V1 and V2 have one owner and play duplicate "
                     "deals, so each version's table holds the cards the other's holds (they count in the test only)")
@@ -118,7 +123,8 @@ class SprtParams:
         return {"v1": self.v1, "v2": self.v2, "seats": self.seats, "field": list(self.field),
                 "field_owners": list(self.field_owners), "elo0": self.elo0, "elo1": self.elo1,
                 "alpha": self.alpha, "beta": self.beta, "window": self.window, "max_blocks": self.max_blocks,
-                "deals": self.deals, "ladder": self.ladder, **({"house": list(self.house)} if self.house else {}),
+                "deals": self.deals, "ladder": self.ladder, **({"ladder_off": True} if self.ladder_off else {}),
+                **({"house": list(self.house)} if self.house else {}),
                 **({"statistic": self.statistic} if self.statistic != POINTS else {}), **self.extra}
 
     @classmethod
@@ -126,7 +132,7 @@ class SprtParams:
         """Inverse of ``to_dict`` (unknown keys are kept in ``extra``). Raises ``SprtPlanError`` for a missing or
         malformed field."""
         known = {"v1", "v2", "seats", "field", "field_owners", "elo0", "elo1", "alpha", "beta", "window",
-                 "max_blocks", "deals", "ladder", "house", "statistic"}
+                 "max_blocks", "deals", "ladder", "ladder_off", "house", "statistic"}
         try:
             return cls(v1=str(data["v1"]), v2=str(data["v2"]), seats=int(data["seats"]),
                        field=tuple(str(b) for b in data.get("field") or ()),
@@ -134,6 +140,7 @@ class SprtParams:
                        elo0=float(data["elo0"]), elo1=float(data["elo1"]), alpha=float(data["alpha"]),
                        beta=float(data["beta"]), window=int(data["window"]), max_blocks=int(data["max_blocks"]),
                        deals=str(data.get("deals") or "duplicate"), ladder=bool(data.get("ladder", True)),
+                       ladder_off=bool(data.get("ladder_off", False)),
                        house=tuple(str(b) for b in data.get("house") or ()),
                        statistic=str(data.get("statistic") or POINTS),
                        extra={k: v for k, v in data.items() if k not in known})

@@ -114,8 +114,12 @@ def test_the_cli_chooses_the_deals_of_a_tournament_and_an_sprt(
     status = " ".join(runner.invoke(cli, ["tournament", "status", tid, *address]).stdout.split())
     assert "do not count on the public ladder" in status
     unique = json.loads(runner.invoke(cli, [*base, "sprt", "me@1", "me@2", "--no-wait", "--json", *address]).stdout)
-    assert (unique["deals"], unique["ladder_counted"]) == ("unique", True)  # the open default
-    assert "unique deals" in unique["ladder_note"]
+    assert (unique["deals"], unique["ladder_counted"]) == ("unique", False)  # the open default, off the ladder
+    assert "as asked at its start" in unique["ladder_note"] and "--ladder" in unique["ladder_note"]
+    counted = json.loads(runner.invoke(cli, [*base, "sprt", "me@1", "me@2", "--ladder", "--no-wait", "--json",
+                                             *address]).stdout)
+    assert (counted["deals"], counted["ladder_counted"]) == ("unique", True)
+    assert "unique deals" in counted["ladder_note"]
     refused = runner.invoke(cli, [*base, "sprt", "me@1", "me@2", "--deals", "rotate", *address])
     assert refused.exit_code == 2 and "'rotate' is not one of 'duplicate', 'unique'" in refused.output
 
@@ -130,9 +134,9 @@ def test_an_sprt_of_one_owners_versions_counts_on_the_ladder_only_on_unique_deal
     stub.RegisterBot(arena_pb2.RegisterBotRequest(name="sprtbot", endpoint=strong.endpoint, game="take5",
                                                   owner_token=first.owner_token))  # one owner, two versions
 
-    def run(deals: str) -> arena_pb2.Sprt:
+    def run(deals: str, off_ladder: bool = False) -> arena_pb2.Sprt:
         s = stub.CreateSprt(arena_pb2.CreateSprtRequest(game="take5", v1="sprtbot@1", v2="sprtbot@2", max_blocks=1,
-                                                        window=1, config=ONE_HAND, deals=deals))
+                                                        window=1, config=ONE_HAND, deals=deals, off_ladder=off_ladder))
         return wait_until(lambda: (x := stub.GetSprt(arena_pb2.GetSprtRequest(id=s.tournament.id)))
                           .tournament.seed_hex and x, f"SPRT {s.tournament.id} to end")
 
@@ -152,6 +156,9 @@ def test_an_sprt_of_one_owners_versions_counts_on_the_ladder_only_on_unique_deal
                                prog_name="arena")
     assert "ladder: its matches do not count on the public ladder" in " ".join(shown.stdout.split())
 
+    asked = run("unique", off_ladder=True)  # unique deals could count; its start asked them not to
+    assert (asked.blocks, asked.tournament.matches_done, asked.ladder_counted) == (1, 2, False)
+    assert "as asked at its start" in asked.ladder_note and ladder() == {}
     on = run("unique")
     assert (on.blocks, on.tournament.matches_done, on.ladder_counted) == (1, 2, True)
     assert ladder() == {"sprtbot@1": 2, "sprtbot@2": 2}  # only the unique-deal SPRT's matches

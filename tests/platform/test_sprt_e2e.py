@@ -87,7 +87,7 @@ def test_arena_sprt_decides_h1_for_a_stronger_v2(arena_server: Callable[..., tup
     _register(stub, *versions)
     result = CliRunner().invoke(cli, [
         "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--elo0", "0", "--elo1", str(ELO1),
-        "--max-blocks", str(MAX_BLOCKS), "--window", "4", "--deadline-ms", "2000",
+        "--max-blocks", str(MAX_BLOCKS), "--window", "4", "--deadline-ms", "2000", "--ladder",
         "--server", f"127.0.0.1:{server.port}", "--json"], prog_name="arena")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)

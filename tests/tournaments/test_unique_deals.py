@@ -127,6 +127,10 @@ def test_sprt_blocks_on_unique_deals_and_the_ladder_rule() -> None:
     assert "unique deals" in unique.ladder_note and "count on the public ladder" in unique.ladder_note
     # kept in the tournament's extra; an SPRT stored without them is a duplicate one that counts, as before
     assert SprtParams.from_dict(one_owner.to_dict()) == one_owner
+    asked = SprtParams(v1="me@1", v2="me@2", deals="unique", ladder=False, ladder_off=True)
+    a0, _ = block_specs("t9", "take5", asked, 3, {}, 250)
+    assert not a0.rated and "as asked at its start" in asked.ladder_note
+    assert SprtParams.from_dict(asked.to_dict()) == asked and "ladder_off" not in unique.to_dict()
     old = {k: v for k, v in unique.to_dict().items() if k not in ("deals", "ladder")}
     assert (SprtParams.from_dict(old).deals, SprtParams.from_dict(old).ladder) == ("duplicate", True)
     with pytest.raises(SprtPlanError, match="an SPRT plays duplicate or unique deals, got 'rotate'"):

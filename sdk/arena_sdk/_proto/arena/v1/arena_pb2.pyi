@@ -1292,6 +1292,7 @@ class CreateSprtRequest(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     HOUSE_FIELD_NUMBER: _builtins.int
     STATISTIC_FIELD_NUMBER: _builtins.int
+    OFF_LADDER_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Game id, "take5". At most 32 characters."""
     v1: _builtins.str
@@ -1331,6 +1332,11 @@ class CreateSprtRequest(_message.Message):
     normalized Elo for game pairs), not Elo points. "points": pairwise points from the ranks, elo0 and
     elo1 in Elo points, as without house bots. Empty: "score" with house bots; without house bots only "points"
     (or empty) is accepted.
+    """
+    off_ladder: _builtins.bool
+    """True: the test's matches never count on the public ladder (stored, shown and counted in the test only),
+    whatever the deal plan and owners allow (Sprt.ladder_note says so). False: as `deals` says. `arena sprt` sets
+    it unless given --ladder: an A/B test's many matches between two versions would otherwise fill the ladder.
     """
     @_builtins.property
     def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1374,10 +1380,11 @@ class CreateSprtRequest(_message.Message):
         deals: _builtins.str = ...,
         house: _abc.Iterable[_builtins.str] | None = ...,
         statistic: _builtins.str = ...,
+        off_ladder: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "house", b"house", "max_blocks", b"max_blocks", "seats", b"seats", "statistic", b"statistic", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "config", b"config", "deadline_ms", b"deadline_ms", "deals", b"deals", "elo0", b"elo0", "elo1", b"elo1", "field", b"field", "game", b"game", "house", b"house", "max_blocks", b"max_blocks", "off_ladder", b"off_ladder", "seats", b"seats", "statistic", b"statistic", "v1", b"v1", "v2", b"v2", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
     _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
