@@ -35,6 +35,7 @@ from arena.core.text import plural, printable
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 MAX_GAMES = 100_000  # --games at most
+PLAYING = "a bot of {game}? play it with `arena play {game}`"  # the hint of a bot of another game (bot_info_refusal)
 _TRACEBACK_FILE = re.compile(r'File "([^"]+)", line (\d+)')  # a frame of a Python traceback on a bot's stderr
 
 
@@ -327,23 +328,31 @@ class _nullcontext:
 def _seated(game: str, bots: Sequence[BotSpec], secret: str) -> Iterator[list[Any]]:
     """The ``SeatSpec`` of each of ``bots``, in order, under unique names: a HOST:PORT bot asked its name (GetInfo)
     and checked for ``secret``, a sample or file bot started here (and stopped when the block ends, however it
-    ends). Raises ``ArenaCliError`` for a bot that cannot be reached, started, or does not play ``game``."""
+    ends); every bot's GetInfo checked as registration checks it (``_bot_info``), and a bot other than a sample bot
+    that says it serves the match stream checked for it (``_check_streams``). Raises ``ArenaCliError`` for a bot
+    that cannot be reached, started, does not play ``game``, or that registration would refuse."""
     from arena.match.record import SeatSpec
 
     started: list[Any] = []
     try:
-        endpoints = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
-        secrets_of = {endpoint: _secret_for(endpoint, secret) for endpoint in endpoints}  # before the game
-        started = _start_local_bots([spec for spec in bots if spec.kind != "endpoint"], secret)
-        for proc in started:  # a started bot must play the game too (GetInfo), before any match starts
-            _bot_info(proc.endpoint, game)
-        local = iter(started)
+        infos = {spec.value: _bot_info(spec.value, game) for spec in bots if spec.kind == "endpoint"}
+        secrets_of = {endpoint: _secret_for(endpoint, secret) for endpoint in infos}  # before the game
+        local = [spec for spec in bots if spec.kind != "endpoint"]
+        started = _start_local_bots(local, secret)
+        checked = [(endpoint, info, secrets_of[endpoint], "") for endpoint, info in infos.items()]
+        for spec, proc in zip(local, started):  # a started bot must pass too (GetInfo), before any match starts
+            who = f"{_spec_text(spec)}: "
+            info = _bot_info(proc.endpoint, game, who)
+            if spec.kind != "sample":  # the sample bots are the SDK's, which serves the match stream
+                checked.append((proc.endpoint, info, secret, who))
+        _check_streams(checked)
         seats = []
+        started_bots = iter(started)
         for spec in bots:
             if spec.kind == "endpoint":
-                seats.append((endpoints[spec.value], spec.value))
+                seats.append((_seat_name(spec.value, infos[spec.value]), spec.value))
             else:
-                proc = next(local)
+                proc = next(started_bots)
                 seats.append((proc.name, proc.endpoint))
         names = _unique_names([n for n, _ in seats])
         yield [SeatSpec(name=n, endpoint=e, secret=secrets_of.get(e, secret))
@@ -351,6 +360,30 @@ def _seated(game: str, bots: Sequence[BotSpec], secret: str) -> Iterator[list[An
     finally:
         for proc in started:
             proc.stop()
+
+
+def _spec_text(spec: BotSpec) -> str:
+    """``spec`` as given on the command line: "sample:NAME", "FILE.py" or "HOST:PORT"."""
+    return f"sample:{spec.value}" if spec.kind == "sample" else spec.value
+
+
+def _check_streams(bots: Sequence[tuple[str, Any, str, str]]) -> None:
+    """Check, all at once, that every bot of ``bots`` (endpoint, its ``BotInfo``, the bot secret it gets, what to
+    call it before the refusal: "" or e.g. "bot.py: ") that says ``serves_match_stream`` implements it, as
+    registration checks it (``bot_checks.stream_refusal``: a bot that does not would fault at every call of the
+    game). Raises ``ArenaCliError`` with the first refusal."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena.match.bot_checks import stream_refusal
+
+    claims = [(endpoint, secret, who) for endpoint, info, secret, who in bots if info.serves_match_stream]
+    if not claims:
+        return
+    with ThreadPoolExecutor(max_workers=len(claims)) as pool:
+        refusals = list(pool.map(lambda claim: stream_refusal(claim[0], claim[1]), claims))
+    for (_endpoint, _secret, who), refusal in zip(claims, refusals):
+        if refusal is not None:
+            raise ArenaCliError(who + refusal)
 
 
 def _unique_names(names: Sequence[str]) -> list[str]:
@@ -378,7 +411,7 @@ def _start_local_bots(specs: Sequence[BotSpec], secret: str = "") -> list[Any]:
         return []
     from arena.match.local_bots import start_bots
 
-    texts = [f"sample:{s.value}" if s.kind == "sample" else s.value for s in specs]
+    texts = [_spec_text(s) for s in specs]
     if sys.stderr.isatty():  # a second or more on a busy machine: say what is going on
         click.echo(f"starting {plural(len(texts), 'bot process')}: {', '.join(texts)} ...", err=True)
     try:
@@ -415,22 +448,36 @@ def _secret_for(endpoint: str, secret: str) -> str:
     raise ArenaCliError(refusal.replace(", or RegisterBotRequest.bot_secret)", ")"))
 
 
-def _bot_info(endpoint: str, game: str) -> str:
-    """The name a running bot reports through GetInfo; raises ``ArenaCliError`` when it is unreachable or does not
-    play ``game``."""
-    channel = grpc.insecure_channel(endpoint)
+def _bot_info(endpoint: str, game: str, who: str = "") -> bot_pb2.BotInfo:
+    """The ``BotInfo`` a running bot reports through GetInfo, read and checked as registration reads and checks it
+    (at most ``limits.MAX_BOT_INFO_BYTES``, ``bot_checks.over_limit_refusal``; ``bot_checks.bot_info_refusal``:
+    the limits of its fields, ``game`` among its games, a well-formed version), so that a bot author learns here
+    what registration would refuse. Raises ``ArenaCliError`` (its message after ``who``, e.g. "sample:random: ")
+    when the bot is unreachable, fails GetInfo or is refused."""
+    from arena.match.bot_checks import GETINFO_OPTIONS, answer_over_limit, bot_info_refusal, over_limit_refusal
+
+    channel = grpc.insecure_channel(endpoint, options=GETINFO_OPTIONS)
     try:
         info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(),
                                                      timeout=DEFAULTS.call_deadline_ms / 1000)
     except grpc.RpcError as exc:
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
-            raise ArenaCliError(f"cannot reach the bot at {endpoint}: is it running?") from None
-        raise ArenaCliError(f"the bot at {endpoint} failed GetInfo: {exc.details()} ({exc.code().name})") from None
+            raise ArenaCliError(f"{who}cannot reach the bot at {endpoint}: is it running?") from None
+        if answer_over_limit(exc):
+            raise ArenaCliError(who + over_limit_refusal(endpoint, exc.details() or "")) from None
+        raise ArenaCliError(f"{who}the bot at {endpoint} failed GetInfo: {exc.details()} ({exc.code().name})") \
+            from None
     finally:
         channel.close()
-    if info.games and game not in info.games:
-        raise ArenaCliError(f"the bot at {endpoint} ({info.name}) does not play {game}; it plays "
-                            f"{', '.join(info.games)}")
+    refusal = bot_info_refusal(endpoint, info, game, other_game=PLAYING)
+    if refusal is not None:
+        raise ArenaCliError(who + refusal)
+    return info
+
+
+def _seat_name(endpoint: str, info: bot_pb2.BotInfo) -> str:
+    """The seat name of the running bot at ``endpoint`` that reported ``info``: its name, or the endpoint when that
+    is no bot name."""
     return info.name if BOT_NAME_RE.match(info.name or "") else endpoint.replace(":", "_")
 
 

@@ -71,7 +71,8 @@ _CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 CORE_ENDED = "Internal error from Core"
 _CLOSE = object()  # the end of the referee's side of a stream
 # How long (s) the referee waits for the status of its check whether a bot implements PlayMatch (a stream it writes
-# nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request)
+# nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request); so do
+# registration and `arena play` before a bot plays (arena.match.bot_checks.stream_refusal)
 PROBE_S = 0.5
 NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not implement PlayMatch; a bot that answers "
               "the four unary calls only leaves serves_match_stream false")

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from arena.core import limits
 from arena.core.addresses import client_address
+from arena.match.bot_checks import stream_refusal
 from arena.match.channels import BotDialer
 from arena.server.checks import EndpointError, NoAnswer, Outcome, dial_infos, registration_info, secret_refusal
 from arena_sdk.pb import bot_pb2
@@ -218,9 +219,9 @@ class BotChecks:
         """The checked ``BotInfo`` of the bot at ``endpoint`` for registering (or moving) bot NAME ``name`` of
         ``game`` there (``checks.registration_info``), accepting as its bot secret ``secret_of(version)``: the
         secret the version it reports will have, and whether it is the one kept for it rather than one given (None:
-        no secret; ``checks.secret_refusal``), in a slot of
-        ``caller``'s class for ``client``. A ``STRANGER`` reuses a cached failure (no dial); every success comes
-        from a fresh dial.
+        no secret; ``checks.secret_refusal``), and, when it says ``serves_match_stream``, implementing the match
+        stream (``bot_checks.stream_refusal``, with that secret), in a slot of ``caller``'s class for ``client``.
+        A ``STRANGER`` reuses a cached failure (no dial); every success comes from a fresh dial.
 
         Raises ``AdmissionRefused`` at once when there is no slot; ``EndpointError`` when the check fails, no
         sooner than ``timeout_s`` after the call started."""
@@ -232,6 +233,8 @@ class BotChecks:
                 info = registration_info(endpoint, game, name, outcome, self.timeout_s)
                 secret, kept = secret_of(info.version) if secret_of is not None else ("", False)
                 refusal = secret_refusal(endpoint, secret, self.timeout_s, self.dialer, kept=kept)
+                if refusal is None and info.serves_match_stream:
+                    refusal = stream_refusal(endpoint, secret, self.timeout_s, self.dialer)
                 if refusal is not None:
                     raise EndpointError(refusal)
                 return info

@@ -1,7 +1,9 @@
 """Checks of bot endpoints by the Arena service: GetInfo at registration, before a tournament and in `arena bot
-list`, bounded in time and size, with one refusal sentence for every failure to answer, and no name of another
-bot in any refusal, so that RegisterBot is no port scanner. Who may run a check when, the cache of recent outcomes
-and the padding of failed registrations are ``arena.server.admission``'s."""
+list`, bounded in time and size, with one refusal sentence for every failure to answer (an answer over the size
+limit has its own: only an arena bot sends one), and no name of another bot in any refusal, so that RegisterBot is
+no port scanner. What a bot must answer is ``arena.match.bot_checks``'s, which ``arena play`` applies too. Who may
+run a check when, the cache of recent outcomes and the padding of failed registrations are
+``arena.server.admission``'s."""
 
 from __future__ import annotations
 
@@ -13,12 +15,11 @@ import grpc
 
 from arena.core import limits
 from arena.core.config import DEFAULTS
-from arena.core.specs import VERSION_RE
 from arena.core.text import printable
+from arena.match.bot_checks import GETINFO_OPTIONS, answer_over_limit, bot_info_refusal, over_limit_refusal
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import BotEntry, Store
 from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
-from arena_sdk.games import GAMES
 from arena_sdk.guard import BOT_SECRET_METADATA
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -34,9 +35,11 @@ class EndpointError(RuntimeError):
 
 @dataclass(frozen=True)
 class NoAnswer:
-    """A GetInfo call that got no answer: ``reason`` in a few words (``describe_rpc_failure``)."""
+    """A GetInfo call that got no answer it could read: ``reason`` in a few words (``describe_rpc_failure``);
+    ``over_limit`` when the answer was over ``limits.MAX_BOT_INFO_BYTES`` (``bot_checks.answer_over_limit``)."""
 
     reason: str
+    over_limit: bool = False
 
 
 Outcome = bot_pb2.BotInfo | NoAnswer  # what one GetInfo call to an endpoint gave
@@ -63,9 +66,10 @@ def describe_rpc_failure(exc: grpc.RpcError, timeout_s: float) -> str:
 
 
 def no_bot_message(endpoint: str, timeout_s: float) -> str:
-    """The one message of a registration check that got no valid GetInfo answer, whatever the reason (nothing
-    listens, a host that does not resolve, another service, a silent socket, an error status, an answer over
-    ``limits.MAX_BOT_INFO_BYTES``): the referee is not a port scanner."""
+    """The one message of a registration check that got no GetInfo answer, whatever the reason (nothing listens, a
+    host that does not resolve, another service, a silent socket, an error status): the referee is not a port
+    scanner. (An answer over ``limits.MAX_BOT_INFO_BYTES`` has a message of its own, ``over_limit_refusal``: only
+    a server of ``arena.v1.Bot/GetInfo`` sends one, and its author needs to know what to change.)"""
     tls = (" and, over TLS, that its certificate names that host and is signed by a CA the arena trusts "
            "(`arena serve --bot-ca FILE`, else the system's roots)") if split_endpoint(endpoint)[1] else ""
     return (f"no arena bot answered GetInfo at {endpoint} within {timeout_s * 1000:.0f} ms; check that the bot "
@@ -76,12 +80,12 @@ def no_bot_message(endpoint: str, timeout_s: float) -> str:
 def dial_infos(endpoints: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S,
                dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> dict[str, Outcome]:
     """Call GetInfo at every distinct endpoint of ``endpoints`` (dialed by ``dialer``), all at once, waiting at
-    most ``timeout_s`` seconds in all; answers over ``limits.MAX_BOT_INFO_BYTES`` are not read (a ``NoAnswer``).
+    most ``timeout_s`` seconds in all; answers over ``limits.MAX_BOT_INFO_BYTES`` are not read (a ``NoAnswer``
+    marked ``over_limit``).
 
     Returns endpoint -> its ``BotInfo`` or ``NoAnswer``, for each distinct endpoint."""
     distinct = list(dict.fromkeys(endpoints))
-    options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]  # GetInfo answers stay small
-    channels = [dialer.channel(endpoint, options=options) for endpoint in distinct]
+    channels = [dialer.channel(endpoint, options=GETINFO_OPTIONS) for endpoint in distinct]
     out: dict[str, Outcome] = {}
     try:
         calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
@@ -90,7 +94,7 @@ def dial_infos(endpoints: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S,
             try:
                 out[endpoint] = call.result()
             except grpc.RpcError as exc:
-                out[endpoint] = NoAnswer(describe_rpc_failure(exc, timeout_s))
+                out[endpoint] = NoAnswer(describe_rpc_failure(exc, timeout_s), answer_over_limit(exc))
     finally:
         for ch in channels:
             ch.close()
@@ -101,29 +105,23 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
                       timeout_s: float = VERIFY_TIMEOUT_S) -> bot_pb2.BotInfo:
     """The ``BotInfo`` that the GetInfo ``outcome`` of ``endpoint`` gave, when it lets a bot NAME ``name`` of
     ``game`` be registered there. Raises ``EndpointError``: with ``no_bot_message`` when there was no answer (the
-    same sentence for every failure), with the field and its limit when the answer is over a size limit of
-    ``arena.core.limits`` (a 2.5 MB author is refused here, never stored), when the bot does not play ``game``,
-    reports another name than ``name`` (never saying which: that is another bot's), or a malformed version."""
+    same sentence for every failure), except an answer over ``limits.MAX_BOT_INFO_BYTES``
+    (``bot_checks.over_limit_refusal``, naming the limits); with ``bot_checks.bot_info_refusal`` (the check
+    ``arena play`` makes too) when a field is over its size limit of ``arena.core.limits`` (a 2.5 MB author is
+    refused here, never stored), when the bot does not play ``game`` or reports a malformed version; when it reports
+    another name than ``name`` (never saying which: that is another bot's)."""
     if isinstance(outcome, NoAnswer):
+        if outcome.over_limit:  # an arena bot's answer (only a server of arena.v1.Bot/GetInfo sends one)
+            raise EndpointError(over_limit_refusal(endpoint, outcome.reason))
         if split_endpoint(endpoint)[1]:  # for the operator (the caller gets the one message): a certificate?
             log.info("registration check of %s failed: %s", endpoint, outcome.reason)
         raise EndpointError(no_bot_message(endpoint, timeout_s))
-    problem = limits.bot_info_problem(outcome)
-    if problem:
-        raise EndpointError(f"the bot at {endpoint} answered GetInfo over the arena's limits: {problem}")
-    if game not in outcome.games:
-        plays = [g for g in outcome.games if g in GAMES]
-        hint = f" (registering a bot of {plays[0]}? give the game: --game {plays[0]})" if plays else ""
-        played = printable(", ".join(outcome.games)) or "no game"
-        raise EndpointError(f"the bot at {endpoint} plays {played}, not {game}; "
-                            f"start a bot of {game} there{hint}")
+    refusal = bot_info_refusal(endpoint, outcome, game)
+    if refusal:
+        raise EndpointError(refusal)
     if outcome.name != name:
         raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; start it with "
                             f"--name={name}, or register it under the name it reports")
-    if not VERSION_RE.match(outcome.version):
-        raise EndpointError(f"the bot at {endpoint} reports version {outcome.version!r} in GetInfo; a version must "
-                            f"be 1..64 characters of A-Z a-z 0-9 _ . + - (set the bot's version, e.g. "
-                            f"version = \"1.0\")")
     shown = printable(outcome.author), printable(outcome.sdk_version)
     if shown != (outcome.author, outcome.sdk_version):
         cleaned = bot_pb2.BotInfo()

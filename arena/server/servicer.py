@@ -167,10 +167,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                  context: grpc.ServicerContext,
                  secret_of: Callable[[str], tuple[str, bool]] | None = None) -> bot_pb2.BotInfo:
         """The GetInfo of the bot at ``endpoint``, which must play ``game``, call itself ``name``, report a
-        well-formed version and accept ``secret_of(version)`` (None: no secret) as its bot secret (else
+        well-formed version, keep within the limits of a ``BotInfo``, accept ``secret_of(version)`` (None: no
+        secret) as its bot secret and, when it says ``serves_match_stream``, implement ``PlayMatch`` (else
         FAILED_PRECONDITION, no sooner than ``verify_timeout_s``), so that no bot plays under another's ladder
-        line, and a bot with a secret is registered only by whoever knows it; checked in a slot of ``caller``'s
-        class (none free: RESOURCE_EXHAUSTED)."""
+        line, a bot with a secret is registered only by whoever knows it, and none that would fault at every
+        call; checked in a slot of ``caller``'s class (none free: RESOURCE_EXHAUSTED)."""
         if not self.verify_bots:
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +15,7 @@ from click.testing import CliRunner
 from arena.cli import cli
 
 THREE_SEATS = ["--bot", "sample:random", "--bot", "sample:heuristic", "--bot", "sample:random"]
+TEST_BOTS = Path(__file__).resolve().parents[1] / "bots"  # bare bots written against the generated stubs
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +225,9 @@ def test_play_refuses_a_started_bot_of_another_game_before_the_match() -> None:
     result = CliRunner().invoke(cli, ["play", "taki", "--bot", "sample:heuristic", "--bot", "sample:taki-random",
                                       "--seed", "3"])
     assert result.exit_code == 1
-    assert "(heuristic) does not play taki; it plays take5" in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert re.fullmatch(r"Error: sample:heuristic: the bot at 127\.0\.0\.1:\d+ plays take5, not taki; start a bot of "
+                        r"taki there \(a bot of take5\? play it with `arena play take5`\)", line), line
 
 
 def test_play_passes_on_what_a_bot_file_says_of_a_misspelt_decision_method(tmp_path: Path) -> None:
@@ -249,3 +255,46 @@ def test_a_bot_file_that_does_not_start_is_named_with_the_line_of_its_error(tmp_
     result = CliRunner().invoke(cli, ["play", "take5", "--bot", str(bot), "--bot", "sample:random"])
     assert result.exit_code == 1
     assert "SyntaxError: expected ':' (broken_bot.py, line 4)" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("how", ["endpoint", "file"])
+def test_play_refuses_a_bot_claiming_the_match_stream_it_does_not_serve(
+        tmp_path: Path, start_bot: Callable[..., Any], how: str) -> None:
+    """A bot written from the .proto whose GetInfo says serves_match_stream but that does not implement PlayMatch
+    played and forfeited with 10 `error` faults; `arena play` now refuses to start the game, with registration's
+    message (``bot_checks.stream_refusal``), whether the bot runs (HOST:PORT) or is a file started here."""
+    if how == "endpoint":
+        bot = start_bot(str(TEST_BOTS / "stream_bot.py"), extra_args=["--style", "no_stream"]).endpoint
+    else:
+        bot = str(tmp_path / "claims_bot.py")
+        Path(bot).write_text(f"import runpy, sys\nsys.argv += ['--style', 'no_stream']\n"
+                             f"runpy.run_path({str(TEST_BOTS / 'stream_bot.py')!r}, run_name='__main__')\n")
+    result = CliRunner().invoke(cli, ["play", "take5", "--bot", bot, "--bot", "sample:random",
+                                      "--record", str(tmp_path / "r.json")])
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    who = "" if how == "endpoint" else f"{re.escape(bot)}: "  # a bot started here: as given
+    assert re.fullmatch(r"Error: " + who + r"the bot at 127\.0\.0\.1:\d+ says serves_match_stream in GetInfo, but "
+                        r"it does not implement PlayMatch \(it refused a match stream with UNIMPLEMENTED\), .*: "
+                        r"implement PlayMatch .*, or leave serves_match_stream false, .*", line), line
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize(("chars", "refusal"), [
+    (200, r"the bot at 127\.0\.0\.1:\d+ answered GetInfo over the arena's limits: BotInfo\.author is 200 characters "
+          r"long; the limit is 128"),
+    (20_000, r"the bot at 127\.0\.0\.1:\d+ answered GetInfo with a BotInfo over the arena's size limit \(20,\d+ "
+             r"bytes\): the arena reads at most 16,384 bytes \(16 KiB\) of it, and its fields must keep within name 64 "
+             r"characters, .*author 128 characters \(bot\.proto, BotInfo\)"),
+])
+def test_play_applies_the_bot_info_limits_of_registration(
+        tmp_path: Path, start_bot: Callable[..., Any], chars: int, refusal: str) -> None:
+    """A bot with a 200- or 20,000-character author played locally with no complaint, and its author learnt of the
+    limits only when registering; `arena play` refuses it as registration does (``bot_checks``)."""
+    bot = start_bot(str(TEST_BOTS / "info_bot.py"), extra_args=["--author-chars", str(chars)])
+    result = CliRunner().invoke(cli, ["play", "take5", "--bot", bot.endpoint, "--bot", "sample:random",
+                                      "--record", str(tmp_path / "r.json")])
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert re.fullmatch(f"Error: {refusal}", line), line
+    assert not (tmp_path / "r.json").exists()

@@ -21,6 +21,8 @@ from arena.worker.settings import WorkerSettings
 
 HERE = Path(__file__).parent
 SLOW_BOT = str(HERE.parent / "bots" / "slow_bot.py")
+STREAM_BOT = str(HERE.parent / "bots" / "stream_bot.py")
+INFO_BOT = str(HERE.parent / "bots" / "info_bot.py")
 VERSIONED_BOT = str(HERE / "bots" / "versioned_bot.py")
 WAIT_S = 120.0  # a hang guard, not a speed requirement
 

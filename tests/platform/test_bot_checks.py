@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import grpc
 import pytest
-from platform_helpers import VERSIONED_BOT, rpc_error
+from platform_helpers import INFO_BOT, STREAM_BOT, VERSIONED_BOT, rpc_error
 
 from arena.server.app import ArenaServer
 from arena.store import Store
@@ -149,3 +149,56 @@ def test_an_author_is_stored_without_control_or_bidi_characters() -> None:
     assert (kept.name, kept.version, list(kept.games)) == ("spoof", "1.0", ["take5"])
     plain = bot_pb2.BotInfo(name="ok", version="2", games=["take5"], author="Ann Lee", sdk_version="0.9")
     assert registration_info("127.0.0.1:1", "take5", "ok", plain) is plain
+
+
+def test_a_bot_claiming_the_match_stream_without_serving_it_is_refused_at_registration(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]],
+        start_bot: Callable[..., Any]) -> None:
+    """A bot written from the .proto whose GetInfo says serves_match_stream but that does not implement PlayMatch
+    (grpc's generated servicer answers UNIMPLEMENTED) was registered, shown healthy, and forfeited every match with
+    10 `error` faults; RegisterBot and UpdateBot now refuse it, saying what to change, and nothing is stored. A bot
+    that serves the stream, with a bot secret it checks before reading, registers as before."""
+    _server, stub = arena_server()
+    claims = start_bot(STREAM_BOT, extra_args=["--style", "no_stream", "--name", "claims"])
+    code, details = rpc_error(lambda: _register(stub, "claims", claims.endpoint))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert details.startswith(f"the bot at {claims.endpoint} says serves_match_stream in GetInfo, but it does not "
+                              f"implement PlayMatch (it refused a match stream with UNIMPLEMENTED)")
+    assert "implement PlayMatch" in details and "or leave serves_match_stream false" in details
+    assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
+
+    secret = "s" * 16
+    serves = start_bot(STREAM_BOT, extra_args=["--style", "honest", "--name", "claims", "--secret", secret])
+    record = stub.RegisterBot(arena_pb2.RegisterBotRequest(name="claims", endpoint=serves.endpoint, game="take5",
+                                                           bot_secret=secret))
+    assert record.endpoint == serves.endpoint
+    code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
+        game="take5", bot="claims@test", endpoint=claims.endpoint, owner_token=record.owner_token)))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION, details
+    assert details.startswith(f"the bot at {claims.endpoint} says serves_match_stream in GetInfo, but it does not "
+                              f"implement PlayMatch")
+    [kept] = stub.ListBots(arena_pb2.ListBotsRequest()).bots
+    assert kept.endpoint == serves.endpoint
+
+
+def test_a_getinfo_answer_over_the_read_limit_is_refused_as_such_at_registration(
+        arena_server: Callable[..., tuple[ArenaServer, arena_pb2_grpc.ArenaStub]],
+        start_bot: Callable[..., Any]) -> None:
+    """A bot (written from the .proto) whose GetInfo answer is over the 16 KiB the referee reads (a 20,000-character
+    author) was told "no arena bot answered GetInfo ...; check that the bot runs there"; it is told that its answer
+    was over the limit, and what the limits are. One within 16 KiB but with a 200-character author is told that."""
+    _server, stub = arena_server()
+    big = start_bot(INFO_BOT, extra_args=["--author-chars", "20000", "--name", "big"])
+    code, details = rpc_error(lambda: _register(stub, "big", big.endpoint))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "no arena bot answered" not in details
+    assert details.startswith(f"the bot at {big.endpoint} answered GetInfo with a BotInfo over the arena's size "
+                              f"limit (20,"), details
+    assert "the arena reads at most 16,384 bytes (16 KiB) of it" in details
+    assert "author 128 characters" in details and "games at most 16 ids of 32 characters" in details
+    long = start_bot(INFO_BOT, extra_args=["--author-chars", "200", "--name", "long"])
+    code, details = rpc_error(lambda: _register(stub, "long", long.endpoint))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert details == (f"the bot at {long.endpoint} answered GetInfo over the arena's limits: BotInfo.author is 200 "
+                       f"characters long; the limit is 128")
+    assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []

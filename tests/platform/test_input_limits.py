@@ -121,7 +121,8 @@ def _info_bot(**info: Any) -> type[Take5Bot]:
 
 
 @pytest.mark.parametrize(("info", "refusal"), [
-    ({"author": "x" * 2_500_000}, "no arena bot answered GetInfo"),  # over 16 KiB: not even read
+    # over 16 KiB: not even read, and said so
+    ({"author": "x" * 2_500_000}, "answered GetInfo with a BotInfo over the arena's size limit (2,500,0"),
     ({"author": "x" * 129}, "BotInfo.author is 129 characters long; the limit is 128"),
 ])
 def test_a_bot_whose_getinfo_is_over_the_limits_is_refused_at_registration(

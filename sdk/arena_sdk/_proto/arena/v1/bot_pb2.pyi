@@ -40,8 +40,9 @@ one that gives no answer within the check's timeout (the referee's verify timeou
 check the secret first and answer such an EndMatch at once with any other status (INVALID_ARGUMENT is right).
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
-16 KiB of a GetInfo answer and at most 64 KiB of any other answer, and up to 32 KiB of a call's metadata during
-a match (an error status's text; a fault keeps its first 1,024 characters).
+16 KiB of a GetInfo answer (a larger one is refused at registration as over that limit) and at most 64 KiB of
+any other answer, and up to 32 KiB of a call's metadata during a match (an error status's text; a fault keeps
+its first 1,024 characters). `arena play` checks a bot's BotInfo the same way before its game.
 
 The match stream (PlayMatch), instead of StartMatch, Decide and EndMatch: a bot whose BotInfo has
 serves_match_stream = true may be driven through one bidirectional stream per seat and match. The referee uses
@@ -254,6 +255,9 @@ class BotInfo(_message.Message):
     """--- the match stream ---
     True when the bot serves PlayMatch (the match stream); the referee then drives it through one stream per
     seat and match instead of StartMatch, Decide and EndMatch. False or unset: the unary calls only.
+    Registration (and `arena play`) checks it with a PlayMatch stream on which nothing is written, carrying the
+    bot secret: a bot that refuses that stream at once with UNIMPLEMENTED (one that does not implement PlayMatch)
+    is refused; one serving it waits for a request.
     """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

@@ -40,8 +40,9 @@ one that gives no answer within the check's timeout (the referee's verify timeou
 check the secret first and answer such an EndMatch at once with any other status (INVALID_ARGUMENT is right).
 
 Limits: the referee refuses to register a bot whose BotInfo is over the limits given below, reads at most
-16 KiB of a GetInfo answer and at most 64 KiB of any other answer, and up to 32 KiB of a call's metadata during
-a match (an error status's text; a fault keeps its first 1,024 characters).
+16 KiB of a GetInfo answer (a larger one is refused at registration as over that limit) and at most 64 KiB of
+any other answer, and up to 32 KiB of a call's metadata during a match (an error status's text; a fault keeps
+its first 1,024 characters). `arena play` checks a bot's BotInfo the same way before its game.
 
 The match stream (PlayMatch), instead of StartMatch, Decide and EndMatch: a bot whose BotInfo has
 serves_match_stream = true may be driven through one bidirectional stream per seat and match. The referee uses
