@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -90,19 +89,13 @@ def bot_info_refusal(endpoint: str, info: bot_pb2.BotInfo, game: str, other_game
 def stream_refusal(endpoint: str, secret: str = "", timeout_s: float = DEFAULTS.verify_timeout_s,
                    dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS, probe_s: float = PROBE_S) -> str | None:
     """Whether the bot at ``endpoint``, whose GetInfo says ``serves_match_stream``, implements ``PlayMatch``: asked
-    as the referee asks in a match (``arena.match.streams``), with a match stream on which nothing is written
-    (carrying the bot secret ``secret``, "" for none), once the channel is connected (within ``timeout_s``
-    seconds). A bot that does not implement it refuses that stream at once with UNIMPLEMENTED: then the refusal
-    sentence, which tells its author what to change. None when it gives no status within ``probe_s`` seconds (it
-    waits for a request: it serves the stream), another status (the match's calls find out what that means), or
-    cannot be reached (neither can the match's calls)."""
+    with a match stream on which nothing is written, the referee's side closed at once (carrying the bot secret
+    ``secret``, "" for none), once the channel is connected (within ``timeout_s`` seconds). A bot that does not
+    implement it refuses that stream at once with UNIMPLEMENTED: then the refusal sentence, which tells its author
+    what to change. A bot that serves it ends it at once too, having been asked nothing (the Python SDK: OK, in
+    about a millisecond). None for any other status, or none within ``probe_s`` seconds (the match's calls find out
+    what that means), or when the bot cannot be reached (neither can the match's calls)."""
     channel = dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_ANSWER_BYTES)])
-    quiet = threading.Event()
-
-    def nothing() -> Iterator[bot_pb2.RefereeMessage]:  # the referee's side: open, silent until the check ends
-        quiet.wait()
-        yield from ()
-
     call: Any = None  # the stream call: a grpc Future too (add_done_callback), which its stub type omits
     try:
         try:
@@ -110,7 +103,7 @@ def stream_refusal(endpoint: str, secret: str = "", timeout_s: float = DEFAULTS.
         except grpc.FutureTimeoutError:
             return None
         call = bot_pb2_grpc.BotStub(channel).PlayMatch(
-            nothing(), metadata=((BOT_SECRET_METADATA, secret),) if secret else None, wait_for_ready=False)
+            iter(()), metadata=((BOT_SECRET_METADATA, secret),) if secret else None, wait_for_ready=False)
         over = threading.Event()
         call.add_done_callback(lambda _call: over.set())
         if not over.wait(probe_s) or call.code() != grpc.StatusCode.UNIMPLEMENTED:
@@ -120,7 +113,6 @@ def stream_refusal(endpoint: str, secret: str = "", timeout_s: float = DEFAULTS.
                 f"implement PlayMatch (bot.proto, \"The match stream\"), or leave serves_match_stream false, and the "
                 f"referee plays it through StartMatch, Decide and EndMatch")
     finally:
-        quiet.set()
         if call is not None:
             call.cancel()
         channel.close()

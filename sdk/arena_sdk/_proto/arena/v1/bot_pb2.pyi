@@ -255,9 +255,10 @@ class BotInfo(_message.Message):
     """--- the match stream ---
     True when the bot serves PlayMatch (the match stream); the referee then drives it through one stream per
     seat and match instead of StartMatch, Decide and EndMatch. False or unset: the unary calls only.
-    Registration (and `arena play`) checks it with a PlayMatch stream on which nothing is written, carrying the
-    bot secret: a bot that refuses that stream at once with UNIMPLEMENTED (one that does not implement PlayMatch)
-    is refused; one serving it waits for a request.
+    Registration (and `arena play`) checks it with a PlayMatch stream on which nothing is written and whose
+    referee side is closed at once, carrying the bot secret: a bot that refuses that stream with UNIMPLEMENTED
+    (one that does not implement PlayMatch) is refused; one serving it should end it (asked nothing, it has
+    nothing to answer).
     """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
