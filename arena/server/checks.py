@@ -120,8 +120,9 @@ def registration_info(endpoint: str, game: str, name: str, outcome: Outcome,
     if refusal:
         raise EndpointError(refusal)
     if outcome.name != name:
-        raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; start it with "
-                            f"--name={name}, or register it under the name it reports")
+        raise EndpointError(f"the bot at {endpoint} reports another name than {name!r} in GetInfo; make it report "
+                            f"{name} (a Python SDK bot: start it with --name={name}), or register it under the name "
+                            f"it reports")
     shown = printable(outcome.author), printable(outcome.sdk_version)
     if shown != (outcome.author, outcome.sdk_version):
         cleaned = bot_pb2.BotInfo()

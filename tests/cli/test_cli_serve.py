@@ -228,8 +228,9 @@ def test_bot_lifecycle_with_owner_tokens(arena: Arena, tmp_path: Path, start_bot
     # a bot that says it is another is refused; one started with --name life is taken
     other = arena.bots["random"].endpoint
     line = arena.fails("bot", "update", "life@1.0", "--endpoint", other)
-    assert "FAILED_PRECONDITION" in line and "reports another name than 'life' in GetInfo; start it with --name=life" \
-        in line and "'random'" not in line
+    assert "FAILED_PRECONDITION" in line and "'random'" not in line
+    assert "reports another name than 'life' in GetInfo; make it report life (a Python SDK bot: start it with " \
+        "--name=life)" in line
     moved = start_bot("sample:random", extra_args=["--name", "life"])
     assert arena.ok("bot", "update", "life@1.0", moved.endpoint).strip() == \
         f"updated take5 bot life@1.0: endpoint {moved.endpoint}"  # the endpoint after NAME, as for register

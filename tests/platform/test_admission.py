@@ -232,8 +232,9 @@ def test_a_failed_registration_takes_the_bound_whatever_listens_and_never_names_
         assert code == grpc.StatusCode.FAILED_PRECONDITION, (what, details)
         assert "zebra" not in details and "okapi" not in details, details
         if what == "other bot":
-            assert details == (f"the bot at {endpoint} reports another name than 'mine{i}' in GetInfo; start it "
-                               f"with --name=mine{i}, or register it under the name it reports")
+            assert details == (f"the bot at {endpoint} reports another name than 'mine{i}' in GetInfo; make it "
+                               f"report mine{i} (a Python SDK bot: start it with --name=mine{i}), or register it "
+                               f"under the name it reports")
         elif what == "taki bot":
             assert details.startswith(f"the bot at {endpoint} plays taki, not take5")
             assert details.endswith("give the game: --game taki)")

@@ -273,8 +273,9 @@ def test_a_bot_registers_and_updates_only_under_the_name_it_gives(
     for _server, stub, _channel in _serve(redis_url, workers=0, verify_bots=True):
         code, details = _code(lambda: _register(stub, "heuristic", rand.endpoint))
         assert code == grpc.StatusCode.FAILED_PRECONDITION
-        assert details == (f"the bot at {rand.endpoint} reports another name than 'heuristic' in GetInfo; start "
-                           f"it with --name=heuristic, or register it under the name it reports")
+        assert details == (f"the bot at {rand.endpoint} reports another name than 'heuristic' in GetInfo; make it "
+                           f"report heuristic (a Python SDK bot: start it with --name=heuristic), or register it "
+                           f"under the name it reports")
         assert list(stub.ListBots(arena_pb2.ListBotsRequest()).bots) == []
         owner = _register(stub, "heuristic", heur.endpoint).owner_token
         assert _register(stub, "random", rand.endpoint).bot_id == "random@1.0"
