@@ -23,36 +23,51 @@ KILL_AFTER = 3  # rounds played before the kill
 DEADLINE_MS = 2000  # each decision's deadline: more than a bot process needs to start again on this machine
 
 
-def test_a_bot_restarted_on_its_port_costs_at_most_one_fault(seats_of) -> None:
-    first = start_bot("sample:random")
-    port = int(first.endpoint.rsplit(":", 1)[1])
-    bots: list[BotProcess] = [first]
-    restarted = threading.Event()
-    killed_at: list[float] = []
-    rounds = 0
+class _Restart:
+    """A bot process that is SIGKILLed after ``KILL_AFTER`` rounds of a match (``on_progress``, given to
+    ``run_match_sync``) and started again on its port ``away_s`` seconds after it died; ``bots``: the first process,
+    then the second; ``killed_at``: when it was killed (``time.monotonic()``)."""
 
-    def restart() -> None:
+    def __init__(self, spec: str, extra_args: tuple[str, ...] = (), away_s: float = 0.0) -> None:
+        self.spec, self.extra_args, self.away_s = spec, extra_args, away_s
+        self.bots: list[BotProcess] = [start_bot(spec, extra_args=extra_args)]
+        self.restarted = threading.Event()
+        self.killed_at: list[float] = []
+        self.rounds = 0
+
+    def _restart(self) -> None:
+        first = self.bots[0]
         first.process.wait()
-        bots.append(start_bot("sample:random", port=port))
-        restarted.set()
+        time.sleep(self.away_s)
+        port = int(first.endpoint.rsplit(":", 1)[1])
+        self.bots.append(start_bot(self.spec, port=port, extra_args=self.extra_args))
+        self.restarted.set()
 
-    def on_progress(before: Any, after: Any) -> None:
-        nonlocal rounds
-        rounds += 1
-        if rounds == KILL_AFTER:
-            first.process.kill()
-            killed_at.append(time.monotonic())
-            threading.Thread(target=restart, daemon=True).start()
+    def on_progress(self, before: Any, after: Any) -> None:
+        self.rounds += 1
+        if self.rounds == KILL_AFTER:
+            self.bots[0].process.kill()
+            self.killed_at.append(time.monotonic())
+            threading.Thread(target=self._restart, daemon=True).start()
 
+    def stop(self) -> None:
+        self.restarted.wait(30)
+        for bot in self.bots:
+            bot.stop()
+
+
+
+def test_a_bot_restarted_on_its_port_costs_at_most_one_fault(seats_of) -> None:
+    restart = _Restart("sample:random")
+    first = restart.bots[0]
     seats = [*seats_of("random1"), seat(first), *seats_of("heuristic", "random2")]
     try:
         record = run_match_sync("restart-1", "take5", seats, take5.Take5Config(limit=1), seed=5,
-                                options=RefereeOptions(deadline_ms=DEADLINE_MS), on_progress=on_progress)
+                                options=RefereeOptions(deadline_ms=DEADLINE_MS), on_progress=restart.on_progress)
     finally:
-        restarted.wait(30)
-        for bot in bots:
-            bot.stop()
-    assert killed_at and restarted.is_set(), "the bot was not killed and restarted during the match"
+        restart.stop()
+    bots = restart.bots
+    assert restart.killed_at and restart.restarted.is_set(), "the bot was not killed and restarted during the match"
     assert len(bots) == 2 and bots[1].endpoint == first.endpoint
     assert record.forfeits == (), record.forfeits
     by_seat = Counter(f.seat for f in record.faults)
@@ -93,35 +108,15 @@ def test_a_request_that_waited_for_its_bot_to_come_back_says_the_time_left_when_
     """On the match stream, a decision asked again while the bot restarts is written before the bot is back and
     sent when it is: its deadline_ms is what is left then, not what was left when it was written."""
     deadline_ms, away_s = 4000, 1.0
-    script = str(BOTS_DIR / "stream_bot.py")
-    first = start_bot(script, extra_args=("--deadlines",))
-    port = int(first.endpoint.rsplit(":", 1)[1])
-    bots: list[BotProcess] = [first]
-    restarted = threading.Event()
-    rounds = 0
-
-    def restart() -> None:
-        first.process.wait()
-        time.sleep(away_s)
-        bots.append(start_bot(script, port=port, extra_args=("--deadlines",)))
-        restarted.set()
-
-    def on_progress(before: Any, after: Any) -> None:
-        nonlocal rounds
-        rounds += 1
-        if rounds == KILL_AFTER:
-            first.process.kill()
-            threading.Thread(target=restart, daemon=True).start()
-
-    seats = [*seats_of("random1"), seat(first), *seats_of("random2")]
+    restart = _Restart(str(BOTS_DIR / "stream_bot.py"), ("--deadlines",), away_s)
+    seats = [*seats_of("random1"), seat(restart.bots[0]), *seats_of("random2")]
     try:
         record = run_match_sync("restart-3", "take5", seats, take5.Take5Config(limit=1), seed=5,
-                                options=RefereeOptions(deadline_ms=deadline_ms), on_progress=on_progress)
+                                options=RefereeOptions(deadline_ms=deadline_ms), on_progress=restart.on_progress)
     finally:
-        restarted.wait(30)
-        for bot in bots:
-            bot.stop()
-    assert restarted.is_set() and len(bots) == 2, "the bot was not killed and restarted during the match"
+        restart.stop()
+    bots = restart.bots
+    assert restart.restarted.is_set() and len(bots) == 2, "the bot was not killed and restarted during the match"
     assert record.forfeits == () and all(f.seat == RESTARTED for f in record.faults), record.faults
     got = [int(line.split()[-1]) for line in bots[1].stderr_tail().splitlines() if line.startswith("decide ")]
     assert got, bots[1].stderr_tail()

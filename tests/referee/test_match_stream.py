@@ -377,6 +377,18 @@ class _Fed:
         return True
 
 
+def _fed_stream() -> tuple[SeatStream, list[_Fed]]:
+    """A ``SeatStream`` whose every stream is a ``_Fed`` (appended to the list returned with it when opened)."""
+    calls: list[_Fed] = []
+
+    class Stub:
+        def PlayMatch(self, **_: Any) -> _Fed:  # noqa: N802 - the stub's method
+            calls.append(_Fed())
+            return calls[-1]
+
+    return SeatStream(Stub(), 0, "fed bot"), calls
+
+
 def test_which_messages_count_against_the_budget() -> None:
     """The rule, message by message: the first answer to a request whose call is over (a late answer, or the
     second answer to a request asked again) is free; a sequence never asked, a second answer to an answered
@@ -392,14 +404,7 @@ def test_which_messages_count_against_the_budget() -> None:
             await asyncio.sleep(0)
 
     async def main() -> None:
-        calls: list[_Fed] = []
-
-        class Stub:
-            def PlayMatch(self, **_: Any) -> _Fed:  # noqa: N802 - the stub's method
-                calls.append(_Fed())
-                return calls[-1]
-
-        stream = SeatStream(Stub(), 0, "fed bot")
+        stream, calls = _fed_stream()
 
         def ask(seq: int, timeout: float = 5.0) -> Any:
             return stream.Decide(bot_pb2.DecideRequest(match_id="m", sequence=seq), timeout=timeout)
@@ -461,14 +466,7 @@ def test_a_failure_for_another_step_is_named_in_the_timeout_it_caused() -> None:
     says which step the failure gave, not just its sequence."""
 
     async def main() -> None:
-        calls: list[_Fed] = []
-
-        class Stub:
-            def PlayMatch(self, **_: Any) -> _Fed:  # noqa: N802 - the stub's method
-                calls.append(_Fed())
-                return calls[-1]
-
-        stream = SeatStream(Stub(), 0, "fed bot")
+        stream, calls = _fed_stream()
         waiting = stream.Decide(bot_pb2.DecideRequest(match_id="m", sequence=4), timeout=0.05)
         calls[0].feed(bot_pb2.BotMessage(sequence=4, failure=bot_pb2.StepFailure(
             step=bot_pb2.MATCH_STEP_START, code=13, message="no")))
