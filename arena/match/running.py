@@ -43,6 +43,7 @@ from arena_sdk.pb import bot_pb2
 log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
 MAX_NOTE_CHARS = 280  # a bot note (DecideResponse.note) is cut to this many characters
 MAX_NOTES_CHARS_PER_MATCH = 8000  # the characters of one seat's notes a match record keeps; later ones are dropped
+NOTE_SCANNED_CHARS = 4 * MAX_NOTE_CHARS  # of a note, the characters cleaned of control characters (the rest: dropped)
 
 STREAM_FINISH_S = 0.5  # after the end, a seat's match stream is given this long to end before it is cancelled
 
@@ -302,9 +303,14 @@ class RunningMatch(BotCalls):
 
     def _note(self, seat: int, text: str) -> str:
         """The part of a bot's note (``DecideResponse.note``) the record keeps: control characters removed, at most
-        ``MAX_NOTE_CHARS``, within the seat's ``MAX_NOTES_CHARS_PER_MATCH`` of this match ("" once it is used)."""
+        ``MAX_NOTE_CHARS``, within the seat's ``MAX_NOTES_CHARS_PER_MATCH`` of this match ("" once it is used).
+        Only the note's first ``NOTE_SCANNED_CHARS`` characters are looked at: a 64 KiB note of control characters
+        would cost the event loop ~40 ms per answer to clean (every match of the worker waiting)."""
         used = self.note_chars.get(seat, 0)
-        note = printable(text)[:min(MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH - used)]
+        room = min(MAX_NOTE_CHARS, MAX_NOTES_CHARS_PER_MATCH - used)
+        if room <= 0 or not text:
+            return ""
+        note = printable(text[:NOTE_SCANNED_CHARS])[:room]
         self.note_chars[seat] = used + len(note)
         return note
 

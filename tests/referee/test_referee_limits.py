@@ -421,3 +421,24 @@ def test_version_1_records_are_read_as_matches_without_limits(honest) -> None:
     old = MatchRecord.from_dict(d)
     assert old.limits == Limits() and old.forfeits == () and old.result.forfeits == (None, None, None)
     assert replay(old) == []
+
+
+def test_a_note_is_cleaned_from_its_first_characters_only() -> None:
+    """A bot's note is cut before it is cleaned of control characters: a 64 KiB note of them costs the referee
+    the look at its first NOTE_SCANNED_CHARS (what comes after is dropped, never scanned), and a seat's notes stop
+    being looked at once its budget for the match is used."""
+    from types import SimpleNamespace
+
+    from arena.match.running import (
+        MAX_NOTE_CHARS,
+        MAX_NOTES_CHARS_PER_MATCH,
+        NOTE_SCANNED_CHARS,
+        RunningMatch,
+    )
+
+    match = SimpleNamespace(note_chars={})
+    assert RunningMatch._note(match, 0, "\x01" * 65_000 + "hidden") == ""  # type: ignore[arg-type]
+    assert RunningMatch._note(match, 0, "a\x1b[2Jb" + "c" * 1000) == "a[2Jb" + "c" * (MAX_NOTE_CHARS - 5)  # type: ignore[arg-type]
+    assert RunningMatch._note(match, 0, "\x01" * (NOTE_SCANNED_CHARS - 3) + "abcdef") == "abc"  # type: ignore[arg-type]
+    match.note_chars[1] = MAX_NOTES_CHARS_PER_MATCH
+    assert RunningMatch._note(match, 1, "spent") == ""  # type: ignore[arg-type]
