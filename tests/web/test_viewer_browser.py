@@ -96,6 +96,15 @@ def test_a_finished_take5_match_stepped_to_its_end_shows_the_records_rows(web_ar
     # a URL per turn: opening it again lands on that frame
     _open(page, f"{web_arena.url}/matches/{match_id}?view=all&turn=7")
     assert page.get_attribute("#viewer", "data-index") == "7"
+    # a reveal's later boards (each card placed, the table after) say they are what the last choice led to
+    frames = _get(web_arena, f"/api/matches/{match_id}/frames?view=all")["frames"]
+    later = next(f for f in frames if f.get("part", 0) > 0)
+    first = frames[later["index"] - later["part"]]
+    assert first.get("part") == 0 and first["decision"] == later["decision"] and later["parts"] > 1
+    for frame, said in ((first, None), (later, f" · step {later['part'] + 1} of {later['parts']}")):
+        _open(page, f"{web_arena.url}/matches/{match_id}?view=all&turn={frame['index']}")
+        what = page.text_content(".decision .what") or ""
+        assert what.startswith("after ") == (said is not None) and (said is None or what.endswith(said)), what
 
 
 def test_a_taki_match_shows_the_leading_card_and_counts_of_the_record(web_arena: WebArena, played: dict[str, Any],

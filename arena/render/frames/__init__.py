@@ -32,6 +32,10 @@ A frame is a JSON-ready dict::
      "latency_ms": ms or None, "faults": [{"seat", "kind", "latency_ms", "detail"}], "forfeits": [{"seat",
      "reason", "detail"}], "board": the game's board}
 
+and, when one decision draws several boards (a Take 5 reveal: the cards shown, each one placed, the table after),
+"part": 0.. and "parts": how many, on each of them: the frames after the first show what the decision led to, and
+the viewer says so ("after seat 2's ...").
+
 A fault's ``detail`` (which may name the legal answers, so the hand) is given to ``ALL`` and to the faulting seat's
 own perspective only, else "". A decision the perspective may not even know was asked (a game's hidden
 out-of-turn question) makes no frame of its own: its effects show in the next frame that perspective sees, and the
@@ -288,8 +292,10 @@ class _Framer:
             waiting[-1] = (last, *waiting[-1][1:4], [*waiting[-1][4], *self.hidden])
             self.hidden = []
         for i, hand, turn, fields, steps in waiting:
-            for board in self.module.boards(steps, self.viewer):
-                self.add(i, hand, turn, board, **fields)
+            boards = self.module.boards(steps, self.viewer)
+            for k, board in enumerate(boards):
+                self.add(i, hand, turn, board, **fields, **({"part": k, "parts": len(boards)} if len(boards) > 1
+                                                           else {}))
                 fields = dict(fields, faults=[], forfeits=[])  # once, on the first board of the decision
         waiting.clear()
 

@@ -66,7 +66,10 @@
       if (kind.indexOf(prefix) === 0) { kind = kind.slice(prefix.length); }
       var text = V.seatName(data, frame.seat) + ": " + kind.replace(/_/g, " ").toLowerCase() +
         " — " + (frame.action_text || actionText(frame.action));
-      box.appendChild(V.el("span", {"class": "what"}, text));
+      /* a later board of one decision (a reveal's placements) shows what it led to: said as its consequence */
+      var after = frame.parts > 1 && frame.part > 0;
+      box.appendChild(V.el("span", {"class": after ? "what after" : "what"},
+        after ? "after " + text + " · step " + (frame.part + 1) + " of " + frame.parts : text));
       if (frame.latency_ms !== null && frame.latency_ms !== undefined) {
         box.appendChild(V.el("span", {"class": "muted"}, " · " + Number(frame.latency_ms).toFixed(1) + " ms"));
       }
