@@ -29,9 +29,20 @@ def decision_method_warnings(bot_cls: type[Bot]) -> list[str]:
             others = [name for name in candidates if name not in guesses and any(
                 name in g.decision_methods.values() for g in GAMES.values())]  # another game's decision method
             hint += "".join(f"; it defines {name}, which a {base.__name__} is never asked" for name in others)
+            required = [m for m in methods if _raises_not_implemented(getattr(base, m, None))]
+            fate = (f", and {base.__name__} has no {' or '.join(required)} of its own: "
+                    f"{'it raises' if len(required) == 1 else 'they raise'}, so the bot faults at every such "
+                    f"decision and forfeits" if required else "")
             out.append(f"{bot_cls.__name__} overrides none of {base.__name__}'s decision methods "
                        f"({', '.join(methods)}): every {game.info.title} decision goes to {base.__name__}'s own"
-                       f"{hint}")
+                       f"{fate}{hint}")
         elif hint:
             out.append(f"{bot_cls.__name__} does not override {', '.join(kept)} of {base.__name__}{hint}")
     return out
+
+
+def _raises_not_implemented(method: object) -> bool:
+    """True when ``method`` (an SDK bot class's decision method) is a stub for the author to write: its code raises
+    ``NotImplementedError`` (Take5Bot.choose_card), not a default move."""
+    code = getattr(method, "__code__", None)
+    return code is not None and "NotImplementedError" in code.co_names

@@ -395,6 +395,16 @@ def test_a_misspelt_decision_method_is_named_when_the_bot_starts() -> None:
         "TakeTrun overrides none of TakiBot's decision methods (react, take_turn): every Taki decision goes to "
         "TakiBot's own; it defines take_trun: did you mean take_turn?"]
     assert decision_method_warnings(CardsInTaki)[0].endswith("it defines choose_card, which a TakiBot is never asked")
+    class ChoseCard(Take5Bot):
+        name = "cc"
+
+        def chose_card(self, view: Take5View) -> int:
+            return view.hand[0]
+
+    assert decision_method_warnings(ChoseCard) == [  # Take5Bot has no move of its own for choose_card: it raises
+        "ChoseCard overrides none of Take5Bot's decision methods (choose_card, choose_row, draft_pick): every Take 5! "
+        "decision goes to Take5Bot's own, and Take5Bot has no choose_card of its own: it raises, so the bot faults "
+        "at every such decision and forfeits; it defines chose_card: did you mean choose_card?"]
     assert decision_method_warnings(ChoseRow) == [
         "ChoseRow does not override choose_row, draft_pick of Take5Bot; it defines chose_row: did you mean "
         "choose_row?"]
