@@ -347,12 +347,16 @@ def print_json(data: Any) -> None:
 
 
 @contextmanager
-def stop_on_signals() -> Iterator[threading.Event]:
-    """An event set by SIGTERM or SIGINT while the block runs; the previous handlers come back afterwards."""
+def stop_on_signals(second_interrupts: bool = False) -> Iterator[threading.Event]:
+    """An event set by SIGTERM or SIGINT while the block runs; the previous handlers come back afterwards. With
+    ``second_interrupts``, a second signal once the event is set raises ``KeyboardInterrupt`` where the main thread
+    is (a process draining its matches told again: stop now)."""
     stop = threading.Event()
     previous = {}
 
     def handler(signum: int, frame: Any) -> None:
+        if second_interrupts and stop.is_set():
+            raise KeyboardInterrupt
         stop.set()
 
     for sig in (signal.SIGTERM, signal.SIGINT):

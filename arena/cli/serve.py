@@ -113,7 +113,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     server = None
     exported = None
     pages = None
-    with stop_on_signals() as stop:
+    with stop_on_signals(second_interrupts=True) as stop:
         try:
             url, source, watch = _redis(data_dir, redis_url, stop, redis_port)
             check_redis(url)
@@ -156,7 +156,11 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             if exported is not None:
                 exported.close()
             if server is not None:
-                server.stop()
+                try:
+                    server.stop()
+                except KeyboardInterrupt:  # told again while its workers drain: stop now
+                    click.echo("arena serve stopping now: the matches its workers were playing are left pending, "
+                               "and played again by the next worker after the visibility timeout")
             if watch is not None:
                 watch.close()  # the watch first: a server shut down on purpose is not restarted
             lock.release()
@@ -199,7 +203,7 @@ def _say_stopping(watch: RedisWatch | None, drain_s: float | None = None) -> Non
         click.echo("arena serve stopping: its private redis-server cannot be kept running")
         raise ArenaCliError(watch.gave_up)
     click.echo("arena serve stopping" + (f": the matches its workers play finish first (at most {drain_s:g} s), "
-                                         f"then it stops" if drain_s else ""))
+                                         f"then it stops (Ctrl-C again: stop now)" if drain_s else ""))
 
 
 def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key: Path | None,

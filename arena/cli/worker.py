@@ -71,7 +71,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     bot_ca_pem = read_bot_ca(bot_ca)
     check_redis(url)
     exported = start_metrics(metrics, url) if metrics is not None else None
-    with stop_on_signals() as stop:
+    with stop_on_signals(second_interrupts=True) as stop:
         label = f"arena worker {name}" if name else "arena worker"
         click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
                    f"worker reclaimed after {visibility_timeout:g} s (or the longest visibility timeout of the live "
@@ -82,7 +82,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 
         def say_stopping() -> None:  # as `arena serve` does, at once: draining the running matches takes a while
             if stop.wait():
-                click.echo(f"{label} stopping: the matches it runs finish first")
+                click.echo(f"{label} stopping: the matches it runs finish first (Ctrl-C again: stop now)")
                 sys.stdout.flush()
 
         sayer = threading.Thread(target=say_stopping, daemon=True)
@@ -93,7 +93,14 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
             settings = WorkerSettings(concurrency=concurrency, visibility_timeout_s=visibility_timeout,
                                       bot_ca=bot_ca_pem)
-            run_worker(url, settings, name=name, stop=stop, resolve_url=resolve)
+            try:
+                run_worker(url, settings, name=name, stop=stop, resolve_url=resolve)
+            except KeyboardInterrupt:  # told again while it drains: its matches are cancelled, left pending
+                if not stop.is_set():
+                    raise
+                click.echo(f"{label} stopped now: the matches it was playing are left pending, and played again by "
+                           f"the next worker after the visibility timeout")
+                return
             if stop.is_set():
                 sayer.join(1.0)
             click.echo(f"{label} stopped")

@@ -29,6 +29,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import BOTS_DOWN_HINT, cli
+from arena.core.folder_lock import folder_held
 from arena.match.local_bots import BotProcess, started_bots
 from arena.match.local_bots import start_bot as start_bot_process
 from arena.store.redis_files import PASSWORD_FILE
@@ -903,3 +904,38 @@ def _proc_state(pid: int) -> str:
                      if line.startswith("State:")), "").lower()
     except OSError:
         return ""
+
+
+def test_a_second_ctrl_c_stops_serve_at_once(tmp_path: Path, start_bot) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C lets the embedded workers' matches finish (up to their drain time); a second Ctrl-C stops now: the
+    matches under way are left pending for the next worker, and the serve still stops its private Redis and frees
+    its data folder."""
+    data_dir = tmp_path / "arena-data"
+    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "1"], _env())
+    try:
+        server = serve.wait_for("listening on ").rsplit("listening on ", 1)[1].strip()
+        runner = CliRunner(env={"ARENA_DATA_DIR": str(data_dir)})
+        slow = start_bot(str(Path(__file__).resolve().parents[1] / "bots" / "slow_bot.py"),
+                         extra_args=["--sleep", "0.6"])
+        fast = start_bot("sample:random")
+        for name, bot in (("slow", slow), ("random", fast)):
+            done = runner.invoke(cli, ["bot", "register", name, bot.endpoint, "--server", server])
+            assert done.exit_code == 0, done.output
+        created = runner.invoke(cli, ["tournament", "create", "--bots", "slow,random", "--rounds", "4", "--no-wait",
+                                      "--server", server])
+        assert created.exit_code == 0, created.output
+        end = time.monotonic() + START_TIMEOUT_S
+        while not any(w["running"] for w in json.loads(runner.invoke(
+                cli, ["worker", "list", "--json", "--server", server]).stdout)):
+            assert time.monotonic() < end, "no match started"
+            time.sleep(0.2)
+        serve.process.send_signal(signal.SIGINT)
+        assert "(Ctrl-C again: stop now)" in serve.wait_for("arena serve stopping")
+        t0 = time.monotonic()
+        serve.process.send_signal(signal.SIGINT)
+        assert serve.process.wait(timeout=30) == 0
+        assert time.monotonic() - t0 < 15  # the match (0.6 s a decision, a game to 66) and the 60 s drain not waited for
+        assert "arena serve stopping now" in serve.wait_for("stopping now")
+        assert not (data_dir / "redis.pid").exists() and not folder_held(data_dir)
+    finally:
+        serve.terminate()
