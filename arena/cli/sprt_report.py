@@ -70,15 +70,19 @@ def all_alike(s: Any) -> bool:
                 and all(c.outcome == 0 for c in s.score_counts if c.blocks))
 
 
-def expected_text(s: Any) -> str:
-    """What the test will take (a paired test on the relative score: ``score_sprt.expected_blocks``; on points:
-    ``sprt.expected_blocks``, an upper estimate), and what to do when that is near its --max-blocks."""
+def expected(s: Any) -> tuple[int, str, str]:
+    """(blocks, unit, "about" or "up to about"): what the test will take if V2 is ELO1 or ELO0 better (a paired test
+    on the relative score: ``score_sprt.expected_blocks``; on points: ``sprt.expected_blocks``, an upper
+    estimate)."""
     if s.statistic == SCORE:
-        blocks, unit, about = round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta)), "nElo", "about"
-    else:
-        blocks = round(points_blocks(s.elo0, s.elo1, s.seats, s.alpha, s.beta, head_to_head=not s.field and
-                                     not s.house))
-        unit, about = "Elo", "up to about"
+        return round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta)), "nElo", "about"
+    return round(points_blocks(s.elo0, s.elo1, s.seats, s.alpha, s.beta, head_to_head=not s.field and
+                               not s.house)), "Elo", "up to about"
+
+
+def expected_text(s: Any) -> str:
+    """What the test will take (``expected``), and what to do when that is near its --max-blocks."""
+    blocks, unit, about = expected(s)
     text = (f"expect {about} {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
             f"{unit} better; more between the two, fewer for a clearly larger or smaller gap")
     if blocks > s.max_blocks / 2:
@@ -89,10 +93,18 @@ def expected_text(s: Any) -> str:
 
 
 def progress_line(s: Any) -> str:
-    return (f"{plural(s.blocks, 'block')} ({s.blocks_in_flight} in flight"
+    """The live line: blocks (of at most --max-blocks: "120/5,000 blocks"), LLR and bounds, the estimate; past the
+    expected length with the estimate between ELO0 and ELO1 (where a test takes longest), what would decide
+    sooner."""
+    slow = not s.verdict and s.elo0 < s.elo < s.elo1 and s.blocks > expected(s)[0]  # (NaN compares False)
+    return ((f"{s.blocks:,}/{s.max_blocks:,} blocks" if s.max_blocks else plural(s.blocks, 'block'))
+            + f" ({s.blocks_in_flight} in flight"
             + (f", {s.blocks_void} void" if s.blocks_void else "")
             + f") · LLR {s.llr:+.2f} in [{s.lower:.2f}, {s.upper:.2f}] · {elo_text(s, short=True)}"
-            + (" · every block alike so far: V1 and V2 may be the same bot" if all_alike(s) else ""))
+            + (" · every block alike so far: V1 and V2 may be the same bot" if all_alike(s) else "")
+            + (f" · past the expected length: V2 looks between {s.elo0:g} and {s.elo1:g} {unit(s)} better, where a "
+               f"test takes longest; to decide sooner, cancel it and test a gain you care about (a wider --elo1)"
+               if slow else ""))
 
 
 def print_sprt(s: Any) -> None:

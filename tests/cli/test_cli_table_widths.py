@@ -150,12 +150,13 @@ def _live(width: int, s: arena_pb2.Sprt) -> list[str]:
 def test_the_sprt_live_line_keeps_its_numbers_whole(width: int, rows: int) -> None:
     t = arena_pb2.Tournament(id="t6", game="take5", state="running", matches_total=240, matches_done=240)
     s = arena_pb2.Sprt(tournament=t, v1="mine@1.0", v2="mine@2.0", seats=2, elo0=0, elo1=5, blocks=120,
-                       blocks_in_flight=4, llr=0.53, lower=-2.94, upper=2.94, elo=1.9, elo_margin=45.6)
+                       blocks_in_flight=4, llr=0.53, lower=-2.94, upper=2.94, elo=1.9, elo_margin=45.6,
+                       alpha=0.05, beta=0.05, max_blocks=5000)
     lines = _live(width, s)
     assert len(lines) == rows and all(len(line) <= width for line in lines)
     assert "…" not in "".join(lines)
-    assert "120 blocks (4 in flight) · LLR +0.53 in [-2.94, 2.94] · Elo +1.9 ± 45.6" in lines[-1]
-    assert lines[0].startswith("⠋ SPRT t6 H0 ") and ("H1 · 120 blocks" in lines[0]) is (rows == 1)
+    assert "120/5,000 blocks (4 in flight) · LLR +0.53 in [-2.94, 2.94] · Elo +1.9 ± 45.6" in lines[-1]
+    assert lines[0].startswith("⠋ SPRT t6 H0 ") and ("H1 · 120/5,000 blocks" in lines[0]) is (rows == 1)
 
 
 def test_the_tournament_list_keeps_id_format_state_and_progress_at_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:

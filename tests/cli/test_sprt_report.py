@@ -41,6 +41,20 @@ def test_a_paired_test_whose_versions_end_alike_in_every_block_says_so(
     assert ("note: V2 ended exactly as V1 in every block" in capsys.readouterr().out) is alike
 
 
+def test_a_test_past_its_expected_length_between_its_hypotheses_says_what_decides_sooner() -> None:
+    """A newcomer's first improvement (a few nElo) under the default --elo1 40: the test runs long, its estimate
+    between H0 and H1; the live line says so, and what to do, once it is past the expected length."""
+    expected = sprt_report.expected(_sprt(1, {0.0: 1}))[0]
+    for blocks, elo, said in ((expected + 1, 8.8, True), (expected - 1, 8.8, False), (expected + 1, 55.0, False),
+                              (expected + 1, -3.0, False)):
+        s = _sprt(blocks, {0.0: blocks}, state="running", verdict="")
+        s.elo, s.max_blocks = elo, 5000
+        line = sprt_report.progress_line(s)
+        assert line.startswith(f"{blocks:,}/5,000 blocks (")
+        assert ("past the expected length: V2 looks between 0 and 40 nElo better" in line) is said, line
+        assert ("a wider --elo1" in line) is said
+
+
 def test_the_seed_line_says_the_matches_still_being_played_after_a_verdict(capsys: Any) -> None:
     sprt_report.print_sprt(_sprt(80, {0.0: 40, 1.0: 40}, state="running", verdict="H1", left=3))
     seed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("seed: "))
