@@ -27,6 +27,7 @@ from arena.cli.serve import check_redis, redis_errors, start_metrics
 from arena.cli.tables import Col, fit, print_tables
 from arena.core.config import DEFAULTS
 from arena.core.limits import MAX_CONCURRENCY
+from arena.core.text import plural
 from arena_sdk.pb import arena_pb2
 
 
@@ -118,9 +119,9 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 @click.pass_obj
 def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> None:
     """List the workers that sent a heartbeat recently: name, host, pid, alive, concurrency, the matches it runs
-    now, matches done since it started, last heartbeat. A dead worker is listed too while the matches it ran may
-    not be taken back yet (its jobs go back to the queue once unrefreshed for the visibility timeout, 30 s by
-    default); --all lists every dead one.
+    now, matches done since it started, last heartbeat. A dead (or stopped) worker is listed too while match jobs
+    are still claimed under its name (another worker takes them back once unrefreshed for the visibility
+    timeout); --all lists every dead one.
 
     Example:
 
@@ -129,12 +130,12 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
     """
     listed = every_page(app.arena(server), "ListWorkers", arena_pb2.ListWorkersRequest(), "workers")
     now = time.time()
-    workers = [w for w in listed if show_all or w.alive or _taking_back(w, now)]
+    workers = [w for w in listed if show_all or w.alive or w.jobs_held]
     workers.sort(key=lambda w: (not w.alive, w.name))
     if as_json:
         print_json([{"name": w.name, "host": w.host, "pid": w.pid, "alive": w.alive, "started_at": w.started_at,
                       "last_seen": w.last_seen, "concurrency": w.concurrency, "running": list(w.running),
-                      "matches_done": w.matches_done} for w in workers])
+                      "matches_done": w.matches_done, "jobs_held": w.jobs_held} for w in workers])
         return
     if not workers:
         hidden = len(listed) - len(workers)
@@ -146,21 +147,17 @@ def worker_list(app: AppContext, show_all: bool, server: str, as_json: bool) -> 
                Col("pid", drop=4), Col("alive", justify="left"), Col("concurrency", "conc."),
                Col("running", cells="words", justify="left"), Col("done"), Col("last seen", justify="left", drop=1),
                Col("started", justify="left", drop=2)]
-    rows = [[w.name, w.host, str(w.pid), _alive_text(w, now), str(w.concurrency), ", ".join(w.running) or "-",
-             str(w.matches_done), ago(w.last_seen, now), when(w.started_at)] for w in workers]
+    rows = [[w.name, w.host, str(w.pid), _alive_text(w), str(w.concurrency),
+             (", ".join(w.running) or "-") if w.alive else "-", str(w.matches_done), ago(w.last_seen, now),
+             when(w.started_at)] for w in workers]
     shown = fit(columns, rows, app.console.width)
-    note = shown.note() + (f"\n{hidden} dead worker(s) with nothing left to take back hidden, see --all" if hidden
+    note = shown.note() + (f"\n{hidden} dead worker(s) with no match left to take back hidden, see --all" if hidden
                            else "")
     print_tables(app.console, [shown.table("Workers", rows)], note.strip())
 
 
-def _taking_back(w: arena_pb2.WorkerInfo, now: float) -> bool:
-    """A dead worker whose matches may not be taken back yet: it was running some at its last heartbeat, and that
-    was less than twice the default visibility timeout ago (after which its jobs are back on the queue)."""
-    return not w.alive and bool(w.running) and now - w.last_seen < 2 * DEFAULTS.visibility_timeout_s
-
-
-def _alive_text(w: arena_pb2.WorkerInfo, now: float) -> str:
+def _alive_text(w: arena_pb2.WorkerInfo) -> str:
+    """"yes"; for a dead worker, "no", and how many of its matches wait to be taken back by another worker."""
     if w.alive:
         return "yes"
-    return "no: its matches go back to the queue" if _taking_back(w, now) else "no"
+    return f"no: {plural(w.jobs_held, 'match')} to take back" if w.jobs_held else "no"

@@ -154,10 +154,12 @@ def list_workers(servicer: ArenaServicer, request: arena_pb2.ListWorkersRequest,
     query = (store.arena_id(),)
     size, after = pages.page_request(pages.WORKERS, query, request, pages.string_position, context)
     workers, more = store.workers_page(after, size)
+    held = store.jobs_held() if workers else {}
     now = time.time()
     messages = [arena_pb2.WorkerInfo(name=w.name, host=w.host, pid=w.pid, started_at=w.started_at,
                                      last_seen=w.last_seen, alive=w.alive(now), concurrency=w.concurrency,
-                                     running=list(w.running), matches_done=w.matches_done) for w in workers]
+                                     running=list(w.running), matches_done=w.matches_done,
+                                     jobs_held=held.get(w.name, 0)) for w in workers]
     keep = pages.fitting(messages)
     if keep < len(messages):
         workers, messages, more = workers[:keep], messages[:keep], True

@@ -265,6 +265,20 @@ class JobStore(StoreBase):
                 pass
         return total
 
+    def jobs_held(self) -> dict[str, int]:
+        """Consumer (worker name) -> its jobs claimed and not settled yet, over every game (one XPENDING summary
+        per game)."""
+        held: dict[str, int] = {}
+        for game in self.job_games():
+            try:
+                summary = self.client.xpending(jobs_key(game), JOBS_GROUP)
+            except redis.ResponseError:  # no stream or group yet
+                continue
+            for consumer in summary.get("consumers") or ():
+                name = consumer["name"]
+                held[name] = held.get(name, 0) + int(consumer["pending"])
+        return held
+
     def queued_jobs(self) -> int:
         """Jobs in the streams, claimed or not (settled jobs are deleted), over every game."""
         return sum(int(self.client.xlen(jobs_key(g))) for g in self.job_games())

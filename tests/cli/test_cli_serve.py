@@ -480,31 +480,6 @@ def test_worker_list_shows_both_worker_processes(arena: Arena, played: dict[str,
     assert any(line.startswith("│ w1 ") for line in narrow.splitlines()), narrow
 
 
-def test_worker_list_keeps_a_dead_worker_until_its_matches_can_be_taken_back(arena: Arena) -> None:
-    """A worker killed with matches running is listed (not alive) while its jobs may not be back on the queue yet,
-    so its matches show up somewhere; a dead one with nothing to take back is hidden, and the note says so."""
-    from arena.store import Store, WorkerStatus
-    from arena.store.keys import worker_key
-    from arena.store.redis_server import resolve_redis_url
-
-    store = Store.from_url(resolve_redis_url(arena.data_dir) or "")
-    now = time.time()
-    try:
-        for name, last_seen, running in (("dead-busy", now - 20, ("t77-000001",)), ("dead-idle", now - 20, ()),
-                                         ("dead-long-ago", now - 600, ("t77-000002",))):
-            store.heartbeat(WorkerStatus(name=name, host="h", pid=1, started_at=now - 900, last_seen=last_seen,
-                                         concurrency=1, running=running, matches_done=0, timeout_s=15.0))
-        listed = {w["name"] for w in arena.json("worker", "list")}
-        assert "dead-busy" in listed and not listed & {"dead-idle", "dead-long-ago"}, listed
-        text = " ".join(arena.ok("worker", "list", env={"COLUMNS": "250"}).split())
-        assert "no: its matches go back to the queue" in text and "2 dead worker(s) with nothing left to take back " \
-            "hidden, see --all" in text, text
-        assert {"dead-busy", "dead-idle", "dead-long-ago"} <= {w["name"] for w in arena.json("worker", "list", "--all")}
-    finally:
-        store.client.delete(*(worker_key(n) for n in ("dead-busy", "dead-idle", "dead-long-ago")))
-        store.close()
-
-
 def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[no-untyped-def]
         arena: Arena, start_bot) -> None:
     gone = start_bot("sample:random", extra_args=["--name", "down-rnd"])

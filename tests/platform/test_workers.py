@@ -3,6 +3,7 @@ items 1 and 6). Real redis-server, real worker and bot processes, real gRPC."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -93,3 +94,35 @@ def test_list_workers_is_empty_without_workers(arena_server: Any) -> None:
     assert list(stub.ListWorkers(arena_pb2.ListWorkersRequest()).workers) == []
     code, _ = rpc_error(lambda: stub.GetMatch(arena_pb2.GetMatchRequest(match_id="")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_worker_list_keeps_a_dead_worker_while_jobs_are_claimed_under_its_name(arena_server: Any,
+                                                                                store: Store) -> None:
+    """A worker that died (or was stopped at once) with matches claimed is listed, not alive, with how many wait to
+    be taken back (the queue's pending entries under its name, ``WorkerInfo.jobs_held``, whatever the visibility
+    timeout), and its stale running list is not shown; a dead one holding nothing is hidden, and the note says
+    so."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+    from arena.core.specs import MatchSpec
+    from arena.store import WorkerStatus
+
+    server, _stub = arena_server()
+    now = time.time()
+    store.enqueue([MatchSpec(match_id=f"held-{i}", game="take5", seats=("a@1", "b@1"), seed=i) for i in range(3)])
+    store.ensure_job_group()
+    assert len(store.read_jobs("dead-busy", 2, 50)) == 2  # claimed, never settled: its process died
+    for name, running in (("dead-busy", ("held-0",)), ("dead-idle", ("held-9",))):  # held-9: settled long ago
+        store.heartbeat(WorkerStatus(name=name, host="h", pid=1, started_at=now - 900, last_seen=now - 600,
+                                     concurrency=2, running=running, matches_done=0, timeout_s=15.0))
+    address = ["--server", f"127.0.0.1:{server.port}"]
+    listed = CliRunner().invoke(cli, ["worker", "list", "--json", *address])
+    assert listed.exit_code == 0, listed.output
+    shown = {w["name"]: w for w in json.loads(listed.stdout)}
+    assert set(shown) == {"dead-busy"} and shown["dead-busy"]["jobs_held"] == 2 and not shown["dead-busy"]["alive"]
+    text = " ".join(CliRunner(env={"COLUMNS": "250"}).invoke(cli, ["worker", "list", *address]).stdout.split())
+    assert "no: 2 matches to take back" in text and "held-0" not in text, text
+    assert "1 dead worker(s) with no match left to take back hidden, see --all" in text, text
+    every = CliRunner().invoke(cli, ["worker", "list", "--all", "--json", *address]).stdout
+    assert {"dead-busy", "dead-idle"} <= {w["name"] for w in json.loads(every)}

@@ -1840,6 +1840,7 @@ class WorkerInfo(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     RUNNING_FIELD_NUMBER: _builtins.int
     MATCHES_DONE_FIELD_NUMBER: _builtins.int
+    JOBS_HELD_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Worker name (unique; default host-pid-random)."""
     host: _builtins.str
@@ -1854,6 +1855,10 @@ class WorkerInfo(_message.Message):
     """Matches the worker can run at once."""
     matches_done: _builtins.int
     """Matches it has finished since it started."""
+    jobs_held: _builtins.int
+    """Match jobs claimed under its name and not settled yet (the queue's pending entries, not its heartbeat): a dead
+    worker's are taken back by another worker once unrefreshed for the visibility timeout.
+    """
     @_builtins.property
     def running(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Match ids it is running now."""
@@ -1870,10 +1875,11 @@ class WorkerInfo(_message.Message):
         concurrency: _builtins.int = ...,
         running: _abc.Iterable[_builtins.str] | None = ...,
         matches_done: _builtins.int = ...,
+        jobs_held: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["alive", b"alive", "concurrency", b"concurrency", "host", b"host", "last_seen", b"last_seen", "matches_done", b"matches_done", "name", b"name", "pid", b"pid", "running", b"running", "started_at", b"started_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alive", b"alive", "concurrency", b"concurrency", "host", b"host", "jobs_held", b"jobs_held", "last_seen", b"last_seen", "matches_done", b"matches_done", "name", b"name", "pid", b"pid", "running", b"running", "started_at", b"started_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
