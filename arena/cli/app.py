@@ -350,12 +350,18 @@ def print_json(data: Any) -> None:
 def stop_on_signals(second_interrupts: bool = False) -> Iterator[threading.Event]:
     """An event set by SIGTERM or SIGINT while the block runs; the previous handlers come back afterwards. With
     ``second_interrupts``, a second signal once the event is set raises ``KeyboardInterrupt`` where the main thread
-    is (a process draining its matches told again: stop now)."""
+    is (a process draining its matches told again: stop now), and later ones are ignored from then on, also after
+    the block (the process is ending), so the clean-up that follows (stopping a private Redis, freeing a data
+    folder) is not cut short in turn."""
     stop = threading.Event()
-    previous = {}
+    previous: dict[signal.Signals, Any] = {}
+    hurried = threading.Event()
 
     def handler(signum: int, frame: Any) -> None:
         if second_interrupts and stop.is_set():
+            hurried.set()
+            for sig in previous:
+                signal.signal(sig, signal.SIG_IGN)
             raise KeyboardInterrupt
         stop.set()
 
@@ -364,7 +370,7 @@ def stop_on_signals(second_interrupts: bool = False) -> Iterator[threading.Event
     try:
         yield stop
     finally:
-        for sig, old in previous.items():
+        for sig, old in previous.items() if not hurried.is_set() else ():
             signal.signal(sig, old)
 
 

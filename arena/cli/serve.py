@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +114,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     server = None
     exported = None
     pages = None
+    hurried: list[bool] = []  # told to stop a second time: stop now
     with stop_on_signals(second_interrupts=True) as stop:
         try:
             url, source, watch = _redis(data_dir, redis_url, stop, redis_port)
@@ -146,24 +148,38 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             while not stop.wait(0.5):
                 pass
             _say_stopping(watch, server.drain_s if server is not None and workers else None)
+        except KeyboardInterrupt:  # told twice before the clean-up began: it stops now
+            if not stop.is_set():
+                raise
+            hurried.append(True)
         except redis_errors() as exc:
             raise ArenaCliError(f"cannot use Redis: {exc}") from None
         except RuntimeError as exc:  # e.g. the port is taken, redis-server would not start
             raise ArenaCliError(_first_line(str(exc), data_dir / "redis.log")) from None
         finally:
-            if pages is not None:
-                pages.stop()
-            if exported is not None:
-                exported.close()
-            if server is not None:
-                try:
-                    server.stop()
-                except KeyboardInterrupt:  # told again while its workers drain: stop now
-                    click.echo("arena serve stopping now: the matches its workers were playing are left pending, "
-                               "and played again by the next worker after the visibility timeout")
-            if watch is not None:
-                watch.close()  # the watch first: a server shut down on purpose is not restarted
-            lock.release()
+            # each step runs whatever happens to the one before; a second Ctrl-C (KeyboardInterrupt) cuts the
+            # step under way short (the embedded workers' drain: their matches are left pending) and the rest
+            # runs without waiting for the workers, later signals ignored (stop_on_signals)
+            steps = [pages.stop if pages is not None else None, exported.close if exported is not None else None,
+                     (lambda: server.stop(join_workers=not hurried)) if server is not None else None,
+                     watch.close if watch is not None else None,  # the watch first: the Redis is not restarted
+                     lock.release]
+            _close(steps, hurried)
+
+
+def _close(steps: list[Callable[[], object] | None], hurried: list[bool]) -> None:
+    """Run each of ``steps`` (None: nothing to do) whatever happens to the one before; a ``KeyboardInterrupt`` (a
+    second Ctrl-C) cuts the step under way short and is noted in ``hurried`` (a later step may read it). Says so
+    when the serve stopped now."""
+    for step in steps:
+        try:
+            if step is not None:
+                step()
+        except KeyboardInterrupt:
+            hurried.append(True)
+    if hurried:
+        click.echo("arena serve stopped now: the matches its workers were playing are left pending, and played "
+                   "again by the next worker after the visibility timeout")
 
 
 def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,

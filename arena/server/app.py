@@ -236,9 +236,11 @@ class ArenaServer:
         finally:
             client.close()
 
-    def stop(self, grace: float = 5.0) -> None:
+    def stop(self, grace: float = 5.0, *, join_workers: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then stop the embedded workers (running
-        matches get ``drain_s`` seconds to finish). Safe to call twice."""
+        matches get ``drain_s`` seconds to finish; without ``join_workers`` they are told to stop and not waited
+        for: a process stopping now, whose daemon threads end with it, the jobs of their matches left pending for
+        another worker). Safe to call twice."""
         self._stop_health.set()
         if self._health_thread is not None:
             self._health_thread.join(timeout=15.0)
@@ -248,7 +250,7 @@ class ArenaServer:
         if self._server is not None:
             self._server.stop(grace).wait()
         self._stop_workers.set()
-        for thread in self._threads:
+        for thread in self._threads if join_workers else ():
             thread.join(timeout=self.drain_s + self.worker_settings.block_ms / 1000 + 5)
             if thread.is_alive():
                 log.warning("%s did not stop in time", thread.name)

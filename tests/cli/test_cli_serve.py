@@ -881,12 +881,14 @@ def _proc_state(pid: int) -> str:
         return ""
 
 
-def test_a_second_ctrl_c_stops_serve_at_once(tmp_path: Path, start_bot) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("web", [False, True])
+def test_a_second_ctrl_c_stops_serve_at_once(tmp_path: Path, start_bot, web: bool) -> None:  # type: ignore[no-untyped-def]
     """Ctrl-C lets the embedded workers' matches finish (up to their drain time); a second Ctrl-C stops now: the
     matches under way are left pending for the next worker, and the serve still stops its private Redis and frees
-    its data folder."""
+    its data folder, also when the second comes at once (with --web, while the pages stop) and a third follows."""
     data_dir = tmp_path / "arena-data"
-    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "1"], _env())
+    serve = Proc(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--workers", "1",
+                  *(["--web", "127.0.0.1:0"] if web else [])], _env())
     try:
         server = serve.wait_for("listening on ").rsplit("listening on ", 1)[1].strip()
         runner = CliRunner(env={"ARENA_DATA_DIR": str(data_dir)})
@@ -904,13 +906,18 @@ def test_a_second_ctrl_c_stops_serve_at_once(tmp_path: Path, start_bot) -> None:
                 cli, ["worker", "list", "--json", "--server", server]).stdout)):
             assert time.monotonic() < end, "no match started"
             time.sleep(0.2)
-        serve.process.send_signal(signal.SIGINT)
-        assert "(Ctrl-C again: stop now)" in serve.wait_for("arena serve stopping")
         t0 = time.monotonic()
         serve.process.send_signal(signal.SIGINT)
+        if web:  # told again at once, and once more
+            for _ in range(2):
+                time.sleep(0.05)
+                serve.process.send_signal(signal.SIGINT)
+        else:
+            assert "(Ctrl-C again: stop now)" in serve.wait_for("arena serve stopping")
+            serve.process.send_signal(signal.SIGINT)
         assert serve.process.wait(timeout=30) == 0
         assert time.monotonic() - t0 < 15  # the match (0.6 s a decision, a game to 66) and the 60 s drain not waited for
-        assert "arena serve stopping now" in serve.wait_for("stopping now")
+        assert "arena serve stopped now" in serve.wait_for("stopped now")
         assert not (data_dir / "redis.pid").exists() and not folder_held(data_dir)
     finally:
         serve.terminate()
