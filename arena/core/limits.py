@@ -117,8 +117,9 @@ WEB_CLIENT_PAGES_AT_ONCE = 8  # of those, pages and /api/ answers (not static fi
 WEB_CLIENT_RATE = "100/second;3000/minute"  # web requests of one client address per window (`limits` rate string)
 WEB_CONNECTIONS_PER_CLIENT = 128  # open web connections of one peer address (more are reset at once)
 WEB_CONNECTIONS = 4096  # open web connections in all (at most a quarter of the process's file descriptors)
-METRICS_CONNECTIONS = 8  # connections the --metrics endpoint serves at once (more are closed at once)
-METRICS_READ_S = 5.0  # a --metrics connection whose request has not come in this long is closed
+METRICS_CONNECTIONS = 16  # connections the --metrics endpoint serves at once (more are closed at once)
+METRICS_CONNECTIONS_PER_CLIENT = 4  # of those, from one peer address
+METRICS_READ_S = 5.0  # a --metrics connection whose whole request has not come in this long is closed
 WEB_FIRST_REQUEST_S = 10.0  # seconds a new web connection has to send its first bytes
 RPC_CONNECTIONS = 4096  # connections the Arena gRPC service accepts at once (at most a quarter of the descriptors)
 

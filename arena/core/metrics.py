@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -156,11 +157,44 @@ def parse_metrics_address(text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+class _DeadlineReader:
+    """A connection's read file whose reads must all end by ``deadline`` (``time.monotonic()`` s): each read's
+    socket timeout is what is left, so a client sending its request a byte at a time cannot hold the connection
+    past it (a ``TimeoutError`` ends the request)."""
+
+    def __init__(self, raw: Any, connection: socket.socket, deadline: float) -> None:
+        self.raw, self.connection, self.deadline = raw, connection, deadline
+
+    def _left(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not come in time")
+        self.connection.settimeout(left)
+
+    def readline(self, size: int = -1) -> bytes:
+        self._left()
+        line: bytes = self.raw.readline(size)
+        return line
+
+    def read(self, size: int = -1) -> bytes:
+        self._left()
+        data: bytes = self.raw.read(size)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """A metrics request: no log line per request; a connection whose request does not come within
-    ``limits.METRICS_READ_S`` is closed (the socket's timeout: a silent client holds no thread for ever)."""
+    """A metrics request: no log line per request; its request line and headers must all come within
+    ``limits.METRICS_READ_S`` of the connection's start (a silent or dripping client holds no thread for long)."""
 
     timeout = limits.METRICS_READ_S
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _DeadlineReader(self.rfile, self.connection,  # type: ignore[assignment]
+                                     time.monotonic() + limits.METRICS_READ_S)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
@@ -168,37 +202,61 @@ class _QuietHandler(WSGIRequestHandler):
 
 class _BoundedServer(ThreadingMixIn, WSGIServer):
     """prometheus-client's threading WSGI server, serving at most ``limits.METRICS_CONNECTIONS`` connections at
-    once: one more is closed as soon as it is accepted, so no client can take the process's threads and file
-    descriptors (the referee's gRPC service and web pages share them)."""
+    once and ``limits.METRICS_CONNECTIONS_PER_CLIENT`` from one peer address: one more is closed as soon as it is
+    accepted, so no client can take the process's threads and file descriptors (the referee's gRPC service and web
+    pages share them), nor, from one address, the slots of a Prometheus elsewhere. A connection that ends badly
+    (timed out, reset) is dropped without a traceback."""
 
     daemon_threads = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.slots = threading.BoundedSemaphore(limits.METRICS_CONNECTIONS)
+        self.by_client: dict[str, int] = {}
+        self.lock = threading.Lock()
         super().__init__(*args, **kwargs)
 
+    def _take(self, client: str) -> bool:
+        with self.lock:
+            if self.by_client.get(client, 0) >= limits.METRICS_CONNECTIONS_PER_CLIENT:
+                return False
+            if not self.slots.acquire(blocking=False):
+                return False
+            self.by_client[client] = self.by_client.get(client, 0) + 1
+            return True
+
+    def _give_back(self, client: str) -> None:
+        with self.lock:
+            left = self.by_client.pop(client, 1) - 1
+            if left > 0:
+                self.by_client[client] = left
+            self.slots.release()
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
+        client = str(client_address[0])
+        if not self._take(client):
             self.shutdown_request(request)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.slots.release()
+            self._give_back(client)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            self._give_back(str(client_address[0]))
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that timed out or went away: nothing for the operator's log
 
 
 class MetricsEndpoint:
     """The HTTP endpoint of this process's metrics (prometheus-client's WSGI app on a bounded threading server, in
-    a daemon thread: at most ``limits.METRICS_CONNECTIONS`` connections at once, each closed when its request has
-    not come within ``limits.METRICS_READ_S``), serving the exposition format at ``/metrics`` (and every other
-    path).
+    a daemon thread: at most ``limits.METRICS_CONNECTIONS`` connections at once, ``METRICS_CONNECTIONS_PER_CLIENT``
+    from one address, each closed when its whole request has not come within ``limits.METRICS_READ_S``), serving
+    the exposition format at ``/metrics`` (and every other path).
 
     Args: address: ``HOST:PORT`` or ``PORT`` (``parse_metrics_address``).
     ``start()`` binds and returns the bound port; raises ``ValueError`` for a bad address and ``OSError`` when

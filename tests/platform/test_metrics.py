@@ -6,6 +6,7 @@ bounded labels, the address syntax, and the committed Grafana dashboard naming o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -344,29 +345,51 @@ def test_bots_past_the_label_cap_are_counted_as_other(start_bot, monkeypatch: py
     assert m.BOT_LABELS.kept == {"cap-0@1"}
 
 
+def _scrape_from(source: str, port: int) -> bytes:
+    """GET /metrics from the loopback address ``source`` (127.0.0.2 is another peer than 127.0.0.1)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0)) as s:
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stranger opening connections to --metrics and sending nothing holds at most METRICS_CONNECTIONS threads
-    and descriptors of the process (the referee's gRPC service and web pages share them): one more is closed at
-    once, and a silent one is closed after METRICS_READ_S; a scrape gets through once they are gone."""
+    """A stranger opening connections to --metrics holds at most METRICS_CONNECTIONS_PER_CLIENT of them (the
+    process's threads and descriptors are the referee's too): one more is closed at once, a Prometheus at another
+    address still scrapes meanwhile, and a client dripping its request a byte at a time is closed once the whole
+    request has not come within METRICS_READ_S."""
     from arena.core import limits
 
     monkeypatch.setattr(limits, "METRICS_READ_S", 1.0)
-    monkeypatch.setattr(m._QuietHandler, "timeout", 1.0)
     endpoint = m.MetricsEndpoint("127.0.0.1:0")
     endpoint.start()
     idle = []
     try:
         threads = threading.active_count()
-        for _ in range(limits.METRICS_CONNECTIONS + 20):
+        for _ in range(limits.METRICS_CONNECTIONS_PER_CLIENT + 20):
             idle.append(socket.create_connection(("127.0.0.1", endpoint.port), timeout=5))
         time.sleep(0.3)
-        assert threading.active_count() - threads <= limits.METRICS_CONNECTIONS
+        assert threading.active_count() - threads <= limits.METRICS_CONNECTIONS_PER_CLIENT
         over = idle[-1]
         over.settimeout(2)
         assert over.recv(1) == b""  # closed by the server at once, not held
-        wait_until(lambda: threading.active_count() <= threads, "the silent connections to be closed", timeout=10)
-        with urllib.request.urlopen(endpoint.url, timeout=5) as answer:
-            assert answer.status == 200 and b"arena_" in answer.read()
+        answer = _scrape_from("127.0.0.2", endpoint.port)  # another peer is served meanwhile
+        assert answer.startswith(b"HTTP/1.0 200") and b"arena_" in answer
+        for s in idle:
+            s.close()
+        drip = socket.create_connection(("127.0.0.1", endpoint.port), timeout=5)
+        t0 = time.monotonic()
+        with contextlib.suppress(OSError):
+            for byte in b"GET /metrics HTTP/1.0\r\nX-Slow: " + b"a" * 100:  # a byte every 0.1 s, never ends
+                drip.sendall(bytes([byte]))
+                time.sleep(0.1)
+        assert time.monotonic() - t0 < 4  # cut off after about METRICS_READ_S, not fed for ever
+        drip.close()
+        wait_until(lambda: threading.active_count() <= threads, "the connections to be closed", timeout=10)
+        with urllib.request.urlopen(endpoint.url, timeout=5) as answered:
+            assert answered.status == 200
     finally:
         for s in idle:
             s.close()
