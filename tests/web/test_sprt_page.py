@@ -23,6 +23,9 @@ V1, V2 = "gapbot@1.0", "gapbot@2.0"
 REASON = "LLR -2.96 <= -2.94 (H0 bound): V2 is not better, nElo -28.3"
 
 
+LADDER_NOTE = "its matches do not count on the public ladder, as asked at its start"
+
+
 class _Sprt(FakeReader):
     """t5: a paired SPRT of gapbot@1.0 against gapbot@2.0 with three house bots, on duplicate deals; ``verdict``
     "H0" (finished, LLR -2.96), "H1" (finished, LLR 2.97) or "" (running, LLR 1.0). V2 leads the standings."""
@@ -47,7 +50,8 @@ class _Sprt(FakeReader):
             llr = {"H0": -2.96, "H1": 2.97, "": 1.0}[self.verdict]
             return arena_pb2.Sprt(tournament=t, v1=V1, v2=V2, seats=4, house=[HOUSE] * 3, statistic="score",
                                   elo0=0.0, elo1=40.0, blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=-28.3,
-                                  elo_margin=20.0, verdict=self.verdict, reason=REASON if self.verdict else "")
+                                  elo_margin=20.0, verdict=self.verdict, reason=REASON if self.verdict else "",
+                                  ladder_note=LADDER_NOTE)
         return self.empty_or_not_found(method)
 
 
@@ -65,6 +69,7 @@ def test_the_verdict_comes_before_the_standings_which_say_what_they_count() -> N
     assert "Decided: H0" in label and "LLR -2.96 crossed the lower bound -2.94" in label
     assert f"{V2} is not 40 nElo better than {V1} (a smaller gain is not ruled out)" in label  # H0 is about elo1
     assert '<progress id="llr-bar"' not in html
+    assert f'<p class="muted" id="sprt-ladder">Ladder: {LADDER_NOTE}.</p>' in html  # as `arena sprt show` says it
 
 
 @pytest.fixture
