@@ -39,17 +39,21 @@ LIST_DEFAULT = 50  # matches `arena match list` shows without --limit
 LIST_MOST = 10000  # the most --limit takes
 
 
-def more_note(shown: int, limit: int, tournament: Any = None) -> str:
+def more_note(shown: int, limit: int, tournament: Any = None, filters: tuple[str, ...] = ()) -> str:
     """The line said on stderr when ``arena match list`` showed ``shown`` (= ``limit``) matches and more are stored:
     how many in all when it is known (``tournament``: the Tournament message the list is filtered on, whose
-    matches_done counts its stored results), and how to see more."""
+    matches_done counts its stored results), and how to see more (the filters not given yet, of ``filters``:
+    "tournament", "bot")."""
     of = (f" of the {tournament.matches_done} finished in tournament {tournament.id}"
           if tournament is not None and tournament.matches_done > shown else "")
     head = f"showed the newest {plural(shown, 'match')}{of}; more are stored"
+    narrow = [option for name, option in (("tournament", "`--tournament ID`"), ("bot", "`--bot NAME`"))
+              if name not in filters]
     if limit < LIST_MOST:
-        return (f"{head}: `--limit N` shows up to N (at most {LIST_MOST}); `--tournament ID` and `--bot NAME` "
-                f"narrow the list")
-    return f"{head}, past what --limit reaches ({LIST_MOST}): narrow the list with `--tournament ID` or `--bot NAME`"
+        return (f"{head}: `--limit N` shows up to N (at most {LIST_MOST})"
+                + (f"; {' and '.join(narrow)} narrow{'s' if len(narrow) == 1 else ''} the list" if narrow else ""))
+    return (f"{head}, past what --limit reaches ({LIST_MOST})"
+            + (f": narrow the list with {' or '.join(narrow)}" if narrow else ""))
 
 
 @match.command("list", short_help="List finished matches, newest first.")
@@ -95,7 +99,8 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     if more:  # its tournament's count is all of them only when no bot is filtered on
         of = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id)) \
             if tournament_id and not bot_ref else None
-        note = more_note(len(matches), limit, of)
+        note = more_note(len(matches), limit, of, tuple(name for name, given in (("tournament", tournament_id),
+                                                                               ("bot", bot_ref)) if given))
     if as_json:
         print_json([_summary_dict(m) for m in matches])
         if note:

@@ -422,8 +422,8 @@ def test_match_list_says_on_stderr_when_more_matches_are_stored_than_shown(arena
     cut = arena.run("match", "list", "--tournament", tid, "--limit", "2", "--json")
     assert cut.exit_code == 0 and len(json.loads(cut.stdout)) == 2, cut.output
     assert cut.stderr.strip() == (f"showed the newest 2 matches of the 3 finished in tournament {tid}; more are "
-                                  f"stored: `--limit N` shows up to N (at most 10000); `--tournament ID` and "
-                                  f"`--bot NAME` narrow the list"), cut.stderr
+                                  f"stored: `--limit N` shows up to N (at most 10000); `--bot NAME` narrows the "
+                                  f"list"), cut.stderr
     table = arena.run("match", "list", "--tournament", tid, "--limit", "2")
     assert table.exit_code == 0 and "Finished matches" in table.stdout and "showed" not in table.stdout
     assert table.stderr.startswith("showed the newest 2 matches of the 3 finished"), table.stderr
@@ -435,6 +435,8 @@ def test_match_list_says_on_stderr_when_more_matches_are_stored_than_shown(arena
     from arena.cli.match import more_note
 
     assert "past what --limit reaches (10000): narrow the list" in more_note(10000, 10000)
+    assert more_note(5, 5, filters=("tournament", "bot")).endswith("shows up to N (at most 10000)")
+    assert "`--tournament ID` and `--bot NAME` narrow the list" in more_note(5, 5)
     assert "[default: 50; 1<=x<=10000]" in " ".join(arena.ok("match", "list", "--help").split())
 
 
