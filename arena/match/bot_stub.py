@@ -69,7 +69,7 @@ def answer_decoder(message_cls: Any) -> Callable[[bytes], Any]:
 
 def _serialize(request: Any) -> bytes:
     """A match stream request's bytes: its own ``SerializeToString`` (a ``RefereeMessage``, or the referee's
-    wrapper of one that stamps its ``deadline_ms`` as it is serialised: ``arena.match.streams``)."""
+    wrapper of one that stamps its ``deadline_ms`` as it is serialised: ``arena.match.stream_writer.Timed``)."""
     data: bytes = request.SerializeToString()
     return data
 

@@ -53,6 +53,7 @@ from arena.core import limits
 from arena.core.text import cut
 from arena.match.bot_stub import UndecodableAnswer
 from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout
+from arena.match.stream_writer import CLOSE, Timed, Writer
 from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")
@@ -69,7 +70,6 @@ _CORE = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 # what grpc core says in place of the bot's status when the bot's side ended while the referee was still writing
 # (a stream that had brought answers: the bot ended it, with OK or otherwise; the next request goes on a new one)
 CORE_ENDED = "Internal error from Core"
-_CLOSE = object()  # the end of the referee's side of a stream
 # How long (s) the referee waits for the status of its check whether a bot implements PlayMatch (a stream it writes
 # nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request); so do
 # registration and `arena play` before a bot plays (arena.match.bot_checks.stream_refusal)
@@ -199,83 +199,6 @@ class StreamCall:
             raise
 
 
-class _Timed:
-    """A ``RefereeMessage`` whose ``deadline_ms`` is stamped when grpc serialises it (``SerializeToString``, the
-    match stream's request serializer, called once the stream is started: the bot reached), as what is left then of
-    the deadline due at ``due`` (``time.monotonic()`` s), at least 1 ms; so a request that waited for its bot to come
-    back, or behind another write, tells the bot the time it has from when it gets the request."""
-
-    __slots__ = ("message", "due")
-
-    def __init__(self, message: bot_pb2.RefereeMessage, due: float) -> None:
-        self.message = message
-        self.due = due
-
-    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name, called by the stub's serializer
-        self.message.deadline_ms = max(1, round((self.due - time.monotonic()) * 1000))
-        return self.message.SerializeToString()
-
-
-class _Writer:
-    """Writes the referee's messages on one ``grpc.aio`` stream call, in order and one at a time (grpc core takes
-    one message at a time per call), without a task of its own: a write starts in the turn of the event loop that
-    asks for it (the message goes to grpc core at once) and is resumed by the done callback of the future it
-    waits on (grpc's send completion), as a task would be; the next message waits in ``pending`` meanwhile.
-    ``_CLOSE`` ends the referee's side (``done_writing``). A write that fails is dropped with the rest: the
-    stream's reader sees the call's status and fails the calls waiting on it, as with a request iterator."""
-
-    __slots__ = ("call", "pending", "busy", "closed")
-
-    def __init__(self, call: Any) -> None:
-        self.call = call
-        self.pending: collections.deque[Any] = collections.deque()
-        self.busy = False  # a write is in progress
-        self.closed = False  # nothing more is written (the side is closed, or the stream broke)
-
-    def put(self, message: Any) -> None:
-        if self.closed:
-            return
-        if self.busy:
-            self.pending.append(message)
-        else:
-            self._start(message)
-
-    def stop(self) -> None:
-        """Write nothing more (the stream is gone); a write in progress ends with the call."""
-        self.closed = True
-        self.pending.clear()
-
-    def _start(self, message: Any) -> None:
-        self.busy = True
-        if message is _CLOSE:
-            self.closed = True
-            self.pending.clear()
-            self._step(self.call.done_writing())
-        else:
-            self._step(self.call.write(message))
-
-    def _step(self, coro: Any) -> None:
-        try:
-            waited = coro.send(None)
-        except StopIteration:
-            self.busy = False
-            if self.pending and not self.closed:
-                self._start(self.pending.popleft())
-            return
-        except (Exception, asyncio.CancelledError) as exc:  # the call broke or was cancelled: its reader says so
-            self.busy = False
-            self.stop()
-            log.debug("a match stream write failed: %r", exc)
-            if not isinstance(exc, grpc.RpcError | asyncio.CancelledError) and not self.call.done():
-                self.call.cancel()  # as grpc does when a request iterator raises
-            return
-        if waited is None:  # a bare yield: resume in the next turn
-            asyncio.get_running_loop().call_soon(self._step, coro)
-        else:  # an asyncio future (grpc's completion of the write, or its wait for the call to start)
-            waited._asyncio_future_blocking = False
-            waited.add_done_callback(lambda _: self._step(coro))
-
-
 class SeatStream:
     """The match stream of one seat, opened on first use through ``stub`` (a ``GuardedBotStub``), reopened after it
     broke; ``connected()`` says whether the seat's channel is READY. Belongs to the running event loop. See the
@@ -288,7 +211,7 @@ class SeatStream:
         self.name = name  # for log lines: "bot x at host:port"
         self.loop = asyncio.get_running_loop()
         self.call: Any = None  # the grpc.aio stream call, None until opened or after it broke
-        self.outbox: _Writer | None = None  # the referee's side of the open stream
+        self.outbox: Writer | None = None  # the referee's side of the open stream
         self.reader: asyncio.Task[None] | None = None
         self.inbox = _Inbox()  # what the open stream (or the last one) expects
         self.opened = 0  # streams opened so far
@@ -329,7 +252,7 @@ class SeatStream:
         """The end, and the end of the referee's side of the stream (the bot's then ends too)."""
         call = self._ask(bot_pb2.RefereeMessage(end=request), (bot_pb2.MATCH_STEP_END, 0), **kwargs)
         if self.outbox is not None:  # None: the call failed at once (a stream the referee ended)
-            self.outbox.put(_CLOSE)
+            self.outbox.put(CLOSE)
         return call
 
     def _ask(self, message: bot_pb2.RefereeMessage, key: tuple[int, int], *, timeout: float,
@@ -363,7 +286,7 @@ class SeatStream:
                 snapshot = bot_pb2.RefereeMessage()
                 snapshot.CopyFrom(message)
                 message = snapshot
-            self.outbox.put(_Timed(message, time.monotonic() + timeout))
+            self.outbox.put(Timed(message, time.monotonic() + timeout))
         else:
             self.outbox.put(message)
         return call
@@ -379,7 +302,7 @@ class SeatStream:
         self.inbox = _Inbox()  # this stream's calls: failed when it breaks, not the next one's
         self.metadata = metadata
         self.call = self.stub.PlayMatch(metadata=metadata, wait_for_ready=wait_for_ready)
-        self.outbox = _Writer(self.call)
+        self.outbox = Writer(self.call)
         self.reader = self.loop.create_task(self._read(self.call, self.inbox))
         self.opened += 1
         self.answered = False

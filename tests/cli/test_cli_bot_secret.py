@@ -97,7 +97,7 @@ def test_play_sends_the_secret_only_to_a_bot_that_asks_for_one(start_bot: Callab
     """`--bot-secret` went to every HOST:PORT seat, so a stranger's bot in the game received it (and could register
     the owner's bot with it): a bot that answers match calls without a secret is now played without one."""
     from arena.cli.errors import ArenaCliError
-    from arena.cli.play import _secret_for
+    from arena.cli.play_seats import _secret_for
 
     guarded, open_bot = start_bot("sample:heuristic", secret=SECRET), start_bot("sample:random")
     assert _secret_for(open_bot.endpoint, SECRET) == ""  # never sent to it
