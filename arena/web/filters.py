@@ -102,12 +102,23 @@ def counted(n: int, noun: str) -> str:
     return text.plural(int(n), noun)
 
 
-def bot_link(bot: Any, label: Any = None) -> Markup:
+def bot_name(bot: Any) -> Markup:
+    """A bot id ``NAME@VERSION`` as HTML whose line may break before ``@VERSION`` (a ``<wbr>``) and never inside
+    it (class "ver", no wrap), so a narrow table cell shows "experimental-gapbot" / "@2.0.1", not "…@2.0." / "1";
+    any other text as it is. Escaped HTML."""
+    head, at, version = str(bot).rpartition("@")
+    if not at or not head:
+        return Markup("{}").format(str(bot))
+    return Markup('{}<wbr><span class="ver">@{}</span>').format(head, version)
+
+
+def bot_link(bot: Any, label: Any = None, breakable: bool = False) -> Markup:
     """``bot`` (a seat name: NAME@VERSION, or NAME) as a link to its page ``/bots/{bot}``, showing ``label`` (else
-    the name); a house bot (``house:<sample name>``, ``arena.core.specs.is_house_bot``) is no registered bot and
-    has no page: its name is plain text, with a tooltip (``HOUSE_BOT_TITLE``) saying why. Escaped HTML."""
+    the name; ``breakable``: as ``bot_name`` shows it); a house bot (``house:<sample name>``,
+    ``arena.core.specs.is_house_bot``) is no registered bot and has no page: its name is plain text, with a tooltip
+    (``HOUSE_BOT_TITLE``) saying why. Escaped HTML."""
     name = str(bot)
-    shown = name if label is None else str(label)
+    shown: Any = (bot_name(name) if breakable else name) if label is None else str(label)
     if is_house_bot(name):
         return Markup('<span class="house-bot" title="{}">{}</span>').format(HOUSE_BOT_TITLE, shown)
     return Markup('<a href="/bots/{}">{}</a>').format(quote(name, safe="@"), shown)
@@ -118,5 +129,5 @@ def install(env: Any) -> None:
     the game counts, for tooltips: "cards held; stairs: 1000 x stage + cards") and ``score_unit(game)`` (its short
     form, for column titles: "cards held")."""
     env.filters.update(points=points, percent=percent, los=los, number=number, ms=ms, when=when, ago=ago,
-                       counted=counted, bot_link=bot_link)
+                       counted=counted, bot_link=bot_link, bot_name=bot_name)
     env.globals.update(score_label=score_label, score_unit=score_unit)

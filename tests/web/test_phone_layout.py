@@ -113,6 +113,11 @@ def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: A
                     assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], \
                         (table, r, c, cells.nth(c).inner_text(), box)
         assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        # a name wraps before its @VERSION, never inside it ("…gapbot-0@2.0." / "1" before)
+        versions = phone.locator("#seats .ver, #take5-scores .ver")
+        assert versions.count() == 10
+        lines = versions.evaluate_all("vs => vs.map(v => [v.textContent, v.getClientRects().length])")
+        assert all(n == 1 for _, n in lines), lines
         screenshot(phone, "viewer-scores-phone")
 
 

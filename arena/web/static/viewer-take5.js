@@ -71,7 +71,7 @@
                            title("this hand", "hand", "bullheads taken this hand"),
                            title("total", "total", "bullheads in all")));
     b.totals.forEach(function (total, s) {
-      table.appendChild(V.el("tr", {"data-seat": s}, V.el("td", {}, V.seatName(data, s)),
+      table.appendChild(V.el("tr", {"data-seat": s}, V.el("td", {}, V.seatCell(data, s)),
         V.el("td", {}, String(b.hand_sizes[s])), V.el("td", {}, b.chosen[s] ? "✓" : ""),
         V.el("td", {"class": "penalty"}, String(b.penalties[s])), V.el("td", {"class": "total"}, String(total))));
     });

@@ -63,7 +63,7 @@
                             b.stages.length ? V.el("th", {}, "stage") : null));
     b.counts.forEach(function (n, s) {
       counts.appendChild(V.el("tr", {"data-seat": s, "class": s === b.current ? "current" : ""},
-        V.el("td", {}, V.seatName(data, s)), V.el("td", {"class": "count"}, String(n)),
+        V.el("td", {}, V.seatCell(data, s)), V.el("td", {"class": "count"}, String(n)),
         b.stages.length ? V.el("td", {}, String(b.stages[s])) : null));
     });
     box.appendChild(V.el("div", {"class": "scroll"}, counts));

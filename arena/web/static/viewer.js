@@ -29,6 +29,14 @@
     return "seat " + seat + (name ? " (" + name + ")" : "");
   };
 
+  /* seatName for a table cell: its line may break before a bot id's @VERSION, never inside it (class "ver") */
+  V.seatCell = function (data, seat) {
+    var name = String((data.seats || [])[seat] || ""), at = name.lastIndexOf("@");
+    if (at <= 0) { return V.el("span", {}, V.seatName(data, seat)); }
+    return V.el("span", {}, "seat " + seat + " (" + name.slice(0, at), V.el("wbr", {}),
+                V.el("span", {"class": "ver"}, name.slice(at) + ")"));
+  };
+
   /* The hands a perspective may see (board.hands, {seat: cards}), each card drawn by drawCard, into box. */
   V.hands = function (box, hands, data, drawCard) {
     Object.keys(hands || {}).forEach(function (seat) {
