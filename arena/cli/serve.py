@@ -170,16 +170,21 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
 def _close(steps: list[Callable[[], object] | None], hurried: list[bool]) -> None:
     """Run each of ``steps`` (None: nothing to do) whatever happens to the one before; a ``KeyboardInterrupt`` (a
     second Ctrl-C) cuts the step under way short and is noted in ``hurried`` (a later step may read it). Says so
-    when the serve stopped now."""
+    when the serve stopped now; raises the first other exception of a step once every step has run."""
+    failed: Exception | None = None
     for step in steps:
         try:
             if step is not None:
                 step()
         except KeyboardInterrupt:
             hurried.append(True)
+        except Exception as exc:  # noqa: BLE001 - raised once the steps after it (the lock's release) have run
+            failed = failed or exc
     if hurried:
         click.echo("arena serve stopped now: the matches its workers were playing are left pending, and played "
                    "again by the next worker after the visibility timeout")
+    if failed is not None:
+        raise failed
 
 
 def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,
