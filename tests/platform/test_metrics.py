@@ -345,6 +345,25 @@ def test_bots_past_the_label_cap_are_counted_as_other(start_bot, monkeypatch: py
     assert m.BOT_LABELS.kept == {"cap-0@1"}
 
 
+def test_metrics_connections_are_counted_per_peer() -> None:
+    """Every loopback address is one peer (a local process could take connections from any of 127.0.0.0/8), an
+    IPv6 address counts as its /64; a peer holds at most METRICS_CONNECTIONS_PER_CLIENT, so another peer (a
+    Prometheus elsewhere) keeps room, up to METRICS_CONNECTIONS in all."""
+    from arena.core import limits
+
+    assert {m.peer_key(a) for a in ("127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.9")} == {"loopback"}
+    assert m.peer_key("2001:db8::1") == m.peer_key("2001:db8::ffff") == "2001:db8::/64"
+    assert m.peer_key("10.0.0.7") == "10.0.0.7" and m.peer_key("not an address") == "not an address"
+    server = m._BoundedServer.__new__(m._BoundedServer)  # its accounting alone, no socket
+    server.slots, server.by_client, server.lock = (threading.BoundedSemaphore(limits.METRICS_CONNECTIONS), {},
+                                                   threading.Lock())
+    assert all(server._take("loopback") for _ in range(limits.METRICS_CONNECTIONS_PER_CLIENT))
+    assert not server._take("loopback") and server._take("10.0.0.7")  # a Prometheus elsewhere keeps room
+    server._give_back("loopback")
+    assert server._take("loopback") and server.by_client == {"loopback": limits.METRICS_CONNECTIONS_PER_CLIENT,
+                                                             "10.0.0.7": 1}
+
+
 def _scrape_from(source: str, port: int) -> bytes:
     """GET /metrics from the loopback address ``source`` (127.0.0.2 is another peer than 127.0.0.1)."""
     with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0)) as s:
@@ -357,9 +376,9 @@ def _scrape_from(source: str, port: int) -> bytes:
 
 def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stranger opening connections to --metrics holds at most METRICS_CONNECTIONS_PER_CLIENT of them (the
-    process's threads and descriptors are the referee's too): one more is closed at once, a Prometheus at another
-    address still scrapes meanwhile, and a client dripping its request a byte at a time is closed once the whole
-    request has not come within METRICS_READ_S."""
+    process's threads and descriptors are the referee's too), from any loopback address: one more is closed at
+    once, and a client dripping its request a byte at a time is closed once the whole request has not come within
+    METRICS_READ_S."""
     from arena.core import limits
 
     monkeypatch.setattr(limits, "METRICS_READ_S", 1.0)
@@ -375,8 +394,8 @@ def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.M
         over = idle[-1]
         over.settimeout(2)
         assert over.recv(1) == b""  # closed by the server at once, not held
-        answer = _scrape_from("127.0.0.2", endpoint.port)  # another peer is served meanwhile
-        assert answer.startswith(b"HTTP/1.0 200") and b"arena_" in answer
+        with contextlib.suppress(OSError):  # every loopback address is one peer: 127.0.0.2 gets no more room
+            assert not _scrape_from("127.0.0.2", endpoint.port).startswith(b"HTTP/1.0 200")
         for s in idle:
             s.close()
         drip = socket.create_connection(("127.0.0.1", endpoint.port), timeout=5)
