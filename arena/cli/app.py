@@ -308,10 +308,14 @@ class PlainLines:
             self.console.print(Text(f"{time.strftime('%H:%M:%S')} {text}"), soft_wrap=True)
 
 
+_AWAY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)  # what a referee going away gives a call
+
+
 class RefereeAway:
     """Polls that ride out a referee restart (``--watch``, ``--wait``): ``ask`` makes one call; a referee that does
-    not answer (UNAVAILABLE) gives None, for up to ``limit_s`` seconds in a row, and then the one-line error; any
-    other failure is that error at once. ``away_s``: how long it has not answered (0 when it did last time)."""
+    not answer (UNAVAILABLE), or that cut the call off as it stopped (CANCELLED: the call was under way when the
+    server shut down), gives None, for up to ``limit_s`` seconds in a row, and then the one-line error; any other
+    failure is that error at once. ``away_s``: how long it has not answered (0 when it did last time)."""
 
     def __init__(self, client: ArenaClient, limit_s: float = REFEREE_AWAY_S) -> None:
         self.client, self.limit_s = client, limit_s
@@ -323,7 +327,7 @@ class RefereeAway:
         except grpc.RpcError as exc:
             now = time.monotonic()
             self.since = now if self.since is None else self.since
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or now - self.since > self.limit_s:
+            if exc.code() not in _AWAY or now - self.since > self.limit_s:
                 raise rpc_error(exc, self.client.server) from None
             return None
         self.since = None

@@ -59,3 +59,42 @@ def test_status_watch_waits_through_a_referee_restart(redis_url: str, free_tcp_p
     finally:
         channel.close()
         server.stop()
+
+
+class _Failed(grpc.RpcError):
+    def __init__(self, code: grpc.StatusCode) -> None:
+        self._code = code
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._code.name
+
+
+def test_a_poll_cut_off_by_a_stopping_referee_is_asked_again() -> None:
+    """A poll under way when the referee shuts down may end CANCELLED rather than UNAVAILABLE (a race of the
+    restart above): both are the referee going away, asked again; another failure is the error at once."""
+    from types import SimpleNamespace
+
+    from arena.cli.app import RefereeAway
+    from arena.cli.errors import ArenaCliError
+
+    answers: list[Any] = [_Failed(grpc.StatusCode.CANCELLED), _Failed(grpc.StatusCode.UNAVAILABLE), "reply",
+                          _Failed(grpc.StatusCode.NOT_FOUND)]
+
+    def get(request: Any, timeout: float) -> Any:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    away = RefereeAway(SimpleNamespace(stub=SimpleNamespace(GetTournament=get), server="127.0.0.1:1"))  # type: ignore[arg-type]
+    assert away.ask("GetTournament", None) is None and away.ask("GetTournament", None) is None
+    assert away.ask("GetTournament", None) == "reply" and away.away_s == 0.0
+    try:
+        away.ask("GetTournament", None)
+    except ArenaCliError as exc:
+        assert "NOT_FOUND" in str(exc)
+    else:
+        raise AssertionError("NOT_FOUND was not raised")
