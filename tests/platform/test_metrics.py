@@ -381,7 +381,6 @@ def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.M
     METRICS_READ_S."""
     from arena.core import limits
 
-    monkeypatch.setattr(limits, "METRICS_READ_S", 1.0)
     endpoint = m.MetricsEndpoint("127.0.0.1:0")
     endpoint.start()
     idle = []
@@ -398,6 +397,7 @@ def test_idle_connections_cannot_take_the_metrics_endpoint(monkeypatch: pytest.M
             assert not _scrape_from("127.0.0.2", endpoint.port).startswith(b"HTTP/1.0 200")
         for s in idle:
             s.close()
+        monkeypatch.setattr(limits, "METRICS_READ_S", 1.0)  # read at each connection's start: the drip's deadline
         drip = socket.create_connection(("127.0.0.1", endpoint.port), timeout=5)
         t0 = time.monotonic()
         with contextlib.suppress(OSError):
