@@ -48,7 +48,7 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     assert other.exit_code != 0 and "different owners" in other.output  # it would get sprtbot's very hands
     result = CliRunner().invoke(cli, [
         "--admin-token", server.admin_token, "sprt", "sprtbot@1", "sprtbot@2", "--house", ",".join(house),
-        "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
+        "--elo0", "0", "--elo1", "100", "--max-blocks", "80", "--window", "4", "--deadline-ms", "3000",
         "--server", address, "--json", *(["--statistic", statistic] if statistic else [])], prog_name="arena")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -120,7 +120,7 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
     if not statistic:  # the other way round, V2 the random version: not better (H0), whatever the first blocks
         worse = CliRunner().invoke(cli, [
             "--admin-token", server.admin_token, "sprt", "sprtbot@2", "sprtbot@1", "--house", ",".join(house),
-            "--elo0", "0", "--elo1", "100", "--max-blocks", "30", "--window", "4", "--deadline-ms", "3000",
+            "--elo0", "0", "--elo1", "100", "--max-blocks", "80", "--window", "4", "--deadline-ms", "3000",
             "--server", address, "--json"], prog_name="arena")
         assert worse.exit_code == 0, worse.output
         assert json.loads(worse.stdout)["verdict"] == "H0", worse.stdout
