@@ -88,7 +88,7 @@ def _variant_option(games: Sequence[str]) -> Decorator:
     variants = [(g, f) for g in games for f in _fields(g) if f.variant]
     names = list(dict.fromkeys(f.variant for _g, f in variants))
     described = "; ".join(f"{f.variant} ({_title(g)}: {f.help})" for g, f in variants)
-    return option("--variant", "variants", type=click.Choice(names), multiple=True,
+    return option("--variant", "variants", type=click.Choice(names), multiple=True, hidden=not names,  # none: hidden
                   help=f"Rules variant (repeatable, combinable): {described}.")
 
 

@@ -52,7 +52,25 @@ from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
 from arena_sdk.pb import arena_pb2
 
-CREATABLE = ("round_robin", "until_separated", "swiss")
+
+class FormatChoice(click.Choice[str]):
+    """``--format``: the formats CreateTournament creates (``arena.tournaments.formats.creatable``: the built-in
+    ones and any another package registers), each also with hyphens for underscores. The registry is read when the
+    option is first used or shown, not when the CLI starts."""
+
+    def __init__(self) -> None:
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from arena.tournaments.formats import creatable
+
+        names = creatable()
+        return (*names, *(n.replace("_", "-") for n in names if "_" in n))
+
+    @choices.setter
+    def choices(self, _value: Any) -> None:  # click.Choice sets it; the registry says it here
+        pass
 
 
 def _format_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -84,7 +102,7 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @game_option
 @option("--seats", type=click.IntRange(2, 10), default=None,
         help="Seats per match, k (2..10); default min(number of bots, 4).")
-@option("--format", "format_name", type=click.Choice([*CREATABLE, "round-robin", "until-separated"]),
+@option("--format", "format_name", type=FormatChoice(),
         default=None, callback=_format_name,
         help="Tournament format. round_robin (the default): every SEATS-subset plays one table a round. "
              "until_separated: the same as --until-separated. swiss: each round seats bots of similar standing "
@@ -204,10 +222,12 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         rounds=rounds or (0 if format_name == "swiss" else DEFAULTS.rounds), deals=deals or "",
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run,
         until_separated=until_separated, max_matches=max_matches or 0)
-    if format_name == "swiss":
-        request.swiss.first_round = first_round or ""
-    elif format_name == "round_robin":
-        request.round_robin.SetInParent()
+    if format_name and format_name != "until_separated":  # until separated: the older fields above
+        from arena.tournaments.formats import get_format
+
+        getattr(request, get_format(format_name).option_field).SetInParent()  # a format without options too
+    if first_round:
+        request.swiss.first_round = first_round
     t = _create_tournament(client, request)
     if dry_run:
         if as_json:

@@ -82,7 +82,8 @@ def create_tournament(servicer: ArenaServicer, request: arena_pb2.CreateTourname
         id=tournament_id, game=game, bots=tuple(bots), seats_per_match=seats, rounds=planned.rounds,
         seed=seed, config=config_json, deadline_ms=deadline_ms,
         matches_total=planned.matches_total if request.dry_run else len(planned.specs), created_at=time.time(),
-        deals=deals, deal_count=planned.deal_count, kind=fmt.name, extra=planned.extra,
+        deals=deals, deal_count=planned.deal_count, kind=fmt.name, grows=fmt.controlled,
+        extra={**planned.extra, "formula": planned.formula},  # formula_of shows it for any format
     )
     if request.dry_run:
         message = tournament_message(info)

@@ -38,7 +38,10 @@ class TournamentInfo:
     finished matches); state ("running" | "finished" | "cancelled"); created_at / finished_at / cancelled_at (s
     since epoch; None until it happens); matches_cancelled (dropped by a cancellation, never played);
     matches_failed (given up after ``max_deliveries`` deliveries, see ``arena.worker.loop``); deals (the deal plan,
-    "duplicate", "unique" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan).
+    "duplicate", "unique" or "rotate", see ``arena.tournaments.deal_plan``); deal_count (distinct deals of the plan);
+    kind (its format's name); extra (what its format keeps, JSON form); grows (its format is ``controlled``: set at
+    creation from the format, stored as the hash's ``controlled``; None stands for what ``kind`` says of a built-in
+    format: every one but the round robin grows).
     """
 
     id: str
@@ -62,12 +65,17 @@ class TournamentInfo:
     deal_count: int = 0
     kind: str = "round_robin"
     extra: dict[str, Any] = field(default_factory=dict)
+    grows: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.grows is None:
+            object.__setattr__(self, "grows", self.kind != "round_robin")
 
     @property
     def controlled(self) -> bool:
-        """True for a tournament that grows while it runs (its ``kind`` has a controller in
+        """True for a tournament that grows while it runs (``grows``; its format's ``control`` is called by
         ``arena.tournaments.controllers``): only that controller finishes it."""
-        return self.kind != "round_robin"
+        return bool(self.grows)
 
     @property
     def commitment(self) -> str:
@@ -162,6 +170,7 @@ class TournamentStore(JobStore):
             cancelled_at=float(h["cancelled_at"]) if h.get("cancelled_at") else None,
             deals=str(spec.get("deals", "rotate")), deal_count=int(spec.get("deal_count", 0)),
             kind=str(spec.get("kind", "round_robin")), extra=dict(spec.get("extra") or {}),
+            grows=h["controlled"] == "1" if "controlled" in h else None,
         )
 
     def get_tournament(self, tournament_id: str) -> TournamentInfo | None:

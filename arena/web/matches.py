@@ -226,9 +226,19 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
         "game_title": info.info.title if info else game, "score_label": score_label(game, config),
         "config_text": config_text(game, config) if config is not None else "", "view": view, "page_url": page_url,
         "turn": turn, "view_names": {v: _view_name(v, data) for v in offered},
-        "viewer_script": f"viewer-{game}.js" if game.isidentifier() and game in GAMES else None,
+        "viewer_script": _viewer_script(game),
     }
     return page(request, "match.html", context)
+
+
+VIEWER_SCRIPTS = Path(__file__).resolve().parent / "static"
+
+
+def _viewer_script(game: str) -> str | None:
+    """The game's board drawing for the viewer, ``static/viewer-GAME.js``, when there is one (a game without it is
+    shown by the generic viewer alone); None for a game this arena does not know."""
+    name = f"viewer-{game}.js"
+    return name if game.isidentifier() and game in GAMES and (VIEWER_SCRIPTS / name).is_file() else None
 
 
 def _view_name(view: str, data: dict[str, Any]) -> str:

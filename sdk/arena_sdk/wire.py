@@ -156,4 +156,6 @@ def kind_value(name: str) -> int:
     try:
         return bot_pb2.DecisionKind.Value(name)
     except ValueError as exc:
-        raise WireError(f"unknown decision kind {name!r}") from exc
+        raise WireError(f"unknown decision kind {name!r}: the DecisionKind enum of bot.proto has no value of that name "
+                        f"(a game adds one for each of its GameInfo.decision_kinds, named alike; "
+                        f"docs/adding-a-game.md)") from exc

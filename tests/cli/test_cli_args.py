@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli, parse_endpoint
+from arena_sdk.games import game_ids
 
 ARENA = Path(sys.executable).parent / "arena"
 
@@ -60,7 +61,7 @@ def test_the_command_tree_is_complete() -> None:
                 ("tournament", "standings"), ("tournament", "cancel"), ("tournament", "verify"),
                 ("sprt", "start"), ("sprt", "show"), ("sprt", "cancel"),
                 ("match", "list"), ("match", "show"),
-                ("ladder",), ("play", "take5"), ("play", "taki"), ("replay",), ("web",)}
+                ("ladder",), *(("play", game) for game in game_ids()), ("replay",), ("web",)}
     assert expected == {path for path, is_group in ALL_COMMANDS if not is_group}
     assert isinstance(cli.commands["worker"], click.Group) and cli.commands["worker"].invoke_without_command
 

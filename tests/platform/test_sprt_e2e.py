@@ -130,9 +130,11 @@ def test_sprt_survives_a_killed_worker(arena_server: Callable[..., tuple[ArenaSe
         entries = [store.client.xrange(jobs_key("take5"), i, i) for i in ids]
         return {text(v) for entry in entries for _, fields in entry for k, v in fields.items() if text(k) == "match"}
 
-    def playing() -> set[str]:  # held, and started: its heartbeat lists it (a job claimed ahead keeps its deal)
+    def playing() -> set[str]:  # held, and started: its heartbeat lists it (a job claimed ahead keeps its deal),
+        # and not stored yet (a match stays listed until it is acknowledged, after its result is stored: the reclaim
+        # of a stored one only acknowledges it)
         running = {m for w in store.list_workers() if w.name == "sprt-w1" for m in w.running}
-        return running & held()
+        return {m for m in running & held() if not store.has_result("take5", m)}
 
     wait_until(lambda: bool(playing()), "the first worker to be playing a match")
     unfinished: set[str] = set()

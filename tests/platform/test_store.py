@@ -92,6 +92,19 @@ def test_tournament_progress_and_finish(store: Store) -> None:
     assert store.get_match_record("t8-000000") is None
 
 
+@pytest.mark.parametrize("grows", [False, True])
+def test_a_plugin_format_finishes_by_itself_unless_it_grows(store: Store, grows: bool) -> None:
+    # a format of another package (kind "gauntlet") planned in full at creation has no controller to finish it
+    info = TournamentInfo(id="t1", game="take5", bots=("a", "b"), seats_per_match=2, rounds=1, seed=5, config={},
+                          deadline_ms=1000, matches_total=1, created_at=1000.0, kind="gauntlet", grows=grows)
+    store.create_tournament(info)
+    assert store.get_tournament("t1") == info
+    assert _record(store, "t1-000000", ["a", "b"], [5, 10], tournament="t1")
+    t = store.get_tournament("t1")
+    assert t is not None and t.matches_done == 1 and t.controlled is grows
+    assert t.state == ("running" if grows else "finished")  # a growing one: only its controller finishes it
+
+
 # -- results and the ladder ---------------------------------------------------------------------------------------
 
 

@@ -13,12 +13,13 @@ import sys
 import textwrap
 from importlib import metadata
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
 import pytest
 
-from arena_sdk.games import GAMES, GameLoadError, load_entry_point
+from arena_sdk.games import GAMES, GameLoadError, _load_order, load_entry_point
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "third_party"
 
@@ -84,12 +85,22 @@ PROBE = """
 """
 
 
+def test_the_sdks_own_games_come_first_so_a_game_installed_later_never_becomes_the_default() -> None:
+    def entry_point(name: str, dist: str) -> Any:
+        return SimpleNamespace(name=name, value=f"{name}.plugin:GAME", dist=SimpleNamespace(name=dist))
+
+    found = [entry_point("zebra", "arena-zoo"), entry_point("take5", "arena-sdk"), entry_point("aardvark", "arena-zoo"),
+             entry_point("taki", "arena_sdk")]
+    assert [e.name for _, e in sorted(enumerate(found), key=_load_order)] == ["take5", "taki", "aardvark", "zebra"]
+    assert list(GAMES)[:2] == ["take5", "taki"]  # as sdk/pyproject.toml declares them: the CLI's default is take5
+
+
 def test_a_game_installed_with_an_entry_point_is_registered_and_playable(tmp_path: Path) -> None:
     install(tmp_path, "arena-tinynim", TINYNIM)
     result = run_python(tmp_path, PROBE)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout.splitlines()[-1])
-    assert found["games"] == ["take5", "taki", "tinynim"]  # installed games, in order of game id
+    assert found["games"] == ["take5", "taki", "tinynim"]  # the SDK's games, then the others in order of game id
     assert found["adapter"] is True
     assert found["modules"] == ["arena_tinynim.rules", "arena_tinynim.wire", "arena_tinynim.bot"]
     assert found["title"] == "Tiny Nim!"  # info found by convention: rules.INFO

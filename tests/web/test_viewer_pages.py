@@ -130,3 +130,14 @@ def test_a_seat_that_forfeited_says_why_in_the_result_table(dead_endpoint: str, 
     assert "<th>forfeit</th>" in table
     rows = table.split("<tr>")[2:]
     assert "<td>faults</td>" in rows[1] and "<td>faults</td>" not in rows[0] + rows[2]
+
+
+def test_a_game_without_its_own_board_script_gets_no_script_tag(client: TestClient, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # a game of another package has no static/viewer-GAME.js: the generic viewer draws its frames, no 404 asked for
+    from arena.web import matches
+
+    monkeypatch.setattr(matches, "VIEWER_SCRIPTS", tmp_path)
+    page = client.get("/record")
+    assert page.status_code == 200 and 'id="viewer"' in page.text
+    assert "viewer-take5.js" not in page.text and "/static/viewer.js" in page.text

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from arena.web import create_app
 from arena.web.app import CONTENT_SECURITY_POLICY
+from arena_sdk.games import game_ids
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def test_unknown_pages_and_games_are_404_pages(client: TestClient) -> None:
     game = client.get("/ladder/chess")
     assert game.status_code == 404 and "no game named &#39;chess&#39;" in game.text
     assert client.get("/api/ladder/chess").json() == {
-        "error": "no game named 'chess' (games: take5, taki)", "status": 404}
+        "error": f"no game named 'chess' (games: {', '.join(game_ids())})", "status": 404}
 
 
 def test_a_bad_method_is_400(client: TestClient) -> None:

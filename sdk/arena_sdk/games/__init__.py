@@ -10,7 +10,9 @@ in ``sdk/pyproject.toml`` exactly as a third-party distribution declares its own
     [project.entry-points."arena.games"]
     mygame = "mygame_arena.plugin:GAME"
 
-Every installed entry point of the group is loaded when this package is first imported, in order of game id;
+Every installed entry point of the group is loaded when this package is first imported: this SDK's own games first, in
+the order its ``pyproject.toml`` declares them (the first is the CLI's default game), then the others in order of
+game id;
 ``register`` adds a game from code (tests). The conformance tests then play every registered game through every
 path.
 """
@@ -34,6 +36,7 @@ from .base import (
 )
 
 ENTRY_POINT_GROUP = "arena.games"
+SDK_DISTRIBUTION = "arena-sdk"  # this SDK's distribution: its games are registered first, in its declared order
 
 GAMES: dict[str, Game] = {}
 
@@ -68,7 +71,7 @@ def get_game(game_id: object) -> Game:
 
 
 def game_ids() -> tuple[str, ...]:
-    """Every registered game id, in registration order (the installed games in order of game id)."""
+    """Every registered game id, in registration order (the installed games in ``load_installed_games``' order)."""
     return tuple(GAMES)
 
 
@@ -93,13 +96,24 @@ def load_entry_point(entry_point: metadata.EntryPoint) -> Game:
     return register(game)
 
 
+def _load_order(found: tuple[int, metadata.EntryPoint]) -> tuple[int, int, str, str]:
+    """The sort key of ``load_installed_games``: (index among the entry points found, entry point)."""
+    index, entry_point = found
+    dist = (getattr(entry_point.dist, "name", None) or "").lower().replace("_", "-")
+    if dist == SDK_DISTRIBUTION:
+        return 0, index, "", ""
+    return 1, 0, entry_point.name, entry_point.value
+
+
 def load_installed_games() -> tuple[str, ...]:
-    """Register every installed ``arena.games`` entry point not registered yet, in order of game id, and return the
-    ids added. The same entry point found twice (one distribution on two paths) counts once. Raises
-    ``GameLoadError`` for an entry point that does not load, and when two entry points claim one game id."""
+    """Register every installed ``arena.games`` entry point not registered yet and return the ids added, in the
+    order they were registered: those of this SDK's distribution (``SDK_DISTRIBUTION``) first, in the order it
+    declares them, then the others in order of game id (so that a game installed later never becomes the first). The
+    same entry point found twice (one distribution on two paths) counts once. Raises ``GameLoadError`` for an entry
+    point that does not load, and when two entry points claim one game id."""
     added = []
     seen: dict[str, str] = {}
-    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+    for _, entry_point in sorted(enumerate(metadata.entry_points(group=ENTRY_POINT_GROUP)), key=_load_order):
         if entry_point.name in seen:
             if seen[entry_point.name] != entry_point.value:
                 raise GameLoadError(f"two {ENTRY_POINT_GROUP!r} entry points claim the game id {entry_point.name!r}: "
