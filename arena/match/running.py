@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,9 @@ class RunningMatch(BotCalls):
     kind_values: dict[str, int] = field(default_factory=dict)
     streams: list[SeatStream | None] = field(default_factory=list)  # per seat: its match stream, None: unary calls
     seat_seeds: tuple[int, ...] = ()  # per seat: the seed of its bot's own randomness, sent in its StartMatch only
+    # per seat: its seat key (bot.proto StartMatchRequest.seat_key), drawn at random for this play of the match and
+    # sent in its own StartMatch, Decide and EndMatch only; never recorded or logged
+    seat_keys: list[int] = field(default_factory=list)
     limits: Limits = field(init=False)  # options.limits, made once
 
     def __post_init__(self) -> None:
@@ -106,6 +110,7 @@ class RunningMatch(BotCalls):
         """Lease one channel per distinct endpoint from ``pool`` (two seats of one endpoint share it) and make
         each seat's reusable call, call options and request."""
         self.pool = pool
+        self.seat_keys = [secrets.randbits(64) or 1 for _ in self.seats]
         for seat, s in enumerate(self.seats):
             lease = self.leases.get(s.endpoint)
             if lease is None:
@@ -117,7 +122,8 @@ class RunningMatch(BotCalls):
             self.decide_calls.append(lease.stub.Decide)
             self.call_options.append({"timeout": self.deadline_ms / 1000,
                                       **({"metadata": metadata} if metadata else {})})
-            self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat))
+            self.requests.append(bot_pb2.DecideRequest(match_id=self.match_id, seat=seat,
+                                                       seat_key=self.seat_keys[seat]))
         n = len(self.seats)
         self.sequence = [0] * n
         self.reached = [False] * n
@@ -177,7 +183,7 @@ class RunningMatch(BotCalls):
             bot_pb2.StartMatchRequest(
                 match_id=self.match_id, game=self.game, seat=seat, num_players=len(self.seats),
                 player_names=names, config=config_msg,
-                seat_seed=self.seat_seeds[seat] if self.seat_seeds else None,
+                seat_seed=self.seat_seeds[seat] if self.seat_seeds else None, seat_key=self.seat_keys[seat],
             )
             for seat in range(len(self.seats))
         ]
@@ -357,7 +363,8 @@ class RunningMatch(BotCalls):
         result_msg = bot_pb2.MatchResult(scores=result.scores, ranks=result.ranks, faults=result.faults)
         told = [seat for seat in range(len(self.seats)) if seat not in self.forfeited]
         answers = await asyncio.gather(*(
-            self._call("EndMatch", seat, bot_pb2.EndMatchRequest(match_id=self.match_id, seat=seat, result=result_msg),
+            self._call("EndMatch", seat, bot_pb2.EndMatchRequest(match_id=self.match_id, seat=seat, result=result_msg,
+                                                                 seat_key=self.seat_keys[seat]),
                        self.call_deadline_ms)
             for seat in told
         ))

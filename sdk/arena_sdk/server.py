@@ -1,15 +1,19 @@
 """Serve a bot class as an ``arena.v1.Bot`` gRPC server: ``create_server(MyBot, "127.0.0.1:0")`` for tests and
 embedding; ``serve(MyBot)`` (``arena_sdk.bot_process``: the command line) for a bot's ``__main__``.
 
-The servicer keeps one bot object per (match id, seat), created by ``StartMatch`` (a new one at every StartMatch:
-the referee sends one per seat and play, and a match played again after a platform crash keeps its id) or lazily by
-the first ``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the seat's
-complete current state). It also keeps each (match, seat)'s public history (``StartMatchResponse.keeps_history``):
-the referee then sends only the history since the seat's last answered decision, and the servicer gives the bot the
-complete view (``Game.view_from_message``), equal to the engine's ``observe``; a bot restarted mid-match gets the
-history from where the request's starts (the game's view says where). Calls run on a thread pool, so concurrent
-matches are served in parallel; calls to one bot object are serialised by a per-object lock, so an author never
-needs locks of their own.
+The servicer keeps one bot object per (match id, seat, seat key), created by ``StartMatch`` (a new one at every
+StartMatch: the referee sends one per seat and play, and a match played again after a platform crash keeps its id)
+or lazily by the first ``Decide`` of a match it never saw start (a restarted bot carries on: every request holds the
+seat's complete current state). It also keeps each (match, seat)'s public history
+(``StartMatchResponse.keeps_history``): the referee then sends only the history since the seat's last answered
+decision, and the servicer gives the bot the complete view (``Game.view_from_message``), equal to the engine's
+``observe``; a bot restarted mid-match gets the history from where the request's starts (the game's view says
+where). Calls run on a thread pool, so concurrent matches are served in parallel; calls to one bot object are
+serialised by a per-object lock, so an author never needs locks of their own. The seat key
+(``StartMatchRequest.seat_key``, in every request of the seat's play) is known to the referee and this seat only: a
+call from anyone else naming the same match and seat (a tablemate reads both from ``player_names``) reaches a bot
+object of its own and can neither read, reset, end nor corrupt the referee's (its history, its bot's memory).
+Referees that send no key (0) share one object per (match id, seat).
 
 Both paths of the protocol are served with the same bot classes: the unary calls (StartMatch, Decide, EndMatch)
 and the match stream (PlayMatch: one stream per seat and match, each request answered in order on the stream's
@@ -119,6 +123,12 @@ def _handles_errors(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+# A bot object's key: (match id, seat, seat key). The seat key (bot.proto StartMatchRequest.seat_key) is random per
+# seat and play of the match and sent to that seat only, so the calls of anyone else for the same match and seat (a
+# tablemate calling a bot without a bot secret) reach objects of their own, never the referee's.
+_Key = tuple[str, int, int]
+
+
 @dataclass
 class _Entry:
     bot: Bot
@@ -163,16 +173,16 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self.name: str = bot_cls.name if name is None else name
         self._factory = factory or bot_cls
         self._lock = threading.Lock()
-        self._matches: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
+        self._matches: OrderedDict[_Key, _Entry] = OrderedDict()
 
     # --- match table ---------------------------------------------------------------------------------------
 
     def active_matches(self) -> list[tuple[str, int]]:
         """(match id, seat) of every bot object alive now, oldest first."""
         with self._lock:
-            return list(self._matches)
+            return [(match_id, seat) for match_id, seat, _ in self._matches]
 
-    def _entry(self, key: tuple[str, int], *, fresh: bool = False) -> _Entry:
+    def _entry(self, key: _Key, *, fresh: bool = False) -> _Entry:
         """The live bot object of ``key``, made when there is none; ``fresh``: a new one in any case (StartMatch: a
         match played again after a platform crash has the same id, and its bot object must not carry over the
         state, nor the kept history, of the play that was lost)."""
@@ -194,10 +204,10 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             self._matches.move_to_end(key)
             while len(self._matches) > MAX_MATCHES:
                 old, _ = self._matches.popitem(last=False)
-                log.warning("dropping the bot object of match %s seat %d (over %d live matches)", *old, MAX_MATCHES)
+                log.warning("dropping the bot object of match %s seat %d (over %d live matches)", *old[:2], MAX_MATCHES)
             return entry
 
-    def _start(self, key: tuple[str, int], entry: _Entry, info: MatchInfo) -> None:
+    def _start(self, key: _Key, entry: _Entry, info: MatchInfo) -> None:
         """Call on_start once per object; the caller holds ``entry.lock``."""
         if entry.started:
             return
@@ -210,7 +220,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             raise _Abort(grpc.StatusCode.INTERNAL, f"{self.name}: on_start raised {describe_exception(exc)}") from exc
         entry.started = True
 
-    def _drop(self, key: tuple[str, int], entry: _Entry) -> None:
+    def _drop(self, key: _Key, entry: _Entry) -> None:
         with self._lock:
             if self._matches.get(key) is entry:
                 del self._matches[key]
@@ -272,7 +282,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     def start_match(self, request: bot_pb2.StartMatchRequest) -> bot_pb2.StartMatchResponse:
         """StartMatch: a fresh bot object for (match id, seat), its ``on_start`` called. Raises ``_Abort``."""
         info = self._match_info(request)
-        key = (info.match_id, info.seat)
+        key = (info.match_id, info.seat, request.seat_key)
         entry = self._entry(key, fresh=True)  # the referee sends one StartMatch per seat and play of a match
         with entry.lock:
             self._start(key, entry, info)
@@ -301,7 +311,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         if kind not in game.info.decision_kinds:
             raise _invalid(f"{kind} is not a {game.info.title} decision")
 
-        key = (request.match_id, request.seat)
+        key = (request.match_id, request.seat, request.seat_key)
         with self._lock:  # the referee asks one seat one thing at a time (a re-ask repeats the same request)
             known = self._matches.get(key)
             if known is not None:
@@ -327,11 +337,11 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             try:
                 action = game.decide(entry.bot, view)
             except IllegalAnswerError as exc:
-                log.error("%s: illegal answer (match %s seat %d): %s", name, *key, exc)
+                log.error("%s: illegal answer (match %s seat %d): %s", name, *key[:2], exc)
                 raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: illegal answer: {exc}") from exc
             except Exception as exc:
                 method = game.decision_methods.get(kind, kind)
-                log.exception("%s.%s raised (match %s seat %d)", name, method, *key)
+                log.exception("%s.%s raised (match %s seat %d)", name, method, *key[:2])
                 raise _Abort(grpc.StatusCode.INTERNAL, f"{name}: {method} raised {describe_exception(exc)}") from exc
             finally:  # the note of this answer (Bot.note), never carried over to the next one
                 take_note = getattr(entry.bot, "take_note", None)
@@ -344,7 +354,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         """EndMatch: the bot object's ``on_end`` called and the object dropped. Raises ``_Abort``."""
         if not request.match_id:
             raise _invalid("EndMatchRequest.match_id is empty")
-        key = (request.match_id, request.seat)
+        key = (request.match_id, request.seat, request.seat_key)
         with self._lock:
             entry = self._matches.pop(key, None)
         if entry is None:  # never started here, or already ended: nothing to do

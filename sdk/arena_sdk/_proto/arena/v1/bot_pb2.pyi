@@ -401,6 +401,7 @@ class StartMatchRequest(_message.Message):
     PLAYER_NAMES_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
     SEAT_SEED_FIELD_NUMBER: _builtins.int
+    SEAT_KEY_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Unique id of the match, e.g. "t7-000042" or a UUID. Echoed in every later call of the match."""
     game: _builtins.str
@@ -417,6 +418,16 @@ class StartMatchRequest(_message.Message):
     bot may ignore it. It is keyed by the match's secret deal seed and the seat (HMAC-SHA256, arena/core/seeds.py),
     so it tells nothing about any card; each seat receives only its own; it is shown with the deal once the
     tournament has ended. Unset when the referee gives no seat seeds (older referees, explicit deals).
+    """
+    seat_key: _builtins.int
+    """--- the seat key -----------------------------------------------------------------------------------------
+    A random number the referee draws for this seat's play of the match and sends, unchanged, in its StartMatch,
+    every DecideRequest and its EndMatch (on the match stream too), and to nobody else: the other seats, the match's
+    public pages and records never see it. A bot that keeps state per match and seat (a bot object, the history of
+    StartMatchResponse.keeps_history) should keep it per (match_id, seat, seat_key): a call from anyone else (a
+    tablemate who knows the match id and seat from player_names, calling a bot that has no bot secret) then never
+    reads, resets or corrupts it (the Python SDK does so). A match played again after a platform crash keeps its
+    id and gets new seat keys. 0 (unset) from referees that send none.
     """
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -436,10 +447,11 @@ class StartMatchRequest(_message.Message):
         player_names: _abc.Iterable[_builtins.str] | None = ...,
         config: Global___GameConfig | None = ...,
         seat_seed: _builtins.int | None = ...,
+        seat_key: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed", "config", b"config", "seat_seed", b"seat_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed", "config", b"config", "game", b"game", "match_id", b"match_id", "num_players", b"num_players", "player_names", b"player_names", "seat", b"seat", "seat_seed", b"seat_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed", "config", b"config", "game", b"game", "match_id", b"match_id", "num_players", b"num_players", "player_names", b"player_names", "seat", b"seat", "seat_key", b"seat_key", "seat_seed", b"seat_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat_seed: _TypeAlias = _typing.Literal["seat_seed"]  # noqa: Y015
     _WhichOneofArgType__seat_seed: _TypeAlias = _typing.Literal["_seat_seed", b"_seat_seed"]  # noqa: Y015
@@ -1029,6 +1041,7 @@ class DecideRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
+    SEAT_KEY_FIELD_NUMBER: _builtins.int
     TAKE5_FIELD_NUMBER: _builtins.int
     TAKI_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
@@ -1039,6 +1052,8 @@ class DecideRequest(_message.Message):
     """What is asked; selects which action field must be set in the answer."""
     sequence: _builtins.int
     """Per-match counter of requests to this seat, from 0; lets a bot detect repeats."""
+    seat_key: _builtins.int
+    """The seat key of StartMatchRequest.seat_key: the same in every request of this seat's play of the match."""
     @_builtins.property
     def take5(self) -> Global___Take5View: ...
     @_builtins.property
@@ -1050,12 +1065,13 @@ class DecideRequest(_message.Message):
         seat: _builtins.int = ...,
         kind: Global___DecisionKind.ValueType = ...,
         sequence: _builtins.int = ...,
+        seat_key: _builtins.int = ...,
         take5: Global___Take5View | None = ...,
         taki: Global___TakiView | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["take5", b"take5", "taki", b"taki", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_id", b"match_id", "seat", b"seat", "sequence", b"sequence", "take5", b"take5", "taki", b"taki", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_id", b"match_id", "seat", b"seat", "seat_key", b"seat_key", "sequence", b"sequence", "take5", b"take5", "taki", b"taki", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_view: _TypeAlias = _typing.Literal["take5", "taki"]  # noqa: Y015
     _WhichOneofArgType_view: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
@@ -1175,20 +1191,28 @@ class EndMatchRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    SEAT_KEY_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match that ended (as in StartMatch)."""
     seat: _builtins.int
+    """The seat this bot object played."""
+    seat_key: _builtins.int
+    """The seat key of StartMatchRequest.seat_key."""
     @_builtins.property
-    def result(self) -> Global___MatchResult: ...
+    def result(self) -> Global___MatchResult:
+        """The final result of every seat."""
+
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         result: Global___MatchResult | None = ...,
+        seat_key: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "result", b"result", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "result", b"result", "seat", b"seat", "seat_key", b"seat_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
