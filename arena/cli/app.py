@@ -337,6 +337,11 @@ class RefereeAway:
     def away_s(self) -> float:
         return 0.0 if self.since is None else time.monotonic() - self.since
 
+    @property
+    def note(self) -> str:
+        """"" while the referee answers, else "the referee does not answer (N s); retrying", for progress lines."""
+        return f"the referee does not answer ({self.away_s:.0f} s); retrying" if self.since is not None else ""
+
 
 def redact(url: str) -> str:
     """``url`` with every password in it replaced by *** (``user:password@`` and ``?password=``:

@@ -166,8 +166,9 @@ def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
             info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and reply == b"":
-                return (f"something listens at {server} but answers nothing within {timeout_s:g} s: an arena "
-                        f"referee that is stopped or overloaded, or no gRPC server; {WHERE_THE_REFEREE_IS}")
+                return (f"something listens at {server} but answers nothing (the call gave up, and one more "
+                        f"probe got no answer in {timeout_s:g} s): an arena referee that is stopped or overloaded, "
+                        f"or no gRPC server; {WHERE_THE_REFEREE_IS}")
             if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 if _serves_tls(host.strip("[]"), int(port), timeout_s):
                     return (f"the server at {server} speaks TLS: give the CLI the CA that signed its certificate "

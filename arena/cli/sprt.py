@@ -394,7 +394,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
         alike_said = False  # the note that V1 and V2 play alike, written once where no live line shows it
         plain = PlainLines(console, quiet)  # output to a file or a pipe: a plain line now and then
         while True:
-            plain.say(f"SPRT {tid}: {progress_line(s)}")
+            plain.say(f"SPRT {tid}: {progress_line(s)}" + (f" as last seen; {away.note}" if away.note else ""))
             if _over(s):
                 if not s.verdict or s.tournament.seed_hex:  # the seed is shown once every match has settled
                     break
@@ -406,7 +406,7 @@ def _follow(app: AppContext, client: ArenaClient, s: Any, *, quiet: bool = False
             time.sleep(POLL_INTERVAL_S)
             reply = away.ask("GetSprt", arena_pb2.GetSprtRequest(id=tid))
             if reply is None:
-                progress.update(task, line=f"the referee does not answer ({away.away_s:.0f} s); retrying")
+                progress.update(task, line=away.note)
                 continue
             s = reply
             progress.update(task, completed=position(s), line=progress_line(s))

@@ -136,11 +136,12 @@ def follow(app: AppContext, client: ArenaClient, t: Any, *, quiet: bool = False)
                 stalled.check(t, progress.console.print if not quiet else lambda _text: None)
                 plain.say(f"tournament {t.id}: {t.matches_done + t.matches_failed}/{t.matches_total} matches, "
                           f"faults {t.faults}" + (f", failed {t.matches_failed}" if t.matches_failed else "")
-                          + (f", {paired}" if (paired := swiss_paired(t)) else ""))
+                          + (f", {paired}" if (paired := swiss_paired(t)) else "")
+                          + (f" as last seen; {away.note}" if away.note else ""))
                 time.sleep(POLL_INTERVAL_S)
                 reply = away.ask("GetTournament", arena_pb2.GetTournamentRequest(id=t.id))
                 if reply is None:
-                    progress.update(task, notes=f" · the referee does not answer ({away.away_s:.0f} s); retrying")
+                    progress.update(task, notes=f" · {away.note}")
                     continue
                 t = reply
                 progress.update(task, completed=t.matches_done + t.matches_failed, faults=t.faults,

@@ -120,7 +120,11 @@ class StoreBase:
     def arena_id(self) -> str:
         """This arena's id: 16 random bytes as 32 hex digits, chosen by the first caller (SET NX, so concurrent
         first callers agree) and kept in Redis, so it stays the same through restarts and is new only for a new
-        or emptied Redis."""
+        or emptied Redis. Read first, so that once it exists asking it writes nothing (reads go on while Redis
+        refuses writes, its disk full)."""
+        value = self.client.get(keys.ARENA_ID)
+        if value:
+            return str(value)
         self.client.set(keys.ARENA_ID, secrets.token_hex(16), nx=True)
         value = self.client.get(keys.ARENA_ID)
         if not value:  # deleted between the two calls

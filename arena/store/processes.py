@@ -51,6 +51,27 @@ def pid_runs(pid: int, started_by: float | None = None) -> bool:
     return started <= started_by + 1.0  # btime is whole seconds
 
 
+def folder_server(pid_file: Path, data_dir: Path) -> int | None:
+    """The process id that ``pid_file`` (a private redis-server's ``redis.pid``) records, while that process runs,
+    started no later than the file was written, and works in ``data_dir`` (redis-server changes into its data
+    folder; /proc shows it where there is one, elsewhere a live process counts): the server of that folder's
+    appendonly file, whether or not it answers. None otherwise."""
+    try:
+        pid = int(pid_file.read_text().strip())
+        written = pid_file.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    if pid <= 0 or pid == os.getpid() or not pid_runs(pid, started_by=written):
+        return None
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except FileNotFoundError:
+        return None if Path("/proc/self").exists() else pid  # gone meanwhile; or no /proc here
+    except OSError:
+        return pid  # another user's process: cannot tell, so it counts
+    return pid if Path(cwd) == Path(data_dir).resolve() else None
+
+
 class TakenOver:
     """The process of a private redis-server taken over (``PrivateRedis.adopt``). It is no child of this process: it
     cannot be waited on, and how it ends is unknown. Its end is seen through a pidfd (Linux: readable once the

@@ -119,6 +119,7 @@ def write_conf(path: Path, settings: list[tuple[str, str]]) -> None:
 
 
 DAMAGED_AOF = "reading the append only file"  # redis-server's "Bad file format" / "Unexpected end of file" line
+DAMAGED_REPAIR = "redis-check-aof --fix"  # in the repair line of damaged_aof_text
 
 
 def damaged_aof_text(binary: str, data_dir: Path, tail: str) -> str:

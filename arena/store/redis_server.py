@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -37,7 +36,7 @@ from pathlib import Path
 import redis
 
 from arena.store import listeners
-from arena.store.processes import TakenOver, exit_text, pid_runs
+from arena.store.processes import TakenOver, exit_text, folder_server, pid_runs
 from arena.store.redis_files import (
     CONF_FILE,
     DAMAGED_AOF,
@@ -50,6 +49,7 @@ from arena.store.redis_files import (
     write_conf,
     write_private,
 )
+from arena.store.redis_probes import free_port, loading, log_tail, ping, port_is_free, server_pid
 from arena.store.redis_urls import redact_url
 
 URL_FILE = "redis.url"
@@ -90,57 +90,6 @@ def find_redis_server() -> str:
     return path
 
 
-def _ping(url: str, timeout: float = 1.0) -> bool:
-    """Whether a Redis answers PING at ``url``; False also for no URL at all (a damaged ``redis.url``: a stale one)."""
-    try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
-                                      **listeners.client_options(url))
-    except ValueError:
-        return False
-    try:
-        return bool(client.ping())
-    except (redis.RedisError, OSError):
-        return False
-    finally:
-        client.close()
-
-
-def _server_pid(url: str, timeout: float = 0.5) -> int | None:
-    """Process id of the Redis answering at ``url``, 0 when a Redis answers but refuses the URL's password (not
-    ours: ours asks for that password from its first answer on), or None when nothing answers."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
-                                  **listeners.client_options(url))
-    try:
-        return int(client.info("server")["process_id"])
-    except redis.AuthenticationError:
-        return 0
-    except redis.ResponseError as exc:  # e.g. "AUTH ... without any password configured": another Redis
-        return 0 if "AUTH" in str(exc).upper() else None
-    except (redis.RedisError, OSError, KeyError, ValueError):
-        return None
-    finally:
-        client.close()
-
-
-def _loading(url: str, timeout: float = 1.0) -> bool | None:
-    """True while the Redis at ``url`` is still loading its data (INFO persistence ``loading:1``; meanwhile
-    other commands answer LOADING errors), False once it serves commands, None when it does not answer in time
-    (while loading it answers only between chunks of the file)."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
-                                  **listeners.client_options(url))
-    try:
-        if int(client.info("persistence")["loading"]):
-            return True
-        client.ping()
-        return False
-    except redis.BusyLoadingError:
-        return True
-    except (redis.RedisError, OSError, KeyError, ValueError):
-        return None
-    finally:
-        client.close()
-
-
 def resolve_redis_url(data_dir: Path) -> str | None:
     """The Redis to use: ``ARENA_REDIS_URL`` when set (not checked), else the URL of a live private server of
     ``data_dir`` (its ``redis.url`` file exists and the server answers PING), else ``None``."""
@@ -153,7 +102,7 @@ def resolve_redis_url(data_dir: Path) -> str | None:
     except OSError:
         return None
     listeners.guard_url(url)  # the private server's port: its password goes only to this user's listener there
-    if url and _ping(url):
+    if url and ping(url):
         return url
     return None
 
@@ -177,33 +126,16 @@ def take_over_orphan(data_dir: Path) -> bool:
     return True
 
 
-def _forget(data_dir: Path, url: str, pid: int | None) -> None:
-    """Remove the ``redis.url``, ``redis.pid`` and ``redis.owner`` of a stopped server (``url``, process ``pid``,
-    owned by this process), each only when it still names it: never another server's files."""
-    for name, mine in ((URL_FILE, url), (PID_FILE, str(pid)), (OWNER_FILE, str(os.getpid()))):
+def _forget(data_dir: Path, url: str, pid: int | None, *, owner: bool = True) -> None:
+    """Remove the ``redis.url``, ``redis.pid`` and (``owner``) ``redis.owner`` of a stopped server (``url``, process
+    ``pid``, owned by this process), each only when it still names it: never another server's files."""
+    for name, mine in ((URL_FILE, url), (PID_FILE, str(pid)), (OWNER_FILE, str(os.getpid()) if owner else None)):
         path = data_dir / name
         try:
             if path.read_text().strip() == mine:
                 path.unlink()
         except OSError:
             pass
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _port_is_free(port: int) -> bool:
-    """Whether ``port`` on 127.0.0.1 can be bound now (nothing listens on it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as redis-server does: TIME_WAIT is no obstacle
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def remembered_port(data_dir: Path) -> int | None:
@@ -215,12 +147,11 @@ def remembered_port(data_dir: Path) -> int | None:
     return port if 0 < port < 65536 else None
 
 
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+def _unwritable(data_dir: Path, exc: OSError) -> RedisStartError:
+    """The error of a file of the data folder that cannot be written (its disk full, read-only), naming it."""
+    where = exc.filename or data_dir
+    return RedisStartError(f"cannot write {where} in the data folder {data_dir}: {exc.strerror or exc}; free some "
+                           f"space there (or make it writable), then start again")
 
 
 class PrivateRedis:
@@ -271,21 +202,28 @@ class PrivateRedis:
         url_file = self.data_dir / URL_FILE
         if url_file.exists():
             running = url_file.read_text().strip()
-            if running and _ping(running):
+            if running and ping(running):
                 raise RedisStartError(f"a private Redis for {self.data_dir} is already running at "
                                       f"{redact_url(running)}; use it (it is found automatically) or stop it first")
+        holder = folder_server(self.data_dir / PID_FILE, self.data_dir)
+        if holder is not None:  # alive but silent: stopped (SIGSTOP), hung, or refusing commands (its disk full)
+            raise RedisStartError(
+                f"the private Redis of {self.data_dir} (redis-server pid {holder}) is still running but does not "
+                f"answer: it may be stopped, hung or out of disk space (its log: {self.data_dir / LOG_FILE}); a "
+                f"second server must never share its appendonly file, so none was started. Let it recover (kill "
+                f"-CONT {holder} if it was stopped), or stop it (kill {holder}), then start again")
         binary = find_redis_server()
-        if self.requested_port and not _port_is_free(self.requested_port):
+        if self.requested_port and not port_is_free(self.requested_port):
             raise RedisStartError(f"port {self.requested_port} is taken: give another --redis-port, or 0 for any")
         attempts = 1 if self.requested_port else 3  # a picked free port can be taken in between: retry
         last_error: RedisStartError | None = None
         previous = remembered_port(self.data_dir) if not self.requested_port else None
-        if previous is not None and _port_is_free(previous):
+        if previous is not None and port_is_free(previous):
             attempts += 1  # first the port of the last run, so that workers holding its URL find us again
         else:
             previous = None
         for attempt in range(attempts):
-            port = self.requested_port or (previous if previous is not None and attempt == 0 else _free_port())
+            port = self.requested_port or (previous if previous is not None and attempt == 0 else free_port())
             try:
                 return self._start_once(binary, port)
             except _LoadingFailed:
@@ -298,21 +236,21 @@ class PrivateRedis:
     def _start_once(self, binary: str, port: int) -> str:
         log_path = self.data_dir / LOG_FILE
         conf_path = self.data_dir / CONF_FILE
-        write_conf(conf_path, [
-            ("port", str(port)),
-            ("bind", "127.0.0.1"),
-            ("dir", conf_value(str(self.data_dir.resolve()))),
-            ("appendonly", "yes"),
-            ("daemonize", "no"),
-            ("save", '""'),
-            ("loglevel", "notice"),
-            ("requirepass", conf_value(self.password)),
-        ])
-        args = [binary, str(conf_path.resolve())]  # the password is in the file, not on the command line
         try:
+            write_conf(conf_path, [
+                ("port", str(port)),
+                ("bind", "127.0.0.1"),
+                ("dir", conf_value(str(self.data_dir.resolve()))),
+                ("appendonly", "yes"),
+                ("daemonize", "no"),
+                ("save", '""'),
+                ("loglevel", "notice"),
+                ("requirepass", conf_value(self.password)),
+            ])
             log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         except OSError as exc:
-            raise RedisStartError(f"cannot open the Redis log {log_path}: {exc.strerror or exc}") from None
+            raise _unwritable(self.data_dir, exc) from None
+        args = [binary, str(conf_path.resolve())]  # the password is in the file, not on the command line
         try:
             # A session of its own: Ctrl-C at the terminal reaches the CLI, which stops workers first and then
             # this server with SHUTDOWN, instead of Redis going away under them. umask 077: its files are 0600.
@@ -323,20 +261,41 @@ class PrivateRedis:
         finally:
             log.close()
         url = f"redis://:{self.password}@127.0.0.1:{port}/0"
+        try:  # whatever fails from here on, no server is left running that nobody knows of
+            write_private(self.data_dir / PID_FILE, f"{process.pid}\n")  # at once: the folder's server, even silent
+            self._wait_answering(process, port, url, log_path, binary)
+            self._wait_loaded(process, port, url, log_path)
+            write_private(self.data_dir / URL_FILE, url + "\n")  # 0600: the URL holds the password
+            write_private(self.data_dir / PORT_FILE, f"{port}\n")
+            write_private(self.data_dir / OWNER_FILE, f"{os.getpid()}\n")
+        except BaseException as exc:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            _forget(self.data_dir, url, process.pid, owner=False)
+            if isinstance(exc, OSError):
+                raise _unwritable(self.data_dir, exc) from None
+            raise
+        self.process, self.port, self.url = process, port, url
+        return url
+
+    def _wait_answering(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path,
+                        binary: str) -> None:
+        """Wait until the started server answers at ``url`` (it may still be loading its data)."""
         listeners.guard_url(url)  # asked below: the password goes to this user's listener only
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if process.poll() is not None:
-                tail = _tail(log_path)
+                tail = log_tail(log_path)
                 if DAMAGED_AOF in tail:  # another port would not help: say how to repair it
                     raise _LoadingFailed(damaged_aof_text(binary, self.data_dir, tail))
                 raise RedisStartError(
                     f"redis-server exited with code {process.returncode} on port {port} "
                     f"(data dir {self.data_dir}); log tail:\n{tail}"
                 )
-            pid = _server_pid(url)
+            pid = server_pid(url)
             if pid == process.pid:
-                break
+                return
             if pid is not None:  # another Redis answers on this port (or refuses our password); ours cannot bind it
                 try:
                     process.wait(timeout=2.0)
@@ -346,23 +305,16 @@ class PrivateRedis:
                 who = f"pid {pid}" if pid > 0 else "it refuses this data dir's password"
                 raise RedisStartError(
                     f"port {port} is taken by another Redis ({who}); choose another port or 0; "
-                    f"log tail:\n{_tail(log_path)}"
+                    f"log tail:\n{log_tail(log_path)}"
                 )
             if time.monotonic() > deadline:
                 process.kill()
                 process.wait()
                 raise RedisStartError(
                     f"redis-server did not answer PING on port {port} within {START_TIMEOUT_S:.0f} s; "
-                    f"log tail:\n{_tail(log_path)}"
+                    f"log tail:\n{log_tail(log_path)}"
                 )
             time.sleep(0.05)
-        self._wait_loaded(process, port, url, log_path)
-        self.process, self.port, self.url = process, port, url
-        write_private(self.data_dir / URL_FILE, url + "\n")  # 0600: the URL holds the password
-        write_private(self.data_dir / PID_FILE, f"{process.pid}\n")
-        write_private(self.data_dir / PORT_FILE, f"{port}\n")
-        write_private(self.data_dir / OWNER_FILE, f"{os.getpid()}\n")
-        return url
 
     def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:
         """Wait until the started server has loaded its appendonly data and serves commands."""
@@ -371,16 +323,16 @@ class PrivateRedis:
             if process.poll() is not None:
                 raise _LoadingFailed(
                     f"redis-server exited with code {process.returncode} while loading its data on port {port} "
-                    f"(data dir {self.data_dir}); log tail:\n{_tail(log_path)}"
+                    f"(data dir {self.data_dir}); log tail:\n{log_tail(log_path)}"
                 )
-            if _loading(url) is False:
+            if loading(url) is False:
                 return
             if time.monotonic() > deadline:
                 process.kill()
                 process.wait()
                 raise _LoadingFailed(
                     f"redis-server on port {port} was still loading its data from {self.data_dir} after "
-                    f"{self.loading_timeout_s:g} s; it was stopped; log tail:\n{_tail(log_path)}"
+                    f"{self.loading_timeout_s:g} s; it was stopped; log tail:\n{log_tail(log_path)}"
                 )
             time.sleep(0.05)
 
@@ -397,11 +349,11 @@ class PrivateRedis:
             raise RedisStartError(f"the private Redis of {self.data_dir} is already managed here")
         parts = urllib.parse.urlsplit(url)
         listeners.guard_url(url)
-        pid = _server_pid(url)
+        pid = server_pid(url)
         process = TakenOver(pid) if pid else None
         # asked again once its pidfd is open: the pid is still that server's, not one reused meanwhile
         if process is None or parts.port is None or not parts.password or not process.alive() \
-                or _server_pid(url) != pid:
+                or server_pid(url) != pid:
             if process is not None:
                 process.close()
             raise RedisStartError(f"the private Redis of {self.data_dir} at {redact_url(url)} to take over stopped "

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from arena.store import listeners
+from arena.store.redis_files import DAMAGED_REPAIR
 from arena.store.redis_server import LOG_FILE, PrivateRedis
 
 log = logging.getLogger("arena.store.redis_watch")
@@ -120,8 +121,10 @@ class RedisWatch:
         try:
             self.server.restart()
         except Exception as exc:  # noqa: BLE001 - RedisStartError, or an OSError writing its files: tried again
-            reason = " ".join((str(exc).strip().splitlines() or [type(exc).__name__])[0].split())
-            self._last = reason.removesuffix("log tail:").rstrip(" ;:,")
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            reason = " ".join(lines[0].split()).removesuffix("log tail:").rstrip(" ;:,")
+            repair = next((line.strip() for line in lines[1:] if DAMAGED_REPAIR in line), "")  # damaged_aof_text's
+            self._last = f"{reason}: {repair}" if repair else reason
             more = f"; next try in {self._backoff(tried + 1):g} s" if tried + 1 < self.max_restarts else ""
             self.restarted_last = False
             log.warning("%s; restarting it on port %d failed (attempt %d of %d within %.0f s%s): %s; see %s", died,

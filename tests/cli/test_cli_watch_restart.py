@@ -90,8 +90,10 @@ def test_a_poll_cut_off_by_a_stopping_referee_is_asked_again() -> None:
         return answer
 
     away = RefereeAway(SimpleNamespace(stub=SimpleNamespace(GetTournament=get), server="127.0.0.1:1"))  # type: ignore[arg-type]
+    assert away.note == ""
     assert away.ask("GetTournament", None) is None and away.ask("GetTournament", None) is None
-    assert away.ask("GetTournament", None) == "reply" and away.away_s == 0.0
+    assert away.note.startswith("the referee does not answer (")  # what a piped --wait's plain lines say now
+    assert away.ask("GetTournament", None) == "reply" and away.away_s == 0.0 and away.note == ""
     try:
         away.ask("GetTournament", None)
     except ArenaCliError as exc:

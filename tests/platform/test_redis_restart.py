@@ -214,6 +214,29 @@ def test_a_watch_gives_up_on_a_redis_that_cannot_start_again(private_redis: Any,
     assert not server.running and not (server.data_dir / URL_FILE).exists()  # close() cleaned up after it
 
 
+def test_a_watch_giving_up_on_a_damaged_appendonly_file_gives_the_repair(private_redis: Any) -> None:
+    server = private_redis()
+    client = redis.Redis.from_url(server.url)
+    for i in range(100):
+        client.set(f"k{i}", "v" * 50)
+    client.close()
+    server.process.kill()
+    server.process.wait()
+    aof = server.data_dir / "appendonly.aof"
+    content = aof.read_bytes()
+    cut = content.index(b"*3", len(content) // 2)
+    aof.write_bytes(content[:cut] + b"#garbage\r\n" + content[cut + 2:])
+    given_up: list[str] = []
+    watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=2, backoff_s=(0.0, 0.05),
+                       check_interval_s=0.02).start()
+    try:
+        wait_until(lambda: bool(given_up), "the watch to give up")
+    finally:
+        watch.close()
+    assert f"will not load its appendonly file {aof.resolve()}: Bad file format" in given_up[0]
+    assert f"redis-check-aof --fix {aof.resolve()}" in given_up[0]  # the repair's commands, not only "see the log"
+
+
 def test_a_watch_giving_up_after_restarts_that_worked_names_the_death_that_made_it_give_up(
         private_redis: Any) -> None:
     server = private_redis()

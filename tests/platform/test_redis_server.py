@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -247,3 +249,58 @@ def test_start_waits_until_the_appendonly_data_is_loaded(tmp_path: Path, monkeyp
         finally:
             client.close()
     assert "DB loaded from append only file" in (data / LOG_FILE).read_text()
+
+
+def _servers_of(data_dir: Path) -> list[int]:
+    """Every process working in ``data_dir`` (a redis-server changes into its data folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == data_dir.resolve():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_silent_server_of_the_folder_is_never_joined_by_a_second(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # an arena serve killed while its redis-server is stopped (or hung, or refusing commands for a full disk): the
+    # next start must not run a second server on the same appendonly file
+    monkeypatch.delenv("ARENA_REDIS_URL", raising=False)
+    data = tmp_path / "data"
+    first = PrivateRedis(data)
+    first.start()
+    assert first.process is not None
+    try:
+        first.process.send_signal(signal.SIGSTOP)
+        with pytest.raises(RedisStartError, match=rf"pid {first.process.pid}\) is still running but does not answer"):
+            PrivateRedis(data).start()
+        assert _servers_of(data) == [first.process.pid]
+    finally:
+        first.process.send_signal(signal.SIGCONT)
+        first.stop()
+    second = PrivateRedis(data)  # once it is gone, a new one starts as ever
+    second.start()
+    second.stop()
+
+
+def test_a_server_started_when_the_folder_cannot_be_written_is_stopped_again(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # the disk fills between starting redis-server and recording its URL: no server is left that nobody knows of
+    monkeypatch.delenv("ARENA_REDIS_URL", raising=False)
+    data = tmp_path / "data"
+    from arena.store import redis_server
+
+    real = redis_server.write_private
+
+    def full_disk(path: Path, text: str) -> None:
+        if path.name == URL_FILE:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, text)
+
+    monkeypatch.setattr(redis_server, "write_private", full_disk)
+    with pytest.raises(RedisStartError, match=r"cannot write .*redis.url in the data folder .*No space left"):
+        PrivateRedis(data).start()
+    assert _servers_of(data) == []

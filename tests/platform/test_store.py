@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -386,3 +387,18 @@ def test_a_names_version_quota_holds_against_concurrent_registrations(store: Sto
     assert len(store.bot_versions("take5", "raced")) == 5
     store.register_bot_claim("take5", "raced", "127.0.0.1:2", version="1", max_versions=5)  # held already
     assert store.get_bot("take5", "raced@1").endpoint == "127.0.0.1:2"
+
+
+def test_the_arena_id_is_read_without_a_write_once_it_exists(tmp_path: Path) -> None:
+    # a Redis that refuses writes (its disk full: MISCONF) still answers every read the CLI's listings make
+    with PrivateRedis(tmp_path / "data") as server:
+        s = Store.from_url(server.url)
+        try:
+            first = s.arena_id()
+            s.client.config_set("min-replicas-to-write", 1)  # from now on every write is refused (NOREPLICAS)
+            with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+                s.client.set("probe", "1")
+            assert s.arena_id() == first
+        finally:
+            s.client.config_set("min-replicas-to-write", 0)
+            s.close()
