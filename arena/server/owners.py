@@ -29,6 +29,7 @@ from arena.core import limits, sealing
 from arena.server import sealed
 from arena.server.requests import abort
 from arena.store import (
+    NameLookAlikeError,
     NameSpellingError,
     NameTakenError,
     OwnerAccount,
@@ -140,6 +141,13 @@ def _other_spelling(context: grpc.ServicerContext, exc: NameSpellingError) -> No
           f"that differ only in letter case are one NAME, so register it as {exc.held!r} (or choose another name)")
 
 
+def _look_alike(context: grpc.ServicerContext, exc: NameLookAlikeError) -> None:
+    abort(context, grpc.StatusCode.PERMISSION_DENIED,
+          f"bot name {exc.name!r} reads as {exc.held!r}, another owner's bot NAME: names that read alike (letter "
+          f"case; '.', '-' and '_'; 0 and o; 1, l and i; rn and m; vv and w) would let one bot pass for another, so "
+          f"they belong to one owner; choose a name of your own")
+
+
 def _closed(context: grpc.ServicerContext, name: str) -> None:
     abort(context, grpc.StatusCode.PERMISSION_DENIED,
           f"registration of new owners is closed on this arena: registering {name!r} needs an owner token; ask the "
@@ -163,6 +171,8 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
         _unknown_owner(context, name, reg)
     except NameTakenError as exc:
         _name_taken(store, context, game, name, key, exc.held)
+    except NameLookAlikeError as exc:
+        _look_alike(context, exc)
     except NameSpellingError as exc:
         _other_spelling(context, exc)
     except QuotaError as exc:

@@ -64,6 +64,7 @@ from arena.store.keys import (
 )
 from arena.store.live import LiveMatch, LiveStore, LiveWrite
 from arena.store.owners import (
+    NameLookAlikeError,
     NameSpellingError,
     NameTakenError,
     OwnerAccount,
@@ -270,6 +271,6 @@ __all__ = [
     "owner_key", "result_key", "results_log_key", "standings_key", "token_hash", "tournament_key",
     "tournament_matches_key", "versions_key", "worker_key",
     "SprtRecord", "SprtStore", "TableOutcome",
-    "NameSpellingError", "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError", "Registration",
-    "UnknownOwnerError",
+    "NameLookAlikeError", "NameSpellingError", "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError",
+    "Registration", "UnknownOwnerError",
 ]

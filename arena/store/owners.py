@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.core.specs import bot_id
+from arena.core.specs import bot_id, name_skeleton
 from arena.store.base import OwnershipError, RedisClient, StoreBase
 from arena.store.keys import (
     GAMES_SET,
@@ -108,6 +108,16 @@ class NameTakenError(OwnershipError):
     def __init__(self, name: str, held: str = "") -> None:
         as_held = f" as {held!r}" if held and held != name else ""
         super().__init__(f"bot name {name!r} belongs to another owner{as_held}")
+        self.name = name
+        self.held = held
+
+
+class NameLookAlikeError(OwnershipError):
+    """A new bot NAME that reads as another owner's (``arena.core.specs.name_skeleton``: "heuristic." for
+    "heuristic", "rnontecarlo" for "montecarlo"); ``held``: that owner's spelling."""
+
+    def __init__(self, name: str, held: str) -> None:
+        super().__init__(f"bot name {name!r} reads as {held!r}, another owner's")
         self.name = name
         self.held = held
 
@@ -271,6 +281,8 @@ class OwnerStore(StoreBase):
             raise NameTakenError(name, self.held_spelling(name))
         if key and holds_it:
             return
+        if not holder:
+            self._check_look_alike(key, name)
         spellings = _spellings(members, name) if key else []
         if spellings and spellings[0] != name:
             raise NameSpellingError(name, spellings[0])
@@ -280,6 +292,14 @@ class OwnerStore(StoreBase):
             raise QuotaError("max_names_total", reg.max_names_total)
         if not key and address and reg.max_owners_per_address and int(created or 0) >= reg.max_owners_per_address:
             raise QuotaError("max_owners_per_address", reg.max_owners_per_address)
+
+    def _check_look_alike(self, key: str | None, name: str) -> None:
+        """Raise ``NameLookAlikeError`` when a NAME another owner holds reads as ``name`` (``name_skeleton``). Reads
+        every NAME's owner once (a registration of a new NAME, at most ``max_names_total`` of them)."""
+        wanted = name_skeleton(name)
+        for field, holder in self.client.hscan_iter(NAME_OWNERS, count=1000):
+            if holder != key and name_skeleton(field) == wanted:
+                raise NameLookAlikeError(name, self.held_spelling(field) or field)
 
     def add_owner_name(self, key: str, game: str, name: str, registration: Registration | None = None, *,
                        exclusive: bool = True) -> bool:

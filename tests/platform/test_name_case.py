@@ -215,3 +215,32 @@ def test_older_fields_keyed_by_a_spelling_with_capitals_keep_their_owners(arena_
     code, details = rpc_error(lambda: _register(stub, "Twin", b_token, game="taki"))
     assert code == DENIED and "as 'twin'" in details  # the lowercase field's owner holds NAME in the other games
     assert _names(stub, b_token) == ["take5/Twin"] and _names(stub, c_token) == ["taki/twin"]
+
+
+def test_names_that_read_as_another_owners_are_refused_and_the_owner_may_have_them(arena_server: Any, store: Store,
+                                                                                   monkeypatch: Any) -> None:
+    """A stranger is refused "heuristic." and "heur1stic" when another owner holds "heuristic", and "rnontecarlo"
+    next to "montecarlo" (``arena.core.specs.name_skeleton``), naming the name it reads as, leaving nothing behind;
+    the holder may register its own look-alikes, and names that merely share letters stay free."""
+    from arena.core.specs import name_skeleton
+
+    def bot_info(self: Any, endpoint: str, game: str, name: str, caller: Any, context: Any,
+                 secret_of: Any = None) -> bot_pb2.BotInfo:
+        return bot_pb2.BotInfo(name=name, version="1", games=[game])
+
+    monkeypatch.setattr(ArenaServicer, "bot_info", bot_info)
+    _server, stub = arena_server()
+    a = _register(stub, "heuristic")
+    _register(stub, "montecarlo", a.owner_token)
+    owners = len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners)
+    for name, held in (("heuristic.", "heuristic"), ("heur1stic", "heuristic"), ("Heur_istic", "heuristic"),
+                       ("rnontecarlo", "montecarlo"), ("m0ntecarl0", "montecarlo")):
+        assert name_skeleton(name) == name_skeleton(held)
+        for game in ("take5", "taki"):
+            code, details = rpc_error(lambda: _register(stub, name, game=game))
+            assert code == DENIED and f"bot name {name!r} reads as {held!r}, another owner's" in details, details
+            assert store.owner_hash(game, name) is None
+    assert len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners) == owners
+    assert _register(stub, "heuristic-2", a.owner_token).owner == a.owner  # the holder's own
+    assert _register(stub, "heuristic.", a.owner_token).owner == a.owner
+    assert _register(stub, "heuristics").owner != a.owner  # reads otherwise: free for anyone
