@@ -134,3 +134,11 @@ def race(*calls: Callable[[], Any]) -> list[Any]:
     for t in threads:
         t.join()
     return answers
+
+
+def damage_appendonly(aof: Path) -> None:
+    """Damage the Redis appendonly file ``aof`` in its middle (a command's ``*3`` header made a line of garbage), as
+    a bad disk or a cut write would: redis-server then refuses to load it ("Bad file format")."""
+    content = aof.read_bytes()
+    cut = content.index(b"*3", len(content) // 2)
+    aof.write_bytes(content[:cut] + b"#garbage\r\n" + content[cut + 2:])

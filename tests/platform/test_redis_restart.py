@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import redis
-from platform_helpers import WAIT_S, wait_until
+from platform_helpers import WAIT_S, damage_appendonly, wait_until
 
 from arena.core.specs import MatchSpec
 from arena.store import Store
@@ -223,9 +223,7 @@ def test_a_watch_giving_up_on_a_damaged_appendonly_file_gives_the_repair(private
     server.process.kill()
     server.process.wait()
     aof = server.data_dir / "appendonly.aof"
-    content = aof.read_bytes()
-    cut = content.index(b"*3", len(content) // 2)
-    aof.write_bytes(content[:cut] + b"#garbage\r\n" + content[cut + 2:])
+    damage_appendonly(aof)
     given_up: list[str] = []
     watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=2, backoff_s=(0.0, 0.05),
                        check_interval_s=0.02).start()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from platform_helpers import wait_until
+from platform_helpers import damage_appendonly, wait_until
 
 from arena.store.redis_files import PASSWORD_FILE
 from arena.store.redis_server import (
@@ -98,9 +98,7 @@ def test_a_damaged_appendonly_file_is_named_with_the_repair_that_works(tmp_path:
     client.close()
     first.stop()
     aof = data / "appendonly.aof"
-    content = aof.read_bytes()
-    cut = content.index(b"*3", len(content) // 2)
-    aof.write_bytes(content[:cut] + b"#garbage\r\n" + content[cut + 2:])
+    damage_appendonly(aof)
     with pytest.raises(RedisStartError) as excinfo:
         PrivateRedis(data).start()
     message = str(excinfo.value)

@@ -46,7 +46,22 @@ def test_a_tablemate_reaches_none_of_its_victims_bot_state(stream: bool) -> None
     fake_objects: set[int] = set()  # the victim's bot objects the saboteur's calls reached
     lock = threading.Lock()
 
-    class Victim(random_bot_class("take5")):  # type: ignore[misc]
+    class Recording(random_bot_class("take5")):  # type: ignore[misc]
+        """A random bot that keeps (bot object, match id, seat, view) of every decision in ``seen``."""
+
+        def seen_now(self, view: Any) -> None:
+            with lock:
+                seen.append((id(self), self.match.match_id, self.match.seat, view))
+
+        def choose_card(self, view: Any) -> int:
+            self.seen_now(view)
+            return int(super().choose_card(view))
+
+        def choose_row(self, view: Any) -> int:
+            self.seen_now(view)
+            return int(super().choose_row(view))
+
+    class Victim(Recording):
         name = "victim"
 
         def on_start(self, match: Any) -> None:
@@ -56,16 +71,10 @@ def test_a_tablemate_reaches_none_of_its_victims_bot_state(stream: bool) -> None
                     fake_objects.add(id(self))
 
         def choose_card(self, view: Any) -> int:
-            with lock:
-                if 104 in {p.card for t in view.history for p in t.plays} and len(view.history[0].plays) > 10:
+            if 104 in {p.card for t in view.history for p in t.plays} and len(view.history[0].plays) > 10:
+                with lock:
                     fake_objects.add(id(self))
-                seen.append((id(self), self.match.match_id, self.match.seat, view))
-            return int(super().choose_card(view))
-
-        def choose_row(self, view: Any) -> int:
-            with lock:
-                seen.append((id(self), self.match.match_id, self.match.seat, view))
-            return int(super().choose_row(view))
+            return super().choose_card(view)
 
     victim_server, victim_port = create_server(Victim, "127.0.0.1:0")
     victim_server.start()
@@ -73,12 +82,10 @@ def test_a_tablemate_reaches_none_of_its_victims_bot_state(stream: bool) -> None
     victim = bot_pb2_grpc.BotStub(channel)
     attacks: list[str] = []
 
-    class Saboteur(random_bot_class("take5")):  # type: ignore[misc]
+    class Saboteur(Recording):
         name = "saboteur"
 
         def choose_card(self, view: Any) -> int:
-            with lock:
-                seen.append((id(self), self.match.match_id, self.match.seat, view))
             names = ["saboteur-says"] * 3
             config = wire.config_to_proto("take5", take5.Take5Config(limit=66))
             for call, request in (
@@ -94,12 +101,7 @@ def test_a_tablemate_reaches_none_of_its_victims_bot_state(stream: bool) -> None
                     attacks.append("answered")
                 except grpc.RpcError as exc:
                     attacks.append(exc.code().name)
-            return int(super().choose_card(view))
-
-        def choose_row(self, view: Any) -> int:
-            with lock:
-                seen.append((id(self), self.match.match_id, self.match.seat, view))
-            return int(super().choose_row(view))
+            return super().choose_card(view)
 
     saboteur_server, saboteur_port = create_server(Saboteur, "127.0.0.1:0")
     saboteur_server.start()
