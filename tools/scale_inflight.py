@@ -4,8 +4,9 @@ Setup, all real processes on this machine:
 
 * a private ``redis-server`` (``arena.store.redis_server.PrivateRedis``) in a temporary folder, emptied per step;
 * ``--bots`` (4) processes of ``tools/scale_think_bot.py``, each answering every decision with a random legal
-  action after ``--think-ms`` (500) ms of sleep, served with ``--bot-threads`` threads (default: the largest step
-  plus 64, so that a bot process is never short of threads; ``--bot-threads 32`` shows the SDK's default);
+  action after ``--think-ms`` (500) ms of sleep, served with ``--bot-threads`` threads (default: twice the seats it
+  plays at the largest step, plus 64, since a bot without a secret serves one address with half its threads: a bot
+  process is never short of threads; ``--bot-threads 32`` shows the SDK's old default);
 * this process is the worker: ``arena.worker.loop.run_loops`` (what ``arena worker`` runs) with one worker of
   concurrency N in this process's one event loop, its matches queued on the Redis Stream as a tournament's are:
   4-seat Take 5 hands (``limit=1``), a Decide deadline of ``--deadline-ms`` (2000) ms.
@@ -61,6 +62,7 @@ from arena.store import Store  # noqa: E402
 from arena.store.redis_server import PrivateRedis  # noqa: E402
 from arena.worker import loop as scheduler  # noqa: E402
 from arena.worker.settings import WorkerSettings  # noqa: E402
+from arena_sdk.server import PEER_SHARE_DIVISOR  # noqa: E402
 
 GAME = "take5"
 SEATS = 4
@@ -240,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.bots < SEATS:
         parser.error(f"--bots must be at least {SEATS}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped: the bots and the Redis stop too
-    threads = args.bot_threads or max(steps) * SEATS // args.bots + 64
+    # a bot without a secret serves one address (the referee's here) with at most half its threads (PEER_SHARE_DIVISOR)
+    threads = args.bot_threads or PEER_SHARE_DIVISOR * (max(steps) * SEATS // args.bots + 64)
     results: list[Step] = []
     profile = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory(prefix="arena-inflight-") as tmp:

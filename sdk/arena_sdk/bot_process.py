@@ -124,7 +124,9 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--name", default=None, help="bot name reported to the arena (default: the class's name)")
     parser.add_argument(
-        "--max-workers", type=int, default=DEFAULT_MAX_WORKERS, help="threads serving calls (default %(default)s)"
+        "--max-workers", type=int, default=DEFAULT_MAX_WORKERS,
+        help="threads serving calls (default %(default)s); without --secret, one client address is served with at most "
+             "half of them at once (a stranger holding calls cannot take them all)"
     )
     parser.add_argument(
         "--secret", default=None, metavar="S",

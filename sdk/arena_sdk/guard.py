@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
+import ipaddress
 import itertools
 import re
 import threading
@@ -67,6 +68,59 @@ Validate = Callable[[Any], "str | None"]
 Authorize = Callable[[str, Any, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
 
 
+def peer_address(peer: str) -> str:
+    """The client address of a call's ``context.peer()`` as a share counts it: an IPv4 address (also one an IPv6
+    socket shows as ``::ffff:a.b.c.d``), an IPv6 /64 network (one host's), or the transport alone ("unix")."""
+    kind, _, rest = peer.partition(":")
+    if kind not in ("ipv4", "ipv6"):
+        return kind
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+class PeerShare:
+    """At most ``limit`` calls and streams under way at once from one client address (``peer_address``): a
+    stranger's flood of held streams or slow calls takes no more than that share of a server's threads, and the rest
+    stay for its other clients (a bot's referee calls from an address of its own). ``enter`` -> the address, or None
+    over the share; ``leave(address)`` once the call or stream is over. Thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def enter(self, context: grpc.ServicerContext) -> str | None:
+        address = peer_address(context.peer() or "")
+        with self._lock:
+            held = self._held.get(address, 0)
+            if held >= self.limit:
+                return None
+            self._held[address] = held + 1
+        return address
+
+    def leave(self, address: str) -> None:
+        with self._lock:
+            held = self._held.get(address, 0) - 1
+            if held > 0:
+                self._held[address] = held
+            else:
+                self._held.pop(address, None)
+
+    def refuse(self, context: grpc.ServicerContext) -> None:
+        """Abort the call over the share with RESOURCE_EXHAUSTED, saying so."""
+        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                      f"{self.limit} calls and streams of this address are under way at once, this server's share "
+                      f"for one address; wait for one to end")
+
+
 class Undecodable:
     """What the guarded decoder returns for bytes that are not a valid request message (grpcio takes a decoder
     that returns None for a missing message, so the failure must be an object)."""
@@ -111,7 +165,18 @@ def secret_matches(given: str | None, expected: str) -> bool:
 
 def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext], Any],
                gate: Gate | None, validate: Validate | None,
-               authorize: Authorize | None = None) -> Callable[[Any, grpc.ServicerContext], Any]:
+               authorize: Authorize | None = None, share: PeerShare | None = None,
+               ) -> Callable[[Any, grpc.ServicerContext], Any]:
+    def shared(request: Any, context: grpc.ServicerContext) -> Any:
+        assert share is not None
+        address = share.enter(context)
+        if address is None:
+            share.refuse(context)
+        try:
+            return behaviour(request, context)
+        finally:
+            share.leave(address or "")
+
     def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
         if gate is not None:
             refusal = gate(method_name, context)
@@ -131,8 +196,9 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
                 context.abort(*refusal)
         return function(request, context)
 
-    behaviour.__name__ = method_name
-    return behaviour
+    chosen = behaviour if share is None else shared
+    chosen.__name__ = method_name
+    return chosen
 
 
 class _Watch:
@@ -178,7 +244,8 @@ _WATCH = _Watch()
 
 
 def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
-                      gate: Gate | None) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
+                      gate: Gate | None, share: PeerShare | None = None,
+                      ) -> Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]:
     """A bidirectional method: ``gate`` checks the stream's metadata once, when it opens (a refused stream ends with
     the refusal once its first message is in, unread, or is cancelled after ``REFUSED_WAIT_S``; at once while
     ``REFUSED_WAITING`` refused streams wait); a stream whose
@@ -219,13 +286,24 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
                 context.abort(*refusal)
         return function(checked(requests, context), context)
 
-    behaviour.__name__ = method_name
-    return behaviour
+    def shared(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        assert share is not None
+        address = share.enter(context)
+        if address is None:
+            share.refuse(context)
+        try:
+            yield from behaviour(requests, context)
+        finally:
+            share.leave(address or "")
+
+    chosen = behaviour if share is None else shared
+    chosen.__name__ = method_name
+    return chosen
 
 
 def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, servicer: Any,
                         gate: Gate | None = None, validate: Validate | None = None,
-                        authorize: Authorize | None = None) -> None:
+                        authorize: Authorize | None = None, share: PeerShare | None = None) -> None:
     """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated
     ``*Servicer`` classes) on ``server``, instead of the generated ``add_*Servicer_to_server``: undecodable
     requests get INVALID_ARGUMENT without a log line; ``gate`` (when given) may refuse a call by its metadata
@@ -235,7 +313,8 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
     supported (raises ``ValueError`` for a method streaming one way, and for ``validate`` or ``authorize`` with a
     bidirectional one): a bidirectional method's ``gate`` runs once when the stream opens (a refused stream ends
     with the refusal once its first message is in, unread), and a message that does not decode ends the stream
-    with INVALID_ARGUMENT."""
+    with INVALID_ARGUMENT. With ``share``, a call or stream over its client address's share (``PeerShare``) is
+    refused at once with RESOURCE_EXHAUSTED."""
     handlers = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)
@@ -245,7 +324,7 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
                 raise ValueError(f"{service.full_name}.{method.name} streams; validate and authorize check unary "
                                  f"requests only")
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _stream_behaviour(method.name, getattr(servicer, method.name), gate),
+                _stream_behaviour(method.name, getattr(servicer, method.name), gate, share),
                 request_deserializer=_decoder(request_cls),
                 response_serializer=response_cls.SerializeToString,
             )
@@ -254,7 +333,7 @@ def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, service
             raise ValueError(f"{service.full_name}.{method.name} streams one way; add_guarded_service serves unary "
                              f"and bidirectional methods")
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize),
+            _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share),
             request_deserializer=_decoder(request_cls),
             response_serializer=response_cls.SerializeToString,
         )

@@ -54,6 +54,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -67,7 +68,14 @@ from ._version import SDK_VERSION
 from .bot import BOT_NAME_RE, Bot, BotDefinitionError, IllegalAnswerError, MatchInfo, MatchResult
 from .games import GAMES, get_game
 from .games.base import RulesError
-from .guard import BOT_SECRET_METADATA, add_guarded_service, metadata_value, secret_matches, secret_problem
+from .guard import (
+    BOT_SECRET_METADATA,
+    PeerShare,
+    add_guarded_service,
+    metadata_value,
+    secret_matches,
+    secret_problem,
+)
 from .listen import bind_problem
 from .pb import bot_pb2, bot_pb2_grpc
 from .rng import MAX_SEAT_SEED
@@ -80,8 +88,10 @@ DEFAULT_HOST = "127.0.0.1"
 # match), made only when needed. A worker may run hundreds of matches with this bot in every seat; when every
 # thread is busy, a call waits for one, and that wait counts against the call's deadline.
 DEFAULT_MAX_WORKERS = 4096
+PEER_SHARE_DIVISOR = 2  # a bot without a secret: one client address holds at most max_workers / this at once
 MAX_FAILURE_CHARS = 1024  # StepFailure.message at most
 MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
+DROP_SAID_EVERY_S = 60.0  # the warning about dropped bot objects: at most one line this often
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
 
@@ -174,6 +184,8 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self._factory = factory or bot_cls
         self._lock = threading.Lock()
         self._matches: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._dropped = 0  # bot objects dropped over MAX_MATCHES since the last warning about it
+        self._drop_said_at = -DROP_SAID_EVERY_S
 
     # --- match table ---------------------------------------------------------------------------------------
 
@@ -204,7 +216,12 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             self._matches.move_to_end(key)
             while len(self._matches) > MAX_MATCHES:
                 old, _ = self._matches.popitem(last=False)
-                log.warning("dropping the bot object of match %s seat %d (over %d live matches)", *old[:2], MAX_MATCHES)
+                self._dropped += 1
+                now = time.monotonic()
+                if now >= self._drop_said_at + DROP_SAID_EVERY_S:  # a flood of new matches logs a line a minute
+                    log.warning("dropping the bot object of match %s seat %d (over %d live matches; %d dropped "
+                                "since the last such line)", *old[:2], MAX_MATCHES, self._dropped)
+                    self._drop_said_at, self._dropped = now, 0
             return entry
 
     def _start(self, key: _Key, entry: _Entry, info: MatchInfo) -> None:
@@ -422,7 +439,10 @@ def create_server(
     Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
     With a ``secret`` (non-empty), StartMatch, Decide and EndMatch calls without the ``arena-bot-secret`` call
     metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
-    open. With ``tls`` (certificate chain, private key; PEM bytes) it serves TLS only.
+    open. Without a secret, the calls and streams under way from one client address (``guard.PeerShare``: an IPv4
+    address, an IPv6 /64) are at most ``max_workers // PEER_SHARE_DIVISOR``; more get RESOURCE_EXHAUSTED at once, so
+    that a stranger holding streams or slow calls leaves the rest of the threads to the referee. With ``tls``
+    (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
     address cannot be bound (in use, bad host), the certificate and key are not usable PEM, or ``secret`` is no bot
@@ -441,8 +461,10 @@ def create_server(
             ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
         ],
     )
+    # without a secret anyone may call the bot: one address (a stranger's) holds at most half of its threads
     add_guarded_service(server, bot_pb2.DESCRIPTOR.services_by_name["Bot"], servicer,
-                        gate=secret_gate(secret) if secret else None)
+                        gate=secret_gate(secret) if secret else None,
+                        share=None if secret else PeerShare(max_workers // PEER_SHARE_DIVISOR))
     if tls is not None and (b"-----BEGIN CERTIFICATE-----" not in tls[0] or b"PRIVATE KEY-----" not in tls[1]):
         raise ServeError("TLS needs a PEM certificate chain (-----BEGIN CERTIFICATE-----) and its PEM private key "
                          "(-----BEGIN ... PRIVATE KEY-----)")

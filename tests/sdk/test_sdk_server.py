@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -536,7 +537,7 @@ def _silent_streams(secret: str | None, streams: int, settle_s: float,
     """A bot of 4 threads (``secret``) that ``streams`` silent PlayMatch streams without the secret (a stranger's)
     reach first (``settle_s`` later): the card of the referee's Decide then (with the secret), and how each silent
     stream ended (after the client ended its side, with ``end_silence``)."""
-    server, port = create_server(RecordingBot, "127.0.0.1:0", max_workers=4, secret=secret)
+    server, port = create_server(RecordingBot, "[::]:0", max_workers=4, secret=secret)
     server.start()
     silence = threading.Event()
 
@@ -545,13 +546,15 @@ def _silent_streams(secret: str | None, streams: int, settle_s: float,
         return
         yield  # a generator that sends nothing
 
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+    try:  # the stranger calls from ::1, the referee from 127.0.0.1 (two client addresses, as on two machines)
+        with grpc.insecure_channel(f"[::1]:{port}") as channel, \
+                grpc.insecure_channel(f"127.0.0.1:{port}") as referee:
             stub = bot_pb2_grpc.BotStub(channel)
             opened = [stub.PlayMatch(silent(), timeout=40) for _ in range(streams)]
             time.sleep(settle_s)  # the streams reach the server's threads before the referee's call does
             metadata = (("arena-bot-secret", secret),) if secret else None
-            card = stub.Decide(decide_request(choose_view(), "after-silence"), timeout=10, metadata=metadata).take5.card
+            card = bot_pb2_grpc.BotStub(referee).Decide(decide_request(choose_view(), "after-silence"), timeout=10,
+                                                        metadata=metadata).take5.card
             if end_silence:
                 silence.set()
             codes = []
@@ -576,7 +579,52 @@ def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.M
     monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 0.5)
     card, codes = _silent_streams(secret, 4, 0.0)
     assert card in choose_view().hand
-    assert set(codes) <= {grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED}, codes
+    # without a secret, 2 (the share of one address of a bot of 4 threads) wait and are cancelled, 2 are refused
+    assert set(codes) <= {grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED,
+                          grpc.StatusCode.RESOURCE_EXHAUSTED}, codes
+
+
+def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret() -> None:
+    """A stranger opening match streams that each send a start and then stay open (which no first-message timeout
+    ends) gets at most ``max_workers // 2`` of them at once (``guard.PeerShare``), the rest RESOURCE_EXHAUSTED; the
+    referee, calling from another address, is still served on both paths; once the held streams end, their address
+    is served again."""
+    from arena_sdk.guard import peer_address
+
+    assert peer_address("ipv4:10.1.2.3:5555") == "10.1.2.3" == peer_address("ipv6:[::ffff:10.1.2.3]:5555")
+    assert peer_address("ipv6:[2001:db8::1]:5555") == peer_address("ipv6:[2001:db8::ffff]:1") == "2001:db8::/64"
+    assert peer_address("unix:/tmp/s") == "unix"
+    server, port = create_server(RecordingBot, "[::]:0", max_workers=8)
+    server.start()
+    hold = threading.Event()
+
+    def held(i: int) -> Iterator[bot_pb2.RefereeMessage]:
+        yield bot_pb2.RefereeMessage(start=start_request(f"junk-{i}"))
+        hold.wait(30)
+
+    try:
+        with grpc.insecure_channel(f"[::1]:{port}") as stranger, grpc.insecure_channel(f"127.0.0.1:{port}") as ours:
+            streams = [bot_pb2_grpc.BotStub(stranger).PlayMatch(held(i), timeout=40) for i in range(10)]
+            outcomes = []
+            for stream in streams:
+                try:
+                    outcomes.append(next(stream).WhichOneof("answer") or "?")
+                except grpc.RpcError as exc:
+                    outcomes.append(exc.code().name)
+            assert sorted(outcomes) == ["RESOURCE_EXHAUSTED"] * 6 + ["started"] * 4, outcomes
+            referee = bot_pb2_grpc.BotStub(ours)
+            assert referee.Decide(decide_request(choose_view(), "real"), timeout=10).take5.card in choose_view().hand
+            message = bot_pb2.RefereeMessage(decide=decide_request(choose_view(), "real-2"), deadline_ms=5000)
+            assert list(referee.PlayMatch(iter([message]), timeout=10))[0].decision.take5.card in choose_view().hand
+            hold.set()
+            for stream in streams:
+                with contextlib.suppress(grpc.RpcError):
+                    list(stream)
+            again = bot_pb2_grpc.BotStub(stranger).PlayMatch(iter([message]), timeout=10)
+            assert list(again)[0].decision.take5.card in choose_view().hand  # the address's streams were let go
+    finally:
+        hold.set()
+        server.stop(None)
 
 
 def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monkeypatch: pytest.MonkeyPatch) -> None:
