@@ -235,7 +235,7 @@ class ArenaClient:
         nothing at a server on this machine with another port: the CLI was pointed at the wrong address (the
         default, or a typo), and waiting for it to start would be in vain; None otherwise."""
         code = exc.code() if hasattr(exc, "code") else None
-        if code != grpc.StatusCode.UNAVAILABLE or not _loopback(self.server):
+        if code != grpc.StatusCode.UNAVAILABLE or not loopback(self.server):
             return None
         listening = serve_address(cli_data_dir())
         if listening is None or listening.rpartition(":")[2] == self.server.rpartition(":")[2]:
@@ -249,7 +249,7 @@ class ArenaClient:
         code = exc.code() if hasattr(exc, "code") else None
         if code != grpc.StatusCode.UNAVAILABLE or self.channel is None:
             return False
-        if not _serve_holds(cli_data_dir(), _loopback(self.server)):
+        if not _serve_holds(cli_data_dir(), loopback(self.server)):
             return False
         try:
             grpc.channel_ready_future(self.channel).result(timeout=STARTING_WAIT_S)
@@ -265,7 +265,7 @@ class ArenaClient:
         return signed_metadata(self.channel, self.server, f"/{ARENA_SERVICE}/{method}", request, credential)
 
 
-def _loopback(server: str) -> bool:
+def loopback(server: str) -> bool:
     """True when the address ``server`` (HOST:PORT) names this machine's loopback interface."""
     host = server.rpartition(":")[0].strip("[]").lower()
     return host in ("localhost", "::1") or host.startswith("127.")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 import grpc
 
-from arena.cli.app import AppContext, cli, print_json, when
+from arena.cli.app import AppContext, cli, loopback, print_json, when
 from arena.cli.errors import ArenaCliError, interruption
 from arena.cli.options import (
     GAMES,
@@ -135,6 +135,11 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         return
     kept = " (with the bot secret kept for it)" if record.has_bot_secret and not bot_secret else ""
     click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}{kept}")
+    if not record.has_bot_secret and not loopback(record.endpoint.removeprefix("tls://")):
+        click.echo(f"note: the bot has no secret, so anyone who reaches {record.endpoint} may call it: make it think "
+                   f"when it should play, hold its threads, knock it out of its matches. Start it with --secret S "
+                   f"(or env ARENA_BOT_SECRET) and give the arena the same S: `arena bot update {record.name or name} "
+                   f"--bot-secret S` (docs/operators/security.md)", err=True)
     if new_token:
         click.echo(f"owner token of {record.name or name}: {new_token}")
         click.echo(f"  saved in {tokens.path.resolve()} for `arena bot register|update|remove` on this machine; "
