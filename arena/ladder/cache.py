@@ -33,12 +33,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from redis.client import NEVER_DECODE
 
 from arena.ladder.fits import CachedFit, elsewhere, fit_document, fit_elsewhere, matches_count, refit
 from arena.ratings.design import RatedMatch
 from arena.ratings.ladder import PairCounts
-from arena.store import Store, StoreError
+from arena.store import Store, StoreError, write_refusal
 from arena.store.base import REDIS_ERRORS
 from arena.store.keys import (
     ratings_fit_key,
@@ -259,7 +260,11 @@ class RatingsCache:
             return
         current, _ = self._pairs(game)
         if current.results < counts.results:
-            self._client.set(ratings_pairs_key(game), json.dumps({"computed_at": computed_at, **counts.to_dict()}))
+            try:
+                self._client.set(ratings_pairs_key(game), json.dumps({"computed_at": computed_at, **counts.to_dict()}))
+            except redis.ResponseError as exc:  # a cache: while Redis refuses writes (its disk full), reads go on
+                if not write_refusal(exc):
+                    raise
 
     def _read_results(self, game: str, start: int, stop: int) -> Iterator[dict[str, Any]]:
         """The stored results at log positions start..stop-1 (0-based), in log order."""

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.core.specs import split_bot_ref
-from arena.store.base import CHUNK, REDIS_ERRORS, OwnershipError, StoreBase, StoreError, VersionsExhausted
+from arena.store.base import (
+    CHUNK,
+    REDIS_ERRORS,
+    OwnershipError,
+    StoreBase,
+    StoreError,
+    VersionsExhausted,
+    write_refusal,
+)
 from arena.store.bots import UNVERIFIED_VERSION, BotEntry, BotStore
 from arena.store.credentials import CredentialStore
 from arena.store.health import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, BotHealth, DeferredMatch, HealthStore
@@ -272,5 +280,5 @@ __all__ = [
     "tournament_matches_key", "versions_key", "worker_key",
     "SprtRecord", "SprtStore", "TableOutcome",
     "NameLookAlikeError", "NameSpellingError", "NameTakenError", "OwnerAccount", "OwnerStore", "QuotaError",
-    "Registration", "UnknownOwnerError",
+    "Registration", "UnknownOwnerError", "write_refusal",
 ]

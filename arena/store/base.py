@@ -3,6 +3,7 @@ constants, and the store's errors."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from typing import Any, Self
@@ -22,6 +23,17 @@ CLUSTER_SCHEME = "redis+cluster://"
 # What a store call raises while Redis is away: redis-py's errors and, on a cluster whose master is restarting,
 # RedisClusterException too (e.g. SlotNotCoveredError after the client's own retries), which is not a RedisError.
 REDIS_ERRORS: tuple[type[Exception], ...] = (redis.RedisError, RedisClusterException)
+# what Redis answers while it refuses every write (its disk full: MISCONF; maxmemory: OOM; a replica: READONLY;
+# too few replicas: NOREPLICAS), at the start of its error, or inside a script's ("Error running script ...: -MISCONF")
+_REFUSES_WRITES = re.compile(r"(?:^|-)((?:MISCONF|OOM|READONLY|NOREPLICAS)\b.*)")
+
+
+def write_refusal(exc: BaseException) -> str | None:
+    """Redis's refusal of every write in ``exc`` (a ``redis.ResponseError``), e.g. "MISCONF Errors writing to the
+    AOF file: No space left on device" (its disk full), "OOM ...", "READONLY ..." or "NOREPLICAS ..."; None for any
+    other error."""
+    found = _REFUSES_WRITES.search(str(exc)) if isinstance(exc, redis.ResponseError) else None
+    return found.group(1) if found else None
 
 # The store's client: a ``redis.Redis`` or a ``redis.cluster.RedisCluster``, made with ``decode_responses=True``.
 # Typed Any on purpose: redis-py types every reply ``bytes | str`` (or ``Awaitable | Any``) whatever

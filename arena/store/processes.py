@@ -52,24 +52,34 @@ def pid_runs(pid: int, started_by: float | None = None) -> bool:
 
 
 def folder_server(pid_file: Path, data_dir: Path) -> int | None:
-    """The process id that ``pid_file`` (a private redis-server's ``redis.pid``) records, while that process runs,
-    started no later than the file was written, and works in ``data_dir`` (redis-server changes into its data
-    folder; /proc shows it where there is one, elsewhere a live process counts): the server of that folder's
-    appendonly file, whether or not it answers. None otherwise."""
+    """The redis-server of ``data_dir``, running whether or not it answers: the process ``pid_file`` (its
+    ``redis.pid``) records, while it runs, started no later than the file was written, is a redis-server and works in
+    ``data_dir`` (redis-server changes into its data folder); else, the file gone, any redis-server of this user
+    working there (/proc). Without /proc, the recorded process while it runs. None when there is none."""
     try:
         pid = int(pid_file.read_text().strip())
-        written = pid_file.stat().st_mtime
+        written: float | None = pid_file.stat().st_mtime
     except (OSError, ValueError):
-        return None
-    if pid <= 0 or pid == os.getpid() or not pid_runs(pid, started_by=written):
-        return None
+        pid, written = 0, None
+    if not Path("/proc/self").exists():  # no /proc here: the recorded process is trusted
+        return pid if pid > 0 and pid != os.getpid() and pid_runs(pid, started_by=written) else None
+    if pid > 0 and pid_runs(pid, started_by=written) and _redis_in(pid, data_dir):
+        return pid
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != pid and _redis_in(int(entry.name), data_dir):
+            return int(entry.name)
+    return None
+
+
+def _redis_in(pid: int, data_dir: Path) -> bool:
+    """Whether process ``pid`` is a redis-server (its command name) working in ``data_dir`` (read from /proc; a
+    process of another user, whose folder cannot be read, is not)."""
     try:
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-    except FileNotFoundError:
-        return None if Path("/proc/self").exists() else pid  # gone meanwhile; or no /proc here
+        if "redis" not in Path(f"/proc/{pid}/comm").read_text():
+            return False
+        return Path(os.readlink(f"/proc/{pid}/cwd")) == Path(data_dir).resolve()
     except OSError:
-        return pid  # another user's process: cannot tell, so it counts
-    return pid if Path(cwd) == Path(data_dir).resolve() else None
+        return False
 
 
 class TakenOver:

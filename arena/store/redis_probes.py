@@ -12,7 +12,8 @@ from arena.store import listeners
 
 
 def ping(url: str, timeout: float = 1.0) -> bool:
-    """Whether a Redis answers PING at ``url``; False also for no URL at all (a damaged ``redis.url``: a stale one)."""
+    """Whether a Redis answers PING at ``url`` (an error answer too, such as MISCONF while its disk is full); False
+    when nothing answers, and for no URL at all (a damaged ``redis.url``: a stale one)."""
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
                                       **listeners.client_options(url))
@@ -20,6 +21,8 @@ def ping(url: str, timeout: float = 1.0) -> bool:
         return False
     try:
         return bool(client.ping())
+    except redis.ResponseError:  # it answers, with an error (MISCONF while its disk is full): it is there
+        return True
     except (redis.RedisError, OSError):
         return False
     finally:

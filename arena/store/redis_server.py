@@ -149,9 +149,10 @@ def remembered_port(data_dir: Path) -> int | None:
 
 def _unwritable(data_dir: Path, exc: OSError) -> RedisStartError:
     """The error of a file of the data folder that cannot be written (its disk full, read-only), naming it."""
-    where = exc.filename or data_dir
-    return RedisStartError(f"cannot write {where} in the data folder {data_dir}: {exc.strerror or exc}; free some "
-                           f"space there (or make it writable), then start again")
+    named = exc.filename and Path(exc.filename) != Path(data_dir)
+    where = f"{exc.filename} in the data folder {data_dir}" if named else f"in the data folder {data_dir}"
+    return RedisStartError(f"cannot write {where}: {exc.strerror or exc}; free some space there (or make it "
+                           f"writable), then start again")
 
 
 class PrivateRedis:
@@ -211,7 +212,8 @@ class PrivateRedis:
                 f"the private Redis of {self.data_dir} (redis-server pid {holder}) is still running but does not "
                 f"answer: it may be stopped, hung or out of disk space (its log: {self.data_dir / LOG_FILE}); a "
                 f"second server must never share its appendonly file, so none was started. Let it recover (kill "
-                f"-CONT {holder} if it was stopped), or stop it (kill {holder}), then start again")
+                f"-CONT {holder} if it was stopped), or stop it (kill -CONT {holder}; kill {holder}), then start "
+                f"again")
         binary = find_redis_server()
         if self.requested_port and not port_is_free(self.requested_port):
             raise RedisStartError(f"port {self.requested_port} is taken: give another --redis-port, or 0 for any")

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,7 @@ from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
 from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
-from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store
+from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store, write_refusal
 from arena.tournaments.controllers import after_match
 from arena.worker import metrics
 from arena.worker.health import (
@@ -71,9 +70,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 # Redis not answering (refused, timed out, still loading after a restart): what fails on it is logged in one line
 REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError)
-# what Redis answers while it refuses every write (its disk full: MISCONF; maxmemory: OOM; a replica: READONLY),
-# at the start of its error, or inside a script's ("Error running script ...: -MISCONF ...")
-REDIS_REFUSES_WRITES = re.compile(r"(?:^|-)((?:MISCONF|OOM|READONLY)\b.*)")
 
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
 INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
@@ -346,12 +342,12 @@ SETTLED = ("stored", "duplicate", "failed", "cancelled")
 def _log_failure(exc: Exception, message: str, *args: object) -> None:
     """A failed match or controller call: one warning line when Redis does not answer (``REDIS_AWAY``: it is
     restarting, and every match in flight fails the same way; a traceback would say nothing more) or refuses writes
-    (``REDIS_REFUSES_WRITES``: a full disk), else an error with its traceback."""
+    (``write_refusal``: a full disk), else an error with its traceback."""
     if isinstance(exc, REDIS_AWAY):
         log.warning(message + "; Redis does not answer (%s: %s)", *args, type(exc).__name__, exc)
-    elif isinstance(exc, redis.ResponseError) and (refusal := REDIS_REFUSES_WRITES.search(str(exc))):
+    elif refusal := write_refusal(exc):
         log.warning(message + "; Redis refuses writes: %s (its disk full or not writable, or out of memory: see "
-                    "its log; matches go on once it accepts them again)", *args, refusal.group(1).split(".")[0])
+                    "its log; matches go on once it accepts them again)", *args, refusal.split(".")[0])
     else:
         log.error(message, *args, exc_info=exc)
 

@@ -217,3 +217,20 @@ def test_the_live_ladder_counts_a_small_backlog_itself_and_leaves_a_large_one_to
     small = cache.ladder_pairs("take5")  # 5 new results: counted in the call
     assert (small.counts.results, small.stored) == (35, 35)
     assert RatingsCache(store).ladder_pairs("take5").counts.results == 35  # and stored for every process
+
+
+def test_the_live_ladder_is_read_while_redis_refuses_writes(tmp_path: Path) -> None:
+    """Its disk full, Redis refuses every write (MISCONF; here NOREPLICAS): the live ladder still answers, counting
+    the results itself without storing the counts (a cache)."""
+    from arena.store.redis_server import PrivateRedis
+
+    with PrivateRedis(tmp_path / "data") as server:
+        s = Store.from_url(server.url)
+        try:
+            store_matches(s, 8)
+            s.client.config_set("min-replicas-to-write", 1)
+            answer = RatingsCache(s).ladder_pairs("take5")
+            assert (answer.counts.results, answer.stored) == (8, 8)
+        finally:
+            s.client.config_set("min-replicas-to-write", 0)
+            s.close()

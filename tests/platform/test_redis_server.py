@@ -275,13 +275,20 @@ def test_a_silent_server_of_the_folder_is_never_joined_by_a_second(tmp_path: Pat
         first.process.send_signal(signal.SIGSTOP)
         with pytest.raises(RedisStartError, match=rf"pid {first.process.pid}\) is still running but does not answer"):
             PrivateRedis(data).start()
+        (data / PID_FILE).unlink()  # its record lost too: found by what it is, a redis-server working in the folder
+        with pytest.raises(RedisStartError, match=rf"pid {first.process.pid}\) is still running but does not answer"):
+            PrivateRedis(data).start()
         assert _servers_of(data) == [first.process.pid]
     finally:
         first.process.send_signal(signal.SIGCONT)
         first.stop()
-    second = PrivateRedis(data)  # once it is gone, a new one starts as ever
-    second.start()
-    second.stop()
+    # once it is gone, a new one starts as ever, also when redis.pid names another process working in the folder
+    with subprocess.Popen(["sleep", "30"], cwd=data) as other:
+        (data / PID_FILE).write_text(f"{other.pid}\n")
+        second = PrivateRedis(data)
+        second.start()
+        second.stop()
+        other.kill()
 
 
 def test_a_server_started_when_the_folder_cannot_be_written_is_stopped_again(tmp_path: Path,
