@@ -53,12 +53,8 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -77,6 +73,7 @@ from .guard import (
     secret_problem,
 )
 from .listen import bind_problem
+from .match_table import Entry, Key, MatchTable
 from .pb import bot_pb2, bot_pb2_grpc
 from .rng import MAX_SEAT_SEED
 from .tracebacks import describe_exception
@@ -90,8 +87,6 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_MAX_WORKERS = 4096
 PEER_SHARE_DIVISOR = 2  # a bot without a secret: one client address holds at most max_workers / this at once
 MAX_FAILURE_CHARS = 1024  # StepFailure.message at most
-MAX_MATCHES = 4096  # bot objects kept at most; the oldest is dropped (without on_end) when a referee never ends
-DROP_SAID_EVERY_S = 60.0  # the warning about dropped bot objects: at most one line this often
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
 
@@ -133,20 +128,6 @@ def _handles_errors(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# A bot object's key: (match id, seat, seat key). The seat key (bot.proto StartMatchRequest.seat_key) is random per
-# seat and play of the match and sent to that seat only, so the calls of anyone else for the same match and seat (a
-# tablemate calling a bot without a bot secret) reach objects of their own, never the referee's.
-_Key = tuple[str, int, int]
-
-
-@dataclass
-class _Entry:
-    bot: Bot
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    started: bool = False
-    kept: Any = None  # what the game keeps of this seat's views (``Game.view_from_message``)
-
-
 class BotServicer(bot_pb2_grpc.BotServicer):
     """The ``arena.v1.Bot`` service for one bot class.
 
@@ -182,49 +163,28 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self.bot_cls = bot_cls
         self.name: str = bot_cls.name if name is None else name
         self._factory = factory or bot_cls
-        self._lock = threading.Lock()
-        self._matches: OrderedDict[_Key, _Entry] = OrderedDict()
-        self._dropped = 0  # bot objects dropped over MAX_MATCHES since the last warning about it
-        self._drop_said_at = -DROP_SAID_EVERY_S
+        self._matches = MatchTable()
 
     # --- match table ---------------------------------------------------------------------------------------
 
     def active_matches(self) -> list[tuple[str, int]]:
         """(match id, seat) of every bot object alive now, oldest first."""
-        with self._lock:
-            return [(match_id, seat) for match_id, seat, _ in self._matches]
+        return self._matches.active()
 
-    def _entry(self, key: _Key, *, fresh: bool = False) -> _Entry:
-        """The live bot object of ``key``, made when there is none; ``fresh``: a new one in any case (StartMatch: a
-        match played again after a platform crash has the same id, and its bot object must not carry over the
-        state, nor the kept history, of the play that was lost)."""
-        with self._lock:
-            entry = None if fresh else self._matches.get(key)
-            if entry is not None:
-                self._matches.move_to_end(key)
-                return entry
-        try:
-            bot = self._factory()
-        except Exception as exc:  # the author's constructor
-            log.exception("creating a %s object failed", self.bot_cls.__name__)
-            raise _Abort(grpc.StatusCode.INTERNAL, f"creating the bot object raised {describe_exception(exc)}") from exc
-        with self._lock:
-            if fresh:
-                entry = self._matches[key] = _Entry(bot)
-            else:
-                entry = self._matches.setdefault(key, _Entry(bot))  # another thread may have won the race
-            self._matches.move_to_end(key)
-            while len(self._matches) > MAX_MATCHES:
-                old, _ = self._matches.popitem(last=False)
-                self._dropped += 1
-                now = time.monotonic()
-                if now >= self._drop_said_at + DROP_SAID_EVERY_S:  # a flood of new matches logs a line a minute
-                    log.warning("dropping the bot object of match %s seat %d (over %d live matches; %d dropped "
-                                "since the last such line)", *old[:2], MAX_MATCHES, self._dropped)
-                    self._drop_said_at, self._dropped = now, 0
-            return entry
+    def _entry(self, key: Key, *, fresh: bool = False) -> Entry:
+        """The live bot object of ``key``, made when there is none (``MatchTable.get_or_make``). Raises ``_Abort``
+        when the author's constructor raises."""
+        def make() -> Bot:
+            try:
+                return self._factory()
+            except Exception as exc:  # the author's constructor
+                log.exception("creating a %s object failed", self.bot_cls.__name__)
+                raise _Abort(grpc.StatusCode.INTERNAL,
+                             f"creating the bot object raised {describe_exception(exc)}") from exc
 
-    def _start(self, key: _Key, entry: _Entry, info: MatchInfo) -> None:
+        return self._matches.get_or_make(key, make, fresh=fresh)
+
+    def _start(self, key: Key, entry: Entry, info: MatchInfo) -> None:
         """Call on_start once per object; the caller holds ``entry.lock``."""
         if entry.started:
             return
@@ -233,14 +193,9 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             entry.bot.on_start(info)
         except Exception as exc:
             log.exception("%s.on_start raised", self.bot_cls.__name__)
-            self._drop(key, entry)
+            self._matches.drop(key, entry)
             raise _Abort(grpc.StatusCode.INTERNAL, f"{self.name}: on_start raised {describe_exception(exc)}") from exc
         entry.started = True
-
-    def _drop(self, key: _Key, entry: _Entry) -> None:
-        with self._lock:
-            if self._matches.get(key) is entry:
-                del self._matches[key]
 
     # --- RPCs ----------------------------------------------------------------------------------------------
 
@@ -329,10 +284,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             raise _invalid(f"{kind} is not a {game.info.title} decision")
 
         key = (request.match_id, request.seat, request.seat_key)
-        with self._lock:  # the referee asks one seat one thing at a time (a re-ask repeats the same request)
-            known = self._matches.get(key)
-            if known is not None:
-                self._matches.move_to_end(key)
+        known = self._matches.find(key)  # the referee asks one seat one thing at a time (a re-ask repeats it)
         try:  # completed with the history kept from this seat's earlier requests (keeps_history)
             view, kept = game.view_from_message(getattr(request, game_id), kind,
                                                 known.kept if known is not None else None)
@@ -372,8 +324,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         if not request.match_id:
             raise _invalid("EndMatchRequest.match_id is empty")
         key = (request.match_id, request.seat, request.seat_key)
-        with self._lock:
-            entry = self._matches.pop(key, None)
+        entry = self._matches.pop(key)
         if entry is None:  # never started here, or already ended: nothing to do
             return bot_pb2.EndMatchResponse()
         r = request.result
