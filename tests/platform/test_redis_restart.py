@@ -188,21 +188,28 @@ def test_a_watch_leaves_a_dead_redis_alone_while_its_owner_stops(private_redis: 
         watch.close()
 
 
+def _watch_until_it_gives_up(server: PrivateRedis, max_restarts: int) -> tuple[RedisWatch, list[str]]:
+    """A ``RedisWatch`` of ``server`` (whose process is dead) with quick retries, closed once it gave up: the watch
+    and its give-up messages."""
+    given_up: list[str] = []
+    watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=max_restarts, backoff_s=(0.0, 0.05),
+                       check_interval_s=0.02).start()
+    try:
+        wait_until(lambda: bool(given_up), "the watch to give up")
+    finally:
+        watch.close()
+    return watch, given_up
+
+
 def test_a_watch_gives_up_on_a_redis_that_cannot_start_again(private_redis: Any,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     server = private_redis()
     port = server.port
     server.process.kill()
     server.process.wait()
-    given_up: list[str] = []
     caplog.set_level(logging.WARNING, logger="arena.store.redis_watch")
     with _squatter(port):  # another program took its port: redis-server cannot listen there
-        watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=3, backoff_s=(0.0, 0.05),
-                           check_interval_s=0.02).start()
-        try:
-            wait_until(lambda: bool(given_up), "the watch to give up")
-        finally:
-            watch.close()
+        watch, given_up = _watch_until_it_gives_up(server, 3)
     assert watch.restarts == 0 and watch.gave_up == given_up[0] and len(given_up) == 1
     lines = [r.getMessage() for r in caplog.records if r.name == "arena.store.redis_watch"]
     assert len(lines) == 3 and all(f"restarting it on port {port} failed (attempt {n} of 3 within 60 s" in line
@@ -224,13 +231,7 @@ def test_a_watch_giving_up_on_a_damaged_appendonly_file_gives_the_repair(private
     server.process.wait()
     aof = server.data_dir / "appendonly.aof"
     damage_appendonly(aof)
-    given_up: list[str] = []
-    watch = RedisWatch(server, on_give_up=given_up.append, max_restarts=2, backoff_s=(0.0, 0.05),
-                       check_interval_s=0.02).start()
-    try:
-        wait_until(lambda: bool(given_up), "the watch to give up")
-    finally:
-        watch.close()
+    _watch, given_up = _watch_until_it_gives_up(server, 2)
     assert f"will not load its appendonly file {aof.resolve()}: Bad file format" in given_up[0]
     assert f"redis-check-aof --fix {aof.resolve()}" in given_up[0]  # the repair's commands, not only "see the log"
 
