@@ -10,6 +10,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
