@@ -126,6 +126,8 @@ def test_the_cached_fit_is_shared_refreshed_and_a_stale_answer_says_so(arena_ser
     stale = stub_b.GetLadder(arena_pb2.GetLadderRequest(game="take5", method="fit"))
     assert (stale.results_counted, stale.results_stored) == (40, 52)  # the cached fit, at once, saying so
     assert stale.refreshing and stale.computed_at == first.computed_at
+    # its matches, wins and mean scores are those stored now, alike (the web page showed more wins than matches)
+    assert sum(e.matches for e in stale.entries) == 52 * 3 and all(e.wins <= e.matches for e in stale.entries)
     fresh = wait_until(
         lambda: (r := stub_a.GetLadder(arena_pb2.GetLadderRequest(game="take5", method="fit"))).results_counted
         == 52 and r, "the background refresh to count the new results", timeout=60)
