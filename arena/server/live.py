@@ -48,7 +48,10 @@ def live_withheld(store: Store, tournament_id: str) -> str:
     info = store.get_tournament(tournament_id)
     if info is None:
         return f"tournament {tournament_id} is not stored"
-    if info.kind == "sprt" or tables_per_deal(len(info.bots), info.seats_per_match, info.deals) > 1:
+    # an SPRT on duplicate deals plays each deal at its block's two tables, whatever its bots
+    shared = (info.kind == "sprt" and info.deals != "unique") or \
+        tables_per_deal(len(info.bots), info.seats_per_match, info.deals) > 1
+    if shared:
         return (f"the deal of this match is played at other tables of tournament {tournament_id} too: its cards are "
                 "shown once the tournament has ended")
     return ""

@@ -190,8 +190,8 @@ def create_sprt(servicer: ArenaServicer, request: arena_pb2.CreateSprtRequest,
         servicer._check_bots_ready(game, [v1, v2, *field], context)
     deadline_ms = request.deadline_ms or DEFAULTS.deadline_ms
     how = ("one deal at 2 tables" if deals == "duplicate" else "2 tables on unique deals (a deal of its own each)")
-    formula = (f"paired blocks: each block is {how} ({v1} at seat s of one, {v2} at seat s of the "
-               f"other), {params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
+    formula = (f"paired blocks: each block is {how} ({v1} at one and {v2} at the other, in the same seat), "
+               f"{params.window} block{'s' if params.window != 1 else ''} in flight, until the SPRT decides "
                f"(at most {params.max_blocks} block{'s' if params.max_blocks != 1 else ''} counted)")
     params = dataclasses.replace(params, extra={"formula": formula})
     stored, specs = _store_sprt(servicer, game, params, config, deadline_ms, (v1, v2, *field), context)

@@ -66,13 +66,14 @@ def test_a_live_match_answers_its_public_frames_so_far(arena: tuple[Any, Store])
     assert gone.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-@pytest.mark.parametrize(("bots", "deals", "shown"), [(4, "duplicate", False), (3, "duplicate", True),
-                                                      (4, "unique", True)])
+@pytest.mark.parametrize(("bots", "deals", "shown", "kind"), [
+    (4, "duplicate", False, "round_robin"), (3, "duplicate", True, "round_robin"), (4, "unique", True, "round_robin"),
+    (2, "duplicate", False, "sprt"), (2, "unique", True, "sprt")])  # an SPRT's block: two tables, one deal or two
 def test_a_tournament_match_is_live_only_when_no_other_table_plays_its_deal(arena: tuple[Any, Store], bots: int,
-                                                                             deals: str, shown: bool) -> None:
+                                                                             deals: str, shown: bool, kind: str) -> None:
     stub, store = arena
     info = TournamentInfo(id="t7", game="take5", bots=tuple(f"b{i}@1" for i in range(bots)), seats_per_match=2,
-                          rounds=1, seed=123, config={}, deadline_ms=100, matches_total=6, deals=deals)
+                          rounds=1, seed=123, config={}, deadline_ms=100, matches_total=6, deals=deals, kind=kind)
     store.create_tournament(info)
     record, _ = play_record("take5", 2, 3, config=take5.Take5Config(limit=10))
     _publish(store, "t7-000001", record, 6, tournament="t7")
