@@ -37,7 +37,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from arena.core.specs import match_id as tournament_match_id
-from arena.render import config_text, score_label
+from arena.render import config_text, score_label, score_unit
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
 from arena.web.client import ArenaDataLoss, ArenaNotFound
@@ -224,6 +224,7 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
         "title": title, "match_id": match_id, "data": data, "game": game,
         "seats": _seats(data["summary"], data.get("forfeits")),
         "game_title": info.info.title if info else game, "score_label": score_label(game, config),
+        "score_unit": score_unit(game, config),
         "config_text": config_text(game, config) if config is not None else "", "view": view, "page_url": page_url,
         "turn": turn, "view_names": {v: _view_name(v, data) for v in offered},
         "viewer_script": _viewer_script(game),

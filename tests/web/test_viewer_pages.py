@@ -129,7 +129,7 @@ def test_a_seat_that_forfeited_says_why_in_the_result_table(dead_endpoint: str, 
     table = html[html.index('id="seats"'):html.index("</table>")]
     assert "<th>forfeit</th>" in table
     rows = table.split("<tr>")[2:]
-    assert "<td>faults</td>" in rows[1] and "<td>faults</td>" not in rows[0] + rows[2]
+    assert '<td class="why">faults</td>' in rows[1] and '<td class="why">faults</td>' not in rows[0] + rows[2]
 
 
 def test_a_game_without_its_own_board_script_gets_no_script_tag(client: TestClient, tmp_path: Path,
