@@ -11,8 +11,8 @@ import click
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
+from arena.ratings.sprt import estimate_text, verdict_text
 from arena.ratings.sprt import expected_blocks as points_blocks
-from arena.ratings.sprt import verdict_text
 from arena.tournaments.sprt_plan import POINTS, SCORE
 
 
@@ -46,18 +46,8 @@ def unit(s: Any) -> str:
 
 
 def elo_text(s: Any, short: bool = False) -> str:
-    """"Elo +12.3 ± 45.6"; "Elo -" before a block; an infinite estimate (V2's mean outcome at the end of the
-    scale, e.g. it won every game of every block) says so, unless ``short``."""
-    name = unit(s)
-    if math.isnan(s.elo):
-        return f"{name} -"
-    if math.isinf(s.elo) and not short:
-        sign = "+" if s.elo > 0 else "-"
-        if s.statistic == SCORE:
-            return f"{name} {sign}inf (every block went {'V2' if s.elo > 0 else 'V1'}'s way: no finite estimate yet)"
-        return f"{name} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
-    margin = "" if math.isnan(s.elo_margin) else f" ± {s.elo_margin:.1f}"
-    return f"{name} {s.elo:+.1f}{margin}"
+    """The estimate of the ``Sprt`` message ``s`` (``arena.ratings.sprt.estimate_text``)."""
+    return estimate_text(s.elo, s.elo_margin, s.statistic == SCORE, short)
 
 
 ALIKE_BLOCKS = 50  # a paired test whose versions ended alike in this many blocks, every one, says so

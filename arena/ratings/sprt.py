@@ -318,3 +318,19 @@ def verdict_text(verdict: str, elo0: float, elo1: float, unit: str = "Elo") -> s
         return (f"V2 is not {elo1:g} {unit} better: accept H0 (the blocks favour {elo0:+g} over {elo1:+g} {unit}; "
                 f"a smaller gain is not ruled out)")
     return VERDICT_WORDS.get(verdict, verdict)
+
+
+def estimate_text(elo: float, margin: float, relative: bool, short: bool = False) -> str:
+    """An SPRT's estimate for people: "Elo +12.3 ± 45.6" ("nElo" when ``relative``: the paired test on relative
+    scores); "Elo -" before a block (``elo`` NaN); an infinite estimate (V2's mean outcome at the end of the scale,
+    e.g. it won every game of every block) says that no finite estimate exists, unless ``short``."""
+    name = "nElo" if relative else "Elo"
+    if math.isnan(elo):
+        return f"{name} -"
+    if math.isinf(elo) and not short:
+        sign = "+" if elo > 0 else "-"
+        if relative:
+            return f"{name} {sign}inf (every block went {'V2' if elo > 0 else 'V1'}'s way: no finite estimate yet)"
+        return f"{name} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
+    spread = "" if math.isnan(margin) else f" ± {margin:.1f}"
+    return f"{name} {elo:+.1f}{spread}"

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from arena.core import text
 from arena.core.specs import is_house_bot
+from arena.ratings.sprt import estimate_text
 from arena.render import score_label, score_unit
 
 # The tooltip of a house bot's name: it has no bot page to link to.
@@ -124,10 +125,18 @@ def bot_link(bot: Any, label: Any = None, breakable: bool = False) -> Markup:
     return Markup('<a href="/bots/{}">{}</a>').format(quote(name, safe="@"), shown)
 
 
+def sprt_estimate(sprt: Any) -> str:
+    """The estimate of an SPRT (GetSprt's reply, JSON form) for people (``arena.ratings.sprt.estimate_text``):
+    "Elo +12.3 ± 45.6", "nElo -" before a block, and for an infinite one that no finite estimate exists."""
+    elo, margin = _real(sprt.get("elo")), _real(sprt.get("elo_margin"))
+    return estimate_text(math.nan if elo is None else elo, math.nan if margin is None else margin,
+                         sprt.get("statistic") == "score")
+
+
 def install(env: Any) -> None:
     """Register the filters in the Jinja2 environment ``env``, and the globals ``score_label(game)`` (what a score of
     the game counts, for tooltips: "cards held; stairs: 1000 x stage + cards") and ``score_unit(game)`` (its short
     form, for column titles: "cards held")."""
     env.filters.update(points=points, percent=percent, los=los, number=number, ms=ms, when=when, ago=ago,
-                       counted=counted, bot_link=bot_link, bot_name=bot_name)
+                       counted=counted, bot_link=bot_link, bot_name=bot_name, sprt_estimate=sprt_estimate)
     env.globals.update(score_label=score_label, score_unit=score_unit)

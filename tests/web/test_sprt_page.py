@@ -30,13 +30,14 @@ class _Sprt(FakeReader):
     """t5: a paired SPRT of gapbot@1.0 against gapbot@2.0 with three house bots, on duplicate deals; ``verdict``
     "H0" (finished, LLR -2.96), "H1" (finished, LLR 2.97) or "" (running, LLR 1.0). V2 leads the standings."""
 
-    def __init__(self, verdict: str) -> None:
+    def __init__(self, verdict: str, state: str = "", elo: float = -28.3) -> None:
         super().__init__()
-        self.verdict = verdict
+        self.verdict, self.state, self.elo = verdict, state, elo
 
     async def call(self, method: str, request: Any) -> Any:
         running = not self.verdict
-        t = arena_pb2.Tournament(id="t5", game="take5", format="sprt", state="running" if running else "finished",
+        state = self.state or ("running" if running else "finished")
+        t = arena_pb2.Tournament(id="t5", game="take5", format="sprt", state=state,
                                  seats_per_match=4, bots=[V1, V2, HOUSE], matches_total=400, matches_done=48,
                                  deals="duplicate", tables_per_deal=2, seed_commitment="ab" * 32)
         if method == "GetTournament":
@@ -49,10 +50,18 @@ class _Sprt(FakeReader):
         if method == "GetSprt":
             llr = {"H0": -2.96, "H1": 2.97, "": 1.0}[self.verdict]
             return arena_pb2.Sprt(tournament=t, v1=V1, v2=V2, seats=4, house=[HOUSE] * 3, statistic="score",
-                                  elo0=0.0, elo1=40.0, blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=-28.3,
+                                  elo0=0.0, elo1=40.0, blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=self.elo,
                                   elo_margin=20.0, verdict=self.verdict, reason=REASON if self.verdict else "",
                                   ladder_note=LADDER_NOTE)
         return self.empty_or_not_found(method)
+
+
+def test_a_cancelled_test_and_an_infinite_estimate_read_as_they_are() -> None:
+    with TestClient(app_of(_Sprt("", state="cancelled", elo=float("inf")))) as client:
+        status = client.get("/tournaments/t5").text.split('id="sprt-status"')[1].split("</p>")[0]
+    assert "<strong>cancelled</strong> before a verdict" in status and "against the bounds" in status
+    assert "nElo +inf (every block went V2&#39;s way: no finite estimate yet)" in status, status
+    assert "± -" not in status
 
 
 def test_the_verdict_comes_before_the_standings_which_say_what_they_count() -> None:
