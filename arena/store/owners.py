@@ -296,9 +296,11 @@ class OwnerStore(StoreBase):
     def _check_look_alike(self, key: str | None, name: str) -> None:
         """Raise ``NameLookAlikeError`` when a NAME another owner holds reads as ``name`` (``name_skeleton``). Reads
         every NAME's owner once (a registration of a new NAME, at most ``max_names_total`` of them)."""
-        wanted = name_skeleton(name)
+        wanted, folded = name_skeleton(name), name_owners_field(name)
         for field, holder in self.client.hscan_iter(NAME_OWNERS, count=1000):
             if holder != key and name_skeleton(field) == wanted:
+                if field == folded or field == name:  # the NAME itself, taken meanwhile (a racing registration)
+                    raise NameTakenError(name, self.held_spelling(name))
                 raise NameLookAlikeError(name, self.held_spelling(field) or field)
 
     def add_owner_name(self, key: str, game: str, name: str, registration: Registration | None = None, *,

@@ -85,7 +85,8 @@ def spying_add_guarded_service(log_path: str) -> Callable[..., None]:
         with _lock, open(log_path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
-    def add(server: grpc.Server, service: Any, servicer: Any, gate: Any = None, validate: Any = None) -> None:
+    def add(server: grpc.Server, service: Any, servicer: Any, gate: Any = None, validate: Any = None,
+            share: Any = None) -> None:  # share: the per-address limit, not needed by a spy
         handlers = {}
         for method in service.methods:
             request_cls = message_factory.GetMessageClass(method.input_type)
