@@ -224,7 +224,9 @@ def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: st
         "title": title, "match_id": match_id, "data": data, "game": game,
         "seats": _seats(data["summary"], data.get("forfeits")),
         "game_title": info.info.title if info else game, "score_label": score_label(game, config),
-        "score_unit": score_unit(game, config),
+        # the short title at phone width; without the config (a withheld record) the whole label, which says
+        # what a score of each variant counts
+        "score_unit": score_unit(game, config) if config is not None else score_label(game, config),
         "config_text": config_text(game, config) if config is not None else "", "view": view, "page_url": page_url,
         "turn": turn, "view_names": {v: _view_name(v, data) for v in offered},
         "viewer_script": _viewer_script(game),

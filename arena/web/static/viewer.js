@@ -50,7 +50,7 @@
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
 
   function actionText(action) {
-    if (!action) { return "not shown in this view"; }
+    if (!action) { return "hidden from this view when it was made"; }  /* a sealed choice: the board shows it once revealed */
     var parts = [];
     for (var key in action) {
       if (Object.prototype.hasOwnProperty.call(action, key)) {
