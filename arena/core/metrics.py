@@ -28,6 +28,7 @@ from prometheus_client import REGISTRY, Counter, Gauge, Histogram, make_wsgi_app
 
 from arena.core import limits
 from arena_sdk.games import GAMES
+from arena_sdk.guard import PeerShare
 
 MAX_BOT_LABELS = 200  # distinct bot ids with series of their own in one process; later ones are "other"
 OTHER = "other"  # the label value of everything past a bound
@@ -227,25 +228,20 @@ class _BoundedServer(ThreadingMixIn, WSGIServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.slots = threading.BoundedSemaphore(limits.METRICS_CONNECTIONS)
-        self.by_client: dict[str, int] = {}
-        self.lock = threading.Lock()
+        self.by_client = PeerShare(limits.METRICS_CONNECTIONS_PER_CLIENT)
         super().__init__(*args, **kwargs)
 
     def _take(self, client: str) -> bool:
-        with self.lock:
-            if self.by_client.get(client, 0) >= limits.METRICS_CONNECTIONS_PER_CLIENT:
-                return False
-            if not self.slots.acquire(blocking=False):
-                return False
-            self.by_client[client] = self.by_client.get(client, 0) + 1
-            return True
+        if not self.by_client.take(client):
+            return False
+        if not self.slots.acquire(blocking=False):
+            self.by_client.leave(client)
+            return False
+        return True
 
     def _give_back(self, client: str) -> None:
-        with self.lock:
-            left = self.by_client.pop(client, 1) - 1
-            if left > 0:
-                self.by_client[client] = left
-            self.slots.release()
+        self.by_client.leave(client)
+        self.slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         client = peer_key(str(client_address[0]))

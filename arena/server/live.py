@@ -30,9 +30,9 @@ import grpc
 from arena.match.record import Fault, Forfeit, Limits, MatchRecord, MatchResult, SeatSpec
 from arena.render.base import RenderError
 from arena.render.frames import PUBLIC, build_frames
+from arena.server.replies import tournament_message
 from arena.server.requests import abort
 from arena.store import Store
-from arena.tournaments.deals import tables_per_deal
 from arena_sdk.pb import arena_pb2
 
 MAX_MATCH_ID = 64
@@ -48,10 +48,7 @@ def live_withheld(store: Store, tournament_id: str) -> str:
     info = store.get_tournament(tournament_id)
     if info is None:
         return f"tournament {tournament_id} is not stored"
-    # an SPRT on duplicate deals plays each deal at its block's two tables, whatever its bots
-    shared = (info.kind == "sprt" and info.deals != "unique") or \
-        tables_per_deal(len(info.bots), info.seats_per_match, info.deals) > 1
-    if shared:
+    if tournament_message(info).tables_per_deal > 1:  # as its format counts them (an SPRT's block: one deal, 2 tables)
         return (f"the deal of this match is played at other tables of tournament {tournament_id} too: its cards are "
                 "shown once the tournament has ended")
     return ""

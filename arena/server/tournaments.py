@@ -88,7 +88,6 @@ def create_tournament(servicer: ArenaServicer, request: arena_pb2.CreateTourname
     if request.dry_run:
         message = tournament_message(info)
         message.state, message.seed_commitment, message.created_at = "planned", "", 0.0
-        message.formula = message.formula or planned.formula
         return message
     try:
         servicer.store.create_tournament(info, planned.specs, state=planned.state)  # one transaction

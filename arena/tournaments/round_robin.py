@@ -141,8 +141,9 @@ def round_robin(
 
 
 def formula_of(info: TournamentInfo) -> str:
-    """How a stored tournament's ``matches_total`` follows from its request, for people (a controlled tournament
-    may keep its own text in ``info.extra["formula"]``); see ``round_robin_formula``."""
+    """How a stored tournament's ``matches_total`` follows from its request, for people: the text its format
+    planned (``info.extra["formula"]``, kept at creation), else, for a tournament stored before that, the round
+    robin's (``round_robin_formula``)."""
     if "formula" in info.extra:
         return str(info.extra["formula"])
     return round_robin_formula(len(info.bots), info.seats_per_match, info.rounds, info.deals, info.deal_count or None)

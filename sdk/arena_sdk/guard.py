@@ -87,24 +87,33 @@ def peer_address(peer: str) -> str:
 
 
 class PeerShare:
-    """At most ``limit`` calls and streams under way at once from one client address (``peer_address``): a
-    stranger's flood of held streams or slow calls takes no more than that share of a server's threads, and the rest
-    stay for its other clients (a bot's referee calls from an address of its own). ``enter`` -> the address, or None
-    over the share; ``leave(address)`` once the call or stream is over. Thread-safe."""
+    """At most ``limit`` calls, streams or connections under way at once from one client address: a stranger's
+    flood of held streams or slow calls takes no more than that share of a server's threads, and the rest stay for
+    its other clients (a bot's referee calls from an address of its own). ``take(address)`` -> whether it may have
+    one more, ``enter(context)`` the same for a gRPC call's ``peer_address`` (-> the address, or None over the
+    share); ``leave(address)`` once it is over. Thread-safe."""
 
     def __init__(self, limit: int) -> None:
         self.limit = max(1, limit)
         self._held: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def enter(self, context: grpc.ServicerContext) -> str | None:
-        address = peer_address(context.peer() or "")
+    def take(self, address: str) -> bool:
         with self._lock:
             held = self._held.get(address, 0)
             if held >= self.limit:
-                return None
+                return False
             self._held[address] = held + 1
-        return address
+        return True
+
+    def enter(self, context: grpc.ServicerContext) -> str | None:
+        address = peer_address(context.peer() or "")
+        return address if self.take(address) else None
+
+    def held(self) -> dict[str, int]:
+        """Address -> what it holds now (a copy)."""
+        with self._lock:
+            return dict(self._held)
 
     def leave(self, address: str) -> None:
         with self._lock:

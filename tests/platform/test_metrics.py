@@ -350,18 +350,19 @@ def test_metrics_connections_are_counted_per_peer() -> None:
     IPv6 address counts as its /64; a peer holds at most METRICS_CONNECTIONS_PER_CLIENT, so another peer (a
     Prometheus elsewhere) keeps room, up to METRICS_CONNECTIONS in all."""
     from arena.core import limits
+    from arena_sdk.guard import PeerShare
 
     assert {m.peer_key(a) for a in ("127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.9")} == {"loopback"}
     assert m.peer_key("2001:db8::1") == m.peer_key("2001:db8::ffff") == "2001:db8::/64"
     assert m.peer_key("10.0.0.7") == "10.0.0.7" and m.peer_key("not an address") == "not an address"
     server = m._BoundedServer.__new__(m._BoundedServer)  # its accounting alone, no socket
-    server.slots, server.by_client, server.lock = (threading.BoundedSemaphore(limits.METRICS_CONNECTIONS), {},
-                                                   threading.Lock())
+    server.slots = threading.BoundedSemaphore(limits.METRICS_CONNECTIONS)
+    server.by_client = PeerShare(limits.METRICS_CONNECTIONS_PER_CLIENT)
     assert all(server._take("loopback") for _ in range(limits.METRICS_CONNECTIONS_PER_CLIENT))
     assert not server._take("loopback") and server._take("10.0.0.7")  # a Prometheus elsewhere keeps room
     server._give_back("loopback")
-    assert server._take("loopback") and server.by_client == {"loopback": limits.METRICS_CONNECTIONS_PER_CLIENT,
-                                                             "10.0.0.7": 1}
+    assert server._take("loopback") and server.by_client.held() == {"loopback": limits.METRICS_CONNECTIONS_PER_CLIENT,
+                                                                    "10.0.0.7": 1}
 
 
 def _scrape_from(source: str, port: int) -> bytes:
