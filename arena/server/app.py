@@ -3,12 +3,16 @@ reflection, optional TLS and the embedded workers), started by `arena serve`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import resource
 import threading
+from collections.abc import Coroutine
 from concurrent import futures
+from typing import Any, TypeVar
 
 import grpc
+import grpc.aio
 import redis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
@@ -32,8 +36,33 @@ from arena_sdk.pb import arena_pb2
 log = logging.getLogger("arena.server.servicer")
 
 # RPC threads: the bot-check classes (arena.server.admission) hold at most 13 while they wait on bots, which
-# leaves the rest for every other call
+# leaves the rest for every other call. A call takes one only once its request has come (grpc.aio receives it on
+# the server's event loop): a client that opens calls and never sends their requests holds no thread.
 RPC_THREADS = 32
+
+T = TypeVar("T")
+
+
+class ServerLoop:
+    """The event loop the referee's ``grpc.aio`` server runs on, in a daemon thread of its own ("arena-rpc-loop");
+    the Arena methods themselves are plain functions run in the server's thread pool (``RPC_THREADS``).
+    ``run(coroutine)`` runs a coroutine on it from another thread and returns its result (or raises its
+    exception); ``close()`` stops the loop and joins the thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="arena-rpc-loop", daemon=True)
+        self._thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=10.0)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 def rpc_connections() -> int:
@@ -114,8 +143,10 @@ class ArenaServer:
         self.verify_timeout_s = verify_timeout_s
         self.drain_s = drain_s
         self.port = 0
-        self._server: grpc.Server | None = None
-        self._health: health.HealthServicer | None = None
+        self._server: grpc.aio.Server | None = None
+        self._loop: ServerLoop | None = None
+        self._pool: futures.ThreadPoolExecutor | None = None
+        self._health: Any = None  # grpc_health's aio HealthServicer, on the server's loop
         self._store: Store | None = None
         self._stop_workers = threading.Event()
         self._stop_health = threading.Event()
@@ -137,19 +168,6 @@ class ArenaServer:
             raise ServiceError(f"cannot reach Redis at {redact_url(self.redis_url)}: {exc}") from exc
         if adopted:
             log.info("%d bot names registered before owners were accounts now belong to owner accounts", adopted)
-        # so_reuseport off: a second referee on a taken port must fail, not silently share it
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc"),
-                             options=[("grpc.so_reuseport", 0),
-                                      ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES),
-                                      # no client takes every file descriptor of the process: connections
-                                      # beyond this are refused, one that has not finished its HTTP/2
-                                      # handshake in 10 s is closed, one idle for 2 minutes too (clients
-                                      # reconnect by themselves). There is no cap per address here: that is a
-                                      # proxy's or firewall's job (docs/operators/security.md)
-                                      ("grpc.max_allowed_incoming_connections", rpc_connections()),
-                                      ("grpc.server_handshake_timeout_ms", 10_000),
-                                      ("grpc.max_connection_idle_ms", 120_000)],
-                             interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         servicer = ArenaServicer(store, self.redis_url, verify_bots=self.verify_bots,
                                  verify_timeout_s=self.verify_timeout_s, admin_token=self.admin_token,
                                  dialer=BotDialer(self.bot_ca), bot_notes=self.bot_notes)
@@ -158,32 +176,17 @@ class ArenaServer:
         except redis.RedisError as exc:
             store.close()
             raise ServiceError(f"cannot read the owners from Redis at {redact_url(self.redis_url)}: {exc}") from exc
-        add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
-                            validate=limits.request_problem, authorize=servicer.authorize)
-        health_servicer = health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        loop = ServerLoop()
+        pool = futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc")
         try:
-            if self.tls is not None:
-                chain, key = self.tls
-                port = server.add_secure_port(self.listen, grpc.ssl_server_credentials([(key, chain)]))
-            else:
-                port = server.add_insecure_port(self.listen)
-        except RuntimeError as exc:
-            port = 0
-            reason = str(exc)
-        else:
-            reason = "gRPC refused the address"
-        if not port:
+            server, health_servicer, port = loop.run(self._serve(servicer, pool))
+        except BaseException:
+            loop.close()
+            pool.shutdown(wait=False)
             store.close()
-            problem = bind_problem(self.listen)
-            if problem is not None:
-                reason = problem + ("; choose another with --listen HOST:PORT" if "in use" in problem else "")
-            raise ServiceError(f"cannot listen on {self.listen}: {reason}")
-        server.start()
-        for service in ("", ARENA_SERVICE):
-            health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
-        self._server, self._health, self._store, self.port = server, health_servicer, store, port
+            raise
+        self._pool = pool
+        self._server, self._loop, self._health, self._store, self.port = server, loop, health_servicer, store, port
         self._stop_health.clear()
         self._health_thread = threading.Thread(target=self._watch_redis, args=(health_servicer,),
                                                name="arena-health", daemon=True)
@@ -203,13 +206,57 @@ class ArenaServer:
                  redact_url(self.redis_url))
         return port
 
+    async def _serve(self, servicer: ArenaServicer,
+                     pool: futures.ThreadPoolExecutor) -> tuple[grpc.aio.Server, Any, int]:
+        """Build, bind and start the gRPC server on the running (the server's) loop: the Arena service of
+        ``servicer`` (its methods run in ``pool``), health (SERVING) and reflection. Returns (server, health
+        servicer, bound port). Raises ``ServiceError`` when the address cannot be bound."""
+        # so_reuseport off: a second referee on a taken port must fail, not silently share it
+        server = grpc.aio.server(
+            migration_thread_pool=pool,
+            options=[("grpc.so_reuseport", 0),
+                     ("grpc.max_receive_message_length", limits.MAX_REQUEST_BYTES),
+                     # no client takes every file descriptor of the process: connections beyond this are
+                     # refused, one that has not finished its HTTP/2 handshake in 10 s is closed, one idle for 2
+                     # minutes too (clients reconnect by themselves). There is no cap per address here: that is a
+                     # proxy's or firewall's job (docs/operators/security.md)
+                     ("grpc.max_allowed_incoming_connections", rpc_connections()),
+                     ("grpc.server_handshake_timeout_ms", 10_000),
+                     ("grpc.max_connection_idle_ms", 120_000)],
+            interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
+        add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
+                            validate=limits.request_problem, authorize=servicer.authorize)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        try:
+            if self.tls is not None:
+                chain, key = self.tls
+                port = server.add_secure_port(self.listen, grpc.ssl_server_credentials([(key, chain)]))
+            else:
+                port = server.add_insecure_port(self.listen)
+        except RuntimeError as exc:
+            port = 0
+            reason = str(exc)
+        else:
+            reason = "gRPC refused the address"
+        if not port:
+            problem = bind_problem(self.listen)
+            if problem is not None:
+                reason = problem + ("; choose another with --listen HOST:PORT" if "in use" in problem else "")
+            raise ServiceError(f"cannot listen on {self.listen}: {reason}")
+        await server.start()
+        for service in ("", ARENA_SERVICE):
+            await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
+        return server, health_servicer, port
+
     def arena_id(self) -> str:
         """The arena's id (``GetArenaInfo``); the server must be started."""
         if self._store is None:
             raise ServiceError("the arena server is not started")
         return self._store.arena_id()
 
-    def _watch_redis(self, servicer: health.HealthServicer) -> None:
+    def _watch_redis(self, servicer: Any) -> None:
         """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
         service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
         timeout = max(0.5, min(self.health_check_s, 5.0))
@@ -227,7 +274,8 @@ class ArenaServer:
                 serving = up
                 status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
                 for service in ("", ARENA_SERVICE):
-                    servicer.set(service, status)
+                    assert self._loop is not None
+                    self._loop.run(servicer.set(service, status))
                 if up:
                     log.warning("Redis at %s answers again: health SERVING", redact_url(self.redis_url))
                 else:
@@ -245,10 +293,14 @@ class ArenaServer:
         if self._health_thread is not None:
             self._health_thread.join(timeout=15.0)
             self._health_thread = None
-        if self._health is not None:
-            self._health.enter_graceful_shutdown()
-        if self._server is not None:
-            self._server.stop(grace).wait()
+        if self._loop is not None:
+            if self._health is not None:
+                self._loop.run(self._health.enter_graceful_shutdown())
+            if self._server is not None:
+                self._loop.run(self._server.stop(grace))
+            self._loop.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
         self._stop_workers.set()
         for thread in self._threads if join_workers else ():
             thread.join(timeout=self.drain_s + self.worker_settings.block_ms / 1000 + 5)
@@ -257,12 +309,13 @@ class ArenaServer:
         self._threads.clear()
         if self._store is not None:
             self._store.close()
-        self._server = self._health = self._store = None
+        self._server = self._health = self._store = self._loop = self._pool = None
 
     def wait(self) -> None:
         """Block until the server stops (``stop`` from another thread, or the process is told to quit)."""
-        if self._server is not None:
-            self._server.wait_for_termination()
+        server, loop = self._server, self._loop
+        if server is not None and loop is not None:
+            loop.run(server.wait_for_termination())
 
     def __enter__(self) -> ArenaServer:
         self.start()

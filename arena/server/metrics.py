@@ -10,11 +10,13 @@ raised without one (grpcio answers such a call UNKNOWN).
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, cast
 
 import grpc
+import grpc.aio
 
 from arena.core import metrics as m
 
@@ -28,19 +30,43 @@ def _split(method: str) -> tuple[str, str]:
     return service or "unknown", name
 
 
-def _code(context: grpc.ServicerContext, failed: bool) -> str:
-    code = context.code() if hasattr(context, "code") else None
-    if isinstance(code, grpc.StatusCode):
-        return code.name
-    return "UNKNOWN" if failed else "OK"
+class _CodeOf:
+    """A servicer context as the behaviour sees it, that keeps the status code the behaviour aborted with or set
+    (``code``; None while it did neither): grpc.aio's context of a behaviour run in a thread does not tell it."""
+
+    __slots__ = ("_context", "code")
+
+    def __init__(self, context: grpc.ServicerContext) -> None:
+        self._context = context
+        self.code: Any = None
+
+    def abort(self, code: grpc.StatusCode, details: str = "", *args: Any) -> Any:
+        self.code = code
+        return self._context.abort(code, details, *args)
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.code = code
+        self._context.set_code(code)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+    def name(self, failed: bool) -> str:
+        """The status code's name as the call ended: the one aborted with or set, else UNKNOWN when the behaviour
+        raised (grpcio answers such a call UNKNOWN), else OK."""
+        if isinstance(self.code, grpc.StatusCode):
+            return self.code.name
+        return "UNKNOWN" if failed else "OK"
 
 
-class RpcMetricsInterceptor(grpc.ServerInterceptor):
-    """Counts and times every call of a served method (``RPC_STARTED``, ``RPC_HANDLED``, ``RPC_SECONDS``). A
-    streamed answer is timed until its last message is sent (or the stream fails)."""
+class RpcMetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Counts and times every call of a served method (``RPC_STARTED``, ``RPC_HANDLED``, ``RPC_SECONDS``), on the
+    referee's ``grpc.aio`` server, whose methods are plain functions run in its thread pool. A streamed answer is
+    timed until its last message is sent (or the stream fails)."""
 
-    def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
-        handler = continuation(handler_call_details)
+    async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
+                                handler_call_details: Any) -> Any:
+        handler = await continuation(handler_call_details)
         if handler is None:  # not served: UNIMPLEMENTED by grpcio, and the method name is not a label
             return None
         grpc_type = _TYPES[(bool(handler.request_streaming), bool(handler.response_streaming))]
@@ -54,34 +80,59 @@ class RpcMetricsInterceptor(grpc.ServerInterceptor):
         return handler._replace(stream_stream=_streamed(handler.stream_stream, labels))
 
 
-def _unary(behaviour: Callable[[Any, grpc.ServicerContext], Any],
-           labels: tuple[str, str, str]) -> Callable[[Any, grpc.ServicerContext], Any]:
+class _Counted:
+    """One call's figures: started when entered, timed and counted by its status code when left (``_CodeOf``:
+    the code the behaviour aborted with or set; UNKNOWN when it raised without one). ``seen`` is the context to
+    give the behaviour."""
+
+    __slots__ = ("labels", "seen", "t0")
+
+    def __init__(self, labels: tuple[str, str, str], context: grpc.ServicerContext) -> None:
+        self.labels = labels
+        self.seen = cast(grpc.ServicerContext, _CodeOf(context))
+
+    def __enter__(self) -> grpc.ServicerContext:
+        m.RPC_STARTED.labels(*self.labels).inc()
+        self.t0 = time.perf_counter()
+        return self.seen
+
+    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
+        m.RPC_SECONDS.labels(*self.labels).observe(time.perf_counter() - self.t0)
+        m.RPC_HANDLED.labels(*self.labels, cast(_CodeOf, self.seen).name(kind is not None)).inc()
+
+
+def _unary(behaviour: Callable[[Any, grpc.ServicerContext], Any], labels: tuple[str, str, str]) -> Any:
+    """``behaviour`` (a plain function, run in the server's thread pool, or a coroutine function, run on its
+    loop: grpc_health's aio servicer) counted."""
+    if inspect.iscoroutinefunction(behaviour):
+        async def counted_async(request: Any, context: grpc.ServicerContext) -> Any:
+            with _Counted(labels, context) as seen:
+                return await behaviour(request, seen)
+
+        return counted_async
+
     def counted(request: Any, context: grpc.ServicerContext) -> Any:
-        m.RPC_STARTED.labels(*labels).inc()
-        t0 = time.perf_counter()
-        failed = True
-        try:
-            answer = behaviour(request, context)
-            failed = False
-            return answer
-        finally:
-            m.RPC_SECONDS.labels(*labels).observe(time.perf_counter() - t0)
-            m.RPC_HANDLED.labels(*labels, _code(context, failed)).inc()
+        with _Counted(labels, context) as seen:
+            return behaviour(request, seen)
 
     return counted
 
 
-def _streamed(behaviour: Callable[[Any, grpc.ServicerContext], Iterator[Any]],
-              labels: tuple[str, str, str]) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
+def _streamed(behaviour: Callable[[Any, grpc.ServicerContext], Any], labels: tuple[str, str, str]) -> Any:
+    """``behaviour`` (a generator function, an async one, or a coroutine function writing its answers with
+    ``context.write``: grpc_health's aio Watch) counted until its last answer."""
+    if inspect.iscoroutinefunction(behaviour):
+        return _unary(behaviour, labels)
+    if inspect.isasyncgenfunction(behaviour):
+        async def counted_async(request: Any, context: grpc.ServicerContext) -> AsyncIterator[Any]:
+            with _Counted(labels, context) as seen:
+                async for answer in behaviour(request, seen):
+                    yield answer
+
+        return counted_async
+
     def counted(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        m.RPC_STARTED.labels(*labels).inc()
-        t0 = time.perf_counter()
-        failed = True
-        try:
-            yield from behaviour(request, context)
-            failed = False
-        finally:
-            m.RPC_SECONDS.labels(*labels).observe(time.perf_counter() - t0)
-            m.RPC_HANDLED.labels(*labels, _code(context, failed)).inc()
+        with _Counted(labels, context) as seen:
+            yield from behaviour(request, seen)
 
     return counted

@@ -225,6 +225,44 @@ def test_health_and_reflection(redis_url: str) -> None:
         assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= names
 
 
+def test_health_watch_streams_the_status(redis_url: str) -> None:
+    for _server, _stub, channel in _serve(redis_url, workers=0):
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service="arena.v1.Arena"),
+                                                         timeout=5)
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        watch.cancel()
+
+
+def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> None:
+    """A stranger who opens more calls than the service has threads and never sends their requests (no token
+    needed) leaves every other client served at once; the calls it opened answer once their requests come."""
+    import threading
+
+    from arena.server.app import RPC_THREADS
+
+    for server, stub, _channel in _serve(redis_url, workers=0):
+        release = threading.Event()
+
+        def never_sent() -> Iterator[bytes]:
+            release.wait(WAIT_S)
+            yield arena_pb2.GetArenaInfoRequest().SerializeToString()
+
+        stranger = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+        held = stranger.stream_unary("/arena.v1.Arena/GetArenaInfo", request_serializer=lambda b: b,
+                                     response_deserializer=arena_pb2.ArenaInfo.FromString)
+        calls = [held.future(never_sent(), timeout=WAIT_S) for _ in range(2 * RPC_THREADS)]
+        try:
+            time.sleep(0.5)  # every call opened and waiting for its request
+            assert not any(call.done() for call in calls)
+            for _ in range(3):  # served as usual (a thread each held by a waiting call would leave none)
+                assert stub.ListBots(arena_pb2.ListBotsRequest(), timeout=5).bots is not None
+            release.set()
+            assert all(call.result(timeout=WAIT_S).arena_id for call in calls)
+        finally:
+            release.set()
+            stranger.close()
+
+
 def test_health_follows_redis(tmp_path: Path) -> None:
     from platform_helpers import wait_until
 
