@@ -69,3 +69,20 @@ def dead_endpoint() -> Iterator[str]:
         yield f"127.0.0.1:{sock.getsockname()[1]}"
     finally:
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def outside_address() -> str:
+    """This machine's own address on its network (not loopback): a second client address for tests of per-client
+    shares, since every loopback address is one client (``arena_sdk.guard.client_address``). Found as the source of
+    packets towards another network (a UDP socket connected, nothing sent); skips the test on a machine with
+    none."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: routed by the default route, never reached
+            address = str(probe.getsockname()[0])
+        except OSError:
+            address = ""
+    if not address or address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("this machine has no network address but loopback")
+    return address

@@ -16,7 +16,6 @@ server serves. No match id, tournament id, endpoint or secret is ever a label.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import threading
 import time
@@ -27,6 +26,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, make_wsgi_app
 
 from arena.core import limits
+from arena_sdk import guard
 from arena_sdk.games import GAMES
 from arena_sdk.guard import PeerShare
 
@@ -202,27 +202,12 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def peer_key(address: str) -> str:
-    """The peer a metrics connection counts against: every loopback address is one peer (a local process can take
-    connections from any of 127.0.0.0/8, so it holds no more than one address's share), an IPv6 address its /64,
-    any other address itself."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return address
-    if ip.is_loopback or (ip.version == 6 and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback):
-        return "loopback"
-    if ip.version == 6:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
-
-
 class _BoundedServer(ThreadingMixIn, WSGIServer):
     """prometheus-client's threading WSGI server, serving at most ``limits.METRICS_CONNECTIONS`` connections at
-    once and ``limits.METRICS_CONNECTIONS_PER_CLIENT`` from one peer (``peer_key``: every loopback address is one):
-    one more is closed as soon as it is accepted, so no client can take the process's threads and file
-    descriptors (the referee's gRPC service and web pages share them), nor, from one peer, the slots of a
-    Prometheus elsewhere. A connection that ends badly (timed out, reset) is dropped without a traceback."""
+    once and ``limits.METRICS_CONNECTIONS_PER_CLIENT`` from one peer (``arena_sdk.guard.client_address``: every
+    loopback address is one): one more is closed as soon as it is accepted, so no client can take the process's
+    threads and file descriptors (the referee's gRPC service and web pages share them), nor, from one peer, the
+    slots of a Prometheus elsewhere. A connection that ends badly (timed out, reset) is dropped without a traceback."""
 
     daemon_threads = True
 
@@ -244,7 +229,7 @@ class _BoundedServer(ThreadingMixIn, WSGIServer):
         self.slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        client = peer_key(str(client_address[0]))
+        client = guard.client_address(str(client_address[0]))
         if not self._take(client):
             self.shutdown_request(request)
             return
@@ -258,7 +243,7 @@ class _BoundedServer(ThreadingMixIn, WSGIServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._give_back(peer_key(str(client_address[0])))
+            self._give_back(guard.client_address(str(client_address[0])))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that timed out or went away: nothing for the operator's log

@@ -32,10 +32,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from arena.core import limits
-from arena.core.addresses import client_address
 from arena.match.bot_checks import stream_refusal
 from arena.match.channels import BotDialer
 from arena.server.checks import EndpointError, NoAnswer, Outcome, dial_infos, registration_info, secret_refusal
@@ -83,20 +81,6 @@ def caller_of(key: str | None, stored: str | None, is_admin: Callable[[], bool])
     if key and stored and hmac.compare_digest(key.encode(), stored.encode()):
         return Caller.OWNER
     return Caller.ORGANISER if is_admin() else Caller.STRANGER
-
-
-def client_of(peer: str) -> str:
-    """The client a call comes from, by gRPC's ``context.peer()``: "ipv4:127.0.0.1:5555" -> "127.0.0.1";
-    "ipv6:[2001:db8::1]:5555" (or %-encoded) -> "2001:db8::/64" (one /64 is one client: a host gets many
-    addresses of it); an IPv4-mapped IPv6 address -> the IPv4 address; "unix:..." -> "unix" (every local
-    caller is one); anything else -> itself, at most 64 characters."""
-    kind, _, rest = unquote(peer).partition(":")
-    if kind in ("ipv4", "ipv6"):
-        host = rest.rsplit(":", 1)[0].strip("[]").split("%", 1)[0]  # drop the port, brackets and a zone id
-        return client_address(host)
-    if kind.startswith("unix"):
-        return "unix"
-    return peer[:64]
 
 
 class Admission:

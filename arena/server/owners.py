@@ -15,7 +15,6 @@ NOT_FOUND (an unknown owner id).
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 import secrets
@@ -42,6 +41,7 @@ from arena.store import (
 from arena.store.keys import owner_id
 from arena.store.owners import ADDRESS_WINDOW_S, public_id
 from arena_sdk.games import GAMES
+from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2
 
 log = logging.getLogger(__name__)
@@ -74,21 +74,11 @@ class ArenaServicer(Protocol):
     def is_admin(self, request: Any, context: grpc.ServicerContext) -> bool: ...
 
 
-def peer_host(context: grpc.ServicerContext) -> str:
-    """The client address the per-address quota counts, from ``context.peer()``: an IPv4 host ("ipv4:1.2.3.4:5678"
-    -> "1.2.3.4"), an IPv6 /64 network, which one site usually holds whole ("ipv6:[2001:db8::1]:5678" ->
-    "2001:db8::/64"), anything else (a unix socket) as given."""
-    peer = context.peer() or ""
-    kind, _, rest = peer.partition(":")
-    if kind == "ipv4":
-        return rest.rpartition(":")[0] or rest
-    if kind == "ipv6":
-        host = rest.rpartition(":")[0].strip("[]") or rest
-        try:
-            return str(ipaddress.ip_network(f"{host}/64", strict=False))
-        except ValueError:
-            return host
-    return peer
+def _address_text(client: str) -> str:
+    """How a quota refusal names a client address (``arena_sdk.guard.peer_address``)."""
+    if client == "loopback":
+        return "this machine's loopback addresses (127.0.0.0/8 and ::1 count as one client address)"
+    return f"client address {client}"
 
 
 def new_owner_token() -> str:
@@ -164,7 +154,7 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
     key = servicer.owner_key(request, context)
     if not key and reg.mode == "closed":
         _closed(context, name)
-    host = peer_host(context)
+    host = peer_address(context.peer() or "")
     try:
         store.check_new_name(key, game, name, host, reg)
     except UnknownOwnerError:
@@ -176,7 +166,7 @@ def precheck_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servi
     except NameSpellingError as exc:
         _other_spelling(context, exc)
     except QuotaError as exc:
-        quota_refusal(context, exc, owner_id(key) if key else f"client address {host}")
+        quota_refusal(context, exc, owner_id(key) if key else _address_text(host))
 
 
 def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.ServicerContext, game: str,
@@ -205,13 +195,13 @@ def admit_new_name(servicer: ArenaServicer, request: Any, context: grpc.Servicer
         _closed(context, name)
     token = new_owner_token()
     new_key = token_hash(token)
-    host = peer_host(context)
+    host = peer_address(context.peer() or "")
     try:
         store.create_owner(new_key, created_by="registration", first=(game, name), address=host, registration=reg)
     except NameTakenError as exc:
         _name_taken(store, context, game, name, None, exc.held)
     except QuotaError as exc:
-        quota_refusal(context, exc, f"client address {host}")
+        quota_refusal(context, exc, _address_text(host))
     return Admission(new_key, token, lambda: store.drop_owner(new_key))
 
 

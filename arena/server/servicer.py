@@ -56,7 +56,7 @@ from arena.server import live as live_service
 from arena.server import owners as owner_service
 from arena.server import sprt as sprt_service
 from arena.server import tournaments as tournament_service
-from arena.server.admission import AdmissionRefused, BotChecks, Caller, client_of
+from arena.server.admission import AdmissionRefused, BotChecks, Caller
 from arena.server.checks import EndpointError, check_bots_ready
 from arena.server.match_records import PublicRecords
 from arena.server.replies import ladder_message, match_summary, tournament_message, withheld_reason
@@ -69,6 +69,7 @@ from arena.store import Store, StoreError, TournamentInfo
 from arena.store.codec import RecordCodecError
 from arena.store.redis_urls import redact_url
 from arena_sdk.games import GAMES
+from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if not self.verify_bots:
             return bot_pb2.BotInfo(name=name, version="0", games=[game])
         try:
-            return self.checks.registration(endpoint, game, name, caller, client_of(context.peer()),
+            return self.checks.registration(endpoint, game, name, caller, peer_address(context.peer() or ""),
                                             secret_of)
         except AdmissionRefused as exc:
             abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))

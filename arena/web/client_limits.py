@@ -33,7 +33,7 @@ from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.core import limits as arena_limits
-from arena.core.addresses import client_address
+from arena_sdk.guard import client_address
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,9 @@ def is_page(path: str) -> bool:
 
 
 def client_key(scope: Scope) -> str:
-    """The client a request counts against: its peer's IPv4 address, or the /64 network of its IPv6 address
-    ("2001:db8:1:2::/64"); ``"?"`` when the server gives no peer (a Unix socket)."""
+    """The client a request counts against (``arena_sdk.guard.client_address`` of its peer: an IPv4 address, an
+    IPv6 /64 network, "loopback" for every loopback address); ``"?"`` when the server gives no peer (a Unix
+    socket)."""
     client = scope.get("client")
     if not client:
         return "?"

@@ -23,8 +23,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import unquote
 
 import grpc
+import grpc.aio
 from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 
@@ -68,22 +70,37 @@ Validate = Callable[[Any], "str | None"]
 Authorize = Callable[[str, Any, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
 
 
-def peer_address(peer: str) -> str:
-    """The client address of a call's ``context.peer()`` as a share counts it: an IPv4 address (also one an IPv6
-    socket shows as ``::ffff:a.b.c.d``), an IPv6 /64 network (one host's), or the transport alone ("unix")."""
-    kind, _, rest = peer.partition(":")
-    if kind not in ("ipv4", "ipv6"):
-        return kind
-    host = rest.rsplit(":", 1)[0].strip("[]")
+def client_address(host: str) -> str:
+    """The client an address ``host`` belongs to, as every per-client share and quota of the SDK and the arena
+    counts it: "loopback" for every loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x: a local process can
+    connect from any of them, so they hold one share between them); an IPv6 address's /64 network (one host gets
+    many addresses of it); an IPv4-mapped IPv6 address as its IPv4 address; an IPv4 address as it is; anything that
+    is no IP address as it is (a zone id dropped), cut to 64 characters."""
+    host = host.split("%", 1)[0]
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
-        return host
+        return host[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def peer_address(peer: str) -> str:
+    """The client of a gRPC call by its ``context.peer()`` (``client_address`` of its host): "ipv4:10.1.2.3:5555"
+    -> "10.1.2.3"; "ipv6:[2001:db8::1]:5555" (or %-encoded) -> "2001:db8::/64"; "ipv4:127.0.0.2:5555" or
+    "ipv6:[::1]:5555" -> "loopback"; "unix:..." -> "unix" (every local caller is one); anything else -> itself, at
+    most 64 characters."""
+    kind, _, rest = unquote(peer).partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return client_address(rest.rsplit(":", 1)[0].strip("[]"))  # the host: no port, no brackets
+    if kind.startswith("unix"):
+        return "unix"
+    return peer[:64]
 
 
 class PeerShare:
@@ -310,20 +327,20 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
     return chosen
 
 
-def add_guarded_service(server: grpc.Server, service: ServiceDescriptor, servicer: Any,
+def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceDescriptor, servicer: Any,
                         gate: Gate | None = None, validate: Validate | None = None,
                         authorize: Authorize | None = None, share: PeerShare | None = None) -> None:
-    """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated
-    ``*Servicer`` classes) on ``server``, instead of the generated ``add_*Servicer_to_server``: undecodable
-    requests get INVALID_ARGUMENT without a log line; ``gate`` (when given) may refuse a call by its metadata
-    first, and ``validate(request)`` (when given) may refuse a decoded request with INVALID_ARGUMENT by returning
-    a message (e.g. a field over its size limit), and ``authorize(method, request, context)`` (when given) may
-    refuse a decoded, valid request by returning (status code, message). Unary and bidirectional methods are
-    supported (raises ``ValueError`` for a method streaming one way, and for ``validate`` or ``authorize`` with a
-    bidirectional one): a bidirectional method's ``gate`` runs once when the stream opens (a refused stream ends
-    with the refusal once its first message is in, unread), and a message that does not decode ends the stream
-    with INVALID_ARGUMENT. With ``share``, a call or stream over its client address's share (``PeerShare``) is
-    refused at once with RESOURCE_EXHAUSTED."""
+    """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated ``*Servicer``
+    classes) on ``server`` (grpcio's, or a ``grpc.aio`` server whose thread pool runs them), instead of the
+    generated ``add_*Servicer_to_server``: undecodable requests get INVALID_ARGUMENT without a log line; ``gate``
+    (when given) may refuse a call by its metadata first, and ``validate(request)`` (when given) may refuse a
+    decoded request with INVALID_ARGUMENT by returning a message (e.g. a field over its size limit), and
+    ``authorize(method, request, context)`` (when given) may refuse a decoded, valid request by returning (status
+    code, message). Unary and bidirectional methods are supported (raises ``ValueError`` for a method streaming one
+    way, and for ``validate`` or ``authorize`` with a bidirectional one): a bidirectional method's ``gate`` runs
+    once when the stream opens (a refused stream ends with the refusal once its first message is in, unread), and a
+    message that does not decode ends the stream with INVALID_ARGUMENT. With ``share``, a call or stream over its
+    client address's share (``PeerShare``) is refused at once with RESOURCE_EXHAUSTED."""
     handlers = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)

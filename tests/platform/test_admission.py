@@ -23,9 +23,10 @@ from platform_helpers import VERSIONED_BOT, rpc_error
 
 from arena.core import limits
 from arena.match import local_bots
-from arena.server.admission import Admission, Caller, OutcomeCache, caller_of, client_of
+from arena.server.admission import Admission, Caller, OutcomeCache, caller_of
 from arena.server.app import ArenaServer
 from arena.server.checks import NoAnswer
+from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 CHECK_S = 0.5  # the servers here wait this long for a GetInfo answer: the check's bound
@@ -253,16 +254,18 @@ def test_a_failed_registration_takes_the_bound_whatever_listens_and_never_names_
 
 
 @pytest.mark.parametrize(("peer", "client"), [
-    ("ipv4:127.0.0.1:5555", "127.0.0.1"),
+    ("ipv4:127.0.0.1:5555", "loopback"),
+    ("ipv4:127.0.0.2:5555", "loopback"),  # a local process can connect from any loopback address: one client
+    ("ipv6:[::ffff:127.9.9.9]:5555", "loopback"),
     ("ipv4:203.0.113.7:40000", "203.0.113.7"),
-    ("ipv6:[::1]:5555", "::/64"),
+    ("ipv6:[::1]:5555", "loopback"),
     ("ipv6:%5B2001:db8:1:2:aaaa::1%5D:443", "2001:db8:1:2::/64"),
     ("ipv6:[2001:db8:1:2:ffff::9]:1", "2001:db8:1:2::/64"),
     ("ipv6:[::ffff:198.51.100.4]:80", "198.51.100.4"),
     ("unix:/tmp/arena.sock", "unix"),
 ])
 def test_the_client_of_a_call_is_its_address_and_an_ipv6_64_is_one_client(peer: str, client: str) -> None:
-    assert client_of(peer) == client
+    assert peer_address(peer) == client
 
 
 def test_strangers_never_take_the_organisers_or_owners_capacity_and_are_limited_per_client() -> None:

@@ -350,11 +350,11 @@ def test_metrics_connections_are_counted_per_peer() -> None:
     IPv6 address counts as its /64; a peer holds at most METRICS_CONNECTIONS_PER_CLIENT, so another peer (a
     Prometheus elsewhere) keeps room, up to METRICS_CONNECTIONS in all."""
     from arena.core import limits
-    from arena_sdk.guard import PeerShare
+    from arena_sdk.guard import PeerShare, client_address
 
-    assert {m.peer_key(a) for a in ("127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.9")} == {"loopback"}
-    assert m.peer_key("2001:db8::1") == m.peer_key("2001:db8::ffff") == "2001:db8::/64"
-    assert m.peer_key("10.0.0.7") == "10.0.0.7" and m.peer_key("not an address") == "not an address"
+    assert {client_address(a) for a in ("127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.9")} == {"loopback"}
+    assert client_address("2001:db8::1") == client_address("2001:db8::ffff") == "2001:db8::/64"
+    assert client_address("10.0.0.7") == "10.0.0.7" and client_address("not an address") == "not an address"
     server = m._BoundedServer.__new__(m._BoundedServer)  # its accounting alone, no socket
     server.slots = threading.BoundedSemaphore(limits.METRICS_CONNECTIONS)
     server.by_client = PeerShare(limits.METRICS_CONNECTIONS_PER_CLIENT)

@@ -16,10 +16,10 @@ import pytest
 from platform_helpers import race, rpc_error
 
 from arena.server.auth import admin_metadata
-from arena.server.owners import peer_host
 from arena.store import NameTakenError, Registration, Store, token_hash
 from arena.store.keys import NAME_OWNERS, jobs_key, owner_id
 from arena.tournaments.deals import deal_plan
+from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 DENIED = grpc.StatusCode.PERMISSION_DENIED
@@ -142,7 +142,7 @@ def test_quotas_refuse_with_resource_exhausted(arena_server: Any, store: Store, 
     _register(stub, "b1")
     _register(stub, "c1")  # a1, b1, c1: three owners from 127.0.0.1 this hour
     code, details = rpc_error(lambda: _register(stub, "d1"))
-    assert code == EXHAUSTED and "max_owners_per_address = 3" in details and "127.0.0.1" in details
+    assert code == EXHAUSTED and "max_owners_per_address = 3" in details and "loopback addresses" in details
 
     stub.SetRegistration(arena_pb2.SetRegistrationRequest(max_owners_per_address=0, max_names_total=5))
     _register(stub, "d1")
@@ -379,19 +379,12 @@ def test_names_of_older_data_keep_their_owners(arena_server: Any, store: Store) 
     assert store.owner_hash("taki", "split") == token_hash(b_token)  # nothing moved
 
 
-class _Peer:
-    def __init__(self, peer: str) -> None:
-        self._peer = peer
-
-    def peer(self) -> str:
-        return self._peer
-
-
 def test_the_address_quota_counts_ipv4_hosts_and_ipv6_networks() -> None:
-    assert peer_host(_Peer("ipv4:203.0.113.7:50123")) == "203.0.113.7"
-    assert peer_host(_Peer("ipv6:[2001:db8:1:2:3:4:5:6]:443")) == "2001:db8:1:2::/64"
-    assert peer_host(_Peer("ipv6:[2001:db8:1:2:ffff::9]:1")) == "2001:db8:1:2::/64"  # one site, one count
-    assert peer_host(_Peer("unix:/tmp/arena.sock")) == "unix:/tmp/arena.sock"
+    assert peer_address("ipv4:203.0.113.7:50123") == "203.0.113.7"
+    assert peer_address("ipv6:[2001:db8:1:2:3:4:5:6]:443") == "2001:db8:1:2::/64"
+    assert peer_address("ipv6:[2001:db8:1:2:ffff::9]:1") == "2001:db8:1:2::/64"  # one site, one count
+    assert peer_address("ipv4:127.0.0.1:1") == peer_address("ipv4:127.3.2.1:1") == "loopback"  # one machine
+    assert peer_address("unix:/tmp/arena.sock") == "unix"
 
 
 def test_a_page_of_owners_ends_early_past_its_byte_budget(arena_server: Any, monkeypatch: Any) -> None:

@@ -532,7 +532,7 @@ def test_every_match_stream_is_served_at_once() -> None:
         served.close()
 
 
-def _silent_streams(secret: str | None, streams: int, settle_s: float,
+def _silent_streams(outside: str, secret: str | None, streams: int, settle_s: float,
                     end_silence: bool = False) -> tuple[int, list[grpc.StatusCode]]:
     """A bot of 4 threads (``secret``) that ``streams`` silent PlayMatch streams without the secret (a stranger's)
     reach first (``settle_s`` later): the card of the referee's Decide then (with the secret), and how each silent
@@ -546,8 +546,8 @@ def _silent_streams(secret: str | None, streams: int, settle_s: float,
         return
         yield  # a generator that sends nothing
 
-    try:  # the stranger calls from ::1, the referee from 127.0.0.1 (two client addresses, as on two machines)
-        with grpc.insecure_channel(f"[::1]:{port}") as channel, \
+    try:  # the stranger calls from this machine's network address, the referee from loopback (two clients)
+        with grpc.insecure_channel(f"{outside}:{port}") as channel, \
                 grpc.insecure_channel(f"127.0.0.1:{port}") as referee:
             stub = bot_pb2_grpc.BotStub(channel)
             opened = [stub.PlayMatch(silent(), timeout=40) for _ in range(streams)]
@@ -569,7 +569,7 @@ def _silent_streams(secret: str | None, streams: int, settle_s: float,
 
 
 @pytest.mark.parametrize("secret", [None, "s3cret-s3cret-s3cret"])
-def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.MonkeyPatch,
+def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.MonkeyPatch, outside_address: str,
                                                            secret: str | None) -> None:
     """A stream holds a server thread from the moment it opens. Streams opened and left silent (a stranger's, with no
     secret or the wrong one) are cancelled once their first message is late, so the referee's calls still find a
@@ -577,14 +577,14 @@ def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.M
     from arena_sdk import guard
 
     monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 0.5)
-    card, codes = _silent_streams(secret, 4, 0.0)
+    card, codes = _silent_streams(outside_address, secret, 4, 0.0)
     assert card in choose_view().hand
     # without a secret, 2 (the share of one address of a bot of 4 threads) wait and are cancelled, 2 are refused
     assert set(codes) <= {grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAUTHENTICATED,
                           grpc.StatusCode.RESOURCE_EXHAUSTED}, codes
 
 
-def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret() -> None:
+def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret(outside_address: str) -> None:
     """A stranger opening match streams that each send a start and then stay open (which no first-message timeout
     ends) gets at most ``max_workers // 2`` of them at once (``guard.PeerShare``), the rest RESOURCE_EXHAUSTED; the
     referee, calling from another address, is still served on both paths; once the held streams end, their address
@@ -594,6 +594,9 @@ def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret() 
     assert peer_address("ipv4:10.1.2.3:5555") == "10.1.2.3" == peer_address("ipv6:[::ffff:10.1.2.3]:5555")
     assert peer_address("ipv6:[2001:db8::1]:5555") == peer_address("ipv6:[2001:db8::ffff]:1") == "2001:db8::/64"
     assert peer_address("unix:/tmp/s") == "unix"
+    # a local process can connect from any loopback address: they are one client, not one each
+    assert {peer_address(p) for p in ("ipv4:127.0.0.1:1", "ipv4:127.0.0.2:2", "ipv6:[::1]:3",
+                                      "ipv6:[::ffff:127.0.0.9]:4")} == {"loopback"}
     server, port = create_server(RecordingBot, "[::]:0", max_workers=8)
     server.start()
     hold = threading.Event()
@@ -603,7 +606,8 @@ def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret() 
         hold.wait(30)
 
     try:
-        with grpc.insecure_channel(f"[::1]:{port}") as stranger, grpc.insecure_channel(f"127.0.0.1:{port}") as ours:
+        with grpc.insecure_channel(f"{outside_address}:{port}") as stranger, \
+                grpc.insecure_channel(f"127.0.0.1:{port}") as ours:
             streams = [bot_pb2_grpc.BotStub(stranger).PlayMatch(held(i), timeout=40) for i in range(10)]
             outcomes = []
             for stream in streams:
@@ -627,13 +631,14 @@ def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret() 
         server.stop(None)
 
 
-def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monkeypatch: pytest.MonkeyPatch,
+                                                                           outside_address: str) -> None:
     """A stranger without the bot's secret opening silent streams faster than they are cancelled: only
     ``REFUSED_WAITING`` of them wait for a first message at once, the rest are refused at once, so the referee's
     call still finds one of the bot's 4 threads (each refused stream would otherwise hold one for 30 s here)."""
     from arena_sdk import guard
 
     monkeypatch.setattr(guard, "REFUSED_WAIT_S", 30.0)
-    card, codes = _silent_streams("s3cret-s3cret-s3cret", 12, 1.0, end_silence=True)
+    card, codes = _silent_streams(outside_address, "s3cret-s3cret-s3cret", 12, 1.0, end_silence=True)
     assert card in choose_view().hand
     assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED}, codes
