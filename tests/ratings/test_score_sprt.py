@@ -107,12 +107,25 @@ def test_a_worse_v2_is_never_evidence_for_better() -> None:
     assert score_sprt.status(ScoreState.of({-3.0: 20}), 0.0, 40.0).verdict == "H0"
 
 
+def test_identical_versions_accept_h0_on_blocks_that_all_end_alike() -> None:
+    """Blocks that all end alike (V2 plays as V1) favour the hypothesis nearer a t-value of 0, at ln(1 - c^2) a
+    block: a test of --elo1 40 accepts H0 after about 115 of them, of 20 after about 450, instead of running to its
+    --max-blocks; a non-regression test (-20, 0) accepts H1 (V2 is no worse) alike."""
+    for nelo1, blocks in ((40.0, 115), (20.0, 450)):
+        t = score_sprt.t_of_nelo(nelo1)
+        per_block = math.log(1.0 - t * t / (1.0 + t * t))
+        assert score_sprt.llr(ScoreState.of({0.0: 100}), 0.0, nelo1) == pytest.approx(100 * per_block, rel=0.05)
+        assert score_sprt.status(ScoreState.of({0.0: blocks - 10}), 0.0, nelo1).verdict is None
+        assert score_sprt.status(ScoreState.of({0.0: blocks + 10}), 0.0, nelo1).verdict == "H0"
+    assert score_sprt.status(ScoreState.of({0.0: 460}), -20.0, 0.0).verdict == "H1"
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.floats(-60, 60), st.floats(1, 60))
 def test_llr_favours_the_hypothesis_beyond_the_data(worse: int, alike: int, better: int, nelo0: float,
                                                      gap: float) -> None:
     """The likelihood ratio is monotone: blocks whose t-value lies above nelo1's favour H1, below nelo0's H0."""
-    if worse + better == 0:
+    if worse + better + alike == 0:
         return
     nelo1 = nelo0 + gap
     reg = np.array([c if c > 0 else 1e-3 for c in (worse, alike, better)], dtype=float)
@@ -125,9 +138,8 @@ def test_llr_favours_the_hypothesis_beyond_the_data(worse: int, alike: int, bett
         assert value < 0
 
 
-def test_llr_zero_until_a_block_differs_and_signs() -> None:
+def test_llr_zero_before_the_first_block_and_signs() -> None:
     assert score_sprt.llr(ScoreState.new(), 0, 5) == 0.0
-    assert score_sprt.llr(ScoreState.of({0.0: 40}), 0, 5) == 0.0
     ahead = ScoreState.of({0.0: 40, 2.0: 8, -1.0: 2, 5.0: 1})
     assert score_sprt.llr(ahead, 0, 50) > 0
     assert score_sprt.llr(ahead, 0, 50) == pytest.approx(-score_sprt.llr(ahead, 50, 0))
