@@ -26,7 +26,7 @@ def test_a_blocked_event_loop_holds_new_matches_back_until_it_keeps_up() -> None
             await asyncio.sleep(0.05)
             during = gate.busy(3)
             await asyncio.sleep(BUSY_WINDOW_S + 0.2)  # a window without lateness (a loaded machine: a few)
-            for _ in range(50):
+            for _ in range(300):  # up to 30 s: on a loaded machine the loop is late now and then by itself
                 if not gate.busy(3):
                     break
                 await asyncio.sleep(0.1)

@@ -162,7 +162,8 @@ def test_an_unknown_match_is_a_404_page(web_arena: WebArena, page: Any) -> None:
 
 def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebArena, page: Any) -> None:
     names = ["sluggish0", "sluggish1"]
-    bots = [start_bots([SLUGGISH_BOT], extra_args=["--sleep", "0.25", "--name", name])[0] for name in names]
+    # 0.4 s a decision: the match lasts long enough for a loaded machine's browser to reach it while it runs
+    bots = [start_bots([SLUGGISH_BOT], extra_args=["--sleep", "0.4", "--name", name])[0] for name in names]
     try:
         for name, bot in zip(names, bots):
             web_arena.json("bot", "register", name, bot.endpoint, "--game", "take5")
