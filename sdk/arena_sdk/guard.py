@@ -108,10 +108,12 @@ class PeerShare:
     flood of held streams or slow calls takes no more than that share of a server's threads, and the rest stay for
     its other clients (a bot's referee calls from an address of its own). ``take(address)`` -> whether it may have
     one more, ``enter(context)`` the same for a gRPC call's ``peer_address`` (-> the address, or None over the
-    share); ``leave(address)`` once it is over. Thread-safe."""
+    share; "" for a call ``exempt(context)`` says is not counted, e.g. one carrying the bot's secret);
+    ``leave(address)`` once it is over (nothing for ""). Thread-safe."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, exempt: Callable[[grpc.ServicerContext], bool] | None = None) -> None:
         self.limit = max(1, limit)
+        self.exempt = exempt
         self._held: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -124,6 +126,8 @@ class PeerShare:
         return True
 
     def enter(self, context: grpc.ServicerContext) -> str | None:
+        if self.exempt is not None and self.exempt(context):
+            return ""
         address = peer_address(context.peer() or "")
         return address if self.take(address) else None
 
@@ -133,6 +137,8 @@ class PeerShare:
             return dict(self._held)
 
     def leave(self, address: str) -> None:
+        if not address:
+            return
         with self._lock:
             held = self._held.get(address, 0) - 1
             if held > 0:
@@ -193,38 +199,105 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
                gate: Gate | None, validate: Validate | None,
                authorize: Authorize | None = None, share: PeerShare | None = None,
                ) -> Callable[[Any, grpc.ServicerContext], Any]:
-    def shared(request: Any, context: grpc.ServicerContext) -> Any:
-        assert share is not None
-        address = share.enter(context)
-        if address is None:
-            share.refuse(context)
-        try:
-            return behaviour(request, context)
-        finally:
-            share.leave(address or "")
-
+    """A unary method as a unary handler runs it (a ``grpc.aio`` server's, which receives the request before a thread
+    runs it): the share, the gate, then ``_handled``."""
     def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
-        if gate is not None:
-            refusal = gate(method_name, context)
-            if refusal is not None:
-                context.abort(*refusal)
-        if isinstance(request, Undecodable):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"the {request.message_name} message of this {method_name} call could not be decoded "
-                          f"({request.error}); send a serialized {request.message_name}")
-        if validate is not None:
-            problem = validate(request)
-            if problem is not None:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        if authorize is not None:
-            refusal = authorize(method_name, request, context)
-            if refusal is not None:
-                context.abort(*refusal)
-        return function(request, context)
+        address = _enter(share, context)
+        try:
+            _admit(gate, method_name, context)
+            return _handled(method_name, function, validate, authorize, request, context)
+        finally:
+            if share is not None:
+                share.leave(address)
 
-    chosen = behaviour if share is None else shared
-    chosen.__name__ = method_name
-    return chosen
+    behaviour.__name__ = method_name
+    return behaviour
+
+
+def _enter(share: PeerShare | None, context: grpc.ServicerContext) -> str:
+    """The call's client address, counted in ``share`` (aborts with RESOURCE_EXHAUSTED over it); "" without one."""
+    if share is None:
+        return ""
+    address = share.enter(context)
+    if address is None:
+        share.refuse(context)
+    return address or ""
+
+
+def _admit(gate: Gate | None, method_name: str, context: grpc.ServicerContext) -> None:
+    if gate is not None:
+        refusal = gate(method_name, context)
+        if refusal is not None:
+            context.abort(*refusal)
+
+
+def _handled(method_name: str, function: Callable[[Any, grpc.ServicerContext], Any], validate: Validate | None,
+             authorize: Authorize | None, request: Any, context: grpc.ServicerContext) -> Any:
+    """A unary call's answer once admitted: an undecodable or invalid request refused (INVALID_ARGUMENT), then
+    ``authorize``, then ``function``."""
+    if isinstance(request, Undecodable):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                      f"the {request.message_name} message of this {method_name} call could not be decoded "
+                      f"({request.error}); send a serialized {request.message_name}")
+    if validate is not None:
+        problem = validate(request)
+        if problem is not None:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+    if authorize is not None:
+        refusal = authorize(method_name, request, context)
+        if refusal is not None:
+            context.abort(*refusal)
+    return function(request, context)
+
+
+def _unary_from_stream(method_name: str, function: Callable[[Any, grpc.ServicerContext], Any],
+                       gate: Gate | None, validate: Validate | None,
+                       authorize: Authorize | None = None, share: PeerShare | None = None,
+                       ) -> Callable[[Iterator[Any], grpc.ServicerContext], Any]:
+    """A unary method served on grpcio's sync server as one whose request streams (the same bytes on the wire: one
+    message, then the client's end). grpcio gives a unary call a thread before its request has come, and that thread
+    waits for it as long as the client likes: a stranger's calls that never send one would hold every thread. Here
+    the share and the gate are checked on the call's metadata first (a call the gate refuses waits at most
+    ``REFUSED_WAIT_S`` for its request, as a refused stream), and a request that has not come within
+    ``FIRST_MESSAGE_S`` cancels the call; then ``_handled``."""
+    def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+        address = _enter(share, context)
+        try:
+            if gate is not None and gate(method_name, context) is not None:
+                _refuse_stream(gate, method_name, requests, context)
+            waiting = _WATCH.watch(context, FIRST_MESSAGE_S)
+            try:
+                request = next(requests, None)
+            except grpc.RpcError:  # cancelled (no request in time, or by the client): the call is over
+                return None
+            finally:
+                _WATCH.done(waiting)
+            if request is None:
+                context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method_name} takes exactly one request message")
+            return _handled(method_name, function, validate, authorize, request, context)
+        finally:
+            if share is not None:
+                share.leave(address)
+
+    behaviour.__name__ = method_name
+    return behaviour
+
+
+def _refuse_stream(gate: Gate, method_name: str, requests: Iterator[Any], context: grpc.ServicerContext) -> None:
+    """Abort a call or stream ``gate`` refuses. Its first message is read (and dropped) first: a client still writing
+    it when the status came would see grpc's "Internal error from Core" instead of the refusal; a client that never
+    writes one is cancelled after ``REFUSED_WAIT_S`` instead, so that it holds no thread; while ``REFUSED_WAITING``
+    others wait, no wait."""
+    if _REFUSED_SLOTS.acquire(blocking=False):
+        waiting = _WATCH.watch(context, REFUSED_WAIT_S)
+        try:
+            next(requests, None)
+        except grpc.RpcError:
+            pass
+        finally:
+            _WATCH.done(waiting)
+            _REFUSED_SLOTS.release()
+    _admit(gate, method_name, context)
 
 
 class _Watch:
@@ -294,33 +367,17 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
             _WATCH.done(first)
 
     def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        if gate is not None:
-            refusal = gate(method_name, context)
-            if refusal is not None:
-                # the first message is read (and dropped) first: a client still writing it when the status came
-                # would see grpc's "Internal error from Core" instead of the refusal; a client that never writes
-                # one is cancelled instead, so that it holds no thread; while REFUSED_WAITING others wait, no wait
-                if _REFUSED_SLOTS.acquire(blocking=False):
-                    waiting = _WATCH.watch(context, REFUSED_WAIT_S)
-                    try:
-                        next(requests, None)
-                    except grpc.RpcError:
-                        pass
-                    finally:
-                        _WATCH.done(waiting)
-                        _REFUSED_SLOTS.release()
-                context.abort(*refusal)
+        if gate is not None and gate(method_name, context) is not None:
+            _refuse_stream(gate, method_name, requests, context)
         return function(checked(requests, context), context)
 
     def shared(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
         assert share is not None
-        address = share.enter(context)
-        if address is None:
-            share.refuse(context)
+        address = _enter(share, context)
         try:
             yield from behaviour(requests, context)
         finally:
-            share.leave(address or "")
+            share.leave(address)
 
     chosen = behaviour if share is None else shared
     chosen.__name__ = method_name
@@ -358,11 +415,18 @@ def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceD
         if method.client_streaming or method.server_streaming:
             raise ValueError(f"{service.full_name}.{method.name} streams one way; add_guarded_service serves unary "
                              f"and bidirectional methods")
-        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share),
-            request_deserializer=_decoder(request_cls),
-            response_serializer=response_cls.SerializeToString,
-        )
+        if isinstance(server, grpc.aio.Server):  # receives the request on its loop, then runs the method
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share),
+                request_deserializer=_decoder(request_cls),
+                response_serializer=response_cls.SerializeToString,
+            )
+        else:
+            handlers[method.name] = grpc.stream_unary_rpc_method_handler(
+                _unary_from_stream(method.name, getattr(servicer, method.name), gate, validate, authorize, share),
+                request_deserializer=_decoder(request_cls),
+                response_serializer=response_cls.SerializeToString,
+            )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     register = getattr(server, "add_registered_method_handlers", None)
     if register is not None:  # grpcio >= 1.63: the faster lookup, as the generated code does

@@ -390,9 +390,10 @@ def create_server(
     Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
     With a ``secret`` (non-empty), StartMatch, Decide and EndMatch calls without the ``arena-bot-secret`` call
     metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
-    open. Without a secret, the calls and streams under way from one client address (``guard.PeerShare``: an IPv4
-    address, an IPv6 /64) are at most ``max_workers // PEER_SHARE_DIVISOR``; more get RESOURCE_EXHAUSTED at once, so
-    that a stranger holding streams or slow calls leaves the rest of the threads to the referee. With ``tls``
+    open. The calls and streams under way from one client address (``guard.PeerShare``: an IPv4 address, an IPv6
+    /64, every loopback address as one) without the secret (every call of a bot without one) are at most
+    ``max_workers // PEER_SHARE_DIVISOR``; more get RESOURCE_EXHAUSTED at once, so that a stranger holding streams,
+    slow calls or calls that never send their request leaves the rest of the threads to the referee. With ``tls``
     (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
@@ -412,10 +413,12 @@ def create_server(
             ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
         ],
     )
-    # without a secret anyone may call the bot: one address (a stranger's) holds at most half of its threads
+    # one address (a stranger's) holds at most half of the threads with calls that do not carry the secret: every
+    # call of a bot without one, a public GetInfo (or a refused call) of a bot with one
     add_guarded_service(server, bot_pb2.DESCRIPTOR.services_by_name["Bot"], servicer,
                         gate=secret_gate(secret) if secret else None,
-                        share=None if secret else PeerShare(max_workers // PEER_SHARE_DIVISOR))
+                        share=PeerShare(max_workers // PEER_SHARE_DIVISOR,
+                                        exempt=carries_secret(secret) if secret else None))
     if tls is not None and (b"-----BEGIN CERTIFICATE-----" not in tls[0] or b"PRIVATE KEY-----" not in tls[1]):
         raise ServeError("TLS needs a PEM certificate chain (-----BEGIN CERTIFICATE-----) and its PEM private key "
                          "(-----BEGIN ... PRIVATE KEY-----)")
@@ -443,6 +446,12 @@ def _listen_error(address: str, tls: bool, grpc_reason: str) -> str:
         return f"cannot listen on {address}: {problem};{advice}".rstrip(";")
     hint = " (do the TLS certificate and key go together?)" if tls else ""
     return f"cannot listen on {address}{hint}: {grpc_reason or 'gRPC refused the address'}"
+
+
+def carries_secret(secret: str) -> Callable[[grpc.ServicerContext], bool]:
+    """Whether a call carries ``secret`` in its ``arena-bot-secret`` metadata (compared in constant time): the
+    referee's calls, which the per-address share does not count."""
+    return lambda context: secret_matches(metadata_value(context, BOT_SECRET_METADATA), secret)
 
 
 def secret_gate(secret: str) -> Callable[[str, grpc.ServicerContext], tuple[grpc.StatusCode, str] | None]:

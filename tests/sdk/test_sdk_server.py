@@ -641,4 +641,50 @@ def test_a_flood_of_refused_silent_streams_holds_no_more_than_a_few_threads(monk
     monkeypatch.setattr(guard, "REFUSED_WAIT_S", 30.0)
     card, codes = _silent_streams(outside_address, "s3cret-s3cret-s3cret", 12, 1.0, end_silence=True)
     assert card in choose_view().hand
-    assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED}, codes
+    # refused (no secret), cancelled while waiting, or over the address's share of streams without the secret
+    assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED,
+                          grpc.StatusCode.RESOURCE_EXHAUSTED}, codes
+
+
+@pytest.mark.parametrize("secret", [None, "s3cret-s3cret-s3cret"])
+def test_unary_calls_that_never_send_their_request_hold_at_most_the_share(monkeypatch: pytest.MonkeyPatch,
+                                                                         outside_address: str,
+                                                                         secret: str | None) -> None:
+    """grpcio's sync server gives a unary call a thread before its request comes: a stranger's calls that never send
+    one (GetInfo needs no secret) take at most one address's share of the bot's threads (the rest are refused at
+    once), the referee's calls are still served (a bot with a secret: from the stranger's own address too), and
+    the held calls are cancelled once their request is ``FIRST_MESSAGE_S`` late."""
+    from arena_sdk import guard
+
+    monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 3.0)
+    server, port = create_server(RecordingBot, "[::]:0", max_workers=8, secret=secret)
+    server.start()
+    release = threading.Event()
+
+    def never_sent() -> Iterator[bytes]:
+        release.wait(30)
+        yield bot_pb2.GetInfoRequest().SerializeToString()
+
+    try:
+        with grpc.insecure_channel(f"{outside_address}:{port}") as stranger:
+            held = stranger.stream_unary("/arena.v1.Bot/GetInfo", request_serializer=lambda b: b,
+                                         response_deserializer=bot_pb2.BotInfo.FromString)
+            t0 = time.monotonic()
+            calls = [held.future(never_sent(), timeout=30) for _ in range(12)]
+            time.sleep(0.5)
+            refused = [c for c in calls if c.done() and c.code() == grpc.StatusCode.RESOURCE_EXHAUSTED]
+            assert len(refused) == 12 - 8 // 2  # the address's share (4 of 8 threads) waits, the rest refused
+            metadata = (("arena-bot-secret", secret),) if secret else None
+            sources = ["127.0.0.1"] + ([outside_address] if secret else [])
+            for source in sources:  # the referee (its secret carried: not counted, from any address)
+                with grpc.insecure_channel(f"{source}:{port}") as referee:
+                    answer = bot_pb2_grpc.BotStub(referee).Decide(decide_request(choose_view(), "real"), timeout=5,
+                                                                 metadata=metadata)
+                    assert answer.take5.card in choose_view().hand
+            waiting = [c for c in calls if c not in refused]
+            for call in waiting:  # cancelled by the bot once the request is late, well before the client's 30 s
+                assert call.exception(timeout=20) is not None
+            assert time.monotonic() - t0 < 15
+    finally:
+        release.set()
+        server.stop(None)
