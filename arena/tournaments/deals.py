@@ -217,7 +217,9 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
       a different bot at each of its tables;
     - seats are balanced: each bot's matches, taken k at a time (in combination order of their subsets, round
       after round), hold every seat exactly once (the last, shorter block: distinct seats), so over the tournament
-      each bot holds each seat floor(m/k) or ceil(m/k) times for its m matches (within 1).
+      each bot holds each seat floor(m/k) or ceil(m/k) times for its m matches (within 1). At 2 seats every odd
+      round seats the pairs of round 0 the other way round, so the two bots of a pair take turns at seat 0 (the one
+      who moves first in Taki): over R rounds each holds it floor(R/2) or ceil(R/2) times.
 
     With B < 2k there is one table per deal (T = 1): every match has a deal of its own.
 
@@ -246,9 +248,12 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
                     out.append(PlannedMatch(round_, index, r, tuple(ordered[subset[(i + r) % k]] for i in range(k))))
         return out
     packed = pack_deals(subsets, owner_classes(ordered, owners), tables_per_deal(len(ordered), k, deals))
-    # seats: coloured in combination order, round after round (short alternating paths), then laid out by deal
-    seated = balanced_seats([subset for _ in range(rounds) for subset in subsets], k)
-    for round_ in range(rounds):
+    if k == 2:  # one round's seats, the same pairs the other way round in every odd round
+        one = balanced_seats(subsets, k)
+        seated = [seats[::-1] if round_ % 2 else seats for round_ in range(rounds) for seats in one]
+    else:  # seats: coloured in combination order, round after round (short alternating paths)
+        seated = balanced_seats([subset for _ in range(rounds) for subset in subsets], k)
+    for round_ in range(rounds):  # laid out by deal
         base = round_ * len(subsets)
         for d, tables in enumerate(packed):
             for t, index in enumerate(tables):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import math
 from collections import Counter, defaultdict
 
@@ -47,6 +48,10 @@ def _check_plan(plan: list[PlannedMatch], bots: list[str], k: int, rounds: int, 
         held = Counter(i for m in plan for i, y in enumerate(m.seats) if y == x)
         counts = [held[i] for i in range(k)]
         assert max(counts) - min(counts) <= 1, (x, counts)
+    if k == 2:  # and within each pair: the two bots take turns at seat 0, round after round
+        first = Counter(m.seats for m in plan)
+        for x, y in itertools.combinations(bots, 2):
+            assert abs(first[(x, y)] - first[(y, x)]) <= 1, (x, y, first[(x, y)], first[(y, x)])
     # deals: at most T tables each, numbered 0.. in every round, tables 0.. in every deal
     by_deal: dict[tuple[int, int], list[PlannedMatch]] = defaultdict(list)
     for m in plan:
