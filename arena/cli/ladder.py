@@ -207,7 +207,7 @@ def too_few_note(entries: Sequence[dict[str, Any]]) -> str:
     if not few:
         return ""
     return (f"{few} bot(s) with too few matches for a margin (fewer than {MIN_MATCHES}): their ratings say "
-            f"little yet")
+            f"little yet, so they are ranked after the others")
 
 
 def freshness_note(counted: int, stored: int, computed_at: float, refreshing: bool) -> str:

@@ -36,8 +36,10 @@ def _interval(entry: Any, margin: float | None, low: float | None, high: float |
 
 
 def _group_ranks(lines: Sequence[RatedLine]) -> list[int]:
-    """Competition rank of each line by rating among the lines of its group (1 = best)."""
-    return [1 + sum(1 for y in lines if y.group == x.group and y.rating > x.rating) for x in lines]
+    """Competition rank of each line among the lines of its group (1 = best): by rating, the bots with too few
+    matches ranked after the others (the lines' order, ``arena.ratings.ladder.elo_lines``)."""
+    return [1 + sum(1 for y in lines if y.group == x.group and (y.too_few_matches, -y.rating) <
+                    (x.too_few_matches, -x.rating)) for x in lines]
 
 
 def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) -> arena_pb2.Ladder:

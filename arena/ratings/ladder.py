@@ -40,7 +40,7 @@ bot gets a finite one: the live Elo's margin of a perfect or nil pairwise record
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -163,9 +163,11 @@ def pair_groups(counts: PairCounts) -> dict[str, int]:
     return group_numbers(connected_groups([*counts.ahead, *counts.ties]))
 
 
-def _by_group(bots: Sequence[str], groups: Mapping[str, int]) -> list[int]:
-    """Indexes of ``bots`` group by group (1, 2, ..., unknown 0 last), the given order kept inside a group."""
-    return sorted(range(len(bots)), key=lambda i: (groups.get(bots[i], 0) or math.inf, i))
+def _by_group(bots: Sequence[str], groups: Mapping[str, int],
+              last: Callable[[str], bool] = lambda bot: False) -> list[int]:
+    """Indexes of ``bots`` group by group (1, 2, ..., unknown 0 last), inside a group those ``last`` says after the
+    others, the given order kept otherwise."""
+    return sorted(range(len(bots)), key=lambda i: (groups.get(bots[i], 0) or math.inf, last(bots[i]), i))
 
 
 def walk_margin(opponents_per_match: float, k: float = K_FACTOR, level: float = LEVEL) -> float:
@@ -196,8 +198,9 @@ def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
         matches: bot id -> its matches on the live ladder (a missing bot counts 0: too few).
     Returns:
         One ``RatedLine`` per entry of ``ladder``, group by group (``RatedLine.group``; bots the counts do not
-        count yet, group 0, last), the order of ``ladder`` kept inside a group; LOS only between two lines of one
-        group. A bot without pairwise results has margin None; every margin given is finite.
+        count yet, group 0, last), inside a group the bots with too few matches (``too_few_matches``) after the
+        others, the order of ``ladder`` kept otherwise; LOS of each line over the next one of its group. A bot
+        without pairwise results has margin None; every margin given is finite.
     """
     field = counts.against_field()
     groups = pair_groups(counts)
@@ -210,7 +213,10 @@ def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
             width = math.hypot(width, walk_margin(max(1.0, (w + d + lo) / played)))
         few = too_few_matches(played)
         margins[bot] = None if few or not math.isfinite(width) else width
-    order = [ladder[i] for i in _by_group([b for b, _ in ladder], groups)]
+    # group by group, and in a group the bots with too few matches after the others (a bot that forfeited its only
+    # match is no rival of bots of two thousand yet), the order of ``ladder`` kept otherwise
+    order = [ladder[i] for i in _by_group([b for b, _ in ladder], groups,
+                                          lambda bot: too_few_matches(matches.get(bot, 0)))]
     out = []
     for k, (bot, rating) in enumerate(order):
         los_next: float | None = None
@@ -227,10 +233,13 @@ def elo_lines(ladder: Sequence[tuple[str, float]], counts: PairCounts,
 
 
 def fit_lines(fit: FitResult, order: Sequence[str] | None = None, group: int = 1) -> list[RatedLine]:
-    """The batch fit's columns for the bots ``order`` (default ``fit.bots``, best rating first), LOS of each over
-    the next one in that order (``FitResult.los``), every line marked with ``group`` (the fit is one group's). A
-    bot of ``order`` absent from the fit is left out; a bot with too few matches gets no margin."""
-    bots = [b for b in (order if order is not None else fit.bots) if b in fit.ratings]
+    """The batch fit's columns for the bots ``order`` (default ``fit.bots``, best rating first, those with too few
+    matches after the others, as ``elo_lines``), LOS of each over the next one in that order (``FitResult.los``),
+    every line marked with ``group`` (the fit is one group's). A bot of ``order`` absent from the fit is left out; a
+    bot with too few matches gets no margin."""
+    if order is None:
+        order = sorted(fit.bots, key=lambda b: too_few_matches(fit.matches[b]))
+    bots = [b for b in order if b in fit.ratings]
     has_boot = fit.samples.shape[0] > 0
     out = []
     for k, bot in enumerate(bots):

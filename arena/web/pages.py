@@ -294,11 +294,10 @@ def ladder_top(ladder: dict[str, Any], most: int = HOME_LADDER_LINES, groups_mos
     bot of group 2 is on the home page too), as ``{"sections": [{"heading", "entries"}]`` (heading "" for one
     group) ``, "entries"`` (every line shown, in section order) ``, "more_groups"`` (sections left out) ``, "bots"``
     (lines on the whole ladder) ``}``. Within a section the bots with too few matches for a margin come after the
-    others (a bot that forfeited its only match sat above bots of two thousand), each line keeping its rank."""
+    others, as on the ladder."""
     entries = ladder["entries"]
     sections = group_sections(entries, lambda e: int(e.get("group") or 0), int(ladder.get("groups") or 0))
-    shown = [{"heading": heading, "entries": sorted(part, key=lambda e: bool(e.get("too_few_matches")))[:most]}
-             for heading, part in sections[:groups_most]]
+    shown = [{"heading": heading, "entries": part[:most]} for heading, part in sections[:groups_most]]
     return {"sections": shown, "entries": [e for s in shown for e in s["entries"]],
             "more_groups": len(sections) - len(shown), "bots": len(entries)}
 

@@ -109,8 +109,12 @@ def test_a_bot_that_won_every_pair_has_a_finite_margin_and_one_with_few_matches_
     assert lines[0].los_next == pytest.approx(ten_nil) and lines[1].los_next == pytest.approx(ten_nil)
     assert 0 < lines[1].margin < math.inf  # b: 10 wins, 10 losses
     few = elo_lines([("a", 1700.0), ("b", 1500.0), ("c", 1300.0)], c, {"a": 4, "b": 5, "c": 10})
-    assert [(x.margin is None, x.too_few_matches) for x in few] == [(True, True), (False, False), (False, False)]
-    assert few[0].los_next == pytest.approx(ten_nil)  # head to head still counts
+    # a bot with too few matches comes after the others, whatever its rating; LOS over the next line as listed
+    assert [(x.bot, x.margin is None, x.too_few_matches) for x in few] == [("b", False, False), ("c", False, False),
+                                                                            ("a", True, True)]
+    assert few[0].los_next == pytest.approx(ten_nil)  # b over c
+    assert few[1].los_next == pytest.approx(1 - ten_nil)  # c over a, which beat it 10 times: head to head counts
+    assert few[2].los_next is None
 
 
 def test_groups_that_never_met_are_listed_apart_and_not_compared() -> None:
@@ -184,3 +188,18 @@ def test_the_compact_copy_grows_by_the_new_results_and_refits_the_same_here_and_
         decode_matches(b"3\nnot zlib")
     with pytest.raises(ValueError, match="not run in a child"):
         elsewhere("print", "hello")
+
+
+def test_the_ladder_ranks_bots_with_too_few_matches_after_the_others() -> None:
+    """GetLadder's ranks follow the lines' order: by rating, a bot with too few matches ranked after the others of
+    its group (a newcomer saw a bot that forfeited its 2 matches at #2, above a bot of 42), ties sharing a rank."""
+    from arena.ladder.replies import _group_ranks
+    from arena.ratings.ladder import RatedLine
+
+    def line(bot: str, rating: float, few: bool, group: int = 1) -> RatedLine:
+        return RatedLine(bot=bot, rating=rating, margin=None, low=None, high=None, los_next=None, group=group,
+                         too_few_matches=few)
+
+    lines = [line("a", 1600, False), line("b", 1500, False), line("c", 1500, False), line("crash", 1550, True),
+             line("slow", 1520, True), line("x", 1400, False, group=2), line("y", 1700, True, group=2)]
+    assert _group_ranks(lines) == [1, 2, 2, 4, 5, 1, 2]

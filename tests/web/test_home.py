@@ -100,13 +100,16 @@ def test_the_home_page_shows_the_first_groups_and_says_how_many_more_are_on_the_
     assert top["more_groups"] == 7 - HOME_GROUPS and top["bots"] == 7
 
 
-def test_bots_with_too_few_matches_come_after_the_established_ones_on_the_home_page() -> None:
-    entries = [{"rank": r, "bot": bot, "rating": 1600.0 - 10 * r, "matches": n, "group": 1,
-                "too_few_matches": n < 5} for r, (bot, n) in enumerate(
-                    [("a@1", 40), ("boom@1", 1), ("slow@1", 2), ("b@1", 900), ("c@1", 30), ("d@1", 30)], 1)]
+def test_the_home_page_keeps_the_ladders_order_and_ranks() -> None:
+    """The ladder ranks bots with too few matches after the others (``arena.ratings.ladder.elo_lines``); the home
+    page shows its head as it is, ranks and all."""
+    entries = [{"rank": r, "bot": bot, "rating": rating, "matches": n, "group": 1, "too_few_matches": n < 5}
+               for r, (bot, rating, n) in enumerate([("a@1", 1600.0, 40), ("b@1", 1560.0, 900), ("c@1", 1550.0, 30),
+                                                     ("d@1", 1540.0, 30), ("boom@1", 1590.0, 1),
+                                                     ("slow@1", 1580.0, 2)], 1)]
     top = ladder_top({"entries": entries, "groups": 1}, most=5)
-    assert [(e["bot"], e["rank"]) for e in top["entries"]] == [("a@1", 1), ("b@1", 4), ("c@1", 5), ("d@1", 6),
-                                                                ("boom@1", 2)]
+    assert [(e["bot"], e["rank"]) for e in top["entries"]] == [("a@1", 1), ("b@1", 2), ("c@1", 3), ("d@1", 4),
+                                                                ("boom@1", 5)]
 
 
 def test_the_home_page_says_the_referee_is_down_and_still_links_every_ladder() -> None:
