@@ -67,6 +67,27 @@ def bot() -> None:
     """
 
 
+def game_of_bot(endpoint: str, timeout_s: float = 2.0) -> str | None:
+    """The one arena game the bot at ``endpoint`` (plaintext HOST:PORT) plays by its GetInfo, asked from this
+    machine within ``timeout_s`` seconds; None when it cannot be asked from here (a TLS endpoint, unreachable, no
+    answer), or it plays none or several of them."""
+    from arena.match.bot_checks import GETINFO_OPTIONS
+    from arena_sdk.games import GAMES
+    from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+    if "://" in endpoint:
+        return None
+    channel = grpc.insecure_channel(endpoint, options=GETINFO_OPTIONS)
+    try:
+        info = bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+    except grpc.RpcError:
+        return None
+    finally:
+        channel.close()
+    plays = [g for g in dict.fromkeys(info.games) if g in GAMES]
+    return plays[0] if len(plays) == 1 else None
+
+
 @bot.command("register", short_help="Register a bot endpoint (prints its bot id).")
 @click.argument("name", callback=lambda ctx, param, value: check_bot_name(value))
 @click.argument("endpoint", type=EndpointType(allow_tls=True))
@@ -92,6 +113,9 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     to the bot on every match call, and nobody else can start, end or probe the bot's matches. A bot started with
     a secret is registered only with it: the arena checks it with the bot first.
 
+    Without --game, a bot this machine reaches that plays one game of the arena is registered for that game (its
+    GetInfo says which); else for the default game.
+
     Examples:
 
     \b
@@ -103,6 +127,11 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     """
     tokens = TokenStore(data_dir)
     tokens.check()
+    if click.get_current_context().get_parameter_source("game") is click.core.ParameterSource.DEFAULT:
+        plays = game_of_bot(endpoint)
+        if plays is not None and plays != game:
+            click.echo(f"the bot at {endpoint} plays {plays}: registering it for {plays} (--game chooses)", err=True)
+            game = plays
     arena = resolve_arena(app, server)
     owner = token or tokens.lookup(arena, game, name)
     hints = token_hints(bool(token), tokens, name) if owner else {
@@ -274,16 +303,16 @@ def bot_list(app: AppContext, game: str | None, check: bool, server: str, as_jso
 
 
 def _health_text(health: dict[str, Any], answers: bool | None = None) -> str:
-    """The match health of a bot (its ``health`` dict of `arena bot list --json`): "healthy", "not unhealthy yet: 2
-    failed matches in a row" (the workers mark a bot unhealthy after ``unhealthy_after`` of them, 3 by default) or
+    """The match health of a bot (its ``health`` dict of `arena bot list --json`): "healthy", "failing: 2 failed
+    matches in a row" (the workers mark a bot unhealthy after ``unhealthy_after`` of them, 3 by default) or
     "unhealthy since 2024-05-01 12:00:00: REASON". When its endpoint does not answer now (``answers`` False; None:
-    not asked) a healthy record says it is about its last matches: "healthy in its last matches"."""
+    not asked) a record without failures says only that: "no failed match yet" (it may have played none)."""
     if health["state"] == "unhealthy":
         return f"unhealthy since {when(health['unhealthy_since'] or 0)}: {health['reason'] or '?'}"
     failures = health["consecutive_failures"]
     if failures:
-        return f"not unhealthy yet: {plural(failures, 'failed match')} in a row"
-    return "healthy in its last matches" if answers is False else "healthy"
+        return f"failing: {plural(failures, 'failed match')} in a row"
+    return "no failed match yet" if answers is False else "healthy"
 
 
 @bot.command("token", short_help="Print the owner token of a bot NAME saved on this machine.")

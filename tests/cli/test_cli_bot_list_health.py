@@ -22,10 +22,10 @@ def _health(state: str = "healthy", failures: int = 0) -> dict[str, Any]:
 @pytest.mark.parametrize(("health", "answers", "text"), [
     (_health(), None, "healthy"),
     (_health(), True, "healthy"),
-    (_health(), False, "healthy in its last matches"),
-    (_health(failures=2), True, "not unhealthy yet: 2 failed matches in a row"),
-    (_health(failures=1), None, "not unhealthy yet: 1 failed match in a row"),
-    (_health(failures=2), False, "not unhealthy yet: 2 failed matches in a row"),
+    (_health(), False, "no failed match yet"),
+    (_health(failures=2), True, "failing: 2 failed matches in a row"),
+    (_health(failures=1), None, "failing: 1 failed match in a row"),
+    (_health(failures=2), False, "failing: 2 failed matches in a row"),
 ])
 def test_a_healthy_record_of_a_bot_that_does_not_answer_says_it_is_about_its_last_matches(
         health: dict[str, Any], answers: bool | None, text: str) -> None:
@@ -62,5 +62,5 @@ def test_bot_list_shows_match_health_beside_whether_the_bot_answers_now(monkeypa
     assert any("match health" in line for line in lines)
     gone = next(line for line in lines if "gone@1.0" in line)
     here = next(line for line in lines if "here@1.0" in line)
-    assert "no: connection refused" in gone and "healthy in its last matches" in gone
+    assert "no: connection refused" in gone and "no failed match yet" in gone
     assert " yes " in here and " healthy " in here and "last matches" not in here

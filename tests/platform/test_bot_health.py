@@ -209,7 +209,7 @@ def test_bot_list_shows_each_bot_s_health(store: Store, arena_server: Any, dead_
     assert health["sick@1"] == {"state": "unhealthy", "consecutive_failures": 2, "unhealthy_since": 1e9 + 5,
                                 "reason": "forfeited (timeouts) in match m2"}
     assert [_health_text(health[b]) for b in ("fine@1", "shaky@1")] == [
-        "healthy", "not unhealthy yet: 1 failed match in a row"]
+        "healthy", "failing: 1 failed match in a row"]
     assert _health_text(health["sick@1"]).startswith("unhealthy since 2001-09-")
     assert _health_text(health["sick@1"]).endswith(": forfeited (timeouts) in match m2")
 
