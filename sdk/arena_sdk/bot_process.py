@@ -125,8 +125,8 @@ def serve(bot_cls: type[Bot], argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default=None, help="bot name reported to the arena (default: the class's name)")
     parser.add_argument(
         "--max-workers", type=int, default=DEFAULT_MAX_WORKERS,
-        help="threads serving calls (default %(default)s); without --secret, one client address is served with at most "
-             "half of them at once (a stranger holding calls cannot take them all)"
+        help="threads serving calls (default %(default)s); one client address is served with at most half of them at "
+             "once by calls without the --secret (a stranger holding calls cannot take them all)"
     )
     parser.add_argument(
         "--secret", default=None, metavar="S",

@@ -85,7 +85,7 @@ DEFAULT_HOST = "127.0.0.1"
 # match), made only when needed. A worker may run hundreds of matches with this bot in every seat; when every
 # thread is busy, a call waits for one, and that wait counts against the call's deadline.
 DEFAULT_MAX_WORKERS = 4096
-PEER_SHARE_DIVISOR = 2  # a bot without a secret: one client address holds at most max_workers / this at once
+PEER_SHARE_DIVISOR = 2  # one client address holds at most max_workers / this at once with calls without the secret
 MAX_FAILURE_CHARS = 1024  # StepFailure.message at most
 MAX_REQUEST_BYTES = 1024 * 1024  # the server's max receive size: a Decide request is a few KiB
 OPEN_METHODS = frozenset({"GetInfo"})  # answered without the bot secret
