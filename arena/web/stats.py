@@ -129,7 +129,8 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
     runs). ``sprt`` is the Sprt reply's JSON form (v1, v2, seats, field, elo0, elo1, statistic, tournament.game). A
     test on the relative score (statistic "score") compares the tables' ``scores``
     (``arena.ratings.score_sprt.block_score_outcome``). A block replaced after a void table ends the history there
-    too."""
+    too, and so does a decided test's ``blocks`` (the blocks its verdict was taken on: the tables a worker had
+    already started then still finish, and count on the ladder, not in the test)."""
     by_index: dict[int, Mapping[str, Any]] = {}
     for m in matches:
         number = str(m.get("match_id", "")).rpartition("-")[2]
@@ -148,7 +149,8 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
     scored = score_sprt.ScoreState.new()
     points = [(0.0, 0.0)]
     block = 0
-    while (2 * block) in by_index and (2 * block + 1) in by_index:
+    last = int(sprt.get("blocks") or 0) if sprt.get("verdict") else None
+    while (2 * block) in by_index and (2 * block + 1) in by_index and (last is None or block < last):
         table1, table2 = by_index[2 * block], by_index[2 * block + 1]
         seats1, seats2 = list(table1.get("seats", [])), list(table2.get("seats", []))
         if sprt.get("v1") not in seats1 or sprt.get("v2") not in seats2:

@@ -198,6 +198,9 @@ def test_the_sprt_history_compares_the_two_tables_of_each_block() -> None:
     assert [x for x, _ in history] == [0.0, 1.0, 2.0]
     assert history[1][1] == llr(one, 0.0, 5.0, True) > 0 and history[2][1] == llr(two, 0.0, 5.0, True)
     assert stats.sprt_llr_history(sprt, []) == [(0.0, 0.0)]
+    # decided on its first block: the blocks a worker had started then finish, but are not the test's
+    decided = dict(sprt, verdict="H1", blocks=1)
+    assert stats.sprt_llr_history(decided, reversed(matches)) == history[:2]
 
 
 def test_the_sprt_history_of_a_paired_test_on_the_relative_score() -> None:
