@@ -9,6 +9,7 @@ functions."""
 
 from __future__ import annotations
 
+import difflib
 import hmac
 import logging
 from collections.abc import Callable, Sequence
@@ -187,9 +188,11 @@ def spelt(store: Store, refs: Sequence[str], game: str = "") -> str:
     """Bot refs (NAME or NAME@VERSION) that name no bot, for a NOT_FOUND message: "faulty (did you mean Faulty? a
     NAME's letter case counts here)" for one whose NAME is held in another letter case; with ``game``, "mine@1 (did
     you mean mine@1.0? versions of mine: 1.0, 2.0)" for a VERSION that NAME lacks in ``game`` (the one that starts
-    with it, or the versions alone when none or several do; at most 10 shown, the latest); else as given; comma
-    separated."""
+    with it, or the versions alone when none or several do; at most 10 shown, the latest); with ``game``,
+    "lowrsk (did you mean lowrisk?)" for a NAME close to one registered for ``game`` (``difflib``: bot names are
+    public); else as given; comma separated."""
     out = []
+    names: list[str] | None = None
     for ref in refs:
         name, at, version = ref.partition("@")
         held = store.held_spelling(name) if BOT_NAME_RE.match(name) else ""
@@ -203,6 +206,12 @@ def spelt(store: Store, refs: Sequence[str], game: str = "") -> str:
             guess = f"did you mean {name}@{near[0]}? " if len(near) == 1 else ""
             out.append(f"{ref} ({guess}versions of {name}: {shown})")
             continue
+        if game and not held:
+            names = store.bot_names(game) if names is None else names
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+            if close:
+                out.append(f"{ref} (did you mean {close[0]}{at}{version}?)")
+                continue
         out.append(ref)
     return ", ".join(out)
 

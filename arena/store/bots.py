@@ -184,6 +184,10 @@ class BotStore(StoreBase):
         h = self.client.hgetall(bot_key(game, bid))
         return self._bot(h) if h else None
 
+    def bot_names(self, game: str) -> list[str]:
+        """The NAMEs with a bot registered for ``game``, sorted (one read of its bot ids)."""
+        return sorted({b.partition("@")[0] for b in self.client.smembers(bots_key(game))})
+
     def list_bots(self, game: str | None = None) -> list[BotEntry]:
         """Registered bot versions of ``game`` (every game when ``None`` or empty), sorted by game, name, then
         registration time."""

@@ -111,6 +111,10 @@ def test_create_tournament_errors(arena: arena_pb2_grpc.ArenaStub) -> None:
     code, details = _code(lambda: create(bots=["a", "b", "zed", "yan"]))
     assert code == grpc.StatusCode.NOT_FOUND
     assert "not registered for take5: zed, yan" in details and "arena bot register" in details
+    _register(arena, "lowrisk")
+    code, details = _code(lambda: create(bots=["a", "lowrsk", "lowrisk2@1.0"]))  # a NAME close to a registered one
+    assert code == grpc.StatusCode.NOT_FOUND
+    assert "lowrsk (did you mean lowrisk?), lowrisk2@1.0 (did you mean lowrisk@1.0?)" in details, details
     for kwargs, message in [
         ({"bots": []}, "at least 2 bots"),
         ({"bots": ["a", "b", "a"]}, "more than once: a"),
