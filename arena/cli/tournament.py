@@ -463,12 +463,13 @@ def tournament_cancel(app: AppContext, tournament_id: str, server: str, as_json:
         data["cancelled_now"] = before.state == "running"
         print_json(data)
         return
+    what = "SPRT" if t.format == "sprt" else "tournament"
     if before.state != "running":
-        click.echo(f"tournament {t.id} was already {before.state}; nothing changed: {t.matches_done}/"
+        click.echo(f"{what} {t.id} was already {before.state}; nothing changed: {t.matches_done}/"
                    f"{t.matches_total} matches done, {t.matches_cancelled} dropped{failed_note(t)}")
         return
     unsettled = t.matches_total - t.matches_done - t.matches_cancelled - t.matches_failed
-    click.echo(f"tournament {t.id} cancelled: {t.matches_dropped_now} queued "
+    click.echo(f"{what} {t.id} cancelled: {t.matches_dropped_now} queued "
                f"match{'es' if t.matches_dropped_now != 1 else ''} dropped; {t.matches_done}/{t.matches_total} done"
                f"{failed_note(t)}" + (f"; {unsettled} already with a worker: those being played finish and count, "
                                       f"those a worker read ahead but has not started are dropped" if unsettled

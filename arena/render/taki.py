@@ -189,8 +189,9 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     except ValueError as exc:
         raise RenderError(f"cannot rebuild the game from the record's config, seed and deals: {exc}") from exc
     start = state.unseen[0] if state.unseen else ()
-    parts.append(Text("Start: " + "; ".join(_event_text(e, names)[0] for e in start)
-                      + f". Leading card {_table_state(state)}."))
+    # the start's events (the leading card among them), then the table they leave: its colour to follow, a stack
+    events = [text for text, _ in (_event_text(e, names) for e in start) if not text.startswith("leading card")]
+    parts.append(Text("Start: " + "; ".join([*events, f"leading card {_table_state(state)}"]) + "."))
     faults_at: dict[int, list[Any]] = {}
     for f in rec.faults:
         if f.decision is not None:

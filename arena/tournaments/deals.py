@@ -218,8 +218,8 @@ def deal_plan(bots: Sequence[str], seats_per_match: int, rounds: int, deals: str
     - seats are balanced: each bot's matches, taken k at a time (in combination order of their subsets, round
       after round), hold every seat exactly once (the last, shorter block: distinct seats), so over the tournament
       each bot holds each seat floor(m/k) or ceil(m/k) times for its m matches (within 1). At 2 seats every odd
-      round seats the pairs of round 0 the other way round, so the two bots of a pair take turns at seat 0 (the one
-      who moves first in Taki): over R rounds each holds it floor(R/2) or ceil(R/2) times.
+      round seats the pairs of round 0 the other way round, so the two bots of a pair take turns at seat 0 (the
+      first to move, in a game of turns): over R rounds each holds it floor(R/2) or ceil(R/2) times.
 
     With B < 2k there is one table per deal (T = 1): every match has a deal of its own.
 
