@@ -109,20 +109,25 @@ class PeerShare:
     its other clients (a bot's referee calls from an address of its own). ``take(address)`` -> whether it may have
     one more, ``enter(context)`` the same for a gRPC call's ``peer_address`` (-> the address, or None over the
     share; "" for a call ``exempt(context)`` says is not counted, e.g. one carrying the bot's secret);
-    ``leave(address)`` once it is over (nothing for ""). Thread-safe."""
+    ``leave(address)`` once it is over (nothing for ""). With ``total``, every address together holds at most that
+    many (so that calls ``exempt`` keeps the rest of the threads, whatever addresses a stranger has). Thread-safe."""
 
-    def __init__(self, limit: int, exempt: Callable[[grpc.ServicerContext], bool] | None = None) -> None:
+    def __init__(self, limit: int, exempt: Callable[[grpc.ServicerContext], bool] | None = None,
+                 total: int | None = None) -> None:
         self.limit = max(1, limit)
         self.exempt = exempt
+        self.total = None if total is None else max(1, total)
         self._held: dict[str, int] = {}
+        self._sum = 0
         self._lock = threading.Lock()
 
     def take(self, address: str) -> bool:
         with self._lock:
             held = self._held.get(address, 0)
-            if held >= self.limit:
+            if held >= self.limit or (self.total is not None and self._sum >= self.total):
                 return False
             self._held[address] = held + 1
+            self._sum += 1
         return True
 
     def enter(self, context: grpc.ServicerContext) -> str | None:
@@ -145,6 +150,8 @@ class PeerShare:
                 self._held[address] = held
             else:
                 self._held.pop(address, None)
+            if held >= 0:
+                self._sum -= 1
 
     def refuse(self, context: grpc.ServicerContext) -> None:
         """Abort the call over the share with RESOURCE_EXHAUSTED, saying so."""

@@ -392,8 +392,9 @@ def create_server(
     metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
     open. The calls and streams under way from one client address (``guard.PeerShare``: an IPv4 address, an IPv6
     /64, every loopback address as one) without the secret (every call of a bot without one) are at most
-    ``max_workers // PEER_SHARE_DIVISOR``; more get RESOURCE_EXHAUSTED at once, so that a stranger holding streams,
-    slow calls or calls that never send their request leaves the rest of the threads to the referee. With ``tls``
+    ``max_workers // PEER_SHARE_DIVISOR``, and on a bot with a secret those of every address together too; more get
+    RESOURCE_EXHAUSTED at once, so that a stranger holding streams, slow calls or calls that never send their request
+    leaves the rest of the threads to the referee (with a secret: from any number of addresses). With ``tls``
     (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
@@ -414,11 +415,13 @@ def create_server(
         ],
     )
     # one address (a stranger's) holds at most half of the threads with calls that do not carry the secret: every
-    # call of a bot without one, a public GetInfo (or a refused call) of a bot with one
+    # call of a bot without one, a public GetInfo (or a refused call) of a bot with one; on a bot with a secret all
+    # addresses together too, so that the referee's calls keep the other half
     add_guarded_service(server, bot_pb2.DESCRIPTOR.services_by_name["Bot"], servicer,
                         gate=secret_gate(secret) if secret else None,
                         share=PeerShare(max_workers // PEER_SHARE_DIVISOR,
-                                        exempt=carries_secret(secret) if secret else None))
+                                        exempt=carries_secret(secret) if secret else None,
+                                        total=max_workers // PEER_SHARE_DIVISOR if secret else None))
     if tls is not None and (b"-----BEGIN CERTIFICATE-----" not in tls[0] or b"PRIVATE KEY-----" not in tls[1]):
         raise ServeError("TLS needs a PEM certificate chain (-----BEGIN CERTIFICATE-----) and its PEM private key "
                          "(-----BEGIN ... PRIVATE KEY-----)")

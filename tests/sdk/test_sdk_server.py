@@ -674,6 +674,13 @@ def test_unary_calls_that_never_send_their_request_hold_at_most_the_share(monkey
             time.sleep(0.5)
             refused = [c for c in calls if c.done() and c.code() == grpc.StatusCode.RESOURCE_EXHAUSTED]
             assert len(refused) == 12 - 8 // 2  # the address's share (4 of 8 threads) waits, the rest refused
+            if secret:  # a second address of the stranger's finds no room: calls without the secret hold 4 in all
+                with grpc.insecure_channel(f"127.0.0.1:{port}") as second:
+                    more = second.stream_unary("/arena.v1.Bot/GetInfo", request_serializer=lambda b: b,
+                                               response_deserializer=bot_pb2.BotInfo.FromString)
+                    extra = [more.future(never_sent(), timeout=30) for _ in range(4)]
+                    time.sleep(0.5)
+                    assert all(c.done() and c.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for c in extra)
             metadata = (("arena-bot-secret", secret),) if secret else None
             sources = ["127.0.0.1"] + ([outside_address] if secret else [])
             for source in sources:  # the referee (its secret carried: not counted, from any address)
