@@ -39,6 +39,9 @@ log = logging.getLogger("arena.server.servicer")
 # leaves the rest for every other call. A call takes one only once its request has come (grpc.aio receives it on
 # the server's event loop): a client that opens calls and never sends their requests holds no thread.
 RPC_THREADS = 32
+RPC_STREAMS = 64  # calls under way at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)
+RPC_CONNECTION_AGE_S = 600  # a connection is closed (GOAWAY) after this long, its calls given RPC_CONNECTION_GRACE_S
+RPC_CONNECTION_GRACE_S = 60
 
 T = TypeVar("T")
 
@@ -222,7 +225,13 @@ class ArenaServer:
                      # proxy's or firewall's job (docs/operators/security.md)
                      ("grpc.max_allowed_incoming_connections", rpc_connections()),
                      ("grpc.server_handshake_timeout_ms", 10_000),
-                     ("grpc.max_connection_idle_ms", 120_000)],
+                     ("grpc.max_connection_idle_ms", 120_000),
+                     # a call waiting for its request costs no thread but ~15 KB: at most RPC_STREAMS of them per
+                     # connection, and no connection lives past RPC_CONNECTION_AGE_S (+ its grace; a client
+                     # reconnects by itself), so held calls are bounded in number and in time
+                     ("grpc.max_concurrent_streams", RPC_STREAMS),
+                     ("grpc.max_connection_age_ms", RPC_CONNECTION_AGE_S * 1000),
+                     ("grpc.max_connection_age_grace_ms", RPC_CONNECTION_GRACE_S * 1000)],
             interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
                             validate=limits.request_problem, authorize=servicer.authorize)

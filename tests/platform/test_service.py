@@ -251,7 +251,8 @@ def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> N
             release.wait(WAIT_S)
             yield arena_pb2.GetArenaInfoRequest().SerializeToString()
 
-        stranger = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+        # a connection of its own (channels of one process to one target share one by default), as a stranger has
+        stranger = grpc.insecure_channel(f"127.0.0.1:{server.port}", options=[("grpc.use_local_subchannel_pool", 1)])
         held = stranger.stream_unary("/arena.v1.Arena/GetArenaInfo", request_serializer=lambda b: b,
                                      response_deserializer=arena_pb2.ArenaInfo.FromString)
         calls = [held.future(never_sent(), timeout=WAIT_S) for _ in range(2 * RPC_THREADS)]
