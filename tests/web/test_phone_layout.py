@@ -110,6 +110,9 @@ def test_every_column_of_the_viewers_scores_table_is_on_a_phones_screen(phone: A
                 cells = rows.nth(r).locator("th, td")
                 for c in range(cells.count()):
                     box = cells.nth(c).bounding_box()
+                    if box is None:  # the results' seat column gives its room away (rows in seat order)
+                        assert (table, c) == ("#seats", 0), (table, r, c)
+                        continue
                     assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], \
                         (table, r, c, cells.nth(c).inner_text(), box)
         assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
