@@ -273,8 +273,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if problem:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                   f"{problem}; nothing was queued: start the bots (or move them with arena bot update) and "
-                   f"create the tournament again")
+                   f"{problem}; nothing was queued: start the bots (or move them with arena bot update, or "
+                   f"leave them out: arena bot remove) and create the tournament again")
 
     def _tournament(self, tournament_id: str, context: grpc.ServicerContext) -> TournamentInfo:
         check_tournament_id(tournament_id, context)

@@ -491,7 +491,8 @@ def test_create_with_a_bot_that_stopped_is_refused_with_a_hint(  # type: ignore[
     before = arena.json("tournament", "list")
     line = arena.fails("tournament", "create", "--bots", f"{up},{down}", "--no-wait")
     assert "bots not answering: " in line and down in line and up not in line.split("not answering: ")[1]
-    assert line.endswith("start the bots (or move them with arena bot update) and create the tournament again "
+    assert line.endswith("start the bots (or move them with arena bot update, or leave them out: arena bot "
+                         "remove) and create the tournament again "
                          "(FAILED_PRECONDITION)") and BOTS_DOWN_HINT not in line  # the advice once
     assert arena.json("tournament", "list") == before  # nothing was created
 
