@@ -13,6 +13,7 @@ the one rule of what a bot secret may be (the SDK's ``serve``, the CLI and the a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import hmac
@@ -209,26 +210,28 @@ def _behaviour(method_name: str, function: Callable[[Any, grpc.ServicerContext],
     """A unary method as a unary handler runs it (a ``grpc.aio`` server's, which receives the request before a thread
     runs it): the share, the gate, then ``_handled``."""
     def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
-        address = _enter(share, context)
-        try:
+        with _in_share(share, context):
             _admit(gate, method_name, context)
             return _handled(method_name, function, validate, authorize, request, context)
-        finally:
-            if share is not None:
-                share.leave(address)
 
     behaviour.__name__ = method_name
     return behaviour
 
 
-def _enter(share: PeerShare | None, context: grpc.ServicerContext) -> str:
-    """The call's client address, counted in ``share`` (aborts with RESOURCE_EXHAUSTED over it); "" without one."""
+@contextlib.contextmanager
+def _in_share(share: PeerShare | None, context: grpc.ServicerContext) -> Iterator[None]:
+    """The call counted in ``share`` (by its client address) while the block runs; aborts with RESOURCE_EXHAUSTED
+    over it. Nothing without a share."""
     if share is None:
-        return ""
+        yield
+        return
     address = share.enter(context)
     if address is None:
         share.refuse(context)
-    return address or ""
+    try:
+        yield
+    finally:
+        share.leave(address or "")
 
 
 def _admit(gate: Gate | None, method_name: str, context: grpc.ServicerContext) -> None:
@@ -268,8 +271,7 @@ def _unary_from_stream(method_name: str, function: Callable[[Any, grpc.ServicerC
     ``REFUSED_WAIT_S`` for its request, as a refused stream), and a request that has not come within
     ``FIRST_MESSAGE_S`` cancels the call; then ``_handled``."""
     def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
-        address = _enter(share, context)
-        try:
+        with _in_share(share, context):
             if gate is not None and gate(method_name, context) is not None:
                 _refuse_stream(gate, method_name, requests, context)
             waiting = _WATCH.watch(context, FIRST_MESSAGE_S)
@@ -282,9 +284,6 @@ def _unary_from_stream(method_name: str, function: Callable[[Any, grpc.ServicerC
             if request is None:
                 context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method_name} takes exactly one request message")
             return _handled(method_name, function, validate, authorize, request, context)
-        finally:
-            if share is not None:
-                share.leave(address)
 
     behaviour.__name__ = method_name
     return behaviour
@@ -389,12 +388,8 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
         return function(checked(requests, context), context)
 
     def shared(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        assert share is not None
-        address = _enter(share, context)
-        try:
+        with _in_share(share, context):
             yield from behaviour(requests, context)
-        finally:
-            share.leave(address)
 
     chosen = behaviour if share is None else shared
     chosen.__name__ = method_name
