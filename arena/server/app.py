@@ -214,6 +214,9 @@ class ArenaServer:
         """Build, bind and start the gRPC server on the running (the server's) loop: the Arena service of
         ``servicer`` (its methods run in ``pool``), health (SERVING) and reflection. Returns (server, health
         servicer, bound port). Raises ``ServiceError`` when the address cannot be bound."""
+        # the Arena methods' requests are awaited on this loop, then the methods run in its default executor
+        # (arena_sdk.guard._aio_unary): the server's pool
+        asyncio.get_running_loop().set_default_executor(pool)
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.aio.server(
             migration_thread_pool=pool,

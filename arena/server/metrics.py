@@ -20,6 +20,7 @@ import grpc.aio
 
 from arena.core import metrics as m
 
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
 _TYPES = {(False, False): "unary", (False, True): "server_stream", (True, False): "client_stream",
           (True, True): "bidi_stream"}
 
@@ -51,12 +52,16 @@ class _CodeOf:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
 
-    def name(self, failed: bool) -> str:
-        """The status code's name as the call ended: the one aborted with or set, else UNKNOWN when the behaviour
-        raised (grpcio answers such a call UNKNOWN), else OK."""
-        if isinstance(self.code, grpc.StatusCode):
-            return self.code.name
-        return "UNKNOWN" if failed else "OK"
+
+
+def _code_name(code: Any, failed: bool) -> str:
+    """The status code's name as a call ended: the one aborted with or set (a ``grpc.StatusCode``, or grpc.aio's
+    number of one), else UNKNOWN when the behaviour raised (grpcio answers such a call UNKNOWN), else OK."""
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if isinstance(code, int) and code in _CODES:
+        return _CODES[code].name
+    return "UNKNOWN" if failed else "OK"
 
 
 class RpcMetricsInterceptor(grpc.aio.ServerInterceptor):
@@ -69,7 +74,9 @@ class RpcMetricsInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:  # not served: UNIMPLEMENTED by grpcio, and the method name is not a label
             return None
-        grpc_type = _TYPES[(bool(handler.request_streaming), bool(handler.response_streaming))]
+        behaviour = handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+        grpc_type = getattr(behaviour, "grpc_type", None) or _TYPES[(bool(handler.request_streaming),
+                                                                     bool(handler.response_streaming))]
         labels = (grpc_type, *_split(handler_call_details.method))
         if handler.unary_unary is not None:
             return handler._replace(unary_unary=_unary(handler.unary_unary, labels))
@@ -89,7 +96,9 @@ class _Counted:
 
     def __init__(self, labels: tuple[str, str, str], context: grpc.ServicerContext) -> None:
         self.labels = labels
-        self.seen = cast(grpc.ServicerContext, _CodeOf(context))
+        # grpc.aio's own context (of a coroutine method) tells its code; the one of a thread-run method does not
+        self.seen = context if callable(getattr(context, "code", None)) else cast(grpc.ServicerContext,
+                                                                                  _CodeOf(context))
 
     def __enter__(self) -> grpc.ServicerContext:
         m.RPC_STARTED.labels(*self.labels).inc()
@@ -98,7 +107,9 @@ class _Counted:
 
     def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
         m.RPC_SECONDS.labels(*self.labels).observe(time.perf_counter() - self.t0)
-        m.RPC_HANDLED.labels(*self.labels, cast(_CodeOf, self.seen).name(kind is not None)).inc()
+        seen = self.seen
+        code = seen.code if isinstance(seen, _CodeOf) else cast(Any, seen).code()
+        m.RPC_HANDLED.labels(*self.labels, _code_name(code, kind is not None)).inc()
 
 
 def _unary(behaviour: Callable[[Any, grpc.ServicerContext], Any], labels: tuple[str, str, str]) -> Any:

@@ -13,6 +13,7 @@ the one rule of what a bot secret may be (the SDK's ``serve``, the CLI and the a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import heapq
@@ -289,6 +290,35 @@ def _unary_from_stream(method_name: str, function: Callable[[Any, grpc.ServicerC
     return behaviour
 
 
+# grpc.aio's context of a method run in a thread (what the server gives its own thread-run methods): private, so
+# without it (another grpcio) a unary method is registered as one
+try:
+    from grpc._cython.cygrpc import _SyncServicerContext as _SYNC_CONTEXT  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - grpcio 1.85 has it
+    _SYNC_CONTEXT = None
+
+
+def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[..., Any]:
+    """A unary method on a ``grpc.aio`` server, served as one whose request streams (the same bytes on the wire):
+    its request is awaited on the server's loop for at most ``FIRST_MESSAGE_S`` (a call that never sends one costs
+    no thread, and no memory past that: DEADLINE_EXCEEDED), then ``behaviour`` runs in the loop's default executor
+    (the server's thread pool, which the caller sets) with a context as the server gives its own thread-run
+    methods. Marked ``grpc_type = "unary"`` for the RPC metrics."""
+    async def unary(requests: Any, context: Any) -> Any:
+        try:
+            request = await asyncio.wait_for(requests.__anext__(), FIRST_MESSAGE_S)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"no {method_name} request came within {FIRST_MESSAGE_S:g} s of the call")
+        except StopAsyncIteration:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method_name} takes exactly one request message")
+        return await asyncio.get_running_loop().run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
+
+    unary.__name__ = method_name
+    unary.grpc_type = "unary"  # type: ignore[attr-defined]
+    return unary
+
+
 def _refuse_stream(gate: Gate, method_name: str, requests: Iterator[Any], context: grpc.ServicerContext) -> None:
     """Abort a call or stream ``gate`` refuses. Its first message is read (and dropped) first: a client still writing
     it when the status came would see grpc's "Internal error from Core" instead of the refusal; a client that never
@@ -428,11 +458,15 @@ def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceD
             raise ValueError(f"{service.full_name}.{method.name} streams one way; add_guarded_service serves unary "
                              f"and bidirectional methods")
         if isinstance(server, grpc.aio.Server):  # receives the request on its loop, then runs the method
-            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share),
-                request_deserializer=_decoder(request_cls),
-                response_serializer=response_cls.SerializeToString,
-            )
+            behaviour = _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share)
+            if _SYNC_CONTEXT is not None:
+                handlers[method.name] = grpc.stream_unary_rpc_method_handler(
+                    _aio_unary(method.name, behaviour), request_deserializer=_decoder(request_cls),
+                    response_serializer=response_cls.SerializeToString)
+            else:  # a grpcio without it: the request has no deadline (it holds no thread either way)
+                handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                    behaviour, request_deserializer=_decoder(request_cls),
+                    response_serializer=response_cls.SerializeToString)
         else:
             handlers[method.name] = grpc.stream_unary_rpc_method_handler(
                 _unary_from_stream(method.name, getattr(servicer, method.name), gate, validate, authorize, share),

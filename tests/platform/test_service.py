@@ -268,6 +268,38 @@ def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> N
             stranger.close()
 
 
+def test_a_call_whose_request_never_comes_is_ended_by_the_referee(redis_url: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Such a call holds no thread, but memory: the referee ends it once its request is ``FIRST_MESSAGE_S`` late
+    (DEADLINE_EXCEEDED, saying so), well before the client's own deadline; a call whose request comes is served."""
+    import threading
+
+    from arena_sdk import guard
+
+    monkeypatch.setattr(guard, "FIRST_MESSAGE_S", 1.0)
+    for server, stub, _channel in _serve(redis_url, workers=0):
+        release = threading.Event()
+
+        def never_sent() -> Iterator[bytes]:
+            release.wait(WAIT_S)
+            yield arena_pb2.GetArenaInfoRequest().SerializeToString()
+
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=[("grpc.use_local_subchannel_pool", 1)]) as c:
+            held = c.stream_unary("/arena.v1.Arena/GetArenaInfo", request_serializer=lambda b: b,
+                                  response_deserializer=arena_pb2.ArenaInfo.FromString)
+            t0 = time.monotonic()
+            calls = [held.future(never_sent(), timeout=30) for _ in range(5)]
+            try:
+                for call in calls:
+                    error = call.exception(timeout=20)
+                    assert isinstance(error, grpc.RpcError) and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                    assert "no GetArenaInfo request came within 1 s" in (error.details() or "")
+                assert time.monotonic() - t0 < 10
+            finally:
+                release.set()
+        assert stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
+
+
 def test_health_follows_redis(tmp_path: Path) -> None:
     from platform_helpers import wait_until
 
