@@ -22,7 +22,7 @@ from arena.core.text import printable
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer
 from arena.match.streams import PROBE_S
 from arena_sdk.games import GAMES
-from arena_sdk.guard import BOT_SECRET_METADATA
+from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 # the options of a channel that asks a bot's GetInfo: an answer over MAX_BOT_INFO_BYTES is not read
@@ -103,7 +103,7 @@ def stream_refusal(endpoint: str, secret: str = "", timeout_s: float = DEFAULTS.
         except grpc.FutureTimeoutError:
             return None
         call = bot_pb2_grpc.BotStub(channel).PlayMatch(
-            iter(()), metadata=((BOT_SECRET_METADATA, secret),) if secret else None, wait_for_ready=False)
+            iter(()), metadata=secret_metadata(secret), wait_for_ready=False)
         over = threading.Event()
         call.add_done_callback(lambda _call: over.set())
         if not over.wait(probe_s) or call.code() != grpc.StatusCode.UNIMPLEMENTED:

@@ -25,7 +25,8 @@ class SeatSpec:
         name: the bot's registered name (ladder identity; sent to every seat as ``player_names``).
         endpoint: ``"host:port"`` of the bot's ``arena.v1.Bot`` server.
         secret: the bot secret its owner registered ("" for none), sent in the ``arena-bot-secret`` call metadata
-            of every StartMatch, Decide and EndMatch call to this seat; never recorded, never in ``repr``.
+            of every StartMatch, Decide and EndMatch call to this seat (and of the worker's GetInfo checks); never
+            recorded, never in ``repr``.
     """
 
     name: str

@@ -38,7 +38,7 @@ from arena.match.record import (
 from arena.match.streams import SeatStream
 from arena_sdk import wire
 from arena_sdk.games import Game
-from arena_sdk.guard import BOT_SECRET_METADATA
+from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
@@ -115,7 +115,7 @@ class RunningMatch(BotCalls):
             lease = self.leases.get(s.endpoint)
             if lease is None:
                 lease = self.leases[s.endpoint] = pool.lease(s.endpoint)
-            metadata = ((BOT_SECRET_METADATA, s.secret),) if s.secret else None
+            metadata = secret_metadata(s.secret)
             self.stubs.append(lease.stub)
             self.channels.append(lease.channel)
             self.metadata.append(metadata)

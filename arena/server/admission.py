@@ -29,7 +29,7 @@ import hmac
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -192,8 +192,8 @@ class BotChecks:
         self._sleep = sleep
         self._clock = clock
 
-    def _dial(self, endpoints: Sequence[str]) -> dict[str, Outcome]:
-        outcomes = dial_infos(endpoints, self.timeout_s, self.dialer)
+    def _dial(self, endpoints: Sequence[str], secrets: Mapping[str, str] | None = None) -> dict[str, Outcome]:
+        outcomes = dial_infos(endpoints, self.timeout_s, self.dialer, secrets)
         for endpoint, outcome in outcomes.items():
             self.cache.put(endpoint, outcome)
         return outcomes
@@ -229,12 +229,12 @@ class BotChecks:
                 raise
 
     def ready(self, endpoints: Sequence[str], caller: Caller = Caller.ORGANISER,
-              client: str = "") -> dict[str, Outcome]:
+              client: str = "", secrets: Mapping[str, str] | None = None) -> dict[str, Outcome]:
         """Fresh outcomes of every endpoint of ``endpoints`` (a new tournament's bots), dialed at once in one slot
-        of ``caller``'s class (about one ``timeout_s`` in all). Raises ``AdmissionRefused`` when there is no
-        slot."""
+        of ``caller``'s class (about one ``timeout_s`` in all), each with the bot secret ``secrets`` gives it.
+        Raises ``AdmissionRefused`` when there is no slot."""
         with self.admission.slot(caller, client):
-            return self._dial(endpoints)
+            return self._dial(endpoints, secrets)
 
     def probe(self, endpoints: Sequence[str]) -> dict[str, Outcome]:
         """Outcomes for ``ListBots(check_endpoints)``: when the ``LISTING`` slot is free, fresh ones for at most

@@ -20,7 +20,7 @@ from arena.match.bot_checks import GETINFO_OPTIONS, answer_over_limit, bot_info_
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import BotEntry, Store
 from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
-from arena_sdk.guard import BOT_SECRET_METADATA
+from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("arena.server.servicer")
@@ -78,18 +78,21 @@ def no_bot_message(endpoint: str, timeout_s: float) -> str:
 
 
 def dial_infos(endpoints: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S,
-               dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> dict[str, Outcome]:
+               dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS,
+               secrets: Mapping[str, str] | None = None) -> dict[str, Outcome]:
     """Call GetInfo at every distinct endpoint of ``endpoints`` (dialed by ``dialer``), all at once, waiting at
-    most ``timeout_s`` seconds in all; answers over ``limits.MAX_BOT_INFO_BYTES`` are not read (a ``NoAnswer``
-    marked ``over_limit``).
+    most ``timeout_s`` seconds in all, with the bot secret ``secrets`` gives an endpoint (a bot answers GetInfo to
+    anyone, but the Python SDK counts calls without its secret in a share strangers can fill); answers over
+    ``limits.MAX_BOT_INFO_BYTES`` are not read (a ``NoAnswer`` marked ``over_limit``).
 
     Returns endpoint -> its ``BotInfo`` or ``NoAnswer``, for each distinct endpoint."""
     distinct = list(dict.fromkeys(endpoints))
     channels = [dialer.channel(endpoint, options=GETINFO_OPTIONS) for endpoint in distinct]
     out: dict[str, Outcome] = {}
     try:
-        calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s)
-                 for ch in channels]
+        calls = [bot_pb2_grpc.BotStub(ch).GetInfo.future(bot_pb2.GetInfoRequest(), timeout=timeout_s,
+                                                         metadata=secret_metadata((secrets or {}).get(e, "")))
+                 for e, ch in zip(distinct, channels)]
         for endpoint, call in zip(distinct, calls):
             try:
                 out[endpoint] = call.result()
@@ -145,7 +148,7 @@ def secret_refusal(endpoint: str, secret: str, timeout_s: float = VERIFY_TIMEOUT
     channel = dialer.channel(endpoint, options=[("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)])
     try:
         bot_pb2_grpc.BotStub(channel).EndMatch(bot_pb2.EndMatchRequest(), timeout=timeout_s,
-                                               metadata=((BOT_SECRET_METADATA, secret),) if secret else None)
+                                               metadata=secret_metadata(secret))
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
         if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):

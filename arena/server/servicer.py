@@ -268,7 +268,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                                                        f"meanwhile); register them first")
         ready = [e for e in entries if e is not None]
         try:  # an organiser call (the admin gate let it in): one organiser slot for all its bots
-            problem = check_bots_ready(ready, self.checks.ready([e.endpoint for e in ready]), store=self.store)
+            outcomes = self.checks.ready([e.endpoint for e in ready],
+                                         secrets={e.endpoint: e.secret for e in ready if e.secret})
+            problem = check_bots_ready(ready, outcomes, store=self.store)
         except AdmissionRefused as exc:
             abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if problem:

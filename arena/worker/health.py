@@ -54,6 +54,7 @@ from arena.core.text import printable
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotChannels, BotDialer
 from arena.match.record import MatchRecord, SeatSpec
 from arena.store import BotEntry, Store
+from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,8 @@ async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_O
     options = [("grpc.max_receive_message_length", limits.MAX_BOT_INFO_BYTES)]
     try:
         async with dialer.aio_channel(endpoint, options=options) as channel:
-            info = await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+            info = await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s,
+                                                                metadata=secret_metadata(bot.secret if bot else ""))
     except grpc.aio.AioRpcError as exc:
         if exc.code() in _ALIVE_CODES:  # alive; but whether it is the registered bot only its answer tells
             return None if bot is None else (MISMATCH_PREFIX + f"GetInfo refused ({exc.code().name}): a bot answers "
@@ -232,21 +234,24 @@ async def not_as_registered(channels: BotChannels, seats: Sequence[SeatSpec], bo
     (``BotLease.info``, which the referee's choice of the match stream then reuses), all at once, each within
     ``timeout_s``; a bot that does not answer is not in the answer (its calls fault in the match as usual)."""
     leases = {}
+    secrets = {}
     for seat, bot in zip(seats, bots):
         if bot is not None and seat.endpoint not in leases:
             leases[seat.endpoint] = channels.lease(seat.endpoint)
+            secrets[seat.endpoint] = seat.secret
     try:
-        unknown = [lease for lease in leases.values() if lease.info is None]
+        unknown = [(endpoint, lease) for endpoint, lease in leases.items() if lease.info is None]
 
-        async def ask(lease: Any) -> None:
+        async def ask(endpoint: str, lease: Any) -> None:
             try:
-                info = await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s)
+                info = await lease.stub.GetInfo(bot_pb2.GetInfoRequest(), timeout=timeout_s,
+                                                metadata=secret_metadata(secrets[endpoint]))
             except Exception:  # noqa: BLE001 - down or failing: the match's calls find out and fault it
                 return
             if isinstance(info, bot_pb2.BotInfo):  # not an answer that did not decode (UndecodableAnswer)
                 lease.info = info
 
-        await asyncio.gather(*(ask(lease) for lease in unknown))
+        await asyncio.gather(*(ask(endpoint, lease) for endpoint, lease in unknown))
         strangers = {}
         for seat, bot in zip(seats, bots):
             info = leases[seat.endpoint].info if bot is not None else None

@@ -194,6 +194,11 @@ def metadata_value(context: grpc.ServicerContext, key: str) -> str | None:
     return None
 
 
+def secret_metadata(secret: str) -> tuple[tuple[str, str], ...] | None:
+    """The call metadata that carries bot secret ``secret`` (``BOT_SECRET_METADATA``); None for "" (no secret)."""
+    return ((BOT_SECRET_METADATA, secret),) if secret else None
+
+
 def secret_matches(given: str | None, expected: str) -> bool:
     """True when ``given`` equals ``expected``, compared in constant time (of their SHA-256, so that neither the
     content nor the length of ``expected`` shows in the time taken)."""
@@ -310,8 +315,8 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext]
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"no {method_name} request came within {FIRST_MESSAGE_S:g} s of the call")
-        except StopAsyncIteration:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method_name} takes exactly one request message")
+        except StopAsyncIteration:  # the client ended its side (most often: it left) before sending a request
+            await context.abort(grpc.StatusCode.CANCELLED, f"the {method_name} call ended before its request came")
         return await asyncio.get_running_loop().run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
 
     unary.__name__ = method_name

@@ -398,12 +398,16 @@ def create_server(
     (certificate chain, private key; PEM bytes) it serves TLS only.
     Returns ``(server, port)``; call ``server.start()`` and, later, ``server.stop(grace)``; ``server.servicer`` is
     the ``BotServicer``. Raises ``BotDefinitionError`` for an unservable class or name and ``ServeError`` when the
-    address cannot be bound (in use, bad host), the certificate and key are not usable PEM, or ``secret`` is no bot
-    secret (``guard.secret_problem``: 16..256 visible ASCII characters without spaces, as registration asks).
+    address cannot be bound (in use, bad host), the certificate and key are not usable PEM, ``secret`` is no bot
+    secret (``guard.secret_problem``: 16..256 visible ASCII characters without spaces, as registration asks), or a
+    secret comes with fewer than 2 ``max_workers``.
     """
     problem = secret_problem(secret) if secret else None
     if problem is not None:
         raise ServeError(f"the bot secret {problem}")
+    if secret and max_workers < 2:
+        raise ServeError(f"a bot with a secret needs at least 2 threads (max_workers {max_workers}): half of them are "
+                         f"kept for the calls that carry the secret")
     factory = functools.partial(bot_cls, **options) if options else None
     servicer = BotServicer(bot_cls, factory, name)
     pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"bot-{servicer.name}")

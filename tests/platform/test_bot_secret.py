@@ -203,3 +203,35 @@ def test_a_bot_that_keeps_the_secret_check_waiting_is_not_registered(arena_serve
         game="take5", bot="kept", endpoint=other.endpoint, owner_token=owned.owner_token)))
     assert code == grpc.StatusCode.FAILED_PRECONDITION, details
     assert "refuses the bot secret kept for it (none was given) (PERMISSION_DENIED)" in details, details
+
+
+def test_the_referees_getinfo_checks_carry_the_secret_and_keep_their_room(start_bot: Callable[..., Any]) -> None:
+    """A stranger holding the share of a secret bot that calls without the secret take (here 2 GetInfo calls that
+    never send their request, against --max-workers 4) leaves the referee's GetInfo checks served: they carry the
+    secret (``checks.dial_infos`` with ``secrets``, as a tournament's readiness check sends them); without it the
+    same check is refused at once."""
+    import threading
+
+    from arena.server.checks import NoAnswer, dial_infos
+
+    bot = start_bot("sample:random", extra_args=["--secret", SECRET, "--max-workers", "4"])
+    release = threading.Event()
+
+    def never_sent() -> Any:
+        release.wait(30)
+        yield b""
+
+    with grpc.insecure_channel(bot.endpoint) as stranger:
+        held = stranger.stream_unary("/arena.v1.Bot/GetInfo", request_serializer=lambda b: b,
+                                     response_deserializer=lambda b: b)
+        calls = [held.future(never_sent(), timeout=30) for _ in range(2)]
+        try:
+            time.sleep(0.5)
+            without = dial_infos([bot.endpoint], 3.0)[bot.endpoint]
+            assert isinstance(without, NoAnswer) and "RESOURCE_EXHAUSTED" in without.reason, without
+            with_secret = dial_infos([bot.endpoint], 3.0, secrets={bot.endpoint: SECRET})[bot.endpoint]
+            assert isinstance(with_secret, bot_pb2.BotInfo) and with_secret.games
+        finally:
+            release.set()
+            for call in calls:
+                call.cancel()

@@ -695,3 +695,11 @@ def test_unary_calls_that_never_send_their_request_hold_at_most_the_share(monkey
     finally:
         release.set()
         server.stop(None)
+
+
+def test_a_bot_with_a_secret_needs_two_threads() -> None:
+    """Half the threads are kept for calls carrying the secret: with one thread a stranger's call would hold it."""
+    with pytest.raises(ServeError, match="at least 2 threads"):
+        create_server(RecordingBot, "127.0.0.1:0", max_workers=1, secret="s3cret-s3cret-s3cret")
+    server, _port = create_server(RecordingBot, "127.0.0.1:0", max_workers=2, secret="s3cret-s3cret-s3cret")
+    server.stop(None)

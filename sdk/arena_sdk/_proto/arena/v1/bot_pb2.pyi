@@ -31,7 +31,9 @@ a fault against the seat and replaced by the documented default action; the matc
 Bot secret: when the bot's owner registered it with a secret, the referee sends it in the call metadata
 `arena-bot-secret` of every StartMatch, Decide and EndMatch call; a bot should refuse those calls without it
 (UNAUTHENTICATED; a wrong one PERMISSION_DENIED), so that nobody but its arena can start, end or probe its
-matches. GetInfo stays open. The Python SDK does this when started with --secret or ARENA_BOT_SECRET.
+matches. GetInfo stays open; the referee's GetInfo checks of a registered bot carry the secret too (a bot may
+use it to tell the referee's calls from strangers', as the Python SDK's share of threads does). The Python
+SDK does this when started with --secret or ARENA_BOT_SECRET.
 Registration (RegisterBot, UpdateBot), and `arena play` before a local game, check the secret given with one
 EndMatch without a match_id, carrying the secret (none when none is given): a bot that refuses it with
 UNAUTHENTICATED or PERMISSION_DENIED is not registered, so only whoever knows a bot's secret can register it,
