@@ -23,6 +23,7 @@ from arena.match.channels import BotDialer
 from arena.server import auth
 from arena.server.metrics import RpcMetricsInterceptor
 from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
+from arena.server.shares import ClientShares
 from arena.store import Store
 from arena.store.base import connect
 from arena.store.redis_urls import redact_url
@@ -42,6 +43,10 @@ RPC_THREADS = 32
 RPC_STREAMS = 64  # calls under way at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)
 RPC_CONNECTION_AGE_S = 600  # a connection is closed (GOAWAY) after this long, its calls given RPC_CONNECTION_GRACE_S
 RPC_CONNECTION_GRACE_S = 60
+# calls of one client admitted at once, from its method's start until its answer is sent (arena.server.shares), and
+# how long its next calls wait for one of them to end before RESOURCE_EXHAUSTED
+RPC_CLIENT_SHARE = RPC_THREADS // 4
+RPC_CLIENT_WAIT_S = 10.0
 
 T = TypeVar("T")
 
@@ -146,6 +151,7 @@ class ArenaServer:
         self.verify_timeout_s = verify_timeout_s
         self.drain_s = drain_s
         self.port = 0
+        self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S)  # each client's calls under way
         self._server: grpc.aio.Server | None = None
         self._loop: ServerLoop | None = None
         self._pool: futures.ThreadPoolExecutor | None = None
@@ -236,8 +242,9 @@ class ArenaServer:
                      ("grpc.max_connection_age_ms", RPC_CONNECTION_AGE_S * 1000),
                      ("grpc.max_connection_age_grace_ms", RPC_CONNECTION_GRACE_S * 1000)],
             interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
+        self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S)  # a new one for every start
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
-                            validate=limits.request_problem, authorize=servicer.authorize)
+                            validate=limits.request_problem, authorize=servicer.authorize, admit=self.shares.admit)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

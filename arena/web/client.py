@@ -15,8 +15,10 @@ import grpc.aio
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 READ_TIMEOUT_S = 10.0  # one read call; the referee answers reads in milliseconds
-# The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries.
-DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+# The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries (the
+# last two: up but busy, e.g. this web app's share of the referee's service full: arena.server.shares).
+DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                        grpc.StatusCode.RESOURCE_EXHAUSTED})
 READ_METHODS = frozenset({"ListBots", "GetTournament", "ListTournaments", "GetStandings", "ListMatches", "GetMatch",
                           "GetSprt", "GetLadder", "ListWorkers", "GetArenaInfo", "GetLiveMatch"})
 
@@ -33,7 +35,8 @@ class ArenaReadError(Exception):
 
 
 class ArenaDown(ArenaReadError):
-    """The referee did not answer (UNAVAILABLE or DEADLINE_EXCEEDED): pages answer 503 and retry by themselves."""
+    """The referee did not answer (UNAVAILABLE), or not in time (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED): pages
+    answer 503 and retry by themselves."""
 
 
 class ArenaNotFound(ArenaReadError):

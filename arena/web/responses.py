@@ -94,14 +94,16 @@ def arena_down(request: Request, exc: ArenaDown, template: str = "503.html",
     """503 while the referee does not answer: a page that says so (without the referee's address) and reloads
     itself every ``RETRY_AFTER_S`` seconds; ``template`` ("503.html", or a page that shows what it can without the
     referee, e.g. the home page) is rendered with ``context`` plus ``message``, ``slow`` and ``retry_after_s``.
-    A read that ran out of time (DEADLINE_EXCEEDED) is a slow referee, not a down one: the message says it was
-    slow to answer and to reload (``slow``); "does not answer" is kept for UNAVAILABLE."""
+    A read that ran out of time (DEADLINE_EXCEEDED) or waited too long for this web app's share of the referee
+    (RESOURCE_EXHAUSTED) is a slow referee, not a down one: the message says it was slow to answer and to reload
+    (``slow``); "does not answer" is kept for UNAVAILABLE."""
     headers = {"Retry-After": str(RETRY_AFTER_S)}
     # The referee's address stays out of the answer: it may be a host of an inner network (`arena web` prints it).
     message = f"the arena's referee does not answer ({exc.code.name.lower()})"
-    slow = exc.code == grpc.StatusCode.DEADLINE_EXCEEDED  # it is up, but late: not "down"
+    slow = exc.code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED)  # up, but late
     if slow:
-        message = "the arena's referee was slow to answer (deadline_exceeded): it is up but busy; reload the page"
+        message = (f"the arena's referee was slow to answer ({exc.code.name.lower()}): it is up but busy; reload the "
+                   f"page")
     if exc.detail == REDIS_DOWN:  # the referee answered: its Redis is down
         message = "the arena's referee answers, but its Redis cannot be used now"
     elif exc.detail != _LAST_DOWN[0]:  # the operator's log says why, once per reason (a referee that speaks TLS

@@ -23,7 +23,7 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -70,6 +70,9 @@ Validate = Callable[[Any], "str | None"]
 # authorize(method name, request, context) -> None to go on, or (status code, message) to refuse the call with;
 # called with the decoded, validated request (e.g. to check a signature over it).
 Authorize = Callable[[str, Any, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
+# await admit(method name, grpc.aio context) on a grpc.aio server's loop once a unary call's request is in, before
+# the method runs: returns to go on (it may wait first), or aborts the call.
+AsyncAdmit = Callable[[str, Any], Awaitable[None]]
 
 
 def client_address(host: str) -> str:
@@ -303,12 +306,14 @@ except ImportError:  # pragma: no cover - grpcio 1.85 has it
     _SYNC_CONTEXT = None
 
 
-def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[..., Any]:
+def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext], Any],
+               admit: AsyncAdmit | None = None) -> Callable[..., Any]:
     """A unary method on a ``grpc.aio`` server, served as one whose request streams (the same bytes on the wire):
     its request is awaited on the server's loop for at most ``FIRST_MESSAGE_S`` (a call that never sends one costs
-    no thread, and no memory past that: DEADLINE_EXCEEDED), then ``behaviour`` runs in the loop's default executor
-    (the server's thread pool, which the caller sets) with a context as the server gives its own thread-run
-    methods. Marked ``grpc_type = "unary"`` for the RPC metrics."""
+    no thread, and no memory past that: DEADLINE_EXCEEDED), then ``admit(method name, context)`` is awaited on the
+    loop (when given; it may wait, or abort the call), then ``behaviour`` runs in the loop's default executor (the
+    server's thread pool, which the caller sets) with a context as the server gives its own thread-run methods.
+    Marked ``grpc_type = "unary"`` for the RPC metrics."""
     async def unary(requests: Any, context: Any) -> Any:
         try:
             request = await asyncio.wait_for(requests.__anext__(), FIRST_MESSAGE_S)
@@ -317,6 +322,8 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext]
                                 f"no {method_name} request came within {FIRST_MESSAGE_S:g} s of the call")
         except StopAsyncIteration:  # the client ended its side (most often: it left) before sending a request
             await context.abort(grpc.StatusCode.CANCELLED, f"the {method_name} call ended before its request came")
+        if admit is not None:
+            await admit(method_name, context)
         return await asyncio.get_running_loop().run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
 
     unary.__name__ = method_name
@@ -433,7 +440,8 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
 
 def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceDescriptor, servicer: Any,
                         gate: Gate | None = None, validate: Validate | None = None,
-                        authorize: Authorize | None = None, share: PeerShare | None = None) -> None:
+                        authorize: Authorize | None = None, share: PeerShare | None = None,
+                        admit: AsyncAdmit | None = None) -> None:
     """Register ``servicer`` (an object with one method per RPC of ``service``, as the generated ``*Servicer``
     classes) on ``server`` (grpcio's, or a ``grpc.aio`` server whose thread pool runs them), instead of the
     generated ``add_*Servicer_to_server``: undecodable requests get INVALID_ARGUMENT without a log line; ``gate``
@@ -444,7 +452,8 @@ def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceD
     way, and for ``validate`` or ``authorize`` with a bidirectional one): a bidirectional method's ``gate`` runs
     once when the stream opens (a refused stream ends with the refusal once its first message is in, unread), and a
     message that does not decode ends the stream with INVALID_ARGUMENT. With ``share``, a call or stream over its
-    client address's share (``PeerShare``) is refused at once with RESOURCE_EXHAUSTED."""
+    client address's share (``PeerShare``) is refused at once with RESOURCE_EXHAUSTED. On a ``grpc.aio`` server,
+    ``admit`` (when given) is awaited on its loop once a unary call's request is in (see ``AsyncAdmit``)."""
     handlers = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)
@@ -466,7 +475,7 @@ def add_guarded_service(server: grpc.Server | grpc.aio.Server, service: ServiceD
             behaviour = _behaviour(method.name, getattr(servicer, method.name), gate, validate, authorize, share)
             if _SYNC_CONTEXT is not None:
                 handlers[method.name] = grpc.stream_unary_rpc_method_handler(
-                    _aio_unary(method.name, behaviour), request_deserializer=_decoder(request_cls),
+                    _aio_unary(method.name, behaviour, admit), request_deserializer=_decoder(request_cls),
                     response_serializer=response_cls.SerializeToString)
             else:  # a grpcio without it: the request has no deadline (it holds no thread either way)
                 handlers[method.name] = grpc.unary_unary_rpc_method_handler(

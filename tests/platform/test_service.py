@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from arena.store import Store, WorkerStatus
 from arena.store.keys import deferred_key
 from arena.store.redis_server import PrivateRedis
 from arena.store.redis_urls import redact_url
+from arena.web.client import ArenaDown, ArenaReader
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
 
 WAIT_S = 180.0  # a hang guard, not a speed requirement
@@ -298,6 +301,80 @@ def test_a_call_whose_request_never_comes_is_ended_by_the_referee(redis_url: str
             finally:
                 release.set()
         assert stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
+
+
+def _unread_calls(port: int, method: str, request: bytes, count: int) -> tuple[socket.socket, Any]:
+    """``count`` calls of ``method`` on a raw HTTP/2 connection of their own whose flow-control window is 0: the
+    client never reads an answer's bytes (as a stranger can), only headers and trailers come."""
+    import h2.config
+    import h2.connection
+    import h2.settings
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+    for _ in range(count):
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, [(":method", "POST"), (":scheme", "http"), (":path", method),
+                                   (":authority", f"127.0.0.1:{port}"), ("content-type", "application/grpc"),
+                                   ("te", "trailers")])
+        conn.send_data(stream, b"\0" + len(request).to_bytes(4, "big") + request, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    return sock, conn
+
+
+def _statuses(sock: socket.socket, conn: Any, count: int) -> list[str]:
+    """The grpc-status of the first ``count`` calls of ``conn`` that ended (trailers), read from ``sock``."""
+    import h2.events
+
+    statuses: list[str] = []
+    deadline = time.monotonic() + WAIT_S
+    while len(statuses) < count and time.monotonic() < deadline:
+        for event in conn.receive_data(sock.recv(65536)):
+            headers = dict(getattr(event, "headers", None) or ())
+            if isinstance(event, (h2.events.ResponseReceived, h2.events.TrailersReceived)) \
+                    and b"grpc-status" in headers:
+                statuses.append(headers[b"grpc-status"].decode())
+        sock.sendall(conn.data_to_send())
+    return statuses
+
+
+def test_a_client_that_never_reads_its_answers_holds_only_its_share(redis_url: str, outside_address: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call counts in its client's share until its answer is sent: a client that never reads answers holds
+    ``RPC_CLIENT_SHARE`` of them (their memory) and no more, its further calls end with RESOURCE_EXHAUSTED after
+    ``RPC_CLIENT_WAIT_S``, another client is served at once; once its connection goes, its share is free again."""
+    from platform_helpers import wait_until
+
+    from arena.server import app
+
+    monkeypatch.setattr(app, "RPC_CLIENT_WAIT_S", 1.0)
+    server = ArenaServer("[::]:0", redis_url, workers=0)
+    port = server.start()
+    request = arena_pb2.GetArenaInfoRequest().SerializeToString()
+    try:
+        sock, conn = _unread_calls(port, "/arena.v1.Arena/GetArenaInfo", request, app.RPC_CLIENT_SHARE + 3)
+        assert _statuses(sock, conn, 3) == [str(grpc.StatusCode.RESOURCE_EXHAUSTED.value[0])] * 3
+        assert server.shares.held() == {"loopback": app.RPC_CLIENT_SHARE}
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ours, \
+                grpc.insecure_channel(f"{outside_address}:{port}") as other:
+            code, detail = _code(lambda: arena_pb2_grpc.ArenaStub(ours).GetArenaInfo(
+                arena_pb2.GetArenaInfoRequest(), timeout=WAIT_S))
+            assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "waited 1 s" in detail, detail
+            with pytest.raises(ArenaDown):  # a web app on this machine: its pages say the referee is busy (503)
+                asyncio.run(ArenaReader(f"127.0.0.1:{port}").call("GetArenaInfo", arena_pb2.GetArenaInfoRequest()))
+            assert arena_pb2_grpc.ArenaStub(other).GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
+            sock.close()
+            assert arena_pb2_grpc.ArenaStub(ours).GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
+            # calls that end as usual, refused or answered, give their place back
+            for _ in range(2 * app.RPC_CLIENT_SHARE):
+                _code(lambda: arena_pb2_grpc.ArenaStub(ours).GetMatch(arena_pb2.GetMatchRequest(match_id="m-0"),
+                                                                      timeout=5))
+                arena_pb2_grpc.ArenaStub(ours).ListBots(arena_pb2.ListBotsRequest(), timeout=5)
+        wait_until(lambda: server.shares.held() == {}, "the share given back", 10)  # given back once the call is over, just after its answer
+    finally:
+        server.stop()
 
 
 def test_health_follows_redis(tmp_path: Path) -> None:

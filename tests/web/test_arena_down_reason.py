@@ -50,14 +50,16 @@ def test_the_log_suggests_tls_only_when_the_referee_is_unreachable_and_slowness_
     assert "if it serves TLS, `arena web` needs its CA: --tls-ca" in gone
 
 
-def test_a_slow_answer_says_the_referee_was_slow_not_that_it_does_not_answer() -> None:
-    with TestClient(app_of(_Reader("Deadline Exceeded", grpc.StatusCode.DEADLINE_EXCEEDED))) as client:
+@pytest.mark.parametrize("code", [grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED])
+def test_a_slow_answer_says_the_referee_was_slow_not_that_it_does_not_answer(code: grpc.StatusCode) -> None:
+    """Late (DEADLINE_EXCEEDED), or too long waiting for the web app's share of the referee (RESOURCE_EXHAUSTED)."""
+    with TestClient(app_of(_Reader("Deadline Exceeded", code))) as client:
         mirror = client.get("/api/ladder/take5")
         html = client.get("/ladder/take5").text
         home = client.get("/").text
     assert mirror.status_code == 503 and mirror.headers["retry-after"] == "3"
-    assert mirror.json()["error"] == ("the arena's referee was slow to answer (deadline_exceeded): it is up but busy; "
-                                      "reload the page")
+    assert mirror.json()["error"] == (f"the arena's referee was slow to answer ({code.name.lower()}): it is up but "
+                                      f"busy; reload the page")
     assert "<h1>The arena was slow to answer</h1>" in html and "not answering" not in html
     assert "does not answer" not in html and "does not answer" not in home and "slow to answer" in home
     with TestClient(app_of(_Reader("connection refused"))) as client:  # unavailable: still "not answering"

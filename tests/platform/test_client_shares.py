@@ -1,0 +1,90 @@
+"""``arena.server.shares.ClientShares`` on its own event loop: places handed over in order, given back by calls
+that end while waiting, refusals after the wait. The contexts here stand in for grpc.aio's (peer, done callbacks,
+abort); the service with real gRPC is in ``test_service.py``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.server.shares import ClientShares
+
+
+class Aborted(Exception):
+    pass
+
+
+class Call:
+    """What ``ClientShares.admit`` uses of a grpc.aio servicer context; ``end()`` runs its done callbacks."""
+
+    def __init__(self, peer: str = "ipv4:10.0.0.1:5000") -> None:
+        self._peer = peer
+        self.callbacks: list[Callable[[Any], None]] = []
+        self.code: grpc.StatusCode | None = None
+
+    def peer(self) -> str:
+        return self._peer
+
+    def add_done_callback(self, callback: Callable[[Any], None]) -> None:
+        self.callbacks.append(callback)
+
+    async def abort(self, code: grpc.StatusCode, details: str) -> None:
+        self.code = code
+        raise Aborted(details)
+
+    def end(self) -> None:
+        for callback in self.callbacks:
+            callback(self)
+
+
+def test_places_are_handed_over_in_order_and_other_clients_never_wait() -> None:
+    async def scenario() -> None:
+        shares = ClientShares(2, wait_s=5.0)
+        first, second = Call(), Call()
+        await shares.admit("M", first)
+        await shares.admit("M", second)
+        waiting = [Call(), Call()]
+        tasks = [asyncio.create_task(shares.admit("M", call)) for call in waiting]
+        await asyncio.sleep(0.01)
+        assert not any(task.done() for task in tasks)
+        await asyncio.wait_for(shares.admit("M", Call("ipv6:[2001:db8::1]:1")), 0.5)  # another client: at once
+        first.end()
+        await asyncio.sleep(0.01)
+        assert [task.done() for task in tasks] == [True, False]  # the longest waiting first
+        second.end()
+        await asyncio.wait_for(tasks[1], 0.5)
+        assert shares.held()["10.0.0.1"] == 2
+        for call in waiting:
+            call.end()
+        assert shares.held() == {"2001:db8::/64": 1}
+
+    asyncio.run(scenario())
+
+
+def test_a_call_that_waits_too_long_is_refused_and_one_that_leaves_gives_its_place_on() -> None:
+    async def scenario() -> None:
+        shares = ClientShares(1, wait_s=0.05)
+        holder = Call()
+        await shares.admit("ListMatches", holder)
+        late = Call()
+        with pytest.raises(Aborted, match="ListMatches waited 0.05 s"):
+            await shares.admit("ListMatches", late)
+        assert late.code == grpc.StatusCode.RESOURCE_EXHAUSTED and not late.callbacks
+        shares.wait_s = 5.0
+        leaving, next_one = Call(), Call()
+        leaving_task = asyncio.create_task(shares.admit("M", leaving))
+        next_task = asyncio.create_task(shares.admit("M", next_one))
+        await asyncio.sleep(0.01)
+        leaving_task.cancel()  # its client goes; before its task runs again, a place is handed to it
+        holder.end()
+        with pytest.raises(asyncio.CancelledError):
+            await leaving_task
+        await asyncio.wait_for(next_task, 0.5)  # the place was passed on, not lost
+        next_one.end()
+        assert shares.held() == {}
+
+    asyncio.run(scenario())
