@@ -1,7 +1,7 @@
 """How a call of the match stream (``arena.match.streams``) ends without an answer, as a failed unary call's
 ``grpc.RpcError`` would: ``StreamStatus`` (a status code and details), ``StreamTimeout`` (no answer in time while
 the bot sent messages answering nothing waiting) and ``StreamCut`` (the referee ended a stream past its budget of
-``MAX_UNASKED_MESSAGES``)."""
+``MAX_UNASKED_MESSAGES``); ``status_code``, the code of a status number."""
 
 from __future__ import annotations
 
@@ -16,6 +16,14 @@ import grpc
 # 32 such messages cost the referee about 2 ms (~55 us each with grpc's receiving), and a flood can keep its event
 # loop no longer than that between two of its checks (one per message).
 MAX_UNASKED_MESSAGES = 32
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(number: int) -> grpc.StatusCode | None:
+    """The ``grpc.StatusCode`` of a status number on the wire (``BotFailure.code``, grpc.aio's code of a servicer
+    context), e.g. 5 -> NOT_FOUND; None for a number that is no status code."""
+    return _CODES.get(number)
 class StreamStatus(grpc.RpcError):
     """A call of the match stream that got no answer: its status code and details, as a failed unary call's
     ``grpc.RpcError`` (``code()``, ``details()``)."""

@@ -52,7 +52,7 @@ import grpc.aio
 from arena.core import limits
 from arena.core.text import cut
 from arena.match.bot_stub import UndecodableAnswer
-from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout
+from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout, status_code
 from arena.match.stream_writer import CLOSE, Timed, Writer
 from arena_sdk.pb import bot_pb2
 
@@ -61,7 +61,6 @@ log = logging.getLogger("arena.match.referee")
 # BotMessage answer field -> the step it answers (None: answered by sequence)
 _STEP_OF_ANSWER = {"started": bot_pb2.MATCH_STEP_START, "decision": bot_pb2.MATCH_STEP_DECIDE,
                    "ended": bot_pb2.MATCH_STEP_END}
-_CODES = {code.value[0]: code for code in grpc.StatusCode}
 # statuses of a stream that ended without a word from the bot: the stream broke, an ``unreachable`` fault
 _BROKEN = (None, grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)
 # statuses grpc core gives a stream both when its connection dropped (a killed bot) and when the bot refused it at
@@ -399,7 +398,7 @@ class SeatStream:
                 key = (failure.step, sequence if failure.step == bot_pb2.MATCH_STEP_DECIDE else 0)
                 found = waiting.pop(key, None)
                 if found is not None:
-                    code = _CODES.get(failure.code, grpc.StatusCode.UNKNOWN)
+                    code = status_code(failure.code) or grpc.StatusCode.UNKNOWN
                     found.fail(StreamStatus(code if code != grpc.StatusCode.OK else grpc.StatusCode.UNKNOWN,
                                            cut(failure.message, limits.BOT_STATUS_TEXT)))
                     return False

@@ -19,8 +19,8 @@ import grpc
 import grpc.aio
 
 from arena.core import metrics as m
+from arena.match.stream_status import status_code
 
-_CODES = {code.value[0]: code for code in grpc.StatusCode}
 _TYPES = {(False, False): "unary", (False, True): "server_stream", (True, False): "client_stream",
           (True, True): "bidi_stream"}
 
@@ -53,14 +53,14 @@ class _CodeOf:
         return getattr(self._context, name)
 
 
-
 def _code_name(code: Any, failed: bool) -> str:
     """The status code's name as a call ended: the one aborted with or set (a ``grpc.StatusCode``, or grpc.aio's
     number of one), else UNKNOWN when the behaviour raised (grpcio answers such a call UNKNOWN), else OK."""
     if isinstance(code, grpc.StatusCode):
         return code.name
-    if isinstance(code, int) and code in _CODES:
-        return _CODES[code].name
+    known = status_code(code) if isinstance(code, int) else None
+    if known is not None:
+        return known.name
     return "UNKNOWN" if failed else "OK"
 
 
