@@ -37,7 +37,7 @@ import redis
 from redis.client import NEVER_DECODE
 
 from arena.ladder.fits import CachedFit, elsewhere, fit_document, fit_elsewhere, matches_count, refit
-from arena.ratings.design import RatedMatch
+from arena.ratings.design import RatedMatch, fitted_matches
 from arena.ratings.ladder import PairCounts
 from arena.store import Store, StoreError, write_refusal
 from arena.store.base import REDIS_ERRORS
@@ -217,10 +217,10 @@ class RatingsCache:
             cached = self._cached(tournament_fit_key(game, tournament_id))
             if cached is not None and cached.results >= len(ids):
                 return True  # another process fitted these while this one waited for the lock
-            matches = [RatedMatch.from_stored(r) for r in self._get_results(game, ids)]
+            matches = fitted_matches(self._get_results(game, ids))  # void results left out, counted as read
             if matches:
                 fit_now = fit_document if len(matches) <= SUBPROCESS_FIT_RESULTS else fit_elsewhere
-                doc = fit_now(matches, len(matches), self.seed, True)
+                doc = fit_now(matches, len(ids), self.seed, True)
                 self._set_locked(lock, token, tournament_fit_key(game, tournament_id), doc.to_json())
             return True
 

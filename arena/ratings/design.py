@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +83,12 @@ class RatedMatch:
     def hand(self, seat: int) -> int:
         """The part of the deal held at ``seat``."""
         return seat if self.hands is None else self.hands[seat]
+
+
+def fitted_matches(results: Iterable[Mapping[str, Any]]) -> list[RatedMatch]:
+    """The stored results a fit reads (``RatedMatch.from_stored`` of each), leaving out void ones (``"void": true``:
+    every seat failed, so the ranks tell nothing of the bots). Raises ``FitError`` as ``from_stored``."""
+    return [RatedMatch.from_stored(r) for r in results if not r.get("void")]
 
 
 def _group_key(m: RatedMatch) -> str:

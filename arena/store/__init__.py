@@ -177,7 +177,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                      outcomes: Mapping[str, str | None], unhealthy_after: int,
                      ratings: Sequence[float | None] | None = None, tournament_id: str | None = None,
                      seed: int | None = None, worker: str = "", deal: dict[str, int] | None = None,
-                     rated: bool = True) -> tuple[bool, dict[str, int] | Exception]:
+                     rated: bool = True, void: bool = False) -> tuple[bool, dict[str, int] | Exception]:
         """``record_result``, ``ack_job`` and (when stored now) ``record_match_health`` of a played match in ONE
         script (``scripts.SETTLE_MATCH``): one round trip and one atomic step, on one server or a Redis Cluster.
 
@@ -193,7 +193,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
         """
         keys, prepare = self.result_call(game, match_id, seats, scores, ranks, faults, record,
                                          tournament_id=tournament_id, seed=seed, worker=worker, deal=deal,
-                                         rated=rated)
+                                         rated=rated, void=void)
         try:
             bots, health_keys, health_args = self.health_call(game, match_id, outcomes,
                                                               unhealthy_after=unhealthy_after)

@@ -110,6 +110,7 @@ class ResultStore(TournamentStore):
         worker: str = "",
         deal: dict[str, int] | None = None,
         rated: bool = True,
+        void: bool = False,
     ) -> bool:
         """Store a match's result and apply its Elo update, atomically and once per match id.
 
@@ -128,6 +129,9 @@ class ResultStore(TournamentStore):
                 indexed and counted in its tournament's progress and standings, but neither the ladder, its
                 stats nor the results log (hence no fit or rebuild) take it; its result says ``"rated": false``
                 with deltas of 0.
+            void: True for a match every seat of which failed (``arena.worker.health.every_seat_failed``): stored,
+                indexed and counted in its tournament's progress only, not rated and in no standings (its result
+                says ``"rated": false, "void": true``): it tells nothing of the bots.
         Returns:
             True when stored now; False when the result of ``match_id`` was already stored (nothing changed).
         Raises:
@@ -136,7 +140,7 @@ class ResultStore(TournamentStore):
         """
         keys, prepare = self.result_call(game, match_id, seats, scores, ranks, faults, record,
                                          tournament_id=tournament_id, seed=seed, worker=worker, deal=deal,
-                                         rated=rated)
+                                         rated=rated, void=void)
         for _ in range(RECORD_ATTEMPTS):
             pipe = self.client.pipeline(transaction=False)  # one round trip before the script
             pipe.exists(result_key(game, match_id))
@@ -166,6 +170,7 @@ class ResultStore(TournamentStore):
         worker: str = "",
         deal: dict[str, int] | None = None,
         rated: bool = True,
+        void: bool = False,
     ) -> tuple[list[str], Callable[[Sequence[Any]], tuple[list[Any], list[float]]]]:
         """(KEYS, prepare) of the RECORD_RESULT script for ``record_result`` (same arguments), for a caller doing
         its own I/O: ``prepare(current)`` gives the script's ARGV from the seats' current ratings (``ZMSCORE`` of
@@ -173,6 +178,7 @@ class ResultStore(TournamentStore):
         (the script refuses it when a rating moved since), and the seats' ratings once it is applied. The record is
         packed once. Raises ``ValueError`` as ``record_result``."""
         n = len(seats)
+        rated = rated and not void
         if n < 2 or not (len(scores) == len(ranks) == len(faults) == n):
             raise ValueError(f"a result needs >= 2 seats and one score, rank and fault count each; got "
                              f"{n} seats, {len(scores)} scores, {len(ranks)} ranks, {len(faults)} fault counts")
@@ -204,6 +210,8 @@ class ResultStore(TournamentStore):
             }
             if not rated:
                 result["rated"] = False
+            if void:
+                result["void"] = True
             if deal is not None:
                 result["deal"] = dict(deal)
             args: list[Any] = [
@@ -212,7 +220,7 @@ class ResultStore(TournamentStore):
             ]
             for bot, r, d, score, rank in zip(seats, before, deltas, scores, ranks):
                 args += [bot, repr(float(r)), repr(float(d)), repr(float(score)), int(rank), 1 if rank == 1 else 0]
-            args.append("1" if rated else "0")
+            args.append("void" if void else "1" if rated else "0")
             return args, [r + d for r, d in zip(before, deltas)]
 
         return keys, prepare

@@ -10,13 +10,17 @@ its KEYS and ARGV in the comment above it. The store modules register them (``cl
 # ARGV: 1 result JSON, 2 record JSON, 3 initial rating, 4 seats n, 5 "1" when KEYS[5] is a tournament,
 #       6 fault total, 7 now, 8 match id, then per seat (6 each): bot, pre-match rating, delta, score, rank, win 0/1,
 #       then (optional, after the seats) "0" for an unrated match: indexed and counted in its tournament only (the
-#       ladder, its stats and the results log do not take it); else rated
+#       ladder, its stats and the results log do not take it); "void" for a match every seat of which failed:
+#       indexed and counted in its tournament's progress only (no standings, no ladder); else rated
 # Returns 1 stored, 0 already stored (nothing changed), -1 a rating moved since it was read (nothing changed).
 RECORD_RESULT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local n = tonumber(ARGV[4])
 local initial = tonumber(ARGV[3])
-local rated = ARGV[9 + n * 6] ~= '0'
+local flag = ARGV[9 + n * 6]
+local rated = flag ~= '0' and flag ~= 'void'
+local standing = n  -- seats the tournament's standings count: none of a void match
+if flag == 'void' then standing = 0 end
 local function arg(i, f) return ARGV[8 + (i - 1) * 6 + f] end
 local laddered = {}
 if rated then
@@ -59,7 +63,7 @@ if ARGV[5] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then
   redis.call('SREM', KEYS[11], mid)
   local done = redis.call('HINCRBY', KEYS[5], 'matches_done', 1)
   redis.call('HINCRBY', KEYS[5], 'faults', ARGV[6])
-  for i = 1, n do
+  for i = 1, standing do
     local bot = arg(i, 1)
     local rank = tonumber(arg(i, 5))
     local wins, half, losses = 0, 0, 0

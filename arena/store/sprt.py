@@ -50,8 +50,8 @@ class SprtRecord:
 @dataclass(frozen=True)
 class TableOutcome:
     """How one match of a block was settled: state "stored" (``ranks``: competition ranks in seat order, 1 = best;
-    ``scores``: game scores in seat order), "failed" (given up after too many deliveries), "cancelled" (dropped) or
-    "pending" (not settled yet)."""
+    ``scores``: game scores in seat order), "void" (stored, but every seat failed), "failed" (given up after too many
+    deliveries), "cancelled" (dropped) or "pending" (not settled yet)."""
 
     state: str
     ranks: tuple[int, ...] = ()
@@ -121,7 +121,7 @@ class SprtStore(TournamentStore):
 
     def table_outcomes(self, game: str, tournament_id: str, match_ids: Sequence[str]) -> list[TableOutcome]:
         """How each of ``match_ids`` (matches of the tournament) stands, read in one pipelined round trip: its stored
-        ranks, or failed, cancelled, pending (``TableOutcome``)."""
+        ranks, or void (stored, every seat failed), failed, cancelled, pending (``TableOutcome``)."""
         pipe = self.client.pipeline(transaction=False)
         for mid in match_ids:
             pipe.get(result_key(game, mid))
@@ -133,6 +133,9 @@ class SprtStore(TournamentStore):
             raw, failed, cancelled = replies[3 * i:3 * i + 3]
             if raw:
                 result = json.loads(raw)
+                if result.get("void"):  # every seat failed: its ranks tell nothing
+                    out.append(TableOutcome("void"))
+                    continue
                 out.append(TableOutcome("stored", tuple(int(r) for r in result["ranks"]),
                                         tuple(float(s) for s in result.get("scores", ()))))
             elif failed:

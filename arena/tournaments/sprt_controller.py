@@ -81,11 +81,11 @@ def counted_blocks(record: SprtRecord) -> int:
 
 
 def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block: int) -> bool:
-    """Count block ``block`` when both its tables are settled (void when one failed or was dropped); True when it
-    was counted now."""
+    """Count block ``block`` when both its tables are settled (void when one failed, was dropped or is void: every
+    seat failed); True when it was counted now."""
     ids = [match_id(info.id, 2 * block + t) for t in (0, 1)]
     tables = store.table_outcomes(info.game, info.id, ids)
-    if any(t.state in ("failed", "cancelled") for t in tables):
+    if any(t.state in ("failed", "cancelled", "void") for t in tables):
         counted = store.sprt_count_block(info.game, info.id, block, None)
         if counted:
             log.warning("SPRT %s: block %d is void (a table %s); a new block replaces it", info.id, block,

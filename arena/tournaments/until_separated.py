@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from arena.core.errors import TournamentError
 from arena.core.specs import MatchSpec, match_id
 from arena.core.text import plural
-from arena.ratings.design import FitError, RatedMatch
+from arena.ratings.design import FitError, fitted_matches
 from arena.ratings.fit import FitResult, fit_ratings
 from arena.store.separation import note_check, separation_record, stop_separation
 from arena.tournaments.deals import deal_count, deal_plan, owner_labels
@@ -159,11 +159,13 @@ def bootstrap_seed(tournament_id: str) -> int:
 
 def fit_results(results: Sequence[Mapping[str, Any]], tournament_id: str) -> FitResult | None:
     """The batch fit of a tournament's stored results (``Store.list_matches`` dicts), with seat and deal-luck
-    effects and ``REPLICATES`` replicates; None when there is no result (or the results cannot be fitted)."""
-    if not results:
-        return None
+    effects and ``REPLICATES`` replicates, void results left out (``fitted_matches``); None when there is no other
+    result (or the results cannot be fitted)."""
     try:
-        return fit_ratings([RatedMatch.from_stored(r) for r in results], replicates=REPLICATES,
+        matches = fitted_matches(results)
+        if not matches:
+            return None
+        return fit_ratings(matches, replicates=REPLICATES,
                            seed=bootstrap_seed(tournament_id), deal_effects=True)
     except FitError as exc:
         log.warning("tournament %s: its results cannot be fitted: %s", tournament_id, exc)

@@ -211,12 +211,13 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             failures = seat_failures(record)
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats), failures).items()
                         if not is_house_bot(bot)}  # a house bot has no health: it is ours
-            rated = _rated(spec, failures)
+            void = _void(spec, failures)
             if on_played is not None:  # its slot is free now unless storing it may make a bot unhealthy
                 on_played(record, not inputs.unhealthy and all(o is None for o in outcomes.values()))
             # every write after it: one hop to a thread (result + Elo in one script, then ack + health in one)
             stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
-                                                     outcomes, unhealthy_after, inputs.ratings or None, rated)
+                                                     outcomes, unhealthy_after, inputs.ratings or None,
+                                                     spec.rated, void)
         if stored:
             metrics.match_stored(record)
     except asyncio.CancelledError:
@@ -376,8 +377,9 @@ async def run_job_and_control(store: Store, job: Job, **kwargs: Any) -> str:
 def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: int, deal: dict[str, int] | None,
                    worker: str, outcomes: dict[str, str | None], unhealthy_after: int,
                    ratings: list[float | None] | None,
-                   rated: bool = True) -> tuple[bool, tuple[dict[str, str | None], Any]]:
-    """Store a played match's result with its Elo update (none when not ``rated``), acknowledge its job and, when
+                   rated: bool = True, void: bool = False) -> tuple[bool, tuple[dict[str, str | None], Any]]:
+    """Store a played match's result with its Elo update (none when not ``rated`` or ``void``: every seat failed,
+    counted in no standings either), acknowledge its job and, when
     stored now, count ``outcomes`` (``charged_outcomes``) in the health of its bots, in one script
     (``Store.settle_match``; a health failure is returned, never raised: health is advice). ``ratings``: the seats'
     ratings read before the match. Returns (stored now, (outcomes, health changes or the exception))."""
@@ -385,19 +387,20 @@ def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: i
     stored, health = store.settle_match(
         job, spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks),
         list(result.faults), record.to_dict(), outcomes=outcomes, unhealthy_after=unhealthy_after, ratings=ratings,
-        tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=rated)
+        tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=rated, void=void)
     return stored, (outcomes if stored else {}, health)
 
 
-def _rated(spec: MatchSpec, failures: Sequence[str | None]) -> bool:
-    """Whether a played match (its ``seat_failures``) counts on the ladder: as its spec says, unless every seat
-    failed (``every_seat_failed``: stored, not rated; logged)."""
-    if spec.rated and every_seat_failed(failures):
-        log.warning("match %s: every seat failed (%s); stored but not rated, and charged to nobody: either the "
-                    "arena could not reach or wait for its bots (an overloaded worker, its network), or every one of "
-                    "them is down or hangs", spec.match_id, "; ".join(str(why) for why in failures))
-        return False
-    return spec.rated
+def _void(spec: MatchSpec, failures: Sequence[str | None]) -> bool:
+    """Whether a played match (its ``seat_failures``) is void: every seat failed (``every_seat_failed``: stored,
+    but neither rated nor counted in its tournament's standings or fit, and charged to nobody; logged)."""
+    if every_seat_failed(failures):
+        log.warning("match %s: every seat failed (%s); stored but void (not rated, in no standings) and charged to "
+                    "nobody: either the arena could not reach or wait for its bots (an overloaded worker, its "
+                    "network), or every one of them is down or hangs", spec.match_id,
+                    "; ".join(str(why) for why in failures))
+        return True
+    return False
 
 
 def _log_health(game: str, match_id: str, health: tuple[dict[str, str | None], Any], unhealthy_after: int) -> None:

@@ -23,6 +23,7 @@ from arena.match.record import MatchRecord
 from arena.store import Store, TournamentInfo
 from arena.store.bots import UNVERIFIED_VERSION as UNVERIFIED
 from arena.tournaments.round_robin import round_robin
+from arena.tournaments.until_separated import fit_results
 from arena.worker import loop as scheduler
 from arena.worker.health import seat_failures
 
@@ -150,6 +151,23 @@ def test_a_match_in_which_every_seat_failed_charges_nobody(
     assert all(r == ["forfeited (faults)"] * 2 for r in (seat_failures(_record(store, s.match_id)) for s in specs))
     assert all(h.healthy and h.failures == 0 for h in store.bot_health("take5", bots).values())
     assert not {e.bot for e in store.ladder("take5")} & set(bots)
+
+
+def test_a_tournament_match_in_which_every_seat_failed_is_void(store: Store, workers: Any,
+                                                               dead_endpoint: str) -> None:
+    """In a tournament too, such a match is void: stored and settled (the tournament finishes), its result says so,
+    and it is in no standings (it would count as a draw for each bot) nor in the tournament's fit."""
+    bots = [store.register_bot("take5", n, dead_endpoint, version="1").bot_id for n in ("x", "y")]
+    specs = _tournament(store, bots, rounds=3)
+    workers.thread("w", concurrency=1, **HEALTH)
+    wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "the three matches")
+    tid = specs[0].tournament
+    results = [store.get_result("take5", s.match_id) for s in specs]
+    assert all(r is not None and r.get("void") is True and r.get("rated") is False for r in results), results
+    assert store.tournament_tally("take5", tid) == {}
+    info = store.get_tournament(tid)
+    assert info is not None and info.matches_done == 3 and info.state == "finished", info
+    assert fit_results(store.list_matches(tournament_id=tid, limit=10), tid) is None  # nothing to fit
 
 
 def test_a_match_interrupted_by_our_crash_charges_the_bots_nothing(

@@ -42,9 +42,9 @@ def _create(stub: Any, **fields: Any) -> arena_pb2.Sprt:
     return stub.CreateSprt(arena_pb2.CreateSprtRequest(game=GAME, **fields), timeout=10)
 
 
-def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True, seed: int = 0) -> None:
+def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True, seed: int = 0, void: bool = False) -> None:
     """Store a result of ``job``'s match in which V2 (table 1) or V1 (table 0) finished first or last (dealt from
-    ``seed``), acknowledge the job and call the hook, as a worker does."""
+    ``seed``; ``void``: every seat failed), acknowledge the job and call the hook, as a worker does."""
     spec = job.spec
     assert spec is not None
     version = "me@1" if spec.table == 0 else "me@2"
@@ -52,7 +52,7 @@ def _play(store: Store, job: Job, v2_wins: bool, *, hook: bool = True, seed: int
     ranks = [(1 if first else 2) if bot == version else (2 if first else 1) for bot in spec.seats]
     store.record_result(GAME, spec.match_id, list(spec.seats), [float(r) for r in ranks], ranks, [0] * len(ranks),
                         {"seed": seed}, tournament_id=spec.tournament,
-                        deal={"round": 0, "deal": spec.deal, "table": spec.table, "attempt": 0})
+                        deal={"round": 0, "deal": spec.deal, "table": spec.table, "attempt": 0}, void=void)
     store.ack_job(job)
     if hook:
         after_match(store, spec)
@@ -123,6 +123,18 @@ def test_blocks_are_counted_once_replaced_when_void_and_the_verdict_ends_it(stub
     assert t.state == "finished" and t.matches_cancelled == t.matches_total - 2 * played > 0
     assert t.matches_done + t.matches_failed == 2 * played and t.seed_hex
     assert store.read_jobs("test-worker", 10, 0) == []
+
+
+def test_a_block_with_a_void_table_is_void(stub: Any, store: Store) -> None:
+    """A table every seat of which failed (stored, void) tells nothing of V1 against V2: its block is void, as one
+    whose table failed for good, and a new block replaces it."""
+    tid = _create(stub, elo0=0.0, elo1=200.0, window=1, max_blocks=50).tournament.id
+    t0, t1 = _claim_block(store)
+    _play(store, t0, v2_wins=True)
+    _play(store, t1, v2_wins=True, void=True)
+    record = store.sprt_record(GAME, tid)
+    assert record.void == 1 and record.counts == {} and record.settled == 1
+    assert store.get_tournament(tid).matches_total == 4  # type: ignore[union-attr]
 
 
 def test_max_blocks_ends_inconclusive(stub: Any, store: Store) -> None:
