@@ -239,6 +239,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
                    f"({len(t.bots)} bots, "
                    f"{t.seats_per_match} seats, {t.rounds} round{'s' if t.rounds != 1 else ''}, {t.deals} deals)")
         click.echo(f"formula: {t.formula or '(the server gave none)'}")
+        click.echo(f"bots: {', '.join(t.bots)}")  # as resolved (NAME -> NAME@VERSION; --all: every one picked)
         if t.format == "swiss":
             click.echo(_swiss_note(t))
         if t.until_separated:

@@ -336,7 +336,8 @@ def test_dry_run_counts_without_queuing(arena: Arena, played: dict[str, Any]) ->
     lines = out.strip().splitlines()
     assert lines[0].startswith("dry run: 12 matches on 12 deals (3 bots, 2 seats, 4 rounds, unique deals)")
     assert lines[1] == "formula: C(3,2) subsets x 4 rounds = 12, on 12 unique deals (every table its own deal)"
-    assert "nothing was queued" in lines[2]
+    assert lines[2] == "bots: p-rnd@1.0, p-heur@1.0, p-mc@1.0"  # as resolved: NAME@VERSION
+    assert "nothing was queued" in lines[3]
     data = arena.json("tournament", "create", "--bots", "p-rnd,p-heur,p-mc", "--rounds", "2", "--dry-run")
     assert (data["id"], data["state"], data["matches_total"], data["seats_per_match"]) == ("", "planned", 2, 3)
     assert data["formula"].startswith("C(3,3) subset x 2 rounds = 2, on 2 unique deals")
