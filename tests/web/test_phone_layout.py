@@ -172,3 +172,50 @@ def test_the_viewers_controls_stay_on_screen_while_the_board_is_read_at_phone_wi
         assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= PHONE["height"], button
         phone.click("#v-next")
         assert phone.get_attribute("#viewer", "data-index") == "6"
+
+
+class _ForfeitMatch(FakeReader):
+    """t4-000007: a finished 3-seat Take 5 match of long-named bots, one of which forfeited, with Elo changes."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__()
+        self.record = record
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method == "GetMatch" and request.match_id == "t4-000007":
+            seats = [seat["name"] for seat in self.record["seats"]]
+            return arena_pb2.MatchDetail(summary=arena_pb2.MatchSummary(
+                match_id="t4-000007", tournament_id="t4", game="take5", seats=seats, scores=[3, 18, 27],
+                ranks=[1, 2, 3], faults=[0, 0, 5], rating_deltas=[14.25, -1.5, -12.75], revealed=True),
+                record_json=json.dumps(self.record))
+        if method == "GetTournament" and request.id == "t4":
+            return arena_pb2.Tournament(id="t4", game="take5", format="round_robin", state="finished",
+                                        seats_per_match=3, bots=[seat["name"] for seat in self.record["seats"]],
+                                        matches_total=9, matches_done=9)
+        return self.empty_or_not_found(method)
+
+
+def test_a_matchs_results_with_a_forfeit_and_elo_changes_fit_a_phones_screen(phone: Any) -> None:
+    """The results of a 3-seat match where a seat forfeited (its reason in a column of its own) and the Elo changes:
+    every column but the seat number (given away at this width) is on the screen, the Elo change too."""
+    record, _ = play_record("take5", 3, 21, config=take5.Take5Config(limit=8))
+    for s, seat in enumerate(record["seats"]):
+        seat["name"] = f"experimental-gapbot-{s}@2.0.1"
+    record["result"]["forfeits"] = [None, None, "faults (5 in a row: deadline exceeded)"]
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app_of(_ForfeitMatch(record)))
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/matches/t4-000007")
+        header = phone.locator("#seats thead th")
+        assert header.count() == 7  # seat, bot, score, rank, faults, forfeit, Elo change
+        rows = phone.locator("#seats tr")
+        for r in range(rows.count()):
+            cells = rows.nth(r).locator("th, td")
+            for c in range(1, cells.count()):
+                box = cells.nth(c).bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], \
+                    (r, c, cells.nth(c).inner_text(), box)
+        assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        screenshot(phone, "match-forfeit-phone")
+    finally:
+        server.stop()
