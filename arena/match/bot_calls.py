@@ -80,6 +80,10 @@ class BotCalls:
         @property
         def deadline_ms(self) -> int: ...  # RunningMatch's: options.deadline_ms
 
+    def _connection_went(self, seat: int) -> None:
+        """The seat's connection went during the match (whoever answers now may be another process): overridden
+        where the match's channels come from a pool."""
+
     def _connected(self, seat: int) -> bool:
         return self.channels[seat].get_state() == grpc.ChannelConnectivity.READY
 
@@ -129,6 +133,8 @@ class BotCalls:
                     unreachable = unreachable or exc
                     continue
             break
+        if unreachable is not None:  # whatever answered after may be another process
+            self._connection_went(seat)
         kind, detail = call_outcome(method, response, error, unreachable, self._connected(seat), timeout_ms)
         self._reached(seat, kind, error, unreachable is not None)
         if isinstance(response, UndecodableAnswer):
@@ -173,6 +179,8 @@ class BotCalls:
     def _decide_outcome(self, seat: int, response: Any, error: grpc.RpcError | None,
                         unreachable: grpc.RpcError | None) -> tuple[Any, str | None, str]:
         """(the answer or None, fault kind or None, detail) of one Decide call of ``seat`` (``call_outcome``)."""
+        if unreachable is not None:  # its connection went: whatever answered after may be another process
+            self._connection_went(seat)
         if error is None and response is not None and not isinstance(response, UndecodableAnswer):
             if not self.reached[seat] or self.outages[seat]:  # an answer: call_outcome's, without the calls
                 self._reached(seat, None, None, False)

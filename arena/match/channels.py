@@ -19,7 +19,14 @@ it grows to 120 s):
   connect): it retires it and makes a fresh one. A call through a channel that is connecting waits at most for
   its own deadline, as before.
 
-So no call ever waits out a back-off of an old channel. A call to a bot that is down fails at once
+So no call ever waits out a back-off of an old channel.
+
+Whoever answers at an endpoint may change with a connection: a match whose call found its bot unreachable, or whose
+match stream to it broke (even when it got through again at once, as when another process took the port within
+the call's deadline), tells the pool (``connection_went``); the channel then forgets the bot's GetInfo answer
+(``BotLease.info``) and counts one more lost connection (``connection_marks``), so the worker asks GetInfo again
+before it trusts that bot's identity.
+ A call to a bot that is down fails at once
 (UNAVAILABLE); when its bot has answered earlier in the match, the referee calls again with ``wait_for_ready``
 for what is left of the call's deadline (``arena.match.running``), so a bot restarting on its port is reached
 within that deadline (or costs that one call an ``unreachable`` fault), and a bot never reached fails at once.
@@ -169,6 +176,8 @@ class _Entry:
     closed: bool = False
     idle_timer: asyncio.TimerHandle | None = None
     info: Any = None  # the bot's GetInfo answer (BotInfo) through this channel's connection; None: not asked
+    serial: int = 0  # the pool's number of this channel (its n-th made)
+    connections_lost: int = 0  # times a match saw its connection go (``BotChannels.connection_went``)
 
 
 @dataclass(eq=False)
@@ -247,13 +256,31 @@ class BotChannels:
             entry.info = None  # its connection was lost (or never made): what answers next may be another process
         if entry is None:
             channel = self.dialer.aio_channel(endpoint)
-            entry = self._entries[key] = _Entry(key, endpoint, channel, GuardedBotStub(channel))
             self.opened += 1
+            entry = self._entries[key] = _Entry(key, endpoint, channel, GuardedBotStub(channel), serial=self.opened)
         if entry.idle_timer is not None:
             entry.idle_timer.cancel()
             entry.idle_timer = None
         entry.leases += 1
         return BotLease(endpoint, entry.stub, entry)
+
+    @staticmethod
+    def connection_went(lease: BotLease) -> None:
+        """A match saw the connection of ``lease``'s channel go (a call found its bot unreachable, or its match
+        stream broke), even if it got through again: whoever answers now may be another process. The bot's GetInfo
+        answer is forgotten (asked again before the next match) and ``connection_marks`` moves."""
+        lease._entry.info = None
+        lease._entry.connections_lost += 1
+
+    def connection_marks(self, endpoints: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per endpoint, a mark of the connection a lease of it gets now: (the channel's number, its connections
+        lost so far); (0, 0) with no channel. Two marks of an endpoint differ when its connection went between
+        them (or its channel was replaced): whoever answers there may have changed."""
+        marks = {}
+        for endpoint in endpoints:
+            entry = self._entries.get(split_endpoint(endpoint))
+            marks[endpoint] = (entry.serial, entry.connections_lost) if entry is not None else (0, 0)
+        return marks
 
     def release(self, lease: BotLease) -> None:
         """Give ``lease`` back. A channel no match holds is closed after ``idle_s`` seconds (at once when it was

@@ -135,13 +135,20 @@ class RunningMatch(BotCalls):
         self.tally = FaultTally(n, self.limits)
 
     def close(self) -> None:
-        """End the seats' match streams and give the leased channels back to the pool."""
+        """End the seats' match streams and give the leased channels back to the pool (telling it of each seat
+        whose stream was opened again after it broke: ``BotChannels.connection_went``)."""
         assert self.pool is not None
-        for stream in self.streams:
+        for seat, stream in enumerate(self.streams):
             if stream is not None:
                 stream.close()
+                if stream.opened > 1:
+                    self._connection_went(seat)
         for lease in self.leases.values():
             self.pool.release(lease)
+
+    def _connection_went(self, seat: int) -> None:
+        assert self.pool is not None
+        self.pool.connection_went(self.leases[self.seats[seat].endpoint])
 
     async def choose_paths(self) -> None:
         """Drive every seat whose bot serves the match stream (``BotInfo.serves_match_stream``, asked once per

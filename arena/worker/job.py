@@ -12,7 +12,9 @@ Settling a job (what a worker does with each job it claims, in this order):
    its job leaves the stream and is parked in the same atomic step (``Store.defer_job``), and comes back when the
    bot answers GetInfo again, or forced after ``max_deferral_s`` (``arena.worker.health``). In a forced match a
    bot that is unhealthy for answering GetInfo not as registered (another name, game or version) is not called:
-   its seat faults as unreachable and forfeits.
+   its seat faults as unreachable and forfeits (``arena.worker.seating``). GetInfo is asked again after a match
+   during which a seat's connection went: a bot that answers not as registered then (another process took its
+   port mid-match) is marked so, and the match is deferred, not stored.
 5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
    failed (it can never run). A result stored now counts in the health of the match's bots
    (``arena.worker.health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
@@ -51,17 +53,15 @@ import redis
 from arena.core.seeds import deal_seed, local_seat_seeds, seat_seed
 from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
-from arena.match.record import SeatSpec
 from arena.store import EARLIER_DELIVERIES_FIELD, FORCED_FIELD, Job, MatchInputs, Store, write_refusal
 from arena.tournaments.controllers import after_match
 from arena.worker import metrics
 from arena.worker.health import (
-    MISMATCH_PREFIX,
     charged_outcomes,
     every_seat_failed,
-    not_as_registered,
     seat_failures,
 )
+from arena.worker.seating import defer, deferred_after, seats_to_play
 from arena.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators 
 # Redis not answering (refused, timed out, still loading after a restart): what fails on it is logged in one line
 REDIS_AWAY = (redis.ConnectionError, redis.TimeoutError)
 
-UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
 INPUTS_FRESH_S = 1.0  # a job claimed ahead uses its pre-match reads if they started at most this long ago
 
 
@@ -188,8 +187,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             await asyncio.to_thread(store.drop_job, job, "failed")
             return "failed"
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
-            return await _defer(store, job, inputs.unhealthy)
-        seats = await _seats_to_play(store, job, inputs, channels, settings.call_deadline_ms)
+            return await defer(store, job, inputs.unhealthy)
+        seats = await seats_to_play(store, job, inputs, channels, settings.call_deadline_ms)
         if isinstance(seats, str):  # deferred: a seat's bot answers GetInfo not as registered
             return seats
         if spec.tournament:  # counts a start (one round trip): in a thread, seat seeds with it
@@ -201,12 +200,16 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
         head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
+        marks = channels.connection_marks([seat.endpoint for seat in seats]) if channels is not None else {}
         # the match viewer follows the match live until its result is stored (then GetMatch has it)
         async with LivePublisher(store, spec.match_id, head, hub=live) as publisher:
             with metrics.match_playing(spec.game):
                 record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
                                          channels=channels, seat_seeds=seat_seeds,
                                          on_start=publisher.follow)
+            deferred = await deferred_after(store, job, seats, inputs, channels, marks, settings.call_deadline_ms)
+            if deferred is not None:
+                return deferred
             result = record.result
             failures = seat_failures(record)
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats), failures).items()
@@ -266,38 +269,6 @@ async def _settled_before(store: Store, job: Job, spec: MatchSpec, inputs: Match
     return None
 
 
-def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
-    """The seats of the match, with each registered bot's endpoint and secret; an unregistered bot's seat gets
-    ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
-    seats = []
-    for name, bot in zip(spec.seats, inputs.bots):
-        if bot is None and not is_house_bot(name):
-            log.warning("match %s: bot %s is not registered; its seat faults as unreachable", spec.match_id, name)
-        seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
-                              secret=bot.secret if bot else ""))
-    return seats
-
-
-def _house_seats(spec: MatchSpec, seats: list[SeatSpec]) -> list[SeatSpec]:
-    """``seats`` with every house bot's seat (``house:NAME``) at the endpoint of its process in this worker
-    (``arena.worker.house``, started here when first seated). A house bot that names no sample bot, or whose process
-    does not start, keeps ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
-    from arena.match.local_bots import BotStartError
-    from arena.worker.house import HouseBotError, house_endpoint
-
-    out = []
-    for seat in seats:
-        if is_house_bot(seat.name):
-            try:
-                endpoint, secret = house_endpoint(seat.name)
-                seat = SeatSpec(name=seat.name, endpoint=endpoint, secret=secret)
-            except (HouseBotError, BotStartError) as exc:
-                log.error("match %s: house bot %s cannot play (%s); its seat faults as unreachable", spec.match_id,
-                          seat.name, exc)
-        out.append(seat)
-    return out
-
-
 def _deal_and_seat_seeds(store: Store, spec: MatchSpec,
                          tournament_seed: int | None) -> tuple[int, dict[str, int] | None, tuple[int, ...]]:
     """``match_deal`` and ``match_seat_seeds`` of a tournament's match, in one call (one thread hop)."""
@@ -318,23 +289,6 @@ def match_seat_seeds(store: Store, spec: MatchSpec, seed: int, deal: dict[str, i
         raise LookupError(f"match {spec.match_id}: tournament {spec.tournament} has no stored seed")
     return tuple(seat_seed(secret, spec.tournament, deal["round"], deal["deal"], deal["attempt"], seat)
                  for seat in range(len(spec.seats)))
-
-
-def _absent_if_not_as_registered(store: Store, spec: MatchSpec, seats: list[SeatSpec],
-                                 unhealthy: list[str]) -> list[SeatSpec]:
-    """``seats`` with each seat whose bot (of ``unhealthy``) is unhealthy for answering GetInfo not as registered
-    (``MISMATCH_PREFIX``) moved to ``UNREGISTERED_ENDPOINT``: that seat faults as unreachable and forfeits, and
-    whatever answers at the bot's endpoint is never played under the registered name (logged)."""
-    health = store.bot_health(spec.game, unhealthy)
-    out = []
-    for seat in seats:
-        state = health.get(seat.name)
-        if state is not None and not state.healthy and state.reason.startswith(MISMATCH_PREFIX):
-            log.warning("match %s: bot %s does not answer GetInfo as registered (%s); its seat faults as "
-                        "unreachable", spec.match_id, seat.name, state.reason)
-            seat = SeatSpec(name=seat.name, endpoint=UNREGISTERED_ENDPOINT, secret="")
-        out.append(seat)
-    return out
 
 
 SETTLED = ("stored", "duplicate", "failed", "cancelled")
@@ -437,43 +391,3 @@ def match_deal(store: Store, spec: MatchSpec,
     attempt = store.next_attempt(spec.game, spec.tournament, spec.match_id)
     return (deal_seed(secret, spec.tournament, spec.round, spec.deal, attempt),
             {"round": spec.round, "deal": spec.deal, "table": spec.table, "attempt": attempt})
-
-
-async def _seats_to_play(store: Store, job: Job, inputs: MatchInputs, channels: BotChannels | None,
-                         deadline_ms: int) -> list[SeatSpec] | str:
-    """The seats the match is played with (``_seats``; house bots at their processes), or what ``run_job`` returns
-    for a job deferred: each seat's bot whose GetInfo, asked once per connection of the worker's channel to it
-    (``health.not_as_registered``), does not answer as registered is marked unhealthy and the job deferred; in a
-    forced job such bots (and those unhealthy for that reason before) are never played under their registered name
-    (``_absent_if_not_as_registered``)."""
-    spec = job.spec
-    assert spec is not None
-    seats = _seats(spec, inputs)
-    if any(is_house_bot(name) for name in spec.seats):  # the worker's own sample bots, started when first seated
-        seats = await asyncio.to_thread(_house_seats, spec, seats)
-    strangers = (await not_as_registered(channels, seats, inputs.bots, deadline_ms / 1000)
-                 if channels is not None else {})
-    for bot, why in strangers.items():
-        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, why)
-        log.warning("bot %s (%s) is unhealthy: it answers GetInfo %s", bot, spec.game, why)
-    if strangers and job.fields.get(FORCED_FIELD) != "1":
-        return await _defer(store, job, sorted(strangers))
-    unhealthy = sorted(set(inputs.unhealthy) | strangers.keys())
-    if unhealthy:  # a forced match: a bot not as registered is not played under its registered name
-        seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, unhealthy)
-    return seats
-
-
-async def _defer(store: Store, job: Job, sick: list[str]) -> str:
-    """Park a job whose match seats an unhealthy bot (``Store.defer_job``); what ``run_job`` returns for it."""
-    spec = job.spec
-    assert spec is not None
-    settled = await asyncio.to_thread(store.defer_job, job.game or spec.game, job.entry_id, spec.match_id,
-                                      job.fields, deliveries=job.deliveries)
-    if settled == 2:
-        return "duplicate"
-    if settled == 0:  # settled meanwhile by the worker it was reclaimed from
-        return "dropped"
-    log.info("match %s deferred: bot %s unhealthy; it is played once the bot answers GetInfo again",
-             spec.match_id, ", ".join(sick))
-    return "deferred"

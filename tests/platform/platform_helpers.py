@@ -142,3 +142,67 @@ def damage_appendonly(aof: Path) -> None:
     content = aof.read_bytes()
     cut = content.index(b"*3", len(content) // 2)
     aof.write_bytes(content[:cut] + b"#garbage\r\n" + content[cut + 2:])
+
+
+class SwitchForwarder:
+    """A TCP forwarder on 127.0.0.1 (``endpoint``) to ``target`` ("host:port"); ``switch(target)`` sends new
+    connections to another target and drops the open ones at once: another process taking a bot's port between two
+    calls, with no time for a reconnection to fail. ``close()`` stops it."""
+
+    def __init__(self, target: str) -> None:
+        import socket
+
+        self.target = target
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        self._open: list[Any] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, name="forwarder", daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            host, port = self.target.rsplit(":", 1)
+            try:
+                server = socket.create_connection((host, int(port)), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: Any, sink: Any) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def switch(self, target: str) -> None:
+        import socket
+
+        self.target = target
+        with self._lock:
+            dropped, self._open = self._open, []
+        for sock in dropped:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self._listener.close()
+        self.switch(self.target)

@@ -372,6 +372,94 @@ def test_another_bot_on_a_registered_bots_port_is_found_before_it_plays_under_it
     assert {e.bot: e.matches for e in store.ladder("take5")} == {kept: len(first), mate: len(first)}
 
 
+def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_match_not_stored(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Another bot takes a registered bot's address while its tournament plays, between two calls of a match (here a
+    forwarder switches at once, as a fast restart can: the worker's channel reconnects within the call's deadline
+    and no call fails). The connection that went tells the worker to ask GetInfo again: the match in flight is not
+    stored (the squatter played part of it under the registered name), the bot is unhealthy "not as registered",
+    and its later matches are deferred; no stored match holds a decision of the squatter."""
+    from platform_helpers import SwitchForwarder
+
+    think = ["--think", "0.02"]
+    kept = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "kept", *think])
+    mate = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "mate", *think])
+    squatter = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "squatter", *think])
+    door = SwitchForwarder(kept.endpoint)
+    try:
+        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
+               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
+        specs = _tournament(store, ids, rounds=8)
+        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+        wait_until(lambda: any(store.has_result("take5", s.match_id) for s in specs), "a first match")
+        time.sleep(0.1)  # within the next match
+        door.switch(squatter.endpoint)
+        health = wait_until(lambda: (h := store.bot_health("take5", [ids[0]])[ids[0]]) and not h.healthy and h,
+                            "the bot to be marked not as registered")
+        assert health.reason.startswith("not as registered: "), health.reason
+        wait_until(lambda: sum(store.has_result("take5", s.match_id) for s in specs) + store.deferred_count("take5")
+                   == len(specs), "every match stored or deferred")
+        stored = [s.match_id for s in specs if store.has_result("take5", s.match_id)]
+        assert 1 <= len(stored) < len(specs)
+        notes = [json.dumps(_record(store, m).to_dict()) for m in stored]
+        assert not any("squatter" in n for n in notes) and all('"kept"' in n for n in notes)
+    finally:
+        door.close()
+
+
+@pytest.mark.parametrize("match_stream", [True, False])
+def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callable[..., Any],
+                                                               match_stream: bool) -> None:
+    """On both paths, a match during which a seat's connection went and came back at once (the match stream broke
+    and was opened again; a unary call found the bot unreachable and got through when called again) tells the
+    worker's pool, which forgets the bot's GetInfo answer and moves its connection mark; a match without it moves
+    nothing."""
+    import asyncio
+
+    from platform_helpers import SwitchForwarder
+
+    from arena.match.channels import BotChannels
+    from arena.match.options import RefereeOptions
+    from arena.match.record import SeatSpec
+    from arena.match.referee import run_match
+    from arena_sdk.games import take5
+
+    one_hand = take5.Take5Config(limit=1)
+    think = ["--think", "0.1"]  # a call in flight nearly all the time: the switch drops one (unary path)
+    bots = [start_bot(VERSIONED_BOT, extra_args=["--name", name, *think]) for name in ("a", "b", "c")]
+    door = SwitchForwarder(bots[0].endpoint)
+    seats = [SeatSpec("a", door.endpoint), SeatSpec("b", bots[1].endpoint)]
+    options = RefereeOptions(deadline_ms=2000, match_stream=match_stream)
+
+    async def play(switch: bool) -> tuple[tuple[int, int], Any]:
+        pool = BotChannels()
+        try:
+            await run_match("warm", "take5", seats, one_hand, seed=1, options=options, channels=pool)
+            before = pool.connection_marks([door.endpoint])[door.endpoint]
+            match = asyncio.create_task(run_match("m", "take5", seats, one_hand, seed=2, options=options,
+                                                  channels=pool))
+            if switch:
+                await asyncio.sleep(0.35)
+                door.switch(bots[2].endpoint if door.target == bots[0].endpoint else bots[0].endpoint)
+            record = await match
+            lease = pool.lease(door.endpoint)
+            info = lease.info
+            pool.release(lease)
+            after = pool.connection_marks([door.endpoint])[door.endpoint]
+            return (before[1], after[1]) if before[0] == after[0] else (-1, -1), (record, info)
+        finally:
+            await pool.close()
+
+    try:
+        (lost_before, lost_after), (record, info) = asyncio.run(play(switch=False))
+        assert lost_after == lost_before and (info is not None or not match_stream)  # unary: GetInfo not asked
+        (lost_before, lost_after), (record, info) = asyncio.run(play(switch=True))
+        assert lost_after > lost_before and info is None
+        assert not record.faults  # got through at once: nobody was charged
+    finally:
+        door.close()
+
+
 def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(store: Store) -> None:
     """``BotEntry.checked``: written by the registration; a record from before the flag is checked unless its
     version is the unverified one."""

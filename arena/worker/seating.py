@@ -1,0 +1,133 @@
+"""Who sits at a claimed job's match (``arena.worker.job``): each seat's registered endpoint and secret, the worker's
+house bots, and the check that each bot still answers GetInfo as registered, before the match and after one during
+which a seat's connection went (``arena.match.channels``: another process may answer on that port now); a job whose
+seat cannot be played is deferred (``defer``: parked until the bot answers as registered, or forced later).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from arena.core.specs import MatchSpec, is_house_bot
+from arena.match.channels import BotChannels
+from arena.match.record import SeatSpec
+from arena.store import FORCED_FIELD, Job, MatchInputs, Store
+from arena.worker.health import MISMATCH_PREFIX, not_as_registered
+
+log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
+
+UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
+
+
+def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
+    """The seats of the match, with each registered bot's endpoint and secret; an unregistered bot's seat gets
+    ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
+    seats = []
+    for name, bot in zip(spec.seats, inputs.bots):
+        if bot is None and not is_house_bot(name):
+            log.warning("match %s: bot %s is not registered; its seat faults as unreachable", spec.match_id, name)
+        seats.append(SeatSpec(name=name, endpoint=bot.endpoint if bot else UNREGISTERED_ENDPOINT,
+                              secret=bot.secret if bot else ""))
+    return seats
+
+
+def _house_seats(spec: MatchSpec, seats: list[SeatSpec]) -> list[SeatSpec]:
+    """``seats`` with every house bot's seat (``house:NAME``) at the endpoint of its process in this worker
+    (``arena.worker.house``, started here when first seated). A house bot that names no sample bot, or whose process
+    does not start, keeps ``UNREGISTERED_ENDPOINT`` (its calls fault "unreachable"; logged)."""
+    from arena.match.local_bots import BotStartError
+    from arena.worker.house import HouseBotError, house_endpoint
+
+    out = []
+    for seat in seats:
+        if is_house_bot(seat.name):
+            try:
+                endpoint, secret = house_endpoint(seat.name)
+                seat = SeatSpec(name=seat.name, endpoint=endpoint, secret=secret)
+            except (HouseBotError, BotStartError) as exc:
+                log.error("match %s: house bot %s cannot play (%s); its seat faults as unreachable", spec.match_id,
+                          seat.name, exc)
+        out.append(seat)
+    return out
+
+
+def _absent_if_not_as_registered(store: Store, spec: MatchSpec, seats: list[SeatSpec],
+                                 unhealthy: list[str]) -> list[SeatSpec]:
+    """``seats`` with each seat whose bot (of ``unhealthy``) is unhealthy for answering GetInfo not as registered
+    (``MISMATCH_PREFIX``) moved to ``UNREGISTERED_ENDPOINT``: that seat faults as unreachable and forfeits, and
+    whatever answers at the bot's endpoint is never played under the registered name (logged)."""
+    health = store.bot_health(spec.game, unhealthy)
+    out = []
+    for seat in seats:
+        state = health.get(seat.name)
+        if state is not None and not state.healthy and state.reason.startswith(MISMATCH_PREFIX):
+            log.warning("match %s: bot %s does not answer GetInfo as registered (%s); its seat faults as "
+                        "unreachable", spec.match_id, seat.name, state.reason)
+            seat = SeatSpec(name=seat.name, endpoint=UNREGISTERED_ENDPOINT, secret="")
+        out.append(seat)
+    return out
+
+
+async def seats_to_play(store: Store, job: Job, inputs: MatchInputs, channels: BotChannels | None,
+                         deadline_ms: int) -> list[SeatSpec] | str:
+    """The seats the match is played with (``_seats``; house bots at their processes), or what ``run_job`` returns
+    for a job deferred: each seat's bot whose GetInfo, asked once per connection of the worker's channel to it
+    (``health.not_as_registered``), does not answer as registered is marked unhealthy and the job deferred; in a
+    forced job such bots (and those unhealthy for that reason before) are never played under their registered name
+    (``_absent_if_not_as_registered``)."""
+    spec = job.spec
+    assert spec is not None
+    seats = _seats(spec, inputs)
+    if any(is_house_bot(name) for name in spec.seats):  # the worker's own sample bots, started when first seated
+        seats = await asyncio.to_thread(_house_seats, spec, seats)
+    strangers = await _strangers(store, spec, seats, inputs, channels, deadline_ms) if channels is not None else {}
+    if strangers and job.fields.get(FORCED_FIELD) != "1":
+        return await defer(store, job, sorted(strangers))
+    unhealthy = sorted(set(inputs.unhealthy) | strangers.keys())
+    if unhealthy:  # a forced match: a bot not as registered is not played under its registered name
+        seats = await asyncio.to_thread(_absent_if_not_as_registered, store, spec, seats, unhealthy)
+    return seats
+
+
+async def _strangers(store: Store, spec: MatchSpec, seats: list[SeatSpec], inputs: MatchInputs,
+                     channels: BotChannels, deadline_ms: int) -> dict[str, str]:
+    """The seats' bots that answer GetInfo not as registered (``health.not_as_registered``: asked only through a
+    connection that has not answered it yet), each marked unhealthy (logged): bot id -> why."""
+    strangers = await not_as_registered(channels, seats, inputs.bots, deadline_ms / 1000)
+    for bot, why in strangers.items():
+        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, why)
+        log.warning("bot %s (%s) is unhealthy: it answers GetInfo %s", bot, spec.game, why)
+    return strangers
+
+
+async def deferred_after(store: Store, job: Job, seats: list[SeatSpec], inputs: MatchInputs,
+                          channels: BotChannels | None, marks: dict[str, tuple[int, int]],
+                          deadline_ms: int) -> str | None:
+    """After a match: when a seat's connection went during it (its ``BotChannels.connection_marks`` moved from
+    ``marks``), what answered after may be another bot: GetInfo is asked again (``_strangers``), and when a bot
+    answers not as registered, the match is not stored but its job deferred (what ``run_job`` returns). Else None."""
+    if channels is None or channels.connection_marks(list(marks)) == marks:
+        return None
+    assert job.spec is not None
+    strangers = await _strangers(store, job.spec, seats, inputs, channels, deadline_ms)
+    if not strangers:
+        return None
+    log.warning("match %s is not stored: bot %s answered GetInfo not as registered after its connection went during "
+                "the match", job.spec.match_id, ", ".join(sorted(strangers)))
+    return await defer(store, job, sorted(strangers))
+
+
+async def defer(store: Store, job: Job, sick: list[str]) -> str:
+    """Park a job whose match seats an unhealthy bot (``Store.defer_job``); what ``run_job`` returns for it."""
+    spec = job.spec
+    assert spec is not None
+    settled = await asyncio.to_thread(store.defer_job, job.game or spec.game, job.entry_id, spec.match_id,
+                                      job.fields, deliveries=job.deliveries)
+    if settled == 2:
+        return "duplicate"
+    if settled == 0:  # settled meanwhile by the worker it was reclaimed from
+        return "dropped"
+    log.info("match %s deferred: bot %s unhealthy; it is played once the bot answers GetInfo again",
+             spec.match_id, ", ".join(sick))
+    return "deferred"
