@@ -26,7 +26,7 @@ from arena.cli.options import (
     visibility_timeout_option,
 )
 from arena.core.config import DEFAULTS
-from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS
+from arena.core.limits import MAX_CONCURRENCY, MAX_WORKERS, WEB_KEY_ENV
 
 if TYPE_CHECKING:
     from arena.store.redis_watch import RedisWatch
@@ -121,14 +121,15 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
-                                 bot_ca=bot_ca_pem, bot_notes=bot_notes)
+                                 bot_ca=bot_ca_pem, bot_notes=bot_notes,
+                                 web_key=os.environ.get(WEB_KEY_ENV) or None)
             port = server.start()
             try:
                 token_file = auth.save_token(data_dir, auth.SavedToken(admin_token, server.arena_id()))
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
-            pages = start_pages(app, web, host, port)  # before "listening on", which tells scripts all is up
+            pages = start_pages(app, web, host, port, server.web_key)  # before "listening on": scripts wait
             lock.update(f"{SERVE_LISTENING}{host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             origin = {"env": f"from ARENA_ADMIN_TOKEN, saved in {token_file}",
@@ -243,14 +244,15 @@ def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key
     return admin_token, token_source, tls, read_bot_ca(bot_ca)
 
 
-def start_pages(app: AppContext, web: str | None, host: str, port: int) -> Any:
-    """``--web HOST:PORT``: the web pages of this referee (at ``host:port``) in a thread, their URL printed; None
-    without --web. Raises ``ArenaCliError`` when the address cannot be bound."""
+def start_pages(app: AppContext, web: str | None, host: str, port: int, web_key: str) -> Any:
+    """``--web HOST:PORT``: the web pages of this referee (at ``host:port``, its ``web_key``: a share of the
+    referee of their own) in a thread, their URL printed; None without --web. Raises ``ArenaCliError`` when the
+    address cannot be bound."""
     if web is None:
         return None
     from arena.cli.web import start_web
 
-    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}")
+    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}", web_key=web_key)
     click.echo(f"web pages: {pages.url()}")
     return pages
 

@@ -3,6 +3,7 @@ its Arena gRPC service. ``arena serve --web HOST:PORT`` serves the same pages be
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,7 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
               client_rate: str = limits.WEB_CLIENT_RATE,
               client_connections: int = limits.WEB_CONNECTIONS_PER_CLIENT,
               client_pages_at_once: int = limits.WEB_CLIENT_PAGES_AT_ONCE,
-              trusted_proxies: tuple[str, ...] = ()) -> Any:
+              trusted_proxies: tuple[str, ...] = (), web_key: str = "") -> Any:
     """Start the pages of the referee at ``server`` on ``listen`` in a thread; answers the running
     ``arena.web.serving.WebServer`` (``url()``, ``stop()``). ``docs``: the built documentation site for ``/docs``
     (None: the checkout's ``site/``); ``allowed_hosts``: host names answered besides the defaults
@@ -72,7 +73,8 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
     (``arena.web.client_limits.ClientLimits``; 0 and "none": no limit), ``client_pages_at_once`` the pages among
     them; ``client_connections``: open connections
     of one peer address (``arena.web.connections``); ``trusted_proxies``: addresses whose X-Forwarded-For names the
-    client (none: every request is its peer's). Raises ``ArenaCliError`` when ``listen``
+    client (none: every request is its peer's); ``web_key``: the referee's web key, sent with every read so that the
+    pages have a share of the referee of their own (``arena.server.shares``). Raises ``ArenaCliError`` when ``listen``
     cannot be bound or ``client_rate`` is not a rate."""
     from arena.web.app import WebOptions, default_allowed_hosts
     from arena.web.client_limits import ClientLimits
@@ -87,7 +89,8 @@ def start_web(app: AppContext, listen: str, server: str, record: Path | None = N
         raise ArenaCliError(f"--client-rate {client_rate!r} is not a rate such as '100/second;3000/minute' "
                             f"({exc})") from None
     options = WebOptions(server=server, tls_ca=app.tls_ca, record=record, docs=docs or DEFAULT_DOCS_DIR,
-                         allowed_hosts=default_allowed_hosts(listen, allowed_hosts), client_limits=shares)
+                         allowed_hosts=default_allowed_hosts(listen, allowed_hosts), client_limits=shares,
+                         web_key=web_key)
     web = WebServer(options, listen, connections=ConnectionLimits(per_client=client_connections),
                     trusted_proxies=trusted_proxies)
     try:
@@ -125,7 +128,8 @@ def web(app: AppContext, /, listen: str, server: str, **extra: Any) -> None:
                         client_rate=extra.get("client_rate", limits.WEB_CLIENT_RATE),
                         client_connections=extra.get("client_connections", limits.WEB_CONNECTIONS_PER_CLIENT),
                         client_pages_at_once=extra.get("client_pages_at_once", limits.WEB_CLIENT_PAGES_AT_ONCE),
-                        trusted_proxies=tuple(extra.get("trusted_proxies") or ()))
+                        trusted_proxies=tuple(extra.get("trusted_proxies") or ()),
+                        web_key=os.environ.get(limits.WEB_KEY_ENV, ""))
     try:
         with stop_on_signals() as stop:
             click.echo(f"arena web serving {running.url()} (pages of the referee at {server}); stop with Ctrl-C")

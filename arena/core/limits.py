@@ -122,6 +122,10 @@ METRICS_CONNECTIONS_PER_CLIENT = 4  # of those, from one peer address
 METRICS_READ_S = 5.0  # a --metrics connection whose whole request has not come in this long is closed
 WEB_FIRST_REQUEST_S = 10.0  # seconds a new web connection has to send its first bytes
 RPC_CONNECTIONS = 4096  # connections the Arena gRPC service accepts at once (at most a quarter of the descriptors)
+# call metadata of the web app's calls to the Arena service: the referee's web key, which gives the pages a share of
+# the service of their own (arena.server.shares); env ARENA_WEB_KEY sets it for `arena serve` and a separate `arena web`
+WEB_KEY_METADATA = "arena-web-key"
+WEB_KEY_ENV = "ARENA_WEB_KEY"
 
 # Every string and repeated field of every Arena request: (max characters of each string, max entries of a list).
 # A list of strings has both. Nested messages (GameConfig) are walked too; their scalar fields need no entry.

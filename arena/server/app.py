@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import secrets
 import threading
 from collections.abc import Coroutine
 from concurrent import futures
@@ -23,7 +24,7 @@ from arena.match.channels import BotDialer
 from arena.server import auth
 from arena.server.metrics import RpcMetricsInterceptor
 from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
-from arena.server.shares import ClientShares
+from arena.server.shares import ClientShares, StreamShares
 from arena.store import Store
 from arena.store.base import connect
 from arena.store.redis_urls import redact_url
@@ -46,7 +47,9 @@ RPC_CONNECTION_GRACE_S = 60
 # calls of one client admitted at once, from its method's start until its answer is sent (arena.server.shares), and
 # how long its next calls wait for one of them to end before RESOURCE_EXHAUSTED
 RPC_CLIENT_SHARE = RPC_THREADS // 4
+RPC_WEB_SHARE = RPC_THREADS // 2  # the web app's (its calls carry the web key): its own limits share it out
 RPC_CLIENT_WAIT_S = 10.0
+RPC_CLIENT_STREAMS = 8  # answer streams (health Watch, reflection) of one client open at once
 
 T = TypeVar("T")
 
@@ -112,6 +115,8 @@ class ArenaServer:
             token of a seat's bot gets that seat's notes; the web pages hold no token, so they show none), "public"
             (everyone: the match viewer shows them at their decisions) or "hidden" (nobody: the stored records
             keep them).
+        web_key: the key the web app's calls carry to count as a client of their own (``arena.server.shares``);
+            None generates one, readable as ``web_key`` (``arena serve --web`` gives it to its pages).
     Raises ``ValueError`` for workers < 0, concurrency < 1, verify_timeout_s <= 0, health_check_s <= 0, or a
     bad worker option.
     """
@@ -123,10 +128,11 @@ class ArenaServer:
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None,
-                 bot_notes: str = "owner") -> None:
+                 bot_notes: str = "owner", web_key: str | None = None) -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
+        self.web_key = web_key or secrets.token_hex(16)
         self.tls = tls
         self.bot_ca = bot_ca
         self.bot_notes = bot_notes
@@ -151,7 +157,8 @@ class ArenaServer:
         self.verify_timeout_s = verify_timeout_s
         self.drain_s = drain_s
         self.port = 0
-        self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S)  # each client's calls under way
+        self.shares = self._client_shares()  # each client's calls under way (a new count at every start)
+        self.streams = StreamShares(RPC_CLIENT_STREAMS)  # and its answer streams open
         self._server: grpc.aio.Server | None = None
         self._loop: ServerLoop | None = None
         self._pool: futures.ThreadPoolExecutor | None = None
@@ -223,6 +230,7 @@ class ArenaServer:
         # the Arena methods' requests are awaited on this loop, then the methods run in its default executor
         # (arena_sdk.guard._aio_unary): the server's pool
         asyncio.get_running_loop().set_default_executor(pool)
+        self.shares, self.streams = self._client_shares(), StreamShares(RPC_CLIENT_STREAMS)  # new counts
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.aio.server(
             migration_thread_pool=pool,
@@ -241,8 +249,8 @@ class ArenaServer:
                      ("grpc.max_concurrent_streams", RPC_STREAMS),
                      ("grpc.max_connection_age_ms", RPC_CONNECTION_AGE_S * 1000),
                      ("grpc.max_connection_age_grace_ms", RPC_CONNECTION_GRACE_S * 1000)],
-            interceptors=[RpcMetricsInterceptor()])  # grpc_server_* metrics (docs/metrics.md)
-        self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S)  # a new one for every start
+            # grpc_server_* metrics (docs/metrics.md); each client's answer streams (health Watch, reflection)
+            interceptors=[RpcMetricsInterceptor(), self.streams])
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
                             validate=limits.request_problem, authorize=servicer.authorize, admit=self.shares.admit)
         health_servicer = health.aio.HealthServicer()
@@ -268,6 +276,9 @@ class ArenaServer:
         for service in ("", ARENA_SERVICE):
             await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
         return server, health_servicer, port
+
+    def _client_shares(self) -> ClientShares:
+        return ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S, web_key=self.web_key, web_limit=RPC_WEB_SHARE)
 
     def arena_id(self) -> str:
         """The arena's id (``GetArenaInfo``); the server must be started."""

@@ -10,45 +10,74 @@ once, and its further calls wait on the server's loop (no thread, no answer) for
 end with RESOURCE_EXHAUSTED. Calls of other clients never wait for its calls.
 
 A client is ``arena_sdk.guard.peer_address`` of the call: an IPv4 address, an IPv6 /64, every loopback address
-together (so the web app and the CLI on the referee's machine share one).
+together (a local process can connect from any of them). The web app is a client of its own, whatever its address:
+its calls carry the referee's web key (``WEB_KEY_METADATA``; ``arena serve --web`` gives its pages the key, a
+separate ``arena web`` has it from ``ARENA_WEB_KEY``), so no local process can take the pages' share, and its
+share is larger (its own limits share it among its visitors). A client's calls that wait are at most ``waiting``:
+beyond them a call is refused at once (a waiting call holds its request in memory).
+
+``StreamShares`` caps the other services' answer streams (health Watch, reflection) per client the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
-from arena_sdk.guard import peer_address
+from arena.core.limits import WEB_KEY_METADATA
+from arena_sdk.guard import metadata_value, peer_address, secret_matches
+
+WEB_CLIENT = "web app"  # the client name of calls that carry the web key
 
 
 class ClientShares:
-    """At most ``limit`` calls of one client admitted at once (``admit``); the next ones wait in the order they came
-    for at most ``wait_s`` seconds each. Lives on one event loop (the grpc.aio server's): not thread-safe."""
+    """At most ``limit`` calls of one client admitted at once (``admit``; ``web_limit`` for the web app's, known by
+    ``web_key``, none when ""); the next ones wait in the order they came for at most ``wait_s`` seconds each, at
+    most ``waiting`` of them per client (``2 * limit`` by default). Lives on one event loop (the grpc.aio server's):
+    not thread-safe."""
 
-    def __init__(self, limit: int, wait_s: float) -> None:
+    def __init__(self, limit: int, wait_s: float, *, web_key: str = "", web_limit: int = 0,
+                 waiting: int = 0) -> None:
         self.limit = max(1, limit)
         self.wait_s = wait_s
+        self.web_key = web_key
+        self.web_limit = max(1, web_limit or limit)
+        self.waiting = max(1, waiting or 2 * self.limit)
         self._held: dict[str, int] = {}
         self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
+
+    def client_of(self, context: Any) -> str:
+        """The client a call counts for: ``WEB_CLIENT`` when it carries the web key, else its peer address."""
+        if self.web_key and secret_matches(metadata_value(context, WEB_KEY_METADATA), self.web_key):
+            return WEB_CLIENT
+        return peer_address(context.peer() or "")
 
     def held(self) -> dict[str, int]:
         """Client -> calls admitted and not yet over (a copy)."""
         return dict(self._held)
 
     async def admit(self, method_name: str, context: Any) -> None:
-        """Admit the call of ``context`` (a ``grpc.aio`` servicer context) in its client's share, waiting for a
-        place when the share is full; the place is given back once the call is over (its done callback). Aborts
-        the call with RESOURCE_EXHAUSTED when no place came within ``wait_s`` seconds."""
-        client = peer_address(context.peer() or "")
-        held = self._held.get(client, 0)
-        if held < self.limit and not self._waiting.get(client):
+        """Admit the call of ``context`` (a ``grpc.aio`` servicer context) in its client's share (``client_of``),
+        waiting for a place when the share is full; the place is given back once the call is over (its done
+        callback). Aborts the call with RESOURCE_EXHAUSTED when no place came within ``wait_s`` seconds, and at once
+        when ``waiting`` calls of the client wait already."""
+        client = self.client_of(context)
+        limit = self.web_limit if client == WEB_CLIENT else self.limit
+        held, queue = self._held.get(client, 0), self._waiting.get(client)
+        if held < limit and not queue:
             self._held[client] = held + 1
+        elif queue is not None and len(queue) >= self.waiting:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"{limit} calls of this client are under way and {len(queue)} wait, its share of the "
+                                f"arena's service: {method_name} refused; retry later")
         elif not await self._wait(client):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"{self.limit} calls of this client are under way (answers not yet sent or read), "
+                                f"{limit} calls of this client are under way (answers not yet sent or read), "
                                 f"its share of the arena's service; {method_name} waited {self.wait_s:g} s for one "
                                 f"of them to end: retry later")
         context.add_done_callback(lambda _context: self._leave(client))
@@ -90,3 +119,68 @@ class ClientShares:
             self._held[client] = held
         else:
             self._held.pop(client, None)
+
+
+class StreamShares(grpc.aio.ServerInterceptor):
+    """At most ``limit`` answer streams open at once per client (``peer_address``) on a ``grpc.aio`` server: the
+    methods whose answers stream (the health service's Watch, reflection), which take no place in ``ClientShares``
+    and hold memory as long as their client keeps them open (a review opened 64,000 reflection streams from one
+    address: +1.6 GB). One more is refused at once with RESOURCE_EXHAUSTED. Other methods pass untouched."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self._open: dict[str, int] = {}
+
+    def open(self) -> dict[str, int]:
+        """Client -> answer streams open now (a copy)."""
+        return dict(self._open)
+
+    async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
+                                handler_call_details: Any) -> Any:
+        handler = await continuation(handler_call_details)
+        if handler is None or not handler.response_streaming:
+            return handler
+        if handler.unary_stream is not None:
+            return handler._replace(unary_stream=self._capped(handler.unary_stream))
+        return handler._replace(stream_stream=self._capped(handler.stream_stream))
+
+    def _capped(self, behaviour: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        """``behaviour`` (a coroutine function writing with ``context.write``, or an async generator function: the
+        grpc.aio servicers' kinds) counted in its client's streams; any other kind as it is."""
+        if inspect.iscoroutinefunction(behaviour):
+            async def capped(request: Any, context: Any) -> Any:
+                client = await self._enter(context)
+                try:
+                    return await behaviour(request, context)
+                finally:
+                    self._leave(client)
+
+            return capped
+        if inspect.isasyncgenfunction(behaviour):
+            async def capped_answers(request: Any, context: Any) -> AsyncIterator[Any]:
+                client = await self._enter(context)
+                try:
+                    async for answer in behaviour(request, context):
+                        yield answer
+                finally:
+                    self._leave(client)
+
+            return capped_answers
+        return behaviour
+
+    async def _enter(self, context: Any) -> str:
+        client = peer_address(context.peer() or "")
+        held = self._open.get(client, 0)
+        if held >= self.limit:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"{self.limit} answer streams of this client are open (health Watch, reflection), "
+                                f"its share of the arena's service: close one first")
+        self._open[client] = held + 1
+        return client
+
+    def _leave(self, client: str) -> None:
+        held = self._open.get(client, 0) - 1
+        if held > 0:
+            self._open[client] = held
+        else:
+            self._open.pop(client, None)

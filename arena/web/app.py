@@ -38,7 +38,7 @@ import contextlib
 import importlib.util
 import ipaddress
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,7 +87,8 @@ class WebOptions:
     ``site/`` folder ``make docs`` builds; None or a folder without ``index.html``: ``/docs`` says how to build it),
     ``allowed_hosts`` (the Host header names answered, see ``host_name``; None: every host), ``client_limits``
     (each client address's share of the pages, ``arena.web.client_limits``; None: no limit, as for tests and
-    benchmarks; ``arena web`` sets one)."""
+    benchmarks; ``arena web`` sets one), ``web_key`` (the referee's web key, sent with every read:
+    ``arena.web.client.ArenaReader``; "": none)."""
 
     server: str
     tls_ca: bytes | None = None
@@ -95,6 +96,7 @@ class WebOptions:
     docs: Path | None = DEFAULT_DOCS_DIR
     allowed_hosts: tuple[str, ...] | None = None
     client_limits: ClientLimits | None = None
+    web_key: str = field(default="", repr=False)
 
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -245,7 +247,8 @@ def create_app(server: str | WebOptions, *, reader: Any = None) -> Starlette:
     ``ArenaReader`` (tests and benchmarks give their own). The gRPC channel opens at the first read and closes with
     the app's lifespan."""
     options = server if isinstance(server, WebOptions) else WebOptions(server=server)
-    arena = reader if reader is not None else ArenaReader(options.server, tls_ca=options.tls_ca)
+    arena = reader if reader is not None else ArenaReader(options.server, tls_ca=options.tls_ca,
+                                                          web_key=options.web_key)
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     filters.install(templates.env)
     templates.env.globals["url_for"] = path_for

@@ -6,15 +6,20 @@ are public and filtered by the referee's secrecy rules (README "Security model")
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
 
+from arena.core.limits import WEB_KEY_METADATA
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
 READ_TIMEOUT_S = 10.0  # one read call; the referee answers reads in milliseconds
+# read calls under way at once (more wait here): within the referee's share for the web app (its RPC_WEB_SHARE) and
+# its 64 calls per connection, so a page that fans out (a bot's matches) never has calls refused for the number
+READ_AT_ONCE = 16
 # The referee is "down" for the pages when a call fails with one of these: the page answers 503 and retries (the
 # last two: up but busy, e.g. this web app's share of the referee's service full: arena.server.shares).
 DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -50,7 +55,9 @@ class ArenaDataLoss(ArenaReadError):
 
 @dataclass
 class ArenaReader:
-    """Read calls of the Arena service at ``server`` ("host:port"); over TLS when ``tls_ca`` (PEM) is given.
+    """Read calls of the Arena service at ``server`` ("host:port"); over TLS when ``tls_ca`` (PEM) is given;
+    each carries ``web_key`` when given (the referee's web key: ``arena.server.shares``); at most ``READ_AT_ONCE``
+    under way at once (the others wait their turn).
 
     ``await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=...))`` answers the reply message or raises
     ``ArenaDown``, ``ArenaNotFound``, ``ArenaDataLoss`` or ``ArenaReadError``. Only the public read methods
@@ -61,8 +68,10 @@ class ArenaReader:
     server: str
     tls_ca: bytes | None = None
     timeout_s: float = READ_TIMEOUT_S
+    web_key: str = field(default="", repr=False)
     _channel: grpc.aio.Channel | None = field(default=None, repr=False)
     _stub: Any = field(default=None, repr=False)
+    _turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(READ_AT_ONCE), repr=False)
 
     def stub(self) -> Any:
         """The ``arena.v1.Arena`` stub (``grpc.aio``), opening the channel when none is open."""
@@ -80,8 +89,14 @@ class ArenaReader:
         """``Arena.<method>(request)``; raises as the class docstring says."""
         if method not in READ_METHODS:
             raise ValueError(f"{method} is not a public read method of the Arena service")
+        metadata = ((WEB_KEY_METADATA, self.web_key),) if self.web_key else None
         try:
-            return await getattr(self.stub(), method)(request, timeout=self.timeout_s)
+            await asyncio.wait_for(self._turns.acquire(), self.timeout_s)
+        except TimeoutError:
+            raise ArenaDown(method, grpc.StatusCode.DEADLINE_EXCEEDED,
+                            f"{READ_AT_ONCE} reads of this web app were under way for {self.timeout_s:g} s") from None
+        try:
+            return await getattr(self.stub(), method)(request, timeout=self.timeout_s, metadata=metadata)
         except grpc.aio.AioRpcError as exc:
             code, detail = exc.code(), exc.details() or ""
             if code in DOWN_CODES:
@@ -91,6 +106,8 @@ class ArenaReader:
             if code == grpc.StatusCode.DATA_LOSS:
                 raise ArenaDataLoss(method, code, detail) from None
             raise ArenaReadError(method, code, detail) from None
+        finally:
+            self._turns.release()
 
     async def pages(self, method: str, request: Any, field: str, most: int) -> list[Any]:
         """The entries (``field``) of the pages of the list ``method`` asked with ``request``, in order, at most

@@ -11,7 +11,8 @@ from typing import Any
 import grpc
 import pytest
 
-from arena.server.shares import ClientShares
+from arena.core.limits import WEB_KEY_METADATA
+from arena.server.shares import WEB_CLIENT, ClientShares
 
 
 class Aborted(Exception):
@@ -21,13 +22,17 @@ class Aborted(Exception):
 class Call:
     """What ``ClientShares.admit`` uses of a grpc.aio servicer context; ``end()`` runs its done callbacks."""
 
-    def __init__(self, peer: str = "ipv4:10.0.0.1:5000") -> None:
+    def __init__(self, peer: str = "ipv4:10.0.0.1:5000", metadata: tuple[tuple[str, str], ...] = ()) -> None:
         self._peer = peer
+        self._metadata = metadata
         self.callbacks: list[Callable[[Any], None]] = []
         self.code: grpc.StatusCode | None = None
 
     def peer(self) -> str:
         return self._peer
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
 
     def add_done_callback(self, callback: Callable[[Any], None]) -> None:
         self.callbacks.append(callback)
@@ -86,5 +91,28 @@ def test_a_call_that_waits_too_long_is_refused_and_one_that_leaves_gives_its_pla
         await asyncio.wait_for(next_task, 0.5)  # the place was passed on, not lost
         next_one.end()
         assert shares.held() == {}
+
+    asyncio.run(scenario())
+
+
+def test_the_web_key_makes_a_client_of_its_own_and_waiting_calls_are_bounded() -> None:
+    async def scenario() -> None:
+        shares = ClientShares(1, wait_s=5.0, web_key="k" * 32, web_limit=2, waiting=2)
+        local = "ipv4:127.0.0.2:5000"
+        await shares.admit("M", Call(local))  # a local process holds loopback's one place
+        web = [Call(local, ((WEB_KEY_METADATA, "k" * 32),)) for _ in range(2)]
+        for call in web:  # the pages, from the same machine: their own share of 2, at once
+            await asyncio.wait_for(shares.admit("M", call), 0.5)
+        assert shares.held() == {"loopback": 1, WEB_CLIENT: 2}
+        wrong = Call(local, ((WEB_KEY_METADATA, "x" * 32),))  # a wrong key: the peer's share, so it waits
+        waiting = [asyncio.create_task(shares.admit("M", c)) for c in (wrong, Call(local))]
+        await asyncio.sleep(0.01)
+        assert not any(task.done() for task in waiting)
+        third = Call(local)
+        with pytest.raises(Aborted, match="2 wait"):  # beyond `waiting`: refused at once, no request held
+            await asyncio.wait_for(shares.admit("M", third), 0.5)
+        assert third.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for task in waiting:
+            task.cancel()
 
     asyncio.run(scenario())

@@ -240,6 +240,46 @@ def test_health_watch_streams_the_status(redis_url: str) -> None:
         watch.cancel()
 
 
+def test_answer_streams_are_capped_per_client(redis_url: str, outside_address: str) -> None:
+    """Health Watch and reflection streams stay open as long as their client likes, each holding memory: one client
+    has at most ``RPC_CLIENT_STREAMS`` open at once, the next is refused at once (RESOURCE_EXHAUSTED), another
+    client opens its own, and a stream that ends gives its place back."""
+    from platform_helpers import wait_until
+
+    from arena.server.app import RPC_CLIENT_STREAMS
+
+    server = ArenaServer("[::]:0", redis_url, workers=0)
+    port = server.start()
+    request = health_pb2.HealthCheckRequest(service="arena.v1.Arena")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ours, \
+                grpc.insecure_channel(f"{outside_address}:{port}") as other:
+            watches = [health_pb2_grpc.HealthStub(ours).Watch(request, timeout=WAIT_S)
+                       for _ in range(RPC_CLIENT_STREAMS)]
+            assert all(next(w).status == health_pb2.HealthCheckResponse.SERVING for w in watches)
+            late = health_pb2_grpc.HealthStub(ours).Watch(request, timeout=WAIT_S)
+            with pytest.raises(grpc.RpcError) as refused:
+                next(late)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "answer streams of this client are open" in (refused.value.details() or "")
+            reflect = reflection_pb2_grpc.ServerReflectionStub(ours).ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=WAIT_S)
+            with pytest.raises(grpc.RpcError) as refused:  # reflection counts too
+                list(reflect)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            theirs = health_pb2_grpc.HealthStub(other).Watch(request, timeout=WAIT_S)
+            assert next(theirs).status == health_pb2.HealthCheckResponse.SERVING
+            theirs.cancel()
+            for watch in watches:
+                watch.cancel()
+            wait_until(lambda: server.streams.open() == {}, "the streams' places given back", 10)
+            again = health_pb2_grpc.HealthStub(ours).Watch(request, timeout=WAIT_S)
+            assert next(again).status == health_pb2.HealthCheckResponse.SERVING
+            again.cancel()
+    finally:
+        server.stop()
+
+
 def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> None:
     """A stranger who opens more calls than the service has threads and never sends their requests (no token
     needed) leaves every other client served at once; the calls it opened answer once their requests come."""
@@ -344,7 +384,8 @@ def test_a_client_that_never_reads_its_answers_holds_only_its_share(redis_url: s
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A call counts in its client's share until its answer is sent: a client that never reads answers holds
     ``RPC_CLIENT_SHARE`` of them (their memory) and no more, its further calls end with RESOURCE_EXHAUSTED after
-    ``RPC_CLIENT_WAIT_S``, another client is served at once; once its connection goes, its share is free again."""
+    ``RPC_CLIENT_WAIT_S``, another client is served at once, the web app too although on the same machine (its
+    calls carry the referee's web key); once its connection goes, its share is free again."""
     from platform_helpers import wait_until
 
     from arena.server import app
@@ -362,8 +403,11 @@ def test_a_client_that_never_reads_its_answers_holds_only_its_share(redis_url: s
             code, detail = _code(lambda: arena_pb2_grpc.ArenaStub(ours).GetArenaInfo(
                 arena_pb2.GetArenaInfoRequest(), timeout=WAIT_S))
             assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "waited 1 s" in detail, detail
-            with pytest.raises(ArenaDown):  # a web app on this machine: its pages say the referee is busy (503)
+            with pytest.raises(ArenaDown):  # a web app without the web key: its pages say the referee is busy
                 asyncio.run(ArenaReader(f"127.0.0.1:{port}").call("GetArenaInfo", arena_pb2.GetArenaInfoRequest()))
+            # the referee's own web app (its calls carry the web key) is a client of its own: served at once
+            pages = ArenaReader(f"127.0.0.1:{port}", web_key=server.web_key)
+            assert asyncio.run(pages.call("GetArenaInfo", arena_pb2.GetArenaInfoRequest())).arena_id
             assert arena_pb2_grpc.ArenaStub(other).GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
             sock.close()
             assert arena_pb2_grpc.ArenaStub(ours).GetArenaInfo(arena_pb2.GetArenaInfoRequest(), timeout=5).arena_id
