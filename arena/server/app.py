@@ -8,6 +8,7 @@ import logging
 import resource
 import secrets
 import threading
+import time
 from collections.abc import Coroutine
 from concurrent import futures
 from typing import Any, TypeVar
@@ -52,6 +53,40 @@ RPC_CLIENT_WAIT_S = 10.0
 RPC_CLIENT_STREAMS = 8  # answer streams (health Watch, reflection) of one client open at once
 
 T = TypeVar("T")
+
+
+class ClientLeftFilter(logging.Filter):
+    """grpc.aio logs an ERROR with a traceback for every call whose client went while its answer was being sent
+    ("ExecuteBatchError raised in core by servicer method [...]"): a client that opens calls and drops them could
+    fill the referee's log with them (a review: 5,156 tracebacks, 2.9 MB). This filter on grpc's logger keeps at
+    most one line per ``every_s`` seconds for them, without the traceback, saying how many there were."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self._next = 0.0
+        self._count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if not message.startswith("ExecuteBatchError raised in core by servicer method"):
+            return True
+        self._count += 1
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        method = message.rpartition("[")[2].rstrip("]")
+        record.msg, record.args, record.exc_info, record.exc_text = (
+            f"{self._count} call(s) ended by their client while the answer was being sent (last: {method})",
+            (), None, None)
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        self._count, self._next = 0, now + self.every_s
+        return True
+
+
+GRPC_LOG = logging.getLogger("grpc._cython.cygrpc")
+if not any(isinstance(f, ClientLeftFilter) for f in GRPC_LOG.filters):
+    GRPC_LOG.addFilter(ClientLeftFilter())
 
 
 class ServerLoop:

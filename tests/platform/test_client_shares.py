@@ -116,3 +116,27 @@ def test_the_web_key_makes_a_client_of_its_own_and_waiting_calls_are_bounded() -
             task.cancel()
 
     asyncio.run(scenario())
+
+
+def test_calls_dropped_by_their_clients_are_one_log_line_per_period() -> None:
+    import logging
+
+    from arena.server.app import ClientLeftFilter
+
+    def record(message: str) -> logging.LogRecord:
+        try:
+            raise RuntimeError("Failed execute_batch")
+        except RuntimeError:
+            import sys
+
+            return logging.LogRecord("grpc._cython.cygrpc", logging.ERROR, __file__, 1, message, (), sys.exc_info())
+
+    left = ClientLeftFilter(every_s=3600)
+    dropped = "ExecuteBatchError raised in core by servicer method [/arena.v1.Arena/ListBots]"
+    first = record(dropped)
+    assert left.filter(first) and first.exc_info is None and first.levelno == logging.WARNING
+    assert first.getMessage() == ("1 call(s) ended by their client while the answer was being sent "
+                                  "(last: /arena.v1.Arena/ListBots)")
+    assert not any(left.filter(record(dropped)) for _ in range(100))  # within the period: counted, not logged
+    other = record("something else went wrong")
+    assert left.filter(other) and other.exc_info is not None  # any other line as it is
