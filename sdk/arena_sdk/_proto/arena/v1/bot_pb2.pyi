@@ -86,7 +86,9 @@ it when the bot says it serves it and the four unary calls otherwise, so a bot m
     the bot unavailable, the referee asks that request again on a new stream while its deadline lasts (a bot
     that comes back and answers in time gets no fault; docs/failure-policy.md); a request still unanswered at
     its deadline is an `unreachable` fault when the bot is gone, else a `timeout` fault, and one that the bot
-    ended with an error status gets that status's fault, as on a unary call. For the seat's next decision
+    ended with an error status gets that status's fault, as on a unary call. A request is asked at most 5 times
+    in all: a bot that ends every new stream without answering (status OK or none) gets the `unreachable`
+    fault ("the bot ended the match stream") once the 5th ends, however much of the deadline is left. For the seat's next decision
     after an unanswered one the referee opens a new stream and sends `decide` first, with a
     complete view (complete history), as after any unanswered decision; no `start` again: a bot that lost
     its state carries on from that view, as with a unary Decide of a match it never saw start.
