@@ -177,7 +177,7 @@ class _Entry:
     idle_timer: asyncio.TimerHandle | None = None
     info: Any = None  # the bot's GetInfo answer (BotInfo) through this channel's connection; None: not asked
     serial: int = 0  # the pool's number of this channel (its n-th made)
-    connections_lost: int = 0  # times a match saw its connection go (``BotChannels.connection_went``)
+    connections_lost: int = 0  # times its connection was seen gone (``connection_went``, or not READY when leased)
 
 
 @dataclass(eq=False)
@@ -254,6 +254,7 @@ class BotChannels:
             entry = None
         elif entry is not None and state != grpc.ChannelConnectivity.READY:
             entry.info = None  # its connection was lost (or never made): what answers next may be another process
+            entry.connections_lost += 1
         if entry is None:
             channel = self.dialer.aio_channel(endpoint)
             self.opened += 1

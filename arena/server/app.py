@@ -43,6 +43,7 @@ log = logging.getLogger("arena.server.servicer")
 # the server's event loop): a client that opens calls and never sends their requests holds no thread.
 RPC_THREADS = 32
 RPC_STREAMS = 64  # calls under way at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)
+RPC_STREAM_WINDOW = 16 * 1024  # bytes of a call's request the referee takes before it reads them (HTTP/2 window)
 RPC_CONNECTION_AGE_S = 600  # a connection is closed (GOAWAY) after this long, its calls given RPC_CONNECTION_GRACE_S
 RPC_CONNECTION_GRACE_S = 60
 # calls of one client admitted at once, from its method's start until its answer is sent (arena.server.shares), and
@@ -282,6 +283,11 @@ class ArenaServer:
                      # connection, and no connection lives past RPC_CONNECTION_AGE_S (+ its grace; a client
                      # reconnects by itself), so held calls are bounded in number and in time
                      ("grpc.max_concurrent_streams", RPC_STREAMS),
+                     # and a request still coming holds at most RPC_STREAM_WINDOW bytes until it is complete (64 KiB
+                     # and more with BDP probing: 100 connections x 64 requests never finished took 513 MB, 123 MB
+                     # with a 16 KiB window); a larger request takes a few more round trips
+                     ("grpc.http2.lookahead_bytes", RPC_STREAM_WINDOW),
+                     ("grpc.http2.bdp_probe", 0),
                      ("grpc.max_connection_age_ms", RPC_CONNECTION_AGE_S * 1000),
                      ("grpc.max_connection_age_grace_ms", RPC_CONNECTION_GRACE_S * 1000)],
             # grpc_server_* metrics (docs/metrics.md); each client's answer streams (health Watch, reflection)

@@ -188,6 +188,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             return "failed"
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await defer(store, job, inputs.unhealthy)
+        # each bot's connection mark before its GetInfo is checked: a connection that goes after the check moves it
+        marks = channels.connection_marks([b.endpoint for b in inputs.bots if b]) if channels is not None else {}
         seats = await seats_to_play(store, job, inputs, channels, settings.call_deadline_ms)
         if isinstance(seats, str):  # deferred: a seat's bot answers GetInfo not as registered
             return seats
@@ -200,7 +202,6 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
         head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
-        marks = channels.connection_marks([seat.endpoint for seat in seats]) if channels is not None else {}
         # the match viewer follows the match live until its result is stored (then GetMatch has it)
         async with LivePublisher(store, spec.match_id, head, hub=live) as publisher:
             with metrics.match_playing(spec.game):

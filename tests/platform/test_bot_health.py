@@ -411,9 +411,9 @@ def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_ma
 def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callable[..., Any],
                                                                match_stream: bool) -> None:
     """On both paths, a match during which a seat's connection went and came back at once (the match stream broke
-    and was opened again; a unary call found the bot unreachable and got through when called again) tells the
-    worker's pool, which forgets the bot's GetInfo answer and moves its connection mark; a match without it moves
-    nothing."""
+    and was opened again; a unary call found the bot unreachable and got through when called again; the connection
+    went between two matches, so the next call reconnected without any error) tells the worker's pool, which
+    forgets the bot's GetInfo answer and moves its connection mark; a match without it moves nothing."""
     import asyncio
 
     from platform_helpers import SwitchForwarder
@@ -431,14 +431,17 @@ def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callabl
     seats = [SeatSpec("a", door.endpoint), SeatSpec("b", bots[1].endpoint)]
     options = RefereeOptions(deadline_ms=2000, match_stream=match_stream)
 
-    async def play(switch: bool) -> tuple[tuple[int, int], Any]:
+    async def play(switch: str) -> tuple[tuple[int, int], Any]:
         pool = BotChannels()
         try:
             await run_match("warm", "take5", seats, one_hand, seed=1, options=options, channels=pool)
             before = pool.connection_marks([door.endpoint])[door.endpoint]
+            if switch == "idle":  # no call in flight: the match's first call reconnects without an error
+                door.switch(bots[2].endpoint if door.target == bots[0].endpoint else bots[0].endpoint)
+                await asyncio.sleep(0.2)
             match = asyncio.create_task(run_match("m", "take5", seats, one_hand, seed=2, options=options,
                                                   channels=pool))
-            if switch:
+            if switch == "mid":
                 await asyncio.sleep(0.35)
                 door.switch(bots[2].endpoint if door.target == bots[0].endpoint else bots[0].endpoint)
             record = await match
@@ -451,11 +454,13 @@ def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callabl
             await pool.close()
 
     try:
-        (lost_before, lost_after), (record, info) = asyncio.run(play(switch=False))
+        (lost_before, lost_after), (record, info) = asyncio.run(play(switch="none"))
         assert lost_after == lost_before and (info is not None or not match_stream)  # unary: GetInfo not asked
-        (lost_before, lost_after), (record, info) = asyncio.run(play(switch=True))
-        assert lost_after > lost_before and info is None
-        assert not record.faults  # got through at once: nobody was charged
+        for switch in ("mid", "idle"):
+            (lost_before, lost_after), (record, info) = asyncio.run(play(switch=switch))
+            assert lost_after > lost_before, switch
+            assert info is None or switch == "idle"  # idle: the stream path asked GetInfo again at its start
+            assert not record.faults  # got through at once: nobody was charged
     finally:
         door.close()
 
@@ -535,3 +540,35 @@ def test_a_getinfo_answer_that_does_not_decode_is_no_identity(store: Store) -> N
         assert asyncio.run(check()) == ({}, None)
     finally:
         server.stop(None)
+
+
+def test_a_call_made_while_its_channel_is_not_ready_tells_of_a_new_connection(start_bot: Callable[..., Any]) -> None:
+    """A connection lost between two calls of a match comes back with the next call, without any error: the call
+    is made on a channel that is not READY, and that alone tells the pool (``BotCalls._check_connection``)."""
+    import asyncio
+
+    import grpc
+
+    from arena.match.bot_calls import BotCalls
+    from arena_sdk.pb import bot_pb2, bot_pb2_grpc
+
+    bot = start_bot(VERSIONED_BOT, extra_args=["--name", "ready"])
+
+    class Calls(BotCalls):
+        def __init__(self, channel: Any) -> None:
+            self.channels = [channel]
+            self.went: list[int] = []
+
+        def _connection_went(self, seat: int) -> None:
+            self.went.append(seat)
+
+    async def scenario() -> tuple[list[int], list[int]]:
+        async with grpc.aio.insecure_channel(bot.endpoint) as channel:
+            fresh = Calls(channel)
+            fresh._check_connection(0)  # IDLE: the call would connect
+            await bot_pb2_grpc.BotStub(channel).GetInfo(bot_pb2.GetInfoRequest(), timeout=10)
+            ready = Calls(channel)
+            ready._check_connection(0)  # READY: the connection the last call used
+            return fresh.went, ready.went
+
+    assert asyncio.run(scenario()) == ([0], [])

@@ -282,10 +282,12 @@ def test_answer_streams_are_capped_per_client(redis_url: str, outside_address: s
 
 def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> None:
     """A stranger who opens more calls than the service has threads and never sends their requests (no token
-    needed) leaves every other client served at once; the calls it opened answer once their requests come."""
+    needed) leaves every other client served at once; once their requests come, the calls it opened are answered
+    within its share (``RPC_CLIENT_SHARE`` at once, twice that waiting) or refused (RESOURCE_EXHAUSTED), never
+    left hanging."""
     import threading
 
-    from arena.server.app import RPC_THREADS
+    from arena.server.app import RPC_CLIENT_SHARE, RPC_THREADS
 
     for server, stub, _channel in _serve(redis_url, workers=0):
         release = threading.Event()
@@ -305,7 +307,12 @@ def test_calls_that_never_send_their_request_hold_no_thread(redis_url: str) -> N
             for _ in range(3):  # served as usual (a thread each held by a waiting call would leave none)
                 assert stub.ListBots(arena_pb2.ListBotsRequest(), timeout=5).bots is not None
             release.set()
-            assert all(call.result(timeout=WAIT_S).arena_id for call in calls)
+            codes = [call.exception(timeout=WAIT_S) for call in calls]
+            answered = [c for c, error in zip(calls, codes) if error is None]
+            assert all(c.result().arena_id for c in answered)
+            assert len(answered) >= 3 * RPC_CLIENT_SHARE, f"{len(answered)} of {len(calls)} answered"
+            assert all(isinstance(e, grpc.RpcError) and e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                       for e in codes if e is not None), [(e.code(), e.details()) for e in codes if e][:3]
         finally:
             release.set()
             stranger.close()
