@@ -283,6 +283,12 @@ class BotChannels:
             marks[endpoint] = (entry.serial, entry.connections_lost) if entry is not None else (0, 0)
         return marks
 
+    def identity_known(self, endpoint: str) -> bool:
+        """Whether the bot's GetInfo answer through the endpoint's channel is known (asked on its connection now,
+        and no connection lost since)."""
+        entry = self._entries.get(split_endpoint(endpoint))
+        return entry is not None and entry.info is not None
+
     def release(self, lease: BotLease) -> None:
         """Give ``lease`` back. A channel no match holds is closed after ``idle_s`` seconds (at once when it was
         retired, or the pool is closed)."""

@@ -61,7 +61,7 @@ from arena.worker.health import (
     every_seat_failed,
     seat_failures,
 )
-from arena.worker.seating import defer, deferred_after, seats_to_play
+from arena.worker.seating import defer, deferred_after, identity_marks, seats_to_play
 from arena.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -188,11 +188,10 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             return "failed"
         if job.fields.get(FORCED_FIELD) != "1" and inputs.unhealthy:
             return await defer(store, job, inputs.unhealthy)
-        # each bot's connection mark before its GetInfo is checked: a connection that goes after the check moves it
-        marks = channels.connection_marks([b.endpoint for b in inputs.bots if b]) if channels is not None else {}
         seats = await seats_to_play(store, job, inputs, channels, settings.call_deadline_ms)
         if isinstance(seats, str):  # deferred: a seat's bot answers GetInfo not as registered
             return seats
+        marks = identity_marks(channels, inputs)  # each bot's connection, as its GetInfo check left it
         if spec.tournament:  # counts a start (one round trip): in a thread, seat seeds with it
             seed, deal, seat_seeds = await asyncio.to_thread(_deal_and_seat_seeds, store, spec,
                                                              inputs.tournament_seed)
@@ -208,7 +207,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
                 record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
                                          channels=channels, seat_seeds=seat_seeds,
                                          on_start=publisher.follow)
-            deferred = await deferred_after(store, job, seats, inputs, channels, marks, settings.call_deadline_ms)
+            deferred = await deferred_after(store, job, seats, inputs, channels, marks, settings.call_deadline_ms,
+                                            record)
             if deferred is not None:
                 return deferred
             result = record.result

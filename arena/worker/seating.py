@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
@@ -101,21 +102,56 @@ async def _strangers(store: Store, spec: MatchSpec, seats: list[SeatSpec], input
     return strangers
 
 
+def identity_marks(channels: BotChannels | None, inputs: MatchInputs) -> dict[str, tuple[int, int]]:
+    """Per registered bot's endpoint, its ``BotChannels.connection_marks`` once its GetInfo was checked; (-1, -1) for
+    a bot whose GetInfo answer is not known then (it did not answer, or a connection went since)."""
+    if channels is None:
+        return {}
+    marks = channels.connection_marks([bot.endpoint for bot in inputs.bots if bot is not None])
+    return {e: mark if channels.identity_known(e) else (-1, -1) for e, mark in marks.items()}
+
+
 async def deferred_after(store: Store, job: Job, seats: list[SeatSpec], inputs: MatchInputs,
-                          channels: BotChannels | None, marks: dict[str, tuple[int, int]],
-                          deadline_ms: int) -> str | None:
-    """After a match: when a seat's connection went during it (its ``BotChannels.connection_marks`` moved from
-    ``marks``), what answered after may be another bot: GetInfo is asked again (``_strangers``), and when a bot
-    answers not as registered, the match is not stored but its job deferred (what ``run_job`` returns). Else None."""
-    if channels is None or channels.connection_marks(list(marks)) == marks:
+                          channels: BotChannels | None, marks: dict[str, tuple[int, int]], deadline_ms: int,
+                          record: Any) -> str | None:
+    """After a match, what ``run_job`` returns for a job deferred instead of stored, else None. For each seat whose
+    bot's identity was not known at the start (``identity_marks``: -1) or whose connection went during the match
+    (its mark moved), GetInfo is asked again (``_strangers``): a bot that answers not as registered is marked so and
+    the match deferred. The match is deferred too (its bot not marked) when such a seat answered its last decision
+    but its identity is not confirmed now (GetInfo fails: an impostor that refuses it), or its connection went during
+    the match (another process may have answered some decisions and put the bot back before the end). A seat whose
+    bot was gone at the end (its last decision a fault) is stored with its faults, as any failing bot's."""
+    if channels is None:
+        return None
+    now = channels.connection_marks(list(marks))
+    went = {e for e, mark in marks.items() if mark[0] >= 0 and now[e] != mark}
+    unknown = {e for e, mark in marks.items() if mark[0] < 0}
+    if not went and not unknown:
         return None
     assert job.spec is not None
     strangers = await _strangers(store, job.spec, seats, inputs, channels, deadline_ms)
-    if not strangers:
+    if strangers:
+        log.warning("match %s is not stored: bot %s answered GetInfo not as registered after its connection went "
+                    "during the match", job.spec.match_id, ", ".join(sorted(strangers)))
+        return await defer(store, job, sorted(strangers))
+    answered = _answered_last(record, len(seats))
+    doubtful = sorted({seat.name for i, seat in enumerate(seats) if answered[i] and (
+        seat.endpoint in went or (seat.endpoint in unknown and not channels.identity_known(seat.endpoint)))})
+    if not doubtful:
         return None
-    log.warning("match %s is not stored: bot %s answered GetInfo not as registered after its connection went during "
-                "the match", job.spec.match_id, ", ".join(sorted(strangers)))
-    return await defer(store, job, sorted(strangers))
+    log.warning("match %s is not stored but played again: the connection to bot %s went during it, or its GetInfo "
+                "did not answer, while it answered decisions", job.spec.match_id, ", ".join(doubtful))
+    return await defer(store, job, doubtful)
+
+
+def _answered_last(record: Any, n: int) -> list[bool]:
+    """Per seat, whether its last decision in ``record`` (a ``MatchRecord``) was answered by its bot."""
+    last: list[bool | None] = [None] * n
+    for decision in reversed(record.decisions):
+        seat = decision["seat"]
+        if last[seat] is None:
+            last[seat] = decision.get("source") == "bot"
+    return [bool(x) for x in last]
 
 
 async def defer(store: Store, job: Job, sick: list[str]) -> str:

@@ -465,6 +465,61 @@ def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callabl
         door.close()
 
 
+def test_a_squatter_that_gives_the_port_back_before_the_match_ends_is_not_stored(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Another process answers some decisions of a match and the registered bot is back before the match ends (its
+    GetInfo then answers as registered): the match is not stored but played again, so no stored match holds a
+    decision of the other process, and every match is stored in the end."""
+    from platform_helpers import SwitchForwarder
+
+    think = ["--think", "0.03"]
+    kept = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "kept", *think])
+    mate = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "mate", *think])
+    squatter = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "squatter", *think])
+    door = SwitchForwarder(kept.endpoint)
+    try:
+        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
+               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
+        specs = _tournament(store, ids, rounds=4)
+        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+        wait_until(lambda: any(store.has_result("take5", s.match_id) for s in specs), "a first match")
+        time.sleep(0.1)  # within the next match
+        door.switch(squatter.endpoint)
+        time.sleep(0.1)
+        door.switch(kept.endpoint)
+        wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "every match stored", 60)
+        notes = [json.dumps(_record(store, s.match_id).to_dict()) for s in specs]
+        assert not any("squatter" in n for n in notes)
+        assert store.bot_health("take5", [ids[0]])[ids[0]].healthy  # it was back: nothing to hold against it
+    finally:
+        door.close()
+
+
+def test_an_impostor_that_will_not_answer_getinfo_is_not_stored(store: Store, start_bot: Callable[..., Any],
+                                                                 workers: Any) -> None:
+    """Another process takes a unary bot's address mid-tournament and answers GetInfo with an error (a bot that
+    does not answer GetInfo is not "not as registered"), but plays: a match whose bot answered decisions while its
+    identity could not be confirmed is not stored but deferred, so no stored match holds its decisions."""
+    from platform_helpers import INFO_BOT, SwitchForwarder
+
+    kept = start_bot(INFO_BOT, extra_args=["--name", "kept", "--note", "kept"])
+    mate = start_bot(INFO_BOT, extra_args=["--name", "mate"])
+    squatter = start_bot(INFO_BOT, extra_args=["--name", "kept", "--refuse-info", "--note", "squatter"])
+    door = SwitchForwarder(kept.endpoint)
+    try:
+        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
+               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
+        specs = _tournament(store, ids, rounds=30)
+        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+        wait_until(lambda: sum(store.has_result("take5", s.match_id) for s in specs) >= 2, "two first matches")
+        door.switch(squatter.endpoint)
+        wait_until(lambda: store.deferred_count("take5") >= 2, "matches of the squatter deferred")
+        stored = [s.match_id for s in specs if store.has_result("take5", s.match_id)]
+        assert not any("squatter" in json.dumps(_record(store, m).to_dict()) for m in stored)
+    finally:
+        door.close()
+
+
 def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(store: Store) -> None:
     """``BotEntry.checked``: written by the registration; a record from before the flag is checked unless its
     version is the unverified one."""
