@@ -9,10 +9,11 @@ trial); here the number of matches it fails is ``unhealthy_after`` with one work
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -372,6 +373,32 @@ def test_another_bot_on_a_registered_bots_port_is_found_before_it_plays_under_it
     assert {e.bot: e.matches for e in store.ladder("take5")} == {kept: len(first), mate: len(first)}
 
 
+@contextlib.contextmanager
+def _squatted_tournament(store: Store, start_bot: Callable[..., Any], workers: Any, script: str, rounds: int,
+                         args: dict[str, list[str]], first: int = 1) -> Iterator[tuple[list[str], list[MatchSpec],
+                                                                                          Any, str]]:
+    """Bots "kept" (registered behind a ``SwitchForwarder``), "mate" and a squatter, started from ``script`` with
+    ``args`` by role; a round robin of ``rounds`` rounds of kept and mate played by one worker until ``first``
+    matches are stored. Yields (bot ids, specs, the forwarder, the squatter's endpoint)."""
+    from platform_helpers import SwitchForwarder
+
+    kept, mate, squatter = (start_bot(script, extra_args=args[role]) for role in ("kept", "mate", "squatter"))
+    door = SwitchForwarder(kept.endpoint)
+    try:
+        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
+               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
+        specs = _tournament(store, ids, rounds=rounds)
+        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
+        wait_until(lambda: sum(store.has_result("take5", s.match_id) for s in specs) >= first, "first matches")
+        yield ids, specs, door, squatter.endpoint
+    finally:
+        door.close()
+
+
+def _versioned(think: str) -> dict[str, list[str]]:
+    return {role: ["--bot-version", "1.0", "--name", role, "--think", think] for role in ("kept", "mate", "squatter")}
+
+
 def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_match_not_stored(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
     """Another bot takes a registered bot's address while its tournament plays, between two calls of a match (here a
@@ -379,21 +406,10 @@ def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_ma
     and no call fails). The connection that went tells the worker to ask GetInfo again: the match in flight is not
     stored (the squatter played part of it under the registered name), the bot is unhealthy "not as registered",
     and its later matches are deferred; no stored match holds a decision of the squatter."""
-    from platform_helpers import SwitchForwarder
-
-    think = ["--think", "0.02"]
-    kept = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "kept", *think])
-    mate = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "mate", *think])
-    squatter = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "squatter", *think])
-    door = SwitchForwarder(kept.endpoint)
-    try:
-        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
-               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
-        specs = _tournament(store, ids, rounds=8)
-        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
-        wait_until(lambda: any(store.has_result("take5", s.match_id) for s in specs), "a first match")
+    with _squatted_tournament(store, start_bot, workers, VERSIONED_BOT, 8, _versioned("0.02")) as (
+            ids, specs, door, squatter):
         time.sleep(0.1)  # within the next match
-        door.switch(squatter.endpoint)
+        door.switch(squatter)
         health = wait_until(lambda: (h := store.bot_health("take5", [ids[0]])[ids[0]]) and not h.healthy and h,
                             "the bot to be marked not as registered")
         assert health.reason.startswith("not as registered: "), health.reason
@@ -403,8 +419,6 @@ def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_ma
         assert 1 <= len(stored) < len(specs)
         notes = [json.dumps(_record(store, m).to_dict()) for m in stored]
         assert not any("squatter" in n for n in notes) and all('"kept"' in n for n in notes)
-    finally:
-        door.close()
 
 
 @pytest.mark.parametrize("match_stream", [True, False])
@@ -470,29 +484,17 @@ def test_a_squatter_that_gives_the_port_back_before_the_match_ends_is_not_stored
     """Another process answers some decisions of a match and the registered bot is back before the match ends (its
     GetInfo then answers as registered): the match is not stored but played again, so no stored match holds a
     decision of the other process, and every match is stored in the end."""
-    from platform_helpers import SwitchForwarder
-
-    think = ["--think", "0.03"]
-    kept = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "kept", *think])
-    mate = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "mate", *think])
-    squatter = start_bot(VERSIONED_BOT, extra_args=["--bot-version", "1.0", "--name", "squatter", *think])
-    door = SwitchForwarder(kept.endpoint)
-    try:
-        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
-               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
-        specs = _tournament(store, ids, rounds=4)
-        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
-        wait_until(lambda: any(store.has_result("take5", s.match_id) for s in specs), "a first match")
+    with _squatted_tournament(store, start_bot, workers, VERSIONED_BOT, 4, _versioned("0.03")) as (
+            ids, specs, door, squatter):
         time.sleep(0.1)  # within the next match
-        door.switch(squatter.endpoint)
+        kept = door.target
+        door.switch(squatter)
         time.sleep(0.1)
-        door.switch(kept.endpoint)
+        door.switch(kept)
         wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "every match stored", 60)
         notes = [json.dumps(_record(store, s.match_id).to_dict()) for s in specs]
         assert not any("squatter" in n for n in notes)
         assert store.bot_health("take5", [ids[0]])[ids[0]].healthy  # it was back: nothing to hold against it
-    finally:
-        door.close()
 
 
 def test_an_impostor_that_will_not_answer_getinfo_is_not_stored(store: Store, start_bot: Callable[..., Any],
@@ -500,24 +502,15 @@ def test_an_impostor_that_will_not_answer_getinfo_is_not_stored(store: Store, st
     """Another process takes a unary bot's address mid-tournament and answers GetInfo with an error (a bot that
     does not answer GetInfo is not "not as registered"), but plays: a match whose bot answered decisions while its
     identity could not be confirmed is not stored but deferred, so no stored match holds its decisions."""
-    from platform_helpers import INFO_BOT, SwitchForwarder
+    from platform_helpers import INFO_BOT
 
-    kept = start_bot(INFO_BOT, extra_args=["--name", "kept", "--note", "kept"])
-    mate = start_bot(INFO_BOT, extra_args=["--name", "mate"])
-    squatter = start_bot(INFO_BOT, extra_args=["--name", "kept", "--refuse-info", "--note", "squatter"])
-    door = SwitchForwarder(kept.endpoint)
-    try:
-        ids = [store.register_bot("take5", "kept", door.endpoint, version="1.0", checked=True).bot_id,
-               store.register_bot("take5", "mate", mate.endpoint, version="1.0", checked=True).bot_id]
-        specs = _tournament(store, ids, rounds=30)
-        workers.thread("w", concurrency=1, max_deferral_s=120.0, **HEALTH)
-        wait_until(lambda: sum(store.has_result("take5", s.match_id) for s in specs) >= 2, "two first matches")
-        door.switch(squatter.endpoint)
+    args = {"kept": ["--name", "kept", "--note", "kept"], "mate": ["--name", "mate"],
+            "squatter": ["--name", "kept", "--refuse-info", "--note", "squatter"]}
+    with _squatted_tournament(store, start_bot, workers, INFO_BOT, 30, args, first=2) as (ids, specs, door, squatter):
+        door.switch(squatter)
         wait_until(lambda: store.deferred_count("take5") >= 2, "matches of the squatter deferred")
         stored = [s.match_id for s in specs if store.has_result("take5", s.match_id)]
         assert not any("squatter" in json.dumps(_record(store, m).to_dict()) for m in stored)
-    finally:
-        door.close()
 
 
 def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(store: Store) -> None:
