@@ -21,15 +21,16 @@ it grows to 120 s):
 
 So no call ever waits out a back-off of an old channel.
 
-Whoever answers at an endpoint may change with a connection: a match whose call found its bot unreachable, or whose
-match stream to it broke (even when it got through again at once, as when another process took the port within
-the call's deadline), tells the pool (``connection_went``); the channel then forgets the bot's GetInfo answer
-(``BotLease.info``) and counts one more lost connection (``connection_marks``), so the worker asks GetInfo again
-before it trusts that bot's identity.
- A call to a bot that is down fails at once
-(UNAVAILABLE); when its bot has answered earlier in the match, the referee calls again with ``wait_for_ready``
-for what is left of the call's deadline (``arena.match.running``), so a bot restarting on its port is reached
-within that deadline (or costs that one call an ``unreachable`` fault), and a bot never reached fails at once.
+A call to a bot that is down fails at once (UNAVAILABLE); when its bot has answered earlier in the match, the referee
+calls again with ``wait_for_ready`` for what is left of the call's deadline (``arena.match.running``), so a bot
+restarting on its port is reached within that deadline (or costs that one call an ``unreachable`` fault), and a bot
+never reached fails at once.
+
+Whoever answers at an endpoint may change with a connection: a match whose call found its bot unreachable, whose
+match stream to it broke, or whose call was made on a channel that was not READY (it reconnects for that call,
+without any error) tells the pool (``connection_went``), and so does a lease of a channel that is not READY; the
+channel then forgets the bot's GetInfo answer (``BotLease.info``) and counts one more lost connection
+(``connection_marks``), so the worker asks GetInfo again before it trusts that bot's identity.
 Deadlines, per-bot secrets (call metadata) and fault handling are the referee's, per call. One bot's broken
 connection touches only the channel to that bot.
 

@@ -85,9 +85,11 @@ class ClientLeftFilter(logging.Filter):
         return True
 
 
-GRPC_LOG = logging.getLogger("grpc._cython.cygrpc")
-if not any(isinstance(f, ClientLeftFilter) for f in GRPC_LOG.filters):
-    GRPC_LOG.addFilter(ClientLeftFilter())
+def quiet_clients_that_left() -> None:
+    """Put one ``ClientLeftFilter`` on grpc's logger (once per process)."""
+    grpc_log = logging.getLogger("grpc._cython.cygrpc")
+    if not any(isinstance(f, ClientLeftFilter) for f in grpc_log.filters):
+        grpc_log.addFilter(ClientLeftFilter())
 
 
 class ServerLoop:
@@ -193,8 +195,9 @@ class ArenaServer:
         self.verify_timeout_s = verify_timeout_s
         self.drain_s = drain_s
         self.port = 0
-        self.shares = self._client_shares()  # each client's calls under way (a new count at every start)
-        self.streams = StreamShares(RPC_CLIENT_STREAMS)  # and its answer streams open
+        # each client's calls under way and answer streams open (a stopped server's calls give their places back)
+        self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S, web_key=self.web_key, web_limit=RPC_WEB_SHARE)
+        self.streams = StreamShares(RPC_CLIENT_STREAMS)
         self._server: grpc.aio.Server | None = None
         self._loop: ServerLoop | None = None
         self._pool: futures.ThreadPoolExecutor | None = None
@@ -228,6 +231,7 @@ class ArenaServer:
         except redis.RedisError as exc:
             store.close()
             raise ServiceError(f"cannot read the owners from Redis at {redact_url(self.redis_url)}: {exc}") from exc
+        quiet_clients_that_left()
         loop = ServerLoop()
         pool = futures.ThreadPoolExecutor(max_workers=RPC_THREADS, thread_name_prefix="arena-rpc")
         try:
@@ -266,7 +270,6 @@ class ArenaServer:
         # the Arena methods' requests are awaited on this loop, then the methods run in its default executor
         # (arena_sdk.guard._aio_unary): the server's pool
         asyncio.get_running_loop().set_default_executor(pool)
-        self.shares, self.streams = self._client_shares(), StreamShares(RPC_CLIENT_STREAMS)  # new counts
         # so_reuseport off: a second referee on a taken port must fail, not silently share it
         server = grpc.aio.server(
             migration_thread_pool=pool,
@@ -317,9 +320,6 @@ class ArenaServer:
         for service in ("", ARENA_SERVICE):
             await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
         return server, health_servicer, port
-
-    def _client_shares(self) -> ClientShares:
-        return ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S, web_key=self.web_key, web_limit=RPC_WEB_SHARE)
 
     def arena_id(self) -> str:
         """The arena's id (``GetArenaInfo``); the server must be started."""

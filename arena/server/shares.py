@@ -30,7 +30,7 @@ from typing import Any
 import grpc
 
 from arena.core.limits import WEB_KEY_METADATA
-from arena_sdk.guard import metadata_value, peer_address, secret_matches
+from arena_sdk.guard import PeerShare, metadata_value, peer_address, secret_matches
 
 WEB_CLIENT = "web app"  # the client name of calls that carry the web key
 
@@ -128,12 +128,11 @@ class StreamShares(grpc.aio.ServerInterceptor):
     address: +1.6 GB). One more is refused at once with RESOURCE_EXHAUSTED. Other methods pass untouched."""
 
     def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self._open: dict[str, int] = {}
+        self._open = PeerShare(limit)  # the per-address count of arena_sdk.guard
 
     def open(self) -> dict[str, int]:
         """Client -> answer streams open now (a copy)."""
-        return dict(self._open)
+        return self._open.held()
 
     async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
                                 handler_call_details: Any) -> Any:
@@ -153,7 +152,7 @@ class StreamShares(grpc.aio.ServerInterceptor):
                 try:
                     return await behaviour(request, context)
                 finally:
-                    self._leave(client)
+                    self._open.leave(client)
 
             return capped
         if inspect.isasyncgenfunction(behaviour):
@@ -163,24 +162,15 @@ class StreamShares(grpc.aio.ServerInterceptor):
                     async for answer in behaviour(request, context):
                         yield answer
                 finally:
-                    self._leave(client)
+                    self._open.leave(client)
 
             return capped_answers
         return behaviour
 
     async def _enter(self, context: Any) -> str:
         client = peer_address(context.peer() or "")
-        held = self._open.get(client, 0)
-        if held >= self.limit:
+        if not self._open.take(client):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"{self.limit} answer streams of this client are open (health Watch, reflection), "
-                                f"its share of the arena's service: close one first")
-        self._open[client] = held + 1
+                                f"{self._open.limit} answer streams of this client are open (health Watch, "
+                                f"reflection), its share of the arena's service: close one first")
         return client
-
-    def _leave(self, client: str) -> None:
-        held = self._open.get(client, 0) - 1
-        if held > 0:
-            self._open[client] = held
-        else:
-            self._open.pop(client, None)
