@@ -14,7 +14,8 @@ Settling a job (what a worker does with each job it claims, in this order):
    bot that is unhealthy for answering GetInfo not as registered (another name, game or version) is not called:
    its seat faults as unreachable and forfeits (``arena.worker.seating``). GetInfo is asked again after a match
    during which a seat's connection went: a bot that answers not as registered then (another process took its
-   port mid-match) is marked so, and the match is deferred, not stored.
+   port mid-match), or not at all although it played, is marked so and its next matches wait; the match played
+   is stored as played (never played again because of what a bot did).
 5. Otherwise the match is played and its result stored, then the job acknowledged. A bad config is recorded as
    failed (it can never run). A result stored now counts in the health of the match's bots
    (``arena.worker.health.charged_outcomes``: a bot that forfeited or answered no call failed; ``unhealthy_after``
@@ -61,7 +62,7 @@ from arena.worker.health import (
     every_seat_failed,
     seat_failures,
 )
-from arena.worker.seating import defer, deferred_after, identity_marks, seats_to_play
+from arena.worker.seating import defer, identities_after, identity_marks, seats_to_play
 from arena.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -207,10 +208,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
                 record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
                                          channels=channels, seat_seeds=seat_seeds,
                                          on_start=publisher.follow)
-            deferred = await deferred_after(store, job, seats, inputs, channels, marks, settings.call_deadline_ms,
-                                            record)
-            if deferred is not None:
-                return deferred
+            await identities_after(store, job, seats, inputs, channels, marks, settings.call_deadline_ms, record)
             result = record.result
             failures = seat_failures(record)
             outcomes = {bot: why for bot, why in charged_outcomes(record, list(spec.seats), failures).items()

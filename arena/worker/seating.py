@@ -1,7 +1,8 @@
 """Who sits at a claimed job's match (``arena.worker.job``): each seat's registered endpoint and secret, the worker's
 house bots, and the check that each bot still answers GetInfo as registered, before the match and after one during
 which a seat's connection went (``arena.match.channels``: another process may answer on that port now); a job whose
-seat cannot be played is deferred (``defer``: parked until the bot answers as registered, or forced later).
+seat cannot be played is deferred (``defer``: parked until the bot answers as registered, or forced later). A match
+played through is stored as played: what is found after it only holds the bot's next matches.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from arena.worker.health import MISMATCH_PREFIX, not_as_registered
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 
 UNREGISTERED_ENDPOINT = "127.0.0.1:1"  # a seat whose bot is not registered: nothing listens, calls fault "unreachable"
+SILENT_IDENTITY = "its GetInfo did not answer after a match whose decisions it answered"  # after MISMATCH_PREFIX
+IDENTITY_ASKS, IDENTITY_ASK_GAP_S = 3, 0.1  # GetInfo asked at most 3 times, 0.1 s apart, after a doubtful match
 
 
 def _seats(spec: MatchSpec, inputs: MatchInputs) -> list[SeatSpec]:
@@ -111,37 +114,48 @@ def identity_marks(channels: BotChannels | None, inputs: MatchInputs) -> dict[st
     return {e: mark if channels.identity_known(e) else (-1, -1) for e, mark in marks.items()}
 
 
-async def deferred_after(store: Store, job: Job, seats: list[SeatSpec], inputs: MatchInputs,
-                          channels: BotChannels | None, marks: dict[str, tuple[int, int]], deadline_ms: int,
-                          record: Any) -> str | None:
-    """After a match, what ``run_job`` returns for a job deferred instead of stored, else None. For each seat whose
-    bot's identity was not known at the start (``identity_marks``: -1) or whose connection went during the match
-    (its mark moved), GetInfo is asked again (``_strangers``): a bot that answers not as registered is marked so and
-    the match deferred. The match is deferred too (its bot not marked) when such a seat answered its last decision
-    but its identity is not confirmed now (GetInfo fails: an impostor that refuses it), or its connection went during
-    the match (another process may have answered some decisions and put the bot back before the end). A seat whose
-    bot was gone at the end (its last decision a fault) is stored with its faults, as any failing bot's."""
+async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs: MatchInputs,
+                           channels: BotChannels | None, marks: dict[str, tuple[int, int]], deadline_ms: int,
+                           record: Any) -> None:
+    """After a match, before it is stored, check again who answered at each seat whose bot's identity was not known
+    at the start (``identity_marks``: -1) or whose connection went during it (its mark moved): GetInfo is asked
+    again (``_strangers``) and a bot that answers not as registered is marked unhealthy so; one that does not answer
+    GetInfo (asked ``IDENTITY_ASKS`` times) although it answered its last decision (a process there plays but will
+    not say who it is) is marked unhealthy "not as registered" too. Either way its next matches wait (deferred)
+    until it answers as registered.
+
+    The match itself is stored as played, whoever answered at the endpoint: a match played through is never played
+    again because of what one of its bots did, or a bot losing near the end could drop its connection (or answer
+    GetInfo otherwise) to have its loss dealt again. A seat's bot gone at the end is stored with its faults."""
     if channels is None:
-        return None
+        return
     now = channels.connection_marks(list(marks))
     went = {e for e, mark in marks.items() if mark[0] >= 0 and now[e] != mark}
     unknown = {e for e, mark in marks.items() if mark[0] < 0}
     if not went and not unknown:
-        return None
+        return
     assert job.spec is not None
-    strangers = await _strangers(store, job.spec, seats, inputs, channels, deadline_ms)
-    if strangers:
-        log.warning("match %s is not stored: bot %s answered GetInfo not as registered after its connection went "
-                    "during the match", job.spec.match_id, ", ".join(sorted(strangers)))
-        return await defer(store, job, sorted(strangers))
+    spec = job.spec
     answered = _answered_last(record, len(seats))
-    doubtful = sorted({seat.name for i, seat in enumerate(seats) if answered[i] and (
-        seat.endpoint in went or (seat.endpoint in unknown and not channels.identity_known(seat.endpoint)))})
-    if not doubtful:
-        return None
-    log.warning("match %s is not stored but played again: the connection to bot %s went during it, or its GetInfo "
-                "did not answer, while it answered decisions", job.spec.match_id, ", ".join(doubtful))
-    return await defer(store, job, doubtful)
+    doubted = went | unknown
+    strangers: dict[str, str] = {}
+    for attempt in range(IDENTITY_ASKS):  # a connection that drops again at the wrong moment is not a refusal
+        if attempt:
+            await asyncio.sleep(IDENTITY_ASK_GAP_S)
+        strangers |= await _strangers(store, spec, seats, inputs, channels, deadline_ms)
+        silent = sorted({seat.name for i, seat in enumerate(seats)
+                         if answered[i] and seat.endpoint in doubted and seat.name not in strangers
+                         and not channels.identity_known(seat.endpoint) and not is_house_bot(seat.name)})
+        if not silent:
+            break
+    for bot in silent:
+        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, MISMATCH_PREFIX + SILENT_IDENTITY)
+        log.warning("bot %s (%s) is unhealthy: it answered its decisions in match %s but not GetInfo", bot,
+                    spec.game, spec.match_id)
+    if strangers or silent:
+        log.warning("match %s is stored as played; the bot(s) %s may have been another process for part of it: their "
+                    "next matches wait until they answer GetInfo as registered", spec.match_id,
+                    ", ".join(sorted({*strangers, *silent})))
 
 
 def _answered_last(record: Any, n: int) -> list[bool]:

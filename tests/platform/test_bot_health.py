@@ -399,13 +399,18 @@ def _versioned(think: str) -> dict[str, list[str]]:
     return {role: ["--bot-version", "1.0", "--name", role, "--think", think] for role in ("kept", "mate", "squatter")}
 
 
-def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_match_not_stored(
+def _holding(store: Store, match_ids: list[str], word: str) -> list[str]:
+    """Of the stored ``match_ids``, those whose record holds ``word`` (a bot's note on its decisions)."""
+    return [m for m in match_ids if word in json.dumps(_record(store, m).to_dict())]
+
+
+def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_after_the_match_in_flight(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
     """Another bot takes a registered bot's address while its tournament plays, between two calls of a match (here a
     forwarder switches at once, as a fast restart can: the worker's channel reconnects within the call's deadline
-    and no call fails). The connection that went tells the worker to ask GetInfo again: the match in flight is not
-    stored (the squatter played part of it under the registered name), the bot is unhealthy "not as registered",
-    and its later matches are deferred; no stored match holds a decision of the squatter."""
+    and no call fails). The connection that went tells the worker to ask GetInfo again after the match: the bot is
+    unhealthy "not as registered" and its later matches are deferred, so only the match in flight (stored as
+    played) holds decisions of the squatter."""
     with _squatted_tournament(store, start_bot, workers, VERSIONED_BOT, 8, _versioned("0.02")) as (
             ids, specs, door, squatter):
         time.sleep(0.1)  # within the next match
@@ -416,9 +421,9 @@ def test_a_bot_that_another_process_replaces_mid_tournament_is_caught_and_its_ma
         wait_until(lambda: sum(store.has_result("take5", s.match_id) for s in specs) + store.deferred_count("take5")
                    == len(specs), "every match stored or deferred")
         stored = [s.match_id for s in specs if store.has_result("take5", s.match_id)]
-        assert 1 <= len(stored) < len(specs)
-        notes = [json.dumps(_record(store, m).to_dict()) for m in stored]
-        assert not any("squatter" in n for n in notes) and all('"kept"' in n for n in notes)
+        assert 2 <= len(stored) < len(specs)
+        assert len(_holding(store, stored, "squatter")) <= 1  # the match in flight at the switch
+        assert len(_holding(store, stored, '"kept"')) >= len(stored) - 1
 
 
 @pytest.mark.parametrize("match_stream", [True, False])
@@ -479,38 +484,41 @@ def test_a_connection_that_goes_mid_match_is_told_to_the_pool(start_bot: Callabl
         door.close()
 
 
-def test_a_squatter_that_gives_the_port_back_before_the_match_ends_is_not_stored(
+def test_a_match_during_which_a_bots_connection_drops_is_stored_as_played_never_dealt_again(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
-    """Another process answers some decisions of a match and the registered bot is back before the match ends (its
-    GetInfo then answers as registered): the match is not stored but played again, so no stored match holds a
-    decision of the other process, and every match is stored in the end."""
+    """A bot whose connection drops and comes back during its matches (here a forwarder drops it every 0.25 s; a bot
+    losing near the end could do it on purpose, then answer GetInfo as registered) has every match stored as played,
+    the first time: none is deferred to be dealt again, and the bot stays healthy."""
     with _squatted_tournament(store, start_bot, workers, VERSIONED_BOT, 4, _versioned("0.03")) as (
-            ids, specs, door, squatter):
-        time.sleep(0.1)  # within the next match
-        kept = door.target
-        door.switch(squatter)
-        time.sleep(0.1)
-        door.switch(kept)
-        wait_until(lambda: all(store.has_result("take5", s.match_id) for s in specs), "every match stored", 60)
-        notes = [json.dumps(_record(store, s.match_id).to_dict()) for s in specs]
-        assert not any("squatter" in n for n in notes)
-        assert store.bot_health("take5", [ids[0]])[ids[0]].healthy  # it was back: nothing to hold against it
+            ids, specs, door, _):
+        deferred = 0
+        while not all(store.has_result("take5", s.match_id) for s in specs):
+            door.switch(door.target)  # the same bot, on a new connection
+            for _ in range(10):
+                deferred = max(deferred, store.deferred_count("take5"))
+                time.sleep(0.025)
+        assert deferred == 0
+        assert store.bot_health("take5", [ids[0]])[ids[0]].healthy
 
 
-def test_an_impostor_that_will_not_answer_getinfo_is_not_stored(store: Store, start_bot: Callable[..., Any],
-                                                                 workers: Any) -> None:
-    """Another process takes a unary bot's address mid-tournament and answers GetInfo with an error (a bot that
-    does not answer GetInfo is not "not as registered"), but plays: a match whose bot answered decisions while its
-    identity could not be confirmed is not stored but deferred, so no stored match holds its decisions."""
+def test_an_impostor_that_will_not_answer_getinfo_is_caught_after_its_first_match(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Another process takes a unary bot's address mid-tournament and answers GetInfo with an error (so it is never
+    found "not as registered" by its answer), but plays: after a match whose decisions it answered while its
+    identity could not be confirmed, the bot is marked "not as registered" and its next matches wait, so at most the
+    match in flight and the next one hold the impostor's decisions."""
     from platform_helpers import INFO_BOT
 
     args = {"kept": ["--name", "kept", "--note", "kept"], "mate": ["--name", "mate"],
             "squatter": ["--name", "kept", "--refuse-info", "--note", "squatter"]}
     with _squatted_tournament(store, start_bot, workers, INFO_BOT, 30, args, first=2) as (ids, specs, door, squatter):
         door.switch(squatter)
-        wait_until(lambda: store.deferred_count("take5") >= 2, "matches of the squatter deferred")
+        health = wait_until(lambda: (h := store.bot_health("take5", [ids[0]])[ids[0]]) and not h.healthy and h,
+                            "the bot to be marked not as registered")
+        assert health.reason.startswith("not as registered: its GetInfo did not answer"), health.reason
+        wait_until(lambda: store.deferred_count("take5") >= 2, "its next matches deferred")
         stored = [s.match_id for s in specs if store.has_result("take5", s.match_id)]
-        assert not any("squatter" in json.dumps(_record(store, m).to_dict()) for m in stored)
+        assert 1 <= len(_holding(store, stored, "squatter")) <= 2
 
 
 def test_a_registration_holds_the_name_and_version_only_when_it_checked_them(store: Store) -> None:
