@@ -223,7 +223,7 @@ class ArenaClient:
                 elsewhere = self._serve_elsewhere(exc)
                 if elsewhere is not None:
                     raise ArenaCliError(
-                        f"cannot reach the arena server at {self.server}: nothing answers there; the `arena serve` "
+                        f"no arena referee answers at {self.server}; the `arena serve` "
                         f"of this data folder ({cli_data_dir().resolve()}) listens on {elsewhere}: give --server "
                         f"{elsewhere} (or set ARENA_SERVER)") from None
                 if attempt or not self._starting(exc):

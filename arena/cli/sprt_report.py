@@ -11,7 +11,7 @@ import click
 from arena.cli.tournament_views import tournament_dict
 from arena.core.text import plural
 from arena.ratings.score_sprt import expected_blocks
-from arena.ratings.sprt import estimate_text, verdict_text
+from arena.ratings.sprt import H1, estimate_text, verdict_text
 from arena.ratings.sprt import expected_blocks as points_blocks
 from arena.tournaments.sprt_plan import POINTS, SCORE
 
@@ -112,16 +112,21 @@ def print_sprt(s: Any) -> None:
     click.echo(f"blocks {s.blocks}" + (f" (+{s.blocks_void} void)" if s.blocks_void else "")
                + (f", {s.blocks_in_flight} in flight" if s.blocks_in_flight else "")
                + f"; matches {t.matches_done}/{t.matches_total}"
+               + (f" ({2 * s.blocks} of them in the counted blocks, 2 tables each)"
+                  if t.matches_done != 2 * s.blocks else "")
                + (f", {t.matches_cancelled} dropped {'after the verdict' if s.verdict else 'by the cancellation'}"
                   if t.matches_cancelled else ""))
-    click.echo(elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)"))
+    click.echo(elo_text(s) + ("" if math.isinf(s.elo) else " (V2 over V1, 95 % margin)")
+               + ("; a test that stops early at H1 is likely to overestimate the gain: the verdict says V2 is better, "
+                  "not by how much" if s.verdict == H1 and not math.isinf(s.elo) else ""))
     if s.statistic == SCORE and not math.isnan(s.mean_outcome):
         better = sum(c.blocks for c in s.score_counts if c.outcome > 0)
         worse = sum(c.blocks for c in s.score_counts if c.outcome < 0)
         click.echo(f"in the same scenario V2 ended better than V1 in {plural(better, 'block')}, worse in "
                    f"{plural(worse, 'block')}, alike in {plural(s.blocks - better - worse, 'block')} (the test's "
                    f"statistic); mean block outcome {s.mean_outcome:+.3f} (positive: V2 better; V2's relative "
-                   f"score minus V1's, game score units)")
+                   f"score minus V1's, game score units; not the test's statistic: a few blocks of large gaps can "
+                   f"give it another sign than the count of blocks)")
         if all_alike(s):
             click.echo("note: V2 ended exactly as V1 in every block: the two versions seem to decide alike in every "
                        "scenario (the same code under two versions?), and no number of blocks can separate them"

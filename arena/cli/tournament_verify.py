@@ -60,8 +60,9 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
     (`arena match show MATCH --json > m.json && arena replay m.json` replays one); a record that cannot be read
     (damaged in the arena's store, or no match record) is listed as damaged, and the other matches are still
     checked. A head-to-head SPRT (`arena sprt V1 V2` without --field) plays V1 against V2 at both tables of every
-    block, so those two see each deal twice by design: that is noted, not failed (everything else is checked). Exit
-    code 1 when anything does not check.
+    block, so those two see each deal twice by design: that is noted, not failed (everything else is checked); a
+    paired SPRT (with --house) deals each block's cards to V1 and to V2 by design: that is noted. Exit code 1 when
+    anything does not check.
 
     Example:
 
@@ -93,6 +94,11 @@ def tournament_verify(app: AppContext, tournament_id: str, records: bool, server
     note = (f"note: {t.id} is a head-to-head SPRT: {twice[0]} (V1) and {twice[1]} (V2), two versions of one "
             f"owner, play each other at both tables of every block, so each receives every deal twice by design"
             if twice else "")
+    if sprt is not None and sprt.house:
+        note = (f"note: {t.id} is a paired SPRT: {sprt.v1} (V1) and {sprt.v2} (V2), two versions of one owner, each "
+                f"receive every deal once, at tables of their own with the same house bots, by design (common "
+                f"random numbers: the tournaments' rule that no two bots of one owner receive one deal does not "
+                f"apply)")
     problems = verify_deals(t.id, t.seed_hex, t.seed_commitment, matches, twice_allowed=twice)
     problems += [f"match {d['match_id']}: damaged record, its seeds not checked: {d['reason']}" for d in damaged]
     if len(matches) != t.matches_done:

@@ -227,8 +227,11 @@ def not_registered(store: Store, refs: Sequence[str], game: str) -> str:
 
 
 def not_found(store: Store, game: str, name: str, ref: str) -> str:
-    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``."""
+    """The NOT_FOUND message for bot ``ref`` (NAME or NAME@VERSION) of ``game``; when no version of NAME is registered
+    for it but some are for one other game, it says to give that game (the CLI's --game has a default)."""
     versions = store.bot_versions(game, name)
     if not versions:
-        return f"no bot named {spelt(store, [name])} is registered for {game}"
+        elsewhere = [g for g in GAMES if g != game and store.bot_versions(g, name)]
+        hint = f"; it is registered for {elsewhere[0]}: give --game {elsewhere[0]}" if len(elsewhere) == 1 else ""
+        return f"no bot named {spelt(store, [name])} is registered for {game}{hint}"
     return f"no bot {ref} registered for {game} (registered versions of {name}: {', '.join(versions)})"

@@ -97,3 +97,18 @@ def test_an_h0_verdict_says_v2_is_not_elo1_better_not_that_it_is_no_better(capsy
     sprt_report.print_sprt(_sprt(80, {0.0: 40, 1.0: 40}, verdict="H1"))
     verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict: "))
     assert verdict.startswith("verdict: V2 is better: accept H1 (the blocks favour +40 over +0 nElo)")
+
+
+@pytest.mark.parametrize("verdict", ["H1", "H0"])
+def test_an_h1_verdict_warns_that_its_estimate_runs_high_and_the_matches_counted_are_told(verdict: str,
+                                                                                         capsys: Any) -> None:
+    """A newcomer's cheap test stopped at H1 after few blocks with a large estimate: the report says the estimate of
+    a test stopped early at H1 is likely too high (not at H0); and matches finished after the verdict (played but
+    in no counted block) are told apart from the 2 tables of each counted block."""
+    s = _sprt(125, {1.0: 80, -1.0: 45}, verdict=verdict)
+    s.elo, s.elo_margin = 59.0, 43.7
+    s.tournament.matches_done, s.tournament.matches_total = 263, 264
+    sprt_report.print_sprt(s)
+    out = capsys.readouterr().out
+    assert ("likely to overestimate the gain" in out) is (verdict == "H1")
+    assert "matches 263/264 (250 of them in the counted blocks, 2 tables each)" in out

@@ -148,6 +148,9 @@ def test_owner_tokens_guard_a_name_and_versions_stay_apart_on_the_ladder(
     code, details = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(bot="nobody", game="take5",
                                                                               endpoint=v1)))
     assert code == grpc.StatusCode.NOT_FOUND and details == "no bot named nobody is registered for take5"
+    code, details = rpc_error(lambda: stub.RemoveBot(arena_pb2.RemoveBotRequest(bot="vb", game="taki")))
+    assert code == grpc.StatusCode.NOT_FOUND  # the CLI's --game defaults to take5: a Taki author meets it reversed
+    assert details == "no bot named vb is registered for taki; it is registered for take5: give --game take5"
 
 
 def test_bad_references_are_invalid_arguments(arena_server: Any) -> None:

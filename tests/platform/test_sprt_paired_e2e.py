@@ -93,6 +93,7 @@ def test_paired_sprt_with_house_bots_decides_and_replays_each_scenario(
                                   prog_name="arena")
     report = json.loads(verified.stdout)
     assert verified.exit_code == 0 and report["ok"] and report["twice_by_design"] == [], verified.output
+    assert report["note"].startswith(f"note: {tid} is a paired SPRT: sprtbot@1 (V1) and sprtbot@2 (V2)")
     shown = CliRunner().invoke(cli, ["sprt", "show", tid, "--server", address], prog_name="arena")
     assert shown.exit_code == 0 and f"house bots {', '.join(seated)} (paired" in shown.stdout
     # the counted outcomes are those of the stored tables: the relative-score difference at V's seat, or its points

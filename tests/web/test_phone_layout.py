@@ -219,3 +219,37 @@ def test_a_matchs_results_with_a_forfeit_and_elo_changes_fit_a_phones_screen(pho
         screenshot(phone, "match-forfeit-phone")
     finally:
         server.stop()
+
+
+class _LongNames(FakeReader):
+    """An arena whose Take 5 ladder has bots with long names, ratings with margins and matches in the hundreds."""
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method == "GetArenaInfo":
+            return arena_pb2.ArenaInfo(arena_id="f00dfeed" * 4, version="9.9.9", games=["take5", "taki"])
+        if method == "ListTournaments":
+            return arena_pb2.ListTournamentsResponse()
+        if method == "GetLadder":
+            entries = [arena_pb2.LadderEntry(rank=k + 1, bot=f"demo-montecarlo-{k}@1.0", rating=1788.2 - 40 * k,
+                                             margin=105.5, matches=108 + k, group=1) for k in range(5)]
+            return arena_pb2.Ladder(game=request.game, entries=entries, groups=1)
+        return self.empty_or_not_found(method)
+
+
+def test_the_home_pages_ladder_heads_show_every_column_on_a_phones_screen(phone: Any) -> None:
+    """The home page's head of each ladder (rank, bot, rating ± margin, matches) with long bot names: every cell is
+    inside a 390 px screen (the matches column was cut, 108 read as "10")."""
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app_of(_LongNames()))
+    server.start()
+    try:
+        phone.goto(server.url())
+        cells = phone.locator("#ladder-take5 table.top tr").locator("th, td")
+        assert cells.count() == 4 * 6
+        for c in range(cells.count()):
+            box = cells.nth(c).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], \
+                (c, cells.nth(c).inner_text(), box)
+        assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        screenshot(phone, "home-phone")
+    finally:
+        server.stop()
