@@ -11,17 +11,16 @@ ends with the call or as soon as its parent is gone.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import subprocess
 import sys
-import threading
 import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.core.orphans import exit_with_parent
 from arena.ratings.design import RatedMatch
 from arena.ratings.ladder import RatedLine, fit_groups, fit_lines
 
@@ -158,15 +157,7 @@ def fit_elsewhere(matches: Sequence[RatedMatch], count: int, seed: int, all_pair
 def _fit_child() -> None:
     """The child of ``elsewhere``: read the pickled call, run it, write its pickled result; exit at once when the
     parent goes away."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(3)
-
-    threading.Thread(target=watch, daemon=True).start()
+    exit_with_parent()
     name, args = pickle.loads(sys.stdin.buffer.read())
     if name not in CHILD_CALLS:
         raise SystemExit(f"not a child call: {name!r}")

@@ -24,6 +24,7 @@ withheld.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import time
@@ -41,7 +42,7 @@ from arena.render import config_text, score_label, score_unit
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
 from arena.web.client import ArenaDataLoss, ArenaNotFound
-from arena.web.frames_cache import FramesCache, frames_key
+from arena.web.frames_cache import FramesCache, encode_json, frames_key
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
@@ -90,6 +91,12 @@ def _frames(record: dict[str, Any], view: str) -> dict[str, Any]:
         raise RecordUnreadable(str(exc)) from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         raise RecordUnreadable(f"the record cannot be replayed: {type(exc).__name__}: {exc}") from None
+
+
+def frames_body(record_json: str, view: str) -> bytes:
+    """The ``/api/matches/ID/frames`` answer (JSON bytes) of the record ``record_json`` seen from ``view``; raises
+    ``RecordUnreadable``. Module-level, so that ``FramesBuilder``'s process can run it."""
+    return encode_json(_frames(_record(record_json), view))
 
 
 def _view(request: Request, offered: list[str], default: str = PUBLIC) -> str:
@@ -309,7 +316,7 @@ async def api_frames(request: Request) -> Response:
     cache: FramesCache = request.app.state.frames_cache
     try:
         body = await cache.get(frames_key(match_id, view, detail.record_json),
-                               lambda: _frames(_record(detail.record_json), view))
+                               functools.partial(frames_body, detail.record_json, view))
     except RecordUnreadable as exc:
         return api({"error": f"the record of match {match_id} cannot be shown: {exc}", "status": 422},
                    status_code=422)

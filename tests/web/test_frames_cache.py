@@ -6,8 +6,10 @@ reading a real Redis."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import threading
+import os
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,47 +24,72 @@ from arena.store import Store
 from arena.store.codec import pack_record
 from arena.store.keys import match_key
 from arena.web import create_app
-from arena.web.frames_cache import FramesCache, frames_key
+from arena.web.frames_cache import FramesBuilder, FramesCache, frames_key
 from arena_sdk.games import taki
 
 MATCH = "m-frames-cache"
 
 
-def test_concurrent_askers_of_one_key_wait_for_one_build() -> None:
-    cache = FramesCache()
-    calls = []
+def _slow(seconds: float) -> bytes:
+    """A build (in the builder's process): its process id and when it ended, after ``seconds``."""
+    time.sleep(seconds)
+    return json.dumps({"pid": os.getpid(), "at": time.time()}).encode()
 
-    def build() -> dict[str, Any]:
-        calls.append(threading.get_ident())
-        time.sleep(0.2)
-        return {"frames": [1, 2, 3]}
+
+def _broken() -> bytes:
+    raise ValueError("cannot replay")
+
+
+def _pad() -> bytes:
+    return json.dumps({"pad": "x" * 30}).encode()  # 42 bytes: two fit in 100
+
+
+def _kept() -> bytes:
+    raise AssertionError("asked for an answer that should be kept")
+
+
+def test_concurrent_askers_of_one_key_wait_for_one_build_in_a_process_of_its_own() -> None:
+    cache = FramesCache()
 
     async def main() -> list[bytes]:
         key = frames_key("m", PUBLIC, "{}")
-        return await asyncio.gather(*(cache.get(key, build) for _ in range(6)))
+        return await asyncio.gather(*(cache.get(key, functools.partial(_slow, 0.2)) for _ in range(6)))
 
     answers = asyncio.run(main())
-    assert len(calls) == 1 and cache.builds == 1
-    assert {json.loads(a)["frames"] == [1, 2, 3] for a in answers} == {True}
-    assert calls[0] != threading.get_ident()  # built in a worker thread, not on the event loop
+    assert cache.builds == 1 and len(set(answers)) == 1  # one build: one end time for all six askers
+    assert json.loads(answers[0])["pid"] != os.getpid()  # built in the builder's process, not under this GIL
 
 
 def test_a_failed_build_is_raised_to_its_askers_and_not_kept() -> None:
     cache = FramesCache()
-    attempts = []
-
-    def broken() -> Any:
-        attempts.append(1)
-        raise ValueError("cannot replay")
 
     async def main() -> None:
         key = frames_key("m", PUBLIC, "{}")
-        results = await asyncio.gather(*(cache.get(key, broken) for _ in range(3)), return_exceptions=True)
-        assert all(isinstance(r, ValueError) for r in results)
-        assert await cache.get(key, lambda: {"ok": True}) == b'{"ok":true}'  # the next asker builds again
+        results = await asyncio.gather(*(cache.get(key, _broken) for _ in range(3)), return_exceptions=True)
+        assert all(isinstance(r, ValueError) for r in results), results
+        assert await cache.get(key, _pad) == _pad()  # the next asker builds again
 
     asyncio.run(main())
-    assert cache.builds == 1 and 1 <= len(attempts) <= 3
+    assert cache.builds == 1
+
+
+def test_a_builder_process_that_died_is_replaced() -> None:
+    """The builder's process killed (out of memory, an operator): the next build runs in a new one."""
+    builder = FramesBuilder()
+    cache = FramesCache(builder=builder)
+
+    async def main() -> None:
+        first = json.loads(await cache.get(frames_key("a", PUBLIC, "{}"), functools.partial(_slow, 0.0)))
+        os.kill(first["pid"], signal.SIGKILL)
+        time.sleep(0.2)
+        second = json.loads(await cache.get(frames_key("b", PUBLIC, "{}"), functools.partial(_slow, 0.0)))
+        assert second["pid"] != first["pid"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        if builder._pool is not None:
+            builder._pool.shutdown()
 
 
 def test_the_cache_keeps_at_most_its_bytes_least_recently_asked_first_out() -> None:
@@ -70,21 +97,14 @@ def test_the_cache_keeps_at_most_its_bytes_least_recently_asked_first_out() -> N
 
     async def main() -> None:
         keys = [frames_key(f"m{i}", PUBLIC, "{}") for i in range(3)]
-
-        def pad() -> dict[str, str]:
-            return {"pad": "x" * 30}  # 42 bytes: two fit
-
-        def kept() -> Any:
-            raise AssertionError("asked for an answer that should be kept")
-
-        await cache.get(keys[0], pad)
-        await cache.get(keys[1], pad)
-        await cache.get(keys[0], kept)  # m0 asked again: m1 is now the least recently asked
-        await cache.get(keys[2], pad)  # m1 goes
-        await cache.get(keys[0], kept)
-        await cache.get(keys[2], kept)
+        await cache.get(keys[0], _pad)
+        await cache.get(keys[1], _pad)
+        await cache.get(keys[0], _kept)  # m0 asked again: m1 is now the least recently asked
+        await cache.get(keys[2], _pad)  # m1 goes
+        await cache.get(keys[0], _kept)
+        await cache.get(keys[2], _kept)
         assert cache.builds == 3
-        await cache.get(keys[1], pad)
+        await cache.get(keys[1], _pad)
         assert cache.builds == 4
 
     asyncio.run(main())
@@ -126,3 +146,36 @@ def test_a_finished_matchs_frames_are_built_once_per_perspective_and_record(
     again = client.get(f"/api/matches/{MATCH}/frames?view=public")
     assert again.status_code == 200 and cache.builds == 3
     assert again.json()["frames"] == json.loads(json.dumps(build_frames(shorter, PUBLIC).to_dict()))["frames"]
+
+
+def test_the_builder_process_ends_with_its_parent_killed() -> None:
+    """A process whose pages built frames, killed with SIGKILL (no clean-up): its builder process ends too."""
+    import subprocess
+    import sys
+
+    script = ("import asyncio, functools, os, sys, time\n"
+              "sys.path.insert(0, sys.argv[1])\n"
+              "from test_frames_cache import _slow\n"
+              "from arena.web.frames_cache import FramesCache, frames_key\n"
+              "from arena.render.frames import PUBLIC\n"
+              "body = asyncio.run(FramesCache().get(frames_key('m', PUBLIC, '{}'), functools.partial(_slow, 0.0)))\n"
+              "print(body.decode(), flush=True)\n"
+              "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script, os.path.dirname(__file__)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert parent.stdout is not None
+        builder = json.loads(parent.stdout.readline())["pid"]
+        os.kill(builder, 0)  # alive
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(builder, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"the builder process {builder} outlived its parent")
+    finally:
+        parent.kill()
