@@ -96,6 +96,7 @@ def line_chart(series: Sequence[Series], *, levels: Sequence[Level] = (), x_labe
     # the y axis is labelled on both sides: a chart scrolled to its newest points at phone width reads its values
     for tick in (y0 + (y1 - y0) * i / 4 for i in range(5)):
         text = f"{tick:.0f}" if abs(y1 - y0) > 8 else f"{tick:.2f}"
+        text = text[1:] if text.lstrip("-0.") == "" and text.startswith("-") else text  # never "-0.00" or "-0"
         for side, anchor in ((frame.left - 4, "end"), (w - frame.right + 4, "start")):
             parts.append(f'<text x="{side}" y="{_fmt(py(tick) + 4)}" text-anchor="{anchor}" font-size="11" '
                          f'fill="#667085">{text}</text>')

@@ -292,3 +292,10 @@ def test_a_chart_of_one_point_has_no_axis_below_its_first_x() -> None:
     svg = charts.line_chart([charts.Series("a", [(0, 1500.0)])], x_label="rated matches")
     xs = re.findall(r'text-anchor="middle" font-size="11" fill="#667085">(-?\d+)</text>', svg)
     assert xs == ["0", "1"] and svg.count("<circle") == 1
+
+
+def test_a_charts_y_axis_never_reads_minus_zero() -> None:
+    """An LLR chart from -1 to 0.998 (ticks at 2 decimals, the middle one at -0.001): 0.00, never -0.00."""
+    svg = charts.line_chart([charts.Series("LLR", [(0, -1.0), (1, 0.998)])])
+    ticks = re.findall(r'font-size="11" fill="#667085">([^<]+)</text>', svg)
+    assert "0.00" in ticks and not any(t in ("-0.00", "-0") for t in ticks), ticks
