@@ -35,8 +35,10 @@ Rules (every number is a worker option with its default in ``arena.core.config.D
   its bots, so a dead bot forfeits it (unreachable: at once; hanging: after ``max_consecutive_timeouts`` deadlines)
   and is ranked last, below every honest bot, which keeps its result against the others and gains against the dead
   one. A tournament therefore always ends, at the latest about ``max_deferral_s`` after its bot died, and the dead
-  bot pays for its absence, not the honest bots. Deferred matches of a cancelled tournament are queued again at the
-  next check and dropped as cancelled.
+  bot pays for its absence, not the honest bots. A bot unhealthy again less than ``max_deferral_s`` after it
+  recovered gets no second wait: its matches are forced at the next check (a bot that answered GetInfo only for a
+  while after each run of failed matches made each Swiss round wait a whole cap). Deferred matches of a cancelled
+  tournament are queued again at the next check and dropped as cancelled.
 """
 
 from __future__ import annotations
@@ -151,6 +153,15 @@ async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_O
     return None
 
 
+def _relapsed(store: Store, game: str, sick: dict[str, float], max_deferral_s: float) -> set[str]:
+    """The unhealthy bots of ``sick`` (bot id -> unhealthy since) that became unhealthy again less than
+    ``max_deferral_s`` after they last recovered: their matches wait for no second cap."""
+    health = store.bot_health(game, list(sick)) if sick else {}
+    return {bot for bot, since in sick.items()
+            if (h := health.get(bot)) is not None and h.recovered_at is not None
+            and since - h.recovered_at < max_deferral_s}
+
+
 @dataclass
 class CheckReport:
     """What one pass of ``check_bots`` did: bots probed and those healthy again, deferred matches queued again
@@ -195,6 +206,7 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         if not deferred:
             continue
         sick = await asyncio.to_thread(store.unhealthy_bots, game)  # bot id -> unhealthy since
+        relapsed = await asyncio.to_thread(_relapsed, store, game, sick, max_deferral_s)
         states: dict[str, str | None] = {}
         clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:
@@ -210,7 +222,7 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 # the cap counts from the deferral, or from when its bots became unhealthy: a Swiss round paired
                 # after a bot died waits for no second cap
                 waited = clock - min(match.deferred_at, max(sick[b] for b in seated))
-                if running and not removed and waited < max_deferral_s:
+                if running and not removed and waited < max_deferral_s and not seated <= relapsed:
                     continue
                 forced = running
             if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
@@ -219,7 +231,8 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 report.forced += 1
                 log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
                             "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
-                            ", ".join(sorted(seated)), ", no longer registered" if seated <= gone else "")
+                            ", ".join(sorted(seated)), ", no longer registered" if seated <= gone else
+                            ", again within the cap of their recovery" if seated <= relapsed else "")
             else:
                 report.released += 1
                 log.info("deferred match %s queued again", match.match_id)

@@ -347,6 +347,32 @@ def test_the_cap_counts_from_when_the_bots_became_unhealthy_so_later_rounds_wait
     assert sorted(m.match_id for m in store.deferred_matches("take5")) == ["r6-2", "r6-3"]
 
 
+def test_a_bot_unhealthy_again_within_the_cap_of_its_recovery_gets_no_second_wait(
+        store: Store, dead_endpoint: str) -> None:
+    """A bot that answers GetInfo for a while after each run of failed matches, then fails again (a review's
+    "flipper", in a Swiss tournament: every run cost a whole cap): unhealthy again less than the cap after it
+    recovered, its matches are forced at the next check; a bot whose recovery was longer ago than the cap waits."""
+    import asyncio
+
+    from arena.worker.health import check_bots
+
+    now = store.server_time()
+    flipper = store.register_bot("take5", "flipper", dead_endpoint, version="1").bot_id
+    honest = store.register_bot("take5", "honest", dead_endpoint, version="1").bot_id
+    for bot, recovered in ((flipper, now - 100), (honest, now - 700)):
+        store.mark_unhealthy("take5", bot, "forfeited (timeouts) in match x", now=recovered - 50)
+        assert store.mark_healthy("take5", bot, now=recovered)
+        store.mark_unhealthy("take5", bot, "forfeited (timeouts) in match y", now=now)
+    specs = [MatchSpec(match_id=f"sw-{bot}", game="take5", seats=(bot, "other@1"), seed=1)
+             for bot in (flipper, honest)]
+    scheduler.enqueue_matches(store, specs)
+    for job in store.read_jobs("w1", 2, 100):
+        assert store.defer_job("take5", job.entry_id, job.spec.match_id, job.fields) == 1
+    report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=0.5))
+    assert report.forced == 1
+    assert [m.match_id for m in store.deferred_matches("take5")] == [f"sw-{honest}"]
+
+
 def test_another_bot_on_a_registered_bots_port_is_found_before_it_plays_under_its_name(
         store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
     """A bot dies between matches and another bot (another name) starts on its port: the worker's channel
