@@ -27,7 +27,7 @@ from arena.cli.errors import ArenaCliError, ArenaGroup, rpc_error
 from arena.cli.options import option
 from arena.core import signing, text
 from arena.core.config import DEFAULTS
-from arena.core.folder_lock import folder_held, serve_address
+from arena.core.folder_lock import folder_held, serve_address, serve_stopping
 from arena.server import auth
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
 
@@ -220,6 +220,11 @@ class ArenaClient:
             except grpc.RpcError as exc:
                 if exc.code() in passthrough:
                     raise
+                if self._serve_stopping(exc):
+                    raise ArenaCliError(
+                        f"the `arena serve` of this data folder ({cli_data_dir().resolve()}) is stopping: the "
+                        f"matches its workers play finish first (at most a minute); run the command again once it "
+                        f"has been started again") from None
                 elsewhere = self._serve_elsewhere(exc)
                 if elsewhere is not None:
                     raise ArenaCliError(
@@ -229,6 +234,12 @@ class ArenaClient:
                 if attempt or not self._starting(exc):
                     raise rpc_error(exc, self.server, {**(hints or {}), **no_admin_token(exc)}) from None
         raise AssertionError("unreachable")
+
+    def _serve_stopping(self, exc: grpc.RpcError) -> bool:
+        """True when ``exc`` found nothing at a server on this machine while the ``arena serve`` of the CLI's data
+        folder says it is stopping (its lock file)."""
+        code = exc.code() if hasattr(exc, "code") else None
+        return code == grpc.StatusCode.UNAVAILABLE and loopback(self.server) and serve_stopping(cli_data_dir())
 
     def _serve_elsewhere(self, exc: grpc.RpcError) -> str | None:
         """Where the ``arena serve`` of the CLI's data folder listens (its lock file says) when ``exc`` found

@@ -89,7 +89,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     \b
         arena serve --listen 0.0.0.0:50051 --workers 2 --concurrency 4
     """
-    from arena.core.folder_lock import SERVE_LISTENING, FolderInUse, FolderLock
+    from arena.core.folder_lock import SERVE_LISTENING, SERVE_STOPPING, FolderInUse, FolderLock
 
     # the data folder first, before the server's imports: a CLI command started at the same moment (`arena serve &`
     # and the next command) sees it held and waits for the referee (arena.cli.app: _serve_holds)
@@ -148,6 +148,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
+            lock.update(SERVE_STOPPING)  # a CLI command meanwhile says so, not "nothing answers there"
             _say_stopping(watch, server.drain_s if server is not None and workers else None)
         except KeyboardInterrupt:  # told twice before the clean-up began: it stops now
             if not stop.is_set():

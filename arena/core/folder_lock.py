@@ -90,20 +90,34 @@ def folder_held(folder: Path) -> bool:
 
 
 SERVE_LISTENING = "arena serve listening on "  # how ``arena serve`` describes itself once it listens
+SERVE_STOPPING = "arena serve stopping"  # ... and once it stops (its workers' matches finishing first)
+
+
+def serve_stopping(folder: Path) -> bool:
+    """True when the ``arena serve`` holding data folder ``folder`` says it is stopping (its lock file). Never
+    blocks."""
+    holder = _holder(folder)
+    return holder is not None and holder.startswith(SERVE_STOPPING)
 
 
 def serve_address(folder: Path) -> str | None:
     """The HOST:PORT the ``arena serve`` holding data folder ``folder`` listens on, as its lock file says; None
     while none holds it or the one that does has not said yet (still starting). Never blocks."""
+    holder = _holder(folder)
+    if holder is None or not holder.startswith(SERVE_LISTENING):
+        return None
+    return holder.removeprefix(SERVE_LISTENING).split()[0] or None
+
+
+def _holder(folder: Path) -> str | None:
+    """How the process holding data folder ``folder`` describes itself (its lock file); None when none holds it."""
     if not folder_held(folder):
         return None
     try:
         holder = json.loads((folder / LOCK_NAME).read_text(encoding="utf-8")[:4096])["holder"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(holder, str) or not holder.startswith(SERVE_LISTENING):
-        return None
-    return holder.removeprefix(SERVE_LISTENING).split()[0] or None
+    return holder if isinstance(holder, str) else None
 
 
 def _describe(text: str) -> str:

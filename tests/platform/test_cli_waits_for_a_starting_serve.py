@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from arena.cli import cli
 from arena.cli.app import STARTING_WAIT_S
-from arena.core.folder_lock import FolderLock, folder_held, serve_address
+from arena.core.folder_lock import SERVE_STOPPING, FolderLock, folder_held, serve_address, serve_stopping
 from arena.server.app import ArenaServer
 
 
@@ -115,3 +115,22 @@ def test_a_call_to_another_port_than_the_folders_serve_says_where_it_listens(tmp
     finally:
         lock.release()
     assert serve_address(folder) is None  # released: nobody listens for it
+
+
+def test_a_call_while_the_folders_serve_is_stopping_says_so_at_once(tmp_path: Path) -> None:
+    """Ctrl-C on `arena serve`: while its workers' matches finish (up to a minute) the referee answers nothing; a
+    command meanwhile says the serve is stopping, at once, not that nothing answers there."""
+    folder, port = tmp_path / "serving", _free_port()
+    lock = FolderLock(folder)
+    lock.acquire(f"arena serve listening on 127.0.0.1:{port}")
+    try:
+        lock.update(SERVE_STOPPING)
+        assert serve_stopping(folder) and serve_address(folder) is None
+        t0 = time.monotonic()
+        result = _bot_list(folder, port)
+        assert time.monotonic() - t0 < STARTING_WAIT_S / 2
+        assert result.exit_code != 0 and "is stopping" in result.output, result.output
+        assert "nothing answers there" not in result.output
+    finally:
+        lock.release()
+    assert not serve_stopping(folder)
