@@ -119,10 +119,12 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
                            record: Any) -> None:
     """After a match, before it is stored, check again who answered at each seat whose bot's identity was not known
     at the start (``identity_marks``: -1) or whose connection went during it (its mark moved): GetInfo is asked
-    again (``_strangers``) and a bot that answers not as registered is marked unhealthy so; one that does not answer
-    GetInfo (asked ``IDENTITY_ASKS`` times) although it answered its last decision (a process there plays but will
-    not say who it is) is marked unhealthy "not as registered" too. Either way its next matches wait (deferred)
-    until it answers as registered.
+    again (``_strangers``) and a bot that answers not as registered is marked unhealthy so. One whose GetInfo did not
+    answer at the start and still does not (asked ``IDENTITY_ASKS`` times) although it answered its last decision (a
+    process there plays but will not say who it is) is marked unhealthy "not as registered" too; one known at the
+    start whose GetInfo fails only now is not (a bot restarting after its last answer: it takes longer than these
+    asks), and is asked again before its next match. Either way its next matches wait (deferred) until it answers
+    as registered.
 
     The match itself is stored as played, whoever answered at the endpoint: a match played through is never played
     again because of what one of its bots did, or a bot losing near the end could drop its connection (or answer
@@ -137,14 +139,13 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
     assert job.spec is not None
     spec = job.spec
     answered = _answered_last(record, len(seats))
-    doubted = went | unknown
     strangers: dict[str, str] = {}
     for attempt in range(IDENTITY_ASKS):  # a connection that drops again at the wrong moment is not a refusal
         if attempt:
             await asyncio.sleep(IDENTITY_ASK_GAP_S)
         strangers |= await _strangers(store, spec, seats, inputs, channels, deadline_ms)
         silent = sorted({seat.name for i, seat in enumerate(seats)
-                         if answered[i] and seat.endpoint in doubted and seat.name not in strangers
+                         if answered[i] and seat.endpoint in unknown and seat.name not in strangers
                          and not channels.identity_known(seat.endpoint) and not is_house_bot(seat.name)})
         if not silent:
             break
