@@ -29,6 +29,22 @@ from typing import Any
 from arena.core.orphans import exit_with_parent
 
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # answers kept at most (the frames of a match of 1,800 decisions: about 1.3 MB)
+MAX_WAITING_BUILDS = 32  # builds asked and not done (one running, the others queued); one more is refused
+BUILDER_NICE = 10  # the builder process's niceness: the referee, its workers and the bots come first
+
+
+class FramesBusy(Exception):
+    """No build now: ``MAX_WAITING_BUILDS`` are waiting already, or the builder's process died twice in a row.
+    The message says why, for a person (the page answers 503: try again in a moment)."""
+
+
+def _start_builder(parent: int) -> None:
+    """The builder process's start: it ends with ``parent``, and gives the CPU to everything else first."""
+    exit_with_parent(parent)
+    try:
+        os.nice(BUILDER_NICE)
+    except OSError:  # not permitted here: it builds at the same priority
+        pass
 
 Key = tuple[str, str, bytes]
 
@@ -46,21 +62,24 @@ def encode_json(data: Any) -> bytes:
 
 
 class FramesBuilder:
-    """One process (spawned at the first build, shared by every app of this process) that runs builds one at a time,
-    in the order asked. ``run(build)``: ``build()`` there (a picklable callable, e.g. a ``functools.partial`` of a
-    module-level function, whose result is picklable); its exception is raised here. A process that died (killed,
-    out of memory) is replaced, and the build asked again once. The process ends with this one, however it ends
-    (``exit_with_parent``)."""
+    """One process (spawned at the first build, shared by every app of this process, at niceness
+    ``BUILDER_NICE``) that runs builds one at a time, in the order asked. ``run(build)``: ``build()`` there (a
+    picklable callable, e.g. a ``functools.partial`` of a module-level function, whose result is picklable); its
+    exception is raised here. A process that died (killed, out of memory) is replaced, and the build asked again
+    once; ``FramesBusy`` when it died again, or when ``max_waiting`` builds are asked and not done already. The
+    process ends with this one, however it ends (``exit_with_parent``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_waiting: int = MAX_WAITING_BUILDS) -> None:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self.max_waiting = max_waiting
+        self.waiting = 0  # builds asked and not done
 
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=exit_with_parent, initargs=(os.getpid(),))
+                                                 initializer=_start_builder, initargs=(os.getpid(),))
             return self._pool
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
@@ -70,16 +89,20 @@ class FramesBuilder:
         broken.shutdown(wait=False, cancel_futures=True)
 
     async def run(self, build: Callable[[], Any]) -> Any:
-        loop = asyncio.get_running_loop()
-        for attempt in range(2):
-            pool = self._executor()
-            try:
-                return await loop.run_in_executor(pool, build)
-            except BrokenProcessPool:
-                self._replace(pool)
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+        if self.waiting >= self.max_waiting:
+            raise FramesBusy(f"{self.waiting} viewer frames are being built already")
+        self.waiting += 1
+        try:
+            loop = asyncio.get_running_loop()
+            for _ in range(2):
+                pool = self._executor()
+                try:
+                    return await loop.run_in_executor(pool, build)
+                except BrokenProcessPool:
+                    self._replace(pool)
+            raise FramesBusy("the process that builds the viewer's frames stopped twice in a row")
+        finally:
+            self.waiting -= 1
 
 
 BUILDER = FramesBuilder()  # the frames builds of every app of this process

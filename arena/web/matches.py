@@ -42,7 +42,7 @@ from arena.render import config_text, score_label, score_unit
 from arena.render.base import RenderError
 from arena.render.frames import ALL, PUBLIC, build_frames, perspectives
 from arena.web.client import ArenaDataLoss, ArenaNotFound
-from arena.web.frames_cache import FramesCache, encode_json, frames_key
+from arena.web.frames_cache import FramesBusy, FramesCache, encode_json, frames_key
 from arena.web.responses import api, message_dict, page
 from arena_sdk.games import GAMES
 from arena_sdk.pb import arena_pb2
@@ -320,6 +320,9 @@ async def api_frames(request: Request) -> Response:
     except RecordUnreadable as exc:
         return api({"error": f"the record of match {match_id} cannot be shown: {exc}", "status": 422},
                    status_code=422)
+    except FramesBusy as exc:
+        return api({"error": f"{exc}: try again in a moment", "status": 503}, status_code=503,
+                   headers={"retry-after": "2"})
     return Response(body, media_type="application/json")
 
 

@@ -24,7 +24,7 @@ from arena.store import Store
 from arena.store.codec import pack_record
 from arena.store.keys import match_key
 from arena.web import create_app
-from arena.web.frames_cache import FramesBuilder, FramesCache, frames_key
+from arena.web.frames_cache import BUILDER_NICE, FramesBuilder, FramesBusy, FramesCache, frames_key
 from arena_sdk.games import taki
 
 MATCH = "m-frames-cache"
@@ -90,6 +90,42 @@ def test_a_builder_process_that_died_is_replaced() -> None:
     finally:
         if builder._pool is not None:
             builder._pool.shutdown()
+
+
+def _niceness() -> bytes:
+    return json.dumps({"nice": os.nice(0)}).encode()
+
+
+def _die() -> bytes:
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("killed")
+
+
+def test_the_builder_yields_the_cpu_and_refuses_builds_past_its_queue_or_a_second_death() -> None:
+    """The builder runs at niceness ``BUILDER_NICE`` (the referee, its workers and bots first); with
+    ``max_waiting`` builds asked and not done, one more is refused at once (``FramesBusy``: the page answers 503),
+    and a build whose process dies twice in a row is refused, not raised as a broken pool."""
+    builder = FramesBuilder(max_waiting=2)
+    cache = FramesCache(builder=builder)
+
+    async def main() -> None:
+        assert json.loads(await cache.get(frames_key("n", PUBLIC, "{}"), _niceness))["nice"] >= BUILDER_NICE
+        slow = [asyncio.ensure_future(cache.get(frames_key(f"s{i}", PUBLIC, "{}"), functools.partial(_slow, 0.5)))
+                for i in range(2)]
+        await asyncio.sleep(0.05)
+        with pytest.raises(FramesBusy):
+            await cache.get(frames_key("s2", PUBLIC, "{}"), functools.partial(_slow, 0.0))
+        await asyncio.gather(*slow)
+        with pytest.raises(FramesBusy, match="stopped twice"):
+            await cache.get(frames_key("d", PUBLIC, "{}"), _die)
+        assert json.loads(await cache.get(frames_key("after", PUBLIC, "{}"), _niceness))["nice"] >= BUILDER_NICE
+
+    try:
+        asyncio.run(main())
+    finally:
+        if builder._pool is not None:
+            builder._pool.shutdown()
+    assert builder.waiting == 0
 
 
 def test_the_cache_keeps_at_most_its_bytes_least_recently_asked_first_out() -> None:
