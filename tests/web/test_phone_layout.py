@@ -253,3 +253,27 @@ def test_the_home_pages_ladder_heads_show_every_column_on_a_phones_screen(phone:
         screenshot(phone, "home-phone")
     finally:
         server.stop()
+
+
+def test_the_viewer_asks_again_while_the_arena_is_busy_building_frames(phone: Any) -> None:
+    """Frames answered 503 (every build slot taken: ``FramesBusy``): the viewer says it is trying again and shows
+    the match once a build is possible, without a reload."""
+    from arena.web.frames_cache import FramesBuilder, FramesCache
+
+    record, _ = play_record("take5", 3, 21, config=take5.Take5Config(limit=8))
+    builder = FramesBuilder(max_waiting=0)  # every build refused
+    app = app_of(_ForfeitMatch(record))
+    app.state.frames_cache = FramesCache(builder=builder)
+    server = WebServer(WebOptions(server=FAKE_SERVER), "127.0.0.1:0", app=app)
+    server.start()
+    try:
+        phone.goto(f"{server.url().rstrip('/')}/matches/t4-000007")
+        phone.wait_for_function("document.querySelector('#viewer .status').textContent.includes('trying again')",
+                                timeout=15_000)
+        assert phone.locator("#viewer").get_attribute("data-ready") != "error"
+        builder.max_waiting = 32  # a slot is free again
+        phone.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+    finally:
+        server.stop()
+        if builder._pool is not None:
+            builder._pool.shutdown()

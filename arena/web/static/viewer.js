@@ -222,10 +222,16 @@
                          signal: abort ? abort.signal : undefined})
         .finally(function () { if (giveUp !== null) { window.clearTimeout(giveUp); } })
         .then(function (response) {
-          return response.json().then(function (body) { return {ok: response.ok, body: body}; });
+          return response.json().then(function (body) {
+            return {ok: response.ok, busy: response.status === 503, body: body};
+          });
         })
         .then(function (answer) {
-          if (!answer.ok) { throw new Error(answer.body.error || "the frames could not be read"); }
+          if (!answer.ok) {
+            var error = new Error(answer.body.error || "the frames could not be read");
+            error.busy = answer.busy;  /* the arena is busy building frames: asked again in a moment */
+            throw error;
+          }
           var body = answer.body;
           if (body.finished) { return ended(); }
           if (live && !first && (body.started_at !== playStarted || body.first_frame > frames.length)) {
@@ -297,7 +303,16 @@
     }
     /* one load at a time: an answer that arrived after a newer one would put older frames back */
     var polling = true;
-    load(true).catch(failed).then(function () { polling = false; });
+    /* the first load; a 503 (frames busy) is asked again every 2 s, up to 30 times, saying so meanwhile */
+    function firstLoad(tries) {
+      return load(true).catch(function (err) {
+        if (!err.busy || tries >= 30) { return failed(err); }
+        status.textContent = err.message + " (trying again)";
+        return new Promise(function (resolve) { window.setTimeout(resolve, 2000); })
+          .then(function () { return firstLoad(tries + 1); });
+      });
+    }
+    firstLoad(0).then(function () { polling = false; });
     if (live) {
       window.setInterval(function () {
         if (polling || over) { return; }
