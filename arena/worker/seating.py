@@ -120,8 +120,9 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
     """After a match, before it is stored, check again who answered at each seat whose bot's identity was not known
     at the start (``identity_marks``: -1) or whose connection went during it (its mark moved): GetInfo is asked
     again (``_strangers``) and a bot that answers not as registered is marked unhealthy so. One whose GetInfo did not
-    answer at the start and still does not (asked ``IDENTITY_ASKS`` times) although it answered its last decision (a
-    process there plays but will not say who it is) is marked unhealthy "not as registered" too; one known at the
+    answer at the start and still does not (asked ``IDENTITY_ASKS`` times) although it answered decisions of the
+    match (a process there plays but will not say who it is; failing its last decision on purpose changes nothing)
+    is marked unhealthy "not as registered" too; one known at the
     start whose GetInfo fails only now is not (a bot restarting after its last answer: it takes longer than these
     asks), and is asked again before its next match. Either way its next matches wait (deferred) until it answers
     as registered.
@@ -138,7 +139,7 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
         return
     assert job.spec is not None
     spec = job.spec
-    answered = _answered_last(record, len(seats))
+    answered = _answered(record, len(seats))
     strangers: dict[str, str] = {}
     for attempt in range(IDENTITY_ASKS):  # a connection that drops again at the wrong moment is not a refusal
         if attempt:
@@ -159,14 +160,13 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
                     ", ".join(sorted({*strangers, *silent})))
 
 
-def _answered_last(record: Any, n: int) -> list[bool]:
-    """Per seat, whether its last decision in ``record`` (a ``MatchRecord``) was answered by its bot."""
-    last: list[bool | None] = [None] * n
-    for decision in reversed(record.decisions):
-        seat = decision["seat"]
-        if last[seat] is None:
-            last[seat] = decision.get("source") == "bot"
-    return [bool(x) for x in last]
+def _answered(record: Any, n: int) -> list[bool]:
+    """Per seat, whether its bot answered any decision of ``record`` (a ``MatchRecord``)."""
+    answered = [False] * n
+    for decision in record.decisions:
+        if decision.get("source") == "bot":
+            answered[decision["seat"]] = True
+    return answered
 
 
 async def defer(store: Store, job: Job, sick: list[str]) -> str:

@@ -530,8 +530,8 @@ def test_a_match_during_which_a_bots_connection_drops_is_stored_as_played_never_
 @pytest.mark.parametrize("known_at_start", [True, False])
 def test_a_bot_whose_getinfo_fails_after_its_last_answer_is_marked_only_if_it_failed_at_the_start_too(
         store: Store, dead_endpoint: str, known_at_start: bool) -> None:
-    """A seat that answered its last decision and whose GetInfo does not answer after the match (nothing listens
-    there now): a bot known at the start whose connection went (an honest bot restarting after its last answer,
+    """A seat that answered decisions and whose GetInfo does not answer after the match (nothing listens there
+    now): a bot known at the start whose connection went (an honest bot restarting after its last answer,
     which takes longer than the asks) is not marked; one whose GetInfo did not answer at the start either (a
     process that plays but will not say who it is) is marked "not as registered". The match is stored either way
     (``identities_after`` returns nothing to say otherwise)."""
@@ -548,7 +548,9 @@ def test_a_bot_whose_getinfo_fails_after_its_last_answer_is_marked_only_if_it_fa
     inputs = MatchInputs(has_result=False, tournament_state=None, tournament_seed=None, unhealthy=[],
                          bots=[bot, None])
     seats = [SeatSpec(bot.bot_id, dead_endpoint), SeatSpec("other@1", "127.0.0.1:1")]
-    record = SimpleNamespace(decisions=[{"seat": 0, "source": "bot"}, {"seat": 1, "source": "default"}])
+    # it answered a decision, and failed its last on purpose (a review's impostor did, to escape the mark)
+    record = SimpleNamespace(decisions=[{"seat": 0, "source": "bot"}, {"seat": 1, "source": "default"},
+                                        {"seat": 0, "source": "default"}])
 
     async def main() -> None:
         pool = BotChannels()

@@ -223,13 +223,13 @@
         .finally(function () { if (giveUp !== null) { window.clearTimeout(giveUp); } })
         .then(function (response) {
           return response.json().then(function (body) {
-            return {ok: response.ok, busy: response.status === 503, body: body};
+            return {ok: response.ok, busy: response.status === 503 || response.status === 429, body: body};
           });
         })
         .then(function (answer) {
           if (!answer.ok) {
             var error = new Error(answer.body.error || "the frames could not be read");
-            error.busy = answer.busy;  /* the arena is busy building frames: asked again in a moment */
+            error.busy = answer.busy;  /* busy building frames, or this reader's share used: asked again */
             throw error;
           }
           var body = answer.body;
@@ -303,7 +303,8 @@
     }
     /* one load at a time: an answer that arrived after a newer one would put older frames back */
     var polling = true;
-    /* the first load; a 503 (frames busy) is asked again every 2 s, up to 30 times, saying so meanwhile */
+    /* the first load; a 503 (frames busy) or a 429 (too many at once from here) is asked again every 2 s, up to 30
+       times, saying so meanwhile */
     function firstLoad(tries) {
       return load(true).catch(function (err) {
         if (!err.busy || tries >= 30) { return failed(err); }
