@@ -91,7 +91,7 @@ class BotCalls:
         """Before a call of the seat's bot: a channel that is not READY (re)connects for it, so whatever answers may
         be another process than the one whose GetInfo was checked (a connection lost between two calls comes back
         without any error): ``_connection_went``. Costs a tenth of a microsecond."""
-        if self.channels[seat].get_state() != grpc.ChannelConnectivity.READY:
+        if not self._connected(seat):
             self._connection_went(seat)
 
     def _may_wait(self, seat: int) -> bool:

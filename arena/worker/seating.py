@@ -99,10 +99,15 @@ async def _strangers(store: Store, spec: MatchSpec, seats: list[SeatSpec], input
     """The seats' bots that answer GetInfo not as registered (``health.not_as_registered``: asked only through a
     connection that has not answered it yet), each marked unhealthy (logged): bot id -> why."""
     strangers = await not_as_registered(channels, seats, inputs.bots, deadline_ms / 1000)
-    for bot, why in strangers.items():
-        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, why)
-        log.warning("bot %s (%s) is unhealthy: it answers GetInfo %s", bot, spec.game, why)
+    await _mark_unhealthy(store, spec, strangers)
     return strangers
+
+
+async def _mark_unhealthy(store: Store, spec: MatchSpec, why: dict[str, str]) -> None:
+    """Mark each bot of ``why`` (bot id -> the reason, ``MISMATCH_PREFIX`` + what) unhealthy (logged)."""
+    for bot, reason in why.items():
+        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, reason)
+        log.warning("bot %s (%s) is unhealthy: it answers GetInfo %s", bot, spec.game, reason)
 
 
 def identity_marks(channels: BotChannels | None, inputs: MatchInputs) -> dict[str, tuple[int, int]]:
@@ -119,12 +124,12 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
                            record: Any) -> None:
     """After a match, before it is stored, check again who answered at each seat whose bot's identity was not known
     at the start (``identity_marks``: -1) or whose connection went during it (its mark moved): GetInfo is asked
-    again (``_strangers``) and a bot that answers not as registered is marked unhealthy so. One whose GetInfo did not
-    answer at the start and still does not (asked ``IDENTITY_ASKS`` times) although it answered decisions of the
-    match (a process there plays but will not say who it is; failing its last decision on purpose changes nothing)
-    is marked unhealthy "not as registered" too; one known at the
-    start whose GetInfo fails only now is not (a bot restarting after its last answer: it takes longer than these
-    asks), and is asked again before its next match. Either way its next matches wait (deferred) until it answers
+    again (``health.not_as_registered``) and a bot that answers not as registered is marked unhealthy so. One whose
+    GetInfo did not answer at the start and still does not (asked ``IDENTITY_ASKS`` times) although it answered
+    decisions of the match (a process there plays but will not say who it is; failing its last decision on purpose
+    changes nothing) is marked unhealthy "not as registered" too; one known at the start whose GetInfo fails only
+    now is not (a bot restarting after its last answer: it takes longer than these asks), and is asked again before
+    its next match. Either way its next matches wait (deferred) until it answers
     as registered.
 
     The match itself is stored as played, whoever answered at the endpoint: a match played through is never played
@@ -144,16 +149,14 @@ async def identities_after(store: Store, job: Job, seats: list[SeatSpec], inputs
     for attempt in range(IDENTITY_ASKS):  # a connection that drops again at the wrong moment is not a refusal
         if attempt:
             await asyncio.sleep(IDENTITY_ASK_GAP_S)
-        strangers |= await _strangers(store, spec, seats, inputs, channels, deadline_ms)
+        # GetInfo asked again only where it has no answer yet: a retry asks the silent ones alone
+        strangers |= await not_as_registered(channels, seats, inputs.bots, deadline_ms / 1000)
         silent = sorted({seat.name for i, seat in enumerate(seats)
                          if answered[i] and seat.endpoint in unknown and seat.name not in strangers
                          and not channels.identity_known(seat.endpoint) and not is_house_bot(seat.name)})
         if not silent:
             break
-    for bot in silent:
-        await asyncio.to_thread(store.mark_unhealthy, spec.game, bot, MISMATCH_PREFIX + SILENT_IDENTITY)
-        log.warning("bot %s (%s) is unhealthy: it answered its decisions in match %s but not GetInfo", bot,
-                    spec.game, spec.match_id)
+    await _mark_unhealthy(store, spec, {**strangers, **{bot: MISMATCH_PREFIX + SILENT_IDENTITY for bot in silent}})
     if strangers or silent:
         log.warning("match %s is stored as played; the bot(s) %s may have been another process for part of it: their "
                     "next matches wait until they answer GetInfo as registered", spec.match_id,
