@@ -4,6 +4,7 @@ rows come from the fields the Tournament message carries)."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -158,18 +159,25 @@ def tournament_dict(t: Any) -> dict[str, Any]:
     }
 
 
-def waiting_text(t: Any, *, short: bool = False) -> str:
+def waiting_text(t: Any, *, short: bool = False, now: float | None = None) -> str:
     """What a running tournament ``t`` waits for (``Tournament.waiting_for``): its unhealthy bots, whose matches
-    are deferred until they answer GetInfo again, or played anyway (forfeited) from about their ``forced_at``;
-    "" when none. ``short``: the bot ids only, for a progress bar."""
+    are deferred until they answer GetInfo again, or played anyway (forfeited) from about their ``forced_at``, which
+    may have passed (``now``, s since epoch; the clock by default): their matches are then played now; "" when
+    none. ``short``: the bot ids only, for a progress bar."""
     waiting = list(t.waiting_for)
     if not waiting:
         return ""
     if short:
         return "waiting for " + ", ".join(w.bot for w in waiting) + " (unhealthy)"
-    one = len(waiting) == 1
+    now = time.time() if now is None else now
+    forced = [bool(w.forced_at) and w.forced_at <= now for w in waiting]
     parts = [f"{w.bot}: unhealthy since {when(w.unhealthy_since)}" + (f" ({w.reason})" if w.reason else "")
-             + (f", played anyway from about {when(w.forced_at)}" if w.forced_at else "") for w in waiting]
+             + (", its matches played anyway now (forfeited while it does not answer)" if past else
+                f", played anyway from about {when(w.forced_at)}" if w.forced_at else "")
+             for w, past in zip(waiting, forced)]
+    if all(forced):
+        return "; ".join(parts) + f" (start the bot; `arena tournament cancel {t.id}` to give up)"
+    one = len(waiting) == 1
     n = t.matches_deferred
     held = f"{n:,} {'match waits' if n == 1 else 'matches wait'}" if n else "matches wait"
     return ("; ".join(parts) + f"; {'its' if one else 'their'} {held} until {'it answers' if one else 'they answer'}"

@@ -298,7 +298,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 caps = [w.max_deferral_s for w in self.store.list_workers() if w.alive(now)]
                 message.waiting_for.extend(
                     arena_pb2.WaitingBot(bot=h.bot, unhealthy_since=h.since or 0.0, reason=h.reason,
-                                         forced_at=(h.since or now) + min(caps) if caps else 0.0)
+                                         forced_at=h.forced_at(min(caps), now) if caps else 0.0)
                     for h in sick)
                 message.matches_deferred = self.store.deferred_of(info.game, info.id)
         return message

@@ -52,6 +52,18 @@ class BotHealth:
     last_failure_at: float | None = None
     recovered_at: float | None = None
 
+    def relapsed(self, max_deferral_s: float) -> bool:
+        """True when this bot became unhealthy again less than ``max_deferral_s`` seconds after it last recovered:
+        its deferred matches wait for no second cap (they are forced at the workers' next check)."""
+        return (not self.healthy and self.since is not None and self.recovered_at is not None
+                and self.since - self.recovered_at < max_deferral_s)
+
+    def forced_at(self, max_deferral_s: float, now: float) -> float:
+        """About when the deferred matches of this unhealthy bot are played anyway (s since epoch): ``since`` plus
+        the cap, or ``since`` itself when it ``relapsed`` (``now`` when its ``since`` is unknown)."""
+        since = self.since if self.since is not None else now
+        return since if self.relapsed(max_deferral_s) else since + max_deferral_s
+
     @classmethod
     def from_hash(cls, bot: str, h: Mapping[str, str]) -> BotHealth:
         unhealthy = h.get("state") == "unhealthy"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -78,6 +79,7 @@ async def tournament_data(request: Request) -> dict[str, Any]:
         raise HTTPException(404, "no tournament with an empty or over-long id")
     t, standings, sprt, playing, consistent = await _snapshot(reader, tid)
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt, "live_poll_s": LIVE_POLL_S,
+                            "now": time.time(),  # a bot's forced_at before it: its matches are played now
                             "llr_position": llr_position(sprt), "consistent": consistent,
                             "running": t["state"] in ("running", "planned") or bool(playing), "playing": playing}
 

@@ -154,12 +154,10 @@ async def probe(endpoint: str, timeout_s: float, dialer: BotDialer = PLAINTEXT_O
 
 
 def _relapsed(store: Store, game: str, sick: dict[str, float], max_deferral_s: float) -> set[str]:
-    """The unhealthy bots of ``sick`` (bot id -> unhealthy since) that became unhealthy again less than
-    ``max_deferral_s`` after they last recovered: their matches wait for no second cap."""
+    """The unhealthy bots of ``sick`` (bot id -> unhealthy since) that ``BotHealth.relapsed``: their matches wait
+    for no second cap."""
     health = store.bot_health(game, list(sick)) if sick else {}
-    return {bot for bot, since in sick.items()
-            if (h := health.get(bot)) is not None and h.recovered_at is not None
-            and since - h.recovered_at < max_deferral_s}
+    return {bot for bot in sick if (h := health.get(bot)) is not None and h.relapsed(max_deferral_s)}
 
 
 @dataclass

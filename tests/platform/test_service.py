@@ -200,10 +200,17 @@ def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena
                                                   "t99-000001": 1004.0})
         got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
         assert got.waiting_for[0].forced_at == 1001.0 + 300.0 and got.matches_deferred == 2
-        assert "its 2 matches wait until it answers GetInfo again, or until then, when it forfeits them" in (
-            waiting_text(got)), waiting_text(got)
-        assert "played anyway from about" in waiting_text(got)
+        text = waiting_text(got, now=1100.0)  # before its forced_at
+        assert "its 2 matches wait until it answers GetInfo again, or until then, when it forfeits them" in text, text
+        assert "played anyway from about" in text
         assert waiting_text(got, short=True) == "waiting for b@0 (unhealthy)"
+        # unhealthy again 100 s after it recovered (within the cap): its matches are forced at once, not 300 s on
+        store.mark_healthy("take5", "b@0", now=2000.0)
+        store.mark_unhealthy("take5", "b@0", "not as registered: another name", now=2100.0)
+        got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
+        assert got.waiting_for[0].forced_at == 2100.0
+        text = waiting_text(got, now=2101.0)
+        assert "its matches played anyway now" in text and "wait until" not in text, text
         listed = arena.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
         assert [list(x.waiting_for) for x in listed] == [[]]  # the list reads no health
         arena.CancelTournament(arena_pb2.CancelTournamentRequest(id=t.id))

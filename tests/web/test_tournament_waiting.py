@@ -4,6 +4,7 @@ it. In process, on a fake reader that answers as the referee does."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -31,14 +32,27 @@ class _Reader(FakeReader):
 
 @pytest.mark.parametrize("path", ["/tournaments/t12", "/tournaments/t12/live"])
 def test_the_page_says_which_bot_the_tournament_waits_for(path: str) -> None:
+    soon = time.time() + 600  # its deferred matches are forced then
     victim = arena_pb2.WaitingBot(bot="victim@1", unhealthy_since=1_700_000_000.0,
-                                  reason="answered no call in match t12-000025", forced_at=1_700_000_600.0)
+                                  reason="answered no call in match t12-000025", forced_at=soon)
     with TestClient(app_of(_Reader([victim]))) as client:
         html = client.get(path).text
     assert "26</span> of <span id=\"total\">30</span> matches played" in html
     waiting = html[html.index('id="waiting"'):].split("</p>", 1)[0]
     assert "victim@1" in waiting and "(answered no call in match t12-000025)" in waiting
-    assert "unhealthy since 2023-11-14" in waiting and "played anyway from about 2023-11-14" in waiting
+    assert "unhealthy since 2023-11-14" in waiting and "played anyway from about" in waiting
     assert "its 3 matches wait until it answers again, or until then, when it forfeits them" in waiting
     with TestClient(app_of(_Reader([]))) as client:
         assert 'id="waiting"' not in client.get(path).text
+
+
+def test_a_bot_whose_matches_are_forced_already_is_not_said_to_hold_them() -> None:
+    """Past its forced_at (the cap ran out, or it relapsed soon after recovering) a bot's matches are played: the
+    page says so, and no longer that they wait for it, where it said they wait until a time gone by."""
+    gone = arena_pb2.WaitingBot(bot="victim@1", unhealthy_since=1_700_000_000.0, reason="answered no call",
+                                forced_at=1_700_000_600.0)
+    with TestClient(app_of(_Reader([gone]))) as client:
+        html = client.get("/tournaments/t12").text
+    waiting = html[html.index('id="waiting"'):].split("</p>", 1)[0]
+    assert "victim@1" in waiting and "its matches played anyway now" in waiting
+    assert "wait until" not in waiting and "played anyway from about" not in waiting

@@ -835,7 +835,9 @@ class WaitingBot(_message.Message):
     forced_at: _builtins.float
     """About when its deferred matches are played anyway (forced), the bot forfeiting them if still absent: the
     workers' cap on a deferral (max_deferral_s, 600 s by default; the shortest of the live workers') after
-    unhealthy_since, seconds since the Unix epoch; 0 when no worker is alive to say.
+    unhealthy_since, seconds since the Unix epoch; unhealthy_since itself when the bot became unhealthy again
+    within that cap of its last recovery (its matches wait for no second cap); 0 when no worker is alive to say.
+    A time already past: its matches are being played.
     """
     def __init__(
         self,
