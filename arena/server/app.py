@@ -9,7 +9,7 @@ import resource
 import secrets
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent import futures
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ from arena.match.channels import BotDialer
 from arena.server import auth
 from arena.server.metrics import RpcMetricsInterceptor
 from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
-from arena.server.shares import ClientShares, StreamShares
+from arena.server.shares import ClientShares, HeavyReads, StreamShares
 from arena.store import Store
 from arena.store.base import connect
 from arena.store.redis_urls import redact_url
@@ -52,6 +52,11 @@ RPC_CLIENT_SHARE = RPC_THREADS // 4
 RPC_WEB_SHARE = RPC_THREADS // 2  # the web app's (its calls carry the web key): its own limits share it out
 RPC_CLIENT_WAIT_S = 10.0
 RPC_CLIENT_STREAMS = 8  # answer streams (health Watch, reflection) of one client open at once
+# The reads whose cost grows with what they answer (pages of up to 1,000 matches, a match record, standings, a
+# ladder page): one at a time in the whole service, clients in turn (arena.server.shares.HeavyReads), so that they
+# never hold the GIL the embedded workers need for long; calls that wait do so for at most RPC_CLIENT_WAIT_S.
+HEAVY_READS = frozenset({"ListMatches", "GetMatch", "GetStandings", "GetLadder", "ListTournaments"})
+HEAVY_READS_AT_ONCE = 1
 
 T = TypeVar("T")
 
@@ -198,6 +203,7 @@ class ArenaServer:
         # each client's calls under way and answer streams open (a stopped server's calls give their places back)
         self.shares = ClientShares(RPC_CLIENT_SHARE, RPC_CLIENT_WAIT_S, web_key=self.web_key, web_limit=RPC_WEB_SHARE)
         self.streams = StreamShares(RPC_CLIENT_STREAMS)
+        self.heavy = HeavyReads(HEAVY_READS, HEAVY_READS_AT_ONCE, RPC_CLIENT_WAIT_S, self.shares.client_of)
         self._server: grpc.aio.Server | None = None
         self._loop: ServerLoop | None = None
         self._pool: futures.ThreadPoolExecutor | None = None
@@ -296,7 +302,7 @@ class ArenaServer:
             # grpc_server_* metrics (docs/metrics.md); each client's answer streams (health Watch, reflection)
             interceptors=[RpcMetricsInterceptor(), self.streams])
         add_guarded_service(server, arena_pb2.DESCRIPTOR.services_by_name["Arena"], servicer,
-                            validate=limits.request_problem, authorize=servicer.authorize, admit=self.shares.admit)
+                            validate=limits.request_problem, authorize=servicer.authorize, admit=self._admit)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -354,6 +360,12 @@ class ArenaServer:
                                 error)
         finally:
             client.close()
+
+    async def _admit(self, method_name: str, context: Any) -> Callable[[], None] | None:
+        """A call's admission (``arena_sdk.guard.AsyncAdmit``): its place in its client's share, then, for a heavy
+        read, its place among them (given back once its method has returned)."""
+        await self.shares.admit(method_name, context)
+        return await self.heavy.enter(method_name, context)
 
     def stop(self, grace: float = 5.0, *, join_workers: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then stop the embedded workers (running

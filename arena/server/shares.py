@@ -121,6 +121,76 @@ class ClientShares:
             self._held.pop(client, None)
 
 
+class HeavyReads:
+    """At most ``at_once`` heavy reads (``methods``: answers of up to a thousand matches, a match record, a
+    tournament's standings...) run at once in the whole service, each from the moment its method starts in a
+    thread until it has returned (not until its answer is read: a client that never reads holds no place; nor
+    until its client cancels it: a cancelled read holds its place until its thread is done). The referee's
+    workers share this process and its GIL (8 threads of ``ListMatches`` of 1,000 matches took 60 matches from
+    about 5 s to 16 s on 2 cores; one at a time, 1.35 times as long as alone: docs/operators/security.md). Calls
+    that wait do so on the server's loop (no thread), each client's
+    in the order they came and the clients in turn (round robin), so a client with many calls waiting delays
+    another's next read by at most one of its own; after ``wait_s`` seconds a call ends with RESOURCE_EXHAUSTED.
+    Lives on one event loop (the grpc.aio server's): not thread-safe."""
+
+    def __init__(self, methods: frozenset[str], at_once: int, wait_s: float,
+                 client_of: Callable[[Any], str]) -> None:
+        self.methods = methods
+        self.at_once = max(1, at_once)
+        self.wait_s = wait_s
+        self.client_of = client_of
+        self.running = 0
+        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}  # in turn order: first waiting client first
+
+    async def enter(self, method_name: str, context: Any) -> Callable[[], None] | None:
+        """Wait for a place when ``method_name`` is a heavy read (None at once for any other method); the
+        callable that gives the place back once the method has returned (``AsyncAdmit``'s contract). Aborts the
+        call with RESOURCE_EXHAUSTED when no place came within ``wait_s``."""
+        if method_name not in self.methods:
+            return None
+        if self.running < self.at_once and not self._waiting:
+            self.running += 1
+            return self._leave
+        client = self.client_of(context)
+        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(client, deque()).append(place)
+        try:
+            await asyncio.wait_for(asyncio.shield(place), self.wait_s)
+        except TimeoutError:
+            pass
+        except BaseException:  # the call ended while it waited
+            if not self._drop(client, place):
+                self._leave()  # handed over as it ended: passed on
+            raise
+        if self._drop(client, place):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"the arena's heavy reads are all under way ({self.at_once} at once, every client's "
+                                f"in turn); {method_name} waited {self.wait_s:g} s: retry later")
+        return self._leave
+
+    def _drop(self, client: str, place: asyncio.Future[None]) -> bool:
+        """Take ``place`` out of ``client``'s queue unless it was handed over: True when it was still waiting."""
+        if place.done():
+            return False
+        queue = self._waiting[client]
+        queue.remove(place)
+        if not queue:
+            del self._waiting[client]
+        return True
+
+    def _leave(self) -> None:
+        """A heavy read has returned: its place goes to the first waiting call of the next client in turn (that
+        client then goes to the end of the turn), else back."""
+        if not self._waiting:
+            self.running -= 1
+            return
+        client = next(iter(self._waiting))
+        queue = self._waiting.pop(client)
+        queue.popleft().set_result(None)
+        if queue:
+            self._waiting[client] = queue  # to the end of the turn
+
+
 class StreamShares(grpc.aio.ServerInterceptor):
     """At most ``limit`` answer streams open at once per client (``peer_address``) on a ``grpc.aio`` server: the
     methods whose answers stream (the health service's Watch, reflection), which take no place in ``ClientShares``

@@ -71,8 +71,9 @@ Validate = Callable[[Any], "str | None"]
 # called with the decoded, validated request (e.g. to check a signature over it).
 Authorize = Callable[[str, Any, grpc.ServicerContext], "tuple[grpc.StatusCode, str] | None"]
 # await admit(method name, grpc.aio context) on a grpc.aio server's loop once a unary call's request is in, before
-# the method runs: returns to go on (it may wait first), or aborts the call.
-AsyncAdmit = Callable[[str, Any], Awaitable[None]]
+# the method runs: returns to go on (it may wait first), or aborts the call; what it returns, when not None, is
+# called (on the loop) as soon as the method has returned or raised, before its answer is sent.
+AsyncAdmit = Callable[[str, Any], Awaitable["Callable[[], None] | None"]]
 
 
 def client_address(host: str) -> str:
@@ -312,8 +313,9 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext]
     its request is awaited on the server's loop for at most ``FIRST_MESSAGE_S`` (a call that never sends one costs
     no thread, and no memory past that: DEADLINE_EXCEEDED), then ``admit(method name, context)`` is awaited on the
     loop (when given; it may wait, or abort the call), then ``behaviour`` runs in the loop's default executor (the
-    server's thread pool, which the caller sets) with a context as the server gives its own thread-run methods.
-    Marked ``grpc_type = "unary"`` for the RPC metrics."""
+    server's thread pool, which the caller sets) with a context as the server gives its own thread-run methods;
+    what ``admit`` returned (when not None) is called once it has returned or raised. Marked ``grpc_type =
+    "unary"`` for the RPC metrics."""
     async def unary(requests: Any, context: Any) -> Any:
         try:
             request = await asyncio.wait_for(requests.__anext__(), FIRST_MESSAGE_S)
@@ -322,13 +324,45 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext]
                                 f"no {method_name} request came within {FIRST_MESSAGE_S:g} s of the call")
         except StopAsyncIteration:  # the client ended its side (most often: it left) before sending a request
             await context.abort(grpc.StatusCode.CANCELLED, f"the {method_name} call ended before its request came")
-        if admit is not None:
-            await admit(method_name, context)
-        return await asyncio.get_running_loop().run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
+        ran = await admit(method_name, context) if admit is not None else None
+        loop = asyncio.get_running_loop()
+        if ran is None:
+            return await loop.run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
+        return await _run_then(loop, ran, behaviour, request, _SYNC_CONTEXT(context))
 
     unary.__name__ = method_name
     unary.grpc_type = "unary"  # type: ignore[attr-defined]
     return unary
+
+
+async def _run_then(loop: asyncio.AbstractEventLoop, ran: Callable[[], None],
+                    behaviour: Callable[[Any, Any], Any], request: Any, context: Any) -> Any:
+    """``behaviour(request, context)`` in ``loop``'s default executor, then ``ran()`` on the loop once it has
+    returned or raised: when the call is cancelled meanwhile (its client left), still only once the thread is done
+    with it (a client cancelling its calls frees nothing early), or at once when it had not started (it never
+    will)."""
+    lock = threading.Lock()
+    state = {"started": False, "dropped": False}
+
+    def run() -> Any:
+        with lock:
+            if state["dropped"]:
+                return None
+            state["started"] = True
+        try:
+            return behaviour(request, context)
+        finally:
+            with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: the server is gone
+                loop.call_soon_threadsafe(ran)
+
+    try:
+        return await loop.run_in_executor(None, run)
+    except asyncio.CancelledError:
+        with lock:
+            if not state["started"]:
+                state["dropped"] = True
+                ran()
+        raise
 
 
 def _refuse_stream(gate: Gate, method_name: str, requests: Iterator[Any], context: grpc.ServicerContext) -> None:

@@ -5,6 +5,7 @@ abort); the service with real gRPC is in ``test_service.py``."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ import grpc
 import pytest
 
 from arena.core.limits import WEB_KEY_METADATA
-from arena.server.shares import WEB_CLIENT, ClientShares
+from arena.server.shares import WEB_CLIENT, ClientShares, HeavyReads
 
 
 class Aborted(Exception):
@@ -140,3 +141,106 @@ def test_calls_dropped_by_their_clients_are_one_log_line_per_period() -> None:
     assert not any(left.filter(record(dropped)) for _ in range(100))  # within the period: counted, not logged
     other = record("something else went wrong")
     assert left.filter(other) and other.exc_info is not None  # any other line as it is
+
+
+def _heavy(at_once: int = 1, wait_s: float = 5.0) -> HeavyReads:
+    return HeavyReads(frozenset({"Heavy"}), at_once, wait_s, lambda context: context.peer())
+
+
+def test_heavy_reads_run_one_at_a_time_and_clients_take_turns() -> None:
+    """A client with three reads waiting delays another's, which came after them, by one read, not three; a
+    method that is no heavy read never waits."""
+    async def scenario() -> None:
+        heavy = _heavy()
+        first = await heavy.enter("Heavy", Call("a"))
+        assert first is not None and heavy.running == 1
+        assert await asyncio.wait_for(heavy.enter("Light", Call("a")), 0.5) is None  # not gated
+        order: list[str] = []
+
+        async def read(client: str) -> Callable[[], None] | None:
+            done = await heavy.enter("Heavy", Call(client))
+            order.append(client)
+            return done
+
+        tasks = [asyncio.create_task(read("a")) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        tasks.append(asyncio.create_task(read("b")))
+        await asyncio.sleep(0.01)
+        assert order == []
+        first()
+        ended: set[asyncio.Task[Callable[[], None] | None]] = set()
+        for _ in range(4):
+            await asyncio.sleep(0.01)
+            running = [t for t in tasks if t.done() and t not in ended]
+            assert len(running) == 1 and heavy.running == 1  # one at a time
+            ended.add(running[0])
+            done = running[0].result()
+            assert done is not None
+            done()
+        assert order == ["a", "b", "a", "a"]
+        assert heavy.running == 0 and not heavy._waiting
+
+    asyncio.run(scenario())
+
+
+def test_a_heavy_read_that_waits_too_long_is_refused_and_one_that_leaves_passes_its_turn_on() -> None:
+    async def scenario() -> None:
+        heavy = _heavy(wait_s=0.05)
+        first = await heavy.enter("Heavy", Call("a"))
+        late = Call("b")
+        with pytest.raises(Aborted, match="heavy reads are all under way"):
+            await heavy.enter("Heavy", late)
+        assert late.code == grpc.StatusCode.RESOURCE_EXHAUSTED and not heavy._waiting
+        heavy.wait_s = 5.0
+        leaving = asyncio.create_task(heavy.enter("Heavy", Call("b")))
+        staying = asyncio.create_task(heavy.enter("Heavy", Call("c")))
+        await asyncio.sleep(0.01)
+        leaving.cancel()  # its client left while it waited
+        await asyncio.sleep(0.01)
+        assert first is not None
+        first()
+        done = await asyncio.wait_for(staying, 0.5)
+        assert done is not None and heavy.running == 1
+        done()
+        assert heavy.running == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_call_gives_its_place_back_only_once_its_thread_is_done() -> None:
+    """``arena_sdk.guard._run_then``: cancelling a call whose method runs frees nothing until the method returns
+    (a client cancelling its reads at once cannot run more of them than the gate allows); one cancelled before its
+    method started gives it back at once, and the method never runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena_sdk.guard import _run_then
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        released: list[str] = []
+        gate = threading.Event()
+        ran: list[str] = []
+
+        def method(request: str, context: Any) -> str:
+            ran.append(request)
+            gate.wait(5)
+            return request
+
+        busy = asyncio.create_task(_run_then(loop, lambda: released.append("busy"), method, "busy", None))
+        queued = asyncio.create_task(_run_then(loop, lambda: released.append("queued"), method, "queued", None))
+        await asyncio.sleep(0.05)
+        busy.cancel()
+        queued.cancel()  # waits behind "busy" for the one thread: never started
+        await asyncio.sleep(0.05)
+        assert released == ["queued"] and ran == ["busy"]
+        gate.set()
+        for _ in range(100):
+            if "busy" in released:
+                break
+            await asyncio.sleep(0.01)
+        assert released == ["queued", "busy"] and ran == ["busy"]  # the queued method never ran
+        done = await _run_then(loop, lambda: released.append("plain"), method, "plain", None)
+        assert done == "plain" and released[-1] == "plain"
+
+    asyncio.run(scenario())

@@ -7,8 +7,10 @@ Version: arena.v1. Errors leave as canonical gRPC status codes with a message a 
 INVALID_ARGUMENT for bad input, NOT_FOUND for unknown names or ids, ALREADY_EXISTS for a duplicate name,
 FAILED_PRECONDITION when the request cannot be served in the current state (e.g. the bot does not answer
 GetInfo), PERMISSION_DENIED for a missing or wrong owner token or a wrong admin token, UNAUTHENTICATED for an
-organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once or a request is
-larger than 64 KiB.
+organiser call without the admin token, RESOURCE_EXHAUSTED when too many bot checks run at once, a request is
+larger than 64 KiB, or a call waited 10 s for its place (a client's calls under way at once are capped, and the
+reads whose cost grows with their answer, ListMatches, GetMatch, GetStandings, GetLadder and ListTournaments,
+run one at a time in the whole service, the clients in turn): retry later.
 
 Lists: ListBots, ListTournaments, ListMatches and ListWorkers answer in pages (page_size, page_token,
 next_page_token; arena/server/pages.py), so no reply nears gRPC's 4 MiB message limit however much is stored.
