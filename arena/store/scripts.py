@@ -123,12 +123,14 @@ return 1
 
 # Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
 # has its run of failures reset (and is healthy again if it was not, unless it is unhealthy for answering GetInfo
-# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears); a failed match ("fail")
-# counts once per match id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the
-# reason).
+# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears), but only by a match that
+# started after its last failure (ARGV[4]; '' unknown: any match): a match it played through before it died, stored
+# after the matches that failed since, says nothing of it now; a failed match ("fail") counts once per match id,
+# and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
 # KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now (s since
-# the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, then
-# per bot (3 each): bot id, "ok" | "fail", reason.
+# the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, 4
+# when the match started (s since the epoch, the worker's clock; ''), then per bot (3 each): bot id, "ok" | "fail",
+# reason.
 # Returns per bot: 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this match was counted before.
 RECORD_HEALTH = """
 local out = {}
@@ -138,13 +140,15 @@ if now == '' then
   local t = redis.call('TIME')
   now = string.format('%.6f', tonumber(t[1]) + tonumber(t[2]) / 1000000)
 end
+local started = tonumber(ARGV[4])
 for i = 2, #KEYS do
   local h = KEYS[i]
-  local base = 3 + (i - 2) * 3
+  local base = 4 + (i - 2) * 3
   local bot, outcome, reason = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
   local status = 0
   if outcome == 'ok' then
-    if redis.call('EXISTS', h) == 1 then
+    local failed_at = tonumber(redis.call('HGET', h, 'last_failure_at') or '')
+    if redis.call('EXISTS', h) == 1 and not (started and failed_at and started < failed_at) then
       redis.call('HSET', h, 'failures', 0)
       local why = redis.call('HGET', h, 'reason') or ''
       -- "not as registered" clears only when GetInfo answers as registered again (MARK_HEALTHY), not when a match

@@ -112,6 +112,33 @@ def test_a_bot_killed_mid_tournament_is_deferred_until_it_answers_again(
     assert store.check_ladder("take5").equal
 
 
+def test_a_bot_killed_with_matches_in_flight_has_the_rest_deferred_not_forced(
+        store: Store, start_bot: Callable[..., Any], workers: Any) -> None:
+    """Killed while 4 of its matches run at once: those in flight fail (or were played through before the kill,
+    and are stored after the failures); the rest wait for it, none forced by a false recovery (a review: every
+    remaining match forfeited within seconds)."""
+    (a, b, c), (_, _, doomed) = _register(store, start_bot, ["calm", "steady", "fragile"])
+    specs = _tournament(store, [a, b, c], rounds=12)
+    with_c = [s.match_id for s in specs if c in s.seats]
+    workers.thread("w", concurrency=4, max_deferral_s=120.0, **HEALTH)
+    wait_until(lambda: len(_stored_with(store, specs, c)) >= 2, "two matches of the bot to be killed")
+    doomed.process.kill()
+    doomed.process.wait()
+    wait_until(lambda: not store.bot_health("take5", [c])[c].healthy, "the killed bot to be marked unhealthy")
+    others = [s.match_id for s in specs if c not in s.seats]
+    wait_until(lambda: all(store.has_result("take5", m) for m in others), "the other bots' matches")
+    time.sleep(1.0)  # several bot checks
+    health = store.bot_health("take5", [c])[c]
+    assert not health.healthy and health.recovered_at is None, health  # never taken for healthy again
+    def unplayed() -> list[str]:
+        return [m for m in with_c if not store.has_result("take5", m)]
+
+    wait_until(lambda: store.deferred_count("take5") == len(unplayed()), "its unplayed matches to be deferred")
+    assert len(unplayed()) >= len(with_c) // 2
+    failed = [m for m in _stored_with(store, specs, c) if _failed_seats(store, m, c)]
+    assert len(failed) <= 3 + 4  # the run that marks it, and the matches in flight then
+
+
 def test_a_bot_that_never_comes_back_forfeits_its_deferred_matches_after_the_cap(
         store: Store, start_bot: Callable[..., Any], workers: Any, caplog: pytest.LogCaptureFixture,
         dead_endpoint: str) -> None:
@@ -625,6 +652,30 @@ def test_a_match_played_through_does_not_clear_not_as_registered(store: Store) -
     health = store.bot_health("take5", ["swapped@1.0", "failing@1.0"])
     assert not health["swapped@1.0"].healthy and health["swapped@1.0"].reason.startswith("not as registered: ")
     assert health["failing@1.0"].healthy
+
+
+def test_a_match_that_started_before_the_failures_neither_ends_their_run_nor_heals_the_bot(store: Store) -> None:
+    """A bot killed while it played 8 matches at once: a match it finished before dying, stored after those that
+    failed since, told nothing of it now, yet it reset the run and made it healthy (recovered_at), so the failure
+    0.3 s later was a relapse within the cap and every remaining match was forced at once (a review: 888 forfeits
+    in 12 s). Only a match that started after the bot's last failure ends the run or heals it."""
+    store.register_bot("take5", "dying", "127.0.0.1:9", version="1.0", checked=True)
+    bot = "dying@1.0"
+    store.record_match_health("take5", "f1", {bot: "answered no call"}, unhealthy_after=2, now=1000.0, started=990.0)
+    store.record_match_health("take5", "ok-early", {bot: None}, unhealthy_after=2, now=1000.5, started=995.0)
+    assert store.bot_health("take5", [bot])[bot].failures == 1  # the run goes on
+    store.record_match_health("take5", "f2", {bot: "answered no call"}, unhealthy_after=2, now=1001.0, started=996.0)
+    health = store.bot_health("take5", [bot])[bot]
+    assert not health.healthy and health.since == 1001.0
+    assert store.record_match_health("take5", "ok-late", {bot: None}, unhealthy_after=2, now=1001.3,
+                                     started=997.0) == {bot: 0}
+    health = store.bot_health("take5", [bot])[bot]
+    assert not health.healthy and health.recovered_at is None and health.failures == 2
+    # a match that started after its last failure and was played through: healthy again
+    assert store.record_match_health("take5", "ok-after", {bot: None}, unhealthy_after=2, now=1010.0,
+                                     started=1005.0) == {bot: 2}
+    health = store.bot_health("take5", [bot])[bot]
+    assert health.healthy and health.failures == 0 and health.recovered_at == 1010.0
 
 
 def test_a_getinfo_answer_that_does_not_decode_is_no_identity(store: Store) -> None:
