@@ -328,12 +328,19 @@ class RatingsCache:
         return RatingsCache._Held(self, lock)
 
     def _now_or_wait(self, lock: str, refresh: Callable[[], bool]) -> None:
-        """Run ``refresh`` now; when another process holds its lock, wait (up to ``SYNC_WAIT_S``) for it to end."""
+        """Run ``refresh`` now; when another process holds its lock, wait (up to ``SYNC_WAIT_S``) for it to end.
+        While Redis refuses writes (``write_refusal``: its disk full, MISCONF), nothing is refreshed and the read
+        goes on with what is cached (a fit is a cache: standings and status keep answering)."""
         deadline = time.monotonic() + SYNC_WAIT_S
-        while not refresh():
-            if time.monotonic() > deadline or not self._client.exists(lock):
-                return
-            time.sleep(0.05)
+        try:
+            while not refresh():
+                if time.monotonic() > deadline or not self._client.exists(lock):
+                    return
+                time.sleep(0.05)
+        except redis.ResponseError as exc:
+            if not write_refusal(exc):
+                raise
+            log.warning("a fit was not refreshed: Redis refuses writes (%s); answered with what is cached", exc)
 
     def _submit(self, job: str, fn: Callable[[], object]) -> None:
         with self._mu:

@@ -237,3 +237,21 @@ def test_the_live_ladder_is_read_while_redis_refuses_writes(tmp_path: Path) -> N
         finally:
             s.client.config_set("min-replicas-to-write", 0)
             s.close()
+
+
+def test_a_tournaments_fit_is_read_while_redis_refuses_writes(tmp_path: Path) -> None:
+    """The standings of a finished tournament whose fit was never cached, asked while Redis refuses writes (its disk
+    full): the fit is not computed now (its lock and cache are writes), and the read answers without it, where
+    GetStandings and `arena tournament status` failed with UNAVAILABLE (a review)."""
+    from arena.store.redis_server import PrivateRedis
+
+    with PrivateRedis(tmp_path / "data") as server:
+        s = Store.from_url(server.url)
+        try:
+            store_matches(s, 8, tournament="t1")
+            s.client.config_set("min-replicas-to-write", 1)
+            answer = RatingsCache(s).tournament_fit("take5", "t1", 8, running=False)  # raised NOREPLICAS before
+            assert answer.fit is None and answer.stored == 8
+        finally:
+            s.client.config_set("min-replicas-to-write", 0)
+            s.close()
