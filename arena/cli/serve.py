@@ -117,7 +117,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     hurried: list[bool] = []  # told to stop a second time: stop now
     with stop_on_signals(second_interrupts=True) as stop:
         try:
-            url, source, watch = _redis(data_dir, redis_url, stop, redis_port)
+            url, source, watch = _redis(data_dir, redis_url, stop, redis_port, lock.lost)
             check_redis(url)
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
@@ -189,12 +189,13 @@ def _close(steps: list[Callable[[], object] | None], hurried: list[bool]) -> Non
         raise failed
 
 
-def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,
-           port: int = 0) -> tuple[str, str, RedisWatch | None]:
+def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event, port: int = 0,
+           folder_lost: Callable[[], str | None] | None = None) -> tuple[str, str, RedisWatch | None]:
     """The Redis of ``arena serve``: its URL, where it comes from (printed), and the ``RedisWatch`` (started) of the
     private server of ``data_dir`` when this serve started it (on ``port``; 0: the last run's when free, else a free
-    one) or took it over (on its own port), else None. Should that server keep dying, the watch gives up and sets
-    ``stop``: the serve stops with its message (``_say_stopping``)."""
+    one) or took it over (on its own port), else None. Should that server keep dying, or the folder stop being this
+    serve's (``folder_lost``: the folder lock's ``lost``), the watch gives up and sets ``stop``: the serve stops
+    with its message (``_say_stopping``)."""
     from arena.store.redis_server import PrivateRedis, resolve_redis_url, take_over_orphan
     from arena.store.redis_watch import RedisWatch
 
@@ -205,7 +206,8 @@ def _redis(data_dir: Path, redis_url: str | None, stop: threading.Event,
                                                  f"process that started it watches it, not this serve"), None
     # none running, or one whose starter is gone (an arena serve of this folder killed with SIGKILL): this serve
     # takes it over, watched and stopped as one it started; one another live process started stays that one's
-    watch = RedisWatch(PrivateRedis(data_dir, port), stopping=stop, on_give_up=lambda _message: stop.set())
+    watch = RedisWatch(PrivateRedis(data_dir, port), stopping=stop, on_give_up=lambda _message: stop.set(),
+                       folder_lost=folder_lost)
     if url is None:
         url = watch.server.start()
         source = f"private redis-server in {data_dir}, started here; restarted should it die"

@@ -63,6 +63,24 @@ class FolderLock:
         json.dump({"pid": os.getpid(), "holder": holder, "since": int(time.time())}, self._file)
         self._file.flush()
 
+    def lost(self) -> str | None:
+        """Why the held lock no longer guards its folder: its file was removed (the folder deleted) or replaced (the
+        folder deleted and made again, perhaps by another ``arena serve``, which could take it then); None while it
+        guards it, or when not held."""
+        if self._file is None:
+            return None
+        try:
+            now = os.stat(self.path)
+        except FileNotFoundError:
+            return f"{self.path} was removed (the data folder deleted?)"
+        except OSError as exc:
+            return f"{self.path} cannot be looked at ({exc.strerror or exc})"
+        held = os.fstat(self._file.fileno())
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            return (f"{self.path} is another file now (the data folder deleted and made again, perhaps by another "
+                    f"process)")
+        return None
+
     def release(self) -> None:
         """Drop the lock (the file stays; its text is ignored until a holder rewrites it)."""
         if self._file is not None:

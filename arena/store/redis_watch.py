@@ -46,13 +46,18 @@ class RedisWatch:
             within the last ``window_s`` seconds.
         backoff_s: the waits before the successive attempts of a window (the last one repeats).
         check_interval_s: how often the process is looked at.
+        folder_lost: says why the data folder is no longer this serve's (``FolderLock.lost``), None while it is:
+            then the watch gives up at once (its server is never restarted in a folder another process may hold
+            now, nor left to write into one: two servers would share an appendonly file).
     """
 
     def __init__(self, server: PrivateRedis, *, stopping: threading.Event | None = None,
                  on_give_up: Callable[[str], None] | None = None, max_restarts: int = MAX_RESTARTS,
                  window_s: float = WINDOW_S, backoff_s: tuple[float, ...] = BACKOFF_S,
-                 check_interval_s: float = CHECK_INTERVAL_S) -> None:
+                 check_interval_s: float = CHECK_INTERVAL_S,
+                 folder_lost: Callable[[], str | None] | None = None) -> None:
         self.server = server
+        self.folder_lost = folder_lost
         self.stopping = stopping or threading.Event()
         self.on_give_up = on_give_up
         self.max_restarts = max_restarts
@@ -94,6 +99,10 @@ class RedisWatch:
         while not self._stop.wait(self.check_interval_s):
             if self._quit():
                 continue
+            lost = self.folder_lost() if self.folder_lost is not None else None
+            if lost is not None:
+                self._lose_folder(lost)
+                return
             ended = self.server.exited()
             if ended is not None and not self._attempt(self.server.pid or 0, ended):
                 return
@@ -140,6 +149,18 @@ class RedisWatch:
 
     def _backoff(self, tried: int) -> float:
         return self.backoff_s[min(tried, len(self.backoff_s) - 1)]
+
+    def _lose_folder(self, lost: str) -> None:
+        """The data folder is no longer this serve's: give up with the message (``arena serve`` stops)."""
+        self.gave_up = (f"the data folder {self.server.data_dir} of this arena serve is gone: {lost}. Stopping, so "
+                        f"that its private redis-server (port {self.server.port}) never writes into a folder another "
+                        f"arena serve may hold now, nor is started again there. What the arena stored since the folder "
+                        f"went is lost with it; restore the folder from a backup if it was deleted by mistake, then "
+                        f"start arena serve again")
+        if self.on_give_up is not None:
+            self.on_give_up(self.gave_up)
+        else:
+            log.error("%s", self.gave_up)
 
     def _give_up(self) -> None:
         folder = self.server.data_dir
