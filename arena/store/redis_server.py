@@ -266,7 +266,7 @@ class PrivateRedis:
         try:  # whatever fails from here on, no server is left running that nobody knows of
             write_private(self.data_dir / PID_FILE, f"{process.pid}\n")  # at once: the folder's server, even silent
             self._wait_answering(process, port, url, log_path, binary)
-            self._wait_loaded(process, port, url, log_path)
+            self._wait_loaded(process, port, url, log_path, binary)
             write_private(self.data_dir / URL_FILE, url + "\n")  # 0600: the URL holds the password
             write_private(self.data_dir / PORT_FILE, f"{port}\n")
             write_private(self.data_dir / OWNER_FILE, f"{os.getpid()}\n")
@@ -318,14 +318,18 @@ class PrivateRedis:
                 )
             time.sleep(0.05)
 
-    def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path) -> None:
+    def _wait_loaded(self, process: subprocess.Popen[bytes], port: int, url: str, log_path: Path,
+                     binary: str) -> None:
         """Wait until the started server has loaded its appendonly data and serves commands."""
         deadline = time.monotonic() + self.loading_timeout_s
         while True:
             if process.poll() is not None:
+                tail = log_tail(log_path)
+                if DAMAGED_AOF in tail:  # a damage past what it read before it answered PING: say how to repair it
+                    raise _LoadingFailed(damaged_aof_text(binary, self.data_dir, tail))
                 raise _LoadingFailed(
                     f"redis-server exited with code {process.returncode} while loading its data on port {port} "
-                    f"(data dir {self.data_dir}); log tail:\n{log_tail(log_path)}"
+                    f"(data dir {self.data_dir}); log tail:\n{tail}"
                 )
             if loading(url) is False:
                 return

@@ -253,3 +253,23 @@ def test_a_watch_giving_up_after_restarts_that_worked_names_the_death_that_made_
         watch.close()
     assert f"2 restart attempts within 60 s, the last: the private redis-server (pid {last}) exited unexpectedly " \
            f"(killed by SIGKILL)" in given_up[0], given_up[0]
+
+
+def test_a_server_that_dies_loading_a_damaged_file_after_it_answered_gives_the_repair(tmp_path: Path) -> None:
+    """A large appendonly file damaged near its end: redis-server answers PING (still loading) before it reaches the
+    damage, then exits; the error names the damage and the repair, as when it dies before answering (a review got
+    only "exited with code 1 while loading", and redis.log's advice to run a redis-check-aof not shipped)."""
+    from arena.store.redis_server import _LoadingFailed
+
+    server = PrivateRedis(tmp_path / "data")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / LOG_FILE).write_text(
+        "# Bad file format reading the append only file appendonly.aof.1.incr.aof: make a backup of your AOF file, "
+        "then use ./redis-check-aof --fix <filename.manifest>\n")
+    dead = subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+    dead.wait()
+    with pytest.raises(_LoadingFailed) as failed:
+        server._wait_loaded(dead, 6399, "redis://127.0.0.1:6399/0", tmp_path / "data" / LOG_FILE, "/x/redis-server")
+    text = str(failed.value)
+    assert "Bad file format reading the append only file" in text and "redis-check-aof --fix" in text
+    assert str((tmp_path / "data").resolve()) in text
