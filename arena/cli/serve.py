@@ -310,9 +310,25 @@ def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) ->
                                         f"{loading_timeout_s:.0f} s: {exc}") from None
                 time.sleep(0.2)
             except (redis.RedisError, OSError) as exc:
+                if _refuses_password(exc):
+                    raise ArenaCliError(f"Redis at {redact(url)} refuses this client: a wrong or missing password "
+                                        f"in the URL (redis://:PASSWORD@HOST:PORT/DB; an arena serve's private "
+                                        f"Redis keeps its in DATA_DIR/redis.password), or a wrong user ({exc})"
+                                        ) from None
                 raise ArenaCliError(f"cannot reach Redis at {redact(url)}: {exc}") from None
     finally:
         client.close()
+
+
+def _refuses_password(exc: BaseException) -> bool:
+    """Whether a Redis error says the client is not (or wrongly) authenticated: NOAUTH, WRONGPASS, a HELLO refused
+    for want of AUTH (redis-py's ``AuthenticationError`` and the servers' texts)."""
+    import redis
+
+    text = str(exc)
+    return isinstance(exc, redis.AuthenticationError) or any(
+        word in text for word in ("NOAUTH", "WRONGPASS", "invalid password", "HELLO must be called with the client "
+                                  "already authenticated", "Authentication required"))
 
 
 def redis_errors() -> tuple[type[BaseException], ...]:

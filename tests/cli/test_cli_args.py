@@ -350,3 +350,17 @@ def test_a_los_near_certainty_is_never_printed_as_certain() -> None:
 
     assert [los_text(x) for x in (None, 0.0, 0.0004, 0.973, 0.9996, 1.0)] == [
         "-", "0.0 %", "< 0.1 %", "97.3 %", "> 99.9 %", "100.0 %"]
+
+
+@pytest.mark.parametrize("password", ["", "WrongSecret123"])
+def test_a_redis_that_refuses_the_password_is_said_so(redis_url: str, password: str) -> None:
+    """The session's Redis wants a password: a URL without it, or with a wrong one, says so (a review got redis-py's
+    "HELLO must be called with the client already authenticated..." with no word of a password)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(redis_url)
+    assert parts.password, "the session's Redis has a password"
+    url = f"redis://{f':{password}@' if password else ''}{parts.hostname}:{parts.port}/0"
+    result = CliRunner(env={"ARENA_REDIS_URL": url}).invoke(cli, ["worker"])
+    _assert_one_line_error(result, "refuses this client: a wrong or missing password in the URL")
+    assert result.exit_code == 1 and "Secret123" not in result.output
