@@ -16,13 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import heapq
 import hmac
 import ipaddress
-import itertools
 import re
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
@@ -31,6 +28,8 @@ import grpc
 import grpc.aio
 from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
+
+from arena_sdk.call_watch import CALL_WATCH
 
 BOT_SECRET_METADATA = "arena-bot-secret"  # call metadata the referee sends to a bot registered with a secret
 MIN_BOT_SECRET = 16  # characters of a bot secret, at least
@@ -284,13 +283,13 @@ def _unary_from_stream(method_name: str, function: Callable[[Any, grpc.ServicerC
         with _in_share(share, context):
             if gate is not None and gate(method_name, context) is not None:
                 _refuse_stream(gate, method_name, requests, context)
-            waiting = _WATCH.watch(context, FIRST_MESSAGE_S)
+            waiting = CALL_WATCH.watch(context, FIRST_MESSAGE_S)
             try:
                 request = next(requests, None)
             except grpc.RpcError:  # cancelled (no request in time, or by the client): the call is over
                 return None
             finally:
-                _WATCH.done(waiting)
+                CALL_WATCH.done(waiting)
             if request is None:
                 context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method_name} takes exactly one request message")
             return _handled(method_name, function, validate, authorize, request, context)
@@ -371,67 +370,15 @@ def _refuse_stream(gate: Gate, method_name: str, requests: Iterator[Any], contex
     writes one is cancelled after ``REFUSED_WAIT_S`` instead, so that it holds no thread; while ``REFUSED_WAITING``
     others wait, no wait."""
     if _REFUSED_SLOTS.acquire(blocking=False):
-        waiting = _WATCH.watch(context, REFUSED_WAIT_S)
+        waiting = CALL_WATCH.watch(context, REFUSED_WAIT_S)
         try:
             next(requests, None)
         except grpc.RpcError:
             pass
         finally:
-            _WATCH.done(waiting)
+            CALL_WATCH.done(waiting)
             _REFUSED_SLOTS.release()
     _admit(gate, method_name, context)
-
-
-class _Watch:
-    """One daemon thread that cancels the server calls given to ``watch`` once their time is up, unless
-    ``done`` was called first: a silent stream never holds a server thread for long, and no thread is spent per
-    stream on watching it."""
-
-    def __init__(self) -> None:
-        self._heap: list[list[Any]] = []  # [deadline (monotonic s), sequence, context, still watched]
-        self._cond = threading.Condition()
-        self._sequence = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, context: grpc.ServicerContext, seconds: float) -> list[Any]:
-        """Cancel the call of ``context`` in ``seconds`` (up to ``SLACK_S`` later) unless ``done(handle)`` is called
-        first; the handle. The watching thread is woken only when this deadline comes before every other (a call
-        costs a push on a heap, not a thread's wake-up)."""
-        entry = [time.monotonic() + seconds, next(self._sequence), context, True]
-        with self._cond:
-            heapq.heappush(self._heap, entry)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="arena-sdk-stream-watch", daemon=True)
-                self._thread.start()
-            if self._heap[0] is entry:
-                self._cond.notify()
-        return entry
-
-    @staticmethod
-    def done(handle: list[Any]) -> None:
-        handle[3] = False
-
-    SLACK_S = 0.05  # deadlines this close are handled in one wake-up
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._heap or self._heap[0][0] > time.monotonic():
-                    self._cond.wait(self._heap[0][0] - time.monotonic() + self.SLACK_S if self._heap else None)
-                due = []
-                now = time.monotonic()
-                while self._heap and self._heap[0][0] <= now:
-                    _, _, context, watched = heapq.heappop(self._heap)
-                    if watched:
-                        due.append(context)
-            for context in due:
-                try:
-                    context.cancel()
-                except Exception:  # noqa: BLE001, S110 - the call is over already
-                    pass
-
-
-_WATCH = _Watch()
 
 
 def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
@@ -444,10 +391,10 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
     stream with INVALID_ARGUMENT."""
 
     def checked(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        first = _WATCH.watch(context, FIRST_MESSAGE_S)
+        first = CALL_WATCH.watch(context, FIRST_MESSAGE_S)
         try:
             for request in requests:
-                _WATCH.done(first)
+                CALL_WATCH.done(first)
                 if isinstance(request, Undecodable):
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                   f"a {request.message_name} message of this {method_name} stream could not be "
@@ -456,7 +403,7 @@ def _stream_behaviour(method_name: str, function: Callable[[Iterator[Any], grpc.
         except grpc.RpcError:  # cancelled (silent too long, or by the client): the stream is over
             return
         finally:
-            _WATCH.done(first)
+            CALL_WATCH.done(first)
 
     def behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
         if gate is not None and gate(method_name, context) is not None:
