@@ -170,6 +170,9 @@ def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
                         f"probe got no answer in {timeout_s:g} s): an arena referee that is stopped or overloaded, "
                         f"or no gRPC server; {WHERE_THE_REFEREE_IS}")
             if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                if not _listens(host.strip("[]"), int(port), timeout_s):  # it went meanwhile (a referee killed)
+                    return (f"cannot reach the arena server at {server}: nothing answers there any more (it "
+                            f"stopped while it was asked?); is `arena serve` running?")
                 if _serves_tls(host.strip("[]"), int(port), timeout_s):
                     return (f"the server at {server} speaks TLS: give the CLI the CA that signed its certificate "
                             f"with --tls-ca FILE (or ARENA_TLS_CA)")
@@ -178,6 +181,15 @@ def not_an_arena(server: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
             return None  # a gRPC server that is no bot: a referee
     return (f"{server} is a bot ({info.name or 'no name'} {info.version}), not an arena referee: "
             f"{WHERE_THE_REFEREE_IS}")
+
+
+def _listens(host: str, port: int, timeout_s: float) -> bool:
+    """Whether a TCP connection to ``host:port`` is accepted within ``timeout_s``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 class ArenaGroup(click.Group):

@@ -364,3 +364,29 @@ def test_a_redis_that_refuses_the_password_is_said_so(redis_url: str, password: 
     result = CliRunner(env={"ARENA_REDIS_URL": url}).invoke(cli, ["worker"])
     _assert_one_line_error(result, "refuses this client: a wrong or missing password in the URL")
     assert result.exit_code == 1 and "Secret123" not in result.output
+
+
+def test_a_server_gone_while_it_is_probed_is_not_said_to_be_something_else() -> None:
+    """The referee killed while the CLI asks it (a review: `kill -9` of serve under `tournament create`): the probe's
+    first connection is accepted, then nothing listens; the CLI said "something listens ... but it is not an arena
+    referee", now that nothing answers there any more."""
+    import socket
+    import threading
+
+    from arena.cli.errors import not_an_arena
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+
+    def accept_once_then_go() -> None:
+        conn, _ = listener.accept()
+        conn.close()
+        listener.close()
+
+    gone = threading.Thread(target=accept_once_then_go)
+    gone.start()
+    said = not_an_arena(f"127.0.0.1:{port}", timeout_s=1.0)
+    gone.join()
+    assert said is not None and "nothing answers there any more" in said, said
