@@ -138,6 +138,9 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             click.echo(f"admin token: {origin} (mode 0600), where the CLI on this machine finds it (elsewhere: "
                        "ARENA_ADMIN_TOKEN)")
             click.echo(f"redis: {redact(url)} ({source})")
+            if source == "external" and (kept := keeps_nothing(url)):
+                click.echo(f"warning: the Redis at {redact(url)} {kept}: a restart of it loses every bot, tournament "
+                           f"and result; turn on appendonly (docs/operators/redis.md)", err=True)
             if metrics is not None:
                 exported = start_metrics(metrics, url)
                 click.echo(f"metrics: {exported.url} (Prometheus)")
@@ -318,6 +321,25 @@ def check_redis(url: str, loading_timeout_s: float = REDIS_LOADING_TIMEOUT_S) ->
                 raise ArenaCliError(f"cannot reach Redis at {redact(url)}: {exc}") from None
     finally:
         client.close()
+
+
+def keeps_nothing(url: str) -> str | None:
+    """How the Redis at ``url`` keeps nothing on disk ("keeps no data on disk (appendonly no, no save points)"),
+    None when it keeps its data, or when it will not say (CONFIG refused or renamed, as managed Redis services do)."""
+    import redis
+
+    from arena.store.base import connect
+
+    client = connect(url, {"socket_connect_timeout": 3, "socket_timeout": 3})
+    try:
+        config = client.config_get("appendonly") | client.config_get("save")
+    except (redis.RedisError, redis.exceptions.RedisClusterException, OSError):
+        return None
+    finally:
+        client.close()
+    if config.get("appendonly") == "no" and not (config.get("save") or "").strip():
+        return "keeps no data on disk (appendonly no, no save points)"
+    return None
 
 
 def _refuses_password(exc: BaseException) -> bool:

@@ -28,6 +28,7 @@ from arena.server.servicer import ARENA_SERVICE, ArenaServicer, ServiceError
 from arena.server.shares import ClientShares, HeavyReads, StreamShares
 from arena.store import Store
 from arena.store.base import connect
+from arena.store.keys import ARENA_ID
 from arena.store.redis_urls import redact_url
 from arena.worker import loop as scheduler
 from arena.worker.fleet import default_worker_name
@@ -335,17 +336,30 @@ class ArenaServer:
 
     def _watch_redis(self, servicer: Any) -> None:
         """PING Redis every ``health_check_s`` seconds until stopped; set the health status of "" and the Arena
-        service to SERVING or NOT_SERVING accordingly (logged when it changes)."""
+        service to SERVING or NOT_SERVING accordingly (logged when it changes). An arena id that changed or went
+        (the Redis emptied, or restarted without persistence) is logged as an error."""
         timeout = max(0.5, min(self.health_check_s, 5.0))
         client = connect(self.redis_url, {"socket_connect_timeout": timeout, "socket_timeout": timeout})
         serving = True
+        try:  # the id this serve started with (made now when new): an emptied Redis has none, or another
+            known_id = self._store.arena_id() if self._store is not None else None
+        except (redis.RedisError, OSError):
+            known_id = None  # seen at the first answer
         try:
             while not self._stop_health.wait(self.health_check_s):
                 try:
                     up = bool(client.ping())
                     error = ""
+                    now_id = client.get(ARENA_ID)
                 except (redis.RedisError, OSError) as exc:
-                    up, error = False, f"{type(exc).__name__}: {exc}"
+                    up, error, now_id = False, f"{type(exc).__name__}: {exc}", known_id
+                if now_id != known_id and known_id is not None:
+                    log.error("the arena's Redis at %s lost its data (the arena id %s is %s now): it was emptied, or "
+                              "restarted without persistence; bots, tournaments and results stored before are gone "
+                              "from it, and clients that pinned the old arena id refuse this one. Restart arena serve; "
+                              "give Redis appendonly persistence (docs/operators/redis.md)",
+                              redact_url(self.redis_url), known_id[:8], (now_id or "none")[:8])
+                known_id = now_id  # an emptied Redis's new id (none until asked) is taken silently
                 if up == serving:
                     continue
                 serving = up
