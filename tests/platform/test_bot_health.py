@@ -134,7 +134,7 @@ def test_a_bot_killed_with_matches_in_flight_has_the_rest_deferred_not_forced(
         return [m for m in with_c if not store.has_result("take5", m)]
 
     wait_until(lambda: store.deferred_count("take5") == len(unplayed()), "its unplayed matches to be deferred")
-    assert len(unplayed()) >= len(with_c) // 2
+    assert len(unplayed()) >= 5  # of its 24 (how many it played before the kill varies): none, when forced at once
     failed = [m for m in _stored_with(store, specs, c) if _failed_seats(store, m, c)]
     assert len(failed) <= 3 + 4  # the run that marks it, and the matches in flight then
 
