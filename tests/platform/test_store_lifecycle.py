@@ -171,16 +171,20 @@ def test_an_idle_claim_takes_a_job_arriving_in_any_games_stream(store: Store,
     store.ensure_job_group()
     blocks: list[int] = []
     read = store.client.xreadgroup
+    timers: list[threading.Timer] = []
 
     def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
         if kwargs.get("block") is not None:
             blocks.append(kwargs["block"])
-            threading.Timer(0.05, store.enqueue, [[MatchSpec(match_id="m-late", game=games[-1],
-                                                             seats=("a@1", "b@1"), seed=1)]]).start()
+            timers.append(threading.Timer(0.05, store.enqueue, [[MatchSpec(match_id="m-late", game=games[-1],
+                                                                           seats=("a@1", "b@1"), seed=1)]]))
+            timers[-1].start()
         return read(*args, **kwargs)
 
     monkeypatch.setattr(store.client, "xreadgroup", recorded)
     jobs = store.read_jobs("w", 1, 60_000)  # every stream empty: it waits, and the job comes in the last one
+    for timer in timers:  # its enqueue done before the store closes (else: a Redis error in its thread)
+        timer.join()
     assert [(j.game, j.spec.match_id) for j in jobs] == [(games[-1], "m-late")]  # type: ignore[union-attr]
     assert blocks == [60_000]  # one wait, on every stream: not first on another game's empty one
 
