@@ -128,10 +128,10 @@ class HeavyReads:
     until its client cancels it: a cancelled read holds its place until its thread is done). The referee's
     workers share this process and its GIL (8 threads of ``ListMatches`` of 1,000 matches took 60 matches from
     about 5 s to 16 s on 2 cores; one at a time, 1.35 times as long as alone: docs/operators/security.md). Calls
-    that wait do so on the server's loop (no thread), each client's
-    in the order they came and the clients in turn (round robin), so a client with many calls waiting delays
-    another's next read by at most one of its own; after ``wait_s`` seconds a call ends with RESOURCE_EXHAUSTED.
-    Lives on one event loop (the grpc.aio server's): not thread-safe."""
+    that wait do so on the server's loop (no thread), each client's in the order they came and the clients in turn
+    (round robin), so a client with many calls waiting delays another's next read by at most one of its own; after
+    ``wait_s`` seconds a call ends with RESOURCE_EXHAUSTED. Lives on one event loop (the grpc.aio server's): not
+    thread-safe."""
 
     def __init__(self, methods: frozenset[str], at_once: int, wait_s: float,
                  client_of: Callable[[Any], str]) -> None:
