@@ -178,7 +178,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                      ratings: Sequence[float | None] | None = None, tournament_id: str | None = None,
                      seed: int | None = None, worker: str = "", deal: dict[str, int] | None = None,
                      rated: bool = True, void: bool = False,
-                     started: float | None = None) -> tuple[bool, dict[str, int] | Exception]:
+                     length: float | None = None) -> tuple[bool, dict[str, int] | Exception]:
         """``record_result``, ``ack_job`` and (when stored now) ``record_match_health`` of a played match in ONE
         script (``scripts.SETTLE_MATCH``): one round trip and one atomic step, on one server or a Redis Cluster.
 
@@ -197,7 +197,7 @@ class Store(ResultStore, BotStore, HealthStore, SprtStore, CredentialStore, Owne
                                          rated=rated, void=void)
         try:
             bots, health_keys, health_args = self.health_call(game, match_id, outcomes,
-                                                              unhealthy_after=unhealthy_after, started=started)
+                                                              unhealthy_after=unhealthy_after, length=length)
             health_error: Exception | None = None
         except ValueError as exc:
             bots, health_keys, health_args, health_error = [], [], [], exc

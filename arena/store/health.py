@@ -127,16 +127,17 @@ class HealthStore(StoreBase):
 
     def record_match_health(self, game: str, match_id: str, outcomes: Mapping[str, str | None], *,
                             unhealthy_after: int, now: float | None = None,
-                            started: float | None = None) -> dict[str, int]:
+                            length: float | None = None) -> dict[str, int]:
         """Count one stored match in the health of its bots: ``outcomes`` maps each bot id to None (it played the
-        match through: its run of failures ends, and an unhealthy bot is healthy again, when the match ``started``
-        after its last failure, s since the epoch; None: whenever it started) or the reason its match failed
-        (counted once per match id; the ``unhealthy_after``-th failure in a row marks it unhealthy).
+        match through: its run of failures ends, and an unhealthy bot is healthy again, unless the match started,
+        ``length`` seconds before ``now``, before the bot became unhealthy; None: whenever it started) or the reason
+        its match failed (counted once per match id; the ``unhealthy_after``-th failure in a row marks it
+        unhealthy).
 
         Returns bot id -> 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this failure was counted before.
         Raises ``ValueError`` for ``unhealthy_after`` < 1."""
         bots, script_keys, args = self.health_call(game, match_id, outcomes, unhealthy_after=unhealthy_after, now=now,
-                                                   started=started)
+                                                   length=length)
         if not bots:
             return {}
         replies = self._record_health(keys=script_keys, args=args)
@@ -144,14 +145,14 @@ class HealthStore(StoreBase):
 
     @staticmethod
     def health_call(game: str, match_id: str, outcomes: Mapping[str, str | None], *, unhealthy_after: int,
-                    now: float | None = None, started: float | None = None) -> tuple[list[str], list[str], list[Any]]:
+                    now: float | None = None, length: float | None = None) -> tuple[list[str], list[str], list[Any]]:
         """(bots, KEYS, ARGV) of the RECORD_HEALTH script for ``record_match_health`` (same arguments), for a
         caller doing its own I/O; no bots: nothing to call. Raises ``ValueError`` for ``unhealthy_after`` < 1."""
         if unhealthy_after < 1:
             raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
         bots = list(outcomes)  # now None: the server's clock, in the script (the deferral cap counts from it)
         args: list[Any] = [int(unhealthy_after), "" if now is None else repr(float(now)), match_id,
-                           "" if started is None else repr(float(started))]
+                           "" if length is None else repr(max(0.0, float(length)))]
         for bot in bots:
             reason = outcomes[bot]
             args += [bot, "ok" if reason is None else "fail", reason or ""]

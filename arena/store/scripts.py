@@ -122,15 +122,15 @@ return 1
 """
 
 # Bot health after one stored match (``HealthStore.record_match_health``): a bot that played its match ("ok")
-# has its run of failures reset (and is healthy again if it was not, unless it is unhealthy for answering GetInfo
-# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears), but only by a match that
-# started after its last failure (ARGV[4]; '' unknown: any match): a match it played through before it died, stored
-# after the matches that failed since, says nothing of it now; a failed match ("fail") counts once per match id,
-# and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the reason).
+# has its run of failures reset, and is healthy again if it was not, unless it is unhealthy for answering GetInfo
+# "not as registered: ...", ``MISMATCH_PREFIX``, which only the GetInfo check clears, or the match started before it
+# became unhealthy (now minus the match's length, ARGV[4] s; '' unknown: any match): a match it played through
+# before it died, stored after the matches that failed since, says nothing of it now; a failed match ("fail")
+# counts once per match id, and the ARGV[1]-th failure in a row marks the bot unhealthy (since now, with the
+# reason). The match's start is taken on the server's clock (now minus its length), so workers' clocks never count.
 # KEYS: 1 unhealthy zset, then one health hash per bot. ARGV: 1 failures that make a bot unhealthy, 2 now (s since
 # the epoch; '' for the server's clock, which every worker shares: the deferral cap counts from it), 3 match id, 4
-# when the match started (s since the epoch, the worker's clock; ''), then per bot (3 each): bot id, "ok" | "fail",
-# reason.
+# the match's length (s, measured by its worker; ''), then per bot (3 each): bot id, "ok" | "fail", reason.
 # Returns per bot: 0 nothing new, 1 unhealthy now, 2 healthy again, -1 this match was counted before.
 RECORD_HEALTH = """
 local out = {}
@@ -140,20 +140,22 @@ if now == '' then
   local t = redis.call('TIME')
   now = string.format('%.6f', tonumber(t[1]) + tonumber(t[2]) / 1000000)
 end
-local started = tonumber(ARGV[4])
+local length = tonumber(ARGV[4])
+local started = length and tonumber(now) - length
 for i = 2, #KEYS do
   local h = KEYS[i]
   local base = 4 + (i - 2) * 3
   local bot, outcome, reason = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
   local status = 0
   if outcome == 'ok' then
-    local failed_at = tonumber(redis.call('HGET', h, 'last_failure_at') or '')
-    if redis.call('EXISTS', h) == 1 and not (started and failed_at and started < failed_at) then
+    if redis.call('EXISTS', h) == 1 then
       redis.call('HSET', h, 'failures', 0)
       local why = redis.call('HGET', h, 'reason') or ''
+      local since = tonumber(redis.call('HGET', h, 'since') or '')
       -- "not as registered" clears only when GetInfo answers as registered again (MARK_HEALTHY), not when a match
       -- that started before it was found is played through
-      if redis.call('HGET', h, 'state') == 'unhealthy' and string.sub(why, 1, 19) ~= 'not as registered: ' then
+      if redis.call('HGET', h, 'state') == 'unhealthy' and string.sub(why, 1, 19) ~= 'not as registered: '
+          and not (started and since and started < since) then
         redis.call('HSET', h, 'state', 'healthy', 'recovered_at', now)
         redis.call('ZREM', KEYS[1], bot)
         status = 2

@@ -341,7 +341,7 @@ def _store_and_ack(store: Store, job: Job, spec: MatchSpec, record: Any, seed: i
         job, spec.game, spec.match_id, list(spec.seats), list(result.scores), list(result.ranks),
         list(result.faults), record.to_dict(), outcomes=outcomes, unhealthy_after=unhealthy_after, ratings=ratings,
         tournament_id=spec.tournament or None, seed=seed, worker=worker, deal=deal, rated=rated, void=void,
-        started=record.started_at)
+        length=record.duration_s)
     return stored, (outcomes if stored else {}, health)
 
 

@@ -136,7 +136,7 @@ def test_a_bot_killed_with_matches_in_flight_has_the_rest_deferred_not_forced(
     wait_until(lambda: store.deferred_count("take5") == len(unplayed()), "its unplayed matches to be deferred")
     assert len(unplayed()) >= 5  # of its 24 (how many it played before the kill varies): none, when forced at once
     failed = [m for m in _stored_with(store, specs, c) if _failed_seats(store, m, c)]
-    assert len(failed) <= 3 + 4  # the run that marks it, and the matches in flight then
+    assert len(failed) <= 3 + 2 * 4  # the run that marks it, each in-flight match played through restarting it
 
 
 def test_a_bot_that_never_comes_back_forfeits_its_deferred_matches_after_the_cap(
@@ -654,28 +654,33 @@ def test_a_match_played_through_does_not_clear_not_as_registered(store: Store) -
     assert health["failing@1.0"].healthy
 
 
-def test_a_match_that_started_before_the_failures_neither_ends_their_run_nor_heals_the_bot(store: Store) -> None:
+def test_a_match_that_started_before_the_bot_became_unhealthy_does_not_heal_it(store: Store) -> None:
     """A bot killed while it played 8 matches at once: a match it finished before dying, stored after those that
-    failed since, told nothing of it now, yet it reset the run and made it healthy (recovered_at), so the failure
-    0.3 s later was a relapse within the cap and every remaining match was forced at once (a review: 888 forfeits
-    in 12 s). Only a match that started after the bot's last failure ends the run or heals it."""
+    failed since, told nothing of it now, yet it made the bot healthy (recovered_at), so the failure 0.3 s later was
+    a relapse within the cap and every remaining match was forced at once (a review: 888 forfeits in 12 s). Such a
+    match still ends a run of failures (a flaky bot's runs are as before); it heals only a bot that became unhealthy
+    before the match started, its start taken on the same clock as ``since`` (now minus the match's length), so no
+    worker's clock counts."""
     store.register_bot("take5", "dying", "127.0.0.1:9", version="1.0", checked=True)
     bot = "dying@1.0"
-    store.record_match_health("take5", "f1", {bot: "answered no call"}, unhealthy_after=2, now=1000.0, started=990.0)
-    store.record_match_health("take5", "ok-early", {bot: None}, unhealthy_after=2, now=1000.5, started=995.0)
-    assert store.bot_health("take5", [bot])[bot].failures == 1  # the run goes on
-    store.record_match_health("take5", "f2", {bot: "answered no call"}, unhealthy_after=2, now=1001.0, started=996.0)
+    for k, at in enumerate((1000.0, 1000.5)):
+        store.record_match_health("take5", f"f{k}", {bot: "answered no call"}, unhealthy_after=2, now=at, length=3.0)
     health = store.bot_health("take5", [bot])[bot]
-    assert not health.healthy and health.since == 1001.0
-    assert store.record_match_health("take5", "ok-late", {bot: None}, unhealthy_after=2, now=1001.3,
-                                     started=997.0) == {bot: 0}
+    assert not health.healthy and health.since == 1000.5
+    # started at 997.3 (stored at 1001.3 after 4 s): before it became unhealthy
+    assert store.record_match_health("take5", "ok-early", {bot: None}, unhealthy_after=2, now=1001.3,
+                                     length=4.0) == {bot: 0}
     health = store.bot_health("take5", [bot])[bot]
-    assert not health.healthy and health.recovered_at is None and health.failures == 2
-    # a match that started after its last failure and was played through: healthy again
+    assert not health.healthy and health.recovered_at is None and health.failures == 0
+    # started at 1005 (stored at 1010 after 5 s), after it became unhealthy: healthy again
     assert store.record_match_health("take5", "ok-after", {bot: None}, unhealthy_after=2, now=1010.0,
-                                     started=1005.0) == {bot: 2}
+                                     length=5.0) == {bot: 2}
     health = store.bot_health("take5", [bot])[bot]
     assert health.healthy and health.failures == 0 and health.recovered_at == 1010.0
+    # a length unknown: any match played through heals, as before
+    for k, at in enumerate((1020.0, 1020.5)):
+        store.record_match_health("take5", f"g{k}", {bot: "answered no call"}, unhealthy_after=2, now=at)
+    assert store.record_match_health("take5", "ok-unknown", {bot: None}, unhealthy_after=2, now=1021.0) == {bot: 2}
 
 
 def test_a_getinfo_answer_that_does_not_decode_is_no_identity(store: Store) -> None:
