@@ -228,7 +228,8 @@ def _say_stopping(watch: RedisWatch | None, drain_s: float | None = None) -> Non
     finish); when the private redis-server kept dying (``RedisWatch.gave_up``), raises ``ArenaCliError`` with what
     to do (exit code 1)."""
     if watch is not None and watch.gave_up:
-        click.echo("arena serve stopping: its private redis-server cannot be kept running")
+        click.echo("arena serve stopping: " + ("its data folder is gone" if watch.folder_gone else
+                                               "its private redis-server cannot be kept running"))
         raise ArenaCliError(watch.gave_up)
     click.echo("arena serve stopping" + (f": the matches its workers play finish first (at most {drain_s:g} s), "
                                          f"then it stops (Ctrl-C again: stop now)" if drain_s else ""))

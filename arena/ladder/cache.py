@@ -60,7 +60,10 @@ SYNC_FIT_RESULTS = 200  # no fit cached and at most this many results: the reade
 SYNC_PAIRS_BACKLOG = 1_000  # new results a live-ladder read counts itself (~0.1 s); more: a background refresh
 SUBPROCESS_FIT_RESULTS = 1_000  # a fit of more results runs in a child process (``arena.ladder.fits.fit_elsewhere``)
 LOCK_MS = 60_000  # refresh lock expiry, ms (renewed every third of it while the refresh runs)
-SYNC_WAIT_S = 25.0  # a synchronous reader waits this long for another process's refresh of the same data
+# A synchronous reader waits this long for another process's refresh of the same data, then answers with what is
+# cached (a refresh follows in the background). Short: such reads are heavy reads (arena.server.shares.HeavyReads),
+# one at a time in the service, and one that waited 25 s on a lock whose holder had died held every other's turn.
+SYNC_WAIT_S = 2.0
 LOG_CHUNK = 5_000  # results-log ids per LRANGE
 GET_CHUNK = 500  # results per pipelined GET
 

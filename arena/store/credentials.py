@@ -38,7 +38,11 @@ class CredentialStore(StoreBase):
     def seal_key(self) -> bytes:
         """The arena's X25519 private key of the sealed fields (``arena.core.sealing``): made by the first caller
         (SET NX) and kept in Redis, so every referee of the arena and every restart present one public key, which
-        clients pin."""
+        clients pin. Read first, so that once it exists asking it writes nothing (GetArenaInfo, and the web pages
+        behind it, answer while Redis refuses writes, its disk full)."""
+        kept = self.client.get(SEAL_KEY)
+        if kept:
+            return bytes.fromhex(str(kept))
         self.client.set(SEAL_KEY, new_private_key().hex(), nx=True)
         return bytes.fromhex(str(self.client.get(SEAL_KEY)))
 

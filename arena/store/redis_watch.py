@@ -69,6 +69,7 @@ class RedisWatch:
         self._attempts: list[float] = []  # monotonic times of the attempts within the window
         self._last = ""  # why the last attempt was needed or failed (for the give-up message)
         self.restarted_last = False  # the last attempt restarted it (a death after it is what the give-up names)
+        self.folder_gone = False  # gave up because the data folder is no longer this serve's
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -154,9 +155,10 @@ class RedisWatch:
         """The data folder is no longer this serve's: give up with the message (``arena serve`` stops)."""
         self.gave_up = (f"the data folder {self.server.data_dir} of this arena serve is gone: {lost}. Stopping, so "
                         f"that its private redis-server (port {self.server.port}) never writes into a folder another "
-                        f"arena serve may hold now, nor is started again there. What the arena stored since the folder "
-                        f"went is lost with it; restore the folder from a backup if it was deleted by mistake, then "
-                        f"start arena serve again")
+                        f"arena serve may hold now, nor is started again there. A folder moved elsewhere keeps its "
+                        f"data: move it back (or give --data-dir its new place) and start arena serve again; a folder "
+                        f"deleted lost what the arena stored since (restore it from a backup)")
+        self.folder_gone = True
         if self.on_give_up is not None:
             self.on_give_up(self.gave_up)
         else:

@@ -49,6 +49,7 @@ def test_serve_stops_when_its_data_folder_is_deleted(tmp_path: Path) -> None:
         reader.start()
         shutil.rmtree(folder)
         code = serve.wait(timeout=60)
+        reader.join(timeout=10)
         err = serve.stderr.read() if serve.stderr is not None else ""
     finally:
         if serve.poll() is None:  # it ran on: stopped as an operator would, so its Redis stops too
@@ -60,4 +61,5 @@ def test_serve_stops_when_its_data_folder_is_deleted(tmp_path: Path) -> None:
                 serve.wait()
     assert code == 1, (code, err)
     assert f"the data folder {folder} of this arena serve is gone" in " ".join(err.split()), err
-    assert "serve.lock was removed" in err
+    assert "serve.lock was removed" in err and "move it back" in err
+    assert "arena serve stopping: its data folder is gone" in "".join(rest)

@@ -255,3 +255,19 @@ def test_a_tournaments_fit_is_read_while_redis_refuses_writes(tmp_path: Path) ->
         finally:
             s.client.config_set("min-replicas-to-write", 0)
             s.close()
+
+
+def test_the_seal_key_is_read_while_redis_refuses_writes(tmp_path: Path) -> None:
+    """GetArenaInfo (and the web's home page behind it) answered UNAVAILABLE while Redis refused writes: asking the
+    seal key wrote it every time (SET NX). Once made, it is only read."""
+    from arena.store.redis_server import PrivateRedis
+
+    with PrivateRedis(tmp_path / "data") as server:
+        s = Store.from_url(server.url)
+        try:
+            made = s.seal_key()
+            s.client.config_set("min-replicas-to-write", 1)
+            assert s.seal_key() == made  # raised NOREPLICAS before
+        finally:
+            s.client.config_set("min-replicas-to-write", 0)
+            s.close()
