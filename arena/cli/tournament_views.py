@@ -154,8 +154,9 @@ def tournament_dict(t: Any) -> dict[str, Any]:
         "stopped_by": t.stopped_by, "stop_reason": t.stop_reason, "last_check": t.last_check,
         "format": t.format, "rounds_paired": t.rounds_paired, "first_round": t.first_round,
         "byes": [{"round": b.round, "bot": b.bot} for b in t.byes],
-        "waiting_for": [{"bot": w.bot, "unhealthy_since": w.unhealthy_since, "reason": w.reason}
-                        for w in t.waiting_for],
+        "waiting_for": [{"bot": w.bot, "unhealthy_since": w.unhealthy_since, "reason": w.reason,
+                         "forced_at": w.forced_at or None} for w in t.waiting_for],
+        "matches_deferred": t.matches_deferred,
     }
 
 

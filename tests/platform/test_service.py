@@ -200,6 +200,10 @@ def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena
                                                   "t99-000001": 1004.0})
         got = arena.GetTournament(arena_pb2.GetTournamentRequest(id=t.id))
         assert got.waiting_for[0].forced_at == 1001.0 + 300.0 and got.matches_deferred == 2
+        from arena.cli.tournament_views import tournament_dict
+
+        as_json = tournament_dict(got)
+        assert as_json["matches_deferred"] == 2 and as_json["waiting_for"][0]["forced_at"] == 1301.0
         text = waiting_text(got, now=1100.0)  # before its forced_at
         assert "its 2 matches wait until it answers GetInfo again, or until then, when it forfeits them" in text, text
         assert "played anyway from about" in text
