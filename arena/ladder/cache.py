@@ -362,7 +362,8 @@ class RatingsCache:
                 if job:
                     fn()
             except REDIS_ERRORS as exc:  # Redis away (or stopped under a stopping server): the next read retries
-                log.warning("ratings refresh %s stopped: Redis unavailable (%s)", job, exc)
+                log.warning("ratings refresh %s stopped: Redis %s (%s)", job,
+                            "refuses writes" if write_refusal(exc) else "unavailable", exc)
             except Exception:  # noqa: BLE001 - logged; the next read tries again
                 log.exception("ratings refresh %s failed", job)
             finally:
