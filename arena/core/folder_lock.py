@@ -73,8 +73,8 @@ class FolderLock:
             now = os.stat(self.path)
         except FileNotFoundError:
             return f"{self.path} was removed (the data folder deleted?)"
-        except OSError as exc:
-            return f"{self.path} cannot be looked at ({exc.strerror or exc})"
+        except OSError:  # cannot tell now (a permission changed, a network file system's hiccup): not gone
+            return None
         held = os.fstat(self._file.fileno())
         if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
             return (f"{self.path} is another file now (the data folder deleted and made again, perhaps by another "
