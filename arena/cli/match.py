@@ -14,7 +14,7 @@ from rich.table import Table
 from arena.cli.app import AppContext, Credential, cli, delta_text, print_json, score_text, when
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import check_bot_ref, json_option, option, server_option
-from arena.cli.pages import every_page
+from arena.cli.pages import read_pages
 from arena.cli.tables import Col, fit, print_tables
 from arena.cli.tokens import TokenStore, owner_credential, resolve_arena, tokens_dir_option
 from arena.core.limits import MATCH_LIST
@@ -37,6 +37,16 @@ def _summary_dict(m: Any) -> dict[str, Any]:
 
 LIST_DEFAULT = 50  # matches `arena match list` shows without --limit
 LIST_MOST = 10000  # the most --limit takes
+FAULTS_READ_MOST = 20000  # matches `arena match list --faults` reads at most to find those with a fault
+
+
+def has_faults(bot_ref: str | None) -> Any:
+    """A ``MatchSummary`` predicate: the match charged a fault to a seat of ``bot_ref`` (a NAME: any version of
+    it; NAME@VERSION: that one), or to any seat when it is None."""
+    def kept(m: Any) -> bool:
+        return any(n for bot, n in zip(m.seats, m.faults, strict=False)
+                   if bot_ref is None or bot == bot_ref or ("@" not in bot_ref and bot.partition("@")[0] == bot_ref))
+    return kept
 
 
 def more_note(shown: int, limit: int, tournament: Any = None, filters: tuple[str, ...] = ()) -> str:
@@ -56,47 +66,62 @@ def more_note(shown: int, limit: int, tournament: Any = None, filters: tuple[str
             + (f": narrow the list with {' or '.join(narrow)}" if narrow else ""))
 
 
+def _check_known(client: Any, bot_ref: str) -> None:
+    """Raise ``ArenaCliError`` when ``bot_ref`` names no registered bot (with the held spelling of its NAME when
+    only the letter case differs): an empty list of its matches is then a mistake, not an answer."""
+    name, at, version = bot_ref.partition("@")
+    named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
+    if named.held_spelling:
+        held = named.held_spelling
+        if version:  # that version when the held NAME has it, else the NAME
+            ids = {b.bot_id for b in client.call("ListBots", arena_pb2.ListBotsRequest(name=held)).bots}
+            held += f"@{version}" if f"{held}@{version}" in ids else ""
+        raise ArenaCliError(f"unknown bot {bot_ref}: did you mean {held}? (a NAME's letter case counts here)")
+    if not any(bot_ref in (b.name, b.bot_id) for b in named.bots):
+        raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
+                            "it; `arena bot list` shows the registered bots")
+
+
 @match.command("list", short_help="List finished matches, newest first.")
 @option("--tournament", "tournament_id", default=None, metavar="ID", help="Only the matches of this tournament.")
 @option("--bot", "bot_ref", default=None, metavar="NAME[@VERSION]", help="Only the matches of this bot.")
 @option("--limit", type=click.IntRange(1, LIST_MOST), default=LIST_DEFAULT, show_default=True, metavar="N",
         help="Show at most this many matches, the newest; when more are stored, a line on stderr says so.")
+@option("--faults", "faults_only", is_flag=True,
+        help=f"Only matches with a fault (of --bot's seats when --bot is given), from the newest "
+             f"{FAULTS_READ_MOST:,} matches of the other filters; `arena match show ID` says what each fault was.")
 @server_option
 @json_option
 @click.pass_obj
 def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, limit: int, server: str,
-               as_json: bool) -> None:
+               as_json: bool, faults_only: bool = False) -> None:
     """List finished matches, newest first: match id, tournament, every seat's bot with its score and rank,
     faults, the Elo changes the match applied, and when it finished. At most --limit of them (default 50); when
     more are stored, a line on stderr says so and how to see more (stdout, the table or --json, stays the list).
 
-    Example:
+    Examples:
 
     \b
         arena match list --tournament t3 --bot heuristic --limit 10
+        arena match list --tournament t3 --bot heuristic --faults
     """
     if bot_ref is not None:
         check_bot_ref(click.get_current_context(), None, bot_ref)  # type: ignore[arg-type]
     client = app.arena(server)
-    matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(  # one more: are more stored?
-        tournament_id=tournament_id or "", bot=bot_ref or "", limit=min(limit + 1, MATCH_LIST),
-        page_size=min(limit + 1, MATCH_LIST)), "matches", most=limit + 1)
+    size = MATCH_LIST if faults_only else min(limit + 1, MATCH_LIST)  # one more: are more stored?
+    read = read_pages(client, "ListMatches", arena_pb2.ListMatchesRequest(
+        tournament_id=tournament_id or "", bot=bot_ref or "", limit=size, page_size=size), "matches",
+        most=limit + 1, keep=has_faults(bot_ref) if faults_only else None,
+        read_most=FAULTS_READ_MOST if faults_only else None)
+    matches = read.entries
     more = len(matches) > limit
     matches = matches[:limit]
     if not matches and bot_ref:
-        name, at, version = bot_ref.partition("@")
-        named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
-        if named.held_spelling:
-            held = named.held_spelling
-            if version:  # that version when the held NAME has it, else the NAME
-                ids = {b.bot_id for b in client.call("ListBots", arena_pb2.ListBotsRequest(name=held)).bots}
-                held += f"@{version}" if f"{held}@{version}" in ids else ""
-            raise ArenaCliError(f"unknown bot {bot_ref}: did you mean {held}? (a NAME's letter case counts here)")
-        if not any(bot_ref in (b.name, b.bot_id) for b in named.bots):
-            raise ArenaCliError(f"unknown bot {bot_ref}: no bot of that name is registered and no stored match has "
-                                "it; `arena bot list` shows the registered bots")
+        _check_known(client, bot_ref)
     note = ""
-    if more:  # its tournament's count is all of them only when no bot is filtered on
+    if faults_only:
+        note = _faults_note(len(matches), more, read.more and len(read.entries) <= limit, read.read)
+    elif more:  # its tournament's count is all of them only when no bot is filtered on
         of = client.call("GetTournament", arena_pb2.GetTournamentRequest(id=tournament_id)) \
             if tournament_id and not bot_ref else None
         note = more_note(len(matches), limit, of, tuple(name for name, given in (("tournament", tournament_id),
@@ -107,8 +132,13 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
             click.echo(note, err=True)
         return
     if not matches:
-        click.echo("no finished matches" + (f" of {tournament_id}" if tournament_id else "")
-                   + (f" with {bot_ref}" if bot_ref else ""))
+        where = f" of {tournament_id}" if tournament_id else ""
+        if faults_only:
+            click.echo(f"no finished match{where} with a fault" + (f" of {bot_ref}" if bot_ref else ""))
+        else:
+            click.echo(f"no finished matches{where}" + (f" with {bot_ref}" if bot_ref else ""))
+        if note:
+            click.echo(note, err=True)
         return
     columns = [Col("match", justify="left"), Col("tournament", justify="left", drop=2),
                Col("seats: bot, score (rank), Elo change", "seats", cells="words", justify="left"),
@@ -126,6 +156,18 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     print_tables(app.console, [shown.table("Finished matches", rows)], shown.note())
     if note:
         click.echo(note, err=True)
+
+
+def _faults_note(shown: int, more: bool, unread: bool, read: int) -> str:
+    """The stderr line of ``match list --faults``: more matches with a fault than shown (``more``), or matches left
+    unread past ``FAULTS_READ_MOST`` (``unread``, ``read`` of them read); "" when the list is whole."""
+    if more:
+        return (f"the newest {plural(shown, 'match')} with a fault shown; `--limit N` shows more "
+                f"(at most {LIST_MOST})")
+    if unread:
+        return (f"only the newest {read:,} matches were looked through for faults: narrow the list with "
+                f"`--tournament ID` or `--bot NAME` to look further back")
+    return ""
 
 
 @match.command("show", short_help="Show one match (stored, or a record file) turn by turn.")

@@ -62,9 +62,13 @@ def no_worker(client: ArenaClient, t: Any) -> str:
     return "" if any(w.alive for w in workers) else NO_WORKER
 
 
+FAULTED_NAMED = 5  # matches with a fault named by the status (newest first)
+
+
 def faults_text(client: ArenaClient, t: Any) -> str:
-    """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (`arena
-    match list ...` ...)" (from its newest ``MATCH_LIST`` stored matches)."""
+    """The faults of tournament ``t``, and whose they are when there are any: "9: demo-montecarlo@1.0 9 (in
+    t1-000088, t1-000084, ...; `arena match show ID` says what each fault was)" (from its newest ``MATCH_LIST``
+    stored matches)."""
     if not t.faults:
         return "0"
     matches = every_page(client, "ListMatches", arena_pb2.ListMatchesRequest(
@@ -74,10 +78,13 @@ def faults_text(client: ArenaClient, t: Any) -> str:
         for bot, n in zip(m.seats, m.faults, strict=False):
             by_bot[bot] += n
     whose = ", ".join(f"{bot} {n}" for bot, n in by_bot.most_common() if n)
-    worst = by_bot.most_common(1)[0][0] if whose else ""
-    return (f"{t.faults}" + (f": {whose}" if whose else "")
-            + (f" (`arena match list --tournament {t.id} --bot {worst}` lists its matches, `arena match show ID` "
-               "says what each fault was)" if worst else ""))
+    faulted = [m.match_id for m in matches if any(m.faults)]
+    if not faulted:
+        return f"{t.faults}"
+    named = ", ".join(faulted[:FAULTED_NAMED]) + (", ..." if len(faulted) > FAULTED_NAMED else "")
+    more = (f"; `arena match list --tournament {t.id} --faults` lists all {len(faulted)}"
+            if len(faulted) > FAULTED_NAMED else "")
+    return f"{t.faults}: {whose} (in {named}{more}; `arena match show ID` says what each fault was)"
 
 
 class Stall:

@@ -430,6 +430,10 @@ def test_match_list_says_on_stderr_when_more_matches_are_stored_than_shown(arena
     assert table.stderr.startswith("showed the newest 2 matches of the 3 finished"), table.stderr
     whole = arena.run("match", "list", "--tournament", tid, "--limit", "3", "--json")
     assert whole.exit_code == 0 and len(json.loads(whole.stdout)) == 3 and whole.stderr == "", whole.stderr
+    clean = arena.run("match", "list", "--tournament", tid, "--bot", "p-mc", "--faults")  # none of them faulted
+    assert clean.exit_code == 0 and clean.stdout.strip() == f"no finished match of {tid} with a fault of p-mc", \
+        clean.output
+    assert json.loads(arena.run("match", "list", "--tournament", tid, "--faults", "--json").stdout) == []
     everywhere = arena.run("match", "list", "--limit", "1")  # every tournament's: no count is read
     assert everywhere.stderr.startswith("showed the newest 1 match; more are stored: `--limit N`"), \
         everywhere.stderr

@@ -22,15 +22,21 @@ class _Matches:
         return arena_pb2.ListMatchesResponse(matches=self.matches)
 
 
-def _match(seats: list[str], faults: list[int]) -> arena_pb2.MatchSummary:
-    return arena_pb2.MatchSummary(match_id="t4-000001", tournament_id="t4", seats=seats, faults=faults)
+def _match(seats: list[str], faults: list[int], number: int = 1) -> arena_pb2.MatchSummary:
+    return arena_pb2.MatchSummary(match_id=f"t4-{number:06d}", tournament_id="t4", seats=seats, faults=faults)
 
 
-def test_the_faults_are_named_by_bot_most_first() -> None:
-    client = _Matches([_match(["a@1", "mc@1", "b@1"], [0, 4, 1]), _match(["mc@1", "a@1", "b@1"], [5, 0, 0])])
+def test_the_faults_are_named_by_bot_most_first_with_the_matches_they_are_in() -> None:
+    client = _Matches([_match(["a@1", "mc@1", "b@1"], [0, 4, 1], 3), _match(["a@1", "mc@1", "b@1"], [0, 0, 0], 2),
+                       _match(["mc@1", "a@1", "b@1"], [5, 0, 0], 1)])
     text = faults_text(client, arena_pb2.Tournament(id="t4", faults=10))  # type: ignore[arg-type]
-    assert text.startswith("10: mc@1 9, b@1 1 (`arena match list --tournament t4 --bot mc@1` lists its matches")
+    assert text == "10: mc@1 9, b@1 1 (in t4-000003, t4-000001; `arena match show ID` says what each fault was)"
     assert "a@1" not in text and client.asked == [("ListMatches", "t4")]
+    # past 5 matches with a fault, the first 5 are named and `match list --faults` lists them all
+    many = [_match(["mc@1", "b@1"], [1, 0], n) for n in range(9, 0, -1)]
+    text = faults_text(_Matches(many), arena_pb2.Tournament(id="t4", faults=9))  # type: ignore[arg-type]
+    assert "(in t4-000009, t4-000008, t4-000007, t4-000006, t4-000005, ...; " in text
+    assert "`arena match list --tournament t4 --faults` lists all 9;" in text
 
 
 def test_no_faults_reads_nothing() -> None:
@@ -127,3 +133,44 @@ def test_a_running_tournament_without_a_live_worker_says_so_once_while_it_makes_
     assert said == [NO_WORKER] and client.asked == 1  # asked after 10 s without progress, said once
     stall.check(_tournament("t8", 200.0, 10, 1), said.append)  # a match was played: a worker came
     assert said == [NO_WORKER]
+
+
+class _Paged:
+    """ListMatches in pages of ``size`` of ``matches`` (newest first), with page tokens; counts the pages asked."""
+
+    def __init__(self, matches: list[arena_pb2.MatchSummary], size: int) -> None:
+        self.matches, self.size, self.pages = matches, size, 0
+        self.server = "127.0.0.1:1"
+
+    def call(self, method: str, request: Any) -> arena_pb2.ListMatchesResponse:
+        self.pages += 1
+        start = int(request.page_token or 0)
+        end = start + self.size
+        return arena_pb2.ListMatchesResponse(matches=self.matches[start:end],
+                                             next_page_token=str(end) if end < len(self.matches) else "")
+
+
+def test_match_list_faults_keeps_the_matches_that_charged_a_fault_to_the_bot_asked() -> None:
+    """`arena match list --faults`: the tournament status named a command that listed 50 of a bot's 108 matches, none
+    of the faulted ones among them (a newcomer review)."""
+    from arena.cli.match import _faults_note, has_faults
+    from arena.cli.pages import read_pages
+
+    matches = [_match(["mc@1", "mc@2", "b@1"], faults, n) for n, faults in
+               ((9, [0, 0, 0]), (8, [0, 2, 0]), (7, [0, 0, 1]), (6, [1, 0, 0]), (5, [0, 0, 0]), (4, [3, 0, 0]))]
+    ids = {ref: [m.match_id[-1] for m in matches if has_faults(ref)(m)] for ref in (None, "mc", "mc@1", "b@1", "a")}
+    assert ids == {None: ["8", "7", "6", "4"], "mc": ["8", "6", "4"], "mc@1": ["6", "4"], "b@1": ["7"], "a": []}
+
+    request = arena_pb2.ListMatchesRequest(tournament_id="t4")
+    client = _Paged(matches, 2)
+    read = read_pages(client, "ListMatches", request, "matches", most=3, keep=has_faults("mc"))
+    assert [m.match_id for m in read.entries] == ["t4-000008", "t4-000006", "t4-000004"]
+    assert (read.read, read.more, client.pages) == (6, False, 3)  # the list read to its end: nothing more
+    read = read_pages(_Paged(matches, 2), "ListMatches", request, "matches", most=2, keep=has_faults(None))
+    assert [m.match_id for m in read.entries] == ["t4-000008", "t4-000007"] and read.more  # a third kept
+    read = read_pages(_Paged(matches, 2), "ListMatches", request, "matches", most=9, keep=has_faults("b@1"),
+                      read_most=4)
+    assert [m.match_id for m in read.entries] == ["t4-000007"] and (read.read, read.more) == (4, True)
+    assert _faults_note(1, False, True, 4).startswith("only the newest 4 matches were looked through for faults")
+    assert _faults_note(2, True, False, 6).startswith("the newest 2 matches with a fault shown; `--limit N`")
+    assert _faults_note(1, False, False, 6) == ""
