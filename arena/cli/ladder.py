@@ -14,7 +14,7 @@ from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, cli, print_jso
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import game_option, json_option, option, server_option
 from arena.cli.tables import Col, Fit, fit, print_tables
-from arena.ratings.groups import group_sections, groups_note
+from arena.ratings.groups import group_sections, groups_note, removed_groups
 from arena.ratings.margins import MIN_MATCHES
 from arena_sdk.pb import arena_pb2
 
@@ -33,7 +33,7 @@ def _ladder_entries(ladder_msg: Any) -> list[dict[str, Any]]:
              "low": _finite(_optional(e, "low")), "high": _finite(_optional(e, "high")),
              "los_next": _optional(e, "los_next"), "matches": e.matches, "wins": e.wins,
              "mean_score": e.mean_score, "unbounded": _optional(e, "margin") == math.inf, "owner": e.owner,
-             "group": e.group or None, "too_few_matches": e.too_few_matches}
+             "group": e.group or None, "too_few_matches": e.too_few_matches, "removed": e.removed}
             for e in entries]
 
 
@@ -71,7 +71,8 @@ def _ladder_rows(entries: Sequence[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for e, below in zip(entries, [*entries[1:], None]):
         few = bool(e.get("too_few_matches"))
-        rows.append([str(e["rank"]), e["bot"], rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
+        bot = e["bot"] + (" (removed)" if e.get("removed") else "")
+        rows.append([str(e["rank"]), bot, rating_text(e["rating"], e.get("margin"), e.get("unbounded", False),
                                                            few),
                      str(e["matches"]), los_cell(e.get("los_next"), few, bool(below and below.get("too_few_matches"))),
                      str(e["wins"]), f"{e['mean_score']:.2f}"])
@@ -193,7 +194,8 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
     else:
         title = f"{game} ladder (live Elo, order-dependent; 95 % margins and LOS from pairwise counts)"
     print_tables(app.console, *group_tables(title, entries, game, reply.groups, app.console.width))
-    for line in (groups_note(reply.groups), too_few_note(entries)):
+    gone = removed_groups(entries, lambda e: e.get("group") or 0, lambda e: bool(e.get("removed")))
+    for line in (groups_note(reply.groups, gone), too_few_note(entries)):
         if line:
             click.echo(line)
     note = freshness_note(reply.results_counted, reply.results_stored, reply.computed_at, reply.refreshing)

@@ -69,13 +69,15 @@ def ladder_message(store: Store, cache: RatingsCache, game: str, method: str) ->
         matches = {x.bot: x.matches for x in fit.lines}  # a bot the live ladder no longer lists: as the fit saw it
         reply.results_counted, reply.computed_at, reply.replicates = fit.results, fit.computed_at, fit.replicates
     owners = _owners(store, game, [x.bot for x in lines])
+    registered = store.registered_among(game, [x.bot for x in lines])
     for x, rank in zip(lines, _group_ranks(lines)):
         seen = stats.get(x.bot)
         # matches, wins and mean score as stored now, all three alike (a fit may have counted fewer results)
         entry = reply.entries.add(rank=rank, bot=x.bot, rating=x.rating,
                                   matches=seen.matches if seen else matches.get(x.bot, 0),
                                   wins=seen.wins if seen else 0, mean_score=seen.mean_score if seen else 0.0,
-                                  owner=owners[x.bot], group=x.group, too_few_matches=x.too_few_matches)
+                                  owner=owners[x.bot], group=x.group, too_few_matches=x.too_few_matches,
+                                  removed=x.bot not in registered)
         _interval(entry, x.margin, x.low, x.high, x.los_next)
     reply.groups = max((x.group for x in lines), default=0)
     return reply

@@ -60,13 +60,32 @@ def group_numbers(groups: Sequence[Sequence[str]]) -> dict[str, int]:
     return {bot: k for k, group in enumerate(groups, 1) for bot in group}
 
 
-def groups_note(groups: int) -> str:
-    """The sentence shown under a ladder of ``groups`` connected groups (more than 1); "" for 0 or 1 group."""
+def groups_note(groups: int, removed: Sequence[int] = ()) -> str:
+    """The sentence shown under a ladder of ``groups`` connected groups (more than 1); "" for 0 or 1 group.
+    ``removed``: the numbers of the groups whose bots are all removed (no longer registered): no tournament can seat
+    them, so only the other groups can be joined."""
     if groups <= 1:
         return ""
-    return (f"{groups} groups of bots that never shared a table, even through other bots: ratings of different "
-            f"groups are not comparable (each group is rated on its own), and ranks and LOS are within a group; "
-            f"a tournament with bots of both groups joins them")
+    note = (f"{groups} groups of bots that never shared a table, even through other bots: ratings of different "
+            f"groups are not comparable (each group is rated on its own), and ranks and LOS are within a group")
+    if removed:
+        named = " and ".join(str(g) for g in sorted(removed))
+        note += (f"; group{'s' if len(removed) > 1 else ''} {named} hold{'' if len(removed) > 1 else 's'} only "
+                 f"removed bots (their results stay; no tournament can seat them)")
+    if groups - len(set(removed)) >= 2:
+        note += "; a tournament with bots of two groups joins them"
+    return note
+
+
+def removed_groups(entries: Iterable[T], group_of: Callable[[T], int], removed: Callable[[T], bool]) -> list[int]:
+    """The groups (numbers from 1) whose every entry is removed (``removed(entry)``): the groups no tournament can
+    join any more; group 0 (not counted yet) is never one."""
+    alive: dict[int, bool] = {}
+    for e in entries:
+        g = group_of(e)
+        if g:
+            alive[g] = alive.get(g, False) or not removed(e)
+    return sorted(g for g, any_alive in alive.items() if not any_alive)
 
 
 def group_sections(entries: Sequence[T], group_of: Callable[[T], int], groups: int) -> list[tuple[str, list[T]]]:

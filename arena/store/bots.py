@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arena.core.specs import bot_id, split_bot_ref
@@ -183,6 +184,13 @@ class BotStore(StoreBase):
             return None
         h = self.client.hgetall(bot_key(game, bid))
         return self._bot(h) if h else None
+
+    def registered_among(self, game: str, bots: Sequence[str]) -> set[str]:
+        """The bot ids of ``bots`` ("NAME@VERSION") registered for ``game`` now, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for b in bots:
+            pipe.sismember(bots_key(game), b)
+        return {b for b, member in zip(bots, pipe.execute()) if member}
 
     def bot_names(self, game: str) -> list[str]:
         """The NAMEs with a bot registered for ``game``, sorted (one read of its bot ids)."""

@@ -30,7 +30,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.core.specs import BOT_NAME_RE, is_house_bot
-from arena.ratings.groups import group_sections, groups_note
+from arena.ratings.groups import group_sections, groups_note, removed_groups
 from arena.web import charts, stats
 from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReader
 from arena.web.responses import api, arena_down, message_dict, page
@@ -91,6 +91,7 @@ async def ladder_data(request: Request, game: str, method: str) -> dict[str, Any
         await reader.call("GetLadder", arena_pb2.GetLadderRequest(game=game, method="elo")))
     version = tuple(str(x.get(k)) for x in (ladder, live) for k in ("results_stored", "results_counted",
                                                                     "computed_at", "refreshing"))
+    version += tuple(e["bot"] for e in ladder["entries"] if e.get("removed"))  # a removal stores no result
 
     async def histories() -> tuple[dict[str, Any], int]:
         live_rating = {e["bot"]: float(e["rating"]) for e in live["entries"]}
@@ -112,9 +113,10 @@ def ladder_context(game: str, method: str, data: dict[str, Any]) -> dict[str, An
     note that their ratings are not comparable."""
     data = {**data, "entries": [{**e, "spark": charts.sparkline(e["history"])} for e in data["entries"]]}
     groups = int(data.get("groups") or 0)
+    gone = removed_groups(data["entries"], lambda e: int(e.get("group") or 0), lambda e: bool(e.get("removed")))
     return {"game": game, "title": f"Ladder: {GAMES[game].info.title}", "method": method, "methods": LADDER_METHODS,
             "ladder": data, "sections": group_sections(data["entries"], lambda e: int(e.get("group") or 0), groups),
-            "groups_note": groups_note(groups), "games": games(), "history_matches": HISTORY_MATCHES}
+            "groups_note": groups_note(groups, gone), "games": games(), "history_matches": HISTORY_MATCHES}
 
 
 async def ladder(request: Request) -> Response:

@@ -93,3 +93,17 @@ def test_two_groups_in_separate_tournaments_are_rated_apart(arena_server: Callab
     assert data["groups"] == 2 and [e["group"] for e in data["entries"]] == [1, 1, 1, 2, 2, 2]
     assert [e["too_few_matches"] for e in data["entries"]] == [False] * 3 + [True] * 3
     assert all(e["margin"] is None for e in data["entries"][3:])
+    assert not any(e["removed"] for e in data["entries"])
+    assert "a tournament with bots of two groups joins them" in " ".join(table.output.split())
+
+    # the demo's bots removed (as `make demo` does when it ends): still on the ladder, marked, and the note no
+    # longer tells a reader to join a group no tournament can seat (a newcomer review: "not registered for take5")
+    for name in DEMO:
+        assert store.remove_bot("take5", name) == [f"{name}@1"]
+    reply = stub.GetLadder(arena_pb2.GetLadderRequest(game="take5", method="elo"))
+    assert [(e.bot, e.removed) for e in reply.entries][:3] == [(e.bot, True) for e in reply.entries[:3]]
+    assert not any(e.removed for e in reply.entries[3:])
+    table = CliRunner(env=env).invoke(cli, ["ladder", "--server", f"127.0.0.1:{server.port}"])
+    out = " ".join(table.output.split())
+    assert table.exit_code == 0 and "demo-heuristic@1 (removed)" in out and "new-x@1 (removed)" not in out, out
+    assert "group 1 holds only removed bots" in out and "joins them" not in out, out

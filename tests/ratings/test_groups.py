@@ -187,3 +187,19 @@ def test_the_fit_per_group_covers_every_bot_once_anchored_in_each(
     for f in fits:
         assert sum(f.ratings.values()) / len(f.bots) == pytest.approx(1500.0)
         assert all(math.isfinite(r) for r in f.ratings.values())
+
+
+def test_the_groups_note_names_the_groups_of_removed_bots_and_offers_a_join_only_between_others() -> None:
+    """After `make demo` removed its bots, the ladder said "a tournament with bots of both groups joins them" of a
+    group no tournament could seat any more (a newcomer review)."""
+    from arena.ratings.groups import groups_note, removed_groups
+
+    assert groups_note(1) == groups_note(1, [1]) == ""
+    assert groups_note(2).endswith("; a tournament with bots of two groups joins them")
+    one_gone = groups_note(2, [1])
+    assert "group 1 holds only removed bots" in one_gone and "joins them" not in one_gone
+    two_gone = groups_note(3, [3, 1])
+    assert "groups 1 and 3 hold only removed bots" in two_gone and "joins them" not in two_gone
+    assert "joins them" in groups_note(3, [2])  # groups 1 and 3 can still meet
+    entries = [(1, False), (1, True), (2, True), (2, True), (0, True), (3, True)]
+    assert removed_groups(entries, lambda e: e[0], lambda e: e[1]) == [2, 3]  # never group 0 (not counted yet)

@@ -1930,6 +1930,7 @@ class LadderEntry(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     GROUP_FIELD_NUMBER: _builtins.int
     TOO_FEW_MATCHES_FIELD_NUMBER: _builtins.int
+    REMOVED_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """Standard competition rank by rating within the bot's group (see group), 1 = best."""
     bot: _builtins.str
@@ -1970,6 +1971,10 @@ class LadderEntry(_message.Message):
     """True when the bot has fewer matches than the ladder needs for a margin (5): margin, low and high are then
     unset, and the bot's line says "too few matches". Otherwise margin is finite whenever it is set.
     """
+    removed: _builtins.bool
+    """True when this bot version is no longer registered (RemoveBot, RemoveOwner): its results and rating stay on
+    the ladder, but no tournament can seat it any more.
+    """
     def __init__(
         self,
         *,
@@ -1986,10 +1991,11 @@ class LadderEntry(_message.Message):
         owner: _builtins.str = ...,
         group: _builtins.int = ...,
         too_few_matches: _builtins.bool = ...,
+        removed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "group", b"group", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "rank", b"rank", "rating", b"rating", "too_few_matches", b"too_few_matches", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "_margin", b"_margin", "bot", b"bot", "group", b"group", "high", b"high", "los_next", b"los_next", "low", b"low", "margin", b"margin", "matches", b"matches", "mean_score", b"mean_score", "owner", b"owner", "rank", b"rank", "rating", b"rating", "removed", b"removed", "too_few_matches", b"too_few_matches", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
