@@ -210,7 +210,10 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         for match in deferred:
             spec = match.spec
             seated = sick.keys() & set(spec.seats) if spec is not None else set()  # its unhealthy bots
-            forced = False
+            # deferred past the cap already (its first deferral: the job keeps it), it is not deferred again even
+            # when its bots are all healthy now: a bot whose health flips between checks (GetInfo answered not as
+            # registered to the worker, as registered to this probe) held a tournament open for ever
+            forced = clock - match.deferred_at >= max_deferral_s
             if seated:
                 tid = spec.tournament if spec is not None else ""
                 if tid and tid not in states:
@@ -225,7 +228,12 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                 forced = running
             if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
                 continue
-            if forced:
+            if forced and not seated:
+                report.forced += 1
+                log.warning("match %s was first deferred %.0f s ago, past the cap: queued again, forced (its bots "
+                            "answer as registered now; it is not deferred again)", match.match_id,
+                            clock - match.deferred_at)
+            elif forced:
                 report.forced += 1
                 log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "
                             "played now and an absent bot forfeits it", match.match_id, clock - match.deferred_at,
@@ -270,6 +278,9 @@ async def not_as_registered(channels: BotChannels, seats: Sequence[SeatSpec], bo
                 kind, why = registration_mismatch(bot, info)
                 if kind:
                     strangers[seat.name] = MISMATCH_PREFIX + why
+                    # asked again at the next check: a connection's answer that does not match is not kept (what
+                    # answers through it may answer as registered later, a proxy's backend changed back)
+                    leases[seat.endpoint].info = None
         return strangers
     finally:
         for lease in leases.values():
