@@ -62,7 +62,10 @@
     return parts.join(", ");
   }
 
-  function describe(frame, data) {
+  /* over: the last step of a finished match. Its decision's choice, hidden from this view when it was made (a sealed
+     card), is not said to be hidden there: nothing is being chosen any more, and the board shows what came of it. The
+     frame holds no more than before (its action stays null), so nothing more is shown. */
+  function describe(frame, data, over) {
     var box = V.el("div", {"class": "decision"});
     if (frame.seat === null || frame.seat === undefined) {
       box.appendChild(V.el("span", {}, frame.decision < 0 ? "the table before the first decision" : "the table"));
@@ -72,8 +75,9 @@
       var prefix = String((viewer && viewer.getAttribute("data-game")) || "").toUpperCase() + "_";
       var kind = String(frame.kind || "");
       if (kind.indexOf(prefix) === 0) { kind = kind.slice(prefix.length); }
+      var hidden = !frame.action_text && !frame.action;
       var text = V.seatName(data, frame.seat) + ": " + kind.replace(/_/g, " ").toLowerCase() +
-        " — " + (frame.action_text || actionText(frame.action));
+        (over && hidden ? "" : " — " + (frame.action_text || actionText(frame.action)));
       /* a later board of one decision (a reveal's placements) shows what it led to: said as its consequence */
       var after = frame.parts > 1 && frame.part > 0;
       box.appendChild(V.el("span", {"class": after ? "what after" : "what"},
@@ -114,8 +118,9 @@
       index = Math.max(0, Math.min(frames.length - 1, i));
       var frame = frames[index];
       clear(boardBox);
-      var said = describe(frame, data);
-      if (index === frames.length - 1 && !root.hasAttribute("data-live") && !data.stopped) {  /* the last step */
+      var over = index === frames.length - 1 && !root.hasAttribute("data-live") && !data.stopped;  /* the last step */
+      var said = describe(frame, data, over);
+      if (over) {
         said.appendChild(V.el("strong", {"class": "over", "id": "v-over"}, " · the match is over"));
       }
       boardBox.appendChild(said);
