@@ -163,7 +163,9 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
         print_json(data)
         return
     kept = " (with the bot secret kept for it)" if record.has_bot_secret and not bot_secret else ""
-    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}{kept}")
+    again = (f" (registered again: first on {when(record.registered_at)}; its ladder history stays)"
+             if record.updated_at > record.registered_at else "")
+    click.echo(f"registered {record.game} bot {bot_dict(record)['bot_id']} at {record.endpoint}{kept}{again}")
     if not record.has_bot_secret and not loopback(record.endpoint.removeprefix("tls://")):
         click.echo(f"note: the bot has no secret, so anyone who reaches {record.endpoint} may call it: make it think "
                    f"when it should play, hold its threads, knock it out of its matches. Start it with --secret S "
