@@ -66,9 +66,13 @@ def more_note(shown: int, limit: int, tournament: Any = None, filters: tuple[str
             + (f": narrow the list with {' or '.join(narrow)}" if narrow else ""))
 
 
-def _check_known(client: Any, bot_ref: str) -> None:
+def _check_known(client: Any, bot_ref: str, faults_only: bool = False) -> None:
     """Raise ``ArenaCliError`` when ``bot_ref`` names no registered bot (with the held spelling of its NAME when
-    only the letter case differs): an empty list of its matches is then a mistake, not an answer."""
+    only the letter case differs): an empty list of its matches is then a mistake, not an answer. With
+    ``faults_only`` (an empty list of its matches with a fault), a bot with a stored match is known, registered or
+    removed since."""
+    if faults_only and client.call("ListMatches", arena_pb2.ListMatchesRequest(bot=bot_ref, limit=1)).matches:
+        return
     name, at, version = bot_ref.partition("@")
     named = client.call("ListBots", arena_pb2.ListBotsRequest(name=name))
     if named.held_spelling:
@@ -117,7 +121,7 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
     more = len(matches) > limit
     matches = matches[:limit]
     if not matches and bot_ref:
-        _check_known(client, bot_ref)
+        _check_known(client, bot_ref, faults_only)
     note = ""
     if faults_only:
         note = _faults_note(len(matches), more, read.more and len(read.entries) <= limit, read.read)

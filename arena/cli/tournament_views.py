@@ -160,6 +160,9 @@ def tournament_dict(t: Any) -> dict[str, Any]:
     }
 
 
+NOT_AS_REGISTERED = "not as registered"  # how the health reason of a bot answering GetInfo otherwise starts
+
+
 def waiting_text(t: Any, *, short: bool = False, now: float | None = None) -> str:
     """What a running tournament ``t`` waits for (``Tournament.waiting_for``): its unhealthy bots, whose matches
     are deferred until they answer GetInfo again, or played anyway (forfeited) from about their ``forced_at``, which
@@ -176,13 +179,16 @@ def waiting_text(t: Any, *, short: bool = False, now: float | None = None) -> st
              + (", its matches played anyway now (forfeited while it does not answer)" if past else
                 f", played anyway from about {when(w.forced_at)}" if w.forced_at else "")
              for w, past in zip(waiting, forced)]
+    # a bot that answers, but not as registered, is not started: it is made to answer as registered
+    fix = ("make it answer GetInfo as registered (name, version, game)"
+           if all(w.reason.startswith(NOT_AS_REGISTERED) for w in waiting) else "start the bot")
     if all(forced):
-        return "; ".join(parts) + f" (start the bot; `arena tournament cancel {t.id}` to give up)"
+        return "; ".join(parts) + f" ({fix}; `arena tournament cancel {t.id}` to give up)"
     one = len(waiting) == 1
     n = t.matches_deferred
     held = f"{n:,} {'match waits' if n == 1 else 'matches wait'}" if n else "matches wait"
     return ("; ".join(parts) + f"; {'its' if one else 'their'} {held} until {'it answers' if one else 'they answer'}"
-            f" GetInfo again, or until then, when {'it forfeits' if one else 'they forfeit'} them (start the bot; "
+            f" GetInfo again, or until then, when {'it forfeits' if one else 'they forfeit'} them ({fix}; "
             f"`arena tournament cancel {t.id}` to give up)")
 
 

@@ -180,6 +180,9 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
     report = CheckReport()
     for game in games:
         unhealthy = await asyncio.to_thread(store.unhealthy_bots, game)
+        # relapsed before this pass's probe marks any healthy: a bot that answers the probe's fresh connection as
+        # registered and a worker's not (a flipper) is healthy between two checks and never seen relapsed after
+        relapsed = await asyncio.to_thread(_relapsed, store, game, unhealthy, max_deferral_s)
         gone: set[str] = set()
         if unhealthy:
             entries = {bot: await asyncio.to_thread(store.get_bot, game, bot) for bot in unhealthy}
@@ -204,35 +207,38 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         if not deferred:
             continue
         sick = await asyncio.to_thread(store.unhealthy_bots, game)  # bot id -> unhealthy since
-        relapsed = await asyncio.to_thread(_relapsed, store, game, sick, max_deferral_s)
+        relapsed |= await asyncio.to_thread(_relapsed, store, game, sick, max_deferral_s)
         states: dict[str, str | None] = {}
         clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:
             spec = match.spec
-            seated = sick.keys() & set(spec.seats) if spec is not None else set()  # its unhealthy bots
+            seats = set(spec.seats) if spec is not None else set()
+            seated = sick.keys() & seats  # its unhealthy bots
+            flipped = relapsed & seats  # unhealthy again within the cap of a recovery, before this probe or after
             # deferred past the cap already (its first deferral: the job keeps it), it is not deferred again even
-            # when its bots are all healthy now: a bot whose health flips between checks (GetInfo answered not as
-            # registered to the worker, as registered to this probe) held a tournament open for ever
+            # when its bots are all healthy now
             forced = clock - match.deferred_at >= max_deferral_s
-            if seated:
+            if seated or flipped:
                 tid = spec.tournament if spec is not None else ""
                 if tid and tid not in states:
                     states[tid] = await asyncio.to_thread(store.tournament_state, game, tid)
                 running = not tid or states[tid] in ("running", None)
-                removed = seated <= gone  # no longer registered: nothing to wait for
+                removed = bool(seated) and seated <= gone  # no longer registered: nothing to wait for
                 # the cap counts from the deferral, or from when its bots became unhealthy: a Swiss round paired
                 # after a bot died waits for no second cap
-                waited = clock - min(match.deferred_at, max(sick[b] for b in seated))
-                if running and not removed and waited < max_deferral_s and not seated <= relapsed:
+                waited = clock - min(match.deferred_at, max(sick[b] for b in seated)) if seated else 0.0
+                no_second_wait = seated <= relapsed if seated else True  # relapsed: played at once
+                if running and not removed and waited < max_deferral_s and not no_second_wait:
                     continue
                 forced = running
             if not await asyncio.to_thread(store.release_deferred, game, match.match_id, forced=forced):
                 continue
             if forced and not seated:
                 report.forced += 1
-                log.warning("match %s was first deferred %.0f s ago, past the cap: queued again, forced (its bots "
-                            "answer as registered now; it is not deferred again)", match.match_id,
-                            clock - match.deferred_at)
+                log.warning("match %s was first deferred %.0f s ago%s: queued again, forced (its bots answer as "
+                            "registered now; it is not deferred again)", match.match_id, clock - match.deferred_at,
+                            f", and {', '.join(sorted(flipped))} unhealthy again within the cap of a recovery"
+                            if flipped else ", past the cap")
             elif forced:
                 report.forced += 1
                 log.warning("match %s was deferred for %.0f s (bots %s unhealthy%s): queued again, forced: it is "

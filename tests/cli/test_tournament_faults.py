@@ -174,3 +174,28 @@ def test_match_list_faults_keeps_the_matches_that_charged_a_fault_to_the_bot_ask
     assert _faults_note(1, False, True, 4).startswith("only the newest 4 matches were looked through for faults")
     assert _faults_note(2, True, False, 6).startswith("the newest 2 matches with a fault shown; `--limit N`")
     assert _faults_note(1, False, False, 6) == ""
+
+
+def test_match_list_faults_of_a_removed_bot_without_faults_is_an_empty_list_not_an_unknown_bot() -> None:
+    """A re-attack: `match list --bot random --faults` of a removed bot with 11 matches, none faulted, said "unknown
+    bot random: no bot of that name is registered and no stored match has it"."""
+    import pytest
+
+    from arena.cli.errors import ArenaCliError
+    from arena.cli.match import _check_known
+
+    class _Removed:
+        def __init__(self, played: bool) -> None:
+            self.played = played
+
+        def call(self, method: str, request: Any) -> Any:
+            if method == "ListMatches":
+                assert request.bot == "random" and request.limit == 1
+                return arena_pb2.ListMatchesResponse(matches=[_match(["random@1.0", "b@1"], [0, 0])] * self.played)
+            assert method == "ListBots"
+            return arena_pb2.ListBotsResponse()  # not registered
+
+    _check_known(_Removed(True), "random", faults_only=True)  # known by its matches: no error
+    for played, faults_only in ((False, True), (True, False)):
+        with pytest.raises(ArenaCliError, match="unknown bot random"):
+            _check_known(_Removed(played), "random", faults_only)

@@ -23,11 +23,9 @@ from arena.worker.health import check_bots, not_as_registered
 from arena_sdk.pb import bot_pb2
 
 
-def test_a_connection_that_answered_getinfo_not_as_registered_is_asked_again_at_the_next_check(
-        store: Store) -> None:
-    answer = {"name": "heuristic"}  # what the bot behind the one connection says it is, changed between checks
-    asked = []
-
+def _getinfo_server(answer: dict[str, str], asked: list[str]) -> tuple[grpc.Server, str]:
+    """A bot that answers only GetInfo, with the name ``answer["name"]`` (version 1.0, Take 5) of the moment,
+    noting each name it gave in ``asked``: (the started server, its endpoint)."""
     def get_info(request: bytes, context: grpc.ServicerContext) -> bytes:
         asked.append(answer["name"])
         return bot_pb2.BotInfo(name=answer["name"], version="1.0", games=["take5"]).SerializeToString()
@@ -40,6 +38,14 @@ def test_a_connection_that_answered_getinfo_not_as_registered_is_asked_again_at_
     server.add_generic_rpc_handlers((Bot(),))
     endpoint = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
     server.start()
+    return server, endpoint
+
+
+def test_a_connection_that_answered_getinfo_not_as_registered_is_asked_again_at_the_next_check(
+        store: Store) -> None:
+    answer = {"name": "heuristic"}  # what the bot behind the one connection says it is, changed between checks
+    asked: list[str] = []
+    server, endpoint = _getinfo_server(answer, asked)
     bot = store.register_bot("take5", "flipper", endpoint, version="1.0", checked=True)
     seats = [SeatSpec("flipper@1.0", endpoint)]
 
@@ -78,3 +84,28 @@ def test_a_match_first_deferred_longer_ago_than_the_cap_is_forced_even_when_its_
     assert (report.forced, report.released) == (1, 1) and store.deferred_count("take5") == 0
     queued: dict[str, Any] = {job.spec.match_id: job.fields.get("forced") for job in store.read_jobs("w1", 2, 100)}
     assert queued == {"f-0": "1", "f-1": "0"} or queued == {"f-0": "1", "f-1": None}, queued
+
+
+def test_a_bot_unhealthy_again_within_the_cap_of_its_recovery_is_not_waited_for_even_when_the_probe_finds_it_well(
+        store: Store, dead_endpoint: str) -> None:
+    """The flipper of a re-attack: not as registered to a worker's connection, as registered to the probe's fresh
+    one. The probe marked it healthy before the relapse rule was looked at, so every Swiss round waited a whole cap
+    (146 s for 5 rounds at a 25 s cap). Its relapse is now taken before the probe: its deferred match is forced at
+    once (a bot unhealthy for the first time still waits: test_bot_health's relapse tests)."""
+    server, endpoint = _getinfo_server({"name": "flipper"}, [])
+    try:
+        now = store.server_time()
+        flipper = store.register_bot("take5", "flipper", endpoint, version="1.0", checked=True).bot_id
+        store.mark_unhealthy("take5", flipper, "not as registered: reports another name", now=now - 150)
+        assert store.mark_healthy("take5", flipper, now=now - 100)
+        store.mark_unhealthy("take5", flipper, "not as registered: reports another name", now=now)
+        other = store.register_bot("take5", "other", dead_endpoint, version="1").bot_id
+        scheduler.enqueue_matches(store, [MatchSpec(match_id="sw-1", game="take5", seats=(flipper, other), seed=1)])
+        (job,) = store.read_jobs("w1", 1, 100)
+        assert store.defer_job("take5", job.entry_id, "sw-1", job.fields) == 1
+        report = asyncio.run(check_bots(store, ["take5"], max_deferral_s=600, probe_timeout_s=2.0))
+        assert (report.recovered, report.forced, report.released) == (1, 1, 0)
+        (again,) = store.read_jobs("w1", 1, 100)
+        assert again.spec.match_id == "sw-1" and again.fields.get("forced") == "1"
+    finally:
+        server.stop(None)

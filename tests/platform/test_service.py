@@ -206,7 +206,7 @@ def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena
         assert as_json["matches_deferred"] == 2 and as_json["waiting_for"][0]["forced_at"] == 1301.0
         text = waiting_text(got, now=1100.0)  # before its forced_at
         assert "its 2 matches wait until it answers GetInfo again, or until then, when it forfeits them" in text, text
-        assert "played anyway from about" in text
+        assert "played anyway from about" in text and "(start the bot; " in text
         assert waiting_text(got, short=True) == "waiting for b@0 (unhealthy)"
         # unhealthy again 100 s after it recovered (within the cap): its matches are forced at once, not 300 s on
         store.mark_healthy("take5", "b@0", now=2000.0)
@@ -215,6 +215,8 @@ def test_a_running_tournament_names_the_unhealthy_bots_it_waits_for(arena: arena
         assert got.waiting_for[0].forced_at == 2100.0
         text = waiting_text(got, now=2101.0)
         assert "its matches played anyway now" in text and "wait until" not in text, text
+        # a bot that answers, but not as registered, is not to be started (a re-attack: "start the bot")
+        assert "(make it answer GetInfo as registered (name, version, game); " in text and "start" not in text, text
         listed = arena.ListTournaments(arena_pb2.ListTournamentsRequest()).tournaments
         assert [list(x.waiting_for) for x in listed] == [[]]  # the list reads no health
         arena.CancelTournament(arena_pb2.CancelTournamentRequest(id=t.id))
