@@ -18,7 +18,8 @@ from arena.tournaments.sprt_plan import POINTS, SCORE
 
 def sprt_dict(s: Any) -> dict[str, Any]:
     """JSON form of a ``Sprt`` message: NaN becomes null and an infinite estimate "inf" / "-inf" (JSON has
-    neither)."""
+    neither); a test on the relative score has its blocks in ``score_counts`` and ``better``/``alike``/``worse``
+    (V2 against V1), and ``counts`` (the points test's) null."""
     def num(x: float) -> float | str | None:
         if math.isnan(x):
             return None
@@ -29,12 +30,17 @@ def sprt_dict(s: Any) -> dict[str, Any]:
         "seats": s.seats,
         "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta, "window": s.window,
         "max_blocks": s.max_blocks, "blocks": s.blocks, "blocks_void": s.blocks_void,
-        "blocks_in_flight": s.blocks_in_flight, "counts": list(s.counts), "llr": num(s.llr), "lower": s.lower,
+        "blocks_in_flight": s.blocks_in_flight,
+        "counts": None if s.statistic == SCORE else list(s.counts),  # a score test counts in score_counts
+        "llr": num(s.llr), "lower": s.lower,
         "upper": s.upper, "elo": num(s.elo), "elo_margin": num(s.elo_margin), "verdict": s.verdict or None,
         "reason": s.reason, "decided_at": s.decided_at or None, "state": s.tournament.state,
         "deals": s.tournament.deals, "ladder_counted": s.ladder_counted, "ladder_note": s.ladder_note,
         "statistic": s.statistic or POINTS,
         "score_counts": [{"outcome": c.outcome, "blocks": c.blocks} for c in s.score_counts],
+        **({"better": sum(c.blocks for c in s.score_counts if c.outcome > 0),  # blocks V2 ended better than V1
+            "alike": sum(c.blocks for c in s.score_counts if c.outcome == 0),
+            "worse": sum(c.blocks for c in s.score_counts if c.outcome < 0)} if s.statistic == SCORE else {}),
         "mean_outcome": num(s.mean_outcome) if s.statistic == SCORE else None,
         "tournament": tournament_dict(s.tournament),
     }
@@ -61,9 +67,9 @@ def all_alike(s: Any) -> bool:
 
 
 def expected(s: Any) -> tuple[int, str, str]:
-    """(blocks, unit, "about" or "up to about"): what the test will take if V2 is ELO1 or ELO0 better (a paired test
-    on the relative score: ``score_sprt.expected_blocks``; on points: ``sprt.expected_blocks``, an upper
-    estimate)."""
+    """(blocks, unit, "about" or "up to about"): what the test will take on average if V2 is ELO1 or ELO0 better (a
+    paired test on the relative score: ``score_sprt.expected_blocks``; on points: ``sprt.expected_blocks``, an upper
+    estimate of the average)."""
     if s.statistic == SCORE:
         return round(expected_blocks(s.elo0, s.elo1, s.alpha, s.beta)), "nElo", "about"
     return round(points_blocks(s.elo0, s.elo1, s.seats, s.alpha, s.beta, head_to_head=not s.field and
@@ -71,10 +77,12 @@ def expected(s: Any) -> tuple[int, str, str]:
 
 
 def expected_text(s: Any) -> str:
-    """What the test will take (``expected``), and what to do when that is near its --max-blocks."""
+    """What the test will take (``expected``), and what to do when that is near its --max-blocks. An average: one
+    test often takes more (an equal-strength pair expected at 801 blocks decided after 1,245)."""
     blocks, unit, about = expected(s)
     text = (f"expect {about} {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
-            f"{unit} better; more between the two, fewer for a clearly larger or smaller gap")
+            f"{unit} better, on average (one test may take twice that); more between the two, fewer for a clearly "
+            f"larger or smaller gap")
     if blocks > s.max_blocks / 2:
         where = "past" if blocks > s.max_blocks else "close to"
         text += (f". That is {where} --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "

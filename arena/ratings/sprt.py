@@ -311,7 +311,14 @@ VERDICT_WORDS = {
 def verdict_text(verdict: str, elo0: float, elo1: float, unit: str = "Elo") -> str:
     """``VERDICT_WORDS`` of ``verdict`` with what the test compared: H0 says V2 is not ``elo1`` better, not that it
     is no better at all (a smaller gain is not ruled out), e.g. "V2 is not 40 nElo better: accept H0 (the blocks
-    favour +0 over +40 nElo; a smaller gain is not ruled out)". An unknown verdict is returned as it is."""
+    favour +0 over +40 nElo; a smaller gain is not ruled out)"; with ``elo1`` <= 0 (a non-regression test) H0 says V2
+    is worse, H1 that it is not worse by -``elo0``. An unknown verdict is returned as it is."""
+    if verdict == H1 and elo1 <= 0:  # a non-regression test (H0 a loss, H1 none)
+        return (f"V2 is not worse by {-elo0:g} {unit}: accept H1 (the blocks favour {elo1:+g} over {elo0:+g} "
+                f"{unit}: no regression of that size)")
+    if verdict == H0 and elo1 <= 0:
+        return (f"V2 is worse: accept H0 (the blocks favour {elo0:+g} over {elo1:+g} {unit}: a regression; a smaller "
+                f"loss is not ruled out)")
     if verdict == H1:
         return f"V2 is better: accept H1 (the blocks favour {elo1:+g} over {elo0:+g} {unit})"
     if verdict == H0:
@@ -322,8 +329,10 @@ def verdict_text(verdict: str, elo0: float, elo1: float, unit: str = "Elo") -> s
 
 def estimate_text(elo: float, margin: float, relative: bool, short: bool = False) -> str:
     """An SPRT's estimate for people: "Elo +12.3 ± 45.6" ("nElo" when ``relative``: the paired test on relative
-    scores); "Elo -" before a block (``elo`` NaN); an infinite estimate (V2's mean outcome at the end of the scale,
-    e.g. it won every game of every block) says that no finite estimate exists, unless ``short``."""
+    scores); "Elo -" before a block (``elo`` NaN); an infinite estimate (V2's mean block outcome at or past what
+    the Elo model reaches: +/-1/2 a block against a field or house bots, +/-1 head to head, where it won every
+    game) says that no finite estimate exists, and an infinite margin (the interval's end past that limit) that no
+    finite margin does; ``short``: the figures only ("± inf" then "(margin unbounded)")."""
     name = "nElo" if relative else "Elo"
     if math.isnan(elo):
         return f"{name} -"
@@ -331,6 +340,11 @@ def estimate_text(elo: float, margin: float, relative: bool, short: bool = False
         sign = "+" if elo > 0 else "-"
         if relative:
             return f"{name} {sign}inf (every block went {'V2' if elo > 0 else 'V1'}'s way: no finite estimate yet)"
-        return f"{name} {sign}inf (V2's mean outcome is at the end of the scale: no finite estimate)"
+        return (f"{name} {sign}inf (the mean block outcome reaches what the Elo model can express, as when one "
+                f"version wins every game, or the other bots are far weaker: no finite estimate)")
+    if math.isinf(margin):
+        return f"{name} {elo:+.1f} " + ("(margin unbounded)" if short else
+                                        "(its 95 % interval reaches past what the Elo model can express: no finite "
+                                        "margin)")
     spread = "" if math.isnan(margin) else f" ± {margin:.1f}"
     return f"{name} {elo:+.1f}{spread}"

@@ -81,17 +81,18 @@ def counted_blocks(record: SprtRecord) -> int:
 
 
 def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block: int) -> bool:
-    """Count block ``block`` when both its tables are settled (void when one failed, was dropped or is void: every
-    seat failed); True when it was counted now."""
+    """Count block ``block`` when both its tables are settled (void when one failed or is void: every seat failed);
+    True when it was counted now. A block with a table dropped (its test decided or cancelled meanwhile: a queued
+    match is dropped only then) is neither counted nor void: it was not played, and no block replaces it."""
     ids = [match_id(info.id, 2 * block + t) for t in (0, 1)]
     tables = store.table_outcomes(info.game, info.id, ids)
-    if any(t.state in ("failed", "cancelled", "void") for t in tables):
+    if any(t.state in ("failed", "void") for t in tables):
         counted = store.sprt_count_block(info.game, info.id, block, None)
         if counted:
             log.warning("SPRT %s: block %d is void (a table %s); a new block replaces it", info.id, block,
                         "/".join(t.state for t in tables))
         return counted
-    if any(t.state != "stored" for t in tables):
+    if any(t.state != "stored" for t in tables):  # pending, or dropped with the test's end
         return False
     seat = plan_block(params, block).seat
     if params.statistic == SCORE:

@@ -112,3 +112,15 @@ def test_an_h1_verdict_warns_that_its_estimate_runs_high_and_the_matches_counted
     out = capsys.readouterr().out
     assert ("likely to overestimate the gain" in out) is (verdict == "H1")
     assert "matches 263/264 (250 of them in the counted blocks, 2 tables each)" in out
+
+
+def test_the_json_of_a_score_test_counts_its_blocks_better_alike_and_worse() -> None:
+    """An organiser review: a paired test's --json had ``counts`` of 13 zeros (the points test's), which a script
+    reads as no block at all."""
+    s = arena_pb2.Sprt(statistic="score", blocks=6, counts=[0] * 13, score_counts=[
+        arena_pb2.SprtScoreCount(outcome=-0.5, blocks=1), arena_pb2.SprtScoreCount(outcome=0.0, blocks=3),
+        arena_pb2.SprtScoreCount(outcome=0.25, blocks=2)])
+    data = sprt_report.sprt_dict(s)
+    assert data["counts"] is None and (data["better"], data["alike"], data["worse"]) == (2, 3, 1)
+    points = sprt_report.sprt_dict(arena_pb2.Sprt(statistic="points", blocks=1, counts=[0, 1, 0]))
+    assert points["counts"] == [0, 1, 0] and "better" not in points

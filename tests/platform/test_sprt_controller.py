@@ -256,3 +256,21 @@ def test_a_cancelled_sprt_stops_without_a_verdict(stub: Any, store: Store) -> No
     assert s.tournament.matches_cancelled == 4 and s.tournament.seed_hex  # blocks 1 and 2 dropped; it has ended
     sweep(store)  # no controller runs for it any more
     assert store.get_tournament(s.tournament.id).matches_total == 6  # type: ignore[union-attr]
+
+
+def test_a_block_dropped_with_the_tests_end_is_not_counted_void(stub: Any, store: Store) -> None:
+    """An organiser review: a test decided normally said "blocks 349 (+2 void)", a cancelled one "+8 void", though
+    "void" is a table that failed for good and a new block replaces it: a controller that read the test as running
+    while its end dropped the queued tables counted their blocks void. A dropped table leaves its block uncounted."""
+    from arena.tournaments.sprt_controller import SprtParams, _settle_block
+
+    s = _create(stub, elo0=0.0, elo1=200.0, window=2, max_blocks=50)
+    info = store.get_tournament(s.tournament.id)  # read while it runs, as the racing controller did
+    assert info is not None
+    for job in _claim_block(store):  # block 0 played; block 1 stays queued
+        _play(store, job, v2_wins=True)
+    stub.CancelTournament(arena_pb2.CancelTournamentRequest(id=info.id), timeout=10)  # drops block 1's tables
+    assert not _settle_block(store, info, SprtParams.from_dict(info.extra), 1)
+    record = store.sprt_record(GAME, info.id)
+    assert record.void == 0 and record.counts == {2: 1}
+    assert stub.GetSprt(arena_pb2.GetSprtRequest(id=info.id)).blocks_void == 0

@@ -237,3 +237,31 @@ def test_head_to_head_error_rates_by_simulation() -> None:
     assert false_positive >= 0.01 and false_negative >= 0.01
     print(f"head to head: false positives {false_positive:.3f}, false negatives {false_negative:.3f}, "
           f"{blocks.mean():.0f} blocks on average under H1")
+
+
+def test_an_estimate_past_the_models_range_says_so_and_names_no_end_of_the_scale() -> None:
+    """An organiser review: a field test's mean block outcome of exactly 1/2 (the logistic model's limit against a
+    field, not the end of the -1..1 scale of a block) read "V2's mean outcome is at the end of the scale", and an
+    estimate whose interval's upper end passed that limit "Elo +650.1 ± inf" (its lower end finite)."""
+    import math
+
+    from arena.ratings.sprt import estimate_text
+
+    whole = estimate_text(math.inf, math.nan, relative=False)
+    assert whole.startswith("Elo +inf (the mean block outcome reaches what the Elo model can express")
+    assert "end of the scale" not in whole and estimate_text(math.inf, math.nan, False, short=True) == "Elo +inf"
+    half = estimate_text(650.14, math.inf, relative=False)
+    assert half == "Elo +650.1 (its 95 % interval reaches past what the Elo model can express: no finite margin)"
+    assert estimate_text(650.14, math.inf, False, short=True) == "Elo +650.1 (margin unbounded)"
+    assert estimate_text(12.34, 45.61, relative=True) == "nElo +12.3 ± 45.6"
+
+
+def test_a_non_regression_tests_verdict_speaks_of_a_regression() -> None:
+    """An organiser review: `--elo0 -5 --elo1 0` printed "V2 is not 0 Elo better: accept H0 ... a smaller gain is
+    not ruled out" for a V2 that lost 5 Elo."""
+    from arena.ratings.sprt import verdict_text
+
+    assert verdict_text("H0", -5, 0).startswith("V2 is worse: accept H0 (the blocks favour -5 over +0 Elo: a regression")
+    assert verdict_text("H1", -5, 0).startswith("V2 is not worse by 5 Elo: accept H1 (the blocks favour +0 over -5")
+    assert verdict_text("H0", 0, 5).startswith("V2 is not 5 Elo better: accept H0")
+    assert verdict_text("H1", 0, 5) == "V2 is better: accept H1 (the blocks favour +5 over +0 Elo)"

@@ -30,9 +30,10 @@ class _Sprt(FakeReader):
     """t5: a paired SPRT of gapbot@1.0 against gapbot@2.0 with three house bots, on duplicate deals; ``verdict``
     "H0" (finished, LLR -2.96), "H1" (finished, LLR 2.97) or "" (running, LLR 1.0). V2 leads the standings."""
 
-    def __init__(self, verdict: str, state: str = "", elo: float = -28.3) -> None:
+    def __init__(self, verdict: str, state: str = "", elo: float = -28.3, hypotheses: tuple[float, float] = (0.0, 40.0),
+                 ) -> None:
         super().__init__()
-        self.verdict, self.state, self.elo = verdict, state, elo
+        self.verdict, self.state, self.elo, self.hypotheses = verdict, state, elo, hypotheses
 
     async def call(self, method: str, request: Any) -> Any:
         running = not self.verdict
@@ -50,7 +51,7 @@ class _Sprt(FakeReader):
         if method == "GetSprt":
             llr = {"H0": -2.96, "H1": 2.97, "": 1.0}[self.verdict]
             return arena_pb2.Sprt(tournament=t, v1=V1, v2=V2, seats=4, house=[HOUSE] * 3, statistic="score",
-                                  elo0=0.0, elo1=40.0, blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=self.elo,
+                                  elo0=self.hypotheses[0], elo1=self.hypotheses[1], blocks=24, llr=llr, lower=-2.94, upper=2.94, elo=self.elo,
                                   elo_margin=20.0, verdict=self.verdict, reason=REASON if self.verdict else "",
                                   ladder_note=LADDER_NOTE)
         return self.empty_or_not_found(method)
@@ -62,6 +63,18 @@ def test_a_cancelled_test_and_an_infinite_estimate_read_as_they_are() -> None:
     assert "<strong>cancelled</strong> before a verdict" in status and "against the bounds" in status
     assert "nElo +inf (every block went V2&#39;s way: no finite estimate yet)" in status, status
     assert "± -" not in status
+
+
+def test_a_non_regression_tests_verdict_speaks_of_a_regression() -> None:
+    """`--elo0 -5 --elo1 0`: H0 is a regression, H1 none of that size (the page said "not 0 Elo better")."""
+    labels = {}
+    for verdict in ("H0", "H1"):
+        with TestClient(app_of(_Sprt(verdict, hypotheses=(-5.0, 0.0)))) as client:
+            html = client.get("/tournaments/t5").text
+        labels[verdict] = " ".join(html[html.index('id="llr-label"'):].split("</p>")[0].split())
+    assert f"{V2} is worse than {V1} (a regression; a smaller loss is not ruled out)" in labels["H0"], labels
+    assert f"{V2} is not worse by 5 nElo than {V1} (no regression of that size)" in labels["H1"], labels
+    assert "better" not in labels["H0"] + labels["H1"]
 
 
 def test_the_verdict_comes_before_the_standings_which_say_what_they_count() -> None:
