@@ -5,7 +5,8 @@ answers the ladder at once (keys in ``arena.store.keys``: ``ratings:*`` and ``to
   behind the live ladder's margins and LOS. A ladder read counts the new results itself when there are at most
   ``sync_pairs_backlog`` of them, else leaves it to a background refresh and answers with the counts it has.
 * **The ladder fit** (``ratings:fit``): ``arena.ratings.ladder.fit_for_ladder`` over every stored result of the
-  game, computed once per growth of the results log. The results read so far are kept compactly
+  game, computed again when it is read after the results log has grown (a read answers with the fit it has and
+  starts the refresh). The results read so far are kept compactly
   (``ratings:matches``: ``arena.ladder.fits.encode_matches``), so a refresh reads only the results stored
   since the last one (the log is append-only) instead of re-reading and re-parsing every stored JSON result.
 * **Tournament fits** (``tournament:<id>:fit``): the same fit over one tournament's results, keyed by the
