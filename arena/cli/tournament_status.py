@@ -82,8 +82,9 @@ def faults_text(client: ArenaClient, t: Any) -> str:
     if not faulted:
         return f"{t.faults}"
     named = ", ".join(faulted[:FAULTED_NAMED]) + (", ..." if len(faulted) > FAULTED_NAMED else "")
-    more = (f"; `arena match list --tournament {t.id} --faults` lists all {len(faulted)}"
-            if len(faulted) > FAULTED_NAMED else "")
+    every = len(matches) < MATCH_LIST  # all of its matches read: the count is whole
+    more = (f"; `arena match list --tournament {t.id} --faults` lists "
+            + (f"all {len(faulted)}" if every else "them") if len(faulted) > FAULTED_NAMED or not every else "")
     return f"{t.faults}: {whose} (in {named}{more}; `arena match show ID` says what each fault was)"
 
 

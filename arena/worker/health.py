@@ -175,8 +175,10 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
                      now: float | None = None, dialer: BotDialer = PLAINTEXT_OR_SYSTEM_ROOTS) -> CheckReport:
     """One pass of the recovery rules over ``games``: probe every unhealthy bot (all at once, dialed by
     ``dialer``), mark those that answer healthy, then queue again every deferred match whose bots are all healthy
-    or whose tournament is no longer running, and force every one deferred for ``max_deferral_s`` seconds or
-    more. Redis errors pass through (the caller tries again at its next interval)."""
+    or whose tournament is no longer running, and force every one first deferred ``max_deferral_s`` seconds ago or
+    more (whatever its bots' health now), or whose bots have been unhealthy that long, or that seats a bot
+    unhealthy again within the cap of its recovery (read before the probe: it may answer the probe as registered).
+    Redis errors pass through (the caller tries again at its next interval)."""
     report = CheckReport()
     for game in games:
         unhealthy = await asyncio.to_thread(store.unhealthy_bots, game)

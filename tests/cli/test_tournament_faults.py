@@ -199,3 +199,12 @@ def test_match_list_faults_of_a_removed_bot_without_faults_is_an_empty_list_not_
     for played, faults_only in ((False, True), (True, False)):
         with pytest.raises(ArenaCliError, match="unknown bot random"):
             _check_known(_Removed(played), "random", faults_only)
+
+
+def test_the_status_of_a_tournament_past_the_matches_it_reads_gives_no_count_of_its_faulted_ones() -> None:
+    """A re-attack: the status reads the newest MATCH_LIST matches only, so "lists all N" could understate."""
+    from arena.core.limits import MATCH_LIST
+
+    matches = [_match(["mc@1", "b@1"], [1 if n == 5 else 0, 0], n) for n in range(MATCH_LIST, 0, -1)]
+    text = faults_text(_Matches(matches), arena_pb2.Tournament(id="t4", faults=3))  # type: ignore[arg-type]
+    assert "(in t4-000005; `arena match list --tournament t4 --faults` lists them; " in text, text

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from viewer_records import play_record
-from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, screenshot, wait_until
+from web_helpers import FAKE_SERVER, PHONE, FakeReader, app_of, mobile_page, screenshot, wait_until
 
 from arena.web.app import WebOptions
 from arena.web.serving import WebServer
@@ -43,11 +43,8 @@ class _RoundRobin(FakeReader):
 
 @pytest.fixture
 def phone(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with mobile_page(browser, PHONE) as page:
+        yield page
 
 
 def _in_view(page: Any, selector: str) -> tuple[bool, Any]:

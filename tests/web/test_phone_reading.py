@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from viewer_records import play_record
-from web_helpers import FAKE_SERVER, FakeReader, WebArena, app_of
+from web_helpers import FAKE_SERVER, FakeReader, WebArena, app_of, mobile_page
 
 from arena.web.app import WebOptions
 from arena.web.serving import WebServer
@@ -50,11 +50,8 @@ PINNED = """col => [...document.querySelectorAll('.scroll.pin, .scroll.pin2')]
 
 @pytest.fixture
 def narrow(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=NARROW, device_scale_factor=2, is_mobile=True)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with mobile_page(browser, NARROW) as page:
+        yield page
 
 
 def _fits(page: Any) -> bool:

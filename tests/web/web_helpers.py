@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,3 +176,13 @@ FAKE_SERVER = "127.0.0.1:9"
 def app_of(reader: ArenaReader, **options: Any) -> Any:
     """The web app reading from ``reader`` (a ``FakeReader``), with ``WebOptions`` ``options``."""
     return create_app(WebOptions(server=FAKE_SERVER, **options), reader=reader)
+
+
+@contextlib.contextmanager
+def mobile_page(browser: Any, viewport: dict[str, int]) -> Iterator[Any]:
+    """A page of a fresh phone-like browser context (``viewport``, device scale 2, touch), closed after."""
+    context = browser.new_context(viewport=viewport, device_scale_factor=2, is_mobile=True)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
