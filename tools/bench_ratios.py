@@ -14,7 +14,10 @@ Figures (``REPORT`` lists them in the printed order):
   Target <= 1.3. ``stream_bot_cpu_vs_stream_echo``: CPU of the 4 bots per decision on the stream / of the 4 echo
   servers per streaming echo message. Target <= 1.3. ``stream_cpu_vs_paced`` and ``stream_bot_cpu_vs_paced``: the
   same against the streaming echo in rounds (a message on each of the 4 streams, then the 4 echoes) paced to the
-  referee's decisions/s on the stream: the floor at the referee's rate and shape.
+  referee's decisions/s on the stream: the floor at the referee's rate and shape. ``stream_bot_cpu_vs_protocol``:
+  the bots' CPU per decision on the stream / that of 4 protocol-only bots (``bench_protocol_bot.py``: the
+  generated code alone, served as the SDK serves, a random card) on the same games: what the SDK's own work costs
+  in the process; ``protocol_bot_cpu_vs_paced``: the protocol-only bot against the paced echo server.
 * ``match_cpu_stream_vs_local`` and ``match_cpu_unary_vs_local``: CPU per complete 4-seat Take 5 match of every
   process it takes (this one and the 4 bots), on the stream and on the unary calls, / CPU per match of the same
   bot class (``RandomBot``) played in this process with ``arena_sdk.play_game`` (no referee, no network). Target
@@ -156,21 +159,24 @@ def cpu_of(pids: Sequence[int]) -> float:
 
 @dataclass
 class EchoServers:
-    """Echo server processes (``bench_echo_server.py``)."""
+    """Echo server processes (``bench_echo_server.py``), or other servers of ``tools`` that print ``ready`` and
+    their address once they listen (``bench_protocol_bot.py``)."""
 
     processes: list[subprocess.Popen] = field(default_factory=list)
     endpoints: list[str] = field(default_factory=list)
+    script: str = "bench_echo_server.py"
+    ready: str = "echo listening on "
 
     def start(self, count: int) -> None:
         for _ in range(count):
-            p = subprocess.Popen([sys.executable, "-u", str(ROOT / "tools" / "bench_echo_server.py")],
+            p = subprocess.Popen([sys.executable, "-u", str(ROOT / "tools" / self.script)],
                                  stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
             self.processes.append(p)
         for p in self.processes:
             assert p.stdout is not None
             line = p.stdout.readline()
-            if not line.startswith("echo listening on "):
-                raise RuntimeError(f"the echo server did not start: {line!r}")
+            if not line.startswith(self.ready):
+                raise RuntimeError(f"{self.script} did not start: {line!r}")
             self.endpoints.append(line.split()[-1])
 
     def stop(self) -> None:
@@ -480,6 +486,9 @@ REPORT = (
     Figure("stream_paced_client_cpu_us", "  streaming echo client CPU per message, rounds, paced", "us", digits=0),
     Figure("stream_bot_cpu_vs_paced", "stream: bot CPU / echo server CPU, rounds at its rate", "ratio"),
     Figure("stream_paced_server_cpu_us", "  streaming echo server CPU per message, rounds, paced", "us", digits=0),
+    Figure("stream_bot_cpu_vs_protocol", "stream: bot CPU / protocol-only bot CPU (the SDK's own share)", "ratio"),
+    Figure("protocol_bot_cpu_us", "  protocol-only bot CPU per decision (no SDK)", "us", digits=0),
+    Figure("protocol_bot_cpu_vs_paced", "  protocol-only bot CPU / echo server CPU, rounds at its rate", "ratio"),
     Figure("match_cpu_stream_vs_local", "CPU per match, stream / in process (play_game)", "ratio", "<= 20"),
     Figure("match_cpu_unary_vs_local", "CPU per match, unary / in process (play_game)", "ratio"),
     Figure("match_cpu_ms_stream", "  CPU per 4-seat match, all processes, match stream", "ms", digits=1),
@@ -571,10 +580,13 @@ def measure(reps: int, seconds: float, matches_c1: int, matches_c4: int,
         echo = EchoServers()
         stack.callback(echo.stop)
         echo.start(SEATS)
+        protocol = EchoServers(script="bench_protocol_bot.py", ready="protocol-bot listening on ")
+        stack.callback(protocol.stop)
+        protocol.start(SEATS)
         bots, store, bot_ids, seats = registered_bots(stack, Path(tmp))
         bot_pids = [b.process.pid for b in bots]
         return asyncio.run(_measure(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
-                                    progress))
+                                    progress, protocol))
 
 
 def _add(total: dict[str, float], part: dict[str, float]) -> None:
@@ -584,23 +596,26 @@ def _add(total: dict[str, float], part: dict[str, float]) -> None:
 
 async def _measure(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int], store: Store, bot_ids: list[str],
                    reps: int, seconds: float, matches_c1: int, matches_c4: int,
-                   progress: Callable[[str], None]) -> list[dict[str, float]]:
+                   progress: Callable[[str], None], protocol: EchoServers) -> list[dict[str, float]]:
     """Each repetition alternates its two sides in ``SLICES`` slices (ABBA order), so that a burst of load from
     other jobs falls on both sides of a ratio alike. Matches lease their channels to the bots from one pool, as
-    the matches of a worker process do (``arena.match.channels``)."""
+    the matches of a worker process do (``arena.match.channels``). ``protocol``: the protocol-only bots."""
     pool = BotChannels()
     try:
         return await _repetitions(echo, seats, bot_pids, store, bot_ids, reps, seconds, matches_c1, matches_c4,
-                                  progress, pool)
+                                  progress, pool, protocol)
     finally:
         await pool.close()
 
 
 async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[int], store: Store,
                        bot_ids: list[str], reps: int, seconds: float, matches_c1: int, matches_c4: int,
-                       progress: Callable[[str], None], pool: BotChannels) -> list[dict[str, float]]:
+                       progress: Callable[[str], None], pool: BotChannels,
+                       protocol: EchoServers) -> list[dict[str, float]]:
     await referee_phase(seats, bot_pids, 0.2, "warm", pool)  # imports, first connections
     await referee_phase(seats, bot_pids, 0.2, "warm-stream", pool, STREAM)
+    bare = [SeatSpec(f"protocol{i}@1.0", endpoint) for i, endpoint in enumerate(protocol.endpoints)]
+    await referee_phase(bare, protocol.pids, 0.2, "warm-protocol", pool, STREAM)
     inprocess = InProcessBots(RandomBot)
     queue_pids = [*bot_pids, int(store.client.info("server")["process_id"])]  # the CPU a match costs, but ours
     out = []
@@ -612,6 +627,7 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         se: dict[str, float] = {}
         sr: dict[str, float] = {}
         sp: dict[str, float] = {}
+        pb: dict[str, float] = {}
         for i in range(SLICES):
             for side in ("echo", "stream_echo", "barrier", "referee", "stream")[::1 if i % 2 == 0 else -1]:
                 if side == "stream_echo":
@@ -621,6 +637,8 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
                     _add(sr, part)  # then the streaming echo at this slice's rate, in rounds
                     _add(sp, await paced_stream_phase(echo.endpoints, echo.pids, part["calls"] / part["wall"],
                                                       seconds / SLICES / 2))
+                    _add(pb, await referee_phase(bare, protocol.pids, seconds / SLICES / 2, f"p{rep}-{i}", pool,
+                                                 STREAM))  # the same games, the bots without the SDK
                 elif side == "echo":
                     _add(e, await echo_phase(echo.endpoints, echo.pids, seconds / SLICES))
                 elif side == "barrier":
@@ -663,6 +681,9 @@ async def _repetitions(echo: EchoServers, seats: list[SeatSpec], bot_pids: list[
         figures["stream_paced_server_cpu_us"] = sp["peer_cpu"] / sp["calls"] * 1e6
         figures["stream_cpu_vs_paced"] = figures["stream_cpu_us"] / figures["stream_paced_client_cpu_us"]
         figures["stream_bot_cpu_vs_paced"] = figures["stream_bot_cpu_us"] / figures["stream_paced_server_cpu_us"]
+        figures["protocol_bot_cpu_us"] = pb["peer_cpu"] / pb["calls"] * 1e6
+        figures["stream_bot_cpu_vs_protocol"] = figures["stream_bot_cpu_us"] / figures["protocol_bot_cpu_us"]
+        figures["protocol_bot_cpu_vs_paced"] = figures["protocol_bot_cpu_us"] / figures["stream_paced_server_cpu_us"]
         figures["stream_vs_stream_echo"] = figures["stream_decisions_per_s"] / figures["stream_echo_per_s"]
         figures["stream_cpu_vs_stream_echo"] = figures["stream_cpu_us"] / figures["stream_echo_client_cpu_us"]
         figures["stream_bot_cpu_vs_stream_echo"] = (figures["stream_bot_cpu_us"]
