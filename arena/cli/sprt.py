@@ -206,6 +206,9 @@ def sprt_start(app: AppContext, /, v1: str, v2: str, game: str, elo0: float, elo
         click.echo("note: house:montecarlo caps each decision at 40 ms of wall time: on a busy machine its choices "
                    "depend on timing, so the two tables of a block can part where V1 and V2 decided alike (fewer "
                    "blocks alike, more matches to decide); house:heuristic is deterministic", err=True)
+    if house and ladder and not as_json:  # accepted, as the arena does: said, since it changes nothing
+        click.echo("note: --ladder does not apply to a paired test with house bots: its matches are always off the "
+                   "public ladder (house bots are not on it)", err=True)
     if statistic == SCORE and not house:
         raise click.UsageError("--statistic score is the paired test's: give --house bots for the other seats")
     if elo1 is None:

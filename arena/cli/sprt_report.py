@@ -76,14 +76,20 @@ def expected(s: Any) -> tuple[int, str, str]:
                                not s.house)), "Elo", "up to about"
 
 
+FEW_BLOCKS = 10  # a test expected to decide in fewer blocks than this is told its hypotheses are too far apart
+
+
 def expected_text(s: Any) -> str:
     """What the test will take (``expected``), and what to do when that is near its --max-blocks. An average: one
     test often takes more (an equal-strength pair expected at 801 blocks decided after 1,245)."""
     blocks, unit, about = expected(s)
-    text = (f"expect {about} {blocks:,} blocks ({2 * blocks:,} matches) if V2 is {s.elo1:g} or {s.elo0:g} "
-            f"{unit} better, on average (one test may take twice that); more between the two, fewer for a clearly "
-            f"larger or smaller gap")
-    if blocks > s.max_blocks / 2:
+    text = (f"expect {about} {blocks:,} block{'' if blocks == 1 else 's'} ({2 * blocks:,} matches) if V2 is "
+            f"{s.elo1:g} or {s.elo0:g} {unit} better, on average (one test may take twice that); more between the "
+            f"two, fewer for a clearly larger or smaller gap")
+    if blocks < FEW_BLOCKS:
+        text += (f". So wide a gap ({s.elo1 - s.elo0:g} {unit}) decides in a block or two whatever V2 is, and the "
+                 f"verdict says little: set --elo1 to the smallest gain you care about")
+    elif blocks > s.max_blocks / 2:
         where = "past" if blocks > s.max_blocks else "close to"
         text += (f". That is {where} --max-blocks {s.max_blocks:,}, where the test stops undecided: set --elo1 to "
                  f"the smallest gain you care about (twice the gap, a quarter of the blocks)")

@@ -50,6 +50,7 @@ from arena.core.text import plural
 from arena.tournaments.deals import DEAL_PLANS, DEALS_HELP, ROTATE_WARNING
 from arena.tournaments.round_robin import MAX_MATCHES
 from arena.tournaments.swiss import FIRST_ROUND
+from arena.tournaments.until_separated import MIN_DEALS
 from arena_sdk.pb import arena_pb2
 
 
@@ -208,6 +209,9 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         format_name = "until_separated"
     if max_matches is not None and format_name != "until_separated":
         raise click.UsageError("--max-matches caps a tournament run --until-separated; add --until-separated")
+    if max_matches is not None and max_matches < MIN_DEALS:
+        click.echo(f"warning: --max-matches {max_matches}: a separation counts only over {MIN_DEALS} deals or more, "
+                   f"so this tournament can only stop at its cap", err=True)
     if first_round is not None and format_name != "swiss":
         raise click.UsageError("--first-round orders round 1 of a Swiss; add --format swiss")
     if format_name == "swiss" and deals == "rotate":

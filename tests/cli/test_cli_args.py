@@ -390,3 +390,15 @@ def test_a_server_gone_while_it_is_probed_is_not_said_to_be_something_else() -> 
     said = not_an_arena(f"127.0.0.1:{port}", timeout_s=1.0)
     gone.join()
     assert said is not None and "nothing answers there any more" in said, said
+
+
+def test_an_until_separated_cap_below_the_deals_a_separation_needs_is_warned_of(dead_endpoint: str) -> None:
+    """An organiser review: `--until-separated --max-matches 1` was accepted in silence, though a separation counts
+    only over 10 deals or more: such a tournament can only stop at its cap. Said before the arena is asked."""
+    from arena.tournaments.until_separated import MIN_DEALS
+
+    args = ["tournament", "create", "--bots", "a,b", "--until-separated", "--server", dead_endpoint]
+    low = CliRunner().invoke(cli, [*args, "--max-matches", str(MIN_DEALS - 1)])
+    assert f"warning: --max-matches {MIN_DEALS - 1}: a separation counts only over {MIN_DEALS} deals" in low.stderr
+    enough = CliRunner().invoke(cli, [*args, "--max-matches", str(MIN_DEALS)])
+    assert "warning: --max-matches" not in enough.stderr and enough.exit_code != 0  # nobody answers there

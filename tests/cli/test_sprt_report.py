@@ -124,3 +124,26 @@ def test_the_json_of_a_score_test_counts_its_blocks_better_alike_and_worse() -> 
     assert data["counts"] is None and (data["better"], data["alike"], data["worse"]) == (2, 3, 1)
     points = sprt_report.sprt_dict(arena_pb2.Sprt(statistic="points", blocks=1, counts=[0, 1, 0]))
     assert points["counts"] == [0, 1, 0] and "better" not in points
+
+
+def test_a_test_whose_hypotheses_are_too_far_apart_is_told_it_says_little() -> None:
+    """An organiser review: `--elo0 -1000 --elo1 1000` decided H1 from one block, "expect about 1 blocks", no word."""
+    s = _sprt(0, {}, state="running", verdict="")
+    s.max_blocks, s.elo0, s.elo1 = 5000, -1000.0, 1000.0
+    text = sprt_report.expected_text(s)
+    assert "So wide a gap (2000 nElo) decides in a block or two whatever V2 is" in text, text
+    s.elo0, s.elo1 = 0.0, 40.0
+    assert "So wide a gap" not in sprt_report.expected_text(s)
+
+
+def test_ladder_with_house_bots_is_said_to_change_nothing(dead_endpoint: str) -> None:
+    """An organiser review: `--ladder` with `--house` was accepted in silence (the matches of a paired test never
+    count on the public ladder). Said before the arena is asked (here nobody answers at --server)."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    args = ["sprt", "me@1", "me@2", "--house", "heuristic,heuristic,heuristic", "--server", dead_endpoint]
+    said = CliRunner().invoke(cli, [*args, "--ladder"])
+    assert said.exit_code != 0 and "note: --ladder does not apply to a paired test with house bots" in said.stderr
+    assert "--ladder does not apply" not in CliRunner().invoke(cli, args).stderr
