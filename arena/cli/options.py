@@ -219,6 +219,14 @@ def visibility_timeout_option(f: F) -> F:
              "by another worker, which runs the match again (the result still counts once).")(f)
 
 
+def max_deferral_option(f: F) -> F:
+    return option(
+        "--max-deferral", "max_deferral", type=click.FloatRange(min=0), default=DEFAULTS.max_deferral_s,
+        show_default=True, metavar="SECONDS",
+        help="The matches of a bot that stopped answering (unhealthy) wait this long for it, deferred; then they are "
+             "played anyway and it forfeits them (docs/failure-policy.md). 0: played at once.")(f)
+
+
 class MetricsAddressType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; pyproject allows 8.1
     """The ``--metrics`` address: ``HOST:PORT``, or ``PORT`` alone for loopback (``arena.core.metrics``)."""
 

@@ -15,6 +15,7 @@ from arena.cli.options import (
     bot_ca_option,
     data_dir_option,
     json_option,
+    max_deferral_option,
     metrics_option,
     option,
     read_bot_ca,
@@ -38,13 +39,15 @@ from arena_sdk.pb import arena_pb2
              "docs/scale.md).")
 @option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
 @visibility_timeout_option
+@max_deferral_option
 @data_dir_option
 @redis_url_option
 @bot_ca_option
 @metrics_option
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_timeout: float,
-           data_dir: Path, redis_url: str | None, bot_ca: Path | None, metrics: str | None) -> None:
+           data_dir: Path, redis_url: str | None, bot_ca: Path | None, metrics: str | None,
+           max_deferral: float = DEFAULTS.max_deferral_s) -> None:
     """Run an extra worker: take match jobs from Redis, referee them, store the results; until Ctrl-C.
     `arena worker list` shows the workers that are alive instead.
 
@@ -93,7 +96,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             # restarted and its private Redis may listen on another port now
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
             settings = WorkerSettings(concurrency=concurrency, visibility_timeout_s=visibility_timeout,
-                                      bot_ca=bot_ca_pem)
+                                      bot_ca=bot_ca_pem, max_deferral_s=max_deferral)
             try:
                 run_worker(url, settings, name=name, stop=stop, resolve_url=resolve)
             except KeyboardInterrupt:  # told again while it drains: its matches are cancelled, left pending

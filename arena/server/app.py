@@ -144,7 +144,7 @@ class ArenaServer:
         verify_timeout_s: how long each of those GetInfo calls may take, seconds; a failed registration check
             answers no sooner (``arena.server.admission``).
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
-        visibility_timeout_s, heartbeat_s, max_deliveries: of the embedded workers (see
+        visibility_timeout_s, heartbeat_s, max_deliveries, max_deferral_s: of the embedded workers (see
             ``arena.worker.loop.run_worker``).
         health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
             "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
@@ -172,7 +172,8 @@ class ArenaServer:
                  heartbeat_s: float = DEFAULTS.heartbeat_s, max_deliveries: int = DEFAULTS.max_deliveries,
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None,
-                 bot_notes: str = "owner", web_key: str | None = None) -> None:
+                 bot_notes: str = "owner", web_key: str | None = None,
+                 max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
@@ -189,7 +190,7 @@ class ArenaServer:
         self.health_check_s = health_check_s
         self.worker_settings = WorkerSettings(  # ValueError for a bad worker option
             concurrency=concurrency, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
-            heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, bot_ca=bot_ca)
+            heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, bot_ca=bot_ca, max_deferral_s=max_deferral_s)
         self.visibility_timeout_s = visibility_timeout_s
         self.heartbeat_s = heartbeat_s
         self.max_deliveries = max_deliveries

@@ -402,3 +402,22 @@ def test_an_until_separated_cap_below_the_deals_a_separation_needs_is_warned_of(
     assert f"warning: --max-matches {MIN_DEALS - 1}: a separation counts only over {MIN_DEALS} deals" in low.stderr
     enough = CliRunner().invoke(cli, [*args, "--max-matches", str(MIN_DEALS)])
     assert "warning: --max-matches" not in enough.stderr and enough.exit_code != 0  # nobody answers there
+
+
+def test_the_deferral_cap_is_an_option_of_serve_and_worker(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-attack had to write Python to set the cap on a bot's deferred matches (WorkerSettings.max_deferral_s):
+    `--max-deferral SECONDS` sets it on `arena worker` and on the embedded workers of `arena serve`."""
+    from typing import Any
+
+    from arena.server.app import ArenaServer
+    from arena.worker import loop
+
+    taken: list[Any] = []
+    monkeypatch.setattr(loop, "run_worker", lambda url, settings, **kwargs: taken.append(settings))
+    result = CliRunner().invoke(cli, ["worker", "--max-deferral", "25", "--redis-url", redis_url])
+    assert result.exit_code == 0, result.output
+    assert [s.max_deferral_s for s in taken] == [25.0]
+    refused = CliRunner().invoke(cli, ["worker", "--max-deferral", "-1", "--redis-url", redis_url])
+    assert refused.exit_code == 2 and "--max-deferral" in refused.stderr
+    assert "--max-deferral SECONDS" in CliRunner().invoke(cli, ["serve", "--help"]).output
+    assert ArenaServer("127.0.0.1:0", redis_url, max_deferral_s=30.0).worker_settings.max_deferral_s == 30.0
