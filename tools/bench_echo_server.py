@@ -32,13 +32,13 @@ def echo_stream(requests, context):  # type: ignore[no-untyped-def]
     yield from requests
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def serve_as_a_bot(handler: grpc.GenericRpcHandler, ready: str, description: str) -> None:
+    """Serve ``handler`` as the SDK serves a bot (``grpc.server`` on a thread pool of the SDK's size) on 127.0.0.1
+    and ``--port`` (0: a free one); print ``ready`` and the address once listening, then serve until SIGTERM /
+    SIGINT."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
     args = parser.parse_args()
-    handler = grpc.method_handlers_generic_handler(
-        SERVICE, {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
-                  "EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)})
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=DEFAULT_MAX_WORKERS))
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port(f"127.0.0.1:{args.port}")
@@ -46,10 +46,17 @@ def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
-    print(f"echo listening on 127.0.0.1:{port}", flush=True)
+    print(f"{ready}127.0.0.1:{port}", flush=True)
     while not stop.wait(0.2):
         pass
     server.stop(0).wait()
+
+
+def main() -> None:
+    handler = grpc.method_handlers_generic_handler(
+        SERVICE, {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
+                  "EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)})
+    serve_as_a_bot(handler, "echo listening on ", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

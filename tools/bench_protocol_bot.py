@@ -12,22 +12,20 @@ Usage: python tools/bench_protocol_bot.py [--port 0]
 
 from __future__ import annotations
 
-import argparse
 import random
-import signal
 import sys
-import threading
 from collections.abc import Iterator
-from concurrent import futures
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sdk"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_echo_server import serve_as_a_bot  # noqa: E402
 
 from arena_sdk.pb import bot_pb2  # noqa: E402
-from arena_sdk.server import DEFAULT_MAX_WORKERS  # noqa: E402
 
 SERVICE = "arena.v1.Bot"
 
@@ -60,25 +58,12 @@ def _serialize(message: Any) -> bytes:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
-    args = parser.parse_args()
     handler = grpc.method_handlers_generic_handler(SERVICE, {
         "GetInfo": grpc.unary_unary_rpc_method_handler(
             get_info, request_deserializer=bot_pb2.GetInfoRequest.FromString, response_serializer=_serialize),
         "PlayMatch": grpc.stream_stream_rpc_method_handler(
             play_match, request_deserializer=bot_pb2.RefereeMessage.FromString, response_serializer=_serialize)})
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=DEFAULT_MAX_WORKERS))
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port(f"127.0.0.1:{args.port}")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    server.start()
-    print(f"protocol-bot listening on 127.0.0.1:{port}", flush=True)
-    while not stop.wait(0.2):
-        pass
-    server.stop(0).wait()
+    serve_as_a_bot(handler, "protocol-bot listening on ", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
