@@ -15,6 +15,7 @@ from arena.cli.app import RPC_TIMEOUT_S, AppContext, ArenaClient, when
 from arena.cli.errors import rpc_error
 from arena.cli.tables import Col, fit, print_tables
 from arena.ratings.sprt import verdict_text
+from arena.store.health import MISMATCH_PREFIX
 from arena_sdk.pb import arena_pb2
 
 
@@ -160,9 +161,6 @@ def tournament_dict(t: Any) -> dict[str, Any]:
     }
 
 
-NOT_AS_REGISTERED = "not as registered"  # how the health reason of a bot answering GetInfo otherwise starts
-
-
 def waiting_text(t: Any, *, short: bool = False, now: float | None = None) -> str:
     """What a running tournament ``t`` waits for (``Tournament.waiting_for``): its unhealthy bots, whose matches
     are deferred until they answer GetInfo again, or played anyway (forfeited) from about their ``forced_at``, which
@@ -181,7 +179,7 @@ def waiting_text(t: Any, *, short: bool = False, now: float | None = None) -> st
              for w, past in zip(waiting, forced)]
     # a bot that answers, but not as registered, is not started: it is made to answer as registered
     fix = ("make it answer GetInfo as registered (name, version, game)"
-           if all(w.reason.startswith(NOT_AS_REGISTERED) for w in waiting) else "start the bot")
+           if all(w.reason.startswith(MISMATCH_PREFIX) for w in waiting) else "start the bot")
     if all(forced):
         return "; ".join(parts) + f" ({fix}; `arena tournament cancel {t.id}` to give up)"
     one = len(waiting) == 1

@@ -19,7 +19,8 @@ from arena.core.text import printable
 from arena.match.bot_checks import GETINFO_OPTIONS, answer_over_limit, bot_info_refusal, over_limit_refusal
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotDialer, split_endpoint
 from arena.store import BotEntry, Store
-from arena.worker.health import MISMATCH_PREFIX, registration_mismatch
+from arena.store.health import MISMATCH_PREFIX
+from arena.worker.health import registration_mismatch
 from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 

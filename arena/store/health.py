@@ -24,6 +24,7 @@ from arena.store.keys import (
 )
 from arena_sdk.games import GAMES
 
+MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot whose GetInfo does not match its registration
 FORCED_FIELD = "forced"  # a job field: "1" = play this match whatever the health of its bots (deferral cap passed)
 DEFERRED_AT_FIELD = "deferred_at"  # a job field: when the match was first deferred, s since epoch
 # A job field: deliveries of the match's job before it was last deferred, each of which may have started it (a

@@ -56,6 +56,7 @@ from arena.core.text import printable
 from arena.match.channels import PLAINTEXT_OR_SYSTEM_ROOTS, BotChannels, BotDialer
 from arena.match.record import MatchRecord, SeatSpec
 from arena.store import BotEntry, Store
+from arena.store.health import MISMATCH_PREFIX
 from arena_sdk.guard import secret_metadata
 from arena_sdk.pb import bot_pb2, bot_pb2_grpc
 
@@ -64,7 +65,6 @@ log = logging.getLogger(__name__)
 # A bot that refuses a call for want of credentials is alive: it answers, it only wants its secret.
 _ALIVE_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 NAME_CHANGED = "reports another name in GetInfo than it is registered under"
-MISMATCH_PREFIX = "not as registered: "  # the health reason of a bot whose GetInfo does not match its registration
 
 
 def registration_mismatch(bot: BotEntry, info: bot_pb2.BotInfo) -> tuple[str, str]:
@@ -209,7 +209,8 @@ async def check_bots(store: Store, games: Sequence[str], *, max_deferral_s: floa
         if not deferred:
             continue
         sick = await asyncio.to_thread(store.unhealthy_bots, game)  # bot id -> unhealthy since
-        relapsed |= await asyncio.to_thread(_relapsed, store, game, sick, max_deferral_s)
+        newly = {bot: since for bot, since in sick.items() if bot not in unhealthy}  # unhealthy since the first read
+        relapsed |= await asyncio.to_thread(_relapsed, store, game, newly, max_deferral_s)
         states: dict[str, str | None] = {}
         clock = await asyncio.to_thread(store.server_time) if now is None else now  # one clock for all workers
         for match in deferred:

@@ -15,7 +15,8 @@ from arena.core.specs import MatchSpec, is_house_bot
 from arena.match.channels import BotChannels
 from arena.match.record import SeatSpec
 from arena.store import FORCED_FIELD, Job, MatchInputs, Store
-from arena.worker.health import MISMATCH_PREFIX, not_as_registered
+from arena.store.health import MISMATCH_PREFIX
+from arena.worker.health import not_as_registered
 
 log = logging.getLogger("arena.worker.loop")  # the scheduler's work: operators filter its log under one name
 

@@ -27,8 +27,9 @@ from arena.server import pages
 from arena.server.app import ArenaServer
 from arena.server.replies import bot_message
 from arena.store import Store, TournamentInfo, WorkerStatus
+from arena.store.health import MISMATCH_PREFIX
 from arena.store.keys import GAMES_SET, bot_index_key, bot_key, bots_key, owner_key, versions_key
-from arena.worker.health import MISMATCH_PREFIX, NAME_CHANGED, check_bots
+from arena.worker.health import NAME_CHANGED, check_bots
 from arena.worker.loop import enqueue_matches
 from arena_sdk.games.base import competition_ranks
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
