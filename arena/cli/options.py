@@ -219,12 +219,24 @@ def visibility_timeout_option(f: F) -> F:
              "by another worker, which runs the match again (the result still counts once).")(f)
 
 
-def max_deferral_option(f: F) -> F:
-    return option(
+def bot_health_options(f: F) -> F:
+    """``--unhealthy-after N``, ``--bot-recheck SECONDS`` and ``--max-deferral SECONDS``: how the workers treat a
+    bot that stopped answering (``arena.worker.health``, docs/failure-policy.md)."""
+    f = option(
         "--max-deferral", "max_deferral", type=click.FloatRange(min=0), default=DEFAULTS.max_deferral_s,
         show_default=True, metavar="SECONDS",
         help="The matches of a bot that stopped answering (unhealthy) wait this long for it, deferred; then they are "
              "played anyway and it forfeits them (docs/failure-policy.md). 0: played at once.")(f)
+    f = option(
+        "--bot-recheck", "bot_recheck", type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULTS.bot_recheck_s, show_default=True, metavar="SECONDS",
+        help="Seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet); one that answers "
+             "as registered is healthy again and its deferred matches are queued again.")(f)
+    return option(
+        "--unhealthy-after", "unhealthy_after", type=click.IntRange(min=1), default=DEFAULTS.unhealthy_after,
+        show_default=True, metavar="N",
+        help="A bot whose matches failed N times in a row (it forfeited, or answered no call) is marked unhealthy "
+             "and its matches are deferred (see --max-deferral).")(f)
 
 
 class MetricsAddressType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; pyproject allows 8.1

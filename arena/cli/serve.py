@@ -18,8 +18,8 @@ from arena.cli.errors import ArenaCliError
 from arena.cli.options import (
     EndpointType,
     bot_ca_option,
+    bot_health_options,
     data_dir_option,
-    max_deferral_option,
     metrics_option,
     option,
     read_bot_ca,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 @option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=DEFAULTS.concurrency, show_default=True,
         help="Matches each worker runs at once (all embedded workers share one process: docs/scale.md).")
 @visibility_timeout_option
-@max_deferral_option
+@bot_health_options
 @data_dir_option
 @redis_url_option
 @option("--redis-port", type=click.IntRange(0, 65535), default=0, show_default=True, metavar="PORT",
@@ -64,7 +64,8 @@ if TYPE_CHECKING:
 def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibility_timeout: float,
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
           bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner",
-          redis_port: int = 0, max_deferral: float = DEFAULTS.max_deferral_s) -> None:
+          redis_port: int = 0, max_deferral: float = DEFAULTS.max_deferral_s,
+          unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck: float = DEFAULTS.bot_recheck_s) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -124,6 +125,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             server = ArenaServer(listen, url, workers=workers, concurrency=concurrency,
                                  visibility_timeout_s=visibility_timeout, admin_token=admin_token, tls=tls,
                                  bot_ca=bot_ca_pem, bot_notes=bot_notes, max_deferral_s=max_deferral,
+                                 unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck,
                                  web_key=os.environ.get(WEB_KEY_ENV) or None)
             port = server.start()
             try:

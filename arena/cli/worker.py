@@ -13,9 +13,9 @@ from arena.cli.app import AppContext, ago, cli, print_json, redact, stop_on_sign
 from arena.cli.errors import ArenaCliError
 from arena.cli.options import (
     bot_ca_option,
+    bot_health_options,
     data_dir_option,
     json_option,
-    max_deferral_option,
     metrics_option,
     option,
     read_bot_ca,
@@ -39,7 +39,7 @@ from arena_sdk.pb import arena_pb2
              "docs/scale.md).")
 @option("--name", default=None, help="Worker name in the Redis consumer group (default: host and pid).")
 @visibility_timeout_option
-@max_deferral_option
+@bot_health_options
 @data_dir_option
 @redis_url_option
 @bot_ca_option
@@ -47,7 +47,9 @@ from arena_sdk.pb import arena_pb2
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_timeout: float,
            data_dir: Path, redis_url: str | None, bot_ca: Path | None, metrics: str | None,
-           max_deferral: float = DEFAULTS.max_deferral_s) -> None:
+           max_deferral: float = DEFAULTS.max_deferral_s,
+           unhealthy_after: int = DEFAULTS.unhealthy_after,
+           bot_recheck: float = DEFAULTS.bot_recheck_s) -> None:
     """Run an extra worker: take match jobs from Redis, referee them, store the results; until Ctrl-C.
     `arena worker list` shows the workers that are alive instead.
 
@@ -96,7 +98,8 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
             # restarted and its private Redis may listen on another port now
             resolve = None if redis_url else (lambda: resolve_redis_url(data_dir))
             settings = WorkerSettings(concurrency=concurrency, visibility_timeout_s=visibility_timeout,
-                                      bot_ca=bot_ca_pem, max_deferral_s=max_deferral)
+                                      bot_ca=bot_ca_pem, max_deferral_s=max_deferral,
+                                      unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck)
             try:
                 run_worker(url, settings, name=name, stop=stop, resolve_url=resolve)
             except KeyboardInterrupt:  # told again while it drains: its matches are cancelled, left pending

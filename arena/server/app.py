@@ -144,8 +144,8 @@ class ArenaServer:
         verify_timeout_s: how long each of those GetInfo calls may take, seconds; a failed registration check
             answers no sooner (``arena.server.admission``).
         drain_s: on ``stop``, how long running matches may take to finish before they are cancelled.
-        visibility_timeout_s, heartbeat_s, max_deliveries, max_deferral_s: of the embedded workers (see
-            ``arena.worker.loop.run_worker``).
+        visibility_timeout_s, heartbeat_s, max_deliveries, max_deferral_s, unhealthy_after, bot_recheck_s: of the
+            embedded workers (see ``arena.worker.loop.run_worker``).
         health_check_s: seconds between two PINGs of Redis; the standard gRPC health service reports SERVING for
             "" and "arena.v1.Arena" while Redis answers, NOT_SERVING while it does not (every call of the Arena
             service needs Redis).
@@ -173,7 +173,8 @@ class ArenaServer:
                  health_check_s: float = DEFAULTS.health_check_s, admin_token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, bot_ca: bytes | None = None,
                  bot_notes: str = "owner", web_key: str | None = None,
-                 max_deferral_s: float = DEFAULTS.max_deferral_s) -> None:
+                 max_deferral_s: float = DEFAULTS.max_deferral_s, unhealthy_after: int = DEFAULTS.unhealthy_after,
+                 bot_recheck_s: float = DEFAULTS.bot_recheck_s) -> None:
         if admin_token is not None:
             auth.check_token_text(admin_token)  # AdminTokenError is a ValueError
         self.admin_token = admin_token or auth.new_admin_token()
@@ -190,7 +191,8 @@ class ArenaServer:
         self.health_check_s = health_check_s
         self.worker_settings = WorkerSettings(  # ValueError for a bad worker option
             concurrency=concurrency, drain_s=drain_s, visibility_timeout_s=visibility_timeout_s,
-            heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, bot_ca=bot_ca, max_deferral_s=max_deferral_s)
+            heartbeat_s=heartbeat_s, max_deliveries=max_deliveries, bot_ca=bot_ca, max_deferral_s=max_deferral_s,
+            unhealthy_after=unhealthy_after, bot_recheck_s=bot_recheck_s)
         self.visibility_timeout_s = visibility_timeout_s
         self.heartbeat_s = heartbeat_s
         self.max_deliveries = max_deliveries

@@ -404,9 +404,10 @@ def test_an_until_separated_cap_below_the_deals_a_separation_needs_is_warned_of(
     assert "warning: --max-matches" not in enough.stderr and enough.exit_code != 0  # nobody answers there
 
 
-def test_the_deferral_cap_is_an_option_of_serve_and_worker(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A re-attack had to write Python to set the cap on a bot's deferred matches (WorkerSettings.max_deferral_s):
-    `--max-deferral SECONDS` sets it on `arena worker` and on the embedded workers of `arena serve`."""
+def test_bot_health_settings_are_options_of_serve_and_worker(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-attack had to write Python to set the cap on a bot's deferred matches (WorkerSettings.max_deferral_s),
+    and the health thresholds had no option either: `--max-deferral SECONDS`, `--unhealthy-after N` and
+    `--bot-recheck SECONDS` set them on `arena worker` and on the embedded workers of `arena serve`."""
     from typing import Any
 
     from arena.server.app import ArenaServer
@@ -414,10 +415,15 @@ def test_the_deferral_cap_is_an_option_of_serve_and_worker(redis_url: str, monke
 
     taken: list[Any] = []
     monkeypatch.setattr(loop, "run_worker", lambda url, settings, **kwargs: taken.append(settings))
-    result = CliRunner().invoke(cli, ["worker", "--max-deferral", "25", "--redis-url", redis_url])
+    result = CliRunner().invoke(cli, ["worker", "--max-deferral", "25", "--unhealthy-after", "5", "--bot-recheck",
+                                      "2.5", "--redis-url", redis_url])
     assert result.exit_code == 0, result.output
-    assert [s.max_deferral_s for s in taken] == [25.0]
-    refused = CliRunner().invoke(cli, ["worker", "--max-deferral", "-1", "--redis-url", redis_url])
-    assert refused.exit_code == 2 and "--max-deferral" in refused.stderr
-    assert "--max-deferral SECONDS" in CliRunner().invoke(cli, ["serve", "--help"]).output
-    assert ArenaServer("127.0.0.1:0", redis_url, max_deferral_s=30.0).worker_settings.max_deferral_s == 30.0
+    assert [(s.max_deferral_s, s.unhealthy_after, s.bot_recheck_s) for s in taken] == [(25.0, 5, 2.5)]
+    for bad in (["--max-deferral", "-1"], ["--unhealthy-after", "0"], ["--bot-recheck", "0"]):
+        refused = CliRunner().invoke(cli, ["worker", *bad, "--redis-url", redis_url])
+        assert refused.exit_code == 2 and bad[0] in refused.stderr, bad
+    help_text = CliRunner().invoke(cli, ["serve", "--help"]).output
+    assert all(o in help_text for o in ("--max-deferral SECONDS", "--unhealthy-after N", "--bot-recheck SECONDS"))
+    settings = ArenaServer("127.0.0.1:0", redis_url, max_deferral_s=30.0, unhealthy_after=4,
+                           bot_recheck_s=1.5).worker_settings
+    assert (settings.max_deferral_s, settings.unhealthy_after, settings.bot_recheck_s) == (30.0, 4, 1.5)
