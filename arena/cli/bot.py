@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import click
 import grpc
 
 from arena.cli.app import AppContext, cli, loopback, print_json, when
-from arena.cli.errors import ArenaCliError, interruption
+from arena.cli.errors import ArenaCliError, held_interrupts, interruption
 from arena.cli.options import (
     GAMES,
     EndpointType,
@@ -140,22 +141,36 @@ def bot_register(app: AppContext, name: str, endpoint: str, game: str, token: st
     seal = sealer(tokens, arena)
     request = arena_pb2.RegisterBotRequest(name=name, endpoint=endpoint, game=game)
     seal_secret(request, bot_secret, seal, bound_to(BOT_SECRET, "RegisterBot", game, name))
-    try:
-        record = app.arena(server).call("RegisterBot", request, hints=hints,
-                                        credential=owner_credential(arena, token, owner))
-    except KeyboardInterrupt as exc:  # the arena may register it all the same, its new owner token then lost
-        raise interruption(
-            f"interrupted while the arena was registering {name}: it may be registered all the same "
-            f"(`arena bot list`)" + ("" if owner else "; if so, its owner token is lost with this answer, and "
-                                     "the organiser can remove the bot and free the name (`arena owner remove "
-                                     "OWNER_ID`, the owner in `arena bot list --json`)"), exc) from None
-    new_token = opened_token(record, seal, bound_to(OWNER_TOKEN, "RegisterBot", game, name))
-    tokens.pin(arena)
-    if new_token:
-        tokens.put(arena, game, record.name or name, new_token)
-    elif (token and tokens.get(arena.key, game, record.name or name) is None
-          and token in {t for _, t in tokens.owner_tokens(arena)}):
-        tokens.put(arena, game, record.name or name, token)  # a saved owner's new NAME: filed with its token
+    # a new owner's token exists only in the answer: a Ctrl-C waits until it is saved (a second one stops at once)
+    hold: AbstractContextManager[list[KeyboardInterrupt]] = nullcontext([]) if owner else held_interrupts(
+        f"finishing the registration of {name} first: its new owner token comes only in the arena's answer")
+    with hold as held:
+        try:
+            record = app.arena(server).call("RegisterBot", request, hints=hints,
+                                            credential=owner_credential(arena, token, owner))
+        except KeyboardInterrupt as exc:  # the arena may register it all the same, its new owner token then lost
+            raise interruption(
+                f"interrupted while the arena was registering {name}: it may be registered all the same "
+                f"(`arena bot list`)" + ("" if owner else "; if so, its owner token is lost with this answer, and "
+                                         "the organiser can remove the bot and free the name (`arena owner remove "
+                                         "OWNER_ID`, the owner in `arena bot list --json`)"), exc) from None
+        new_token = opened_token(record, seal, bound_to(OWNER_TOKEN, "RegisterBot", game, name))
+        tokens.pin(arena)
+        if new_token:
+            tokens.put(arena, game, record.name or name, new_token)
+        elif (token and tokens.get(arena.key, game, record.name or name) is None
+              and token in {t for _, t in tokens.owner_tokens(arena)}):
+            tokens.put(arena, game, record.name or name, token)  # a saved owner's new NAME: filed with its token
+        _said_registered(record, new_token, tokens, name, bot_secret, as_json)
+    if held:
+        raise interruption(f"interrupted: {record.name or name} was registered all the same"
+                           + (f", its owner token saved in {tokens.path.resolve()}" if new_token else ""), held[0])
+
+
+def _said_registered(record: arena_pb2.BotRecord, new_token: str, tokens: TokenStore, name: str,
+                     bot_secret: str | None, as_json: bool) -> None:
+    """What ``bot register`` prints of a registration: ``record`` as JSON, or a line with notes and the new owner
+    token (``new_token``, "" when none) and where it is saved."""
     if as_json:
         data = bot_dict(record)
         data["owner_token"] = new_token or None

@@ -80,6 +80,33 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextmanager
+def held_interrupts(note: str) -> Iterator[list[KeyboardInterrupt]]:
+    """While the block runs, the first Ctrl-C (SIGINT) or SIGTERM is held, not raised: ``note`` is said on stderr
+    (why the command finishes first) and a ``KeyboardInterrupt`` (``Terminated`` for SIGTERM) is appended to the
+    list the block gets, so that it can end with ``interruption`` once its work is safe; a second signal raises at
+    once. For a call whose answer must not be lost (a new owner's token exists only in it). Does nothing outside
+    the main thread. The previous handlers come back afterwards."""
+    held: list[KeyboardInterrupt] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        if held:
+            raise exc
+        held.append(exc)
+        click.echo(f"\n{note} (press Ctrl-C again to stop now)", err=True)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield held
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def rpc_error(exc: grpc.RpcError, server: str, hints: Mapping[grpc.StatusCode, str] | None = None) -> ArenaCliError:
     """The one-line CLI error for a failed call to the arena server at ``server``.
 

@@ -90,3 +90,37 @@ def test_owner_commands_and_a_second_name(address: str, tmp_path: Path) -> None:
     huge = _cli(data, "registration", "set", "--max-names-total", "18446744073709551616", "--server", address,
                 admin=True)
     assert huge.exit_code == 2 and "Traceback" not in huge.output and "--max-names-total" in huge.stderr
+
+
+def test_a_ctrl_c_during_a_first_registration_waits_for_the_new_token(
+        address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new owner's token exists only in RegisterBot's answer: a Ctrl-C while the call is under way is held until
+    the token is saved (then the command ends interrupted, exit 130, saying so), where it lost the token before; a
+    second Ctrl-C stops at once."""
+    import os
+    import signal
+
+    from arena.cli.app import ArenaClient
+
+    real_call = ArenaClient.call
+    presses = {"n": 1}
+
+    def call_after_ctrl_c(self: ArenaClient, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == "RegisterBot":
+            for _ in range(presses["n"]):
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the arena registers the bot
+        return real_call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(ArenaClient, "call", call_after_ctrl_c)
+    data = tmp_path / "data"
+    held = _cli(data, "bot", "register", "held", "127.0.0.1:1", "--server", address, "--data-dir", str(data))
+    assert held.exit_code == 130, held.output
+    assert "finishing the registration of held first" in held.stderr
+    assert f"interrupted: held was registered all the same, its owner token saved in {data.resolve()}" in held.stderr
+    token = held.stdout.split("owner token of held: ")[1].split()[0]
+    assert token in (data / "tokens.json").read_text()
+
+    presses["n"] = 2  # pressed twice: stopped at once, nothing saved, and told what may have happened
+    stopped = _cli(data, "bot", "register", "gone", "127.0.0.1:2", "--server", address, "--data-dir", str(data))
+    assert stopped.exit_code == 130 and "its owner token is lost with this answer" in stopped.stderr
+    assert "gone" not in (data / "tokens.json").read_text()
