@@ -11,7 +11,7 @@ import grpc
 from rich.table import Table
 
 from arena.cli.app import AppContext, Credential, cli, print_json, when
-from arena.cli.errors import ArenaCliError
+from arena.cli.errors import ArenaCliError, held_interrupts, interruption
 from arena.cli.options import json_option, option, server_option
 from arena.cli.seals import bound_to, opened_token, sealer
 from arena.cli.tokens import TokenStore, resolve_arena, tokens_dir_option
@@ -69,18 +69,22 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
     arena = resolve_arena(app, server)
     seal = sealer(tokens, arena)
     request = arena_pb2.CreateOwnerRequest(label=label, client_seal_key=seal.public if seal else b"")
-    created = app.arena(server).call("CreateOwner", request)
-    owner_token = opened_token(created, seal, bound_to(OWNER_TOKEN, "CreateOwner", "", label))
-    tokens.put_owner(arena, created.id, owner_token, created.label)
-    if as_json:
-        data = owner_dict(created)
-        data["owner_token"], data["token_file"] = owner_token, str(tokens.path)
-        print_json(data)
-        return
-    click.echo(f"created owner {created.id}" + (f" ({created.label})" if created.label else ""))
-    click.echo(f"owner token: {owner_token}")
-    click.echo(f"  shown once; saved in {tokens.path}. Register bots for this owner with "
-               f"`arena bot register NAME HOST:PORT --token TOKEN`")
+    with held_interrupts("creating the owner first: its token comes only in the arena's answer") as held:
+        created = app.arena(server).call("CreateOwner", request)
+        owner_token = opened_token(created, seal, bound_to(OWNER_TOKEN, "CreateOwner", "", label))
+        tokens.put_owner(arena, created.id, owner_token, created.label)
+        if as_json:
+            data = owner_dict(created)
+            data["owner_token"], data["token_file"] = owner_token, str(tokens.path)
+            print_json(data)
+        else:
+            click.echo(f"created owner {created.id}" + (f" ({created.label})" if created.label else ""))
+            click.echo(f"owner token: {owner_token}")
+            click.echo(f"  shown once; saved in {tokens.path}. Register bots for this owner with "
+                       f"`arena bot register NAME HOST:PORT --token TOKEN`")
+    if held:
+        raise interruption(f"interrupted: owner {created.id} was created all the same, its token saved in "
+                           f"{tokens.path.resolve()}", held[0])
 
 
 @owner.command("show", short_help="Show the owner of a token: id, names, quota use.")

@@ -124,3 +124,28 @@ def test_a_ctrl_c_during_a_first_registration_waits_for_the_new_token(
     stopped = _cli(data, "bot", "register", "gone", "127.0.0.1:2", "--server", address, "--data-dir", str(data))
     assert stopped.exit_code == 130 and "its owner token is lost with this answer" in stopped.stderr
     assert "gone" not in (data / "tokens.json").read_text()
+
+
+def test_a_ctrl_c_during_owner_create_waits_for_its_token(
+        address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`owner create` prints and saves the token of the owner it created even when Ctrl-C came during the call,
+    then ends interrupted saying so."""
+    import os
+    import signal
+
+    from arena.cli.app import ArenaClient
+
+    real_call = ArenaClient.call
+
+    def call_after_ctrl_c(self: ArenaClient, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == "CreateOwner":
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(ArenaClient, "call", call_after_ctrl_c)
+    data = tmp_path / "data"
+    held = _cli(data, "owner", "create", "team red", "--server", address, "--data-dir", str(data), admin=True)
+    assert held.exit_code == 130, held.output
+    token = held.stdout.split("owner token: ")[1].split()[0]
+    assert token in (data / "tokens.json").read_text()
+    assert "was created all the same, its token saved in" in held.stderr
