@@ -19,7 +19,7 @@ from arena.match.bot_stub import UndecodableAnswer
 from arena.match.call_outcome import call_outcome, status_code
 from arena.match.loop_lag import LoopLag
 from arena.match.record import Limits, SeatSpec
-from arena.match.stream_status import StreamCut
+from arena.match.stream_status import StreamCut, StreamNotServed
 from arena_sdk.pb import bot_pb2
 
 log = logging.getLogger("arena.match.referee")  # the referee's work: one logger name for operators' filters
@@ -84,6 +84,11 @@ class BotCalls:
         """The seat's connection went during the match (whoever answers now may be another process): overridden
         where the match's channels come from a pool."""
 
+    def _unary_from_now(self, seat: int) -> bool:
+        """The seat's match stream was refused as not served (``StreamNotServed``): call its bot through the unary
+        calls from now on, and return True, when the match can (``RunningMatch``); False: it stays as it is."""
+        return False
+
     def _connected(self, seat: int) -> bool:
         return self.channels[seat].get_state() == grpc.ChannelConnectivity.READY
 
@@ -136,6 +141,9 @@ class BotCalls:
                 error = None
             except grpc.RpcError as exc:
                 error = exc
+                if isinstance(exc, StreamNotServed) and self._unary_from_now(seat):  # asked again, unary
+                    call = getattr(self.stubs[seat], method)
+                    continue
                 if (status_code(exc) == grpc.StatusCode.UNAVAILABLE and not isinstance(exc, StreamCut)
                         and self._may_wait(seat) and deadline - time.perf_counter() > RECONNECT_MIN_S):
                     unreachable = unreachable or exc
@@ -249,6 +257,9 @@ class BotCalls:
                 raise
             for j, i in enumerate(todo):
                 seat = seats[i]
+                if isinstance(errors[j], StreamNotServed) and self._unary_from_now(seat):
+                    again.append(i)  # asked again through the unary calls, not charged
+                    continue
                 response, kind, detail = self._decide_outcome(seat, responses[j], errors[j], unreachable[j])
                 latency_ms = round(((done_at[j] or time.perf_counter()) - starts[j]) * 1000, 1)  # a record keeps it
                 if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:

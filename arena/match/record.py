@@ -70,6 +70,25 @@ def _check_seats(d: dict[str, Any], game: str) -> list[SeatSpec]:
     return seats
 
 
+TRANSPORTS = ("stream", "unary")  # ``MatchRecord.transports``: through the match stream, through the unary calls
+
+
+def _check_transports(seats: list[dict[str, Any]]) -> tuple[tuple[str, int], ...]:
+    """``MatchRecord.transports`` of the checked ``record.seats``: () when no seat has a ``transport`` (a record
+    from before it was kept), else each seat's (``transport``, ``streams``); raises ``RecordError``."""
+    if not any("transport" in s for s in seats):
+        return ()
+    out: list[tuple[str, int]] = []
+    for i, s in enumerate(seats):
+        transport, streams = s.get("transport"), s.get("streams")
+        if (transport not in TRANSPORTS or not isinstance(streams, int) or isinstance(streams, bool)
+                or streams < 0):
+            raise RecordError(f"record.seats[{i}] must have a transport ({' or '.join(TRANSPORTS)}) and streams (a "
+                              f"count, 0 or more) as every other seat, got {transport!r} and {streams!r}")
+        out.append((str(transport), streams))
+    return tuple(out)
+
+
 def _check_seat_seeds(seat_seeds: Any, seats: int) -> list[int]:
     """``record.seat_seeds`` checked: [] or one integer 0 .. 2**63-1 per seat; raises ``RecordError``."""
     if (not isinstance(seat_seeds, list) or not all(_is_int(x) and 0 <= x < 2**63 for x in seat_seeds)
@@ -108,6 +127,11 @@ class MatchRecord:
         seat_seeds: the seed each seat's bot got for its own randomness (``StartMatchRequest.seat_seed``), in seat
             order, each 0 .. 2**63-1; () when the referee gave none. As secret as the deal seed: a read method shows
             the record only once the deal may be shown.
+        transports: how the referee called each seat's bot, in seat order (JSON: ``seats[i].transport`` and
+            ``seats[i].streams``): ("stream", n) through the match stream (``PlayMatch``), n streams opened (more
+            than 1: a stream broke or the bot ended one, and the next call opened another), or ("unary", n) through
+            the unary calls (n > 0: streams were tried, and the bot's PlayMatch refused them: it does not implement
+            it though its GetInfo says serves_match_stream); () when not known (a record from before, a live one).
     """
 
     match_id: str
@@ -126,6 +150,7 @@ class MatchRecord:
     limits: Limits = Limits()
     time_limit_at: int | None = None
     seat_seeds: tuple[int, ...] = ()
+    transports: tuple[tuple[str, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (only str, int, float, bool, None, lists and dicts)."""
@@ -137,7 +162,9 @@ class MatchRecord:
             "config": dict(self.config),
             "seed": self.seed,
             "deals": [dict(d) for d in self.deals],
-            "seats": [{"name": s.name, "endpoint": s.endpoint} for s in self.seats],
+            "seats": [{"name": s.name, "endpoint": s.endpoint,
+                       **({"transport": self.transports[i][0], "streams": self.transports[i][1]}
+                          if i < len(self.transports) else {})} for i, s in enumerate(self.seats)],
             "deadline_ms": self.deadline_ms,
             "limits": self.limits.to_dict(),
             "decisions": [dict(d) for d in self.decisions],
@@ -195,6 +222,7 @@ class MatchRecord:
             except (wire.WireError, TypeError) as exc:
                 raise RecordError(f"record.deals[{i}]: {exc}") from exc
         seats = _check_seats(d, game)
+        transports = _check_transports(d["seats"])
         decisions = tuple(_check_decision(i, x) for i, x in enumerate(_get(d, "decisions", list)))
         faults = tuple(_check_fault(i, x) for i, x in enumerate(_get(d, "faults", list)))
         r = _get(d, "result", dict)
@@ -240,6 +268,7 @@ class MatchRecord:
             limits=limits,
             time_limit_at=time_limit_at,
             seat_seeds=tuple(seat_seeds),
+            transports=transports,
         )
 
     def save(self, path: str | Path) -> None:

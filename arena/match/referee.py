@@ -189,6 +189,7 @@ async def run_match(
         limits=match.limits,
         time_limit_at=match.time_limit_at,
         seat_seeds=seat_seeds,
+        transports=match.transports(),
     )
 
 

@@ -89,6 +89,7 @@ class RunningMatch(BotCalls):
     sending: list[Any] = field(default_factory=list)  # per seat: what it has been sent once it answers
     kind_values: dict[str, int] = field(default_factory=dict)
     streams: list[SeatStream | None] = field(default_factory=list)  # per seat: its match stream, None: unary calls
+    refused_streams: list[int] = field(default_factory=list)  # per seat: streams its PlayMatch refused (unary since)
     seat_seeds: tuple[int, ...] = ()  # per seat: the seed of its bot's own randomness, sent in its StartMatch only
     # per seat: its seat key (bot.proto StartMatchRequest.seat_key), drawn at random for this play of the match and
     # sent in its own StartMatch, Decide and EndMatch only; never recorded or logged
@@ -146,6 +147,28 @@ class RunningMatch(BotCalls):
         for lease in self.leases.values():
             self.pool.release(lease)
 
+    def _unary_from_now(self, seat: int) -> bool:
+        """Call the seat's bot through the unary calls from now on (its stream refused as not served: a
+        ``StreamNotServed``, the bot's GetInfo saying serves_match_stream though its PlayMatch is not implemented).
+        True when the seat was on its match stream until now."""
+        stream = self.streams[seat]
+        if stream is None:
+            return False
+        stream.close()
+        self.streams[seat] = None
+        self.refused_streams[seat] = stream.opened
+        self.stubs[seat] = stream.stub
+        self.decide_calls[seat] = stream.stub.Decide
+        request = bot_pb2.DecideRequest()
+        request.CopyFrom(self.requests[seat])  # out of the stream's reusable message
+        self.requests[seat] = request
+        return True
+
+    def transports(self) -> tuple[tuple[str, int], ...]:
+        """``MatchRecord.transports``: per seat ("stream", streams opened) or ("unary", streams its bot refused)."""
+        return tuple(("unary", self.refused_streams[seat]) if stream is None else ("stream", stream.opened)
+                     for seat, stream in enumerate(self.streams))
+
     def _connection_went(self, seat: int) -> None:
         assert self.pool is not None
         self.pool.connection_went(self.leases[self.seats[seat].endpoint])
@@ -155,6 +178,7 @@ class RunningMatch(BotCalls):
         channel of the pool, concurrently) through its own ``SeatStream``, the others through the unary calls.
         A bot whose GetInfo fails or does not decode is called through the unary calls in this match."""
         self.streams = [None] * len(self.seats)
+        self.refused_streams = [0] * len(self.seats)
         if not self.options.match_stream:
             return
         unknown = [lease for lease in self.leases.values() if lease.serves_match_stream is None]

@@ -1,7 +1,8 @@
 """How a call of the match stream (``arena.match.streams``) ends without an answer, as a failed unary call's
 ``grpc.RpcError`` would: ``StreamStatus`` (a status code and details), ``StreamTimeout`` (no answer in time while
 the bot sent messages answering nothing waiting) and ``StreamCut`` (the referee ended a stream past its budget of
-``MAX_UNASKED_MESSAGES``); ``status_code``, the code of a status number."""
+``MAX_UNASKED_MESSAGES``), ``StreamNotServed`` (the bot's PlayMatch is not implemented); ``status_code``, the code of
+a status number."""
 
 from __future__ import annotations
 
@@ -64,3 +65,15 @@ class StreamCut(StreamStatus):
         super().__init__(grpc.StatusCode.UNAVAILABLE,
                          f"the referee ended the match stream: the bot sent {unasked} messages answering nothing it "
                          f"was asked (at most {MAX_UNASKED_MESSAGES} at a time)")
+
+
+NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not implement PlayMatch; a bot that answers "
+              "the four unary calls only leaves serves_match_stream false")
+
+
+class StreamNotServed(StreamStatus):
+    """UNIMPLEMENTED: the bot's GetInfo says serves_match_stream, but its ``PlayMatch`` refused a stream as not
+    implemented; the referee calls that seat through the unary calls from then on (``RunningMatch``)."""
+
+    def __init__(self) -> None:
+        super().__init__(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)

@@ -30,9 +30,10 @@ seat the same way on either path, with the same fault kinds, details, lag retrie
   stream with UNIMPLEMENTED, or, when grpc was still writing the first request, the referee sees INTERNAL
   ("Internal error from Core"): a stream that ends either way before any answer is checked once per seat with a
   stream the referee writes nothing on (``PROBE_S``); when that one is refused with UNIMPLEMENTED, the calls
-  waiting and every later one of the seat fail at once with ``NOT_SERVED`` (an ``error`` whose detail tells
-  the bot author what to change), no stream opened. The same check gives a bot that refuses every stream at once
-  with another status (a wrong bot secret checked before reading) that status, not grpc core's INTERNAL.
+  waiting and every later one of the seat fail at once with ``StreamNotServed`` (UNIMPLEMENTED, ``NOT_SERVED``),
+  no stream opened: the referee then calls the seat through the unary calls (``RunningMatch``). The same check
+  gives a bot that refuses every stream at once with another status (a wrong bot secret checked before reading)
+  that status, not grpc core's INTERNAL.
 
 The stream's call metadata (the bot secret) is that of the first call that opens it.
 """
@@ -52,7 +53,15 @@ import grpc.aio
 from arena.core import limits
 from arena.core.text import cut
 from arena.match.bot_stub import UndecodableAnswer
-from arena.match.stream_status import MAX_UNASKED_MESSAGES, StreamCut, StreamStatus, StreamTimeout, status_code
+from arena.match.stream_status import (
+    MAX_UNASKED_MESSAGES,
+    NOT_SERVED,
+    StreamCut,
+    StreamNotServed,
+    StreamStatus,
+    StreamTimeout,
+    status_code,
+)
 from arena.match.stream_writer import CLOSE, Timed, Writer
 from arena_sdk.pb import bot_pb2
 
@@ -73,8 +82,6 @@ CORE_ENDED = "Internal error from Core"
 # nothing on; a bot that does not refuses it at once with UNIMPLEMENTED, one that does waits for a request); so do
 # registration and `arena play` before a bot plays (arena.match.bot_checks.stream_refusal)
 PROBE_S = 0.5
-NOT_SERVED = ("the bot's GetInfo says serves_match_stream, but it does not implement PlayMatch; a bot that answers "
-              "the four unary calls only leaves serves_match_stream false")
 
 
 def _step_name(step: int) -> str:
@@ -264,7 +271,7 @@ class SeatStream:
         if self.call is None:
             if self.serves is False:  # the bot does not implement PlayMatch: no stream, the call fails at once
                 call = StreamCall(self, key, timeout)
-                call.fail(StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED))
+                call.fail(StreamNotServed())
                 return call
             self._open(metadata, wait_for_ready)
         message.deadline_ms = max(1, round(timeout * 1000))
@@ -332,7 +339,9 @@ class SeatStream:
                 code = grpc.StatusCode.UNAVAILABLE
             elif read and code in _CORE and details == CORE_ENDED:  # the bot ended the stream while it was written
                 code, details = grpc.StatusCode.UNAVAILABLE, f"the bot ended the match stream ({details})"
-            status = StreamStatus(code, f"the match stream broke: {details or code.name}")
+            said = ("the match stream broke" if code == grpc.StatusCode.UNAVAILABLE  # the connection went
+                    else "the bot ended the match stream" if read else "the bot refused the match stream")
+            status = StreamStatus(code, f"{said}: {details or code.name}")
             if not read and (code == grpc.StatusCode.UNIMPLEMENTED or code in _CORE):
                 status = await self._refusal() or status
         except asyncio.CancelledError:
@@ -351,8 +360,8 @@ class SeatStream:
 
     async def _refusal(self) -> StreamStatus | None:
         """Why the bot refuses the match stream, asked with a stream the referee writes nothing on (so no write of
-        the referee's races the bot's status): ``NOT_SERVED`` when it refuses that one with UNIMPLEMENTED (it does
-        not implement PlayMatch), its own status when it refuses it with another (PERMISSION_DENIED for a wrong bot
+        the referee's races the bot's status): ``StreamNotServed`` when it refuses that one with UNIMPLEMENTED (it
+        does not implement PlayMatch), its own status when it refuses it with another (PERMISSION_DENIED for a wrong bot
         secret, which grpc core may have turned into INTERNAL on a stream the referee was writing), None when the
         check gets no status within ``PROBE_S`` (the bot waits for a request: it serves the stream) or one that
         tells nothing (OK, CANCELLED, INTERNAL). Asked once per seat, and again after each refusal of another kind
@@ -369,11 +378,12 @@ class SeatStream:
             self.serves = code != grpc.StatusCode.UNIMPLEMENTED
             self.refused = None
             if not self.serves:
-                log.warning("seat %d (%s): %s", self.seat, self.name, NOT_SERVED)
+                log.warning("seat %d (%s): %s; called through the unary calls instead", self.seat, self.name,
+                            NOT_SERVED)
             elif code is not None and code not in _BROKEN and code not in _CORE:
                 self.refused = StreamStatus(code, f"the bot refused the match stream: {details or code.name}")
         if self.serves is False:
-            return StreamStatus(grpc.StatusCode.UNIMPLEMENTED, NOT_SERVED)
+            return StreamNotServed()
         return self.refused
 
     def _dispatch(self, message: Any, inbox: _Inbox) -> bool:

@@ -35,6 +35,21 @@ def forfeit_text(record: Any, seat: int) -> str:
     return f"forfeit ({reason})" if reason else ""
 
 
+def transports_text(record: Any) -> str | None:
+    """How the referee called each seat's bot (``MatchRecord.transports``), for a record's header: e.g. "0: match
+    stream, 1: match stream (3 streams: reopened after it ended or broke), 2: unary calls (PlayMatch refused the
+    stream: not implemented)"; None when the record does not say (one from before it was kept)."""
+    parts = []
+    for seat, (transport, streams) in enumerate(getattr(record, "transports", ()) or ()):
+        if transport == "stream":
+            more = f" ({streams} streams: reopened after it ended or broke)" if streams > 1 else ""
+            parts.append(f"{seat}: match stream{more}")
+        else:
+            refused = " (PlayMatch refused the stream: not implemented)" if streams else ""
+            parts.append(f"{seat}: unary calls{refused}")
+    return ", ".join(parts) or None
+
+
 def result_table(record: Any, score_label: str) -> Table:
     """The result of a match: seat, bot, score, rank, faults and forfeits (a forfeited seat is ranked last
     whatever its score)."""

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.record import MatchRecord, RecordError
-from arena.render.base import RenderError, one_line, result_table, safe
+from arena.render.base import RenderError, one_line, result_table, safe, transports_text
 from arena.render.frames import taki as FRAMES  # noqa: F401, N812 - the web viewer's boards (arena.render.frames)
 from arena_sdk.games import get_game
 from arena_sdk.games.taki import bot as taki_bot
@@ -179,6 +179,9 @@ def render_match(record: MatchRecord | Mapping[str, Any]) -> Group:
     header.add_column("value")
     header.add_row("game", f"taki: {_config_text(rec.config)}")
     header.add_row("seats", ", ".join(f"{i}: {n}" for i, n in enumerate(names)))
+    calls = transports_text(rec)
+    if calls:
+        header.add_row("calls", calls)
     header.add_row("deal", f"seed {rec.seed}" if rec.seed is not None else "explicit deal")
     header.add_row("deadline", f"{rec.deadline_ms} ms per decision")
     header.add_row("played", f"{rec.duration_s:.2f} s, {len(rec.decisions)} decisions, {len(rec.faults)} faults")

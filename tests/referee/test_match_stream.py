@@ -6,6 +6,7 @@ recorded fault with the default action, and the record replays."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections import Counter
@@ -34,10 +35,14 @@ BAD = 1
 
 
 def comparable(record: MatchRecord) -> dict[str, Any]:
-    """The record without what differs from one run to the next (times)."""
+    """The record without what differs from one run to the next (times) or between the stream and the unary calls
+    (how each seat was called)."""
     d = record.to_dict()
     for key in ("started_at", "duration_s"):
         d.pop(key, None)
+    for spec in d["seats"]:
+        spec.pop("transport", None)
+        spec.pop("streams", None)
     for decision in d["decisions"]:
         decision.pop("latency_ms", None)
     return d
@@ -68,6 +73,7 @@ def test_a_streamed_match_is_the_unary_match_of_the_same_seed(sample_bots) -> No
     streamed, unary, serves = asyncio.run(both())
     assert serves is True  # the referee asked GetInfo and drove the seats through the stream
     assert streamed.faults == () and len(streamed.decisions) > 40
+    assert streamed.transports == (("stream", 1),) * 4 and unary.transports == (("unary", 0),) * 4  # each recorded
     assert comparable(streamed) == comparable(unary)
     assert replay(streamed) == []
 
@@ -124,19 +130,25 @@ def test_late_answers_keep_the_plain_timeout_detail(seats_of, test_bot) -> None:
     assert {f.detail for f in record.faults} == {"Decide: no answer within the 300 ms deadline"}
 
 
-def test_a_bot_flagging_the_stream_without_serving_it_is_told_so(seats_of, test_bot) -> None:
+def test_a_bot_flagging_the_stream_without_serving_it_plays_through_the_unary_calls(seats_of, test_bot,
+                                                                                   caplog) -> None:
+    """A bot whose GetInfo says serves_match_stream though its PlayMatch is not implemented (a bot author's slip)
+    refuses the stream with UNIMPLEMENTED (or grpc says INTERNAL while the start was being written): the referee
+    calls that seat through the unary calls from then on, asking the refused call again there: no fault, the
+    match played whole (before, every call was an ``error`` fault and the seat forfeited); the record says how the
+    seat was called, and the referee's log says why."""
     bot = test_bot("stream_bot", "--style", "no_stream")
     seats = [*seats_of("random1"), seat(bot), *seats_of("random2", "heuristic")]
-    record = run_match_sync("stream-no-stream", "take5", seats, ONE_HAND, seed=5)
-    assert [f.seat for f in record.forfeits] == [BAD]
-    first = record.faults[0]
-    assert first.seat == BAD and first.kind == "error"
-    # grpc reports the bot's UNIMPLEMENTED, or INTERNAL when it was still writing the start: the same text either way
-    assert first.detail == ("StartMatch: UNIMPLEMENTED: the bot's GetInfo says serves_match_stream, but it does "
-                            "not implement PlayMatch; a bot that answers the four unary calls only leaves "
-                            "serves_match_stream false")
-    assert all(f.kind == "error" and f.detail.endswith(first.detail.removeprefix("StartMatch: "))
-               for f in record.faults), record.faults
+    with caplog.at_level(logging.WARNING, logger="arena.match.referee"):
+        record = run_match_sync("stream-no-stream", "take5", seats, ONE_HAND, seed=5)
+    assert record.faults == () and record.forfeits == ()
+    asked = [d for d in record.decisions if d["seat"] == BAD]
+    assert asked and all(d["source"] == "bot" for d in asked)
+    transport, refused = record.transports[BAD]
+    assert transport == "unary" and refused >= 1
+    assert [t for i, t in enumerate(record.transports) if i != BAD] == [("stream", 1)] * 3
+    assert record.to_dict()["seats"][BAD]["transport"] == "unary"
+    assert "does not implement PlayMatch" in caplog.text and "called through the unary calls instead" in caplog.text
     assert replay(record) == []
 
 
@@ -174,7 +186,7 @@ def test_a_long_error_text_is_kept_cut_in_the_fault(seats_of, test_bot) -> None:
     faults = [f for f in record.faults if f.seat == BAD]
     assert [f.kind for f in faults] == ["error"] * 4, faults
     for fault in faults:
-        assert fault.detail.startswith("Decide: INTERNAL: the match stream broke: EEE"), fault.detail[:200]
+        assert fault.detail.startswith("Decide: INTERNAL: the bot ended the match stream: EEE"), fault.detail[:200]
         assert fault.detail.endswith("E…") and len(fault.detail) < limits.BOT_STATUS_TEXT + 64, len(fault.detail)
 
 

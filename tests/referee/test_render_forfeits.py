@@ -38,3 +38,30 @@ def test_a_crafted_bot_name_in_a_record_file_cannot_restyle_the_terminal(
     data["seats"][0]["name"] = "[bold red]X[/]\x1b[31mY"
     text = _text(MatchRecord.from_dict(data))
     assert "\x1b" not in text and "[bold red]X[/]" in text
+
+
+def test_how_each_seat_was_called_is_kept_and_shown(test_bot: Callable[..., BotProcess],
+                                                    seats_of: Callable[..., list[SeatSpec]]) -> None:
+    """A bot author could not tell whether the referee used the match stream (a cross-language review): the record
+    keeps each seat's transport and streams, `match show` prints them on its `calls` line, a record from before
+    (without them) still reads, and a record with a bad transport is refused naming the seat."""
+    import pytest
+
+    from arena.match.record import RecordError
+
+    no_stream = test_bot("stream_bot", "--style", "no_stream")
+    seats = [*seats_of("random1"), SeatSpec("claims", no_stream.endpoint)]
+    record = run_match_sync("render-calls", "take5", seats, seed=5)
+    assert record.transports[0] == ("stream", 1) and record.transports[1][0] == "unary"
+    again = MatchRecord.from_dict(record.to_dict())
+    assert again.transports == record.transports
+    text = _text(again)
+    assert "calls" in text and "0: match stream, 1: unary calls (PlayMatch refused the stream: not implemented)" in text
+    data = record.to_dict()
+    for spec in data["seats"]:
+        del spec["transport"], spec["streams"]
+    older = MatchRecord.from_dict(data)
+    assert older.transports == () and "match stream" not in _text(older)
+    data["seats"][1].update(transport="carrier pigeon", streams=0)
+    with pytest.raises(RecordError, match=r"record.seats\[0\] must have a transport"):
+        MatchRecord.from_dict(data)

@@ -262,7 +262,9 @@ class BotInfo(_message.Message):
     Registration (and `arena play`) checks it with a PlayMatch stream on which nothing is written and whose
     referee side is closed at once, carrying the bot secret: a bot that refuses that stream with UNIMPLEMENTED
     (one that does not implement PlayMatch) is refused; one serving it should end it (asked nothing, it has
-    nothing to answer).
+    nothing to answer). A registered bot whose PlayMatch refuses a match's stream with UNIMPLEMENTED is called
+    through the unary calls for the rest of that match, without a fault (the record's seats[i].transport says
+    "unary").
     """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
