@@ -94,7 +94,7 @@ class RegisterBotRequest(_message.Message):
     must name that host) against their --bot-ca bundle, else the system's roots. At most 255 characters.
     """
     game: _builtins.str
-    """Game id, "take5". At most 32 characters."""
+    """Game id: "take5" or "taki". At most 32 characters."""
     owner_token: _builtins.str
     """Owner token of NAME; required when NAME is already registered (new version or re-registration), and when
     NAME is held in another game (the same owner's token: NAME is one owner's in every game). For a new NAME: the
@@ -439,7 +439,7 @@ class CreateTournamentRequest(_message.Message):
     SEPARATED_FIELD_NUMBER: _builtins.int
     SWISS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5". At most 32 characters."""
+    """Game id: "take5" or "taki". At most 32 characters."""
     seats_per_match: _builtins.int
     """Seats per match, k: Take 5 2..10. 0 means min(number of bots, 4) ."""
     rounds: _builtins.int
@@ -1298,7 +1298,7 @@ class CreateSprtRequest(_message.Message):
     STATISTIC_FIELD_NUMBER: _builtins.int
     OFF_LADDER_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5". At most 32 characters."""
+    """Game id: "take5" or "taki". At most 32 characters."""
     v1: _builtins.str
     """V1, the version to beat: NAME@VERSION, or NAME for its latest registered version. At most 129 characters."""
     v2: _builtins.str
@@ -1726,7 +1726,7 @@ class GetLadderRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     METHOD_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5". At most 32 characters."""
+    """Game id: "take5" or "taki". At most 32 characters."""
     method: _builtins.str
     """How the ratings are computed: "elo" (or empty: the live Elo, order-dependent) or "fit" (the batch fit over
     every stored result of the game, answered from its cache). At most 16 characters.
@@ -1751,7 +1751,7 @@ class RebuildLadderRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """Game id, "take5". At most 32 characters."""
+    """Game id: "take5" or "taki". At most 32 characters."""
     def __init__(
         self,
         *,

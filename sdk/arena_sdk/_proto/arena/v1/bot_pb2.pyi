@@ -244,7 +244,10 @@ class BotInfo(_message.Message):
     AUTHOR_FIELD_NUMBER: _builtins.int
     SERVES_MATCH_STREAM_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Bot name, 1..64 characters of [A-Za-z0-9_.-]. At most 64 characters."""
+    """Bot name, 1..64 characters of [A-Za-z0-9_.-]. At most 64 characters. Must be the NAME the bot is
+    registered under (`arena bot register NAME HOST:PORT`): registration refuses another, and a registered bot
+    whose GetInfo answers another name is taken as not answering as registered (its matches are deferred).
+    """
     version: _builtins.str
     """Version string chosen by the author, e.g. "1.2.0": 1..64 characters of [A-Za-z0-9_.+-]. At most 64
     characters.
@@ -999,10 +1002,11 @@ class TakiView(_message.Message):
 
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___TakiEvent]:
-        """The public events since this seat's last decision, that decision included, oldest first. Complete views
-        (Taki does not use keeps_history): the last decision is the last one taken for this seat, so when it was
-        the referee's default action (the bot was late, failing or down), the events before it are not sent again;
-        the rest of this view is the complete current state.
+        """The public events since this seat's last decision, that decision included, oldest first: not the whole
+        game's history (Taki does not use keeps_history; a bot that wants older events keeps them itself). The last
+        decision is the last one taken for this seat, so when it was the referee's default action (the bot was late,
+        failing or down), the events before it are not sent again. Every other field of this view is the complete
+        current state, so a stateless bot can always play from it.
         """
 
     def __init__(
@@ -1125,7 +1129,8 @@ class DecideResponse(_message.Message):
     note: _builtins.str
     """--- bot notes (the match viewer) ----------------------------------------------------------------------------
     The bot's own note on this answer, for people reading the match afterwards (what it thought: a debug line, an
-    estimate). UTF-8 text of at most 280 characters (longer is cut there); a seat's notes of one match are kept up
+    estimate). UTF-8 text of at most 280 characters (longer is cut there; the whole answer must still fit in
+    the referee's 64 KiB limit on an answer, or the decision is an `error` fault); a seat's notes of one match are kept up
     to 8000 characters in all (later ones are dropped); control characters are removed. Kept in the match record at
     its decision and shown only once the match's record is (a note may tell the bot's hand): to the bot's owner,
     to everyone (the match viewer too) or to nobody, as the organiser sets (`arena serve --bot-notes`). Empty: no
