@@ -158,6 +158,9 @@ def match_list(app: AppContext, tournament_id: str | None, bot_ref: str | None, 
         rows.append([m.match_id, m.tournament_id or "-", "\n".join(seats), str(sum(m.faults)), when(m.finished_at)])
     shown = fit(columns, rows, app.console.width)
     print_tables(app.console, [shown.table("Finished matches", rows)], shown.note())
+    if faults_only:
+        click.echo(f"each fault's kind, turn and detail: `arena match show {matches[0].match_id}` (while its "
+                   f"tournament runs, to its bot's owner: the token saved here, or --token)", err=True)
     if note:
         click.echo(note, err=True)
 

@@ -208,3 +208,21 @@ def test_the_status_of_a_tournament_past_the_matches_it_reads_gives_no_count_of_
     matches = [_match(["mc@1", "b@1"], [1 if n == 5 else 0, 0], n) for n in range(MATCH_LIST, 0, -1)]
     text = faults_text(_Matches(matches), arena_pb2.Tournament(id="t4", faults=3))  # type: ignore[arg-type]
     assert "(in t4-000005; `arena match list --tournament t4 --faults` lists them; " in text, text
+
+
+def test_match_list_faults_says_where_the_faults_kinds_are(monkeypatch: Any) -> None:
+    """A cross-language review: `match list --faults` showed a count of faults per match and nothing of their
+    kinds or where to read them; a line on stderr now names `arena match show` with the newest such match."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+    from arena.cli.app import AppContext
+
+    matches = [_match(["mc@1", "b@1"], faults, n) for n, faults in ((9, [0, 0]), (8, [0, 2]), (7, [1, 0]))]
+    monkeypatch.setattr(AppContext, "arena", lambda self, server: _Paged(matches, 2))
+    listed = CliRunner().invoke(cli, ["match", "list", "--tournament", "t4", "--faults"])
+    assert listed.exit_code == 0, listed.output
+    assert "t4-000008" in listed.stdout and "t4-000009" not in listed.stdout
+    assert "each fault's kind, turn and detail: `arena match show t4-000008`" in listed.stderr
+    plain = CliRunner().invoke(cli, ["match", "list", "--tournament", "t4"])
+    assert plain.exit_code == 0 and "arena match show" not in plain.stderr
