@@ -288,3 +288,18 @@ def test_organiser_commands_find_the_admin_token_the_referee_saved(compose: dict
                 f"service {name} makes an organiser call but does not see the referee's {volume} volume"
             organisers.append(name)
     assert organisers, "the demo profile creates no tournament"
+
+
+def test_no_bot_reaches_redis(compose: dict[str, Any]) -> None:
+    """An operator review: a password-less Redis shared the compose network with the bot containers, and whoever
+    reads Redis reads the seeds and the owner keys. Redis is on an internal network of its own that only the
+    referee and the workers join; the bots and the CLI services are on the other one."""
+    services = compose["services"]
+    assert compose["networks"]["store"] == {"internal": True}
+    on_store = {name for name, s in services.items() if "store" in (s.get("networks") or ["default"])}
+    assert on_store == {"redis", "referee", "worker"}
+    assert services["redis"]["networks"] == ["store"]
+    for name, service in services.items():
+        assert service.get("networks"), f"{name} joins the default network, which Redis may not be on"
+        if name.startswith("bot-"):
+            assert service["networks"] == ["play"], name

@@ -420,7 +420,8 @@ def delta_text(points: float) -> str:
 @option("--admin-token", envvar=auth.ADMIN_TOKEN_ENV, default=None, metavar="TOKEN",
         help="The arena's admin token, sent with organiser calls (tournament create/cancel, ladder --rebuild); env "
              "ARENA_ADMIN_TOKEN. Default: the one `arena serve` saved in $ARENA_DATA_DIR (default .arena)/"
-             "admin-token.json, sent only to the arena it belongs to.")
+             "admin-token.json, sent only to the arena it belongs to. An argument shows in `ps` to every user of the "
+             "machine: prefer the env variable or the saved file.")
 @option("--tls-ca", envvar="ARENA_TLS_CA", type=click.Path(dir_okay=False, exists=True, path_type=Path),
         default=None, metavar="FILE",
         help="Talk to the referee over TLS, trusting the CA certificates (PEM) in FILE (for `arena serve "

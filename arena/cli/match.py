@@ -185,7 +185,8 @@ def _faults_note(shown: int, more: bool, unread: bool, read: int) -> str:
         help="An owner token: the call is signed with it, so the record keeps the notes of that owner's bots "
              "(when the arena shows notes to owners, `arena serve --bot-notes owner`), and a withheld match shows "
              "that owner's bots' faults; env ARENA_TOKEN. Default for a withheld match with faults: the token "
-             "saved in tokens.json of --data-dir for one of its seats' NAMEs.")
+             "saved in tokens.json of --data-dir for one of its seats' NAMEs (an argument shows in `ps`: prefer the "
+             "env variable or the saved token).")
 @tokens_dir_option
 @click.pass_obj
 def match_show(app: AppContext, match_id: str, server: str, as_json: bool, token: str | None = None,

@@ -186,7 +186,8 @@ def data_dir_option(f: F) -> F:
 def redis_url_option(f: F) -> F:
     return option(
         "--redis-url", envvar="ARENA_REDIS_URL", default=None, metavar="URL",
-        help="External Redis, e.g. redis://host:6379/0; env ARENA_REDIS_URL. Unset: the private server of "
+        help="External Redis, e.g. redis://:PASSWORD@host:6379/0; env ARENA_REDIS_URL (a password in an argument "
+             "shows in `ps` to every user of the machine: prefer the env variable). Unset: the private server of "
              "--data-dir.")(f)
 
 

@@ -89,8 +89,8 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
 
 @owner.command("show", short_help="Show the owner of a token: id, names, quota use.")
 @option("--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
-        help="An owner token; env ARENA_TOKEN. Default: every owner token saved for this arena in "
-             "tokens.json of --data-dir.")
+        help="An owner token; env ARENA_TOKEN (an argument shows in `ps`: prefer the env variable). Default: every "
+             "owner token saved for this arena in tokens.json of --data-dir.")
 @tokens_dir_option
 @server_option
 @json_option

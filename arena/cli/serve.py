@@ -56,6 +56,12 @@ if TYPE_CHECKING:
 @metrics_option
 @option("--web", type=EndpointType(allow_port_zero=True), default=None, metavar="HOST:PORT",
         help="Also serve the read-only web pages (as `arena web`) on this address, e.g. 127.0.0.1:8080.")
+@option("--web-allowed-host", "web_allowed_hosts", multiple=True, metavar="NAME",
+        help="With --web: a host name the pages answer to besides the defaults, e.g. the name of a proxy in front "
+             "(repeatable; `arena web --allowed-host`).")
+@option("--web-trust-proxy", "web_trusted_proxies", multiple=True, metavar="ADDRESS",
+        help="With --web: the address (or network) of a reverse proxy in front, whose X-Forwarded-For names the "
+             "client (repeatable; `arena web --trust-proxy`).")
 @option("--bot-notes", type=click.Choice(["owner", "public", "hidden"]), default="owner", show_default=True,
         help="Who sees the notes bots attach to their answers, once a match's record is shown: each bot's owner "
              "(`arena match show ID --token T`), everyone (also in the web match viewer), or nobody (kept in the "
@@ -65,7 +71,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
           data_dir: Path, redis_url: str | None, tls_cert: Path | None, tls_key: Path | None,
           bot_ca: Path | None, metrics: str | None, web: str | None, bot_notes: str = "owner",
           redis_port: int = 0, max_deferral: float = DEFAULTS.max_deferral_s,
-          unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck: float = DEFAULTS.bot_recheck_s) -> None:
+          unhealthy_after: int = DEFAULTS.unhealthy_after, bot_recheck: float = DEFAULTS.bot_recheck_s,
+          web_allowed_hosts: tuple[str, ...] = (), web_trusted_proxies: tuple[str, ...] = ()) -> None:
     """Run the referee: the Arena gRPC service plus embedded workers, until SIGTERM or Ctrl-C.
 
     Redis: --redis-url / ARENA_REDIS_URL when set; else the private redis-server of --data-dir, started here
@@ -79,7 +86,7 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
     printed. The default --listen address is loopback only.
 
     --web HOST:PORT serves the web pages (ladders, bots, tournaments, matches) beside the referee, as a client of
-    it like `arena web`.
+    it like `arena web` (behind a proxy: --web-allowed-host and --web-trust-proxy; `arena web` has every option).
 
     Bots registered at tls://HOST:PORT are called over TLS, their certificates verified against --bot-ca (env
     ARENA_BOT_CA), else the system's roots; give `arena worker` the same.
@@ -96,6 +103,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
 
     # the data folder first, before the server's imports: a CLI command started at the same moment (`arena serve &`
     # and the next command) sees it held and waits for the referee (arena.cli.app: _serve_holds)
+    if (web_allowed_hosts or web_trusted_proxies) and web is None:
+        raise ArenaCliError("--web-allowed-host and --web-trust-proxy are options of the pages of --web HOST:PORT")
     if redis_port and (redis_url or os.environ.get("ARENA_REDIS_URL")):
         raise ArenaCliError("--redis-port sets the port of the private redis-server; with --redis-url (or "
                             "ARENA_REDIS_URL) the Redis is yours, on its own port")
@@ -133,7 +142,8 @@ def serve(app: AppContext, listen: str, workers: int, concurrency: int, visibili
             except auth.AdminTokenError as exc:
                 raise ArenaCliError(f"{exc}; set ARENA_ADMIN_TOKEN for `arena serve` and the CLI instead") from None
             host = listen.rpartition(":")[0]
-            pages = start_pages(app, web, host, port, server.web_key)  # before "listening on": scripts wait
+            pages = start_pages(app, web, host, port, server.web_key, allowed_hosts=web_allowed_hosts,
+                                trusted_proxies=web_trusted_proxies)  # before "listening on": scripts wait
             lock.update(f"{SERVE_LISTENING}{host}:{port}")
             click.echo(f"arena serve listening on {host}:{port}" + (" (TLS)" if tls else ""))
             origin = {"env": f"from ARENA_ADMIN_TOKEN, saved in {token_file}",
@@ -255,15 +265,18 @@ def _credentials(app: AppContext, data_dir: Path, tls_cert: Path | None, tls_key
     return admin_token, token_source, tls, read_bot_ca(bot_ca)
 
 
-def start_pages(app: AppContext, web: str | None, host: str, port: int, web_key: str) -> Any:
+def start_pages(app: AppContext, web: str | None, host: str, port: int, web_key: str, *,
+                allowed_hosts: tuple[str, ...] = (), trusted_proxies: tuple[str, ...] = ()) -> Any:
     """``--web HOST:PORT``: the web pages of this referee (at ``host:port``, its ``web_key``: a share of the
-    referee of their own) in a thread, their URL printed; None without --web. Raises ``ArenaCliError`` when the
-    address cannot be bound."""
+    referee of their own) in a thread, their URL printed; None without --web. ``allowed_hosts`` and
+    ``trusted_proxies``: as ``arena web``'s (``start_web``). Raises ``ArenaCliError`` when the address cannot be
+    bound."""
     if web is None:
         return None
     from arena.cli.web import start_web
 
-    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}", web_key=web_key)
+    pages = start_web(app, web, f"{'localhost' if host in ('0.0.0.0', '[::]') else host}:{port}", web_key=web_key,
+                      allowed_hosts=allowed_hosts, trusted_proxies=trusted_proxies)
     click.echo(f"web pages: {pages.url()}")
     return pages
 

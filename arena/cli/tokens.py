@@ -270,8 +270,9 @@ class TokenStore:
 def token_option(f: Any) -> Any:
     return option(
         "--token", envvar="ARENA_TOKEN", default=None, metavar="TOKEN",
-        help="Owner token of the bot's NAME; env ARENA_TOKEN. Default: the one saved in tokens.json of --data-dir "
-             "for this arena when NAME was first registered from this machine.")(f)
+        help="Owner token of the bot's NAME; env ARENA_TOKEN (an argument shows in `ps`: prefer the env variable). "
+             "Default: the one saved in tokens.json of --data-dir for this arena when NAME was first registered from "
+             "this machine.")(f)
 
 
 def tokens_dir_option(f: Any) -> Any:

@@ -72,6 +72,12 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
 
     url = redis_url or resolve_redis_url(data_dir)
     if url is None:
+        from arena.core.folder_lock import folder_held
+
+        if folder_held(data_dir):  # an arena serve runs there, on a Redis of no data folder (an external one)
+            raise ArenaCliError(f"the arena serve of {data_dir} keeps no private Redis there (it uses an external "
+                                f"one, or is still starting its own): give this worker the --redis-url or "
+                                f"ARENA_REDIS_URL it was given, or try again in a moment")
         raise ArenaCliError(f"no Redis to work for: set ARENA_REDIS_URL, or run `arena serve --data-dir {data_dir}` "
                             "on this machine first")
     bot_ca_pem = read_bot_ca(bot_ca)
@@ -79,7 +85,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None, visibility_ti
     exported = start_metrics(metrics, url) if metrics is not None else None
     with stop_on_signals(second_interrupts=True) as stop:
         label = f"arena worker {name}" if name else "arena worker"
-        click.echo(f"{label} working for redis {redact(url)}, {concurrency} matches at once, jobs of a dead "
+        click.echo(f"{label} working for redis {redact(url)}, {plural(concurrency, 'match')} at once, jobs of a dead "
                    f"worker reclaimed after {visibility_timeout:g} s (or the longest visibility timeout of the live "
                    f"workers, when longer: theirs must not be taken); stop with Ctrl-C or SIGTERM")
         if exported is not None:

@@ -66,6 +66,7 @@ SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails afte
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
 POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
+REDIS_WARN_EVERY_S = 30.0  # in a Redis outage, a worker's failed claims are logged (warning) at most this often
 MATCH_IO_THREADS = 32  # at most this many Redis calls of one process's matches at once (each takes about 1 ms)
 SPARE_CONNECTIONS = 4  # Redis connections beyond the executor's threads (the calling thread's own calls)
 
@@ -109,6 +110,7 @@ class _Worker:
         self.reclaim_every = min(settings.visibility_timeout_s / 2, 5.0)
         self.next_reclaim = 0.0
         self.group_ready = False  # the consumer group of the jobs streams is known to exist
+        self.redis_down: tuple[float, float] | None = None  # in a Redis outage: (since, last warned), monotonic s
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
@@ -271,19 +273,29 @@ class _Worker:
                                                       int(idle_s * 1000))
                 jobs_reclaimed(jobs)
                 for job in jobs:
-                    log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker stopped, and "
-                                "handed it back unplayed or left it unrefreshed for %.1f s", name, job.entry_id,
-                                job.spec.match_id if job.spec else "?", job.deliveries, idle_s)
+                    log.warning("worker %s reclaimed job %s (match %s, delivery %d): its worker (another, or this one "
+                                "across a Redis outage) stopped, handed it back unplayed or left it unrefreshed for "
+                                "%.1f s", name, job.entry_id, job.spec.match_id if job.spec else "?",
+                                job.deliveries, idle_s)
             if not jobs:
                 jobs, reads = await asyncio.to_thread(_with_inputs, store, store.read_jobs, name, want,
                                                       settings.block_ms)
+            if self.redis_down is not None:
+                log.warning("worker %s: Redis answers again, after %.0f s", name,
+                            time.monotonic() - self.redis_down[0])
+                self.redis_down = None
             if epoch == self.health_epoch:  # else a match's health was counted meanwhile: the jobs read again
                 for job in jobs:
                     if job.spec is not None and job.entry_id in reads:
                         self.reads_ahead[job.entry_id] = InputsAhead(store, job.spec, reads[job.entry_id])
             return jobs
         except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
-            log.warning("worker %s cannot read jobs from Redis (%s); retrying in 1 s", name, exc)
+            now = time.monotonic()
+            since, warned = self.redis_down or (now, -REDIS_WARN_EVERY_S)
+            level = logging.WARNING if now - warned >= REDIS_WARN_EVERY_S else logging.DEBUG
+            self.redis_down = (since, now if level == logging.WARNING else warned)
+            log.log(level, "worker %s cannot read jobs from Redis (%s); retrying every second (said again every "
+                    "%.0f s while it lasts)", name, exc, REDIS_WARN_EVERY_S)
             if self.reconnector is not None and await asyncio.to_thread(self.reconnector.after_error):
                 self.group_ready = False  # a new server: make sure its consumer group exists
                 return None

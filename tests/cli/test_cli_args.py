@@ -427,3 +427,50 @@ def test_bot_health_settings_are_options_of_serve_and_worker(redis_url: str, mon
     settings = ArenaServer("127.0.0.1:0", redis_url, max_deferral_s=30.0, unhealthy_after=4,
                            bot_recheck_s=1.5).worker_settings
     assert (settings.max_deferral_s, settings.unhealthy_after, settings.bot_recheck_s) == (30.0, 4, 1.5)
+
+
+def test_a_worker_on_the_data_folder_of_a_serve_with_an_external_redis_is_told_to_give_its_url(
+        tmp_path: Path) -> None:
+    """An operator review: `arena worker` with ARENA_DATA_DIR at the folder of a running `arena serve` that uses an
+    external Redis said "run `arena serve --data-dir ...` on this machine first" (it was running)."""
+    from arena.core.folder_lock import FolderLock
+
+    lock = FolderLock(tmp_path)
+    lock.acquire("arena serve listening on 127.0.0.1:1")
+    try:
+        held = CliRunner().invoke(cli, ["worker", "--data-dir", str(tmp_path)], env={"ARENA_REDIS_URL": None})
+    finally:
+        lock.release()
+    assert held.exit_code == 1 and "keeps no private Redis there" in held.stderr, held.output
+    free = CliRunner().invoke(cli, ["worker", "--data-dir", str(tmp_path)], env={"ARENA_REDIS_URL": None})
+    assert free.exit_code == 1 and "run `arena serve --data-dir" in free.stderr, free.output
+
+
+def test_serve_web_takes_the_proxy_options_of_arena_web(dead_endpoint: str) -> None:
+    """An operator review: behind a proxy, `arena serve --web` answered 400 to the proxy's host name, having no
+    --allowed-host; `--web-allowed-host` and `--web-trust-proxy` give its pages what `arena web`'s options give."""
+    import urllib.error
+    import urllib.request
+
+    from arena.cli.app import AppContext
+    from arena.cli.serve import start_pages
+
+    def status(url: str) -> int:
+        request = urllib.request.Request(url, headers={"Host": "arena.club.example"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    host, port = dead_endpoint.rsplit(":", 1)
+    for allowed, refused in (((), True), (("arena.club.example",), False)):
+        pages = start_pages(AppContext(), "127.0.0.1:0", host, int(port), "k" * 32, allowed_hosts=allowed,
+                            trusted_proxies=("10.0.0.0/8",))
+        try:
+            code = status(pages.url() + "healthz")
+        finally:
+            pages.stop()
+        assert (code == 400) is refused, (allowed, code)
+    refused_alone = CliRunner().invoke(cli, ["serve", "--web-allowed-host", "x.example"])
+    assert refused_alone.exit_code == 1 and "options of the pages of --web" in refused_alone.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from types import SimpleNamespace
+from typing import Any
 
 from arena.match.loop_lag import hold_loop_lag, release_loop_lag
 from arena.store import Store
@@ -122,3 +123,35 @@ def test_the_brake_starts_low_grows_halves_on_overload_and_never_goes_under_its_
     small = TimeoutBrake("w", 4)  # a worker under the floor: never held back
     small.played(jammed)
     assert small.limit == 4 and small.halvings == 0
+
+
+def test_a_redis_outage_is_said_once_then_its_end(redis_url: str, dead_endpoint: str, caplog: Any,
+                                                  monkeypatch: Any) -> None:
+    """An operator review: a worker logged about 3 warnings a second while Redis was down, and never that it was
+    back. Its failed claims are now said once per ``REDIS_WARN_EVERY_S`` (the rest at debug level), and the first
+    claim that works again says Redis answers again."""
+    import logging
+
+    from arena.worker import loop
+
+    monkeypatch.setattr(loop.asyncio, "sleep", _no_sleep)  # the 1 s pause after a failed claim
+    down = Store.from_url(f"redis://{dead_endpoint}/0",
+                          client_options={"socket_timeout": 0.5, "socket_connect_timeout": 0.5})
+    up = Store.from_url(redis_url)
+
+    async def run() -> None:
+        worker = _Worker(down, "w", WorkerSettings(concurrency=1, block_ms=10))
+        for _ in range(4):
+            assert await worker.claim(1) is None
+        worker.store = up
+        assert await worker.claim(1) == []
+
+    with caplog.at_level(logging.WARNING, logger="arena.worker.loop"):
+        asyncio.run(run())
+    said = [r.getMessage() for r in caplog.records if r.name == "arena.worker.loop"]
+    assert sum("cannot read jobs from Redis" in m for m in said) == 1, said
+    assert any(m.startswith("worker w: Redis answers again, after") for m in said), said
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
