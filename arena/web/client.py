@@ -130,8 +130,14 @@ class ArenaReader:
     async def running_matches(self, prefix: str = "") -> list[str]:
         """Ids (starting with ``prefix``) of the matches live workers are playing now, as their heartbeats say
         (``ListWorkers``; at most 10,000 workers read), sorted. Raises as ``call``."""
+        return (await self.workers_playing(prefix))[1]
+
+    async def workers_playing(self, prefix: str = "") -> tuple[int, list[str]]:
+        """(how many workers are alive, ``running_matches(prefix)``), from one read of ``ListWorkers``. Raises as
+        ``call``."""
         workers = await self.pages("ListWorkers", arena_pb2.ListWorkersRequest(page_size=1000), "workers", 10_000)
-        return sorted({m for w in workers if w.alive for m in w.running if m.startswith(prefix)})
+        alive = [w for w in workers if w.alive]
+        return len(alive), sorted({m for w in alive for m in w.running if m.startswith(prefix)})
 
     async def close(self) -> None:
         """Close the channel (the next call opens a new one)."""

@@ -77,8 +77,9 @@ async def tournament_data(request: Request) -> dict[str, Any]:
     tid = str(request.path_params["id"])
     if not 1 <= len(tid) <= 24:
         raise HTTPException(404, "no tournament with an empty or over-long id")
-    t, standings, sprt, playing, consistent = await _snapshot(reader, tid)
+    t, standings, sprt, (workers, playing), consistent = await _snapshot(reader, tid)
     data: dict[str, Any] = {"tournament": t, "standings": standings, "sprt": sprt, "live_poll_s": LIVE_POLL_S,
+                            "no_worker": t["state"] == "running" and workers == 0,  # its matches wait for one
                             "now": time.time(),  # a bot's forced_at before it: its matches are played now
                             "llr_position": llr_position(sprt), "consistent": consistent,
                             "running": t["state"] in ("running", "planned") or bool(playing), "playing": playing}
@@ -107,8 +108,9 @@ async def tournament_data(request: Request) -> dict[str, Any]:
 
 
 async def _snapshot(reader: ArenaReader, tid: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None,
-                                                           list[str], bool]:
-    """(GetTournament, GetStandings, GetSprt or None, the ids of its matches the workers are playing, consistent) as
+                                                           tuple[int, list[str]], bool]:
+    """(GetTournament, GetStandings, GetSprt or None, (workers alive, the ids of its matches they are playing; -1 and
+    none when it is not running), consistent) as
     of one moment: the referee stores a result and bumps matches_done and the standings' counters at once, so when
     GetTournament answers the same progress before and after the other reads, they all count the same matches.
     While it moves, tried ``SNAPSHOT_TRIES`` times; ``consistent`` False when no try held still."""
@@ -120,7 +122,7 @@ async def _snapshot(reader: ArenaReader, tid: str) -> tuple[dict[str, Any], dict
         standings, sprt, playing = await asyncio.gather(
             reader.call("GetStandings", arena_pb2.GetStandingsRequest(id=tid)),
             reader.call("GetSprt", arena_pb2.GetSprtRequest(id=tid)) if t["format"] == "sprt" else _none(),
-            reader.running_matches(f"{tid}-") if live else _empty())
+            reader.workers_playing(f"{tid}-") if live else _empty())
         if t["state"] not in MOVING:
             moved = False
             break
@@ -135,8 +137,8 @@ async def _none() -> None:
     return None
 
 
-async def _empty() -> list[str]:
-    return []
+async def _empty() -> tuple[int, list[str]]:
+    return -1, []
 
 
 def llr_position(sprt: dict[str, Any] | None) -> int | None:

@@ -56,3 +56,27 @@ def test_a_bot_whose_matches_are_forced_already_is_not_said_to_hold_them() -> No
     waiting = html[html.index('id="waiting"'):].split("</p>", 1)[0]
     assert "victim@1" in waiting and "its matches played anyway now" in waiting
     assert "wait until" not in waiting and "played anyway from about" not in waiting
+
+
+class _NoWorkers(_Reader):
+    def __init__(self, alive: bool) -> None:
+        super().__init__([])
+        self.alive = alive
+
+    async def call(self, method: str, request: Any) -> Any:
+        if method == "ListWorkers":
+            return arena_pb2.ListWorkersResponse(workers=[arena_pb2.WorkerInfo(name="w1", alive=self.alive)])
+        return await super().call(method, request)
+
+
+@pytest.mark.parametrize("path", ["/tournaments/t12", "/tournaments/t12/live"])
+def test_the_page_says_when_no_worker_is_alive(path: str) -> None:
+    """An operator review: with every worker dead, the page said only "running: 4 of 24 matches", where `arena
+    tournament status` says no worker is alive and its matches wait for one."""
+    with TestClient(app_of(_NoWorkers(alive=False))) as client:
+        html = client.get(path).text
+        api = client.get("/api/tournaments/t12").json()
+    note = html[html.index('id="no-worker"'):].split("</p>", 1)[0]
+    assert "No worker is alive: its matches wait until one runs" in note and api["no_worker"] is True
+    with TestClient(app_of(_NoWorkers(alive=True))) as client:
+        assert 'id="no-worker"' not in client.get(path).text
