@@ -357,10 +357,11 @@ class ArenaServer:
                 except (redis.RedisError, OSError) as exc:
                     up, error, now_id = False, f"{type(exc).__name__}: {exc}", known_id
                 if now_id != known_id and known_id is not None:
-                    log.error("the arena's Redis at %s lost its data (the arena id %s is %s now): it was emptied, or "
-                              "restarted without persistence; bots, tournaments and results stored before are gone "
-                              "from it, and clients that pinned the old arena id refuse this one. Restart arena serve; "
-                              "give Redis appendonly persistence (docs/operators/redis.md)",
+                    log.error("the arena's Redis at %s holds another arena now (its id %s is %s now): it was "
+                              "emptied or restarted without persistence (what was stored before is gone from it), or "
+                              "another Redis or an older copy answers there; clients that pinned the old arena id "
+                              "refuse this one. Restart arena serve, and see docs/operators/redis.md (\"When Redis "
+                              "loses its data\")",
                               redact_url(self.redis_url), known_id[:8], (now_id or "none")[:8])
                 known_id = now_id  # an emptied Redis's new id (none until asked) is taken silently
                 if up == serving:
