@@ -86,7 +86,9 @@ class BotCalls:
 
     def _unary_from_now(self, seat: int) -> bool:
         """The seat's match stream was refused as not served (``StreamNotServed``): call its bot through the unary
-        calls from now on, and return True, when the match can (``RunningMatch``); False: it stays as it is."""
+        calls from now on, and return True, when the match can (``RunningMatch``); False: it stays as it is. A
+        refused StartMatch or EndMatch is asked again within its deadline (``_call``); a refused Decide is charged
+        (``_ask``: asked again, it would get a second deadline)."""
         return False
 
     def _connected(self, seat: int) -> bool:
@@ -257,9 +259,8 @@ class BotCalls:
                 raise
             for j, i in enumerate(todo):
                 seat = seats[i]
-                if isinstance(errors[j], StreamNotServed) and self._unary_from_now(seat):
-                    again.append(i)  # asked again through the unary calls, not charged
-                    continue
+                if isinstance(errors[j], StreamNotServed):  # its next calls go through the unary calls; this
+                    self._unary_from_now(seat)  # decision is charged (asked again, it would get a second deadline)
                 response, kind, detail = self._decide_outcome(seat, responses[j], errors[j], unreachable[j])
                 latency_ms = round(((done_at[j] or time.perf_counter()) - starts[j]) * 1000, 1)  # a record keeps it
                 if kind == "timeout" and len(lags[i]) < self.limits.lag_retries:

@@ -14,6 +14,9 @@ proves the referee used the stream), and breaks the stream's rules on purpose at
 --style honest     no misbehaviour (with --secret: check the arena-bot-secret metadata of each stream)
 --style no_stream  says serves_match_stream in GetInfo but does not implement PlayMatch (grpc's generated
                    servicer answers UNIMPLEMENTED); its unary calls answer honestly
+--style refuse_later  serves the stream until the first request named by --at, where it breaks the stream
+                   (UNAVAILABLE); from then on it refuses every stream with UNIMPLEMENTED, and its unary calls
+                   answer honestly (a bot restarted without PlayMatch mid-match)
 
 --start-sleep S delays the answer to `start` by S seconds (any style).
 --deadlines prints "decide SEQUENCE deadline_ms MS" on stderr for each decide it gets (any style).
@@ -43,14 +46,14 @@ class StreamBot(TestBot):
                                serves_match_stream=True)
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
-        if self.args.style == "no_stream":
+        if self.args.style in ("no_stream", "refuse_later"):
             return honest(request)
         context.abort(grpc.StatusCode.INTERNAL, "this bot answers on the match stream only")
         raise AssertionError  # abort raises
 
     def PlayMatch(self, requests: Iterator[bot_pb2.RefereeMessage],
                   context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
-        if self.args.style == "no_stream":  # as a servicer that does not override PlayMatch
+        if self.args.style == "no_stream" or getattr(self, "refusing", False):  # as a servicer without PlayMatch
             return super().PlayMatch(requests, context)
         return self._play(requests, context)
 
@@ -99,7 +102,8 @@ class StreamBot(TestBot):
         elif self.args.style == "huge":
             yield bot_pb2.BotMessage(sequence=seq, failure=bot_pb2.StepFailure(
                 step=bot_pb2.MATCH_STEP_DECIDE, code=13, message="x" * 100_000))
-        else:  # break
+        else:  # break (refuse_later: and refuse every stream from now on)
+            self.refusing = self.args.style == "refuse_later"
             context.abort(grpc.StatusCode.UNAVAILABLE, "the stream breaks here")
 
     def _flood(self, seq: int, context: grpc.ServicerContext) -> Iterator[bot_pb2.BotMessage]:
@@ -119,7 +123,8 @@ class StreamBot(TestBot):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--style", default="honest", choices=["honest", "late", "wrong_seq", "huge", "break",
-                                                                  "end", "long_error", "flood", "no_stream"])
+                                                                  "end", "long_error", "flood", "no_stream",
+                                                                  "refuse_later"])
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--flood-after", action="store_true")

@@ -152,6 +152,21 @@ def test_a_bot_flagging_the_stream_without_serving_it_plays_through_the_unary_ca
     assert replay(record) == []
 
 
+def test_a_decision_whose_stream_is_refused_as_not_served_is_charged_not_asked_again(seats_of, test_bot) -> None:
+    """A bot that breaks its stream at decision 2 and refuses every stream after it with UNIMPLEMENTED (restarted
+    without PlayMatch): decision 2, asked again on a new stream (the bot was reachable) and refused there, is an
+    `error` fault, not asked again through the unary calls (that would give it a second deadline); every later
+    decision goes through the unary calls, answered."""
+    record = play(seats_of, seat(test_bot("stream_bot", "--style", "refuse_later", "--at", "2")))
+    faults = [f for f in record.faults if f.seat == BAD]
+    asked = [d for d in record.decisions if d["seat"] == BAD and d["seq"] is not None]
+    assert [f.kind for f in faults] == ["error"] and "does not implement PlayMatch" in faults[0].detail, faults
+    assert [d["seq"] for d in asked if d["source"] == "default"] == [2]
+    assert all(d["source"] == "bot" for d in asked if d["seq"] > 2) and len(asked) > 5
+    transport, streams = record.transports[BAD]
+    assert transport == "unary" and streams >= 2  # the first stream, and the one (or more) refused
+
+
 def test_a_huge_answer_is_an_error_and_the_stream_is_reopened(seats_of, test_bot) -> None:
     record = play(seats_of, seat(test_bot("stream_bot", "--style", "huge", "--at", "0,4")))
     assert faults_of(record) == Counter({"error": 2})
