@@ -306,6 +306,26 @@ except ImportError:  # pragma: no cover - grpcio 1.85 has it
     _SYNC_CONTEXT = None
 
 
+class _ThreadContext:
+    """The context a unary method run in a thread gets on a ``grpc.aio`` server: grpc.aio's own for thread-run
+    methods (``_SYNC_CONTEXT``), with the call's ``peer()`` read on the server's loop when the call starts. A method
+    may run on after its client left (a long bot check): grpc frees the call then, and ``peer()``, which reads it,
+    crashed the process (a segfault in cygrpc: a client that cancelled ``RegisterBot`` during the bot check killed
+    the referee). Every other method is the wrapped context's."""
+
+    __slots__ = ("_context", "_peer")
+
+    def __init__(self, context: Any) -> None:
+        self._context = _SYNC_CONTEXT(context)
+        self._peer = context.peer()
+
+    def peer(self) -> str:
+        return str(self._peer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
 def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext], Any],
                admit: AsyncAdmit | None = None) -> Callable[..., Any]:
     """A unary method on a ``grpc.aio`` server, served as one whose request streams (the same bytes on the wire):
@@ -326,8 +346,8 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext]
         ran = await admit(method_name, context) if admit is not None else None
         loop = asyncio.get_running_loop()
         if ran is None:
-            return await loop.run_in_executor(None, behaviour, request, _SYNC_CONTEXT(context))
-        return await _run_then(loop, ran, behaviour, request, _SYNC_CONTEXT(context))
+            return await loop.run_in_executor(None, behaviour, request, _ThreadContext(context))
+        return await _run_then(loop, ran, behaviour, request, _ThreadContext(context))
 
     unary.__name__ = method_name
     unary.grpc_type = "unary"  # type: ignore[attr-defined]
