@@ -326,7 +326,7 @@ class _ThreadContext:
         return getattr(self._context, name)
 
 
-def _aio_unary(method_name: str, behaviour: Callable[[Any, grpc.ServicerContext], Any],
+def _aio_unary(method_name: str, behaviour: Callable[[Any, Any], Any],
                admit: AsyncAdmit | None = None) -> Callable[..., Any]:
     """A unary method on a ``grpc.aio`` server, served as one whose request streams (the same bytes on the wire):
     its request is awaited on the server's loop for at most ``FIRST_MESSAGE_S`` (a call that never sends one costs
