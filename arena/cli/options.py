@@ -4,6 +4,7 @@ The rule options of each game are in ``game_options``."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable
@@ -212,9 +213,26 @@ def read_bot_ca(path: Path | None) -> bytes | None:
         raise click.BadParameter(str(exc), param_hint="--bot-ca") from None
 
 
+DAY_S = 86_400.0
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds within ``min``..``max`` (``click.FloatRange``), and finite: FloatRange lets "nan"
+    through (no comparison with it is true), and "inf" past a range without a maximum (a re-attack's ``--bot-recheck
+    inf`` left unhealthy bots unchecked for ever, ``nan`` stopped the worker with a bare ValueError)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
+
+
 def visibility_timeout_option(f: F) -> F:
     return option(
-        "--visibility-timeout", "visibility_timeout", type=click.FloatRange(min=0, min_open=True),
+        "--visibility-timeout", "visibility_timeout", type=Seconds(min=0, min_open=True, max=DAY_S),
         default=DEFAULTS.visibility_timeout_s, show_default=True, metavar="SECONDS",
         help="A claimed match job whose worker has not refreshed it for this long is taken for dead and reclaimed "
              "by another worker, which runs the match again (the result still counts once).")(f)
@@ -224,12 +242,12 @@ def bot_health_options(f: F) -> F:
     """``--unhealthy-after N``, ``--bot-recheck SECONDS`` and ``--max-deferral SECONDS``: how the workers treat a
     bot that stopped answering (``arena.worker.health``, docs/failure-policy.md)."""
     f = option(
-        "--max-deferral", "max_deferral", type=click.FloatRange(min=0), default=DEFAULTS.max_deferral_s,
+        "--max-deferral", "max_deferral", type=Seconds(min=0, max=30 * DAY_S), default=DEFAULTS.max_deferral_s,
         show_default=True, metavar="SECONDS",
         help="The matches of a bot that stopped answering (unhealthy) wait this long for it, deferred; then they are "
              "played anyway and it forfeits them (docs/failure-policy.md). 0: played at once.")(f)
     f = option(
-        "--bot-recheck", "bot_recheck", type=click.FloatRange(min=0, min_open=True),
+        "--bot-recheck", "bot_recheck", type=Seconds(min=0.1, max=DAY_S),
         default=DEFAULTS.bot_recheck_s, show_default=True, metavar="SECONDS",
         help="Seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet); one that answers "
              "as registered is healthy again and its deferred matches are queued again.")(f)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -57,7 +58,7 @@ from arena.worker.health import check_bots
 from arena.worker.job import InputsAhead, read_inputs, run_job_and_control
 from arena.worker.live import LiveHub
 from arena.worker.metrics import jobs_reclaimed
-from arena.worker.reconnect import Reconnector
+from arena.worker.reconnect import Reconnector, RedisOutage
 from arena.worker.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,6 @@ SOCKET_CONNECT_TIMEOUT_S = 5.0  # a worker's Redis connection attempt fails afte
 SOCKET_TIMEOUT_MARGIN_S = 30.0  # a worker's Redis call fails after block_ms plus this long without an answer
 MISSED_HEARTBEATS = 3  # a worker is shown as not alive after this many heartbeat intervals without one
 POKE_COALESCE_S = 0.2  # a match starting or ending brings the next heartbeat forward, at most one per this long
-REDIS_WARN_EVERY_S = 30.0  # in a Redis outage, a worker's failed claims are logged (warning) at most this often
 MATCH_IO_THREADS = 32  # at most this many Redis calls of one process's matches at once (each takes about 1 ms)
 SPARE_CONNECTIONS = 4  # Redis connections beyond the executor's threads (the calling thread's own calls)
 
@@ -110,7 +110,7 @@ class _Worker:
         self.reclaim_every = min(settings.visibility_timeout_s / 2, 5.0)
         self.next_reclaim = 0.0
         self.group_ready = False  # the consumer group of the jobs streams is known to exist
-        self.redis_down: tuple[float, float] | None = None  # in a Redis outage: (since, last warned), monotonic s
+        self.outage = RedisOutage(name)  # how a Redis that does not answer is told in its log
         self.started_at = time.time()
         self.running: dict[asyncio.Task[str], Job] = {}
         self.prefetched: list[Job] = []  # claimed while every slot plays: started as soon as one frees
@@ -183,7 +183,11 @@ class _Worker:
             try:
                 await self.beat()
             except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
-                log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
+                if isinstance(exc, REDIS_ERRORS):
+                    self.outage.failed("heartbeat", "worker %s cannot write its heartbeat (%s: %s)", self.name,
+                                       type(exc).__name__, exc)
+                else:
+                    log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
                 if isinstance(exc, redis.RedisError) and self.reconnector is not None:
                     await asyncio.to_thread(self.reconnector.after_error)
             last = asyncio.get_running_loop().time()
@@ -280,22 +284,15 @@ class _Worker:
             if not jobs:
                 jobs, reads = await asyncio.to_thread(_with_inputs, store, store.read_jobs, name, want,
                                                       settings.block_ms)
-            if self.redis_down is not None:
-                log.warning("worker %s: Redis answers again, after %.0f s", name,
-                            time.monotonic() - self.redis_down[0])
-                self.redis_down = None
+            self.outage.answered()
             if epoch == self.health_epoch:  # else a match's health was counted meanwhile: the jobs read again
                 for job in jobs:
                     if job.spec is not None and job.entry_id in reads:
                         self.reads_ahead[job.entry_id] = InputsAhead(store, job.spec, reads[job.entry_id])
             return jobs
         except REDIS_ERRORS as exc:  # a cluster restarting a master may raise RedisClusterException too
-            now = time.monotonic()
-            since, warned = self.redis_down or (now, -REDIS_WARN_EVERY_S)
-            level = logging.WARNING if now - warned >= REDIS_WARN_EVERY_S else logging.DEBUG
-            self.redis_down = (since, now if level == logging.WARNING else warned)
-            log.log(level, "worker %s cannot read jobs from Redis (%s); retrying every second (said again every "
-                    "%.0f s while it lasts)", name, exc, REDIS_WARN_EVERY_S)
+            self.outage.failed("claim", "worker %s cannot read jobs from Redis (%s); retrying every second", name,
+                               exc)
             if self.reconnector is not None and await asyncio.to_thread(self.reconnector.after_error):
                 self.group_ready = False  # a new server: make sure its consumer group exists
                 return None
@@ -378,7 +375,7 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, settings: 
     worker.gate.lag = hold_loop_lag()
     beating = asyncio.create_task(worker.heartbeats(), name=f"heartbeat {name}")
     checking = asyncio.create_task(_bot_checks(store, name, settings.bot_recheck_s, settings.max_deferral_s,
-                                               pool.dialer), name=f"bot checks {name}")
+                                               pool.dialer, worker.outage), name=f"bot checks {name}")
     try:
         while not stop.is_set():
             await worker.step()
@@ -394,10 +391,11 @@ async def worker_loop(store: Store, name: str, stop: threading.Event, settings: 
             await pool.close()
 
 
-async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float, dialer: BotDialer) -> None:
+async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s: float, dialer: BotDialer,
+                      outage: RedisOutage) -> None:
     """Every ``interval_s`` seconds, when this worker takes the fleet's turn (``Store.claim_bot_check``), one pass
-    of ``arena.worker.health.check_bots`` (bots dialed by ``dialer``); until cancelled. A failure is logged and
-    tried again at the next turn."""
+    of ``arena.worker.health.check_bots`` (bots dialed by ``dialer``); until cancelled. A failure is logged (a Redis
+    error through ``outage``) and tried again at the next turn."""
     while True:
         try:
             if await asyncio.to_thread(store.claim_bot_check, name, interval_s):
@@ -409,8 +407,9 @@ async def _bot_checks(store: Store, name: str, interval_s: float, max_deferral_s
                              "again, %d forced", name, report.probed, report.recovered, report.released,
                              report.forced)
         except Exception as exc:  # noqa: BLE001 - the checks must outlive any one failure (Redis restarting)
-            log.warning("worker %s: bot check failed (%s: %s); trying again in %.1f s", name, type(exc).__name__,
-                        exc, interval_s)
+            say = functools.partial(outage.failed, "bot check") if isinstance(exc, REDIS_ERRORS) else log.warning
+            say("worker %s: bot check failed (%s: %s); trying again in %.1f s", name, type(exc).__name__, exc,
+                interval_s)
         await asyncio.sleep(interval_s)
 
 

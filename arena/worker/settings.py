@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,24 +12,26 @@ from arena.core.config import DEFAULTS, replace_fields
 
 def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbeat_s: float,
                          max_deliveries: int) -> None:
-    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0, max_deliveries < 1."""
+    """Raise ``ValueError`` naming the bad value: concurrency < 1, a timeout or interval <= 0 or not finite,
+    max_deliveries < 1."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if not visibility_timeout_s > 0:
+    if not 0 < visibility_timeout_s < math.inf:
         raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
-    if not heartbeat_s > 0:
+    if not 0 < heartbeat_s < math.inf:
         raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
     if max_deliveries < 1:
         raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
 
 
 def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferral_s: float) -> None:
-    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0."""
+    """Raise ``ValueError`` naming the bad value: unhealthy_after < 1, bot_recheck_s <= 0, max_deferral_s < 0, or
+    either not finite."""
     if unhealthy_after < 1:
         raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
-    if not bot_recheck_s > 0:
+    if not 0 < bot_recheck_s < math.inf:
         raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
-    if not max_deferral_s >= 0:
+    if not 0 <= max_deferral_s < math.inf:
         raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
 
 

@@ -419,11 +419,19 @@ def test_bot_health_settings_are_options_of_serve_and_worker(redis_url: str, mon
                                       "2.5", "--redis-url", redis_url])
     assert result.exit_code == 0, result.output
     assert [(s.max_deferral_s, s.unhealthy_after, s.bot_recheck_s) for s in taken] == [(25.0, 5, 2.5)]
-    for bad in (["--max-deferral", "-1"], ["--unhealthy-after", "0"], ["--bot-recheck", "0"]):
+    for bad in (["--max-deferral", "-1"], ["--unhealthy-after", "0"], ["--bot-recheck", "0"], ["--bot-recheck", "nan"],
+                ["--bot-recheck", "inf"], ["--bot-recheck", "1e-300"], ["--max-deferral", "nan"],
+                ["--max-deferral", "1e300"], ["--visibility-timeout", "inf"], ["--visibility-timeout", "nan"]):
         refused = CliRunner().invoke(cli, ["worker", *bad, "--redis-url", redis_url])
         assert refused.exit_code == 2 and bad[0] in refused.stderr, bad
     help_text = CliRunner().invoke(cli, ["serve", "--help"]).output
     assert all(o in help_text for o in ("--max-deferral SECONDS", "--unhealthy-after N", "--bot-recheck SECONDS"))
+    from arena.worker.settings import WorkerSettings
+
+    for field in ("bot_recheck_s", "max_deferral_s", "visibility_timeout_s"):  # in Python too (a re-attack: nan, inf)
+        for value in (float("nan"), float("inf")):
+            with pytest.raises(ValueError):
+                WorkerSettings(**{field: value})
     settings = ArenaServer("127.0.0.1:0", redis_url, max_deferral_s=30.0, unhealthy_after=4,
                            bot_recheck_s=1.5).worker_settings
     assert (settings.max_deferral_s, settings.unhealthy_after, settings.bot_recheck_s) == (30.0, 4, 1.5)

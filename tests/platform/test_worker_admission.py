@@ -155,3 +155,27 @@ def test_a_redis_outage_is_said_once_then_its_end(redis_url: str, dead_endpoint:
 
 async def _no_sleep(seconds: float) -> None:
     return None
+
+
+def test_each_kind_of_redis_failure_is_said_once_per_period(caplog: Any) -> None:
+    """The re-attack: with the claims quiet, a worker still said its failed bot checks every recheck (37 lines in
+    77 s) and its heartbeats every 5 s. Each kind is a warning once per ``REDIS_WARN_EVERY_S``, the rest debug."""
+    import logging
+
+    from arena.worker.reconnect import REDIS_WARN_EVERY_S, RedisOutage
+
+    clock = [100.0]
+    outage = RedisOutage("w", clock=lambda: clock[0])
+    with caplog.at_level(logging.DEBUG, logger="arena.worker.loop"):
+        for second in range(int(REDIS_WARN_EVERY_S) + 5):  # 35 s of an outage, every kind failing every second
+            clock[0] = 100.0 + second
+            for what in ("claim", "heartbeat", "bot check"):
+                outage.failed(what, "worker %s: %s failed", "w", what)
+        clock[0] = 140.0
+        outage.answered()
+        outage.answered()  # said once
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert sum("claim failed" in m for m in warned) == 2 and sum("heartbeat failed" in m for m in warned) == 2
+    assert sum("bot check failed" in m for m in warned) == 2  # at 0 s and at 30 s of the outage
+    assert [m for m in warned if "answers again" in m] == ["worker w: Redis answers again, after 40 s"]
+    assert sum(r.levelno == logging.DEBUG for r in caplog.records) == 3 * 35 - 6
