@@ -252,7 +252,7 @@ def bot_health_options(f: F) -> F:
         help="Seconds between two GetInfo calls to each unhealthy bot (by one worker of the fleet); one that answers "
              "as registered is healthy again and its deferred matches are queued again.")(f)
     return option(
-        "--unhealthy-after", "unhealthy_after", type=click.IntRange(min=1), default=DEFAULTS.unhealthy_after,
+        "--unhealthy-after", "unhealthy_after", type=click.IntRange(1, 1000), default=DEFAULTS.unhealthy_after,
         show_default=True, metavar="N",
         help="A bot whose matches failed N times in a row (it forfeited, or answered no call) is marked unhealthy "
              "and its matches are deferred (see --max-deferral).")(f)

@@ -89,7 +89,7 @@ def test_play_with_bot_secret_plays_a_bot_started_with_it(start_bot: Callable[..
     text = with_it.read_text()
     data = json.loads(text)
     assert data["faults"] == [] and data["result"]["faults"] == [0, 0]
-    assert data["seats"][0] == {"name": "heuristic", "endpoint": guarded.endpoint}
+    assert data["seats"][0] == {"name": "heuristic", "endpoint": guarded.endpoint, "transport": "stream", "streams": 1}
     assert SECRET not in text and SECRET not in result.output
 
 

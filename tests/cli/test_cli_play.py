@@ -117,7 +117,7 @@ def test_play_against_a_running_endpoint_uses_its_name(start_bot, tmp_path: Path
                                       "--limit", "5", "--variant", "known-cards", "--record", str(record)])
     assert result.exit_code == 0, result.output
     data = json.loads(record.read_text())
-    assert data["seats"][0] == {"name": bot.name, "endpoint": bot.endpoint}
+    assert data["seats"][0] == {"name": bot.name, "endpoint": bot.endpoint, "transport": "stream", "streams": 1}
     assert data["config"]["known_cards"] is True
     assert bot.running  # a bot the CLI did not start is left running
 
