@@ -305,6 +305,8 @@ def _show_file(app: AppContext, path: Path, as_json: bool) -> None:
         raise ArenaCliError(f"{path} is not a match record (not JSON: {exc})") from None
     except RecursionError:
         raise ArenaCliError(f"{path} is not a match record (JSON nested too deep)") from None
+    except ValueError as exc:  # a number of more digits than Python converts (4300)
+        raise ArenaCliError(f"{path} is not a match record ({exc})") from None
     if as_json:
         print_json(record)
         return

@@ -230,6 +230,21 @@ class Seconds(click.FloatRange):
         return number
 
 
+def check_proxies(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """The addresses of ``--trust-proxy`` (``--web-trust-proxy``): each an IP address or network ("10.0.0.0/8");
+    ``click.BadParameter`` naming one that is neither (given to uvicorn as it was, a typo trusted no proxy, without
+    a word)."""
+    import ipaddress
+
+    for value in values:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is no IP address or network (e.g. 10.0.0.7 or 10.0.0.0/8)",
+                                     ctx=ctx, param=param) from None
+    return values
+
+
 def visibility_timeout_option(f: F) -> F:
     return option(
         "--visibility-timeout", "visibility_timeout", type=Seconds(min=0, min_open=True, max=DAY_S),

@@ -70,7 +70,12 @@ def owner_create(app: AppContext, label: str, data_dir: Path, server: str, as_js
     seal = sealer(tokens, arena)
     request = arena_pb2.CreateOwnerRequest(label=label, client_seal_key=seal.public if seal else b"")
     with held_interrupts("creating the owner first: its token comes only in the arena's answer") as held:
-        created = app.arena(server).call("CreateOwner", request)
+        try:
+            created = app.arena(server).call("CreateOwner", request)
+        except KeyboardInterrupt as exc:  # pressed twice: the owner may exist all the same, its token then lost
+            raise interruption("interrupted while the arena was creating the owner: it may have been created all "
+                               "the same (`arena owner list`); if so, its token is lost with this answer: remove it "
+                               "(`arena owner remove OWNER_ID`) and create another", exc) from None
         owner_token = opened_token(created, seal, bound_to(OWNER_TOKEN, "CreateOwner", "", label))
         tokens.put_owner(arena, created.id, owner_token, created.label)
         if as_json:

@@ -19,6 +19,7 @@ from arena.cli.options import (
     EndpointType,
     bot_ca_option,
     bot_health_options,
+    check_proxies,
     data_dir_option,
     metrics_option,
     option,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 @option("--web-allowed-host", "web_allowed_hosts", multiple=True, metavar="NAME",
         help="With --web: a host name the pages answer to besides the defaults, e.g. the name of a proxy in front "
              "(repeatable; `arena web --allowed-host`).")
-@option("--web-trust-proxy", "web_trusted_proxies", multiple=True, metavar="ADDRESS",
+@option("--web-trust-proxy", "web_trusted_proxies", multiple=True, metavar="ADDRESS", callback=check_proxies,
         help="With --web: the address (or network) of a reverse proxy in front, whose X-Forwarded-For names the "
              "client (repeatable; `arena web --trust-proxy`).")
 @option("--bot-notes", type=click.Choice(["owner", "public", "hidden"]), default="owner", show_default=True,

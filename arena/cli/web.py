@@ -13,7 +13,7 @@ import click
 
 from arena.cli.app import AppContext, cli, stop_on_signals
 from arena.cli.errors import ArenaCliError
-from arena.cli.options import EndpointType, F, option, server_option
+from arena.cli.options import EndpointType, F, check_proxies, option, server_option
 from arena.core import limits
 from arena.core.config import DEFAULTS
 
@@ -42,7 +42,7 @@ WEB_OPTIONS: list[Callable[[Any], Any]] = [
            help="Requests of one client address per time window, e.g. '100/second;3000/minute' (every limit "
                 "must have room); beyond it 429 with Retry-After. 'none': no limit. Behind a proxy given by "
                 "--trust-proxy, the client is the address the proxy forwards (X-Forwarded-For)."),
-    option("--trust-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+    option("--trust-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", callback=check_proxies,
            help="The address of a reverse proxy in front (repeatable; an IP address or network, e.g. 10.0.0.0/8): "
                 "requests from it are counted against the client it names in X-Forwarded-For. Default: none, every "
                 "request is its peer's (a header any local process can write is trusted from nobody)."),

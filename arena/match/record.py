@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.core.errors import ArenaError
+from arena.core.text import cut
 from arena.match.outcomes import (
     ASKED_SOURCES,
     FAULT_KINDS,
@@ -84,7 +85,8 @@ def _check_transports(seats: list[dict[str, Any]]) -> tuple[tuple[str, int], ...
         if (transport not in TRANSPORTS or not isinstance(streams, int) or isinstance(streams, bool)
                 or streams < 0):
             raise RecordError(f"record.seats[{i}] must have a transport ({' or '.join(TRANSPORTS)}) and streams (a "
-                              f"count, 0 or more) as every other seat, got {transport!r} and {streams!r}")
+                              f"count, 0 or more) as every other seat, got {cut(repr(transport), 40)} and "
+                              f"{cut(repr(streams), 40)}")
         out.append((str(transport), streams))
     return tuple(out)
 

@@ -482,3 +482,14 @@ def test_serve_web_takes_the_proxy_options_of_arena_web(dead_endpoint: str) -> N
         assert (code == 400) is refused, (allowed, code)
     refused_alone = CliRunner().invoke(cli, ["serve", "--web-allowed-host", "x.example"])
     assert refused_alone.exit_code == 1 and "options of the pages of --web" in refused_alone.stderr
+    for command in (["serve", "--web", "127.0.0.1:0", "--web-trust-proxy"], ["web", "--trust-proxy"]):
+        typo = CliRunner().invoke(cli, [*command, "10.0.0.0/33"])  # a typo trusted no proxy, silently
+        assert typo.exit_code == 2 and "'10.0.0.0/33' is no IP address or network" in typo.stderr, typo.output
+
+
+def test_match_show_of_a_file_with_a_number_too_long_to_read_says_so(tmp_path: Path) -> None:
+    """A re-attack: a record file with a 5,000-digit number ended `match show` with "unexpected ValueError"."""
+    crafted = tmp_path / "long.json"
+    crafted.write_text('{"match_id": "m", "seed": ' + "9" * 5000 + "}")
+    shown = CliRunner().invoke(cli, ["match", "show", str(crafted)])
+    assert shown.exit_code == 1 and "is not a match record" in shown.stderr and "unexpected" not in shown.output

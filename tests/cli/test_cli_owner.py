@@ -149,3 +149,13 @@ def test_a_ctrl_c_during_owner_create_waits_for_its_token(
     token = held.stdout.split("owner token: ")[1].split()[0]
     assert token in (data / "tokens.json").read_text()
     assert "was created all the same, its token saved in" in held.stderr
+
+    def call_after_two(self: ArenaClient, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == "CreateOwner":
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(ArenaClient, "call", call_after_two)
+    stopped = _cli(data, "owner", "create", "team green", "--server", address, "--data-dir", str(data), admin=True)
+    assert stopped.exit_code == 130 and "it may have been created all the same" in stopped.stderr, stopped.output

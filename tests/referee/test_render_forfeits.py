@@ -65,3 +65,7 @@ def test_how_each_seat_was_called_is_kept_and_shown(test_bot: Callable[..., BotP
     data["seats"][1].update(transport="carrier pigeon", streams=0)
     with pytest.raises(RecordError, match=r"record.seats\[0\] must have a transport"):
         MatchRecord.from_dict(data)
+    data["seats"][0].update(transport=["a" * 100_000], streams=0)  # a crafted file: the message stays short
+    with pytest.raises(RecordError) as refused:
+        MatchRecord.from_dict(data)
+    assert len(str(refused.value)) < 300, len(str(refused.value))
