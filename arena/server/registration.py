@@ -108,6 +108,10 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
     try:
         info = servicer.bot_info(endpoint, game, name, caller, context, secret_of)
         if not owned:
+            if not getattr(context, "is_active", lambda: True)():  # its client left during the check (seconds)
+                log.info("RegisterBot of %s (%s): the client left during the bot check; nothing registered (a new "
+                         "owner's token would have gone to nobody)", name, game)
+                return arena_pb2.BotRecord()  # answered to nobody
             admission = owner_service.admit_new_name(servicer, request, context, game, name)
         bot, claimed = servicer.store.register_bot_claim(
             game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,

@@ -311,16 +311,25 @@ class _ThreadContext:
     methods (``_SYNC_CONTEXT``), with the call's ``peer()`` read on the server's loop when the call starts. A method
     may run on after its client left (a long bot check): grpc frees the call then, and ``peer()``, which reads it,
     crashed the process (a segfault in cygrpc: a client that cancelled ``RegisterBot`` during the bot check killed
-    the referee). Every other method is the wrapped context's."""
+    the referee). ``is_active()`` (as a sync server's context has it) is False once the call is over (``end``: its
+    client left, or it was answered): a method may then skip work nobody will receive. Every other method is the
+    wrapped context's."""
 
-    __slots__ = ("_context", "_peer")
+    __slots__ = ("_context", "_peer", "_over")
 
     def __init__(self, context: Any) -> None:
         self._context = _SYNC_CONTEXT(context)
         self._peer = context.peer()
+        self._over = threading.Event()
 
     def peer(self) -> str:
         return str(self._peer)
+
+    def is_active(self) -> bool:
+        return not self._over.is_set()
+
+    def end(self) -> None:
+        self._over.set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
@@ -345,9 +354,13 @@ def _aio_unary(method_name: str, behaviour: Callable[[Any, Any], Any],
             await context.abort(grpc.StatusCode.CANCELLED, f"the {method_name} call ended before its request came")
         ran = await admit(method_name, context) if admit is not None else None
         loop = asyncio.get_running_loop()
-        if ran is None:
-            return await loop.run_in_executor(None, behaviour, request, _ThreadContext(context))
-        return await _run_then(loop, ran, behaviour, request, _ThreadContext(context))
+        in_thread = _ThreadContext(context)
+        try:
+            if ran is None:
+                return await loop.run_in_executor(None, behaviour, request, in_thread)
+            return await _run_then(loop, ran, behaviour, request, in_thread)
+        finally:  # answered, failed, or its client left (cancelled): the method may still run, for nobody
+            in_thread.end()
 
     unary.__name__ = method_name
     unary.grpc_type = "unary"  # type: ignore[attr-defined]
