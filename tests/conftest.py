@@ -74,7 +74,7 @@ def dead_endpoint() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def outside_address() -> str:
     """This machine's own address on its network (not loopback): a second client address for tests of per-client
-    shares, since every loopback address is one client (``arena_sdk.guard.client_address``). Found as the source of
+    shares, since every loopback address is one client (``arena_sdk.peers.client_address``). Found as the source of
     packets towards another network (a UDP socket connected, nothing sent); skips the test on a machine with
     none."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:

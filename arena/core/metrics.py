@@ -26,9 +26,9 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, make_wsgi_app
 
 from arena.core import limits
-from arena_sdk import guard
+from arena_sdk import peers
 from arena_sdk.games import GAMES
-from arena_sdk.guard import PeerShare
+from arena_sdk.peers import PeerShare
 
 MAX_BOT_LABELS = 200  # distinct bot ids with series of their own in one process; later ones are "other"
 OTHER = "other"  # the label value of everything past a bound
@@ -204,7 +204,7 @@ class _QuietHandler(WSGIRequestHandler):
 
 class _BoundedServer(ThreadingMixIn, WSGIServer):
     """prometheus-client's threading WSGI server, serving at most ``limits.METRICS_CONNECTIONS`` connections at
-    once and ``limits.METRICS_CONNECTIONS_PER_CLIENT`` from one peer (``arena_sdk.guard.client_address``: every
+    once and ``limits.METRICS_CONNECTIONS_PER_CLIENT`` from one peer (``arena_sdk.peers.client_address``: every
     loopback address is one): one more is closed as soon as it is accepted, so no client can take the process's
     threads and file descriptors (the referee's gRPC service and web pages share them), nor, from one peer, the
     slots of a Prometheus elsewhere. A connection that ends badly (timed out, reset) is dropped without a traceback."""
@@ -229,7 +229,7 @@ class _BoundedServer(ThreadingMixIn, WSGIServer):
         self.slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        client = guard.client_address(str(client_address[0]))
+        client = peers.client_address(str(client_address[0]))
         if not self._take(client):
             self.shutdown_request(request)
             return
@@ -243,7 +243,7 @@ class _BoundedServer(ThreadingMixIn, WSGIServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._give_back(guard.client_address(str(client_address[0])))
+            self._give_back(peers.client_address(str(client_address[0])))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that timed out or went away: nothing for the operator's log

@@ -41,8 +41,8 @@ from arena.store import (
 from arena.store.keys import owner_id
 from arena.store.owners import ADDRESS_WINDOW_S, public_id
 from arena_sdk.games import GAMES
-from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2
+from arena_sdk.peers import peer_address
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class ArenaServicer(Protocol):
 
 
 def _address_text(client: str) -> str:
-    """How a quota refusal names a client address (``arena_sdk.guard.peer_address``)."""
+    """How a quota refusal names a client address (``arena_sdk.peers.peer_address``)."""
     if client == "loopback":
         return "this machine's loopback addresses (127.0.0.0/8 and ::1 count as one client address)"
     return f"client address {client}"

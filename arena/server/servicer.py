@@ -69,8 +69,8 @@ from arena.store import Store, StoreError, TournamentInfo
 from arena.store.codec import RecordCodecError
 from arena.store.redis_urls import redact_url
 from arena_sdk.games import GAMES
-from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+from arena_sdk.peers import peer_address
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ says it is done, which for such a client is when its connection goes: so it hold
 once, and its further calls wait on the server's loop (no thread, no answer) for at most ``wait_s`` seconds, then
 end with RESOURCE_EXHAUSTED. Calls of other clients never wait for its calls.
 
-A client is ``arena_sdk.guard.peer_address`` of the call: an IPv4 address, an IPv6 /64, every loopback address
+A client is ``arena_sdk.peers.peer_address`` of the call: an IPv4 address, an IPv6 /64, every loopback address
 together (a local process can connect from any of them). The web app is a client of its own, whatever its address:
 its calls carry the referee's web key (``WEB_KEY_METADATA``; ``arena serve --web`` gives its pages the key, a
 separate ``arena web`` has it from ``ARENA_WEB_KEY``), so no local process can take the pages' share, and its
@@ -30,7 +30,8 @@ from typing import Any
 import grpc
 
 from arena.core.limits import WEB_KEY_METADATA
-from arena_sdk.guard import PeerShare, metadata_value, peer_address, secret_matches
+from arena_sdk.guard import metadata_value, secret_matches
+from arena_sdk.peers import PeerShare, peer_address
 
 WEB_CLIENT = "web app"  # the client name of calls that carry the web key
 

@@ -33,7 +33,7 @@ from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.core import limits as arena_limits
-from arena_sdk.guard import client_address
+from arena_sdk.peers import client_address
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def is_page(path: str) -> bool:
 
 
 def client_key(scope: Scope) -> str:
-    """The client a request counts against (``arena_sdk.guard.client_address`` of its peer: an IPv4 address, an
+    """The client a request counts against (``arena_sdk.peers.client_address`` of its peer: an IPv4 address, an
     IPv6 /64 network, "loopback" for every loopback address); ``"?"`` when the server gives no peer (a Unix
     socket)."""
     client = scope.get("client")

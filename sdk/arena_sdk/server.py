@@ -66,7 +66,6 @@ from .games import GAMES, get_game
 from .games.base import RulesError
 from .guard import (
     BOT_SECRET_METADATA,
-    PeerShare,
     add_guarded_service,
     metadata_value,
     secret_matches,
@@ -75,6 +74,7 @@ from .guard import (
 from .listen import bind_problem
 from .match_table import Entry, Key, MatchTable
 from .pb import bot_pb2, bot_pb2_grpc
+from .peers import PeerShare
 from .rng import MAX_SEAT_SEED
 from .tracebacks import describe_exception
 
@@ -390,9 +390,10 @@ def create_server(
     Each bot object is made as ``bot_cls(**options)``; ``name`` overrides the class's name in ``GetInfo``.
     With a ``secret`` (non-empty), StartMatch, Decide and EndMatch calls without the ``arena-bot-secret`` call
     metadata get UNAUTHENTICATED, with another value PERMISSION_DENIED (compared in constant time); GetInfo stays
-    open. The calls and streams under way from one client address (``guard.PeerShare``: an IPv4 address, an IPv6
-    /64, every loopback address as one) without the secret (every call of a bot without one) are at most
-    ``max_workers // PEER_SHARE_DIVISOR``, and on a bot with a secret those of every address together too; more get
+    open. The calls and streams under way from one client address (``arena_sdk.peers.PeerShare``: an IPv4
+    address, an IPv6 /64, every loopback address as one) without the secret (every call of a bot without one) are
+    at most ``max_workers // PEER_SHARE_DIVISOR``, and on a bot with a secret those of every address together too;
+    more get
     RESOURCE_EXHAUSTED at once, so that a stranger holding streams, slow calls or calls that never send their request
     leaves the rest of the threads to the referee (with a secret: from any number of addresses). With ``tls``
     (certificate chain, private key; PEM bytes) it serves TLS only.

@@ -26,8 +26,8 @@ from arena.match import local_bots
 from arena.server.admission import Admission, Caller, OutcomeCache, caller_of
 from arena.server.app import ArenaServer
 from arena.server.checks import NoAnswer
-from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc, bot_pb2
+from arena_sdk.peers import peer_address
 
 CHECK_S = 0.5  # the servers here wait this long for a GetInfo answer: the check's bound
 FLOOD_S = 3.0  # how long each flood lasts

@@ -350,7 +350,7 @@ def test_metrics_connections_are_counted_per_peer() -> None:
     IPv6 address counts as its /64; a peer holds at most METRICS_CONNECTIONS_PER_CLIENT, so another peer (a
     Prometheus elsewhere) keeps room, up to METRICS_CONNECTIONS in all."""
     from arena.core import limits
-    from arena_sdk.guard import PeerShare, client_address
+    from arena_sdk.peers import PeerShare, client_address
 
     assert {client_address(a) for a in ("127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.9")} == {"loopback"}
     assert client_address("2001:db8::1") == client_address("2001:db8::ffff") == "2001:db8::/64"

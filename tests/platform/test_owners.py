@@ -19,8 +19,8 @@ from arena.server.auth import admin_metadata
 from arena.store import NameTakenError, Registration, Store, token_hash
 from arena.store.keys import NAME_OWNERS, jobs_key, owner_id
 from arena.tournaments.deals import deal_plan
-from arena_sdk.guard import peer_address
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
+from arena_sdk.peers import peer_address
 
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED

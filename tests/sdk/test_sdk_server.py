@@ -586,10 +586,10 @@ def test_silent_match_streams_do_not_hold_the_bots_threads(monkeypatch: pytest.M
 
 def test_one_address_holds_at_most_half_the_threads_of_a_bot_without_a_secret(outside_address: str) -> None:
     """A stranger opening match streams that each send a start and then stay open (which no first-message timeout
-    ends) gets at most ``max_workers // 2`` of them at once (``guard.PeerShare``), the rest RESOURCE_EXHAUSTED; the
+    ends) gets at most ``max_workers // 2`` of them at once (``arena_sdk.peers.PeerShare``), the rest RESOURCE_EXHAUSTED; the
     referee, calling from another address, is still served on both paths; once the held streams end, their address
     is served again."""
-    from arena_sdk.guard import peer_address
+    from arena_sdk.peers import peer_address
 
     assert peer_address("ipv4:10.1.2.3:5555") == "10.1.2.3" == peer_address("ipv6:[::ffff:10.1.2.3]:5555")
     assert peer_address("ipv6:[2001:db8::1]:5555") == peer_address("ipv6:[2001:db8::ffff]:1") == "2001:db8::/64"
