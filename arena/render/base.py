@@ -40,7 +40,7 @@ def transports_text(record: Any) -> str | None:
     stream, 1: match stream (3 streams: reopened after it ended or broke), 2: unary calls (PlayMatch refused the
     stream: not implemented)"; None when the record does not say (one from before it was kept)."""
     parts = []
-    for seat, (transport, streams) in enumerate(getattr(record, "transports", ()) or ()):
+    for seat, (transport, streams) in enumerate(record.transports):
         if transport == "stream":
             more = f" ({streams} streams: reopened after it ended or broke)" if streams > 1 else ""
             parts.append(f"{seat}: match stream{more}")

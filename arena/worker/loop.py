@@ -183,11 +183,9 @@ class _Worker:
             try:
                 await self.beat()
             except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
-                if isinstance(exc, REDIS_ERRORS):
-                    self.outage.failed("heartbeat", "worker %s cannot write its heartbeat (%s: %s)", self.name,
-                                       type(exc).__name__, exc)
-                else:
-                    log.warning("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
+                say = functools.partial(self.outage.failed, "heartbeat") if isinstance(exc, REDIS_ERRORS) \
+                    else log.warning
+                say("worker %s cannot write its heartbeat (%s: %s)", self.name, type(exc).__name__, exc)
                 if isinstance(exc, redis.RedisError) and self.reconnector is not None:
                     await asyncio.to_thread(self.reconnector.after_error)
             last = asyncio.get_running_loop().time()

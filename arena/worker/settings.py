@@ -17,9 +17,9 @@ def check_worker_options(concurrency: int, visibility_timeout_s: float, heartbea
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if not 0 < visibility_timeout_s < math.inf:
-        raise ValueError(f"visibility timeout must be more than 0 s, got {visibility_timeout_s}")
+        raise ValueError(f"visibility timeout must be a finite number of seconds above 0, got {visibility_timeout_s}")
     if not 0 < heartbeat_s < math.inf:
-        raise ValueError(f"heartbeat interval must be more than 0 s, got {heartbeat_s}")
+        raise ValueError(f"heartbeat interval must be a finite number of seconds above 0, got {heartbeat_s}")
     if max_deliveries < 1:
         raise ValueError(f"max deliveries must be at least 1, got {max_deliveries}")
 
@@ -30,9 +30,9 @@ def check_health_options(unhealthy_after: int, bot_recheck_s: float, max_deferra
     if unhealthy_after < 1:
         raise ValueError(f"unhealthy_after must be at least 1, got {unhealthy_after}")
     if not 0 < bot_recheck_s < math.inf:
-        raise ValueError(f"bot recheck interval must be more than 0 s, got {bot_recheck_s}")
+        raise ValueError(f"bot recheck interval must be a finite number of seconds above 0, got {bot_recheck_s}")
     if not 0 <= max_deferral_s < math.inf:
-        raise ValueError(f"max deferral must be 0 s or more, got {max_deferral_s}")
+        raise ValueError(f"max deferral must be a finite number of seconds, 0 or more, got {max_deferral_s}")
 
 
 @dataclass(frozen=True)

@@ -229,16 +229,16 @@ class _ThreadContext:
     def __init__(self, context: Any) -> None:
         self._context = _SYNC_CONTEXT(context)
         self._peer = context.peer()
-        self._over = threading.Event()
+        self._over = False  # set on the server's loop, read in the method's thread (one attribute: no lock needed)
 
     def peer(self) -> str:
         return str(self._peer)
 
     def is_active(self) -> bool:
-        return not self._over.is_set()
+        return not self._over
 
     def end(self) -> None:
-        self._over.set()
+        self._over = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
