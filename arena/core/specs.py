@@ -119,14 +119,14 @@ def bot_id(name: str, version: str) -> str:
 
 
 # look-alikes of a bot NAME to a reader, in the order they are replaced (``name_skeleton``)
-_LOOK_ALIKES = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("0", "o"), ("1", "l"), ("i", "l"))
+_LOOK_ALIKES = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("0", "o"), ("1", "l"), ("i", "l"), ("5", "s"))
 
 
 def name_skeleton(name: str) -> str:
     """What a reader sees of bot NAME ``name`` (after Unicode TR39's skeletons, for the ASCII of bot names): lower
-    case, without ``.``, ``-`` and ``_``, and with rn -> m, vv -> w, cl -> d, 0 -> o, 1 -> l, i -> l; e.g.
-    "Heuristic." and "heur1stic" -> "heurlstlc", "rnontecarlo" -> "montecarlo", "ranclom" -> "random". Two names
-    of one skeleton read as one, so the arena gives them to one owner only."""
+    case, without ``.``, ``-`` and ``_``, and with rn -> m, vv -> w, cl -> d, 0 -> o, 1 -> l, i -> l, 5 -> s; e.g.
+    "Heuristic.", "heur1stic" and "heuri5tic" -> "heurlstlc", "rnontecarlo" -> "montecarlo", "ranclom" ->
+    "random". Two names of one skeleton read as one, so the arena gives them to one owner only."""
     text = "".join(c for c in name.lower() if c not in ".-_")
     for seen, read in _LOOK_ALIKES:
         text = text.replace(seen, read)

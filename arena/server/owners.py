@@ -228,6 +228,7 @@ def create_owner(servicer: ArenaServicer, request: arena_pb2.CreateOwnerRequest,
         abort(context, grpc.StatusCode.INVALID_ARGUMENT,
               f"an owner label may not hold control characters; at most {limits.OWNER_LABEL} printable characters")
     seal = sealed.call_key(servicer.store, request, context)
+    sealed.spend_call_key(servicer.store, request, context)
     token = new_owner_token()
     key = token_hash(token)
     servicer.store.create_owner(key, label=request.label, created_by="organiser")

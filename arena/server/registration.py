@@ -107,11 +107,12 @@ def register_bot(servicer: ArenaServicer, request: arena_pb2.RegisterBotRequest,
 
     try:
         info = servicer.bot_info(endpoint, game, name, caller, context, secret_of)
+        if not owned and not getattr(context, "is_active", lambda: True)():  # its client left during the check
+            log.info("RegisterBot of %s (%s): the client left during the bot check; nothing registered (a new "
+                     "owner's token would have gone to nobody)", name, game)
+            return arena_pb2.BotRecord()  # answered to nobody
+        sealed.spend_call_key(servicer.store, request, context)
         if not owned:
-            if not getattr(context, "is_active", lambda: True)():  # its client left during the check (seconds)
-                log.info("RegisterBot of %s (%s): the client left during the bot check; nothing registered (a new "
-                         "owner's token would have gone to nobody)", name, game)
-                return arena_pb2.BotRecord()  # answered to nobody
             admission = owner_service.admit_new_name(servicer, request, context, game, name)
         bot, claimed = servicer.store.register_bot_claim(
             game, name, endpoint, version=info.version, sdk_version=info.sdk_version, author=info.author,
@@ -163,6 +164,7 @@ def update_bot(servicer: ArenaServicer, request: arena_pb2.UpdateBotRequest,
         abort(context, grpc.StatusCode.FAILED_PRECONDITION,
               f"the bot at {request.endpoint} reports version {info.version!r}, not {bot.version!r}: register "
               f"it as a new version of {name} instead (`arena bot register {name} {request.endpoint}`)")
+    sealed.spend_call_key(servicer.store, request, context)
     updated = servicer.store.update_bot(game, bot.bot_id, request.endpoint, sdk_version=info.sdk_version,
                                         author=info.author, secret=request.bot_secret)
     if updated is None:

@@ -4,7 +4,7 @@ fields"): the key of one call from its ``client_seal_key`` (a key used before is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 
@@ -15,18 +15,31 @@ from arena.store import Store
 
 def call_key(store: Store, request: Any, context: grpc.ServicerContext) -> bytes | None:
     """K of this call (``sealing.arena_call_key``) when the request has a ``client_seal_key``, else None; a key of
-    the wrong size, or one that gives no shared secret, is INVALID_ARGUMENT."""
+    the wrong size, one that gives no shared secret, or one a served call used is INVALID_ARGUMENT. Stores
+    nothing: the call marks its key used with ``spend_call_key`` once it is to be served, so that a refused call
+    (a stranger's, as many as it likes) leaves nothing in the store."""
     if not request.client_seal_key:
         return None
-    name = request.DESCRIPTOR.name
     try:
         key = sealing.arena_call_key(store.seal_key(), request.client_seal_key)
     except sealing.SealError as exc:
-        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.client_seal_key: {exc}")
-    if not store.use_client_seal_key(request.client_seal_key):
-        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name}.client_seal_key was used by an earlier call: make a "
-                                                         f"fresh key pair for each call")
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{request.DESCRIPTOR.name}.client_seal_key: {exc}")
+    if store.client_seal_key_used(request.client_seal_key):
+        _refuse_used(request, context)
     return key
+
+
+def spend_call_key(store: Store, request: Any, context: grpc.ServicerContext) -> None:
+    """Mark the request's ``client_seal_key`` used (kept ``CLIENT_SEAL_KEY_TTL_S``), right before the call changes
+    anything; INVALID_ARGUMENT when another call spent it first (two replays at once: one is served). Nothing when
+    the request has no key."""
+    if request.client_seal_key and not store.use_client_seal_key(request.client_seal_key):
+        _refuse_used(request, context)
+
+
+def _refuse_used(request: Any, context: grpc.ServicerContext) -> NoReturn:
+    abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{request.DESCRIPTOR.name}.client_seal_key was used by an "
+                                                     f"earlier call: make a fresh key pair for each call")
 
 
 def open_bot_secret(request: Any, key: bytes | None, bound: bytes, context: grpc.ServicerContext) -> None:

@@ -48,9 +48,14 @@ class CredentialStore(StoreBase):
 
     def use_client_seal_key(self, public: bytes) -> bool:
         """Mark the client seal key ``public`` of a call used (SET NX, kept ``CLIENT_SEAL_KEY_TTL_S``); True when no
-        call used it before, so a sealed field captured from one call opens in no other."""
+        call used it before, so a sealed field captured from one call opens in no other. Called only by a call
+        about to be served: a refused one stores nothing (``client_seal_key_used`` reads without writing)."""
         digest = hashlib.sha256(public).hexdigest()
         return bool(self.client.set(client_seal_key_key(digest), "1", nx=True, ex=CLIENT_SEAL_KEY_TTL_S))
+
+    def client_seal_key_used(self, public: bytes) -> bool:
+        """Whether a served call used the client seal key ``public`` (``use_client_seal_key``); writes nothing."""
+        return bool(self.client.exists(client_seal_key_key(hashlib.sha256(public).hexdigest())))
 
     def use_nonce(self, nonce: str, ttl_ms: int) -> bool:
         """Mark ``nonce`` used for ``ttl_ms`` milliseconds; True when it was not used before (SET NX PX)."""

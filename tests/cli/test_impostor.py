@@ -390,3 +390,41 @@ def test_a_sealed_field_opens_for_its_own_call_only(real_and_fake: tuple[str, st
                                                           client_seal_key=fresh.public, sealed_bot_secret=moved))
         assert "does not open" in (caught.value.details() or "")
     assert Store.from_url(redis_url).get_bot("take5", "thief") is None
+
+
+def test_a_refused_call_leaves_no_used_seal_key(real_and_fake: tuple[str, str, Impostor], redis_url: str) -> None:
+    """A stranger's refused RegisterBot or UpdateBot stores nothing, however many it makes (each used to leave a
+    key kept 90 days); the key of a served call is spent, and refused after."""
+    real, _fake, _impostor = real_and_fake
+    store = Store.from_url(redis_url)
+    with grpc.insecure_channel(real) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        arena_key = stub.GetArenaInfo(arena_pb2.GetArenaInfoRequest()).seal_key
+        stub.RegisterBot(arena_pb2.RegisterBotRequest(name="held", endpoint="127.0.0.1:5", game="take5"), timeout=10)
+        keys_before = store.client.dbsize()
+        refused = [
+            (stub.RegisterBot, lambda key: arena_pb2.RegisterBotRequest(  # a name another owner holds
+                name="held", endpoint="127.0.0.1:6", game="take5", client_seal_key=key), "PERMISSION_DENIED"),
+            (stub.UpdateBot, lambda key: arena_pb2.UpdateBotRequest(  # a bot that does not exist
+                bot="nosuch", endpoint="127.0.0.1:6", game="take5", client_seal_key=key), "NOT_FOUND"),
+        ]
+        seals = []
+        for method, request, code in refused:
+            for _ in range(5):
+                seals.append(sealing.ClientSeal(arena_key))
+                with pytest.raises(grpc.RpcError) as caught:
+                    method(request(seals[-1].public), timeout=10)
+                assert caught.value.code().name == code
+        assert store.client.dbsize() == keys_before
+        assert not any(store.client_seal_key_used(seal.public) for seal in seals)
+        # the key a refused call carried still serves a call of its client once; then it is spent
+        seal = seals[0]
+        bound = sealing.bound_to(sealing.BOT_SECRET, "RegisterBot", "take5", "fresh")
+        request = arena_pb2.RegisterBotRequest(
+            name="fresh", endpoint="127.0.0.1:5", game="take5", client_seal_key=seal.public,
+            sealed_bot_secret=seal.seal(sealing.BOT_SECRET, "a-bot-secret-0123456789", bound))
+        assert stub.RegisterBot(request, timeout=10).has_bot_secret
+        assert store.client_seal_key_used(seal.public)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.RegisterBot(request, timeout=10)
+        assert "client_seal_key was used by an earlier call" in (caught.value.details() or "")

@@ -235,7 +235,7 @@ def test_names_that_read_as_another_owners_are_refused_and_the_owner_may_have_th
     _register(stub, "random", a.owner_token)
     owners = len(stub.ListOwners(arena_pb2.ListOwnersRequest()).owners)
     for name, held in (("heuristic.", "heuristic"), ("heur1stic", "heuristic"), ("Heur_istic", "heuristic"),
-                       ("rnontecarlo", "montecarlo"), ("m0ntecarl0", "montecarlo"), ("ranclom", "random")):
+                       ("heuri5tic", "heuristic"), ("rnontecarlo", "montecarlo"), ("m0ntecarl0", "montecarlo"), ("ranclom", "random")):
         assert name_skeleton(name) == name_skeleton(held)
         for game in ("take5", "taki"):
             code, details = rpc_error(lambda: _register(stub, name, game=game))

@@ -43,8 +43,9 @@ the UTF-8 text FIELD + "\\n" + METHOD + "\\n" + GAME + "\\n" + NAME: FIELD "bot_
 "RegisterBot", "UpdateBot" or "CreateOwner", GAME the request's game ("" for CreateOwner), NAME its `name`
 (RegisterBot), `bot` (UpdateBot) or `label` (CreateOwner)), so it opens for that one call only. With
 `client_seal_key` set the answer's owner token comes sealed only (`sealed_owner_token`; `owner_token` stays empty).
-A `client_seal_key` that is not 32 bytes or that an earlier call used (make a fresh pair for each call), or a
-sealed field that does not open, is INVALID_ARGUMENT. The plain fields still work, in the clear.
+A `client_seal_key` that is not 32 bytes or that an earlier served call used (make a fresh pair for each call), or
+a sealed field that does not open, is INVALID_ARGUMENT; a call refused for another reason does not use its key.
+The plain fields still work, in the clear.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
 naming the field. A request that does not decode gets INVALID_ARGUMENT. The numbers are in arena/limits.py.
