@@ -10,8 +10,9 @@ Each declared field becomes one option: a ``bool`` field with a ``variant`` name
 ``--game``. Option values left unset (None) take the game's defaults; ``config_of`` turns the parsed values into the
 game's config dataclass through the game's JSON codec, so the rules of a config live in one place (the SDK).
 
-Two games declaring one option name of one type share the option (its help names both; each game's codec checks
-its own range); a later game whose option of that name has another type gets ``--<game>-<name>`` instead.
+Two games declaring one option name of one type share the option (its help names both, with each game's range when
+the ranges differ; click checks their union, each game's codec its own range); a later game whose option of that
+name has another type gets ``--<game>-<name>`` instead.
 """
 
 from __future__ import annotations
@@ -66,18 +67,29 @@ def _default_text(f: ConfigField) -> str:
     return str(f.default)
 
 
+def _range_text(f: ConfigField) -> str:
+    """" (1..8)" of an int field with a range, "" otherwise: the help of an option games share with other ranges."""
+    if f.type is not int or (f.minimum is None and f.maximum is None):
+        return ""
+    return f" ({'' if f.minimum is None else f.minimum}..{'' if f.maximum is None else f.maximum})"
+
+
 def _option(dest: str, owners: Mapping[str, ConfigField]) -> Decorator:
     """The click option of one dest name, for the games in ``owners``."""
     fields = list(owners.values())
     first = fields[0]
     name = dest.replace("_", "-")
-    helps = "; ".join(f"{_title(g)}: {f.help} [default: {_default_text(f)}]" for g, f in owners.items()) + "."
     same = all((f.minimum, f.maximum, f.choices) == (first.minimum, first.maximum, first.choices) for f in fields)
+    helps = "; ".join(f"{_title(g)}: {f.help}{'' if same else _range_text(f)} [default: {_default_text(f)}]"
+                      for g, f in owners.items()) + "."
     if first.type is bool:
         return option(f"--{name}/--no-{name}", dest, default=None, help=helps)
-    if first.type is int:
-        kind = click.IntRange(first.minimum, first.maximum) if same else click.INT
-        return option(f"--{name}", dest, type=kind, default=None, metavar=first.unit or None, help=helps)
+    if first.type is int:  # games of other ranges: click checks their union, each game's codec its own
+        lows, highs = [f.minimum for f in fields], [f.maximum for f in fields]
+        low = None if None in lows else min(x for x in lows if x is not None)
+        high = None if None in highs else max(x for x in highs if x is not None)
+        return option(f"--{name}", dest, type=click.IntRange(low, high), default=None, metavar=first.unit or None,
+                      help=helps)
     if first.choices:
         values = list(dict.fromkeys(c for f in fields for c in _choices(f)))
         return option(f"--{name}", dest, type=click.Choice(values), default=None, help=helps)

@@ -141,7 +141,7 @@ def ladder(app: AppContext, game: str, method: str, rebuild: bool, server: str, 
     """Show the ladder of a game: rank, bot (NAME@VERSION), rating ± margin (Elo points; the margin is half the
     width of the 95 % interval), matches, LOS next (likelihood of superiority over the bot on the next line down:
     the chance that it is really the stronger of the two), wins (first places, shared ones count) and mean score
-    (the game's score per match, lower is better: Take 5 bullheads, Taki cards held).
+    (the game's score per match, e.g. Take 5 bullheads, Taki cards held: lower is better in both).
 
     --method elo (default): the live Elo (start 1500), updated after every match in the order results arrive, so
     it is order-dependent; its margin joins the chess tools' (fastchess) 95 % margin of the bot's pairwise results

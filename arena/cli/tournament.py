@@ -25,6 +25,7 @@ from arena.cli.errors import (
     interrupted_creating,
     rpc_error,
 )
+from arena.cli.format_option import format_option
 from arena.cli.game_options import config_of, config_options
 from arena.cli.options import GAMES, deadline_option, game_option, json_option, option, server_option, split_bot_id
 from arena.cli.pages import every_page
@@ -54,30 +55,6 @@ from arena.tournaments.until_separated import MIN_DEALS
 from arena_sdk.pb import arena_pb2
 
 
-class FormatChoice(click.Choice[str]):
-    """``--format``: the formats CreateTournament creates (``arena.tournaments.formats.creatable``: the built-in
-    ones and any another package registers), each also with hyphens for underscores. The registry is read when the
-    option is first used or shown, not when the CLI starts."""
-
-    def __init__(self) -> None:
-        self.case_sensitive = True
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        from arena.tournaments.formats import creatable
-
-        names = creatable()
-        return (*names, *(n.replace("_", "-") for n in names if "_" in n))
-
-    @choices.setter
-    def choices(self, _value: Any) -> None:  # click.Choice sets it; the registry says it here
-        pass
-
-
-def _format_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    return value.replace("-", "_") if value else value
-
-
 @cli.group(short_help="Create, follow and cancel tournaments: round robins and Swiss.")
 def tournament() -> None:
     """Create tournaments (round robin, until separated, Swiss), follow their progress and standings, cancel
@@ -103,15 +80,10 @@ def _bot_names(values: Sequence[str]) -> list[str]:
 @game_option
 @option("--seats", type=click.IntRange(2, 10), default=None,
         help="Seats per match, k (2..10); default min(number of bots, 4).")
-@option("--format", "format_name", type=FormatChoice(),
-        default=None, callback=_format_name,
-        help="Tournament format. round_robin (the default): every SEATS-subset plays one table a round. "
-             "until_separated: the same as --until-separated. swiss: each round seats bots of similar standing "
-             "together, B // SEATS tables, byes for the rest (spread fairly), repeat meetings avoided; "
-             "`arena sprt` runs an SPRT. Hyphens may stand for underscores.")
+@format_option
 @option("--rounds", type=click.IntRange(1, MAX_MATCHES), default=None,
-        help=f"Rounds; each round plays new deals. Default {DEFAULTS.rounds}, or ceil(log2(BOTS)) + 2 for a Swiss "
-             "(at 2 seats at most the rounds in which every pair can be new).")
+        help=f"Rounds; each round plays new deals. Default: the format's ({DEFAULTS.rounds} for a round robin; a "
+             "Swiss's, see --format).")
 @option("--first-round", type=click.Choice(FIRST_ROUND), default=None,
         help="Swiss: how round 1 is ordered: rating (the live ladder, the default) or random (drawn from the "
              "tournament's secret seed).")
@@ -223,7 +195,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
         click.echo(f"warning: {ROTATE_WARNING}", err=True)
     request = arena_pb2.CreateTournamentRequest(
         game=game, bots=names, seats_per_match=seats or 0,
-        rounds=rounds or (0 if format_name == "swiss" else DEFAULTS.rounds), deals=deals or "",
+        rounds=rounds or 0, deals=deals or "",  # 0: the format's default (Format.default_rounds)
         config=wire.config_to_proto(game, config), deadline_ms=deadline_ms, dry_run=dry_run,
         until_separated=until_separated, max_matches=max_matches or 0)
     if format_name and format_name != "until_separated":  # until separated: the older fields above
@@ -423,8 +395,8 @@ def tournament_status(app: AppContext, tournament_id: str, watch: bool, server: 
 @click.pass_obj
 def tournament_standings(app: AppContext, tournament_id: str, server: str, as_json: bool) -> None:
     """Show the standings of one tournament: rank (by points), bot, points (per match, 1 for every opponent
-    finished ahead of and 1/2 per tie), matches, mean score (the game's score: Take 5 bullheads, Taki cards held;
-    lower is better), score rate
+    finished ahead of and 1/2 per tie), matches, mean score (the game's score, e.g. Take 5 bullheads, Taki cards held:
+    lower is better in both), score rate
     (points per pair, 0..1), Elo performance (mean opponent rating + 400 x (wins - losses) / pairs), and from the
     batch fit of this tournament's results (deal luck taken out, mean 1500): rating ± margin (half the 95 %
     interval, Elo points) and LOS next (likelihood of superiority over the next line down). The fit is cached per

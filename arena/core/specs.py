@@ -156,7 +156,7 @@ class BotTally:
     """One bot's counts over the matches of one tournament.
 
     Attributes:
-        matches: matches played. score_sum: sum of its game scores (lower is better).
+        matches: matches played. score_sum: sum of its game scores (``GameInfo.lower_score_is_better``).
         half_points: pairwise points x 2 (2 per opponent finished ahead of, 1 per tie): whole numbers, exact.
         pairs: opponents met, counted once per match (a 4-seat match is 3 pairs).
         wins / losses: pairs where it finished ahead of / behind the opponent (ties are neither).

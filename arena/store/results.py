@@ -44,7 +44,7 @@ RECORD_ATTEMPTS = 100  # optimistic retries of one result when other workers kee
 class LadderEntry:
     """One line of the Elo ladder: standard competition rank by rating (1 = best), bot id, rating (Elo points),
     matches played, wins (matches at rank 1; shared first places count), mean score per match (the
-    game's score, lower is better)."""
+    game's score; lower is better in a game whose ``GameInfo.lower_score_is_better``)."""
 
     rank: int
     bot: str
@@ -119,7 +119,7 @@ class ResultStore(TournamentStore):
 
         Args:
             game: game id. match_id: the idempotency key. seats: bot ids in seat order (distinct, N >= 2).
-            scores: game score per seat (lower is better). ranks: competition rank per seat (1 = best).
+            scores: game score per seat (``lower_score_is_better``). ranks: competition rank per seat (1 = best).
             faults: faults per seat. record: the full match record (``MatchRecord.to_dict()``), stored beside.
             tournament_id: the tournament whose progress this match bumps.
             seed: deal seed of the match (default: the record's "seed"). worker: name of the worker storing it.

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from arena.core.config import DEFAULTS
 from arena.core.errors import TournamentError
 from arena.core.specs import MatchSpec
 
@@ -102,6 +103,8 @@ class Format:
     """Registry name, also the stored ``TournamentInfo.kind`` and ``Tournament.format``: lower case, underscores."""
     title: ClassVar[str] = ""
     """For people, e.g. "Swiss"."""
+    summary: ClassVar[str] = ""
+    """One sentence for people: what the format plays (``tournament create --format``'s help lists it)."""
     option_field: ClassVar[str] = ""
     """The field of the ``CreateTournamentRequest.format`` oneof that carries the options; "" for a format that
     CreateTournament does not create (an SPRT has its own call)."""
@@ -114,8 +117,8 @@ class Format:
         return {}
 
     def default_rounds(self, num_bots: int, seats: int = 2) -> int:
-        """Rounds when the request says 0, for ``num_bots`` bots at ``seats`` seats a table."""
-        return 1
+        """Rounds when the request says 0, for ``num_bots`` bots at ``seats`` seats a table: ``DEFAULTS.rounds``."""
+        return DEFAULTS.rounds
 
     def check(self, entry: Entry) -> None:
         """Validate a request; raises ``TournamentError`` naming the first problem. ``entry.bots`` are the names

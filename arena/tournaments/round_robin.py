@@ -154,6 +154,7 @@ class RoundRobin(Format):
 
     name = "round_robin"
     title = "round robin"
+    summary = "every SEATS-subset of the bots plays one table a round (the default)"
     option_field = "round_robin"
 
     def check(self, entry: Entry) -> None:

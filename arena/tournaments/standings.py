@@ -46,7 +46,7 @@ class StandingsLine:
     Attributes:
         rank: standard competition rank by points (1, 2, 2, 4), 1 = best.
         bot: bot id. points: pairwise points (1 per opponent finished ahead of, 1/2 per tie).
-        matches: matches played. mean_score: game score per match (lower is better).
+        matches: matches played. mean_score: game score per match (``lower_score_is_better``).
         performance: Elo performance, points: mean opponent rating + 400 * (wins - losses) / pairs.
         score_rate: points / pairs, 0..1. pairs, wins, losses: see ``BotTally``.
         tiebreak: a format's second ordering number (a Swiss: opponents' mean points), None for round robins.

@@ -206,6 +206,9 @@ class Swiss(Format):
         # x rounds results, ~24 us each to read) reads its results once per new result, not per call
         self._kept: Kept[tuple[str, str, int, int], list[SwissLine]] = Kept(32)
     title = "Swiss"
+    summary = ("each round seats bots of similar standing together, B // SEATS tables, byes for the rest (spread "
+               "fairly), repeat meetings avoided; ROUNDS defaults to ceil(log2(BOTS)) + 2 (at 2 seats at most the "
+               "rounds in which every pair can be new)")
     option_field = "swiss"
     controlled = True
 

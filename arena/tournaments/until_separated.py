@@ -290,6 +290,7 @@ class UntilSeparated(Format):
 
     name = KIND
     title = "until separated"
+    summary = "the same as --until-separated"
     option_field = "separated"
     controlled = True
 

@@ -19,7 +19,7 @@ from typing import Any
 import click
 import pytest
 
-from arena_sdk.games import GAMES, GameLoadError, _load_order, load_entry_point
+from arena_sdk.games import GAMES, GameLoadError, install_order, load_entry_point
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "third_party"
 
@@ -86,13 +86,18 @@ PROBE = """
 
 
 def test_the_sdks_own_games_come_first_so_a_game_installed_later_never_becomes_the_default() -> None:
-    def entry_point(name: str, dist: str) -> Any:
-        return SimpleNamespace(name=name, value=f"{name}.plugin:GAME", dist=SimpleNamespace(name=dist))
+    """The SDK's games by their ``GameInfo.order``, whatever their ids sort as (an SDK game "aaa" added after them
+    does not become the default), then the others by order and id (entry_points.txt lists a distribution's entry
+    points sorted by name, so their declared order is lost)."""
+    def found(name: str, dist: str, order: int = 100) -> tuple[Any, Any]:
+        entry_point = SimpleNamespace(name=name, value=f"{name}.plugin:GAME", dist=SimpleNamespace(name=dist))
+        return entry_point, SimpleNamespace(info=SimpleNamespace(order=order))
 
-    found = [entry_point("zebra", "arena-zoo"), entry_point("take5", "arena-sdk"), entry_point("aardvark", "arena-zoo"),
-             entry_point("taki", "arena_sdk")]
-    assert [e.name for _, e in sorted(enumerate(found), key=_load_order)] == ["take5", "taki", "aardvark", "zebra"]
-    assert list(GAMES)[:2] == ["take5", "taki"]  # as sdk/pyproject.toml declares them: the CLI's default is take5
+    games = [found("zebra", "arena-zoo"), found("aaa", "arena-sdk"), found("take5", "arena-sdk", 0),
+             found("aardvark", "arena-zoo"), found("taki", "arena_sdk", 1), found("yak", "arena-zoo", 5)]
+    assert [e.name for e, _ in sorted(games, key=lambda g: install_order(*g))] == [
+        "take5", "taki", "aaa", "yak", "aardvark", "zebra"]
+    assert list(GAMES)[:2] == ["take5", "taki"]  # the CLI's default is take5
 
 
 def test_a_game_installed_with_an_entry_point_is_registered_and_playable(tmp_path: Path) -> None:
@@ -161,9 +166,9 @@ def test_games_sharing_an_option_name_share_the_option(tinynim: Any) -> None:
     options = {p.name: p for p in command.params}
     limit = options["limit"]
     assert isinstance(limit, click.Option)
-    assert limit.help == ("Take 5: bullhead limit checked after each complete hand [default: 66]; Tiny Nim: turns "
-                          "before the game ends drawn [default: 50].")
-    assert isinstance(limit.type, click.types._NumberParamTypeBase) and not isinstance(limit.type, click.IntRange)
+    assert limit.help == ("Take 5: bullhead limit checked after each complete hand (1..1000) [default: 66]; Tiny "
+                          "Nim: turns before the game ends drawn (1..100) [default: 50].")
+    assert isinstance(limit.type, click.IntRange) and (limit.type.min, limit.type.max) == (1, 1000)  # the union
     assert options["hand_size"].type.name == "integer range"  # Taki's
     assert options["tinynim_hand_size"].opts == ["--tinynim-hand-size"]
     assert config_of("take5", [], {"limit": 70}).limit == 70

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.cli.tournament import FormatChoice
+from arena.cli.format_option import FormatChoice
 from arena.core.errors import TournamentError
 from arena.tournaments.formats import BUILTIN, Format, creatable, format_of_request, formats, get_format, register
 from arena_sdk.pb import arena_pb2
@@ -76,3 +76,18 @@ def test_the_registry_is_whole_for_threads_that_ask_at_once() -> None:
         answers, distinct, count = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True,
                                                            text=True, check=True).stdout.split())
         assert (answers, distinct) == (8, 1) and count >= 4
+
+
+def test_the_format_help_and_the_default_rounds_come_from_each_format() -> None:
+    """``--format``'s help lists every format CreateTournament creates with its summary, read from the registry
+    (no format named in the CLI), and a request without rounds gets its format's default."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+    from arena.core.config import DEFAULTS
+
+    shown = " ".join(CliRunner().invoke(cli, ["tournament", "create", "--help"], terminal_width=100).output.split())
+    for name in creatable():
+        assert formats()[name].summary and f"{name}: {formats()[name].summary}." in shown, name
+    assert get_format("round_robin").default_rounds(5) == DEFAULTS.rounds
+    assert get_format("swiss").default_rounds(16) == 6  # ceil(log2(16)) + 2

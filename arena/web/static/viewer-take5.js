@@ -1,4 +1,4 @@
-/* Take 5 board of the match viewer (frames: arena/render/take5_frames.py): the four rows, the cards of the turn
+/* Take 5 board of the match viewer (frames: arena/render/frames/take5.py): the four rows, the cards of the turn
    revealed together and placed lowest first, the rule-4 row choice, who took which row for how many bullheads,
    the bullheads of the hand, the running totals, the hand boundaries; the hands this perspective may see. */
 (function () {

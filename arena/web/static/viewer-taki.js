@@ -1,4 +1,4 @@
-/* Taki board of the match viewer (frames: arena/render/taki_frames.py): the discard pile and the leading card,
+/* Taki board of the match viewer (frames: arena/render/frames/taki.py): the discard pile and the leading card,
    the colour and symbol to follow, the run, the +2 stack, the direction, every seat's card count and stairs
    stage, the events of the decision (plays, +3 Breaker reactions, draws with their reason); the hands this
    perspective may see. */

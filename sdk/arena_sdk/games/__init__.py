@@ -11,10 +11,9 @@ in ``sdk/pyproject.toml`` exactly as a third-party distribution declares its own
     mygame = "mygame_arena.plugin:GAME"
 
 Every installed entry point of the group is loaded when this package is first imported: this SDK's own games first, in
-the order its ``pyproject.toml`` declares them (the first is the CLI's default game), then the others in order of
-game id;
-``register`` adds a game from code (tests). The conformance tests then play every registered game through every
-path.
+the order their ``GameInfo.order`` says (the first is the CLI's default game), then the others by their order and
+game id (``load_installed_games``); ``register`` adds a game from code (tests). The conformance tests then play
+every registered game through every path.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from .base import (
 )
 
 ENTRY_POINT_GROUP = "arena.games"
-SDK_DISTRIBUTION = "arena-sdk"  # this SDK's distribution: its games are registered first, in its declared order
+SDK_DISTRIBUTION = "arena-sdk"  # this SDK's distribution: its games are registered first (``install_order``)
 
 GAMES: dict[str, Game] = {}
 
@@ -79,8 +78,17 @@ def load_entry_point(entry_point: metadata.EntryPoint) -> Game:
     """Register the game an ``arena.games`` entry point names and return it. The entry point's object is a
     ``Game`` instance or a ``Game`` subclass (instantiated without arguments); its id must be the entry point's
     name. Raises ``GameLoadError``."""
+    return _register_loaded(entry_point, _game_of(entry_point))
+
+
+def _where(entry_point: metadata.EntryPoint) -> str:
     dist = getattr(entry_point.dist, "name", None) or "an unknown distribution"
-    where = f"entry point {entry_point.name} = {entry_point.value} of {dist} (group {ENTRY_POINT_GROUP!r})"
+    return f"entry point {entry_point.name} = {entry_point.value} of {dist} (group {ENTRY_POINT_GROUP!r})"
+
+
+def _game_of(entry_point: metadata.EntryPoint) -> Game:
+    """The ``Game`` an entry point names, loaded and checked, not registered. Raises ``GameLoadError``."""
+    where = _where(entry_point)
     try:
         obj = entry_point.load()
         game = obj() if isinstance(obj, type) and issubclass(obj, Game) else obj
@@ -90,30 +98,33 @@ def load_entry_point(entry_point: metadata.EntryPoint) -> Game:
         raise GameLoadError(f"{where} names {game!r}, not a Game")
     if game.info.game != entry_point.name:
         raise GameLoadError(f"{where} names the game {game.info.game!r}: the entry point must be named by the game id")
+    return game
+
+
+def _register_loaded(entry_point: metadata.EntryPoint, game: Game) -> Game:
     if GAMES.get(entry_point.name) not in (None, game):
-        raise GameLoadError(f"{where}: game id {entry_point.name!r} is already registered by "
+        raise GameLoadError(f"{_where(entry_point)}: game id {entry_point.name!r} is already registered by "
                             f"{type(GAMES[entry_point.name]).__name__}")
     return register(game)
 
 
-def _load_order(found: tuple[int, metadata.EntryPoint]) -> tuple[int, int, str, str]:
-    """The sort key of ``load_installed_games``: (index among the entry points found, entry point)."""
-    index, entry_point = found
+def install_order(entry_point: metadata.EntryPoint, game: Game) -> tuple[int, int, str]:
+    """The sort key of ``load_installed_games``: this SDK's games first (``SDK_DISTRIBUTION``), then the others;
+    within each, by ``GameInfo.order``, then by game id."""
     dist = (getattr(entry_point.dist, "name", None) or "").lower().replace("_", "-")
-    if dist == SDK_DISTRIBUTION:
-        return 0, index, "", ""
-    return 1, 0, entry_point.name, entry_point.value
+    return (0 if dist == SDK_DISTRIBUTION else 1), game.info.order, entry_point.name
 
 
 def load_installed_games() -> tuple[str, ...]:
     """Register every installed ``arena.games`` entry point not registered yet and return the ids added, in the
-    order they were registered: those of this SDK's distribution (``SDK_DISTRIBUTION``) first, in the order it
-    declares them, then the others in order of game id (so that a game installed later never becomes the first). The
-    same entry point found twice (one distribution on two paths) counts once. Raises ``GameLoadError`` for an entry
-    point that does not load, and when two entry points claim one game id."""
-    added = []
+    order they were registered (``install_order``): those of this SDK's distribution (``SDK_DISTRIBUTION``) first,
+    by their ``GameInfo.order`` (so the SDK's first game is the CLI's default whatever the ids, and a game installed
+    later never becomes the first), then the others by ``GameInfo.order`` and game id. The same entry point found
+    twice (one distribution on two paths) counts once. Raises ``GameLoadError`` for an entry point that does not
+    load, and when two entry points claim one game id."""
     seen: dict[str, str] = {}
-    for _, entry_point in sorted(enumerate(metadata.entry_points(group=ENTRY_POINT_GROUP)), key=_load_order):
+    loaded = []
+    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         if entry_point.name in seen:
             if seen[entry_point.name] != entry_point.value:
                 raise GameLoadError(f"two {ENTRY_POINT_GROUP!r} entry points claim the game id {entry_point.name!r}: "
@@ -121,9 +132,9 @@ def load_installed_games() -> tuple[str, ...]:
             continue
         seen[entry_point.name] = entry_point.value
         if entry_point.name not in GAMES:
-            load_entry_point(entry_point)
-            added.append(entry_point.name)
-    return tuple(added)
+            loaded.append((entry_point, _game_of(entry_point)))
+    loaded.sort(key=lambda found: install_order(*found))
+    return tuple(_register_loaded(entry_point, game).info.game for entry_point, game in loaded)
 
 
 load_installed_games()

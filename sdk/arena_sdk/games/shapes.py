@@ -37,6 +37,8 @@ class GameInfo:
         imperfect_information: True when seats hide information from each other.
         decision_kinds: the decision kinds the game asks (wire names of ``DecisionKind``).
         lower_score_is_better: True when the final score is a penalty (Take 5 bullheads).
+        order: where the game comes among the installed games of its distribution (lower first, then by game id;
+            ``arena_sdk.games.load_installed_games``): the SDK's first game is the CLI's default ``--game``.
     """
 
     game: str
@@ -47,6 +49,7 @@ class GameInfo:
     imperfect_information: bool
     decision_kinds: tuple[str, ...]
     lower_score_is_better: bool
+    order: int = 100
 
 
 @dataclass(frozen=True)

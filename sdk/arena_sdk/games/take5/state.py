@@ -34,6 +34,7 @@ INFO = GameInfo(
     imperfect_information=True,
     decision_kinds=(CHOOSE_CARD, CHOOSE_ROW, DRAFT_PICK),
     lower_score_is_better=True,
+    order=0,  # the SDK's games in this order: the first is the CLI's default --game
 )
 
 Phase = Literal["draft", "choose", "row", "over"]

@@ -32,6 +32,7 @@ INFO = GameInfo(
     imperfect_information=True,
     decision_kinds=(TURN, REACT),
     lower_score_is_better=True,
+    order=1,  # the SDK's games in this order: the first is the CLI's default --game
 )
 
 # Steps of the pending decision (``TakiState.mode``; the view's ``step`` adds "stack" for a turn facing +2s).
