@@ -81,11 +81,15 @@ def expected_blocks(nelo0: float, nelo1: float, alpha: float = 0.05, beta: float
 
 
 def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], seat: int,
-                        lower_is_better: bool) -> float:
+                        lower_is_better: bool, v1_ranks: Sequence[int] = (), v2_ranks: Sequence[int] = ()) -> float:
     """Outcome ``d`` of one block (module docstring): V2's relative score at seat ``seat`` of its table minus V1's
     at the same seat of its table, in the game's score units, rounded to ``DIGITS`` decimals. ``v1_scores`` and
-    ``v2_scores``: final game score per seat (seat order) of V1's and V2's tables. Raises ``SprtError`` when the
-    tables differ in size, have fewer than 2 seats, the seat is not one of them, or a score is not finite."""
+    ``v2_scores``: final game score per seat (seat order) of V1's and V2's tables; ``v1_ranks`` and ``v2_ranks``
+    (optional): the tables' stored competition ranks, which the failure policy sets apart from the scores for a
+    seat that forfeited (ranked last, whatever its score): a version's score then counts as no better than the
+    score of any seat ranked ahead of it, so a forfeit never scores better than its rank (a forfeiting seat's
+    default actions may have taken few points). Raises ``SprtError`` when the tables differ in size, have fewer than
+    2 seats, the seat is not one of them, a score is not finite, or ranks given are not one per seat."""
     if len(v1_scores) != len(v2_scores) or len(v1_scores) < 2:
         raise SprtError(f"a block's two tables have the same 2 or more seats, got scores {list(v1_scores)} and "
                         f"{list(v2_scores)}")
@@ -93,14 +97,18 @@ def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], 
         raise SprtError(f"seat {seat} is not a seat of a {len(v1_scores)}-seat table")
     if not all(math.isfinite(float(s)) for s in (*v1_scores, *v2_scores)):
         raise SprtError(f"game scores are finite numbers, got {list(v1_scores)} and {list(v2_scores)}")
+    if any(ranks and len(ranks) != len(v1_scores) for ranks in (v1_ranks, v2_ranks)):
+        raise SprtError(f"ranks are one per seat, got {list(v1_ranks)} and {list(v2_ranks)}")
     sign = -1.0 if lower_is_better else 1.0
     k = len(v1_scores)
 
-    def relative(scores: Sequence[float]) -> float:
+    def relative(scores: Sequence[float], ranks: Sequence[int]) -> float:
         own = float(scores[seat])
-        return sign * (own - (sum(float(s) for s in scores) - own) / (k - 1))
+        ahead = [sign * float(s) for j, s in enumerate(scores) if ranks and int(ranks[j]) < int(ranks[seat])]
+        own = sign * min([sign * own, *ahead])  # ranked behind a seat: scored no better than it
+        return sign * (own - (sum(float(s) for s in scores) - float(scores[seat])) / (k - 1))
 
-    return _canonical(relative(v2_scores) - relative(v1_scores))
+    return _canonical(relative(v2_scores, v2_ranks) - relative(v1_scores, v1_ranks))
 
 
 def _canonical(value: float) -> float:

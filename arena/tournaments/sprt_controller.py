@@ -97,7 +97,8 @@ def _settle_block(store: Store, info: TournamentInfo, params: SprtParams, block:
     seat = plan_block(params, block).seat
     if params.statistic == SCORE:
         lower = GAMES[info.game].info.lower_score_is_better
-        score = score_sprt.block_score_outcome(tables[0].scores, tables[1].scores, seat, lower)
+        score = score_sprt.block_score_outcome(tables[0].scores, tables[1].scores, seat, lower, tables[0].ranks,
+                                               tables[1].ranks)
         return store.sprt_count_block(info.game, info.id, block, None, score=score)
     outcome = block_outcome(tables[0].ranks, tables[1].ranks, seat)
     return store.sprt_count_block(info.game, info.id, block, outcome)

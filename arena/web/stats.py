@@ -162,7 +162,8 @@ def sprt_llr_history(sprt: Mapping[str, Any], matches: Iterable[Mapping[str, Any
         try:
             if by_score and game is not None:
                 scored = score_sprt.update(scored, score_sprt.block_score_outcome(
-                    table1["scores"], table2["scores"], seat, game.info.lower_score_is_better))
+                    table1["scores"], table2["scores"], seat, game.info.lower_score_is_better, table1["ranks"],
+                    table2["ranks"]))
                 value = score_sprt.llr(scored, elo0, elo1)
             else:
                 state = update(state, block_outcome(table1["ranks"], table2["ranks"], seat))

@@ -262,3 +262,22 @@ def test_more_blocks_alike_cost_no_more_matches_at_equal_nelo() -> None:
             running = running[~stop]
         means.append(done.mean())
     assert means[0] == pytest.approx(means[1], rel=0.25), means
+
+
+def test_a_forfeited_seat_scores_no_better_than_the_seats_ranked_ahead_of_it() -> None:
+    """A forfeit the failure policy ranked last (t11-000214 of a review: V1's seat took 61 bullheads, rank 4 of 4)
+    counted +1.33, better than its table's mean, from the scores alone; with the ranks it counts as the worst score
+    ranked ahead of it (77), and the block goes to V2. Ranks that follow the scores change nothing."""
+    v1_scores, v1_ranks = [60, 50, 77, 61], [2, 1, 3, 4]
+    v2_scores, v2_ranks = [60, 50, 77, 66], [2, 1, 4, 3]  # V2 at seat 3 played: 66, better than 77
+    assert block_score_outcome(v1_scores, v2_scores, 3, True) < 0  # the scores alone: V2 "worse"
+    d = block_score_outcome(v1_scores, v2_scores, 3, True, v1_ranks, v2_ranks)
+    assert d == round(-(66 - 187 / 3) + (77 - 187 / 3), 6) and d > 0
+    assert block_score_outcome(v2_scores, v1_scores, 3, True, v2_ranks, v1_ranks) == -d  # V2 forfeited: V1's block
+    # higher is better: a forfeit at 30 points behind a seat of 20 counts 20
+    assert block_score_outcome([30, 20], [25, 20], 0, False, [2, 1], [1, 2]) == round(5 - 0, 6)
+    for ranks in ([1, 2, 3, 4], ()):  # ranks from the scores (or none): the scores' outcome
+        assert block_score_outcome([4, 8, 9, 12], [6, 8, 9, 12], 0, True, ranks, ranks) == \
+            block_score_outcome([4, 8, 9, 12], [6, 8, 9, 12], 0, True)
+    with pytest.raises(SprtError, match="ranks are one per seat"):
+        block_score_outcome([1, 2], [1, 2], 0, True, [1], [1, 2])
