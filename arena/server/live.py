@@ -189,7 +189,8 @@ def get_live_match(store: Store, request: arena_pb2.GetLiveMatchRequest, context
     reply = arena_pb2.LiveMatch(match_id=match_id, game=str(head.get("game", "")),
                                 seats=[str(s) for s in head.get("seats") or []], tournament_id=tournament_id,
                                 updated_at=float(head.get("updated_at", 0.0)),
-                                started_at=float(head.get("started_at", 0.0)), withheld=withheld)
+                                started_at=float(head.get("started_at", 0.0)), withheld=withheld,
+                                ended=head.get("ended") is True)
     if frames is not None and not withheld:
         first = min(request.from_frame, len(frames.frames))
         reply.decisions = frames.decisions  # the decisions the public sees: a hidden question is not counted

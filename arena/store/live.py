@@ -1,7 +1,9 @@
 """Matches being played now, as the workers publish them for the match viewer (``GetLiveMatch``): the match's
 inputs and its decisions, faults and forfeits so far. The keys (``arena.store.keys``: ``live_head_key``,
 ``live_log_key``) expire ``LIVE_TTL_S`` after the last publication, so a worker that dies leaves nothing behind for
-long; the worker deletes them once the match's result is stored.
+long. Once a match's result is stored, its worker's last publication (its head marked ``ended``) is kept
+``LIVE_ENDED_TTL_S``, so that a viewer following it sees its end; the keys of a match stopped otherwise (its worker
+stopping, a failure to store) are deleted.
 
 What is kept here is the referee's own data (the seed among it): only the referee reads it, and its read method
 answers the public perspective cut from it, never the data itself.
@@ -19,6 +21,7 @@ from arena.store.base import StoreBase
 from arena.store.keys import live_head_key, live_log_key
 
 LIVE_TTL_S = 300  # seconds a live match's keys outlive its last publication
+LIVE_ENDED_TTL_S = 120  # seconds an ended match's last publication is kept (a viewer that followed it sees its end)
 MAX_LIVE_ENTRIES = 200_000  # a live log longer than this is not read (a match has far fewer decisions)
 
 
@@ -26,12 +29,14 @@ MAX_LIVE_ENTRIES = 200_000  # a live log longer than this is not read (a match h
 class LiveWrite:
     """One live match's publication (``LiveStore.live_publish``): ``head_json``, its head as JSON (``LiveMatch``'s
     head, ``updated_at`` included); ``entries``, what it played since its last publication; ``first``: its first
-    publication (an older log of the same match id is dropped)."""
+    publication (an older log of the same match id is dropped); ``ttl_s``: how long both keys are kept after it
+    (``LIVE_TTL_S``; ``LIVE_ENDED_TTL_S`` for the last publication of a match that ended)."""
 
     match_id: str
     head_json: str
     entries: Sequence[Mapping[str, Any]] = ()
     first: bool = False
+    ttl_s: int = LIVE_TTL_S
 
 
 @dataclass(frozen=True)
@@ -53,21 +58,22 @@ class LiveStore(StoreBase):
     def live_publish(self, writes: Sequence[LiveWrite], ends: Sequence[str] = ()) -> None:
         """One pipelined round trip for any number of live matches: first the keys of each match id in ``ends``
         are deleted (its result is stored, or it will not be played on), then each of ``writes`` is applied: its
-        head written (TTL renewed), its entries ({"d": decision} | {"f": fault} | {"x": forfeit}) appended to its
-        log, whose TTL is renewed too; a ``first`` write drops any older log of that id before appending."""
+        head written (TTL set to its ``ttl_s``), its entries ({"d": decision} | {"f": fault} | {"x": forfeit})
+        appended to its log, whose TTL is set too; a ``first`` write drops any older log of that id before
+        appending."""
         pipe = self.client.pipeline(transaction=False)
         for match_id in ends:
             pipe.delete(live_head_key(match_id), live_log_key(match_id))
         for w in writes:
             log_key = live_log_key(w.match_id)
-            pipe.set(live_head_key(w.match_id), w.head_json, ex=LIVE_TTL_S)
+            pipe.set(live_head_key(w.match_id), w.head_json, ex=w.ttl_s)
             if w.first:
                 pipe.delete(log_key)
             if w.entries:
                 pipe.rpush(log_key, *(json.dumps(e) for e in w.entries))
-                pipe.expire(log_key, LIVE_TTL_S)
+                pipe.expire(log_key, w.ttl_s)
             elif not w.first:
-                pipe.expire(log_key, LIVE_TTL_S)
+                pipe.expire(log_key, w.ttl_s)
         if ends or writes:
             pipe.execute()
 

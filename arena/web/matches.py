@@ -182,7 +182,7 @@ async def live_data(request: Request, match_id: str) -> dict[str, Any]:
         "GetLiveMatch", arena_pb2.GetLiveMatchRequest(match_id=match_id, from_frame=MAX_TURN))
     summary = {"match_id": match_id, "game": live.game, "tournament_id": live.tournament_id,
                "seats": list(live.seats), "scores": [], "ranks": [], "faults": [], "rating_deltas": []}
-    return {"summary": summary, "withheld": live.withheld, "has_record": False, "live": True,
+    return {"summary": summary, "withheld": live.withheld, "has_record": False, "live": True, "ended": live.ended,
             "perspectives": [] if live.withheld else [PUBLIC], "other_tables": [],
             "frames_url": None if live.withheld else f"/api/matches/{quote(match_id)}/live", "record_url": None}
 
@@ -210,10 +210,23 @@ async def match_page(request: Request) -> Response:
         if match_id not in await request.app.state.arena.running_matches(match_id):
             raise
         return page(request, "starting.html", {"title": f"Match {match_id}", "match_id": match_id})
+    if data["withheld"] and not data["has_record"] and not data.get("live"):
+        data = await _ended_live(request, match_id, data)
     game = data["summary"]["game"]
     config = data.pop("config", None)
     return _viewer_page(request, data, game, title=f"Match {match_id}", match_id=match_id,
                         page_url=f"/matches/{quote(match_id)}", config=config if isinstance(config, dict) else None)
+
+
+async def _ended_live(request: Request, match_id: str, finished: dict[str, Any]) -> dict[str, Any]:
+    """The page's data of a finished match whose record is withheld (``finished``): its last live frames when they
+    are still kept (``LiveMatch.ended``, about two minutes after its end: the page shows its public frames to its
+    end, and its viewer then the summary and why the rest is withheld), else ``finished``."""
+    try:
+        live = await live_data(request, match_id)
+    except ArenaNotFound:
+        return finished
+    return live if live["ended"] and not live["withheld"] else finished
 
 
 def _viewer_page(request: Request, data: dict[str, Any], game: str, *, title: str, match_id: str,
@@ -268,7 +281,8 @@ async def api_match(request: Request) -> Response:
 async def api_live(request: Request) -> Response:
     """The public frames of a running match so far (``GetLiveMatch``), with ``live`` True, ``updated_at`` (s since
     epoch) and ``age_s`` (seconds since its worker's last publication; ``stale`` when over ``LIVE_STALE_S``: the
-    worker may have died, and the match waits to be taken up again); once it has finished, ``{"live": false,
+    worker may have died, and the match waits to be taken up again); ``ended`` true for the last frames of a match
+    that has ended (kept about two minutes: the page shows its end); once that is gone, ``{"live": false,
     "finished": true}`` (the page then reloads as the finished match's).
 
     ``?from=N``: the frames from index N on only, as ``first_frame`` says (a viewer that holds frames asks from the
@@ -294,7 +308,8 @@ async def api_live(request: Request) -> Response:
         return api({"live": True, "finished": False, "error": live.withheld or "nothing to show yet",
                     "status": 403}, status_code=403)
     age_s = round(max(0.0, time.time() - live.updated_at), 1) if live.updated_at else 0.0
-    facts = json.dumps({"live": True, "finished": False, "decisions": live.decisions, "updated_at": live.updated_at,
+    facts = json.dumps({"live": True, "finished": False, "ended": live.ended, "decisions": live.decisions,
+                        "updated_at": live.updated_at,
                         "age_s": age_s, "stale": age_s > LIVE_STALE_S, "first_frame": live.first_frame,
                         "frame_count": live.frame_count, "settled_frames": live.settled_frames,
                         "started_at": live.started_at})

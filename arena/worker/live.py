@@ -4,9 +4,11 @@ first time) and the decisions, faults and forfeits played since its last publica
 pipelined write off the event loop (``arena.store.live.LiveStore.live_publish``), so neither a match's round trips
 to its bots nor the worker's other matches are slowed: 400 matches in flight cost two thread hops a second, not
 eight hundred. A match over sooner is never published: it costs Redis nothing, and the viewer, which polls every
-second, finds it stored. The keys of a published match are deleted in the hub's next write after it ends, whatever
-the outcome. A failure to publish is logged once per hub and never stops a match: the matches of a write that failed
-are published whole at the next period (an older log replaced, never left with a gap), its deletions made again.
+second, finds it stored. A published match that ends (its result stored) gets a last publication in the hub's next
+write, marked ``ended`` and kept ``LIVE_ENDED_TTL_S`` (its final moves: the viewer shows the end of what it followed
+while the record is withheld); the keys of one stopped otherwise are deleted in that write. A failure to publish is
+logged once per hub and never stops a match: the matches of a write that failed are published whole at the next
+period (an older log replaced, never left with a gap), its deletions made again (an end not published is deleted).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from arena.match.record import Fault, Forfeit
 from arena.store import LiveWrite, Store
+from arena.store.live import LIVE_ENDED_TTL_S, LIVE_TTL_S
 
 log = logging.getLogger("arena.worker")
 PUBLISH_PERIOD_S = 0.5
@@ -47,6 +50,7 @@ class LiveHub:
         self.store, self.period_s = store, period_s
         self.open: dict[int, LivePublisher] = {}
         self.ends: list[str] = []  # match ids whose keys are to be deleted in the next write
+        self.finals: list[LiveWrite] = []  # the last publications of matches that ended, for the next write
         self.task: asyncio.Task[None] | None = None
         self.writing = False  # a write is in its thread now
         self.closing = False
@@ -56,11 +60,15 @@ class LiveHub:
         self.open[id(publisher)] = publisher
         self._tick()
 
-    def leave(self, publisher: LivePublisher) -> None:
-        """``publisher``'s match is over: it is published no more, and its keys are deleted in the next write
-        when it was ever published."""
+    def leave(self, publisher: LivePublisher, ended: bool = False) -> None:
+        """``publisher``'s match stopped: it is published no more. When it was ever published, the next write
+        publishes its end (``ended``: its result is stored; the last entries, kept ``LIVE_ENDED_TTL_S``) or
+        deletes its keys (it stopped otherwise)."""
         if self.open.pop(id(publisher), None) is not None and publisher.published:
-            self.ends.append(publisher.match_id)
+            if ended:
+                self.finals.append(publisher.take(time.time(), ended=True))
+            else:
+                self.ends.append(publisher.match_id)
             self._tick()
 
     def _tick(self) -> None:
@@ -69,7 +77,7 @@ class LiveHub:
 
     async def _run(self) -> None:
         try:
-            while not self.closing and (self.open or self.ends):
+            while not self.closing and (self.open or self.ends or self.finals):
                 await asyncio.sleep(self.period_s)
                 await self._write(self._due())
         finally:
@@ -82,6 +90,8 @@ class LiveHub:
 
     async def _write(self, writes: list[LiveWrite]) -> None:
         ends, self.ends = self.ends, []
+        finals, self.finals = self.finals, []
+        writes = writes + finals
         if not writes and not ends:
             return
         self.writing = True
@@ -97,7 +107,7 @@ class LiveHub:
             for publisher in self.open.values():
                 if publisher.match_id in written:
                     publisher.publish_whole()
-            self.ends[:0] = ends
+            self.ends[:0] = ends + [w.match_id for w in finals]  # an end not published: its keys deleted
         finally:
             self.writing = False
 
@@ -144,8 +154,8 @@ class LivePublisher:
         self.hub.join(self)
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.hub.leave(self)
+    async def __aexit__(self, exc_type: object, *exc_info: object) -> None:
+        self.hub.leave(self, ended=exc_type is None)  # left without an error: its result is stored
         if self.own_hub:
             await self.hub.aclose()
 
@@ -154,9 +164,9 @@ class LivePublisher:
         self.sent = [0, 0, 0]
         self.whole = True
 
-    def take(self, now: float) -> LiveWrite:
-        """This match's publication now: its head stamped ``updated_at`` = ``now`` and the entries not published
-        yet."""
+    def take(self, now: float, ended: bool = False) -> LiveWrite:
+        """This match's publication now: its head stamped ``updated_at`` = ``now`` (and ``ended`` true for its
+        last, kept ``LIVE_ENDED_TTL_S``) and the entries not published yet."""
         entries: list[dict[str, Any]] = []
         if self.lists is not None:
             decisions, faults, forfeits = self.lists
@@ -167,5 +177,6 @@ class LivePublisher:
         first, self.whole = self.whole, False
         self.published = True
         sep = ", " if len(self.head_prefix) > 1 else ""
-        return LiveWrite(self.match_id, f"{self.head_prefix}{sep}\"updated_at\": {json.dumps(now)}}}", entries,
-                         first)
+        end = ", \"ended\": true" if ended else ""
+        return LiveWrite(self.match_id, f"{self.head_prefix}{sep}\"updated_at\": {json.dumps(now)}{end}}}", entries,
+                         first, LIVE_ENDED_TTL_S if ended else LIVE_TTL_S)

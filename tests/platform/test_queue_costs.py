@@ -4,6 +4,7 @@ exactly what ``record_result`` + ``ack_job`` + ``record_match_health`` did, also
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import pytest
@@ -153,9 +154,14 @@ def test_a_match_over_before_its_first_publication_writes_nothing_for_the_live_v
     assert written == [] and store.live_match("m-short") is None
 
 
-def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten_when_it_ends(store: Store) -> None:
+def test_a_published_match_shows_its_start_and_decisions_so_far_and_its_end_a_while(store: Store) -> None:
+    """Published while played; once it ends (its result stored) its last publication, every decision with it, is
+    kept ``LIVE_ENDED_TTL_S`` marked ended (a viewer that followed it sees its end); one stopped by an error is
+    forgotten at once."""
     import asyncio
 
+    from arena.store.keys import live_head_key, live_log_key
+    from arena.store.live import LIVE_ENDED_TTL_S
     from arena.worker.live import LivePublisher
 
     seen = []
@@ -169,16 +175,31 @@ def test_a_published_match_shows_its_start_and_decisions_so_far_and_is_forgotten
             decisions.append({"seat": 1, "action": 2})
             await _until(lambda: len(getattr(store.live_match("m-long"), "decisions", ())) == 2)
             seen.append(store.live_match("m-long"))
+            decisions.append({"seat": 0, "action": 3})  # its last decision, played after the last publication
+
+    async def failing_match() -> None:
+        with contextlib.suppress(RuntimeError):
+            async with LivePublisher(store, "m-fail", {"game": "take5", "seats": ["a@1", "b@1"]},
+                                     period_s=0.01) as live:
+                live.follow([{"seat": 0, "action": 1}], [], [])
+                await _until(lambda: store.live_match("m-fail") is not None)
+                raise RuntimeError("its result could not be stored")
 
     asyncio.run(long_match())
     first, second = seen
     assert first is not None and first.decisions == [{"seat": 0, "action": 1}] and first.head["started_at"] > 0
     assert second is not None and second.decisions[1] == {"seat": 1, "action": 2}
     assert second.head["started_at"] == first.head["started_at"]  # the start, not the last publication
-    assert store.live_match("m-long") is None  # forgotten once over
+    assert "ended" not in second.head
+    end = store.live_match("m-long")  # its end: every decision, marked ended, kept a short while
+    assert end is not None and end.head["ended"] is True and [d["action"] for d in end.decisions] == [1, 2, 3]
+    for key in (live_head_key("m-long"), live_log_key("m-long")):
+        assert 0 < store.client.ttl(key) <= LIVE_ENDED_TTL_S
+    asyncio.run(failing_match())
+    assert store.live_match("m-fail") is None  # stopped by an error: forgotten at once
 
 
-def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_each_once_over(store: Store) -> None:
+def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_ends_each_once_over(store: Store) -> None:
     import asyncio
 
     from arena.worker.live import LiveHub, LivePublisher
@@ -202,11 +223,11 @@ def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_e
             p.follow([{"seat": 0, "action": i}], [], [])
         await _until(lambda: all(store.live_match(m) is not None for m in ids))  # a publication of all five
         seen.update({m: store.live_match(m) for m in ids})
-        await publishers[0].__aexit__(None, None, None)
+        await publishers[0].__aexit__(asyncio.CancelledError, None, None)  # stopped: not ended
         await _until(lambda: store.live_match(ids[0]) is None)  # its keys go in a later write; the others stay
         seen["after first"] = [store.live_match(m) is not None for m in ids]
         for p in publishers[1:]:
-            await p.__aexit__(None, None, None)
+            await p.__aexit__(None, None, None)  # ended: their last publications, in one write
         await hub.aclose()
 
     asyncio.run(matches())
@@ -215,7 +236,8 @@ def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_forgets_e
         assert live is not None and live.decisions == [{"seat": 0, "action": i}]  # type: ignore[attr-defined]
     assert seen["after first"] == [False, True, True, True, True]
     assert max(w for w, _ in writes) == 5  # every match due in the same write
-    assert sum(d for _, d in writes) == 5 and all(store.live_match(m) is None for m in ids)
+    assert sum(d for _, d in writes) == 1 and store.live_match(ids[0]) is None
+    assert all(getattr(store.live_match(m), "head", {}).get("ended") is True for m in ids[1:])
 
 
 def test_a_live_write_that_failed_is_made_again_whole_so_the_viewer_never_sees_a_gap(store: Store) -> None:

@@ -17,6 +17,7 @@ from viewer_records import play_record
 from arena.server.app import ArenaServer
 from arena.server.live import REBUILD_MIN_S, LiveFrames, LiveFramesCache, build_live_frames
 from arena.store import Store, TournamentInfo
+from arena.store.keys import live_head_key
 from arena.store.live import LiveMatch
 from arena_sdk.games import take5, taki
 from arena_sdk.pb import arena_pb2, arena_pb2_grpc
@@ -60,6 +61,10 @@ def test_a_live_match_answers_its_public_frames_so_far(arena: tuple[Any, Store])
             assert frame["action"] is None
     text = live.frames_json
     assert '"seed"' not in text and str(record["seed"]) not in text
+    assert not live.ended
+    head = json.loads(store.client.get(live_head_key("m-live")))
+    store.client.set(live_head_key("m-live"), json.dumps(dict(head, ended=True)))  # its worker's last publication
+    assert stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="m-live")).ended
     store.live_end("m-live")
     with pytest.raises(grpc.RpcError) as gone:
         stub.GetLiveMatch(arena_pb2.GetLiveMatchRequest(match_id="m-live"))

@@ -208,8 +208,8 @@ def test_a_running_match_is_followed_live_and_never_shows_a_hand(web_arena: WebA
 def test_a_live_match_that_ends_while_its_tournament_runs_keeps_what_was_shown(web_arena: WebArena,
                                                                              page: Any) -> None:
     """Followed live, a match of a tournament that still runs afterwards (its record withheld until the tournament
-    ends): when it ends the page keeps the frames it showed, with a note saying why nothing more comes, instead of
-    reloading into a page with no frame."""
+    ends): when it ends the page shows its last public frames, to its end, with a note saying why nothing more
+    comes, instead of reloading into a page with no frame; a page opened then shows the same."""
     names = [f"ender{i}" for i in range(4)]
     bots = [start_bots([SLUGGISH_BOT], extra_args=["--sleep", "0.15", "--name", name])[0] for name in names]
     try:
@@ -226,10 +226,15 @@ def test_a_live_match_that_ends_while_its_tournament_runs_keeps_what_was_shown(w
         page.wait_for_selector("#viewer[data-ended='1']", timeout=120_000)
         note = page.locator("#live-note").inner_text()
         assert note.startswith("This match has ended: ender") and "(rank " in note and "still running" in note, note
-        fresh = page.context.new_page()  # opened fresh, the finished match of the running tournament has no frame
+        assert "every move of it the public saw, to its end" in note, note  # its last publication, marked ended
+        shown = int(page.get_attribute("#viewer", "data-frames-count") or 0)
+        assert shown > 0 and page.get_attribute("#viewer", "data-index") == str(shown - 1)
+        fresh = page.context.new_page()  # opened fresh: the same last public frames (or, the tournament over, all)
         fresh.goto(f"{web_arena.url}{link}")
-        if fresh.locator("#no-frames").count():  # (unless the tournament ended already)
-            assert "this page shows the match by itself then" in fresh.locator("#no-frames").inner_text()
+        fresh.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)
+        if fresh.locator("#live-note").count():
+            fresh.wait_for_selector("#viewer[data-ended='1']", timeout=30_000)
+            assert int(fresh.get_attribute("#viewer", "data-frames-count") or 0) == shown
         # once the tournament has ended (its record revealed) both pages become the finished match's by themselves
         wait_until(lambda: page.locator("#live-note").count() == 0, "the finished match's page", timeout=150)
         page.wait_for_selector("#viewer[data-ready='1']", timeout=30_000)

@@ -259,6 +259,7 @@
           else if (following && timer === null) { show(frames.length - 1, !first); }
           else { show(index, !first); }
           root.setAttribute("data-ready", "1");
+          if (live && body.ended && !over) { return ended(true); }  /* its last frames: the end is shown */
         });
     }
     /* the match followed live has ended: the page of a finished match shows its record, unless that is withheld
@@ -271,7 +272,7 @@
       if (!frames.length || index >= frames.length - 1) { url.searchParams.set("turn", "end"); }
       window.location.replace(url.toString());
     }
-    function ended() {
+    function ended(whole) {
       over = true;
       var summary = root.getAttribute("data-frames").split("/live")[0];
       return fetch(summary, {headers: {"accept": "application/json"}, cache: "no-store"})
@@ -284,8 +285,9 @@
           }).join(", ");
           if (liveNote) {
             liveNote.textContent = "This match has ended" + (result ? ": " + result : "") + ". " + body.withheld +
-              ". What is shown here is what was shown while it was played (its last moves may be missing); " +
-              "this page shows the whole match once its record is revealed.";
+              (whole ? ". Shown here: every move of it the public saw, to its end; "
+                     : ". What is shown here is what was shown while it was played (its last moves may be missing); ") +
+              "this page shows the whole match, every hand, once its record is revealed.";
             liveNote.className = "live ended";
           }
           root.setAttribute("data-ended", "1");

@@ -2563,6 +2563,7 @@ class LiveMatch(_message.Message):
     FRAME_COUNT_FIELD_NUMBER: _builtins.int
     SETTLED_FRAMES_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id asked for."""
     game: _builtins.str
@@ -2596,6 +2597,11 @@ class LiveMatch(_message.Message):
     """
     started_at: _builtins.float
     """When this play of the match started, seconds since the Unix epoch."""
+    ended: _builtins.bool
+    """True when the match has ended (its result is stored): these are its last public frames, kept about two minutes
+    after its end so that a viewer that followed it sees how it ended (its record, GetMatch, may be withheld until
+    its tournament ends); then it is NOT_FOUND here. False while it is played.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Bot ids "NAME@VERSION" in seat order."""
@@ -2615,10 +2621,11 @@ class LiveMatch(_message.Message):
         frame_count: _builtins.int = ...,
         settled_frames: _builtins.int = ...,
         started_at: _builtins.float = ...,
+        ended: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "first_frame", b"first_frame", "frame_count", b"frame_count", "frames_json", b"frames_json", "game", b"game", "match_id", b"match_id", "seats", b"seats", "settled_frames", b"settled_frames", "started_at", b"started_at", "tournament_id", b"tournament_id", "updated_at", b"updated_at", "withheld", b"withheld"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "ended", b"ended", "first_frame", b"first_frame", "frame_count", b"frame_count", "frames_json", b"frames_json", "game", b"game", "match_id", b"match_id", "seats", b"seats", "settled_frames", b"settled_frames", "started_at", b"started_at", "tournament_id", b"tournament_id", "updated_at", b"updated_at", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -340,7 +340,8 @@ class ArenaServicer:
     def GetLiveMatch(self, request, context):
         """--- the match viewer: a running match followed live ---------------------------------------------------------
         A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
-        referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+        referee: no hand, no seed, no hidden action). Public. A match that ended is answered about two minutes more,
+        with LiveMatch.ended set. NOT_FOUND when no worker is playing that match id (nor ended it lately).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -160,7 +160,8 @@ class ArenaStub:
     GetLiveMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]
     """--- the match viewer: a running match followed live ---------------------------------------------------------
     A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
-    referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+    referee: no hand, no seed, no hidden action). Public. A match that ended is answered about two minutes more,
+    with LiveMatch.ended set. NOT_FOUND when no worker is playing that match id (nor ended it lately).
     """
 
 @_typing.type_check_only
@@ -242,7 +243,8 @@ class ArenaAsyncStub(ArenaStub):
     GetLiveMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLiveMatchRequest, _arena_pb2.LiveMatch]  # type: ignore[assignment]
     """--- the match viewer: a running match followed live ---------------------------------------------------------
     A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
-    referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+    referee: no hand, no seed, no hidden action). Public. A match that ended is answered about two minutes more,
+    with LiveMatch.ended set. NOT_FOUND when no worker is playing that match id (nor ended it lately).
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -465,7 +467,8 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_pb2.LiveMatch, _abc.Awaitable[_arena_pb2.LiveMatch]]:
         """--- the match viewer: a running match followed live ---------------------------------------------------------
         A match a worker is playing now, in the public perspective: the frames so far (the match viewer's, cut on the
-        referee: no hand, no seed, no hidden action). Public. NOT_FOUND when no worker is playing that match id.
+        referee: no hand, no seed, no hidden action). Public. A match that ended is answered about two minutes more,
+        with LiveMatch.ended set. NOT_FOUND when no worker is playing that match id (nor ended it lately).
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
