@@ -24,6 +24,7 @@ import asyncio
 import json
 from typing import Any
 
+import grpc
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -32,7 +33,7 @@ from starlette.routing import Route
 from arena.core.specs import BOT_NAME_RE, is_house_bot
 from arena.ratings.groups import group_sections, groups_note, removed_groups
 from arena.web import charts, stats
-from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReader
+from arena.web.client import ArenaDataLoss, ArenaDown, ArenaNotFound, ArenaReader, ArenaReadError
 from arena.web.responses import api, arena_down, message_dict, page
 from arena.web.shared_reads import SharedReads
 from arena_sdk.games import GAMES, game_ids
@@ -146,8 +147,14 @@ async def bots_data(request: Request) -> dict[str, Any]:
     game = request.query_params.get("game", "")
     if game and game not in GAMES:
         raise HTTPException(404, f"no game named {game[:32]!r} (games: {', '.join(game_ids())})")
-    reply = await _reader(request).call("ListBots", arena_pb2.ListBotsRequest(game=game, page_size=BOTS_PAGE,
-                                                                              page_token=token))
+    try:
+        reply = await _reader(request).call("ListBots", arena_pb2.ListBotsRequest(game=game, page_size=BOTS_PAGE,
+                                                                                  page_token=token))
+    except ArenaReadError as exc:
+        if not token or exc.code != grpc.StatusCode.INVALID_ARGUMENT:
+            raise
+        raise HTTPException(400, "this page link is not one of this arena's: a page is reached by the \"next page\" "
+                                 "link of the one before it (page is not a page number); start from /bots") from exc
     versions = [message_dict(b) for b in reply.bots]
     names: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for bot in versions:

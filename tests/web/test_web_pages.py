@@ -135,7 +135,10 @@ def test_bots_are_listed_by_name_in_pages_that_reach_every_version(web_arena: We
         shown = {n["name"] for n in later["names"]}
         assert {"random", "heuristic", "taki-random", "taki-heuristic"} <= shown  # reached, not cut off
         assert later["next_page"] == ""
-        assert _get(web_arena, "/bots?page=not-a-token").status_code == 400
+        for typed in ("not-a-token", "2"):  # a page number typed by hand: said in words, not in the protocol's
+            refused = _get(web_arena, f"/bots?page={typed}")
+            assert refused.status_code == 400 and "start from /bots" in refused.text, refused.text
+            assert "page_token" not in refused.text and "ListBots" not in refused.text
     finally:
         for name in {name for name, _ in junk}:
             store.remove_bot("take5", name)
