@@ -264,6 +264,24 @@ def bot_remove(app: AppContext, bot_ref: str, game: str, token: str | None, as_o
     removed = list(reply.removed)
     click.echo(f"removed {game} bot{'s' if len(removed) != 1 else ''} {', '.join(removed) or '(none)'}; "
                "ladder history kept")
+    _warn_running(app, server, game, removed)
+
+
+def _warn_running(app: AppContext, server: str, game: str, removed: list[str]) -> None:
+    """Say on stderr which running tournaments (of the newest 100 of ``game``) seat a bot just removed: its
+    matches left there are played without it, each a forfeit of its seat that counts on the ladder. A failed read
+    says nothing (the removal is done)."""
+    try:
+        running = [t for t in every_page(app.arena(server), "ListTournaments",
+                                         arena_pb2.ListTournamentsRequest(game=game), "tournaments", most=100)
+                   if t.state == "running" and set(t.bots) & set(removed)]
+    except (grpc.RpcError, ArenaCliError):
+        return
+    for t in running:
+        left = t.matches_total - t.matches_done
+        click.echo(f"warning: tournament {t.id} is running with {', '.join(sorted(set(t.bots) & set(removed)))}: "
+                   f"its matches left there (of {left} left in all) are played without it, each a forfeit of its "
+                   f"seat that counts on the ladder; `arena tournament cancel {t.id}` stops them", err=True)
 
 
 @bot.command("list")
