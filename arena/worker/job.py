@@ -202,7 +202,8 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
         options = RefereeOptions(deadline_ms=spec.deadline_ms, call_deadline_ms=settings.call_deadline_ms)
         head = {"game": spec.game, "config": spec.config, "seed": seed, "deals": [],
                 "seats": [s.name for s in seats], "tournament": spec.tournament}
-        # the match viewer follows the match live until its result is stored (then GetMatch has it)
+        # the match viewer follows the match live until its result is stored (then GetMatch has it, or, withheld,
+        # the viewer shows the end of this play: ``publisher.stored``)
         async with LivePublisher(store, spec.match_id, head, hub=live) as publisher:
             with metrics.match_playing(spec.game):
                 record = await run_match(spec.match_id, spec.game, seats, config, seed=seed, options=options,
@@ -220,6 +221,7 @@ async def run_job(store: Store, job: Job, *, settings: WorkerSettings | None = N
             stored, health = await asyncio.to_thread(_store_and_ack, store, job, spec, record, seed, deal, worker,
                                                      outcomes, unhealthy_after, inputs.ratings or None,
                                                      spec.rated, void)
+            publisher.stored = stored  # this play is the match's stored one: its end is shown
         if stored:
             metrics.match_stored(record)
     except asyncio.CancelledError:

@@ -1,14 +1,14 @@
-"""A worker publishes the matches it plays for the match viewer (``GetLiveMatch``) through one ``LiveHub``: about
-every ``PUBLISH_PERIOD_S`` seconds, each match that has been playing for at least that long gets its inputs (the
-first time) and the decisions, faults and forfeits played since its last publication, all matches together in one
-pipelined write off the event loop (``arena.store.live.LiveStore.live_publish``), so neither a match's round trips
-to its bots nor the worker's other matches are slowed: 400 matches in flight cost two thread hops a second, not
-eight hundred. A match over sooner is never published: it costs Redis nothing, and the viewer, which polls every
-second, finds it stored. A published match that ends (its result stored) gets a last publication in the hub's next
-write, marked ``ended`` and kept ``LIVE_ENDED_TTL_S`` (its final moves: the viewer shows the end of what it followed
-while the record is withheld); the keys of one stopped otherwise are deleted in that write. A failure to publish is
-logged once per hub and never stops a match: the matches of a write that failed are published whole at the next
-period (an older log replaced, never left with a gap), its deletions made again (an end not published is deleted).
+"""A worker publishes the matches it plays for the match viewer (``GetLiveMatch``) through one ``LiveHub``: about every
+``PUBLISH_PERIOD_S`` seconds, each match that has been playing for at least that long gets its inputs (the first time)
+and the decisions, faults and forfeits played since its last publication, all matches together in one pipelined write
+off the event loop (``arena.store.live.LiveStore.live_publish``), so neither a match's round trips to its bots nor the
+worker's other matches are slowed: 400 matches in flight cost two thread hops a second, not eight hundred. A match over
+sooner is never published: it costs Redis nothing, and the viewer, which polls every second, finds it stored. A
+published match that ends (this play's result stored) gets a last publication in the hub's next write, marked ``ended``
+and kept ``LIVE_ENDED_TTL_S`` (its final moves: the viewer shows the end of what it followed while the record is
+withheld); the keys of one stopped otherwise are deleted in that write. A failure to publish is logged once per hub and
+never stops a match: the matches of a write that failed are published whole at the next period (an older log replaced,
+never left with a gap), its deletions made again (an end not published is deleted).
 """
 
 from __future__ import annotations
@@ -125,11 +125,12 @@ class LiveHub:
 
 
 class LivePublisher:
-    """Publishes one match as it is played. Use as ``async with LivePublisher(store, match_id, head, hub=hub) as
-    live:`` and pass ``live.follow`` as ``run_match(on_start=...)``. ``head``: game, config (JSON), seed, deals
-    (JSON), seats (bot ids), tournament ("" outside tournaments). ``hub``: the worker's ``LiveHub``; None: a hub
-    of this match's own (``period_s``), closed on exit, so that the keys are deleted before the exit returns.
-    Nothing is written before the first publication, at least ``period_s`` seconds after entering."""
+    """Publishes one match as it is played. Use as ``async with LivePublisher(store, match_id, head, hub=hub) as live:``
+    and pass ``live.follow`` as ``run_match(on_start=...)``; set ``live.stored`` once its result is stored (not a
+    duplicate of another play's), so that its last publication is kept, marked ended (else deleted). ``head``: game,
+    config (JSON), seed, deals (JSON), seats (bot ids), tournament ("" outside tournaments). ``hub``: the worker's
+    ``LiveHub``; None: a hub of this match's own (``period_s``), closed on exit, so that its last write is made before
+    the exit returns. Nothing is written before the first publication, at least ``period_s`` seconds after entering."""
 
     def __init__(self, store: Store, match_id: str, head: Mapping[str, Any], period_s: float = PUBLISH_PERIOD_S,
                  hub: LiveHub | None = None) -> None:
@@ -143,6 +144,7 @@ class LivePublisher:
         self.sent = [0, 0, 0]
         self.opened = time.monotonic()
         self.published = False  # a publication was taken: the keys may exist
+        self.stored = False  # set by the caller once this play's result is the match's stored one: its end is shown
         self.whole = True  # the next publication is whole (its inputs and every entry, an older log replaced)
 
     def follow(self, decisions: list[dict[str, Any]], faults: list[Fault], forfeits: list[Forfeit]) -> None:
@@ -155,7 +157,7 @@ class LivePublisher:
         return self
 
     async def __aexit__(self, exc_type: object, *exc_info: object) -> None:
-        self.hub.leave(self, ended=exc_type is None)  # left without an error: its result is stored
+        self.hub.leave(self, ended=exc_type is None and self.stored)  # another play's result: not this play's end
         if self.own_hub:
             await self.hub.aclose()
 

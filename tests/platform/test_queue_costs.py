@@ -176,6 +176,7 @@ def test_a_published_match_shows_its_start_and_decisions_so_far_and_its_end_a_wh
             await _until(lambda: len(getattr(store.live_match("m-long"), "decisions", ())) == 2)
             seen.append(store.live_match("m-long"))
             decisions.append({"seat": 0, "action": 3})  # its last decision, played after the last publication
+            live.stored = True  # its result is stored
 
     async def failing_match() -> None:
         with contextlib.suppress(RuntimeError):
@@ -195,8 +196,15 @@ def test_a_published_match_shows_its_start_and_decisions_so_far_and_its_end_a_wh
     assert end is not None and end.head["ended"] is True and [d["action"] for d in end.decisions] == [1, 2, 3]
     for key in (live_head_key("m-long"), live_log_key("m-long")):
         assert 0 < store.client.ttl(key) <= LIVE_ENDED_TTL_S
+    async def duplicate_match() -> None:  # another play of it was stored first: this play's end is not the match's
+        async with LivePublisher(store, "m-dup", {"game": "take5", "seats": ["a@1", "b@1"]}, period_s=0.01) as live:
+            live.follow([{"seat": 0, "action": 1}], [], [])
+            await _until(lambda: store.live_match("m-dup") is not None)
+
     asyncio.run(failing_match())
     assert store.live_match("m-fail") is None  # stopped by an error: forgotten at once
+    asyncio.run(duplicate_match())
+    assert store.live_match("m-dup") is None
 
 
 def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_ends_each_once_over(store: Store) -> None:
@@ -227,6 +235,7 @@ def test_a_workers_live_hub_publishes_all_its_matches_in_one_write_and_ends_each
         await _until(lambda: store.live_match(ids[0]) is None)  # its keys go in a later write; the others stay
         seen["after first"] = [store.live_match(m) is not None for m in ids]
         for p in publishers[1:]:
+            p.stored = True
             await p.__aexit__(None, None, None)  # ended: their last publications, in one write
         await hub.aclose()
 
