@@ -179,6 +179,7 @@ def tournament_create(app: AppContext, /, bot_lists: Sequence[str], all_bots: bo
                                f"{format_name}")
     if until_separated:
         format_name = "until_separated"
+    until_separated = format_name == "until_separated"  # --format until_separated too: the older fields below
     if max_matches is not None and format_name != "until_separated":
         raise click.UsageError("--max-matches caps a tournament run --until-separated; add --until-separated")
     if max_matches is not None and max_matches < MIN_DEALS:

@@ -86,10 +86,11 @@ def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], 
     at the same seat of its table, in the game's score units, rounded to ``DIGITS`` decimals. ``v1_scores`` and
     ``v2_scores``: final game score per seat (seat order) of V1's and V2's tables; ``v1_ranks`` and ``v2_ranks``
     (optional): the tables' stored competition ranks, which the failure policy sets apart from the scores for a
-    seat that forfeited (ranked last, whatever its score): a version's score then counts as no better than the
-    score of any seat ranked ahead of it, so a forfeit never scores better than its rank (a forfeiting seat's
-    default actions may have taken few points). Raises ``SprtError`` when the tables differ in size, have fewer than
-    2 seats, the seat is not one of them, a score is not finite, or ranks given are not one per seat."""
+    seat that forfeited (ranked last, whatever its score): every seat's score then counts as no better than the
+    score of any seat ranked ahead of it, so a forfeit (the version's, or a house bot's) never scores better than
+    its rank (a forfeiting seat's default actions may have taken few points). Raises ``SprtError`` when the tables
+    differ in size, have fewer than 2 seats, the seat is not one of them, a score is not finite, or ranks given are
+    not one per seat."""
     if len(v1_scores) != len(v2_scores) or len(v1_scores) < 2:
         raise SprtError(f"a block's two tables have the same 2 or more seats, got scores {list(v1_scores)} and "
                         f"{list(v2_scores)}")
@@ -103,10 +104,10 @@ def block_score_outcome(v1_scores: Sequence[float], v2_scores: Sequence[float], 
     k = len(v1_scores)
 
     def relative(scores: Sequence[float], ranks: Sequence[int]) -> float:
-        own = float(scores[seat])
-        ahead = [sign * float(s) for j, s in enumerate(scores) if ranks and int(ranks[j]) < int(ranks[seat])]
-        own = sign * min([sign * own, *ahead])  # ranked behind a seat: scored no better than it
-        return sign * (own - (sum(float(s) for s in scores) - float(scores[seat])) / (k - 1))
+        good = [sign * float(s) for s in scores]  # higher is better
+        if ranks:  # ranked behind a seat: scored no better than it
+            good = [min([g, *(good[j] for j in range(k) if int(ranks[j]) < int(ranks[i]))]) for i, g in enumerate(good)]
+        return good[seat] - (sum(good) - good[seat]) / (k - 1)
 
     return _canonical(relative(v2_scores, v2_ranks) - relative(v1_scores, v1_ranks))
 

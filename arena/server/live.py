@@ -119,27 +119,30 @@ class LiveFramesCache:
         self._building: dict[str, threading.Lock] = {}
         self.builds = 0  # frames built so far (for tests and metrics)
 
-    def _fresh(self, match_id: str, started_at: float, entries: int) -> LiveFrames | None:
+    def _fresh(self, match_id: str, started_at: float, entries: int, final: bool) -> LiveFrames | None:
         kept = self._kept.get(match_id)
         if kept is None:
             return None
         frames, next_build = kept
-        if frames.started_at != started_at or (frames.entries != entries and self.clock() >= next_build):
+        if frames.started_at != started_at or (frames.entries != entries and (final or self.clock() >= next_build)):
             return None
         self._kept.move_to_end(match_id)
         return frames
 
-    def get(self, store: Store, match_id: str, started_at: float, entries: int) -> LiveFrames | None:
+    def get(self, store: Store, match_id: str, started_at: float, entries: int,
+            final: bool = False) -> LiveFrames | None:
         """The frames of ``match_id`` whose head says ``started_at`` and whose log holds ``entries`` (``live_peek``):
-        kept ones when fresh enough, else built from the log read now. None when the match is no longer live."""
+        kept ones when fresh enough, else built from the log read now. ``final``: the head says the match ended,
+        so kept frames of another log length are never fresh (an ended answer carries the last frames). None when
+        the match is no longer live."""
         with self._lock:
-            frames = self._fresh(match_id, started_at, entries)
+            frames = self._fresh(match_id, started_at, entries, final)
             if frames is not None:
                 return frames
             building = self._building.setdefault(match_id, threading.Lock())
         with building:
             with self._lock:  # built by another asker while this one waited
-                frames = self._fresh(match_id, started_at, entries)
+                frames = self._fresh(match_id, started_at, entries, final)
             if frames is not None:
                 return frames
             try:
@@ -178,11 +181,12 @@ def get_live_match(store: Store, request: arena_pb2.GetLiveMatchRequest, context
     if peek is None:
         _not_live(context, match_id)
     head, entries = peek
+    ended = head.get("ended") is True
     tournament_id = str(head.get("tournament") or "")
     withheld = live_withheld(store, tournament_id)
     frames = None
     if not withheld:
-        frames = cache.get(store, match_id, float(head.get("started_at", 0.0)), entries)
+        frames = cache.get(store, match_id, float(head.get("started_at", 0.0)), entries, final=ended)
         if frames is None:  # it ended between the two reads
             _not_live(context, match_id)
         withheld = frames.withheld
@@ -190,7 +194,7 @@ def get_live_match(store: Store, request: arena_pb2.GetLiveMatchRequest, context
                                 seats=[str(s) for s in head.get("seats") or []], tournament_id=tournament_id,
                                 updated_at=float(head.get("updated_at", 0.0)),
                                 started_at=float(head.get("started_at", 0.0)), withheld=withheld,
-                                ended=head.get("ended") is True)
+                                ended=ended)
     if frames is not None and not withheld:
         first = min(request.from_frame, len(frames.frames))
         reply.decisions = frames.decisions  # the decisions the public sees: a hidden question is not counted

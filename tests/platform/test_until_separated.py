@@ -129,6 +129,9 @@ def test_equal_random_bots_are_stopped_by_the_cap(arena_server: Callable[..., An
     planned = json.loads(CliRunner().invoke(cli, [*arena, "--max-matches", "28", "--dry-run", "--json"]).stdout)
     assert (planned["until_separated"], planned["max_matches"], planned["rounds"], planned["matches_total"],
             planned["deal_count"], planned["tables_per_deal"]) == (True, 28, 2, 12, 6, 2)
+    by_format = [a for a in arena if a != "--until-separated"] + ["--format", "until-separated", "--max-matches", "28",
+                                                                   "--dry-run", "--json"]
+    assert json.loads(CliRunner().invoke(cli, by_format).stdout) == planned  # --format names it too (was a round robin)
     # --wait follows it through the rounds it adds until it stops: 4 rounds fit under the cap, a 5th would not
     made = CliRunner().invoke(cli, [*arena, "--max-matches", "28", "--wait"])
     assert made.exit_code == 0, made.output

@@ -274,6 +274,8 @@ def test_a_forfeited_seat_scores_no_better_than_the_seats_ranked_ahead_of_it() -
     d = block_score_outcome(v1_scores, v2_scores, 3, True, v1_ranks, v2_ranks)
     assert d == round(-(66 - 187 / 3) + (77 - 187 / 3), 6) and d > 0
     assert block_score_outcome(v2_scores, v1_scores, 3, True, v2_ranks, v1_ranks) == -d  # V2 forfeited: V1's block
+    # a house bot that forfeited with 2 bullheads, ranked last behind 30: read as 30, not as a table that got better
+    assert block_score_outcome([20, 30, 40], [20, 30, 2], 0, True, [1, 2, 3], [1, 2, 3]) == -5.0
     # higher is better: a forfeit at 30 points behind a seat of 20 counts 20
     assert block_score_outcome([30, 20], [25, 20], 0, False, [2, 1], [1, 2]) == round(5 - 0, 6)
     for ranks in ([1, 2, 3, 4], ()):  # ranks from the scores (or none): the scores' outcome

@@ -160,9 +160,14 @@ def test_live_frames_are_built_once_per_publication_however_often_they_are_asked
     clock.now += REBUILD_MIN_S
     second = ask()
     assert cache.builds == 2 and len(second.frames) > len(first.frames)
+    store.live_append("m-cache", [{"d": d} for d in record["decisions"][20:24]], head)  # its worker's last write
+    peek = store.live_peek("m-cache")
+    assert peek is not None and ask() is second  # asked too soon: kept, while it plays
+    last = cache.get(store, "m-cache", 5.0, peek[1], final=True)  # ended: its last frames at once, whatever the clock
+    assert last is not None and cache.builds == 3 and len(last.frames) > len(second.frames)
     store.live_start("m-cache", dict(head, started_at=999.0))
     again = ask()  # the match was started again: built at once, whatever the clock says
-    assert cache.builds == 3 and again.started_at == 999.0 and len(again.frames) == 1
+    assert cache.builds == 4 and again.started_at == 999.0 and len(again.frames) == 1
     store.live_end("m-cache")
     assert store.live_peek("m-cache") is None
     assert cache.get(store, "m-cache", 999.0, 0) is again  # kept: asked with what an earlier peek said

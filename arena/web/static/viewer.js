@@ -284,7 +284,8 @@
             return name + " " + (sm.scores || [])[k] + " (rank " + (sm.ranks || [])[k] + ")";
           }).join(", ");
           if (liveNote) {
-            liveNote.textContent = "This match has ended" + (result ? ": " + result : "") + ". " + body.withheld +
+            var why = body.withheld.charAt(0).toUpperCase() + body.withheld.slice(1);
+            liveNote.textContent = "This match has ended" + (result ? ": " + result : "") + ". " + why +
               (whole ? ". Shown here: every move of it the public saw, to its end; "
                      : ". What is shown here is what was shown while it was played (its last moves may be missing); ") +
               "this page shows the whole match, every hand, once its record is revealed.";

@@ -44,7 +44,8 @@ the UTF-8 text FIELD + "\\n" + METHOD + "\\n" + GAME + "\\n" + NAME: FIELD "bot_
 (RegisterBot), `bot` (UpdateBot) or `label` (CreateOwner)), so it opens for that one call only. With
 `client_seal_key` set the answer's owner token comes sealed only (`sealed_owner_token`; `owner_token` stays empty).
 A `client_seal_key` that is not 32 bytes or that an earlier served call used (make a fresh pair for each call), or
-a sealed field that does not open, is INVALID_ARGUMENT; a call refused for another reason does not use its key.
+a sealed field that does not open, is INVALID_ARGUMENT; a call refused by its checks (owner, bot check) does not
+use its key.
 The plain fields still work, in the clear.
 
 Limits: every string and list field below says its limit ("at most N"); over it the call gets INVALID_ARGUMENT
