@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -307,17 +308,37 @@ class _nullcontext:
         return None
 
 
+class RecordFile(click.Path):
+    """FILE of ``arena replay``: an existing record file; a match id given instead is told how to save its record."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            text = str(value)
+            if MATCH_REF.fullmatch(text) and not text.endswith(".json") and not Path(text).exists():
+                self.fail(f"there is no file {text!r}; to replay the stored match {text}, save its record first "
+                          f"(readable once its tournament has ended): `arena match show {text} --json > "
+                          f"{text}.json`, then `arena replay {text}.json`", param, ctx)
+            raise
+
+
+MATCH_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # what a match id may look like (no path separator)
+
+
 @cli.command(short_help="Re-simulate a match record; report differences.")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=RecordFile(exists=True, dir_okay=False, path_type=Path))
 @click.pass_context
 def replay(ctx: click.Context, file: Path) -> None:
     """Re-simulate a match record (JSON) with the rules engine and compare: prints "identical", or every
-    difference and exits 1.
+    difference and exits 1. FILE is a record `arena play` saved, or one saved from the arena: `arena match show ID
+    --json > FILE` (once its tournament has ended), or the web viewer's download.
 
     Example:
 
     \b
         arena replay records/play-20250101-120000-ab12cd.json
+        arena match show t3-000041 --json > t3-000041.json && arena replay t3-000041.json
     """
     from arena.match.record import MatchRecord
     from arena.match.replay import replay as replay_record

@@ -149,6 +149,7 @@ def test_help_of_every_command(path: tuple[str, ...], is_group: bool) -> None:
     (["match", "show"], ["ID"]),
     (["ladder", "--rebuild", "--game", "chess"], ["--game"]),
     (["replay", "no/such/record.json"], ["does not exist"]),
+    (["replay", "t3-000041"], ["no file 't3-000041'", "`arena match show t3-000041 --json > t3-000041.json`"]),
     (["ladder", "--game", "chess"], ["--game"]),
     (["nosuchcommand"], ["nosuchcommand"]),
 ])
