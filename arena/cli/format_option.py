@@ -39,7 +39,7 @@ class FormatOption(ArenaOption):
         from arena.tournaments.formats import formats
 
         listed = " ".join(f"{f.name}: {f.summary or f.title}." for f in formats().values() if f.option_field)
-        self.help = (f"Tournament format. {listed} `arena sprt` runs an SPRT. Hyphens may stand for underscores.")
+        self.help = f"Tournament format. {listed} `arena sprt` runs an SPRT. Hyphens may stand for underscores."
         return super().get_help_record(ctx)
 
 

@@ -68,7 +68,8 @@ def _default_text(f: ConfigField) -> str:
 
 
 def _range_text(f: ConfigField) -> str:
-    """" (1..8)" of an int field with a range, "" otherwise: the help of an option games share with other ranges."""
+    """The range of an int field for the help of an option games share with other ranges, e.g. " (1..8)"; "" for
+    a field without one."""
     if f.type is not int or (f.minimum is None and f.maximum is None):
         return ""
     return f" ({'' if f.minimum is None else f.minimum}..{'' if f.maximum is None else f.maximum})"
